@@ -1,0 +1,72 @@
+//! The I/O engine interface and its implementations.
+//!
+//! An engine owns one buffer per *slot* (one slot per I/O that may be in flight)
+//! and the open targets. A worker fills a slot's buffer, [`IoEngine::queue`]s a
+//! request naming that slot, and later reaps a [`Completion`] for it; between the
+//! two the buffer belongs to the engine (and, for io_uring, to the kernel), so the
+//! worker never touches a buffer that is in flight.
+//!
+//! Engines report raw results: a short transfer or `-EAGAIN` comes back to the
+//! worker as it happened, and the worker resubmits the remainder. That keeps the
+//! retry logic in one place, where the fault engine can exercise it.
+
+use crate::EngineError;
+use std::time::Duration;
+
+pub mod fault;
+pub mod null;
+pub mod psync;
+pub mod uring;
+
+/// Read or write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpKind {
+    Read,
+    Write,
+}
+
+/// One I/O handed to an engine: transfer `len` bytes between
+/// `buffer(slot)[buf_offset..buf_offset + len]` and `offset` of target `target`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoRequest {
+    pub slot: u32,
+    /// Index into the engine's target list.
+    pub target: u32,
+    pub op: OpKind,
+    /// Absolute byte offset in the target (any header already added).
+    pub offset: u64,
+    pub len: u32,
+    pub buf_offset: u32,
+}
+
+/// The outcome of one [`IoRequest`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub slot: u32,
+    /// Bytes transferred (may be fewer than asked: a short transfer), or `-errno`.
+    pub result: i64,
+}
+
+/// A way of doing I/O. One engine per worker thread; engines are not shared.
+pub trait IoEngine: Send {
+    fn name(&self) -> &'static str;
+
+    /// The buffer owned by `slot` (its length is the largest block size, rounded
+    /// up to the buffer alignment). Only valid while the slot is not in flight.
+    fn buffer_mut(&mut self, slot: u32) -> &mut [u8];
+
+    /// Queues one I/O. It starts at the next [`IoEngine::submit_and_wait`].
+    fn queue(&mut self, req: IoRequest) -> Result<(), EngineError>;
+
+    /// Starts every queued I/O, then waits until at least `min_complete`
+    /// completions can be reaped or `timeout` has passed (`None`: no limit).
+    /// `min_complete == 0` only submits.
+    fn submit_and_wait(
+        &mut self,
+        min_complete: u32,
+        timeout: Option<Duration>,
+    ) -> Result<(), EngineError>;
+
+    /// Appends every completion available now to `out`, without blocking.
+    fn reap(&mut self, out: &mut Vec<Completion>) -> Result<(), EngineError>;
+}

@@ -1,0 +1,19 @@
+//! The part of iorig that does I/O: it opens and checks targets, drives them
+//! through an [`IoEngine`] (io_uring, psync, null, or a fault-injecting engine for
+//! tests) from worker threads, paces them under a rate limit, and emits one
+//! [`IntervalSample`](run::IntervalSample) per reporting interval on a channel.
+//!
+//! The engine never prints and never touches the result store; the CLI wires the
+//! consumers of its samples.
+
+pub mod buffers;
+pub mod data;
+pub mod engine;
+mod error;
+pub mod gen;
+pub mod run;
+pub mod target;
+mod worker;
+
+pub use engine::{Completion, IoEngine, IoRequest, OpKind};
+pub use error::EngineError;

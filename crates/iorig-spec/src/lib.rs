@@ -1,0 +1,18 @@
+//! Pure workload types for iorig.
+//!
+//! This crate says *what* a run should do, never *how*: it parses sizes and
+//! durations, reads workload TOML files, merges them with command-line values and
+//! validates the result into a [`Workload`] that the engine can execute without
+//! further checks. It does no I/O besides what the caller hands it as text, so
+//! every rule here is unit-testable.
+
+mod error;
+mod units;
+mod workload;
+
+pub use error::SpecError;
+pub use units::{format_size, parse_duration, parse_size};
+pub use workload::{
+    AccessDist, BsSpec, DataPattern, EngineKind, RangePct, Rate, SyncMode, Workload,
+    WorkloadFile, WorkloadRecord, BsWeight, StrOrNum, OneOrMany, DEFAULT_SIZE_BYTES, DEFAULT_TARGET,
+};

@@ -1,0 +1,825 @@
+//! The workload: every parameter of one run, as read from a TOML file and the
+//! command line, and its validated, fully resolved form.
+
+use crate::units::{format_size, parse_duration, parse_size};
+use crate::SpecError;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+/// Where `iorig run` puts its scratch file when no target is given.
+pub const DEFAULT_TARGET: &str = "./iorig-scratch.dat";
+/// Size of the default scratch file, and of any new file without `--size`.
+pub const DEFAULT_SIZE_BYTES: u64 = 1 << 30;
+
+/// Block sizes with weights: `4k` or `4k:50,8k:30,64k:20`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BsSpec {
+    /// (size in bytes, relative weight); weights need not sum to 100.
+    pub sizes: Vec<(u64, u32)>,
+}
+
+impl BsSpec {
+    pub fn parse(text: &str) -> Result<Self, SpecError> {
+        let mut sizes = Vec::new();
+        for part in text.split(',').map(str::trim) {
+            if part.is_empty() {
+                return Err(SpecError::bad("bs", text, "empty entry; write e.g. 4k:50,8k:50"));
+            }
+            let (size, weight) = match part.split_once(':') {
+                Some((s, w)) => {
+                    let w: u32 = w.trim().parse().map_err(|_| {
+                        SpecError::bad("bs", text, format!("weight '{w}' is not a whole number"))
+                    })?;
+                    (s, w)
+                }
+                None => (part, 1),
+            };
+            let bytes = parse_size(size)?;
+            if bytes == 0 {
+                return Err(SpecError::bad("bs", text, "block size 0; give a size such as 4k"));
+            }
+            if bytes > u32::MAX as u64 {
+                return Err(SpecError::bad("bs", text, "block size above 4 GiB"));
+            }
+            if weight == 0 {
+                return Err(SpecError::bad("bs", text, "weight 0; drop the entry instead"));
+            }
+            sizes.push((bytes, weight));
+        }
+        Ok(BsSpec { sizes })
+    }
+
+    pub fn single(bytes: u64) -> Self {
+        BsSpec {
+            sizes: vec![(bytes, 1)],
+        }
+    }
+
+    pub fn max_bytes(&self) -> u64 {
+        self.sizes.iter().map(|s| s.0).max().unwrap_or(0)
+    }
+
+    pub fn min_bytes(&self) -> u64 {
+        self.sizes.iter().map(|s| s.0).min().unwrap_or(0)
+    }
+
+    /// Offset alignment: the block size when it is fixed; for mixed sizes 4k, or
+    /// the largest common divisor of the sizes when that is smaller.
+    pub fn alignment_bytes(&self) -> u64 {
+        if self.sizes.len() == 1 {
+            return self.sizes[0].0;
+        }
+        let g = self.sizes.iter().fold(0, |acc, s| gcd(acc, s.0));
+        g.min(4096)
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+impl fmt::Display for BsSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.sizes.len() == 1 {
+            return write!(f, "{}", format_size(self.sizes[0].0));
+        }
+        let parts: Vec<String> = self
+            .sizes
+            .iter()
+            .map(|(s, w)| format!("{}:{}", format_size(*s), w))
+            .collect();
+        write!(f, "{}", parts.join(","))
+    }
+}
+
+/// How random offsets are spread over the working set.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AccessDist {
+    Uniform,
+    /// Zipf with exponent theta over the blocks of the range (theta > 0).
+    Zipf { theta: f64 },
+    /// Pareto power law: a share `h` of I/Os go to a share `1 - h` of the range.
+    Pareto { h: f64 },
+    /// `io_pct` % of I/Os go to the first `space_pct` % of the range.
+    Hot { io_pct: f64, space_pct: f64 },
+}
+
+impl AccessDist {
+    pub fn parse(text: &str) -> Result<Self, SpecError> {
+        let t = text.trim();
+        let (kind, arg) = match t.split_once(':') {
+            Some((k, a)) => (k, Some(a)),
+            None => (t, None),
+        };
+        let num = |a: Option<&str>, what: &str| -> Result<f64, SpecError> {
+            let a = a.ok_or_else(|| SpecError::bad("dist", text, format!("{kind} needs {what}")))?;
+            a.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| SpecError::bad("dist", text, format!("'{a}' is not a number")))
+        };
+        match kind {
+            "uniform" if arg.is_none() => Ok(AccessDist::Uniform),
+            "zipf" => {
+                let theta = num(arg, "a theta, e.g. zipf:1.2")?;
+                if theta <= 0.0 {
+                    return Err(SpecError::bad("dist", text, "zipf theta must be above 0"));
+                }
+                Ok(AccessDist::Zipf { theta })
+            }
+            "pareto" => {
+                let h = num(arg, "an h, e.g. pareto:0.9")?;
+                if !(h > 0.0 && h < 1.0) || h == 0.5 {
+                    return Err(SpecError::bad(
+                        "dist",
+                        text,
+                        "pareto h must lie between 0 and 1 and not be 0.5 (0.9 = 90% of I/O to 10% of the range)",
+                    ));
+                }
+                Ok(AccessDist::Pareto { h })
+            }
+            "hot" => {
+                let a = arg.ok_or_else(|| {
+                    SpecError::bad("dist", text, "hot needs IO%/SPACE%, e.g. hot:90/10")
+                })?;
+                let (io, space) = a.split_once('/').ok_or_else(|| {
+                    SpecError::bad("dist", text, "hot needs IO%/SPACE%, e.g. hot:90/10")
+                })?;
+                let io_pct = num(Some(io), "IO%")?;
+                let space_pct = num(Some(space), "SPACE%")?;
+                if !(io_pct > 0.0 && io_pct < 100.0 && space_pct > 0.0 && space_pct < 100.0) {
+                    return Err(SpecError::bad(
+                        "dist",
+                        text,
+                        "both hot percentages must lie strictly between 0 and 100",
+                    ));
+                }
+                Ok(AccessDist::Hot { io_pct, space_pct })
+            }
+            _ => Err(SpecError::bad(
+                "dist",
+                text,
+                "use uniform, zipf:THETA, pareto:H or hot:IOPCT/SPACEPCT",
+            )),
+        }
+    }
+}
+
+impl fmt::Display for AccessDist {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AccessDist::Uniform => write!(f, "uniform"),
+            AccessDist::Zipf { theta } => write!(f, "zipf:{theta}"),
+            AccessDist::Pareto { h } => write!(f, "pareto:{h}"),
+            AccessDist::Hot { io_pct, space_pct } => write!(f, "hot:{io_pct}/{space_pct}"),
+        }
+    }
+}
+
+/// What written blocks contain.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DataPattern {
+    /// Incompressible, never deduplicable (default).
+    Random,
+    Zero,
+    /// Compresses about RATIO:1.
+    Compress { ratio: f64 },
+    /// About RATIO:1 of written 4 KiB chunks duplicate one another.
+    Dedup { ratio: f64 },
+}
+
+impl DataPattern {
+    pub fn parse(text: &str) -> Result<Self, SpecError> {
+        let t = text.trim();
+        let ratio = |a: &str| -> Result<f64, SpecError> {
+            let r: f64 = a.trim().parse().map_err(|_| {
+                SpecError::bad("data", text, format!("ratio '{a}' is not a number"))
+            })?;
+            if !(r.is_finite() && r >= 1.0) {
+                return Err(SpecError::bad("data", text, "ratio must be 1 or more, e.g. compress:2"));
+            }
+            Ok(r)
+        };
+        match t.split_once(':') {
+            None if t == "random" => Ok(DataPattern::Random),
+            None if t == "zero" => Ok(DataPattern::Zero),
+            Some(("compress", a)) => Ok(DataPattern::Compress { ratio: ratio(a)? }),
+            Some(("dedup", a)) => Ok(DataPattern::Dedup { ratio: ratio(a)? }),
+            _ => Err(SpecError::bad(
+                "data",
+                text,
+                "use random, zero, compress:RATIO or dedup:RATIO",
+            )),
+        }
+    }
+}
+
+impl fmt::Display for DataPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DataPattern::Random => write!(f, "random"),
+            DataPattern::Zero => write!(f, "zero"),
+            DataPattern::Compress { ratio } => write!(f, "compress:{ratio}"),
+            DataPattern::Dedup { ratio } => write!(f, "dedup:{ratio}"),
+        }
+    }
+}
+
+/// Which I/O engine carries the workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineKind {
+    IoUring,
+    Psync,
+    /// No syscalls, no target: measures iorig's own overhead.
+    Null,
+    /// Real pread/pwrite with injected faults; for tests.
+    Fault,
+}
+
+impl EngineKind {
+    pub fn parse(text: &str) -> Result<Self, SpecError> {
+        match text.trim() {
+            "io_uring" | "uring" => Ok(EngineKind::IoUring),
+            "psync" => Ok(EngineKind::Psync),
+            "null" => Ok(EngineKind::Null),
+            "fault" => Ok(EngineKind::Fault),
+            _ => Err(SpecError::bad("engine", text, "use io_uring, psync or null")),
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Psync => "psync",
+            EngineKind::Null => "null",
+            EngineKind::Fault => "fault",
+        }
+    }
+}
+
+/// Extra open flags for writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncMode {
+    None,
+    /// O_SYNC
+    Sync,
+    /// O_DSYNC
+    Dsync,
+}
+
+impl SyncMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncMode::None => "none",
+            SyncMode::Sync => "sync",
+            SyncMode::Dsync => "dsync",
+        }
+    }
+}
+
+/// Total I/O rate across all workers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rate {
+    Max,
+    Iops(f64),
+}
+
+impl Rate {
+    pub fn parse(text: &str) -> Result<Self, SpecError> {
+        let t = text.trim();
+        if t == "max" {
+            return Ok(Rate::Max);
+        }
+        let v: f64 = t
+            .parse()
+            .map_err(|_| SpecError::bad("rate", text, "use a number of IOPS or max"))?;
+        if !(v.is_finite() && v > 0.0) {
+            return Err(SpecError::bad("rate", text, "the rate must be above 0 IOPS"));
+        }
+        Ok(Rate::Iops(v))
+    }
+}
+
+/// The working set as a share of each target: `--range 10%-60%`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RangePct {
+    pub start_pct: f64,
+    pub end_pct: f64,
+}
+
+impl RangePct {
+    pub const FULL: RangePct = RangePct {
+        start_pct: 0.0,
+        end_pct: 100.0,
+    };
+
+    pub fn parse(text: &str) -> Result<Self, SpecError> {
+        let (a, b) = text
+            .split_once('-')
+            .ok_or_else(|| SpecError::bad("range", text, "write START%-END%, e.g. 0%-50%"))?;
+        let pct = |s: &str| -> Result<f64, SpecError> {
+            let s = s.trim().trim_end_matches('%');
+            let v: f64 = s.parse().map_err(|_| {
+                SpecError::bad("range", text, format!("'{s}' is not a percentage"))
+            })?;
+            if !(0.0..=100.0).contains(&v) {
+                return Err(SpecError::PercentOutOfRange {
+                    field: "range",
+                    value: text.to_string(),
+                });
+            }
+            Ok(v)
+        };
+        let r = RangePct {
+            start_pct: pct(a)?,
+            end_pct: pct(b)?,
+        };
+        if r.end_pct <= r.start_pct {
+            return Err(SpecError::bad(
+                "range",
+                text,
+                "the range is empty; END% must be above START%",
+            ));
+        }
+        Ok(r)
+    }
+}
+
+impl fmt::Display for RangePct {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}%-{}%", self.start_pct, self.end_pct)
+    }
+}
+
+/// A value that TOML may give as a string or a number (`size = "1g"`, `time = 30`).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum StrOrNum {
+    Str(String),
+    Int(i64),
+    Float(f64),
+}
+
+impl StrOrNum {
+    fn text(&self) -> String {
+        match self {
+            StrOrNum::Str(s) => s.clone(),
+            StrOrNum::Int(i) => i.to_string(),
+            StrOrNum::Float(f) => f.to_string(),
+        }
+    }
+}
+
+/// One target or a list of them.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// Workload parameters as written: every field optional, so a TOML file and the
+/// command line can each give some and be layered (`overlay`) before `resolve`.
+/// The TOML keys are the long flag names (`read`, `random`, `qd`, `bs`, ...).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadFile {
+    pub target: Option<OneOrMany>,
+    pub size: Option<StrOrNum>,
+    pub bs: Option<StrOrNum>,
+    pub read: Option<StrOrNum>,
+    pub random: Option<StrOrNum>,
+    pub qd: Option<StrOrNum>,
+    pub threads: Option<StrOrNum>,
+    pub engine: Option<String>,
+    pub direct: Option<bool>,
+    pub buffered: Option<bool>,
+    pub sync: Option<bool>,
+    pub dsync: Option<bool>,
+    pub rate: Option<StrOrNum>,
+    pub time: Option<StrOrNum>,
+    pub warmup: Option<StrOrNum>,
+    pub interval: Option<StrOrNum>,
+    pub range: Option<String>,
+    pub dist: Option<String>,
+    pub data: Option<String>,
+    pub seed: Option<u64>,
+    pub labels: Option<BTreeMap<String, String>>,
+    /// Fault-injection rules for the `fault` engine (tests only).
+    pub fault: Option<Vec<String>>,
+}
+
+impl WorkloadFile {
+    /// Reads a workload TOML file's text; `path` is only used in messages.
+    pub fn from_toml(path: &str, text: &str) -> Result<Self, SpecError> {
+        toml::from_str(text).map_err(|e| SpecError::BadFile {
+            path: path.to_string(),
+            why: e.message().to_string(),
+        })
+    }
+
+    /// Values in `top` win over values in `self`; labels are merged key by key.
+    pub fn overlay(mut self, top: WorkloadFile) -> WorkloadFile {
+        macro_rules! take {
+            ($($f:ident),*) => { $( if top.$f.is_some() { self.$f = top.$f; } )* };
+        }
+        take!(
+            target, size, bs, read, random, qd, threads, engine, direct, buffered, sync, dsync,
+            rate, time, warmup, interval, range, dist, data, seed, fault
+        );
+        if let Some(top_labels) = top.labels {
+            let labels = self.labels.get_or_insert_with(BTreeMap::new);
+            labels.extend(top_labels);
+        }
+        self
+    }
+
+    /// Applies defaults and validates every parameter that can be checked without
+    /// looking at a target. `default_seed` is used when no seed is given.
+    pub fn resolve(&self, default_seed: u64) -> Result<Workload, SpecError> {
+        let targets = match &self.target {
+            None => vec![DEFAULT_TARGET.to_string()],
+            Some(OneOrMany::One(t)) => vec![t.clone()],
+            Some(OneOrMany::Many(v)) if v.is_empty() => {
+                return Err(SpecError::bad("target", "[]", "give at least one target"))
+            }
+            Some(OneOrMany::Many(v)) => v.clone(),
+        };
+        for t in &targets {
+            if t.trim().is_empty() {
+                return Err(SpecError::bad("target", t, "empty path"));
+            }
+        }
+        let size_bytes = match &self.size {
+            None => None,
+            Some(s) => {
+                let v = parse_size(&s.text())?;
+                if v == 0 {
+                    return Err(SpecError::bad("size", s.text(), "size 0; give e.g. 1g"));
+                }
+                Some(v)
+            }
+        };
+        let bs = match &self.bs {
+            None => BsSpec::single(4096),
+            Some(s) => BsSpec::parse(&s.text())?,
+        };
+        let read_pct = pct(&self.read, "read", 100.0)?;
+        let random_pct = pct(&self.random, "random", 100.0)?;
+        let qd = count(&self.qd, "qd", 1, 65536)?;
+        let threads = count(&self.threads, "threads", 1, 4096)?;
+        let engine = match &self.engine {
+            None => EngineKind::IoUring,
+            Some(e) => EngineKind::parse(e)?,
+        };
+        let direct = match (self.direct, self.buffered) {
+            (Some(true), Some(true)) => {
+                return Err(SpecError::bad(
+                    "direct",
+                    "direct and buffered",
+                    "choose one of --direct and --buffered",
+                ))
+            }
+            (Some(d), _) => d,
+            (None, Some(b)) => !b,
+            (None, None) => true,
+        };
+        let sync = match (self.sync.unwrap_or(false), self.dsync.unwrap_or(false)) {
+            (true, true) => {
+                return Err(SpecError::bad(
+                    "sync",
+                    "sync and dsync",
+                    "choose one of --sync and --dsync",
+                ))
+            }
+            (true, false) => SyncMode::Sync,
+            (false, true) => SyncMode::Dsync,
+            (false, false) => SyncMode::None,
+        };
+        let rate = match &self.rate {
+            None => Rate::Max,
+            Some(r) => Rate::parse(&r.text())?,
+        };
+        let dur = |v: &Option<StrOrNum>, default: Duration| -> Result<Duration, SpecError> {
+            match v {
+                None => Ok(default),
+                Some(s) => parse_duration(&s.text()),
+            }
+        };
+        let time = dur(&self.time, Duration::from_secs(30))?;
+        let warmup = dur(&self.warmup, Duration::ZERO)?;
+        let interval = dur(&self.interval, Duration::from_secs(1))?;
+        if time.is_zero() {
+            return Err(SpecError::bad("time", "0", "the run needs a time above 0, e.g. 30s"));
+        }
+        if interval < Duration::from_millis(10) {
+            return Err(SpecError::bad(
+                "interval",
+                format!("{interval:?}"),
+                "the reporting interval must be at least 10ms",
+            ));
+        }
+        let range = match &self.range {
+            None => RangePct::FULL,
+            Some(r) => RangePct::parse(r)?,
+        };
+        let dist = match &self.dist {
+            None => AccessDist::Uniform,
+            Some(d) => AccessDist::parse(d)?,
+        };
+        let data = match &self.data {
+            None => DataPattern::Random,
+            Some(d) => DataPattern::parse(d)?,
+        };
+        let fault = self.fault.clone().unwrap_or_default();
+        if !fault.is_empty() && engine != EngineKind::Fault {
+            return Err(SpecError::bad(
+                "fault",
+                fault.join(","),
+                "fault rules need --engine fault",
+            ));
+        }
+
+        let w = Workload {
+            targets,
+            size_bytes,
+            bs,
+            read_pct,
+            random_pct,
+            qd,
+            threads,
+            engine,
+            direct,
+            sync,
+            rate,
+            time,
+            warmup,
+            interval,
+            range,
+            dist,
+            data,
+            seed: self.seed.unwrap_or(default_seed),
+            labels: self.labels.clone().unwrap_or_default(),
+            fault,
+        };
+        w.validate()?;
+        Ok(w)
+    }
+}
+
+fn pct(v: &Option<StrOrNum>, field: &'static str, default: f64) -> Result<f64, SpecError> {
+    let Some(v) = v else { return Ok(default) };
+    let text = v.text();
+    let p: f64 = text
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| SpecError::bad(field, &text, "not a number; give a percentage 0-100"))?;
+    if !(0.0..=100.0).contains(&p) {
+        return Err(SpecError::PercentOutOfRange { field, value: text });
+    }
+    Ok(p)
+}
+
+fn count(v: &Option<StrOrNum>, field: &'static str, default: u32, max: u32) -> Result<u32, SpecError> {
+    let Some(v) = v else { return Ok(default) };
+    let text = v.text();
+    let n: i64 = text
+        .trim()
+        .parse()
+        .map_err(|_| SpecError::bad(field, &text, "not a whole number"))?;
+    if n < 1 || n > max as i64 {
+        return Err(SpecError::bad(field, &text, format!("must be between 1 and {max}")));
+    }
+    Ok(n as u32)
+}
+
+/// A validated workload: everything the engine needs, nothing left to default.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workload {
+    pub targets: Vec<String>,
+    /// Size for files iorig creates; `None` uses an existing file's size or 1 GiB.
+    pub size_bytes: Option<u64>,
+    pub bs: BsSpec,
+    pub read_pct: f64,
+    pub random_pct: f64,
+    /// Outstanding I/Os per worker.
+    pub qd: u32,
+    /// Total workers.
+    pub threads: u32,
+    pub engine: EngineKind,
+    pub direct: bool,
+    pub sync: SyncMode,
+    pub rate: Rate,
+    pub time: Duration,
+    pub warmup: Duration,
+    pub interval: Duration,
+    pub range: RangePct,
+    pub dist: AccessDist,
+    pub data: DataPattern,
+    pub seed: u64,
+    pub labels: BTreeMap<String, String>,
+    pub fault: Vec<String>,
+}
+
+impl Workload {
+    /// Rules between parameters that need no target.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if self.engine == EngineKind::Psync && self.qd > 1 {
+            return Err(SpecError::bad(
+                "qd",
+                self.qd,
+                "psync keeps one I/O in flight per worker; use --qd 1 or --engine io_uring, or more --threads",
+            ));
+        }
+        if self.direct {
+            for (size, _) in &self.bs.sizes {
+                if size % 512 != 0 {
+                    return Err(SpecError::bad(
+                        "bs",
+                        format_size(*size),
+                        "direct I/O needs block sizes that are multiples of 512; change --bs or use --buffered",
+                    ));
+                }
+            }
+        }
+        if let Rate::Iops(r) = self.rate {
+            if r > 1e9 {
+                return Err(SpecError::bad("rate", r, "above 1e9 IOPS; use --rate max"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the workload issues writes (so target safety rules apply).
+    pub fn writes(&self) -> bool {
+        self.read_pct < 100.0
+    }
+
+    /// The flat record of every resolved parameter, for JSON and the store.
+    pub fn record(&self) -> WorkloadRecord {
+        WorkloadRecord {
+            targets: self.targets.clone(),
+            size_bytes: self.size_bytes,
+            bs: self.bs.to_string(),
+            bs_bytes: self
+                .bs
+                .sizes
+                .iter()
+                .map(|(s, w)| BsWeight {
+                    size_bytes: *s,
+                    weight: *w,
+                })
+                .collect(),
+            align_bytes: self.bs.alignment_bytes(),
+            read_pct: self.read_pct,
+            random_pct: self.random_pct,
+            qd: self.qd,
+            threads: self.threads,
+            engine: self.engine.name().to_string(),
+            direct: self.direct,
+            sync: self.sync.name().to_string(),
+            rate_iops: match self.rate {
+                Rate::Max => None,
+                Rate::Iops(r) => Some(r),
+            },
+            time_s: self.time.as_secs_f64(),
+            warmup_s: self.warmup.as_secs_f64(),
+            interval_s: self.interval.as_secs_f64(),
+            range_start_pct: self.range.start_pct,
+            range_end_pct: self.range.end_pct,
+            dist: self.dist.to_string(),
+            data: self.data.to_string(),
+            seed: self.seed,
+            fault: self.fault.clone(),
+        }
+    }
+}
+
+/// One entry of a weighted block-size list.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BsWeight {
+    pub size_bytes: u64,
+    pub weight: u32,
+}
+
+/// Every resolved parameter, flat, with units in the names (`rate_iops` is null
+/// for an uncontrolled run).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct WorkloadRecord {
+    pub targets: Vec<String>,
+    pub size_bytes: Option<u64>,
+    pub bs: String,
+    pub bs_bytes: Vec<BsWeight>,
+    pub align_bytes: u64,
+    pub read_pct: f64,
+    pub random_pct: f64,
+    pub qd: u32,
+    pub threads: u32,
+    pub engine: String,
+    pub direct: bool,
+    pub sync: String,
+    pub rate_iops: Option<f64>,
+    pub time_s: f64,
+    pub warmup_s: f64,
+    pub interval_s: f64,
+    pub range_start_pct: f64,
+    pub range_end_pct: f64,
+    pub dist: String,
+    pub data: String,
+    pub seed: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fault: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> WorkloadFile {
+        WorkloadFile::from_toml("t.toml", text).unwrap()
+    }
+
+    #[test]
+    fn defaults_match_the_design() {
+        let w = WorkloadFile::default().resolve(7).unwrap();
+        assert_eq!(w.targets, vec![DEFAULT_TARGET.to_string()]);
+        assert_eq!(w.bs, BsSpec::single(4096));
+        assert_eq!((w.read_pct, w.random_pct, w.qd, w.threads), (100.0, 100.0, 1, 1));
+        assert_eq!(w.engine, EngineKind::IoUring);
+        assert!(w.direct);
+        assert_eq!(w.rate, Rate::Max);
+        assert_eq!(w.time, Duration::from_secs(30));
+        assert_eq!(w.warmup, Duration::ZERO);
+        assert_eq!(w.interval, Duration::from_secs(1));
+        assert_eq!(w.seed, 7);
+    }
+
+    #[test]
+    fn toml_keys_and_overlay() {
+        let f = file("target = ['a', 'b']\nsize = '64m'\nbs = '4k:50,8k:50'\nread = 70\nqd = 8\ntime = '5s'\nrate = 2000\nlabels = { array = 'x' }\n");
+        let cli = WorkloadFile {
+            qd: Some(StrOrNum::Int(16)),
+            labels: Some([("k".to_string(), "v".to_string())].into()),
+            ..Default::default()
+        };
+        let w = f.overlay(cli).resolve(1).unwrap();
+        assert_eq!(w.targets, vec!["a", "b"]);
+        assert_eq!(w.size_bytes, Some(64 << 20));
+        assert_eq!(w.bs.sizes, vec![(4096, 50), (8192, 50)]);
+        assert_eq!(w.read_pct, 70.0);
+        assert_eq!(w.qd, 16);
+        assert_eq!(w.rate, Rate::Iops(2000.0));
+        assert_eq!(w.labels.len(), 2);
+    }
+
+    #[test]
+    fn unknown_toml_key_is_named() {
+        let e = WorkloadFile::from_toml("t.toml", "blocksize = '4k'\n").unwrap_err();
+        assert!(e.to_string().contains("blocksize"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_are_rejected() {
+        let bad = |text: &str| file(text).resolve(1).unwrap_err().to_string();
+        assert!(bad("read = 101").contains("outside 0-100"));
+        assert!(bad("random = -1").contains("outside 0-100"));
+        assert!(bad("bs = '1000'").contains("multiples of 512"));
+        assert!(bad("engine = 'psync'\nqd = 4").contains("psync"));
+        assert!(bad("range = '50%-10%'").contains("empty"));
+        assert!(bad("range = '50%-50%'").contains("empty"));
+        assert!(bad("time = '5x'").contains("bad duration"));
+        assert!(bad("size = '1q'").contains("bad size"));
+        assert!(bad("qd = 0").contains("between 1"));
+        assert!(bad("dist = 'zipf:0'").contains("theta"));
+        assert!(bad("dist = 'hot:90'").contains("IO%/SPACE%"));
+        assert!(bad("data = 'compress:0.5'").contains("ratio"));
+        assert!(bad("rate = 0").contains("above 0"));
+        assert!(bad("direct = true\nbuffered = true").contains("choose one"));
+        // Buffered I/O lifts the 512-byte rule.
+        assert!(file("bs = '1000'\nbuffered = true").resolve(1).is_ok());
+    }
+
+    #[test]
+    fn bs_alignment() {
+        assert_eq!(BsSpec::parse("8k").unwrap().alignment_bytes(), 8192);
+        assert_eq!(BsSpec::parse("4k:50,8k:30,64k:20").unwrap().alignment_bytes(), 4096);
+        assert_eq!(BsSpec::parse("512:1,1k:1").unwrap().alignment_bytes(), 512);
+        assert_eq!(BsSpec::parse("64k:1,128k:1").unwrap().alignment_bytes(), 4096);
+        assert_eq!(BsSpec::parse("4k:50,8k:30,64k:20").unwrap().to_string(), "4k:50,8k:30,64k:20");
+    }
+
+    #[test]
+    fn dist_parse_and_display() {
+        for s in ["uniform", "zipf:1.2", "pareto:0.9", "hot:90/10"] {
+            assert_eq!(AccessDist::parse(s).unwrap().to_string(), s);
+        }
+        assert!(AccessDist::parse("gauss").is_err());
+    }
+}

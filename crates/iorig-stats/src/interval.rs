@@ -1,0 +1,95 @@
+//! Counters and histograms of one interval, per operation.
+
+use crate::{LatSummary, LatencyHistogram};
+use serde::Serialize;
+
+/// Operations of one kind (read or write) in one interval or run.
+#[derive(Clone, Debug, Default)]
+pub struct OpStats {
+    pub ops: u64,
+    pub bytes: u64,
+    /// Latency of completed I/Os: from the scheduled start under a rate limit,
+    /// from submission otherwise.
+    pub lat: LatencyHistogram,
+    /// From actual submission; only recorded under a rate limit.
+    pub service_lat: LatencyHistogram,
+}
+
+impl OpStats {
+    pub fn merge(&mut self, other: &OpStats) {
+        self.ops += other.ops;
+        self.bytes += other.bytes;
+        self.lat.merge(&other.lat);
+        self.service_lat.merge(&other.service_lat);
+    }
+
+    pub fn reset(&mut self) {
+        self.ops = 0;
+        self.bytes = 0;
+        self.lat.reset();
+        self.service_lat.reset();
+    }
+
+    /// Figures over `duration_s` seconds.
+    pub fn summary(&self, duration_s: f64) -> OpSummary {
+        let per_s = |v: u64| if duration_s > 0.0 { v as f64 / duration_s } else { 0.0 };
+        OpSummary {
+            ops: self.ops,
+            bytes: self.bytes,
+            iops: per_s(self.ops),
+            bw_bytes_per_s: per_s(self.bytes),
+            lat_ns: self.lat.summary(),
+            service_lat_ns: if self.service_lat.is_empty() {
+                None
+            } else {
+                Some(self.service_lat.summary())
+            },
+        }
+    }
+}
+
+/// The JSON form of an [`OpStats`] (schema iorig.result/1).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct OpSummary {
+    pub ops: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bw_bytes_per_s: f64,
+    pub lat_ns: LatSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_lat_ns: Option<LatSummary>,
+}
+
+/// Reads and writes of one interval (or of a whole run, when merged).
+#[derive(Clone, Debug, Default)]
+pub struct IntervalStats {
+    pub read: OpStats,
+    pub write: OpStats,
+    /// I/Os that failed (counted, not timed).
+    pub errors: u64,
+}
+
+impl IntervalStats {
+    pub fn merge(&mut self, other: &IntervalStats) {
+        self.read.merge(&other.read);
+        self.write.merge(&other.write);
+        self.errors += other.errors;
+    }
+
+    pub fn reset(&mut self) {
+        self.read.reset();
+        self.write.reset();
+        self.errors = 0;
+    }
+
+    /// Reads and writes together, from merged histograms.
+    pub fn total(&self) -> OpStats {
+        let mut t = self.read.clone();
+        t.merge(&self.write);
+        t
+    }
+
+    pub fn ops(&self) -> u64 {
+        self.read.ops + self.write.ops
+    }
+}

@@ -1,0 +1,14 @@
+//! Measurement for iorig: latency histograms, per-interval statistics, and the
+//! host CPU and block-device samplers that run beside the I/O.
+//!
+//! Latencies are integer nanoseconds recorded into HDR histograms; every total is
+//! a merge of histograms, never an average of percentiles.
+
+mod error;
+mod hist;
+mod interval;
+pub mod sampler;
+
+pub use error::StatsError;
+pub use hist::{LatSummary, LatencyHistogram};
+pub use interval::{IntervalStats, OpStats, OpSummary};

@@ -1,0 +1,1 @@
+//! Host CPU and block-device counters, sampled at interval boundaries.
