@@ -1,1 +1,182 @@
-//! (in progress)
+//! What writes carry.
+//!
+//! Producing data must cost far less than the I/O it feeds, yet no two written
+//! 4 KiB chunks may be identical (or compressible) unless the pattern asks for it:
+//! storage that compresses or deduplicates would otherwise report fantasy
+//! numbers. So each worker keeps a pre-generated pool in the chosen pattern,
+//! copies from it at a random place when a slot's buffer needs fresh contents
+//! (first use, or after a read left disk data in it), and otherwise only stamps
+//! 16 unique bytes (target, offset, sequence number) at the start of each chunk.
+
+use crate::gen::rng_for;
+use iorig_spec::DataPattern;
+use rand::Rng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// Granularity at which uniqueness, compressibility and duplication are shaped;
+/// the usual dedup and compression block of storage arrays.
+pub const CHUNK_BYTES: usize = 4096;
+const POOL_SLACK_BYTES: usize = 256 << 10;
+/// Distinct chunks that duplicated data is drawn from (dedup pattern).
+const DEDUP_POOL_CHUNKS: usize = 64;
+
+/// Fills write buffers for one worker.
+#[derive(Debug)]
+pub struct DataFiller {
+    pattern: DataPattern,
+    pool: Vec<u8>,
+    dedup_pool: Vec<u8>,
+    /// Probability threshold (of 2^64) that a chunk is a duplicate.
+    dup_threshold: u64,
+    rng: Xoshiro256PlusPlus,
+    /// Unique per worker and write: worker id in the top 16 bits.
+    sequence: u64,
+}
+
+impl DataFiller {
+    pub fn new(pattern: DataPattern, max_bs: usize, seed: u64, worker: u32) -> Self {
+        let mut rng = rng_for(seed, worker, 5);
+        let pool_len = max_bs + POOL_SLACK_BYTES;
+        let mut pool = vec![0u8; pool_len];
+        match pattern {
+            DataPattern::Zero => {}
+            DataPattern::Random | DataPattern::Dedup { .. } => rng.fill_bytes(&mut pool),
+            DataPattern::Compress { ratio } => {
+                // Each chunk: 1/ratio random bytes, the rest zeros.
+                let random_len =
+                    ((CHUNK_BYTES as f64 / ratio).ceil() as usize).clamp(16, CHUNK_BYTES);
+                for chunk in pool.chunks_mut(CHUNK_BYTES) {
+                    let n = random_len.min(chunk.len());
+                    rng.fill_bytes(&mut chunk[..n]);
+                }
+            }
+        }
+        let (dedup_pool, dup_threshold) = match pattern {
+            DataPattern::Dedup { ratio } => {
+                // The same seed for every worker: duplicates match across workers.
+                let mut shared = rng_for(seed, u32::MAX, 6);
+                let mut p = vec![0u8; DEDUP_POOL_CHUNKS * CHUNK_BYTES];
+                shared.fill_bytes(&mut p);
+                let dup = 1.0 - 1.0 / ratio;
+                (p, (dup * u64::MAX as f64) as u64)
+            }
+            _ => (Vec::new(), 0),
+        };
+        DataFiller {
+            pattern,
+            pool,
+            dedup_pool,
+            dup_threshold,
+            rng,
+            sequence: (worker as u64 & 0xFFFF) << 48,
+        }
+    }
+
+    /// Gives `buf` fresh pattern contents (a slot's first use, or after a read).
+    pub fn refresh(&mut self, buf: &mut [u8]) {
+        let len = buf.len().min(self.pool.len());
+        if self.pattern == DataPattern::Zero {
+            buf[..len].fill(0);
+            return;
+        }
+        let room = self.pool.len() - len;
+        // Chunk-aligned start keeps compress chunks intact.
+        let chunks = room / CHUNK_BYTES + 1;
+        let start = (((self.rng.next_u64() as u128 * chunks as u128) >> 64) as usize) * CHUNK_BYTES;
+        let start = start.min(room);
+        buf[..len].copy_from_slice(&self.pool[start..start + len]);
+    }
+
+    /// Prepares `buf` (exactly the bytes to write) for a write at `offset` of
+    /// `target`. `stale` says the buffer last held read data.
+    #[inline]
+    pub fn fill(&mut self, buf: &mut [u8], target: u32, offset: u64, stale: bool) {
+        if stale {
+            self.refresh(buf);
+        }
+        match self.pattern {
+            DataPattern::Zero => {}
+            DataPattern::Random | DataPattern::Compress { .. } => {
+                for (i, chunk) in buf.chunks_mut(CHUNK_BYTES).enumerate() {
+                    self.stamp(chunk, target, offset + (i * CHUNK_BYTES) as u64);
+                }
+            }
+            DataPattern::Dedup { .. } => {
+                for (i, chunk) in buf.chunks_mut(CHUNK_BYTES).enumerate() {
+                    if self.rng.next_u64() < self.dup_threshold && chunk.len() == CHUNK_BYTES {
+                        let k = (self.rng.next_u64() % DEDUP_POOL_CHUNKS as u64) as usize;
+                        chunk.copy_from_slice(
+                            &self.dedup_pool[k * CHUNK_BYTES..(k + 1) * CHUNK_BYTES],
+                        );
+                    } else {
+                        self.stamp(chunk, target, offset + (i * CHUNK_BYTES) as u64);
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn stamp(&mut self, chunk: &mut [u8], target: u32, offset: u64) {
+        if chunk.len() < 16 {
+            return;
+        }
+        self.sequence = self.sequence.wrapping_add(1);
+        let a = offset ^ ((target as u64) << 56);
+        chunk[..8].copy_from_slice(&a.to_le_bytes());
+        chunk[8..16].copy_from_slice(&self.sequence.to_le_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    fn written_chunks(pattern: DataPattern, writes: usize) -> Vec<Vec<u8>> {
+        let mut f = DataFiller::new(pattern, 65536, 1, 0);
+        let mut buf = vec![0u8; 16384];
+        f.refresh(&mut buf);
+        let mut out = Vec::new();
+        for i in 0..writes {
+            f.fill(&mut buf, 0, (i * 16384) as u64, i % 3 == 0);
+            out.extend(buf.chunks(CHUNK_BYTES).map(|c| c.to_vec()));
+        }
+        out
+    }
+
+    #[test]
+    fn random_chunks_are_all_distinct() {
+        let chunks = written_chunks(DataPattern::Random, 500);
+        let unique: HashSet<_> = chunks.iter().collect();
+        assert_eq!(unique.len(), chunks.len());
+    }
+
+    #[test]
+    fn zero_is_zero() {
+        assert!(written_chunks(DataPattern::Zero, 10)
+            .iter()
+            .all(|c| c.iter().all(|&b| b == 0)));
+    }
+
+    #[test]
+    fn compress_ratio_shapes_zero_share() {
+        let chunks = written_chunks(DataPattern::Compress { ratio: 4.0 }, 100);
+        let zeros: usize = chunks
+            .iter()
+            .map(|c| c.iter().filter(|&&b| b == 0).count())
+            .sum();
+        let share = zeros as f64 / (chunks.len() * CHUNK_BYTES) as f64;
+        // 3/4 zero by construction, plus the random bytes that happen to be 0.
+        assert!((share - 0.75).abs() < 0.01, "zero share {share}");
+    }
+
+    #[test]
+    fn dedup_ratio_is_about_right() {
+        let chunks = written_chunks(DataPattern::Dedup { ratio: 3.0 }, 3000);
+        let unique: HashSet<_> = chunks.iter().collect();
+        let ratio = chunks.len() as f64 / unique.len() as f64;
+        // 12000 chunks; unique ~ 4000 + 64 pool chunks.
+        assert!((ratio - 3.0).abs() < 0.15, "dedup ratio {ratio}");
+    }
+}

@@ -1,1 +1,643 @@
-//! (in progress)
+//! Offset, block-size and read/write generators.
+//!
+//! Everything a worker decides per I/O comes from here, from seeded xoshiro
+//! streams, so a given `--seed` repeats the same sequence. Each decision (op, size,
+//! offset, sequential-or-random) has its own stream: changing the read share does
+//! not change which offsets are visited.
+//!
+//! Offsets live in a *virtual* address space: the working sets of all targets laid
+//! end to end ([`AddressSpace`]). Random offsets are drawn over the whole space, so
+//! the access distribution applies to it as one; sequential streams walk it in
+//! order, one region per worker.
+
+use crate::EngineError;
+use iorig_spec::{AccessDist, BsSpec};
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Zipf};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::sync::Arc;
+
+/// The working set of one target: `len` bytes from absolute offset `start`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub target: u32,
+    pub start: u64,
+    pub len: u64,
+}
+
+/// The working sets of all targets, concatenated.
+#[derive(Clone, Debug)]
+pub struct AddressSpace {
+    segs: Vec<Segment>,
+    /// Virtual offset where each segment begins.
+    begins: Vec<u64>,
+    total: u64,
+    align: u64,
+}
+
+impl AddressSpace {
+    /// `segs` must each start and span a multiple of `align` and hold at least
+    /// one block of `max_bs` bytes.
+    pub fn new(segs: Vec<Segment>, align: u64, max_bs: u64) -> Result<Self, EngineError> {
+        if align == 0 || segs.is_empty() {
+            return Err(EngineError::Usage(
+                "no working set: no target or zero alignment".into(),
+            ));
+        }
+        let mut begins = Vec::with_capacity(segs.len());
+        let mut total = 0u64;
+        for s in &segs {
+            if s.start % align != 0 || s.len % align != 0 || s.len < max_bs {
+                return Err(EngineError::Usage(format!(
+                    "working set of target {} ({} bytes at {}) does not hold an aligned {}-byte block; use a smaller --bs or a wider --range",
+                    s.target, s.len, s.start, max_bs
+                )));
+            }
+            begins.push(total);
+            total += s.len;
+        }
+        Ok(AddressSpace {
+            segs,
+            begins,
+            total,
+            align,
+        })
+    }
+
+    pub fn total_bytes(&self) -> u64 {
+        self.total
+    }
+
+    pub fn align(&self) -> u64 {
+        self.align
+    }
+
+    pub fn segments(&self) -> &[Segment] {
+        &self.segs
+    }
+
+    /// The segment holding virtual offset `v` (< total) and the offset inside it.
+    #[inline]
+    fn locate(&self, v: u64) -> (usize, u64) {
+        if self.segs.len() == 1 {
+            return (0, v);
+        }
+        let i = match self.begins.binary_search(&v) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        };
+        (i, v - self.begins[i])
+    }
+}
+
+/// A seeded stream; `stream` separates the decisions of one worker.
+pub fn rng_for(seed: u64, worker: u32, stream: u64) -> Xoshiro256PlusPlus {
+    // splitmix-style mixing so that neighbouring seeds give unrelated streams.
+    let mut z = seed
+        ^ (worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ stream.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    Xoshiro256PlusPlus::seed_from_u64(z ^ (z >> 31))
+}
+
+/// Uniform integer in [0, n) by multiply-shift (Lemire); bias below 2^-64 * n.
+#[inline]
+fn below(rng: &mut Xoshiro256PlusPlus, n: u64) -> u64 {
+    ((rng.next_u64() as u128 * n as u128) >> 64) as u64
+}
+
+/// Uniform float in [0, 1).
+#[inline]
+fn unit_f64(rng: &mut Xoshiro256PlusPlus) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// A bijection of [0, n) that spreads the hottest ranks of zipf and pareto over
+/// the range instead of piling them at its start (as fio scrambles its zipf).
+#[derive(Clone, Copy, Debug)]
+struct Permutation {
+    n: u64,
+    mul: u64,
+    add: u64,
+}
+
+impl Permutation {
+    fn new(n: u64, seed: u64) -> Self {
+        fn gcd(a: u64, b: u64) -> u64 {
+            if b == 0 {
+                a
+            } else {
+                gcd(b, a % b)
+            }
+        }
+        // A multiplier near n/phi, moved until coprime with n, makes the map a
+        // bijection that scatters neighbours far apart.
+        let mut mul = ((n as f64 * 0.618_033_988_75) as u64).max(1);
+        while n > 1 && gcd(mul, n) != 1 {
+            mul += 1;
+        }
+        Permutation {
+            n,
+            mul: mul % n.max(1),
+            add: seed % n.max(1),
+        }
+    }
+
+    #[inline]
+    fn apply(&self, x: u64) -> u64 {
+        if self.n <= 1 {
+            return 0;
+        }
+        ((x as u128 * self.mul as u128 + self.add as u128) % self.n as u128) as u64
+    }
+}
+
+/// Draws block indexes in [0, n) under an access distribution.
+#[derive(Clone, Debug)]
+pub struct DistSampler {
+    n: u64,
+    kind: DistKind,
+    perm: Permutation,
+}
+
+#[derive(Clone, Debug)]
+enum DistKind {
+    Uniform,
+    Zipf(Zipf<f64>),
+    Pareto { pow: f64 },
+    Hot { io_frac: f64, hot_n: u64 },
+}
+
+impl DistSampler {
+    /// `n` blocks; the permutation is seeded so all workers agree on where the hot
+    /// blocks are.
+    pub fn new(dist: AccessDist, n: u64, seed: u64) -> Result<Self, EngineError> {
+        let n = n.max(1);
+        let kind = match dist {
+            AccessDist::Uniform => DistKind::Uniform,
+            AccessDist::Zipf { theta } => DistKind::Zipf(
+                Zipf::new(n as f64, theta)
+                    .map_err(|e| EngineError::Usage(format!("zipf:{theta}: {e}")))?,
+            ),
+            AccessDist::Pareto { h } => DistKind::Pareto {
+                pow: h.ln() / (1.0 - h).ln(),
+            },
+            AccessDist::Hot { io_pct, space_pct } => DistKind::Hot {
+                io_frac: io_pct / 100.0,
+                hot_n: ((n as f64 * space_pct / 100.0).round() as u64).clamp(1, n),
+            },
+        };
+        Ok(DistSampler {
+            n,
+            kind,
+            perm: Permutation::new(n, seed.rotate_left(17)),
+        })
+    }
+
+    /// The popularity rank of the next access: 0 is the hottest block. For `hot`
+    /// the hot set is ranks `0..hot_n`, kept contiguous at the start of the range.
+    #[inline]
+    pub fn sample_rank(&self, rng: &mut Xoshiro256PlusPlus) -> u64 {
+        match &self.kind {
+            DistKind::Uniform => below(rng, self.n),
+            DistKind::Zipf(z) => {
+                let k: f64 = z.sample(rng);
+                (k as u64).saturating_sub(1).min(self.n - 1)
+            }
+            DistKind::Pareto { pow } => {
+                // x = u^pow puts a share h of the mass above h; rank from the top.
+                let u = 1.0 - unit_f64(rng); // (0, 1]
+                let x = u.powf(*pow);
+                (((1.0 - x) * self.n as f64) as u64).min(self.n - 1)
+            }
+            DistKind::Hot { io_frac, hot_n } => {
+                if unit_f64(rng) < *io_frac || *hot_n == self.n {
+                    below(rng, *hot_n)
+                } else {
+                    hot_n + below(rng, self.n - hot_n)
+                }
+            }
+        }
+    }
+
+    /// The block index of the next access.
+    #[inline]
+    pub fn sample(&self, rng: &mut Xoshiro256PlusPlus) -> u64 {
+        let rank = self.sample_rank(rng);
+        match self.kind {
+            DistKind::Zipf(_) | DistKind::Pareto { .. } => self.perm.apply(rank),
+            DistKind::Uniform | DistKind::Hot { .. } => rank,
+        }
+    }
+}
+
+/// Where the next I/O goes: (target index, absolute byte offset).
+#[derive(Clone, Debug)]
+pub struct OffsetGen {
+    space: Arc<AddressSpace>,
+    dist: DistSampler,
+    /// Probability threshold (of 2^64) that an I/O is random; u64::MAX = always.
+    random_threshold: u64,
+    always_random: bool,
+    never_random: bool,
+    /// This worker's sequential region of the virtual space.
+    region_start: u64,
+    region_end: u64,
+    pos: u64,
+    rng_offset: Xoshiro256PlusPlus,
+    rng_seek: Xoshiro256PlusPlus,
+}
+
+impl OffsetGen {
+    /// `worker` of `workers`; `max_bs` is the largest block size.
+    pub fn new(
+        space: Arc<AddressSpace>,
+        dist: AccessDist,
+        random_pct: f64,
+        max_bs: u64,
+        worker: u32,
+        workers: u32,
+        seed: u64,
+    ) -> Result<Self, EngineError> {
+        let align = space.align();
+        let total = space.total_bytes();
+        let dist = DistSampler::new(dist, total / align, seed)?;
+        let never_random = random_pct <= 0.0;
+        let always_random = random_pct >= 100.0;
+        // Purely sequential workers each get their own stretch of the space; when
+        // the stretches would be smaller than a block, or when random seeks mix in,
+        // every worker ranges over the whole space from a staggered start.
+        let chunk = (total / workers.max(1) as u64) / align * align;
+        let (region_start, region_end) = if never_random && chunk >= max_bs {
+            let s = chunk * worker as u64;
+            (
+                s,
+                if worker + 1 == workers {
+                    total
+                } else {
+                    s + chunk
+                },
+            )
+        } else {
+            (0, total)
+        };
+        let start = if region_start == 0 && region_end == total {
+            (total / workers.max(1) as u64 * worker as u64) / align * align
+        } else {
+            region_start
+        };
+        Ok(OffsetGen {
+            space,
+            dist,
+            random_threshold: (random_pct / 100.0 * u64::MAX as f64) as u64,
+            always_random,
+            never_random,
+            region_start,
+            region_end,
+            pos: start,
+            rng_offset: rng_for(seed, worker, 1),
+            rng_seek: rng_for(seed, worker, 2),
+        })
+    }
+
+    /// The next I/O of `len` bytes: (target index, absolute byte offset).
+    #[inline]
+    pub fn next(&mut self, len: u64) -> (u32, u64) {
+        let random = self.always_random
+            || (!self.never_random && self.rng_seek.next_u64() < self.random_threshold);
+        if random {
+            let unit = self.dist.sample(&mut self.rng_offset);
+            let v = unit * self.space.align;
+            let (i, mut off) = self.space.locate(v);
+            let seg = self.space.segs[i];
+            if off + len > seg.len {
+                // The block would run past the end of this target's range: pull it
+                // back to the last aligned position that fits.
+                off = (seg.len - len) / self.space.align * self.space.align;
+            }
+            // A later sequential I/O continues after this one (vdbench seekpct).
+            self.pos = self.space.begins[i] + off + len;
+            if self.pos >= self.region_end {
+                self.pos = self.region_start;
+            }
+            return (seg.target, seg.start + off);
+        }
+        self.next_sequential(len)
+    }
+
+    fn next_sequential(&mut self, len: u64) -> (u32, u64) {
+        // Bounded: each step moves to a later segment or wraps once.
+        for _ in 0..self.space.segs.len() + 2 {
+            if self.pos + len > self.region_end {
+                self.pos = self.region_start;
+            }
+            let (i, off) = self.space.locate(self.pos);
+            let seg = self.space.segs[i];
+            if off + len <= seg.len {
+                self.pos += len;
+                if self.pos >= self.region_end {
+                    self.pos = self.region_start;
+                }
+                return (seg.target, seg.start + off);
+            }
+            // Not enough room left in this target: continue at the next one.
+            self.pos = self
+                .space
+                .begins
+                .get(i + 1)
+                .copied()
+                .unwrap_or(self.region_end);
+        }
+        // Unreachable with valid segments (each holds max_bs); stay in range anyway.
+        let seg = self.space.segs[0];
+        (seg.target, seg.start)
+    }
+}
+
+/// Picks block sizes by weight.
+#[derive(Clone, Debug)]
+pub struct BsGen {
+    sizes: Vec<u64>,
+    /// Cumulative weights.
+    cum: Vec<u64>,
+    total: u64,
+    rng: Xoshiro256PlusPlus,
+}
+
+impl BsGen {
+    pub fn new(bs: &BsSpec, seed: u64, worker: u32) -> Self {
+        let mut cum = Vec::with_capacity(bs.sizes.len());
+        let mut total = 0u64;
+        for (_, w) in &bs.sizes {
+            total += *w as u64;
+            cum.push(total);
+        }
+        BsGen {
+            sizes: bs.sizes.iter().map(|s| s.0).collect(),
+            cum,
+            total,
+            rng: rng_for(seed, worker, 3),
+        }
+    }
+
+    #[inline]
+    pub fn next(&mut self) -> u64 {
+        if self.sizes.len() == 1 {
+            return self.sizes[0];
+        }
+        let r = below(&mut self.rng, self.total);
+        let i = self
+            .cum
+            .iter()
+            .position(|&c| r < c)
+            .unwrap_or(self.sizes.len() - 1);
+        self.sizes[i]
+    }
+}
+
+/// Decides read or write by the read share.
+#[derive(Clone, Debug)]
+pub struct OpGen {
+    threshold: u64,
+    mode: u8, // 0 mixed, 1 all reads, 2 all writes
+    rng: Xoshiro256PlusPlus,
+}
+
+impl OpGen {
+    pub fn new(read_pct: f64, seed: u64, worker: u32) -> Self {
+        let mode = if read_pct >= 100.0 {
+            1
+        } else if read_pct <= 0.0 {
+            2
+        } else {
+            0
+        };
+        OpGen {
+            threshold: (read_pct / 100.0 * u64::MAX as f64) as u64,
+            mode,
+            rng: rng_for(seed, worker, 4),
+        }
+    }
+
+    #[inline]
+    pub fn next_is_read(&mut self) -> bool {
+        match self.mode {
+            1 => true,
+            2 => false,
+            _ => self.rng.next_u64() < self.threshold,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn space(lens: &[u64], align: u64, max_bs: u64) -> Arc<AddressSpace> {
+        let segs = lens
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| Segment {
+                target: i as u32,
+                start: 1 << 20,
+                len,
+            })
+            .collect();
+        Arc::new(AddressSpace::new(segs, align, max_bs).unwrap())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// Every offset lies inside its target's working set, aligned, with the
+        /// whole block inside, whatever the sizes, mix and distribution.
+        #[test]
+        fn offsets_in_range_and_aligned(
+            lens_units in prop::collection::vec(1u64..5000, 1..4),
+            align_pow in 9u32..14,
+            bs_units in prop::collection::vec(1u64..9, 1..4),
+            random_pct in prop_oneof![Just(0.0), Just(100.0), 0.0f64..100.0],
+            dist_i in 0usize..4,
+            workers in 1u32..9,
+            seed in any::<u64>(),
+        ) {
+            let align = 1u64 << align_pow;
+            let sizes: Vec<(u64, u32)> = bs_units.iter().map(|u| (u * align, 1)).collect();
+            let bs = BsSpec { sizes };
+            let max_bs = bs.max_bytes();
+            let lens: Vec<u64> = lens_units.iter().map(|u| (u + 8) * align).collect();
+            prop_assume!(lens.iter().all(|&l| l >= max_bs));
+            let sp = space(&lens, align, max_bs);
+            let dist = [AccessDist::Uniform, AccessDist::Zipf{theta: 1.1},
+                        AccessDist::Pareto{h: 0.8}, AccessDist::Hot{io_pct: 90.0, space_pct: 10.0}][dist_i];
+            for w in 0..workers {
+                let mut g = OffsetGen::new(sp.clone(), dist, random_pct, max_bs, w, workers, seed).unwrap();
+                let mut b = BsGen::new(&bs, seed, w);
+                for _ in 0..300 {
+                    let len = b.next();
+                    let (t, off) = g.next(len);
+                    let seg = sp.segments()[t as usize];
+                    prop_assert!(off >= seg.start, "offset {off} below {}", seg.start);
+                    prop_assert!(off + len <= seg.start + seg.len, "{off}+{len} past {}", seg.start + seg.len);
+                    prop_assert_eq!(off % align, 0);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sequential_streams_are_contiguous_and_separate() {
+        let sp = space(&[64 * 4096], 4096, 4096);
+        let workers = 4;
+        let mut regions = Vec::new();
+        for w in 0..workers {
+            let mut g =
+                OffsetGen::new(sp.clone(), AccessDist::Uniform, 0.0, 4096, w, workers, 9).unwrap();
+            let (_, first) = g.next(4096);
+            let mut prev = first;
+            for _ in 0..15 {
+                let (_, off) = g.next(4096);
+                assert_eq!(off, prev + 4096, "worker {w} not contiguous");
+                prev = off;
+            }
+            // The 17th I/O wraps to the start of the worker's own region.
+            assert_eq!(g.next(4096).1, first);
+            regions.push((first, prev + 4096));
+        }
+        for pair in regions.windows(2) {
+            assert!(pair[0].1 <= pair[1].0, "regions overlap: {regions:?}");
+        }
+    }
+
+    #[test]
+    fn sequential_crosses_targets_in_order() {
+        let sp = space(&[4 * 4096, 4 * 4096], 4096, 8192);
+        let mut g = OffsetGen::new(sp, AccessDist::Uniform, 0.0, 8192, 0, 1, 1).unwrap();
+        let got: Vec<(u32, u64)> = (0..5).map(|_| g.next(8192)).collect();
+        let base = 1 << 20;
+        assert_eq!(
+            got,
+            vec![
+                (0, base),
+                (0, base + 8192),
+                (1, base),
+                (1, base + 8192),
+                (0, base)
+            ]
+        );
+    }
+
+    #[test]
+    fn read_share_within_one_percent() {
+        let mut g = OpGen::new(70.0, 42, 0);
+        let reads = (0..100_000).filter(|_| g.next_is_read()).count();
+        let pct = reads as f64 / 1000.0;
+        assert!((pct - 70.0).abs() <= 1.0, "read {pct}%");
+        assert!((0..1000).all(|_| OpGen::new(100.0, 1, 0).next_is_read()));
+        let mut w = OpGen::new(0.0, 1, 0);
+        assert!((0..1000).all(|_| !w.next_is_read()));
+    }
+
+    #[test]
+    fn bs_proportions_within_one_percent() {
+        let bs = BsSpec::parse("4k:50,8k:30,64k:20").unwrap();
+        let mut g = BsGen::new(&bs, 42, 0);
+        let mut counts = [0u32; 3];
+        for _ in 0..100_000 {
+            match g.next() {
+                4096 => counts[0] += 1,
+                8192 => counts[1] += 1,
+                65536 => counts[2] += 1,
+                other => panic!("unexpected size {other}"),
+            }
+        }
+        for (c, want) in counts.iter().zip([50.0, 30.0, 20.0]) {
+            let pct = *c as f64 / 1000.0;
+            assert!((pct - want).abs() <= 1.0, "{counts:?}");
+        }
+    }
+
+    #[test]
+    fn hot_90_10_sends_90_percent_to_the_hot_tenth() {
+        let n_blocks = 262_144u64; // 1 GiB of 4k blocks
+        let sp = space(&[n_blocks * 4096], 4096, 4096);
+        let dist = AccessDist::Hot {
+            io_pct: 90.0,
+            space_pct: 10.0,
+        };
+        let mut g = OffsetGen::new(sp, dist, 100.0, 4096, 0, 1, 42).unwrap();
+        let hot_end = (1 << 20) + n_blocks * 4096 / 10;
+        let hits = (0..100_000).filter(|_| g.next(4096).1 < hot_end).count();
+        let pct = hits as f64 / 1000.0;
+        assert!((pct - 90.0).abs() <= 1.0, "{pct}% to the hot range");
+    }
+
+    #[test]
+    fn zipf_concentrates_as_its_math_says() {
+        // P(rank < k) = H(k, theta) / H(n, theta), the generalised harmonic numbers.
+        let n = 100_000u64;
+        let theta = 1.2;
+        let h = |k: u64| (1..=k).map(|i| (i as f64).powf(-theta)).sum::<f64>();
+        let d = DistSampler::new(AccessDist::Zipf { theta }, n, 1).unwrap();
+        let mut rng = rng_for(42, 0, 0);
+        let samples = 200_000;
+        for k in [1u64, 10, 100, 1000] {
+            let expect = h(k) / h(n);
+            let mut rng2 = rng.clone();
+            let got = (0..samples)
+                .filter(|_| d.sample_rank(&mut rng2) < k)
+                .count() as f64
+                / samples as f64;
+            // Binomial standard error; 5 sigma.
+            let tol = 5.0 * (expect * (1.0 - expect) / samples as f64).sqrt();
+            assert!(
+                (got - expect).abs() <= tol,
+                "k={k}: {got} vs {expect} ± {tol}"
+            );
+        }
+        let _ = d.sample(&mut rng);
+    }
+
+    #[test]
+    fn pareto_sends_h_of_io_to_one_minus_h_of_space() {
+        let n = 1_000_000u64;
+        for h in [0.8, 0.9] {
+            let d = DistSampler::new(AccessDist::Pareto { h }, n, 1).unwrap();
+            let mut rng = rng_for(7, 0, 0);
+            let samples = 100_000;
+            let hot = ((1.0 - h) * n as f64) as u64;
+            let got = (0..samples)
+                .filter(|_| d.sample_rank(&mut rng) < hot)
+                .count() as f64
+                / samples as f64;
+            let tol = 5.0 * (h * (1.0 - h) / samples as f64).sqrt();
+            assert!((got - h).abs() <= tol, "pareto:{h}: {got}");
+        }
+    }
+
+    #[test]
+    fn permutation_is_a_bijection() {
+        for n in [1u64, 2, 10, 97, 1000, 4096] {
+            let p = Permutation::new(n, 12345);
+            let mut seen = vec![false; n as usize];
+            for x in 0..n {
+                let y = p.apply(x) as usize;
+                assert!(!seen[y], "n={n}: {y} twice");
+                seen[y] = true;
+            }
+        }
+    }
+
+    #[test]
+    fn same_seed_same_offsets() {
+        let sp = space(&[1 << 30], 4096, 4096);
+        let run = |seed| {
+            let mut g =
+                OffsetGen::new(sp.clone(), AccessDist::Uniform, 100.0, 4096, 0, 1, seed).unwrap();
+            (0..100).map(|_| g.next(4096).1).collect::<Vec<_>>()
+        };
+        assert_eq!(run(5), run(5));
+        assert_ne!(run(5), run(6));
+    }
+}

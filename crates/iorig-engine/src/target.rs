@@ -11,9 +11,17 @@
 //! overwrites the marker.
 
 use crate::EngineError;
-use iorig_spec::Workload;
-use std::fs::File;
-use std::path::PathBuf;
+use iorig_spec::{format_size, RangePct, SyncMode, Workload, DEFAULT_SIZE_BYTES};
+use rand_xoshiro::rand_core::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::ffi::CString;
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bytes reserved at the start of an iorig scratch file for its marker.
 pub const FILE_HEADER_BYTES: u64 = 1 << 20;
@@ -49,6 +57,10 @@ pub struct TargetPlan {
     /// Kernel name of the block device under the target (`loop0`, `vda`,
     /// `nvme0n1p1`), for the device sampler; None when unknown.
     pub device: Option<String>,
+    /// For an existing iorig file whose data area differs from `--size`: the new
+    /// data-area size (already reflected in `size_bytes`), applied by
+    /// [`open_targets`] by extending with filled data or truncating.
+    pub resize_to: Option<u64>,
 }
 
 /// An open target ready for I/O.
@@ -64,4 +76,1195 @@ pub struct FillProgress {
     pub path: PathBuf,
     pub done_bytes: u64,
     pub total_bytes: u64,
+}
+
+/// Marker at byte 0 of every scratch file iorig creates.
+pub const FILE_MAGIC: &[u8; 14] = b"IORIG-SCRATCH\0";
+/// Version of the header layout written by this iorig.
+pub const FILE_HEADER_VERSION: u16 = 1;
+/// Bytes read from an existing file to look for the marker.
+const MARKER_BLOCK: usize = 4096;
+/// A human-readable note in the header block, for whoever finds the file.
+const HEADER_NOTE: &[u8] =
+    b"This file was created by iorig as benchmark scratch space; it holds no user data.\n";
+const HEADER_NOTE_AT: usize = 128;
+/// Chunk size for filling scratch files.
+const FILL_CHUNK: usize = 4 << 20;
+/// How much of each end of a block device is searched for signatures.
+const SIGNATURE_SPAN: u64 = 1 << 20;
+
+/// The first block of an iorig scratch file.
+///
+/// Layout (little endian): magic `IORIG-SCRATCH\0` (14 bytes) · version u16 ·
+/// header bytes u64 (where the data area starts) · data size at creation u64 ·
+/// creation time in Unix seconds u64 · creating iorig version, NUL-padded (32
+/// bytes) · at byte 128 a one-line note for humans; zeros up to the data area.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileHeader {
+    pub version: u16,
+    pub header_bytes: u64,
+    pub created_size_bytes: u64,
+    pub created_unix_s: u64,
+    pub tool_version: String,
+}
+
+impl FileHeader {
+    /// The header for a file created now with `size_bytes` of data.
+    pub fn new(size_bytes: u64) -> Self {
+        let created_unix_s = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        FileHeader {
+            version: FILE_HEADER_VERSION,
+            header_bytes: FILE_HEADER_BYTES,
+            created_size_bytes: size_bytes,
+            created_unix_s,
+            tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+
+    /// The 4 KiB marker block.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = vec![0u8; MARKER_BLOCK];
+        b[..14].copy_from_slice(FILE_MAGIC);
+        b[14..16].copy_from_slice(&self.version.to_le_bytes());
+        b[16..24].copy_from_slice(&self.header_bytes.to_le_bytes());
+        b[24..32].copy_from_slice(&self.created_size_bytes.to_le_bytes());
+        b[32..40].copy_from_slice(&self.created_unix_s.to_le_bytes());
+        let v = self.tool_version.as_bytes();
+        let n = v.len().min(31);
+        b[40..40 + n].copy_from_slice(&v[..n]);
+        b[HEADER_NOTE_AT..HEADER_NOTE_AT + HEADER_NOTE.len()].copy_from_slice(HEADER_NOTE);
+        b
+    }
+
+    /// Reads a header from the start of a file; None when the marker is absent.
+    pub fn decode(block: &[u8]) -> Option<Self> {
+        if block.get(..14)? != FILE_MAGIC {
+            return None;
+        }
+        let tool = block.get(40..72)?;
+        let tool_len = tool.iter().position(|&c| c == 0).unwrap_or(tool.len());
+        Some(FileHeader {
+            version: le16(block, 14)?,
+            header_bytes: le64(block, 16)?,
+            created_size_bytes: le64(block, 24)?,
+            created_unix_s: le64(block, 32)?,
+            tool_version: String::from_utf8_lossy(&tool[..tool_len]).into_owned(),
+        })
+    }
+}
+
+fn le16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+fn le32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn le64(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+fn usage(msg: impl Into<String>) -> EngineError {
+    EngineError::Usage(msg.into())
+}
+
+fn target_err(path: &Path, why: impl std::fmt::Display) -> EngineError {
+    EngineError::Target {
+        path: path.display().to_string(),
+        why: why.to_string(),
+    }
+}
+
+/// A size for messages: `64m`, or `6710886 bytes` when it is not a round unit.
+fn show(bytes: u64) -> String {
+    let s = format_size(bytes);
+    if s.bytes().all(|c| c.is_ascii_digit()) {
+        format!("{s} bytes")
+    } else {
+        s
+    }
+}
+
+fn errno(e: &io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(0)
+}
+
+fn no_direct_msg(path: &Path) -> String {
+    format!(
+        "{}: the filesystem does not support O_DIRECT (e.g. tmpfs); use --buffered",
+        path.display()
+    )
+}
+
+/// What two target paths resolve to, to catch one target given twice.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Identity {
+    Inode(u64, u64),
+    Device(u64),
+    New(PathBuf),
+}
+
+/// Checks every target of `w` without writing to any existing file or device.
+///
+/// Every refusal is [`EngineError::Usage`] with one line naming the target, what
+/// was found and how to proceed. The only thing created is, for a file that does
+/// not exist yet, a hidden probe file in its directory (removed at once) that
+/// proves the directory is writable and, with `w.direct`, supports O_DIRECT.
+pub fn plan_targets(w: &Workload, allow_destroy: bool) -> Result<Vec<TargetPlan>, EngineError> {
+    let mut plans = Vec::with_capacity(w.targets.len());
+    let mut seen: Vec<(Identity, &str)> = Vec::new();
+    for t in &w.targets {
+        let path = PathBuf::from(t);
+        let (plan, id) = plan_one(&path, w, allow_destroy)?;
+        if let Some((_, first)) = seen.iter().find(|(i, _)| *i == id) {
+            return Err(usage(format!(
+                "{t} is given twice as a target (it is the same {} as {first}); list each target once",
+                plan.kind.name()
+            )));
+        }
+        check_range(&plan, w)?;
+        seen.push((id, t.as_str()));
+        plans.push(plan);
+    }
+    Ok(plans)
+}
+
+fn plan_one(
+    path: &Path,
+    w: &Workload,
+    allow_destroy: bool,
+) -> Result<(TargetPlan, Identity), EngineError> {
+    let p = path.display();
+    match fs::metadata(path) {
+        Ok(md) => {
+            let ft = md.file_type();
+            if ft.is_file() {
+                let plan = plan_existing_file(path, &md, w, allow_destroy)?;
+                Ok((plan, Identity::Inode(md.dev(), md.ino())))
+            } else if ft.is_block_device() {
+                let plan = plan_block(path, &md, w, allow_destroy)?;
+                Ok((plan, Identity::Device(md.rdev())))
+            } else if ft.is_dir() {
+                Err(usage(format!(
+                    "{p} is a directory; give a file path inside it (e.g. {}) or a block device as --target",
+                    path.join("iorig-scratch.dat").display()
+                )))
+            } else {
+                let what = if ft.is_char_device() {
+                    "a character device"
+                } else if ft.is_fifo() {
+                    "a FIFO"
+                } else if ft.is_socket() {
+                    "a socket"
+                } else {
+                    "a special file"
+                };
+                Err(usage(format!(
+                    "{p} is {what}, not a regular file or block device; choose another --target"
+                )))
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => plan_new_file(path, w),
+        Err(e) => Err(usage(format!(
+            "cannot look at target {p}: {e}; check the path and its permissions"
+        ))),
+    }
+}
+
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+fn plan_new_file(path: &Path, w: &Workload) -> Result<(TargetPlan, Identity), EngineError> {
+    let p = path.display();
+    if fs::symlink_metadata(path).is_ok() {
+        return Err(usage(format!(
+            "{p} is a symbolic link to a missing file; remove the link or choose another --target"
+        )));
+    }
+    let dir = parent_dir(path);
+    let d = dir.display();
+    let dir_md = match fs::metadata(&dir) {
+        Ok(m) if m.is_dir() => m,
+        Ok(_) => {
+            return Err(usage(format!(
+                "cannot create {p}: {d} is not a directory; choose another --target"
+            )))
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(usage(format!(
+            "cannot create {p}: directory {d} does not exist; create it or choose another --target"
+        ))),
+        Err(e) => {
+            return Err(usage(format!(
+                "cannot create {p}: cannot look at directory {d}: {e}; choose another --target"
+            )))
+        }
+    };
+    probe_dir(path, &dir, w.direct)?;
+    let size = w.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES);
+    let need = size.saturating_add(FILE_HEADER_BYTES);
+    if let Some(free) = free_bytes(&dir) {
+        if free < need {
+            return Err(usage(format!(
+                "cannot create {p}: it needs {} but {d} has {} free; use a smaller --size or another directory",
+                show(need),
+                show(free)
+            )));
+        }
+    }
+    let canonical_dir = fs::canonicalize(&dir).unwrap_or(dir.clone());
+    let id = Identity::New(match path.file_name() {
+        Some(name) => canonical_dir.join(name),
+        None => path.to_path_buf(),
+    });
+    let plan = TargetPlan {
+        path: path.to_path_buf(),
+        kind: TargetKind::File,
+        exists: false,
+        size_bytes: size,
+        data_start: FILE_HEADER_BYTES,
+        device: device_name(dir_md.dev()),
+        resize_to: None,
+    };
+    Ok((plan, id))
+}
+
+static PROBE_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Creates and removes a hidden file in `dir`: proves the directory is writable
+/// and, with `direct`, that its filesystem accepts O_DIRECT.
+fn probe_dir(target: &Path, dir: &Path, direct: bool) -> Result<(), EngineError> {
+    let p = target.display();
+    let d = dir.display();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|t| t.subsec_nanos())
+        .unwrap_or(0);
+    let n = PROBE_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let probe = dir.join(format!(".iorig-probe-{}-{n}-{nanos}", std::process::id()));
+    let created = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&probe);
+    if let Err(e) = created {
+        return Err(match errno(&e) {
+            libc::EACCES | libc::EPERM => usage(format!(
+                "cannot create {p}: permission denied in directory {d}; fix its permissions or choose another --target"
+            )),
+            libc::EROFS => usage(format!(
+                "cannot create {p}: directory {d} is on a read-only filesystem; choose another --target"
+            )),
+            libc::ENOSPC | libc::EDQUOT => usage(format!(
+                "cannot create {p}: no space left in {d}; free some space or choose another --target"
+            )),
+            _ => usage(format!(
+                "cannot create {p}: creating a file in {d} failed: {e}; choose another --target"
+            )),
+        });
+    }
+    let result = if direct {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&probe)
+            .map(drop)
+    } else {
+        Ok(())
+    };
+    // Best effort: the probe holds no data, and an error here would hide the
+    // answer we came for.
+    let _ = fs::remove_file(&probe);
+    result.map_err(|e| match errno(&e) {
+        libc::EINVAL => usage(format!(
+            "cannot create {p}: the filesystem of {d} does not support O_DIRECT (e.g. tmpfs); use --buffered"
+        )),
+        _ => usage(format!(
+            "cannot create {p}: opening a file in {d} with O_DIRECT failed: {e}; use --buffered or choose another --target"
+        )),
+    })
+}
+
+/// Bytes an unprivileged writer may still use on the filesystem of `dir`.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    let c = CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c` is a NUL-terminated path that outlives the call, and `st`
+    // points to writable memory of the size statvfs fills in.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: statvfs returned 0, so it initialised the whole struct.
+    let st = unsafe { st.assume_init() };
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+fn open_mode(write: bool) -> &'static str {
+    if write {
+        "reading and writing"
+    } else {
+        "reading"
+    }
+}
+
+/// Opens an existing target the way the run will (without creating or
+/// truncating anything), to prove permissions and O_DIRECT before any write.
+fn open_check(path: &Path, write: bool, direct: bool, excl: bool) -> io::Result<File> {
+    let mut flags = libc::O_CLOEXEC;
+    if direct {
+        flags |= libc::O_DIRECT;
+    }
+    if excl {
+        flags |= libc::O_EXCL;
+    }
+    OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(flags)
+        .open(path)
+}
+
+fn open_check_error(path: &Path, write: bool, direct: bool, e: &io::Error) -> EngineError {
+    let p = path.display();
+    let mode = open_mode(write);
+    match errno(e) {
+        libc::EACCES | libc::EPERM => usage(format!(
+            "cannot open {p} for {mode}: permission denied; fix its permissions, run with access to it, or choose another --target"
+        )),
+        libc::EROFS => usage(format!(
+            "cannot open {p} for {mode}: it is on a read-only filesystem or device; use --read 100 or choose another --target"
+        )),
+        libc::ETXTBSY => usage(format!(
+            "cannot open {p} for {mode}: it is a running program; choose another --target"
+        )),
+        libc::EBUSY => usage(format!(
+            "{p} is in use: another program holds it exclusively (mounted, swap, LVM, RAID or another benchmark); stop that use first or choose another --target"
+        )),
+        libc::EINVAL if direct => usage(no_direct_msg(path)),
+        libc::EIO => target_err(path, format!("opening for {mode} failed: {e}")),
+        _ => usage(format!("cannot open {p} for {mode}: {e}; choose another --target")),
+    }
+}
+
+fn read_marker(path: &Path) -> Result<Option<FileHeader>, EngineError> {
+    let f = File::open(path).map_err(|e| open_check_error(path, false, false, &e))?;
+    let mut block = vec![0u8; MARKER_BLOCK];
+    let mut got = 0;
+    while got < block.len() {
+        match f.read_at(&mut block[got..], got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(target_err(
+                    path,
+                    format!("reading its first block failed: {e}"),
+                ))
+            }
+        }
+    }
+    Ok(FileHeader::decode(&block[..got]))
+}
+
+fn plan_existing_file(
+    path: &Path,
+    md: &fs::Metadata,
+    w: &Workload,
+    allow_destroy: bool,
+) -> Result<TargetPlan, EngineError> {
+    let p = path.display();
+    let len = md.len();
+    let marker = read_marker(path)?;
+    let (size, data_start, resize_to) = if marker.is_some() {
+        let size = len.saturating_sub(FILE_HEADER_BYTES);
+        match w.size_bytes {
+            Some(want) if want != size => (want, FILE_HEADER_BYTES, Some(want)),
+            _ => (size, FILE_HEADER_BYTES, None),
+        }
+    } else {
+        if w.writes() && !allow_destroy {
+            return Err(usage(format!(
+                "{p} is not an iorig scratch file (no iorig header); writing would destroy it — pass --allow-destroy to write to it anyway"
+            )));
+        }
+        (len, 0, None)
+    };
+    if let Some(want) = resize_to {
+        let grow = want.saturating_add(FILE_HEADER_BYTES).saturating_sub(len);
+        if let Some(free) = free_bytes(&parent_dir(path)) {
+            if grow > free {
+                return Err(usage(format!(
+                    "cannot grow {p} to --size {}: it needs {} more but its filesystem has {} free; use a smaller --size",
+                    show(want),
+                    show(grow),
+                    show(free)
+                )));
+            }
+        }
+    }
+    let write = w.writes() || resize_to.is_some();
+    open_check(path, write, w.direct, false)
+        .map_err(|e| open_check_error(path, write, w.direct, &e))?;
+    Ok(TargetPlan {
+        path: path.to_path_buf(),
+        kind: TargetKind::File,
+        exists: true,
+        size_bytes: size,
+        data_start,
+        device: device_name(md.dev()),
+        resize_to,
+    })
+}
+
+fn dev_major(dev: u64) -> u64 {
+    ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff)
+}
+
+fn dev_minor(dev: u64) -> u64 {
+    (dev & 0xff) | ((dev >> 12) & !0xff)
+}
+
+/// Kernel name of the block device `dev` (`vda`, `vda1`, `loop3`), via sysfs.
+fn device_name(dev: u64) -> Option<String> {
+    let link = format!("/sys/dev/block/{}:{}", dev_major(dev), dev_minor(dev));
+    let real = fs::canonicalize(link).ok()?;
+    real.file_name().map(|n| n.to_string_lossy().into_owned())
+}
+
+fn sys_block(name: &str) -> PathBuf {
+    Path::new("/sys/class/block").join(name)
+}
+
+/// Partitions of a whole-disk device, by kernel name.
+fn partitions(name: &str) -> Vec<String> {
+    let mut out: Vec<String> = fs::read_dir(sys_block(name))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().join("partition").exists())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Devices stacked on `name` (device-mapper, LVM, MD RAID, bcache...).
+fn holders(name: &str) -> Vec<String> {
+    let mut out: Vec<String> = fs::read_dir(sys_block(name).join("holders"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    out
+}
+
+/// The whole disk a partition belongs to.
+fn parent_disk(name: &str) -> Option<String> {
+    let dir = sys_block(name);
+    if !dir.join("partition").exists() {
+        return None;
+    }
+    let real = fs::canonicalize(dir).ok()?;
+    real.parent()?
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+}
+
+/// `MAJ:MIN` of a kernel block device name.
+fn sys_dev_number(name: &str) -> Option<(u64, u64)> {
+    let text = fs::read_to_string(sys_block(name).join("dev")).ok()?;
+    let (a, b) = text.trim().split_once(':')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+/// Undoes the octal escapes (`\040`) of /proc/self/mountinfo and /proc/swaps.
+fn unescape(field: &str) -> String {
+    let b = field.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = (b[i + 1] - b'0') as u32 * 64
+                + (b[i + 2] - b'0') as u32 * 8
+                + (b[i + 3] - b'0') as u32;
+            out.push(v as u8);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// One line of /proc/self/mountinfo that matters here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Mount {
+    major: u64,
+    minor: u64,
+    mount_point: String,
+    source: String,
+}
+
+fn parse_mountinfo(text: &str) -> Vec<Mount> {
+    text.lines()
+        .filter_map(|line| {
+            let mut fields = line.split(' ');
+            let devno = fields.nth(2)?;
+            let _root = fields.next()?;
+            let mount_point = unescape(fields.next()?);
+            let (maj, min) = devno.split_once(':')?;
+            let rest = line.split_once(" - ")?.1;
+            let source = unescape(rest.split(' ').nth(1).unwrap_or(""));
+            Some(Mount {
+                major: maj.parse().ok()?,
+                minor: min.parse().ok()?,
+                mount_point,
+                source,
+            })
+        })
+        .collect()
+}
+
+/// Where device `name` (MAJ:MIN `num`) is mounted, if anywhere.
+fn mounted_at(mounts: &[Mount], name: &str, num: Option<(u64, u64)>) -> Option<String> {
+    let dev_path = format!("/dev/{name}");
+    mounts
+        .iter()
+        .find(|m| {
+            num == Some((m.major, m.minor))
+                || m.source == dev_path
+                || (m.source.starts_with('/')
+                    && fs::canonicalize(&m.source)
+                        .map(|s| s == Path::new(&dev_path))
+                        .unwrap_or(false))
+        })
+        .map(|m| m.mount_point.clone())
+}
+
+/// Whether block device number `rdev` is an active swap area.
+fn is_swap(swaps: &str, num: Option<(u64, u64)>) -> bool {
+    let Some(num) = num else { return false };
+    swaps.lines().skip(1).any(|line| {
+        let Some(name) = line.split_whitespace().next() else {
+            return false;
+        };
+        fs::metadata(unescape(name))
+            .map(|m| {
+                m.file_type().is_block_device() && (dev_major(m.rdev()), dev_minor(m.rdev())) == num
+            })
+            .unwrap_or(false)
+    })
+}
+
+// Block-device ioctls from <linux/fs.h>, not exported by the libc crate:
+// BLKROGET = _IO(0x12, 94), BLKGETSIZE64 = _IOR(0x12, 114, size_t).
+#[cfg(any(
+    target_arch = "powerpc",
+    target_arch = "powerpc64",
+    target_arch = "mips",
+    target_arch = "mips64",
+    target_arch = "sparc",
+    target_arch = "sparc64"
+))]
+const IOC_NONE_READ: (u32, u32) = (1 << 29, 2 << 29);
+#[cfg(not(any(
+    target_arch = "powerpc",
+    target_arch = "powerpc64",
+    target_arch = "mips",
+    target_arch = "mips64",
+    target_arch = "sparc",
+    target_arch = "sparc64"
+)))]
+const IOC_NONE_READ: (u32, u32) = (0, 2 << 30);
+const BLKROGET: libc::Ioctl = (IOC_NONE_READ.0 | (0x12 << 8) | 94) as libc::Ioctl;
+const BLKGETSIZE64: libc::Ioctl =
+    (IOC_NONE_READ.1 | ((std::mem::size_of::<usize>() as u32) << 16) | (0x12 << 8) | 114)
+        as libc::Ioctl;
+
+/// Size of an open block device in bytes.
+fn block_size_bytes(f: &File) -> io::Result<u64> {
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 stores one u64 through the pointer, which points to a
+    // live, aligned u64; the descriptor stays open because `f` is borrowed.
+    let rc = unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64, &mut size as *mut u64) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size)
+}
+
+/// Whether an open block device is read-only.
+fn block_read_only(f: &File, name: Option<&str>) -> bool {
+    let mut ro: libc::c_int = 0;
+    // SAFETY: BLKROGET stores one int through the pointer, which points to a
+    // live, aligned c_int; the descriptor stays open because `f` is borrowed.
+    let rc = unsafe { libc::ioctl(f.as_raw_fd(), BLKROGET, &mut ro as *mut libc::c_int) };
+    if rc == 0 {
+        return ro != 0;
+    }
+    name.and_then(|n| fs::read_to_string(sys_block(n).join("ro")).ok())
+        .map(|t| t.trim() == "1")
+        .unwrap_or(false)
+}
+
+fn read_fully_at(f: &File, buf: &mut [u8], at: u64) -> io::Result<()> {
+    f.read_exact_at(buf, at)
+}
+
+fn plan_block(
+    path: &Path,
+    md: &fs::Metadata,
+    w: &Workload,
+    allow_destroy: bool,
+) -> Result<TargetPlan, EngineError> {
+    let p = path.display();
+    let rdev = md.rdev();
+    let num = Some((dev_major(rdev), dev_minor(rdev)));
+    let name = device_name(rdev).or_else(|| {
+        fs::canonicalize(path)
+            .ok()
+            .and_then(|r| r.file_name().map(|n| n.to_string_lossy().into_owned()))
+    });
+    let probe = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| match errno(&e) {
+            libc::ENXIO | libc::ENOMEDIUM => usage(format!(
+                "{p} has no medium or no such device behind it; choose another --target"
+            )),
+            _ => open_check_error(path, false, false, &e),
+        })?;
+    let size = match block_size_bytes(&probe) {
+        Ok(s) => s,
+        Err(_) => {
+            use std::io::Seek;
+            let mut f = &probe;
+            f.seek(io::SeekFrom::End(0))
+                .map_err(|e| target_err(path, format!("cannot read the device size: {e}")))?
+        }
+    };
+    if w.writes() {
+        if block_read_only(&probe, name.as_deref()) {
+            return Err(usage(format!(
+                "{p} is a read-only device and this workload writes (--read {}); use --read 100 or make it writable (blockdev --setrw {p})",
+                w.read_pct
+            )));
+        }
+        if !allow_destroy {
+            check_block_unused(path, name.as_deref(), num)?;
+            let found = read_signatures(&probe, size).map_err(|e| {
+                target_err(
+                    path,
+                    format!("reading it to look for signatures failed: {e}"),
+                )
+            })?;
+            if !found.is_empty() {
+                let list: Vec<String> = found.iter().map(|f| format!("{f} signature")).collect();
+                return Err(usage(format!(
+                    "{p} carries {}; writing would destroy it — pass --allow-destroy to overwrite it",
+                    list.join(" and ")
+                )));
+            }
+        }
+    }
+    drop(probe);
+    open_check(path, w.writes(), w.direct, w.writes())
+        .map_err(|e| open_check_error(path, w.writes(), w.direct, &e))?;
+    Ok(TargetPlan {
+        path: path.to_path_buf(),
+        kind: TargetKind::Block,
+        exists: true,
+        size_bytes: size,
+        data_start: 0,
+        device: name,
+        resize_to: None,
+    })
+}
+
+/// Refuses a device that is mounted, used as swap, held by another device, or
+/// partitioned (checking each partition the same way).
+fn check_block_unused(
+    path: &Path,
+    name: Option<&str>,
+    num: Option<(u64, u64)>,
+) -> Result<(), EngineError> {
+    let p = path.display();
+    let mounts = parse_mountinfo(&fs::read_to_string("/proc/self/mountinfo").unwrap_or_default());
+    let swaps = fs::read_to_string("/proc/swaps").unwrap_or_default();
+    let Some(name) = name else {
+        if let Some(at) = mounted_at(&mounts, "", num) {
+            return Err(usage(format!(
+                "{p} is mounted at {at}; writing would destroy the filesystem — unmount it first or choose another --target"
+            )));
+        }
+        return Ok(());
+    };
+    let parts = partitions(name);
+    let mut devs: Vec<(String, Option<(u64, u64)>)> = vec![(name.to_string(), num)];
+    devs.extend(parts.iter().map(|n| (n.clone(), sys_dev_number(n))));
+    for (dev, dnum) in &devs {
+        let what = if dev == name {
+            p.to_string()
+        } else {
+            format!("{p} (its partition {dev})")
+        };
+        if let Some(at) = mounted_at(&mounts, dev, *dnum) {
+            return Err(usage(format!(
+                "{what} is mounted at {at}; writing would destroy the filesystem — unmount it first or choose another --target"
+            )));
+        }
+        if is_swap(&swaps, *dnum) {
+            return Err(usage(format!(
+                "{what} is in use as swap; run swapoff on it first or choose another --target"
+            )));
+        }
+        let h = holders(dev);
+        if !h.is_empty() {
+            return Err(usage(format!(
+                "{what} is in use by {} (device-mapper, LVM or RAID); remove that first or choose another --target",
+                h.join(", ")
+            )));
+        }
+    }
+    if let Some(disk) = parent_disk(name) {
+        if let Some(at) = mounted_at(&mounts, &disk, sys_dev_number(&disk)) {
+            return Err(usage(format!(
+                "{p} is a partition of {disk}, which is mounted at {at}; choose another --target"
+            )));
+        }
+    }
+    if !parts.is_empty() {
+        return Err(usage(format!(
+            "{p} has partitions ({}); writing would destroy them — pass --allow-destroy to overwrite the whole device",
+            parts.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// Reads the first and last MiB of a device and names the signatures found.
+fn read_signatures(f: &File, size: u64) -> io::Result<Vec<&'static str>> {
+    let span = SIGNATURE_SPAN.min(size);
+    let mut head = vec![0u8; span as usize];
+    read_fully_at(f, &mut head, 0)?;
+    let mut tail = vec![0u8; span as usize];
+    read_fully_at(f, &mut tail, size - span)?;
+    Ok(detect_signatures(&head, &tail, size))
+}
+
+/// Names what the first bytes (`head`) and last bytes (`tail`) of a device of
+/// `size` bytes carry: filesystems, partition tables, volume-manager and RAID
+/// labels. Each entry reads as "an ext4 filesystem".
+pub fn detect_signatures(head: &[u8], tail: &[u8], size: u64) -> Vec<&'static str> {
+    let has = |buf: &[u8], at: usize, magic: &[u8]| buf.get(at..at + magic.len()) == Some(magic);
+    let tail_start = size.saturating_sub(tail.len() as u64);
+    // Bytes at absolute offset `at` of the device, from head or tail.
+    let abs = |at: u64, len: usize| -> Option<&[u8]> {
+        let end = at.checked_add(len as u64)?;
+        if end <= head.len() as u64 {
+            return head.get(at as usize..end as usize);
+        }
+        if at >= tail_start && end <= size {
+            let i = (at - tail_start) as usize;
+            return tail.get(i..i + len);
+        }
+        None
+    };
+    let mut found: Vec<&'static str> = Vec::new();
+
+    if le16(head, 1080) == Some(0xEF53) {
+        found.push(ext_kind(head));
+    }
+    if has(head, 0, b"XFSB") {
+        found.push("an XFS filesystem");
+    }
+    if has(head, 65600, b"_BHRfS_M") {
+        found.push("a btrfs filesystem");
+    }
+    if [4096usize, 8192, 16384, 65536]
+        .iter()
+        .any(|pg| has(head, pg - 10, b"SWAPSPACE2") || has(head, pg - 10, b"SWAP-SPACE"))
+    {
+        found.push("a swap area");
+    }
+    if has(head, 0, b"LUKS\xba\xbe") {
+        found.push("a LUKS encrypted volume");
+    }
+    if (0..4).any(|s| has(head, s * 512, b"LABELONE")) {
+        found.push("an LVM2 physical volume");
+    }
+    const MD_MAGIC: u32 = 0xa92b_4efc;
+    let md_at = |at: u64| {
+        abs(at, 4)
+            .and_then(|b| b.try_into().ok())
+            .map(|b: [u8; 4]| {
+                u32::from_le_bytes(b) == MD_MAGIC || u32::from_be_bytes(b) == MD_MAGIC
+            })
+            .unwrap_or(false)
+    };
+    let mut md_offsets = vec![0u64, 4096];
+    if size >= 128 << 10 {
+        // v0.90: 64 KiB-aligned, 64 KiB before the end.
+        md_offsets.push((size & !0xffff) - 0x10000);
+    }
+    if size >= 16 << 10 {
+        // v1.0: 8 KiB before the end, 4 KiB-aligned.
+        md_offsets.push((((size >> 9) - 16) & !7) << 9);
+    }
+    if md_offsets.into_iter().any(md_at) {
+        found.push("an MD RAID member");
+    }
+    let gpt = has(head, 512, b"EFI PART")
+        || has(head, 4096, b"EFI PART")
+        || [512u64, 4096]
+            .iter()
+            .any(|s| size >= *s && abs(size - s, 8) == Some(b"EFI PART"));
+    if gpt {
+        found.push("a GPT partition table");
+    }
+    let boot_sig = has(head, 510, &[0x55, 0xAA]);
+    let fat = boot_sig && (has(head, 54, b"FAT") || has(head, 82, b"FAT"));
+    let ntfs = has(head, 3, b"NTFS    ");
+    if fat {
+        found.push("a FAT filesystem");
+    }
+    if ntfs {
+        found.push("an NTFS filesystem");
+    }
+    if boot_sig
+        && !fat
+        && !ntfs
+        && !gpt
+        && (0..4).any(|i| head.get(446 + 16 * i + 4).is_some_and(|&t| t != 0))
+    {
+        found.push("an MBR partition table");
+    }
+    if has(head, 32769, b"CD001") {
+        found.push("an ISO 9660 filesystem");
+    }
+    // ZFS: uberblocks (magic 0x00bab10c) at 128 KiB into each 256 KiB label; two
+    // labels at the start of the device and two at its end.
+    const ZFS_MAGIC: u64 = 0x00ba_b10c;
+    let label_starts = [
+        0u64,
+        256 << 10,
+        (size & !0x3ffff).wrapping_sub(512 << 10),
+        (size & !0x3ffff).wrapping_sub(256 << 10),
+    ];
+    let zfs = size >= 1 << 20
+        && label_starts.iter().any(|l| {
+            (0..128u64).any(|k| {
+                abs(l + (128 << 10) + k * 1024, 8)
+                    .and_then(|b| b.try_into().ok())
+                    .map(|b: [u8; 8]| {
+                        u64::from_le_bytes(b) == ZFS_MAGIC || u64::from_be_bytes(b) == ZFS_MAGIC
+                    })
+                    .unwrap_or(false)
+            })
+        });
+    if zfs {
+        found.push("a ZFS pool member");
+    }
+    found.dedup();
+    found
+}
+
+/// ext2, ext3 or ext4, from the superblock feature flags.
+fn ext_kind(head: &[u8]) -> &'static str {
+    let compat = le32(head, 1024 + 0x5C).unwrap_or(0);
+    let incompat = le32(head, 1024 + 0x60).unwrap_or(0);
+    let ro_compat = le32(head, 1024 + 0x64).unwrap_or(0);
+    // extents, 64bit, flex_bg, ea_inode, csum_seed, largedir, inline_data, encrypt, casefold
+    const INCOMPAT_EXT4: u32 =
+        0x40 | 0x80 | 0x200 | 0x400 | 0x2000 | 0x4000 | 0x8000 | 0x10000 | 0x20000;
+    // huge_file, gdt_csum, dir_nlink, extra_isize, quota, bigalloc, metadata_csum
+    const RO_EXT4: u32 = 0x8 | 0x10 | 0x20 | 0x40 | 0x100 | 0x200 | 0x400;
+    if incompat & INCOMPAT_EXT4 != 0 || ro_compat & RO_EXT4 != 0 {
+        "an ext4 filesystem"
+    } else if compat & 0x4 != 0 {
+        "an ext3 filesystem"
+    } else {
+        "an ext2 filesystem"
+    }
+}
+
+fn pct_of(size: u64, pct: f64) -> u64 {
+    if pct <= 0.0 {
+        0
+    } else if pct >= 100.0 {
+        size
+    } else {
+        ((size as f64) * pct / 100.0).min(size as f64) as u64
+    }
+}
+
+/// The working set of one target: `(absolute start, length)`.
+///
+/// Start is `data_start` plus `w.range.start_pct` of the data area, aligned up to
+/// the block-size alignment; the end (`end_pct`) is aligned down. Offsets the
+/// engine generates lie in `start..start + len`.
+pub fn usable_range(plan: &TargetPlan, w: &Workload) -> (u64, u64) {
+    let align = w.bs.alignment_bytes().max(1);
+    let start = plan
+        .data_start
+        .saturating_add(pct_of(plan.size_bytes, w.range.start_pct));
+    let end = plan
+        .data_start
+        .saturating_add(pct_of(plan.size_bytes, w.range.end_pct));
+    let start = start.div_ceil(align).saturating_mul(align);
+    let end = end / align * align;
+    (start, end.saturating_sub(start))
+}
+
+fn check_range(plan: &TargetPlan, w: &Workload) -> Result<(), EngineError> {
+    let (_, len) = usable_range(plan, w);
+    let bs = w.bs.max_bytes();
+    if len >= bs && len > 0 {
+        return Ok(());
+    }
+    let p = plan.path.display();
+    let bs_text = format_size(bs);
+    if w.range == RangePct::FULL {
+        let fix = if plan.data_start == FILE_HEADER_BYTES {
+            "a larger --size"
+        } else {
+            "a larger target"
+        };
+        Err(usage(format!(
+            "bs {bs_text} is larger than {p} ({} usable of {}); use a smaller --bs or {fix}",
+            show(len),
+            show(plan.size_bytes)
+        )))
+    } else {
+        Err(usage(format!(
+            "bs {bs_text} is larger than the range of {p} (--range {} leaves {} of {}); use a smaller --bs or a wider --range",
+            w.range,
+            show(len),
+            show(plan.size_bytes)
+        )))
+    }
+}
+
+/// Creates missing scratch files (header, then the whole data area filled with
+/// incompressible data and synced), resizes iorig files the plan says to, and
+/// opens every target for I/O. Call only with plans from [`plan_targets`].
+pub fn open_targets(
+    plans: &[TargetPlan],
+    w: &Workload,
+    progress: &mut dyn FnMut(&FillProgress),
+) -> Result<Vec<OpenTarget>, EngineError> {
+    let mut out = Vec::with_capacity(plans.len());
+    for (i, plan) in plans.iter().enumerate() {
+        let seed = w.seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x10a1_f111;
+        if plan.kind == TargetKind::File {
+            if !plan.exists {
+                create_scratch(plan, seed, progress)?;
+            } else if let Some(want) = plan.resize_to {
+                resize_scratch(plan, want, seed, progress)?;
+            }
+        }
+        let file = open_for_io(plan, w)?;
+        check_size(plan, &file)?;
+        out.push(OpenTarget {
+            plan: plan.clone(),
+            file,
+        });
+    }
+    Ok(out)
+}
+
+fn create_scratch(
+    plan: &TargetPlan,
+    seed: u64,
+    progress: &mut dyn FnMut(&FillProgress),
+) -> Result<(), EngineError> {
+    let path = &plan.path;
+    let f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| target_err(path, format!("cannot create the scratch file: {e}")))?;
+    let result = (|| -> Result<(), EngineError> {
+        let mut header = FileHeader::new(plan.size_bytes).encode();
+        header.resize(FILE_HEADER_BYTES as usize, 0);
+        f.write_all_at(&header, 0)
+            .map_err(|e| target_err(path, format!("writing the iorig header failed: {e}")))?;
+        fill(&f, path, FILE_HEADER_BYTES, plan.size_bytes, seed, progress)?;
+        f.sync_all()
+            .map_err(|e| target_err(path, format!("syncing the new scratch file failed: {e}")))?;
+        drop_cache(&f);
+        Ok(())
+    })();
+    if result.is_err() {
+        drop(f);
+        // Leave no half-filled file behind; it was ours and holds nothing.
+        let _ = fs::remove_file(path);
+    }
+    result
+}
+
+fn resize_scratch(
+    plan: &TargetPlan,
+    want: u64,
+    seed: u64,
+    progress: &mut dyn FnMut(&FillProgress),
+) -> Result<(), EngineError> {
+    let path = &plan.path;
+    let f = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| {
+            target_err(
+                path,
+                format!("cannot open the scratch file to resize it: {e}"),
+            )
+        })?;
+    // Never resize a file that lost its marker since it was planned.
+    if read_marker(path)?.is_none() {
+        return Err(target_err(
+            path,
+            "its iorig header vanished since it was checked; not resizing it",
+        ));
+    }
+    let len = f
+        .metadata()
+        .map_err(|e| target_err(path, format!("cannot read its size: {e}")))?
+        .len();
+    let have = len.saturating_sub(FILE_HEADER_BYTES);
+    if want > have {
+        fill(
+            &f,
+            path,
+            FILE_HEADER_BYTES + have,
+            want - have,
+            seed,
+            progress,
+        )?;
+    } else {
+        f.set_len(FILE_HEADER_BYTES + want).map_err(|e| {
+            target_err(
+                path,
+                format!("truncating to --size {} failed: {e}", show(want)),
+            )
+        })?;
+    }
+    f.sync_all().map_err(|e| {
+        target_err(
+            path,
+            format!("syncing the resized scratch file failed: {e}"),
+        )
+    })?;
+    drop_cache(&f);
+    Ok(())
+}
+
+/// Writes `len` bytes of pseudo-random data at `start`, in large chunks.
+fn fill(
+    f: &File,
+    path: &Path,
+    start: u64,
+    len: u64,
+    seed: u64,
+    progress: &mut dyn FnMut(&FillProgress),
+) -> Result<(), EngineError> {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ start);
+    let mut buf = vec![0u8; (FILL_CHUNK as u64).min(len.max(1)) as usize];
+    let mut report = |done: u64| {
+        progress(&FillProgress {
+            path: path.to_path_buf(),
+            done_bytes: done,
+            total_bytes: len,
+        })
+    };
+    report(0);
+    let mut done = 0u64;
+    while done < len {
+        let n = ((len - done).min(buf.len() as u64)) as usize;
+        rng.fill_bytes(&mut buf[..n]);
+        f.write_all_at(&buf[..n], start + done).map_err(|e| {
+            target_err(
+                path,
+                format!(
+                    "filling the scratch file failed at byte {}: {e}",
+                    start + done
+                ),
+            )
+        })?;
+        done += n as u64;
+        report(done);
+    }
+    Ok(())
+}
+
+/// Drops the file's pages from the page cache so the fill does not warm it.
+fn drop_cache(f: &File) {
+    // SAFETY: posix_fadvise only takes a descriptor, which stays open because `f`
+    // is borrowed; the advice affects caching, never the file's contents.
+    let _ = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+}
+
+fn open_for_io(plan: &TargetPlan, w: &Workload) -> Result<File, EngineError> {
+    let mut flags = libc::O_CLOEXEC;
+    if w.direct {
+        flags |= libc::O_DIRECT;
+    }
+    flags |= match w.sync {
+        SyncMode::None => 0,
+        SyncMode::Sync => libc::O_SYNC,
+        SyncMode::Dsync => libc::O_DSYNC,
+    };
+    if plan.kind == TargetKind::Block && w.writes() {
+        flags |= libc::O_EXCL;
+    }
+    OpenOptions::new()
+        .read(true)
+        .write(w.writes())
+        .custom_flags(flags)
+        .open(&plan.path)
+        .map_err(|e| {
+            target_err(
+                &plan.path,
+                format!("cannot open for {}: {e}", open_mode(w.writes())),
+            )
+        })
+}
+
+/// Guards against a target that shrank between planning and opening.
+fn check_size(plan: &TargetPlan, f: &File) -> Result<(), EngineError> {
+    let have = match plan.kind {
+        TargetKind::File => f.metadata().map(|m| m.len()),
+        TargetKind::Block => block_size_bytes(f),
+    }
+    .map_err(|e| target_err(&plan.path, format!("cannot read its size: {e}")))?;
+    let need = plan.data_start.saturating_add(plan.size_bytes);
+    if have < need {
+        return Err(target_err(
+            &plan.path,
+            format!(
+                "it is {} now but the plan needs {}; it changed since it was checked",
+                show(have),
+                show(need)
+            ),
+        ));
+    }
+    Ok(())
 }

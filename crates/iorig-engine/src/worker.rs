@@ -1,1 +1,345 @@
-//! (in progress)
+//! One worker: a thread that keeps up to `qd` I/Os in flight on its own engine.
+//!
+//! The loop is shared by every engine, so the null engine measures exactly the
+//! overhead the real ones carry. Per iteration it fills free slots (now, or when
+//! their scheduled time comes under a rate limit), takes one timestamp, submits
+//! and waits, takes one timestamp, and accounts every completion against it — the
+//! same batching of clock reads that fio does.
+//!
+//! Latency runs from the scheduled time under `--rate` (an I/O that waits for a
+//! free slot is late, and that lateness is the storage's doing: no coordinated
+//! omission), and from submission otherwise. Short transfers and `-EAGAIN` are
+//! resubmitted for the remainder; any other error stops this worker.
+
+use crate::data::DataFiller;
+use crate::engine::{Completion, IoEngine, IoRequest, OpKind};
+use crate::gen::{BsGen, OffsetGen, OpGen};
+use crate::run::IntervalPlan;
+use crossbeam_channel::{Receiver, Sender};
+use iorig_stats::IntervalStats;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What a worker tells the collector.
+#[derive(Debug)]
+pub(crate) enum WorkerMsg {
+    /// Statistics of interval `index` (completions whose end fell in it).
+    Interval {
+        worker: u32,
+        index: usize,
+        stats: Box<IntervalStats>,
+    },
+    /// The worker hit an I/O error and stops.
+    Error { worker: u32, message: String },
+    /// The worker has finished; it sends nothing more.
+    Done { worker: u32 },
+}
+
+/// Everything a worker needs besides its engine.
+pub(crate) struct WorkerCtx {
+    pub id: u32,
+    pub qd: u32,
+    pub offsets: OffsetGen,
+    pub sizes: BsGen,
+    pub ops: OpGen,
+    pub data: DataFiller,
+    /// Target paths, for error messages.
+    pub target_names: Arc<Vec<String>>,
+    pub start: Instant,
+    pub plan: Arc<IntervalPlan>,
+    pub stop: Arc<AtomicBool>,
+    /// Nanoseconds between this worker's scheduled I/Os; None = as fast as possible.
+    pub period_ns: Option<f64>,
+    /// First scheduled time (staggers workers under a rate limit).
+    pub phase_ns: f64,
+    pub tx: Sender<WorkerMsg>,
+    /// Interval buffers handed back by the collector for reuse.
+    pub spare: Receiver<Box<IntervalStats>>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct SlotState {
+    read: bool,
+    target: u32,
+    offset: u64,
+    len: u32,
+    done: u32,
+    sched_ns: u64,
+    submit_ns: u64,
+    /// The buffer holds read data, so a write must refresh it first.
+    stale: bool,
+    submitted: bool,
+}
+
+/// How a worker ended.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum WorkerEnd {
+    Finished,
+    Failed,
+}
+
+impl WorkerCtx {
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    fn fresh_stats(&self) -> Box<IntervalStats> {
+        match self.spare.try_recv() {
+            Ok(mut s) => {
+                s.reset();
+                s
+            }
+            Err(_) => Box::default(),
+        }
+    }
+
+    /// Runs until the plan's end, a stop request, or an error.
+    pub fn run<E: IoEngine>(mut self, mut engine: E) -> WorkerEnd {
+        let end = self.run_loop(&mut engine);
+        let _ = self.tx.send(WorkerMsg::Done { worker: self.id });
+        end
+    }
+
+    fn run_loop<E: IoEngine>(&mut self, engine: &mut E) -> WorkerEnd {
+        let qd = self.qd as usize;
+        let end_ns = self.plan.end_ns();
+        let mut slots = vec![SlotState::default(); qd];
+        let mut free: Vec<u32> = (0..self.qd).rev().collect();
+        let mut to_stamp: Vec<u32> = Vec::with_capacity(qd);
+        let mut comps: Vec<Completion> = Vec::with_capacity(qd * 2);
+        let mut inflight = 0usize;
+        let mut stats = self.fresh_stats();
+        let mut index = 0usize;
+        let mut next_boundary = self.plan.end_of(0);
+        let mut next_due = self.phase_ns;
+        let mut now = self.now_ns();
+        let mut stopping = false;
+        let mut failed = false;
+
+        // Every buffer starts with pattern data of its own.
+        for s in 0..self.qd {
+            self.data.refresh(engine.buffer_mut(s));
+        }
+
+        loop {
+            if !stopping && (now >= end_ns || self.stop.load(Ordering::Relaxed)) {
+                stopping = true;
+            }
+            // Fill free slots.
+            if !stopping {
+                while let Some(&slot) = free.last() {
+                    let sched_ns = match self.period_ns {
+                        Some(period) => {
+                            if next_due > now as f64 {
+                                break;
+                            }
+                            let due = next_due as u64;
+                            next_due += period;
+                            due
+                        }
+                        None => 0,
+                    };
+                    free.pop();
+                    let read = self.ops.next_is_read();
+                    let len = self.sizes.next();
+                    let (target, offset) = self.offsets.next(len);
+                    let st = &mut slots[slot as usize];
+                    if !read {
+                        let buf = engine.buffer_mut(slot);
+                        self.data
+                            .fill(&mut buf[..len as usize], target, offset, st.stale);
+                    }
+                    *st = SlotState {
+                        read,
+                        target,
+                        offset,
+                        len: len as u32,
+                        done: 0,
+                        sched_ns,
+                        submit_ns: 0,
+                        stale: read,
+                        submitted: false,
+                    };
+                    let req = request(slot, st);
+                    if let Err(e) = engine.queue(req) {
+                        self.report_error(&mut stats, format!("queueing I/O: {e}"));
+                        return self.finish(stats, index, WorkerEnd::Failed);
+                    }
+                    to_stamp.push(slot);
+                    inflight += 1;
+                }
+            }
+
+            if inflight == 0 {
+                if stopping {
+                    break;
+                }
+                // Rate-limited and idle: sleep until the next I/O is due (or the
+                // interval ends, so the report is not late).
+                let wake = (next_due as u64).min(next_boundary).min(end_ns);
+                if wake > now {
+                    std::thread::sleep(Duration::from_nanos(wake - now));
+                }
+                now = self.now_ns();
+                self.advance(&mut stats, &mut index, &mut next_boundary, now);
+                continue;
+            }
+
+            // Submit and wait for at least one completion, waking up in time for
+            // the next scheduled I/O or interval boundary.
+            if !to_stamp.is_empty() {
+                let t = self.now_ns();
+                for &s in &to_stamp {
+                    let st = &mut slots[s as usize];
+                    if !st.submitted {
+                        st.submitted = true;
+                        st.submit_ns = t;
+                        if self.period_ns.is_none() {
+                            st.sched_ns = t;
+                        }
+                    }
+                }
+                to_stamp.clear();
+            }
+            let mut wake = next_boundary.min(end_ns.max(now + 1));
+            if self.period_ns.is_some() && !free.is_empty() && !stopping {
+                wake = wake.min(next_due as u64);
+            }
+            let timeout = if stopping {
+                Some(Duration::from_millis(100))
+            } else {
+                Some(Duration::from_nanos(wake.saturating_sub(now).max(1_000)))
+            };
+            if let Err(e) = engine.submit_and_wait(1, timeout) {
+                self.report_error(&mut stats, format!("submitting I/O: {e}"));
+                return self.finish(stats, index, WorkerEnd::Failed);
+            }
+            comps.clear();
+            if let Err(e) = engine.reap(&mut comps) {
+                self.report_error(&mut stats, format!("reaping I/O: {e}"));
+                return self.finish(stats, index, WorkerEnd::Failed);
+            }
+            now = self.now_ns();
+            self.advance(&mut stats, &mut index, &mut next_boundary, now);
+            let counting = now < end_ns;
+
+            for c in comps.iter() {
+                let st = &mut slots[c.slot as usize];
+                if c.result == -(libc::EAGAIN as i64) || c.result == -(libc::EINTR as i64) {
+                    // Not started: submit the same remainder again.
+                    if engine.queue(request(c.slot, st)).is_err() {
+                        failed = true;
+                    }
+                    continue;
+                }
+                if c.result <= 0 {
+                    let what = if c.result == 0 {
+                        "transferred 0 bytes (end of target?)".to_string()
+                    } else {
+                        std::io::Error::from_raw_os_error((-c.result) as i32).to_string()
+                    };
+                    let message = format!(
+                        "{} of {} bytes at offset {} of {}: {}",
+                        if st.read { "read" } else { "write" },
+                        st.len,
+                        st.offset,
+                        self.target_names
+                            .get(st.target as usize)
+                            .map(String::as_str)
+                            .unwrap_or("?"),
+                        what
+                    );
+                    self.report_error(&mut stats, message);
+                    inflight -= 1;
+                    free.push(c.slot);
+                    failed = true;
+                    continue;
+                }
+                st.done += c.result as u32;
+                if st.done < st.len {
+                    // Short transfer: the rest goes out as its own request.
+                    if engine.queue(request(c.slot, st)).is_err() {
+                        failed = true;
+                    }
+                    continue;
+                }
+                inflight -= 1;
+                free.push(c.slot);
+                if counting {
+                    let op = if st.read {
+                        &mut stats.read
+                    } else {
+                        &mut stats.write
+                    };
+                    op.ops += 1;
+                    op.bytes += st.len as u64;
+                    op.lat.record(now.saturating_sub(st.sched_ns));
+                    if self.period_ns.is_some() {
+                        op.service_lat.record(now.saturating_sub(st.submit_ns));
+                    }
+                }
+            }
+            if failed {
+                // This worker stops; others carry on. In-flight I/O is drained by
+                // the engine's drop before its buffers go.
+                return self.finish(stats, index, WorkerEnd::Failed);
+            }
+        }
+        self.finish(stats, index, WorkerEnd::Finished)
+    }
+
+    /// Sends every interval that ended before `now`.
+    #[inline]
+    fn advance(
+        &mut self,
+        stats: &mut Box<IntervalStats>,
+        index: &mut usize,
+        next_boundary: &mut u64,
+        now: u64,
+    ) {
+        while now >= *next_boundary && *index < self.plan.len() {
+            let full = std::mem::replace(stats, self.fresh_stats());
+            let _ = self.tx.send(WorkerMsg::Interval {
+                worker: self.id,
+                index: *index,
+                stats: full,
+            });
+            *index += 1;
+            *next_boundary = self.plan.end_of(*index);
+        }
+    }
+
+    fn report_error(&mut self, stats: &mut IntervalStats, message: String) {
+        stats.errors += 1;
+        let _ = self.tx.send(WorkerMsg::Error {
+            worker: self.id,
+            message,
+        });
+    }
+
+    /// Sends the interval in progress (possibly partial) and ends.
+    fn finish(&mut self, stats: Box<IntervalStats>, index: usize, end: WorkerEnd) -> WorkerEnd {
+        if index < self.plan.len() {
+            let _ = self.tx.send(WorkerMsg::Interval {
+                worker: self.id,
+                index,
+                stats,
+            });
+        }
+        end
+    }
+}
+
+#[inline]
+fn request(slot: u32, st: &SlotState) -> IoRequest {
+    IoRequest {
+        slot,
+        target: st.target,
+        op: if st.read { OpKind::Read } else { OpKind::Write },
+        offset: st.offset + st.done as u64,
+        len: st.len - st.done,
+        buf_offset: st.done,
+    }
+}

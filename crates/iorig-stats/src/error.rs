@@ -11,4 +11,9 @@ pub enum StatsError {
     },
     #[error("parsing {path}: {why}")]
     Parse { path: String, why: String },
+    #[error("{call}: {source}")]
+    Sys {
+        call: &'static str,
+        source: std::io::Error,
+    },
 }

@@ -32,7 +32,13 @@ impl OpStats {
 
     /// Figures over `duration_s` seconds.
     pub fn summary(&self, duration_s: f64) -> OpSummary {
-        let per_s = |v: u64| if duration_s > 0.0 { v as f64 / duration_s } else { 0.0 };
+        let per_s = |v: u64| {
+            if duration_s > 0.0 {
+                v as f64 / duration_s
+            } else {
+                0.0
+            }
+        };
         OpSummary {
             ops: self.ops,
             bytes: self.bytes,

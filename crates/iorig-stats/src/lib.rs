@@ -12,3 +12,7 @@ pub mod sampler;
 pub use error::StatsError;
 pub use hist::{LatSummary, LatencyHistogram};
 pub use interval::{IntervalStats, OpStats, OpSummary};
+pub use sampler::{
+    cpu::{CpuSampler, CpuUsage, ProcessCpuSampler},
+    device::{device_for_path, DeviceSampler, DeviceUsage, DiskStat},
+};

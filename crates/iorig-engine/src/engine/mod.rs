@@ -18,6 +18,11 @@ pub mod null;
 pub mod psync;
 pub mod uring;
 
+pub use fault::{FaultCounts, FaultEngine, FaultRule, FaultTrigger};
+pub use null::NullEngine;
+pub use psync::PsyncEngine;
+pub use uring::UringEngine;
+
 /// Read or write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpKind {

@@ -1,0 +1,399 @@
+//! Host-wide CPU usage from `/proc/stat`, and the CPU time of this process.
+//!
+//! Host figures are shares of all CPU time of all CPUs together (every CPU
+//! busy = 100 %), the way vdbench and `iostat` report them. Process figures are
+//! percent of *one* CPU (like `top` and fio's `usr_cpu`/`sys_cpu`), so a
+//! multi-threaded process can exceed 100 %.
+
+use crate::StatsError;
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+const PROC_STAT: &str = "/proc/stat";
+
+/// CPU usage over one interval, in percent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct CpuUsage {
+    /// User time: `user + nice` (guest time is already part of these).
+    pub usr_pct: f64,
+    /// System time: `system + irq + softirq`.
+    pub sys_pct: f64,
+}
+
+/// Cumulative CPU tick counters of the `cpu` line of `/proc/stat` (all CPUs
+/// summed). Fields the kernel does not report count as 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuTimes {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+}
+
+impl CpuTimes {
+    /// Reads the current host-wide counters.
+    pub fn current() -> Result<Self, StatsError> {
+        use procfs::CurrentSI;
+        match procfs::KernelStats::current() {
+            Ok(ks) => Ok(Self::from(&ks.total)),
+            // procfs insists on lines some kernels and sandboxes leave out;
+            // the aggregate `cpu` line is all that is needed here.
+            Err(proc_err) => {
+                let text =
+                    std::fs::read_to_string(PROC_STAT).map_err(|source| StatsError::Read {
+                        path: PROC_STAT.to_owned(),
+                        source,
+                    })?;
+                Self::parse_proc_stat(&text).map_err(|e| match e {
+                    StatsError::Parse { path, why } => StatsError::Parse {
+                        path,
+                        why: format!("{why} (procfs: {proc_err})"),
+                    },
+                    other => other,
+                })
+            }
+        }
+    }
+
+    /// Parses the aggregate `cpu` line out of the text of `/proc/stat`.
+    pub fn parse_proc_stat(text: &str) -> Result<Self, StatsError> {
+        let parse_err = |why: String| StatsError::Parse {
+            path: PROC_STAT.to_owned(),
+            why,
+        };
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some("cpu"))
+            .ok_or_else(|| parse_err("no aggregate `cpu` line".to_owned()))?;
+        let mut vals = [0u64; 8];
+        let mut n = 0;
+        for (slot, field) in vals.iter_mut().zip(line.split_whitespace().skip(1)) {
+            *slot = field
+                .parse()
+                .map_err(|e| parse_err(format!("bad cpu field {field:?}: {e}")))?;
+            n += 1;
+        }
+        if n < 4 {
+            return Err(parse_err(format!(
+                "`cpu` line has {n} counters, need at least 4"
+            )));
+        }
+        let [user, nice, system, idle, iowait, irq, softirq, steal] = vals;
+        Ok(Self {
+            user,
+            nice,
+            system,
+            idle,
+            iowait,
+            irq,
+            softirq,
+            steal,
+        })
+    }
+}
+
+impl From<&procfs::CpuTime> for CpuTimes {
+    fn from(t: &procfs::CpuTime) -> Self {
+        Self {
+            user: t.user,
+            nice: t.nice,
+            system: t.system,
+            idle: t.idle,
+            iowait: t.iowait.unwrap_or(0),
+            irq: t.irq.unwrap_or(0),
+            softirq: t.softirq.unwrap_or(0),
+            steal: t.steal.unwrap_or(0),
+        }
+    }
+}
+
+/// Usage between two snapshots `a` (earlier) and `b` (later), as percent of
+/// all CPU time in between. Counters that went backwards (iowait may; CPU
+/// hot-unplug can) contribute nothing; no elapsed ticks give 0, never NaN.
+pub fn cpu_usage_between(a: &CpuTimes, b: &CpuTimes) -> CpuUsage {
+    let d = |x: u64, y: u64| y.saturating_sub(x) as f64;
+    let usr = d(a.user, b.user) + d(a.nice, b.nice);
+    let sys = d(a.system, b.system) + d(a.irq, b.irq) + d(a.softirq, b.softirq);
+    let total = usr + sys + d(a.idle, b.idle) + d(a.iowait, b.iowait) + d(a.steal, b.steal);
+    if total <= 0.0 {
+        return CpuUsage::default();
+    }
+    CpuUsage {
+        usr_pct: 100.0 * usr / total,
+        sys_pct: 100.0 * sys / total,
+    }
+}
+
+/// Samples host-wide CPU usage between successive calls.
+#[derive(Debug)]
+pub struct CpuSampler {
+    prev: CpuTimes,
+}
+
+impl CpuSampler {
+    /// Takes the first snapshot.
+    pub fn new() -> Result<Self, StatsError> {
+        Ok(Self {
+            prev: CpuTimes::current()?,
+        })
+    }
+
+    /// Usage since the previous sample (or since [`CpuSampler::new`]); the new
+    /// snapshot becomes the baseline of the next call.
+    pub fn sample(&mut self) -> Result<CpuUsage, StatsError> {
+        let now = CpuTimes::current()?;
+        let usage = cpu_usage_between(&self.prev, &now);
+        self.prev = now;
+        Ok(usage)
+    }
+}
+
+/// Cumulative CPU time of this process (all its threads).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ProcessTimes {
+    pub user: Duration,
+    pub system: Duration,
+}
+
+impl ProcessTimes {
+    /// `getrusage(RUSAGE_SELF)`: user and system time of every thread of this
+    /// process so far.
+    pub fn current() -> Result<Self, StatsError> {
+        let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: `ru` points to writable memory of the right type and size;
+        // getrusage only writes into it.
+        let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
+        if rc != 0 {
+            return Err(StatsError::Sys {
+                call: "getrusage(RUSAGE_SELF)",
+                source: std::io::Error::last_os_error(),
+            });
+        }
+        // SAFETY: zero-initialised plain C data, filled in by a successful call.
+        let ru = unsafe { ru.assume_init() };
+        Ok(Self {
+            user: timeval_to_duration(&ru.ru_utime),
+            system: timeval_to_duration(&ru.ru_stime),
+        })
+    }
+}
+
+fn timeval_to_duration(tv: &libc::timeval) -> Duration {
+    let secs = u64::try_from(tv.tv_sec).unwrap_or(0);
+    let micros = u64::try_from(tv.tv_usec).unwrap_or(0);
+    Duration::from_secs(secs).saturating_add(Duration::from_micros(micros))
+}
+
+/// CPU time used between `a` (earlier) and `b` (later) over `wall` of
+/// wall-clock time, as percent of one CPU. Zero `wall` gives 0.
+pub fn process_usage_between(a: &ProcessTimes, b: &ProcessTimes, wall: Duration) -> CpuUsage {
+    let wall_s = wall.as_secs_f64();
+    if wall_s <= 0.0 {
+        return CpuUsage::default();
+    }
+    let pct = |x: Duration, y: Duration| 100.0 * y.saturating_sub(x).as_secs_f64() / wall_s;
+    CpuUsage {
+        usr_pct: pct(a.user, b.user),
+        sys_pct: pct(a.system, b.system),
+    }
+}
+
+/// Samples the CPU time of this process between successive calls.
+#[derive(Debug)]
+pub struct ProcessCpuSampler {
+    prev: ProcessTimes,
+    prev_at: Instant,
+}
+
+impl ProcessCpuSampler {
+    /// Takes the first snapshot.
+    pub fn new() -> Result<Self, StatsError> {
+        Ok(Self {
+            prev: ProcessTimes::current()?,
+            prev_at: Instant::now(),
+        })
+    }
+
+    /// User and system CPU of this process since the previous sample (or since
+    /// [`ProcessCpuSampler::new`]), as percent of one CPU over the wall-clock
+    /// time in between.
+    pub fn sample(&mut self) -> Result<CpuUsage, StatsError> {
+        let now = ProcessTimes::current()?;
+        let at = Instant::now();
+        let usage = process_usage_between(&self.prev, &now, at.duration_since(self.prev_at));
+        self.prev = now;
+        self.prev_at = at;
+        Ok(usage)
+    }
+
+    /// The cumulative CPU time of the last snapshot.
+    pub fn last(&self) -> ProcessTimes {
+        self.prev
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn times(user: u64, nice: u64, system: u64, idle: u64) -> CpuTimes {
+        CpuTimes {
+            user,
+            nice,
+            system,
+            idle,
+            ..CpuTimes::default()
+        }
+    }
+
+    #[test]
+    fn usage_of_known_deltas() {
+        let a = CpuTimes {
+            user: 100,
+            nice: 10,
+            system: 50,
+            idle: 1000,
+            iowait: 5,
+            irq: 1,
+            softirq: 2,
+            steal: 0,
+        };
+        // +30 user, +10 nice, +15 system, +3 irq, +2 softirq, +130 idle,
+        // +10 iowait  => total 200
+        let b = CpuTimes {
+            user: 130,
+            nice: 20,
+            system: 65,
+            idle: 1130,
+            iowait: 15,
+            irq: 4,
+            softirq: 4,
+            steal: 0,
+        };
+        let u = cpu_usage_between(&a, &b);
+        assert_eq!(u.usr_pct, 20.0);
+        assert_eq!(u.sys_pct, 10.0);
+    }
+
+    #[test]
+    fn steal_counts_as_elapsed_time() {
+        let a = CpuTimes::default();
+        let b = CpuTimes {
+            user: 25,
+            steal: 25,
+            idle: 50,
+            ..CpuTimes::default()
+        };
+        let u = cpu_usage_between(&a, &b);
+        assert_eq!(u.usr_pct, 25.0);
+        assert_eq!(u.sys_pct, 0.0);
+    }
+
+    #[test]
+    fn zero_delta_is_zero_not_nan() {
+        let a = times(5, 0, 5, 90);
+        let u = cpu_usage_between(&a, &a);
+        assert_eq!(u, CpuUsage::default());
+        assert!(!u.usr_pct.is_nan() && !u.sys_pct.is_nan());
+    }
+
+    #[test]
+    fn backwards_counters_do_not_underflow() {
+        let a = CpuTimes {
+            iowait: 100,
+            ..times(10, 0, 10, 100)
+        };
+        let b = CpuTimes {
+            iowait: 50, // iowait may go down
+            ..times(20, 0, 10, 190)
+        };
+        let u = cpu_usage_between(&a, &b);
+        assert_eq!(u.usr_pct, 10.0);
+        assert_eq!(u.sys_pct, 0.0);
+        // Everything backwards: nothing elapsed.
+        assert_eq!(cpu_usage_between(&b, &a), CpuUsage::default());
+    }
+
+    #[test]
+    fn parses_proc_stat_text() {
+        let text = "cpu  7981 3 3350 139444 813 7 39 28 0 0\n\
+                    cpu0 3333 0 1259 71193 61 0 5 14 0 0\n\
+                    intr 1 2 3\nctxt 99\n";
+        let t = CpuTimes::parse_proc_stat(text).expect("parse");
+        assert_eq!(
+            t,
+            CpuTimes {
+                user: 7981,
+                nice: 3,
+                system: 3350,
+                idle: 139444,
+                iowait: 813,
+                irq: 7,
+                softirq: 39,
+                steal: 28,
+            }
+        );
+        // Old kernels: only four counters.
+        let old = CpuTimes::parse_proc_stat("cpu 1 2 3 4\n").expect("parse");
+        assert_eq!(old, times(1, 2, 3, 4));
+        assert!(CpuTimes::parse_proc_stat("cpu 1 2 3\n").is_err());
+        assert!(CpuTimes::parse_proc_stat("cpu0 1 2 3 4\n").is_err());
+        assert!(CpuTimes::parse_proc_stat("cpu 1 x 3 4\n").is_err());
+    }
+
+    #[test]
+    fn host_sampler_reads_proc_stat() {
+        let mut s = CpuSampler::new().expect("CpuSampler::new");
+        // Burn a little CPU so the interval is not empty.
+        let mut x = 0u64;
+        let until = Instant::now() + Duration::from_millis(30);
+        while Instant::now() < until {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        }
+        let u = s.sample().expect("sample");
+        assert!((0.0..=100.0).contains(&u.usr_pct), "{u:?}");
+        assert!((0.0..=100.0).contains(&u.sys_pct), "{u:?}");
+        assert!(u.usr_pct + u.sys_pct <= 100.0 + 1e-9, "{u:?}");
+    }
+
+    #[test]
+    fn process_usage_math() {
+        let a = ProcessTimes {
+            user: Duration::from_millis(100),
+            system: Duration::from_millis(50),
+        };
+        let b = ProcessTimes {
+            user: Duration::from_millis(1600),
+            system: Duration::from_millis(300),
+        };
+        let u = process_usage_between(&a, &b, Duration::from_secs(1));
+        assert!((u.usr_pct - 150.0).abs() < 1e-9, "{u:?}");
+        assert!((u.sys_pct - 25.0).abs() < 1e-9, "{u:?}");
+        assert_eq!(
+            process_usage_between(&a, &b, Duration::ZERO),
+            CpuUsage::default()
+        );
+        assert_eq!(
+            process_usage_between(&b, &a, Duration::from_secs(1)),
+            CpuUsage::default()
+        );
+    }
+
+    #[test]
+    fn process_sampler_sees_own_cpu() {
+        let mut s = ProcessCpuSampler::new().expect("ProcessCpuSampler::new");
+        let start = s.last();
+        let mut x = 0u64;
+        let until = Instant::now() + Duration::from_millis(100);
+        while Instant::now() < until {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        }
+        let u = s.sample().expect("sample");
+        assert!(u.usr_pct + u.sys_pct > 0.0, "{u:?}");
+        assert!(s.last().user >= start.user);
+    }
+}

@@ -1,0 +1,139 @@
+//! The one place that prints. Human-readable text goes to stdout, or to stderr
+//! when stdout carries JSON (`--json -`); errors and notices go to stderr.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod csv;
+pub mod json;
+pub mod table;
+
+use crate::exit;
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+/// Prints a clap error as one line (help and version print in full).
+pub fn clap_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            ExitCode::from(if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                exit::USAGE
+            } else {
+                exit::OK
+            })
+        }
+        _ => {
+            let text = e.render().to_string();
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("bad command line")
+                .trim_start_matches("error: ")
+                .to_string();
+            eprintln!("iorig: {first} (see iorig --help)");
+            ExitCode::from(exit::USAGE)
+        }
+    }
+}
+
+/// One error line on stderr.
+pub fn error_line(message: &str) {
+    eprintln!("iorig: {message}");
+}
+
+/// Where human-readable output goes for one command.
+pub struct Printer {
+    to_stderr: bool,
+    pub quiet: bool,
+    live: Option<indicatif::ProgressBar>,
+}
+
+impl Printer {
+    pub fn new(to_stderr: bool, quiet: bool) -> Self {
+        Printer {
+            to_stderr,
+            quiet,
+            live: None,
+        }
+    }
+
+    /// Whether a live status line makes sense (a terminal, not quiet).
+    pub fn is_terminal(&self) -> bool {
+        std::io::stderr().is_terminal()
+    }
+
+    /// A line of the report (table rows, summary).
+    pub fn line(&self, text: &str) {
+        match &self.live {
+            Some(pb) if !pb.is_finished() => pb.println(text),
+            _ => {
+                if self.to_stderr {
+                    eprintln!("{text}");
+                } else {
+                    println!("{text}");
+                    let _ = std::io::stdout().flush();
+                }
+            }
+        }
+    }
+
+    /// A notice for the user (stderr), shown even when quiet.
+    pub fn notice(&self, text: &str) {
+        match &self.live {
+            Some(pb) if !pb.is_finished() => pb.suspend(|| eprintln!("iorig: {text}")),
+            _ => eprintln!("iorig: {text}"),
+        }
+    }
+
+    /// Starts the live status line on stderr (terminal only).
+    pub fn start_live(&mut self) {
+        if self.quiet || !self.is_terminal() {
+            return;
+        }
+        let pb = indicatif::ProgressBar::new_spinner();
+        pb.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{msg}") {
+            pb.set_style(style);
+        }
+        self.live = Some(pb);
+    }
+
+    pub fn set_live(&self, text: String) {
+        if let Some(pb) = &self.live {
+            pb.set_message(text);
+        }
+    }
+
+    pub fn end_live(&mut self) {
+        if let Some(pb) = self.live.take() {
+            pb.finish_and_clear();
+        }
+    }
+
+    /// A progress bar for filling a scratch file (terminal only).
+    pub fn fill_bar(&self, path: &str, total_bytes: u64) -> Option<indicatif::ProgressBar> {
+        if !self.is_terminal() {
+            self.notice(&format!(
+                "creating {path} ({}) filled with random data",
+                table::human_bytes(total_bytes)
+            ));
+            return None;
+        }
+        let pb = indicatif::ProgressBar::new(total_bytes);
+        pb.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "creating {prefix}: [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        ) {
+            pb.set_style(style.progress_chars("=> "));
+        }
+        pb.set_prefix(path.to_string());
+        Some(pb)
+    }
+
+    /// Writes JSON to stdout (for `--json -`).
+    pub fn json_stdout(&self, text: &str) {
+        println!("{text}");
+    }
+}

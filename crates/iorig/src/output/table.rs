@@ -1,0 +1,120 @@
+//! The vdbench-style interval table and the summary block.
+
+use iorig_engine::run::IntervalSample;
+use iorig_stats::{CpuUsage, IntervalStats};
+
+pub fn human_bytes(b: u64) -> String {
+    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i < U.len() - 1 {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", U[i])
+    }
+}
+
+fn ms(ns: u64) -> f64 {
+    ns as f64 / 1e6
+}
+
+pub const HEADER: [&str; 2] = [
+    "    time  interval       IOPS     MB/s  bytes/io  read%   mean ms    max ms stddev ms    p99 ms  cpu%  cpu%",
+    "                                                                                                   u+s   sys",
+];
+
+/// One row: `label` is the interval number or "avg".
+pub fn row(clock: &str, label: &str, stats: &IntervalStats, duration_s: f64, cpu: CpuUsage) -> String {
+    let total = stats.total();
+    let ops = total.ops;
+    let iops = if duration_s > 0.0 { ops as f64 / duration_s } else { 0.0 };
+    let mbs = if duration_s > 0.0 {
+        total.bytes as f64 / duration_s / 1e6
+    } else {
+        0.0
+    };
+    let bytes_io = if ops > 0 { total.bytes / ops } else { 0 };
+    let read_pct = if ops > 0 {
+        stats.read.ops as f64 * 100.0 / ops as f64
+    } else {
+        0.0
+    };
+    let lat = total.lat.summary();
+    format!(
+        "{clock:>8} {label:>9} {iops:>10.1} {mbs:>8.2} {bytes_io:>9} {read_pct:>6.1} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>5.1} {:>5.1}",
+        ms(lat.mean),
+        ms(lat.max),
+        ms(lat.stddev),
+        ms(lat.p99),
+        cpu.usr_pct + cpu.sys_pct,
+        cpu.sys_pct
+    )
+}
+
+pub fn interval_row(sample: &IntervalSample, clock: &str) -> String {
+    let label = if sample.warmup {
+        format!("w{}", sample.index + 1)
+    } else {
+        format!("{}", sample.index + 1)
+    };
+    row(clock, &label, &sample.stats, sample.duration_s, sample.cpu)
+}
+
+/// The live status line.
+pub fn live_line(sample: &IntervalSample, total_s: f64) -> String {
+    let t = sample.stats.total();
+    let lat = t.lat.summary();
+    format!(
+        "[{:>6.1}s/{:.0}s]{} IOPS {:>10.0}  MB/s {:>8.1}  mean {:.3} ms  p99 {:.3} ms",
+        sample.t_s,
+        total_s,
+        if sample.warmup { " warmup" } else { "" },
+        t.ops as f64 / sample.duration_s.max(1e-9),
+        t.bytes as f64 / sample.duration_s.max(1e-9) / 1e6,
+        ms(lat.mean),
+        ms(lat.p99)
+    )
+}
+
+/// The summary block: per op, from merged histograms.
+pub fn summary_lines(stats: &IntervalStats, duration_s: f64, cpu: CpuUsage, errors: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    out.push(format!(
+        "summary over {duration_s:.1}s measured: cpu usr {:.1}% sys {:.1}%, errors {errors}",
+        cpu.usr_pct, cpu.sys_pct
+    ));
+    let total = stats.total();
+    for (name, op) in [("read", &stats.read), ("write", &stats.write), ("total", &total)] {
+        if op.ops == 0 && name != "total" {
+            continue;
+        }
+        let s = op.summary(duration_s);
+        let l = s.lat_ns;
+        out.push(format!(
+            "  {name:<5} IOPS {:>10.1}  MB/s {:>8.2}  lat ms: mean {:.3} p50 {:.3} p90 {:.3} p99 {:.3} p99.9 {:.3} p99.99 {:.3} max {:.3}",
+            s.iops,
+            s.bw_bytes_per_s / 1e6,
+            ms(l.mean),
+            ms(l.p50),
+            ms(l.p90),
+            ms(l.p99),
+            ms(l.p99_9),
+            ms(l.p99_99),
+            ms(l.max)
+        ));
+        if let Some(sv) = s.service_lat_ns {
+            out.push(format!(
+                "        service (from submission) ms: mean {:.3} p50 {:.3} p99 {:.3} max {:.3}",
+                ms(sv.mean),
+                ms(sv.p50),
+                ms(sv.p99),
+                ms(sv.max)
+            ));
+        }
+    }
+    out
+}
