@@ -255,7 +255,10 @@ pub struct IntervalSample {
 pub enum RunEvent {
     Interval(IntervalSample),
     /// A worker stopped on an I/O error.
-    WorkerError { worker: u32, message: String },
+    WorkerError {
+        worker: u32,
+        message: String,
+    },
 }
 
 /// The end of a run.
@@ -285,8 +288,18 @@ pub fn execute(
     let plan = Arc::new(IntervalPlan::new(w.warmup, w.time, w.interval));
     let workers = w.threads;
     let slot_bytes = w.bs.max_bytes() as usize;
-    let fds: Vec<i32> = prepared.targets.iter().map(|t| t.file.as_raw_fd()).collect();
-    let names = Arc::new(prepared.info.iter().map(|t| t.path.clone()).collect::<Vec<_>>());
+    let fds: Vec<i32> = prepared
+        .targets
+        .iter()
+        .map(|t| t.file.as_raw_fd())
+        .collect();
+    let names = Arc::new(
+        prepared
+            .info
+            .iter()
+            .map(|t| t.path.clone())
+            .collect::<Vec<_>>(),
+    );
     let period_ns = match w.rate {
         Rate::Max => None,
         Rate::Iops(r) => Some(1e9 * workers as f64 / r),
@@ -435,7 +448,11 @@ fn collect(
     let mut done = vec![false; workers];
     let mut pending: Vec<Option<Pending>> = (0..plan.len()).map(|_| None).collect();
     let mut cpu = CpuSampler::new().ok();
-    let devices: Vec<String> = prepared.info.iter().filter_map(|t| t.device.clone()).collect();
+    let devices: Vec<String> = prepared
+        .info
+        .iter()
+        .filter_map(|t| t.device.clone())
+        .collect();
     let mut dev = DeviceSampler::new(&devices);
     let mut summary = IntervalStats::default();
     let mut measured_s = 0.0;
@@ -448,10 +465,10 @@ fn collect(
     let mut last_sample_ns = 0u64;
 
     let handle = |msg: WorkerMsg,
-                      pending: &mut Vec<Option<Pending>>,
-                      reported_upto: &mut Vec<usize>,
-                      done: &mut Vec<bool>,
-                      error_messages: &mut Vec<String>| match msg {
+                  pending: &mut Vec<Option<Pending>>,
+                  reported_upto: &mut Vec<usize>,
+                  done: &mut Vec<bool>,
+                  error_messages: &mut Vec<String>| match msg {
         WorkerMsg::Interval {
             worker,
             index,
@@ -488,7 +505,13 @@ fn collect(
             }
             let wait = (boundary - now).min(Duration::from_millis(20));
             match rx.recv_timeout(wait) {
-                Ok(msg) => handle(msg, &mut pending, &mut reported_upto, &mut done, &mut error_messages),
+                Ok(msg) => handle(
+                    msg,
+                    &mut pending,
+                    &mut reported_upto,
+                    &mut done,
+                    &mut error_messages,
+                ),
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => {
                     if done.iter().all(|d| *d) {
@@ -504,8 +527,15 @@ fn collect(
         };
         let elapsed = Duration::from_nanos(end_ns.saturating_sub(last_sample_ns));
         last_sample_ns = end_ns;
-        let cpu_usage = cpu.as_mut().and_then(|c| c.sample().ok()).unwrap_or_default();
-        let dev_usage = if dev.is_empty() { None } else { dev.sample(elapsed) };
+        let cpu_usage = cpu
+            .as_mut()
+            .and_then(|c| c.sample().ok())
+            .unwrap_or_default();
+        let dev_usage = if dev.is_empty() {
+            None
+        } else {
+            dev.sample(elapsed)
+        };
 
         // Gather every worker's part of interval k. Workers wake at boundaries,
         // so this is quick unless a synchronous I/O is stuck in the kernel.
@@ -517,7 +547,13 @@ fn collect(
                 break;
             }
             match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(msg) => handle(msg, &mut pending, &mut reported_upto, &mut done, &mut error_messages),
+                Ok(msg) => handle(
+                    msg,
+                    &mut pending,
+                    &mut reported_upto,
+                    &mut done,
+                    &mut error_messages,
+                ),
                 Err(RecvTimeoutError::Timeout) => {
                     if stop.load(Ordering::Relaxed) && stopped_at.is_none() && waited > grace {
                         break;
@@ -556,7 +592,13 @@ fn collect(
         if let WorkerMsg::Interval { stats, .. } = &msg {
             errors += stats.errors;
         }
-        handle(msg, &mut pending, &mut reported_upto, &mut done, &mut error_messages);
+        handle(
+            msg,
+            &mut pending,
+            &mut reported_upto,
+            &mut done,
+            &mut error_messages,
+        );
     }
     if errors < error_messages.len() as u64 {
         errors = error_messages.len() as u64;

@@ -298,9 +298,11 @@ fn plan_new_file(path: &Path, w: &Workload) -> Result<(TargetPlan, Identity), En
                 "cannot create {p}: {d} is not a directory; choose another --target"
             )))
         }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(usage(format!(
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(usage(format!(
             "cannot create {p}: directory {d} does not exist; create it or choose another --target"
-        ))),
+        )))
+        }
         Err(e) => {
             return Err(usage(format!(
                 "cannot create {p}: cannot look at directory {d}: {e}; choose another --target"
@@ -405,7 +407,14 @@ fn free_bytes(dir: &Path) -> Option<u64> {
     }
     // SAFETY: statvfs returned 0, so it initialised the whole struct.
     let st = unsafe { st.assume_init() };
-    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+    if st.f_blocks == 0 {
+        // ramfs and some pseudo filesystems report no size and no limit.
+        return None;
+    }
+    // The field types are u32 on some 32-bit targets.
+    #[allow(clippy::unnecessary_cast)]
+    let (avail, frsize) = (st.f_bavail as u64, st.f_frsize as u64);
+    Some(avail.saturating_mul(frsize))
 }
 
 fn open_mode(write: bool) -> &'static str {
@@ -1267,4 +1276,273 @@ fn check_size(plan: &TargetPlan, f: &File) -> Result<(), EngineError> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iorig_spec::{OneOrMany, StrOrNum, WorkloadFile};
+
+    fn workload(targets: &[&Path], f: WorkloadFile) -> Workload {
+        WorkloadFile {
+            target: Some(OneOrMany::Many(
+                targets.iter().map(|t| t.display().to_string()).collect(),
+            )),
+            ..f
+        }
+        .resolve(1)
+        .unwrap()
+    }
+
+    fn plan(size: u64, data_start: u64) -> TargetPlan {
+        TargetPlan {
+            path: PathBuf::from("t"),
+            kind: TargetKind::File,
+            exists: true,
+            size_bytes: size,
+            data_start,
+            device: None,
+            resize_to: None,
+        }
+    }
+
+    fn usage_text(e: EngineError) -> String {
+        match e {
+            EngineError::Usage(m) => m,
+            other => panic!("expected a usage error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn header_round_trip() {
+        let h = FileHeader::new(123 << 20);
+        let block = h.encode();
+        assert_eq!(block.len(), 4096);
+        assert_eq!(&block[..14], FILE_MAGIC);
+        assert_eq!(FileHeader::decode(&block), Some(h));
+        assert_eq!(FileHeader::decode(&[0u8; 4096]), None);
+        assert_eq!(FileHeader::decode(b"IORIG"), None);
+    }
+
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    #[test]
+    fn ioctl_numbers_match_linux_fs_h() {
+        assert_eq!(BLKGETSIZE64, 0x8008_1272u32 as libc::Ioctl);
+        assert_eq!(BLKROGET, 0x125eu32 as libc::Ioctl);
+    }
+
+    #[test]
+    fn usable_range_aligns_inward() {
+        let w = workload(&[Path::new("t")], WorkloadFile::default());
+        assert_eq!(
+            usable_range(&plan(1 << 30, FILE_HEADER_BYTES), &w),
+            (1 << 20, 1 << 30)
+        );
+        // A device whose size is not a multiple of bs: the tail is dropped.
+        assert_eq!(usable_range(&plan(10_000, 0), &w), (0, 8192));
+        let w = workload(
+            &[Path::new("t")],
+            WorkloadFile {
+                range: Some("10%-60%".into()),
+                bs: Some(StrOrNum::Str("64k".into())),
+                ..Default::default()
+            },
+        );
+        let (start, len) = usable_range(&plan(1 << 30, FILE_HEADER_BYTES), &w);
+        assert_eq!(start % 65536, 0);
+        assert_eq!(len % 65536, 0);
+        assert!(start >= (1 << 20) + (1u64 << 30) / 10);
+        assert!(start + len <= (1 << 20) + (1u64 << 30) * 6 / 10);
+        assert!(len > (1u64 << 30) / 2 - 2 * 65536);
+        // Nothing fits: length 0, never an underflow.
+        assert_eq!(usable_range(&plan(1000, 0), &w).1, 0);
+    }
+
+    #[test]
+    fn signatures_are_named() {
+        let size = 64u64 << 20;
+        let zero_head = vec![0u8; 1 << 20];
+        let zero_tail = vec![0u8; 1 << 20];
+        assert!(detect_signatures(&zero_head, &zero_tail, size).is_empty());
+        let with = |at: usize, bytes: &[u8]| {
+            let mut h = zero_head.clone();
+            h[at..at + bytes.len()].copy_from_slice(bytes);
+            detect_signatures(&h, &zero_tail, size)
+        };
+        assert_eq!(with(1080, &[0x53, 0xEF]), vec!["an ext2 filesystem"]);
+        let mut ext4 = zero_head.clone();
+        ext4[1080..1082].copy_from_slice(&[0x53, 0xEF]);
+        ext4[1024 + 0x60] = 0x40; // extents
+        assert_eq!(
+            detect_signatures(&ext4, &zero_tail, size),
+            vec!["an ext4 filesystem"]
+        );
+        let mut ext3 = zero_head.clone();
+        ext3[1080..1082].copy_from_slice(&[0x53, 0xEF]);
+        ext3[1024 + 0x5C] = 0x4; // has_journal
+        assert_eq!(
+            detect_signatures(&ext3, &zero_tail, size),
+            vec!["an ext3 filesystem"]
+        );
+        assert_eq!(with(0, b"XFSB"), vec!["an XFS filesystem"]);
+        assert_eq!(with(65600, b"_BHRfS_M"), vec!["a btrfs filesystem"]);
+        assert_eq!(with(4086, b"SWAPSPACE2"), vec!["a swap area"]);
+        assert_eq!(with(4086, b"SWAP-SPACE"), vec!["a swap area"]);
+        assert_eq!(with(0, b"LUKS\xba\xbe"), vec!["a LUKS encrypted volume"]);
+        assert_eq!(with(512, b"LABELONE"), vec!["an LVM2 physical volume"]);
+        assert_eq!(
+            with(4096, &0xa92b_4efcu32.to_le_bytes()),
+            vec!["an MD RAID member"]
+        );
+        assert_eq!(with(512, b"EFI PART"), vec!["a GPT partition table"]);
+        assert_eq!(with(3, b"NTFS    "), vec!["an NTFS filesystem"]);
+        assert_eq!(with(32769, b"CD001"), vec!["an ISO 9660 filesystem"]);
+        assert_eq!(
+            with(128 << 10, &0x00ba_b10cu64.to_le_bytes()),
+            vec!["a ZFS pool member"]
+        );
+        // A boot signature alone is not a partition table; with an entry it is.
+        assert!(with(510, &[0x55, 0xAA]).is_empty());
+        let mut mbr = zero_head.clone();
+        mbr[510..512].copy_from_slice(&[0x55, 0xAA]);
+        mbr[446 + 4] = 0x83;
+        assert_eq!(
+            detect_signatures(&mbr, &zero_tail, size),
+            vec!["an MBR partition table"]
+        );
+        let mut fat = zero_head.clone();
+        fat[510..512].copy_from_slice(&[0x55, 0xAA]);
+        fat[82..90].copy_from_slice(b"FAT32   ");
+        fat[446 + 4] = 0x0c;
+        assert_eq!(
+            detect_signatures(&fat, &zero_tail, size),
+            vec!["a FAT filesystem"]
+        );
+        // A GPT's protective MBR is reported as the GPT only.
+        let mut gpt = mbr.clone();
+        gpt[446 + 4] = 0xee;
+        gpt[512..520].copy_from_slice(b"EFI PART");
+        assert_eq!(
+            detect_signatures(&gpt, &zero_tail, size),
+            vec!["a GPT partition table"]
+        );
+
+        // Signatures at the end: backup GPT, MD 1.0 and 0.90 superblocks.
+        let tail_with = |abs: u64, bytes: &[u8]| {
+            let mut t = zero_tail.clone();
+            let i = (abs - (size - t.len() as u64)) as usize;
+            t[i..i + bytes.len()].copy_from_slice(bytes);
+            detect_signatures(&zero_head, &t, size)
+        };
+        assert_eq!(
+            tail_with(size - 512, b"EFI PART"),
+            vec!["a GPT partition table"]
+        );
+        let md = 0xa92b_4efcu32.to_le_bytes();
+        assert_eq!(tail_with(size - 8192, &md), vec!["an MD RAID member"]);
+        assert_eq!(tail_with(size - 65536, &md), vec!["an MD RAID member"]);
+    }
+
+    #[test]
+    fn tiny_devices_do_not_panic() {
+        for size in [0u64, 1, 511, 4096, 70_000] {
+            let head = vec![0u8; size as usize];
+            assert!(detect_signatures(&head, &head, size).is_empty());
+        }
+    }
+
+    #[test]
+    fn mountinfo_parsing() {
+        let text = "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n\
+                    40 27 7:3 / /mnt/my\\040disk rw - ext4 /dev/loop3 rw\n\
+                    41 27 0:45 / /data rw - btrfs /dev/loop5 rw\n";
+        let m = parse_mountinfo(text);
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[1].mount_point, "/mnt/my disk");
+        assert_eq!(
+            mounted_at(&m, "loop3", Some((7, 3))),
+            Some("/mnt/my disk".into())
+        );
+        // btrfs shows an anonymous device number; the source names the device.
+        assert_eq!(mounted_at(&m, "loop5", Some((7, 5))), Some("/data".into()));
+        assert_eq!(mounted_at(&m, "loop4", Some((7, 4))), None);
+    }
+
+    #[test]
+    fn iorig_file_is_resized_when_size_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.dat");
+        let wf = |size: &str| WorkloadFile {
+            size: Some(StrOrNum::Str(size.into())),
+            read: Some(StrOrNum::Int(0)),
+            buffered: Some(true),
+            ..Default::default()
+        };
+        let w = workload(&[&path], wf("2m"));
+        let plans = plan_targets(&w, false).unwrap();
+        open_targets(&plans, &w, &mut |_| {}).unwrap();
+        let original = fs::read(&path).unwrap();
+
+        let w = workload(&[&path], wf("3m"));
+        let plans = plan_targets(&w, false).unwrap();
+        assert_eq!(
+            (plans[0].size_bytes, plans[0].resize_to),
+            (3 << 20, Some(3 << 20))
+        );
+        assert_eq!(fs::read(&path).unwrap(), original, "planning wrote");
+        open_targets(&plans, &w, &mut |_| {}).unwrap();
+        let grown = fs::read(&path).unwrap();
+        assert_eq!(grown.len() as u64, FILE_HEADER_BYTES + (3 << 20));
+        assert_eq!(grown[..original.len()], original[..]);
+        assert!(grown[original.len()..]
+            .chunks(4096)
+            .all(|c| c.iter().any(|&b| b != 0)));
+
+        let w = workload(&[&path], wf("1m"));
+        let plans = plan_targets(&w, false).unwrap();
+        open_targets(&plans, &w, &mut |_| {}).unwrap();
+        assert_eq!(
+            fs::metadata(&path).unwrap().len(),
+            FILE_HEADER_BYTES + (1 << 20)
+        );
+        assert!(FileHeader::decode(&fs::read(&path).unwrap()[..4096]).is_some());
+    }
+
+    #[test]
+    fn same_target_twice_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.dat");
+        let other = dir.path().join(".").join("s.dat");
+        let w = workload(&[&path, &other], WorkloadFile::default());
+        let msg = usage_text(plan_targets(&w, false).unwrap_err());
+        assert!(msg.contains("twice"), "{msg}");
+    }
+
+    #[test]
+    fn directory_and_char_device_targets_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = workload(&[dir.path()], WorkloadFile::default());
+        let msg = usage_text(plan_targets(&w, false).unwrap_err());
+        assert!(msg.contains("is a directory"), "{msg}");
+        let w = workload(&[Path::new("/dev/null")], WorkloadFile::default());
+        let msg = usage_text(plan_targets(&w, false).unwrap_err());
+        assert!(msg.contains("character device"), "{msg}");
+    }
+
+    #[test]
+    fn file_device_is_found_through_sysfs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.dat");
+        let w = workload(&[&path], WorkloadFile::default());
+        let plans = plan_targets(&w, false).unwrap();
+        let dev = fs::metadata(dir.path()).unwrap().dev();
+        let sys = format!("/sys/dev/block/{}:{}", dev_major(dev), dev_minor(dev));
+        if Path::new(&sys).exists() {
+            assert!(plans[0].device.is_some());
+        } else {
+            assert_eq!(plans[0].device, None);
+        }
+        assert_eq!(dev_major(libc::makedev(259, 3)), 259);
+        assert_eq!(dev_minor(libc::makedev(259, 300)), 300);
+    }
 }

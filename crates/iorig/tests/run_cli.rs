@@ -1,0 +1,386 @@
+//! Protects the `iorig run` contract end to end: the real binary on temp files
+//! with every engine writes the documented JSON (schema iorig.result/1), keeps
+//! its numbers consistent (percentiles monotone, read + write = total), paces
+//! `--rate`, rejects bad input with exit 2 without touching the target, and keeps
+//! completed intervals when I/O fails or the run is interrupted.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn iorig() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_iorig"))
+}
+
+fn run_ok(args: &[&str], dir: &Path) -> Value {
+    let out = iorig().args(args).args(["--json", "-"]).current_dir(dir).output().unwrap();
+    assert!(
+        out.status.success(),
+        "iorig {args:?} failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON alone")
+}
+
+fn lat_fields() -> [&'static str; 9] {
+    ["min", "mean", "stddev", "max", "p50", "p90", "p99", "p99_9", "p99_99"]
+}
+
+/// Checks one `{ops, bytes, iops, bw_bytes_per_s, lat_ns}` object.
+fn check_op(v: &Value, what: &str) {
+    for k in ["ops", "bytes"] {
+        assert!(v[k].is_u64(), "{what}.{k} missing: {v}");
+    }
+    for k in ["iops", "bw_bytes_per_s"] {
+        assert!(v[k].is_f64(), "{what}.{k} missing: {v}");
+    }
+    let lat = &v["lat_ns"];
+    for k in lat_fields() {
+        assert!(lat[k].is_u64(), "{what}.lat_ns.{k} missing: {lat}");
+    }
+    if v["ops"].as_u64().unwrap() > 0 {
+        let p: Vec<u64> = ["min", "p50", "p90", "p99", "p99_9", "p99_99", "max"]
+            .iter()
+            .map(|k| lat[*k].as_u64().unwrap())
+            .collect();
+        assert!(p.windows(2).all(|w| w[0] <= w[1]), "{what} percentiles not monotone: {p:?}");
+        let mean = lat["mean"].as_u64().unwrap();
+        assert!(p[0] <= mean && mean <= p[6], "{what} mean outside min..max");
+    }
+}
+
+fn check_doc(doc: &Value) {
+    assert_eq!(doc["schema"], "iorig.result/1");
+    assert_eq!(doc["tool"]["name"], "iorig");
+    assert!(doc["tool"]["version"].is_string());
+    for k in ["id", "started", "host"] {
+        assert!(doc["run"][k].is_string(), "run.{k}");
+    }
+    assert!(doc["run"]["labels"].is_object());
+    assert!(doc["workload"].is_object());
+    for t in doc["targets"].as_array().unwrap() {
+        assert!(t["path"].is_string() && t["kind"].is_string() && t["size_bytes"].is_u64());
+    }
+    let intervals = doc["intervals"].as_array().unwrap();
+    assert!(!intervals.is_empty());
+    for i in intervals {
+        assert!(i["t_s"].is_f64() && i["warmup"].is_boolean());
+        for op in ["read", "write", "total"] {
+            check_op(&i[op], op);
+        }
+        assert!(i["cpu"]["usr_pct"].is_f64() && i["cpu"]["sys_pct"].is_f64());
+        assert_eq!(
+            i["read"]["ops"].as_u64().unwrap() + i["write"]["ops"].as_u64().unwrap(),
+            i["total"]["ops"].as_u64().unwrap()
+        );
+    }
+    let s = &doc["summary"];
+    assert!(s["duration_s"].is_f64());
+    for op in ["read", "write", "total"] {
+        check_op(&s[op], op);
+    }
+    assert!(s["errors"].is_u64());
+    assert_eq!(
+        s["read"]["ops"].as_u64().unwrap() + s["write"]["ops"].as_u64().unwrap(),
+        s["total"]["ops"].as_u64().unwrap()
+    );
+    // The summary is the measured intervals, exactly.
+    let sum: u64 = intervals
+        .iter()
+        .filter(|i| !i["warmup"].as_bool().unwrap())
+        .map(|i| i["total"]["ops"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, s["total"]["ops"].as_u64().unwrap());
+}
+
+fn checksum(path: &Path) -> u64 {
+    // FNV-1a over the whole file: enough to see a single changed byte.
+    let data = std::fs::read(path).unwrap();
+    data.iter().fold(0xcbf29ce484222325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100000001b3))
+}
+
+fn tmp() -> tempfile::TempDir {
+    // Under the build directory: on the root filesystem, which supports O_DIRECT.
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    tempfile::tempdir_in(base).unwrap()
+}
+
+#[test]
+fn null_engine_json_shape_and_no_target_created() {
+    let dir = tmp();
+    let doc = run_ok(
+        &["run", "--engine", "null", "--time", "1s", "--interval", "250ms", "--read", "70", "--qd", "8", "--warmup", "250ms"],
+        dir.path(),
+    );
+    check_doc(&doc);
+    assert!(doc["intervals"][0]["warmup"].as_bool().unwrap());
+    assert!(doc["summary"]["write"]["ops"].as_u64().unwrap() > 0);
+    assert!(!dir.path().join("iorig-scratch.dat").exists(), "null engine must not create a target");
+}
+
+#[test]
+fn io_uring_and_psync_on_a_temp_file() {
+    let dir = tmp();
+    let target = dir.path().join("t.dat");
+    let t = target.to_str().unwrap();
+    for engine in ["io_uring", "psync"] {
+        let doc = run_ok(
+            &["run", "--target", t, "--size", "16m", "--engine", engine, "--time", "1s", "--read", "50", "--bs", "4k:50,8k:50", "--interval", "500ms"],
+            dir.path(),
+        );
+        check_doc(&doc);
+        assert_eq!(doc["targets"][0]["kind"], "file");
+        assert_eq!(doc["targets"][0]["size_bytes"], 16 << 20);
+        let total = &doc["summary"]["total"];
+        assert!(total["ops"].as_u64().unwrap() > 100, "{engine}: {total}");
+        // Mixed 4k/8k: bytes per I/O lies between.
+        let bpio = total["bytes"].as_u64().unwrap() as f64 / total["ops"].as_u64().unwrap() as f64;
+        assert!((4096.0..=8192.0).contains(&bpio));
+    }
+    // The file was created once at 1 MiB header + 16 MiB, and reused.
+    assert_eq!(std::fs::metadata(&target).unwrap().len(), (1 << 20) + (16 << 20));
+}
+
+#[test]
+fn rate_2000_is_met_within_5_percent() {
+    let dir = tmp();
+    let target = dir.path().join("r.dat");
+    let doc = run_ok(
+        &["run", "--target", target.to_str().unwrap(), "--size", "16m", "--time", "3s", "--rate", "2000", "--qd", "4"],
+        dir.path(),
+    );
+    check_doc(&doc);
+    let iops = doc["summary"]["total"]["iops"].as_f64().unwrap();
+    assert!((iops - 2000.0).abs() <= 100.0, "rate 2000 gave {iops}");
+    // Service latency is reported beside latency under a rate limit, and the
+    // latency from the schedule can only be longer.
+    let t = &doc["summary"]["total"];
+    assert!(t["service_lat_ns"]["p50"].as_u64().unwrap() <= t["lat_ns"]["p50"].as_u64().unwrap());
+}
+
+#[test]
+fn workload_file_with_flag_override() {
+    let dir = tmp();
+    let wl = dir.path().join("w.toml");
+    std::fs::write(&wl, "engine = 'null'\ntime = '500ms'\nread = 30\nqd = 2\nlabels = { array = 'A' }\n").unwrap();
+    let doc = run_ok(&["run", wl.to_str().unwrap(), "--qd", "4", "--label", "fw=1.2"], dir.path());
+    assert_eq!(doc["workload"]["qd"], 4);
+    assert_eq!(doc["workload"]["read_pct"], 30.0);
+    assert_eq!(doc["run"]["labels"]["array"], "A");
+    assert_eq!(doc["run"]["labels"]["fw"], "1.2");
+}
+
+fn run_raw(args: &[&str], dir: &Path) -> Output {
+    iorig().args(args).current_dir(dir).output().unwrap()
+}
+
+#[test]
+fn bad_input_exits_2_and_leaves_the_target_alone() {
+    let dir = tmp();
+    // A foreign file with known content, and an iorig file made by a real run.
+    let foreign = dir.path().join("foreign.dat");
+    std::fs::write(&foreign, vec![0x5au8; 8 << 20]).unwrap();
+    let own = dir.path().join("own.dat");
+    let out = run_raw(&["run", "--target", own.to_str().unwrap(), "--size", "8m", "--time", "200ms", "-q"], dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let before = (checksum(&foreign), checksum(&own));
+    let f = foreign.to_str().unwrap();
+    let o = own.to_str().unwrap();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["run", "--target", o, "--no-such-flag"],
+        vec!["run", "--target", o, "--size", "12q", "--read", "0"],
+        vec!["run", "--target", o, "--time", "3 weeks", "--read", "0"],
+        vec!["run", "--target", o, "--read", "101"],
+        vec!["run", "--target", o, "--random", "-5", "--read", "0"],
+        vec!["run", "--target", o, "--bs", "1000", "--read", "0"],
+        vec!["run", "--target", o, "--bs", "16m", "--read", "0"],
+        vec!["run", "--target", o, "--range", "10%-20%", "--bs", "1m", "--read", "0"],
+        vec!["run", "--target", o, "--engine", "psync", "--qd", "4", "--read", "0"],
+        vec!["run", "--target", o, "--range", "50%-50%", "--read", "0"],
+        vec!["run", "--target", o, "--dist", "zipf:-1", "--read", "0"],
+        vec!["run", "--target", f, "--read", "0"],
+        vec!["run", "--target", f, "--read", "50", "--target", o],
+        vec!["run", "--target", "/nonexistent-dir/x.dat", "--read", "0"],
+        vec!["run", "--target", o, "--read", "0", "--json", "/nonexistent-dir/x.json"],
+    ];
+    for args in &cases {
+        let out = run_raw(args, dir.path());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?} gave {:?}: {err}", out.status);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: not one line: {err}");
+        assert!(err.starts_with("iorig: "), "{args:?}: {err}");
+        assert_eq!((checksum(&foreign), checksum(&own)), before, "{args:?} changed a target");
+    }
+    assert!(!Path::new("/nonexistent-dir").exists());
+}
+
+/// A directory on a filesystem without O_DIRECT: tmpfs before Linux 6.6, or
+/// ramfs (mounted here when root) on kernels whose tmpfs gained O_DIRECT.
+struct NoDirectDir {
+    dir: tempfile::TempDir,
+    mounted: bool,
+}
+
+impl Drop for NoDirectDir {
+    fn drop(&mut self) {
+        if self.mounted {
+            let _ = Command::new("umount").arg(self.dir.path()).status();
+        }
+    }
+}
+
+fn o_direct_works(dir: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    let p = dir.join(".probe");
+    let ok = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .custom_flags(0o40000) // O_DIRECT on x86_64 and aarch64
+        .open(&p)
+        .is_ok();
+    let _ = std::fs::remove_file(&p);
+    ok
+}
+
+fn no_direct_dir() -> Option<NoDirectDir> {
+    if Path::new("/dev/shm").is_dir() {
+        let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+        if !o_direct_works(dir.path()) {
+            return Some(NoDirectDir { dir, mounted: false });
+        }
+    }
+    let dir = tmp();
+    let ok = Command::new("mount")
+        .args(["-t", "ramfs", "ramfs"])
+        .arg(dir.path())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !ok {
+        return None;
+    }
+    let d = NoDirectDir { dir, mounted: true };
+    if o_direct_works(d.dir.path()) {
+        return None;
+    }
+    Some(d)
+}
+
+#[test]
+fn filesystem_without_o_direct_is_refused_with_a_hint() {
+    let Some(nd) = no_direct_dir() else {
+        eprintln!("skipped: no filesystem without O_DIRECT here (tmpfs has it since Linux 6.6; mounting ramfs needs root)");
+        return;
+    };
+    let target = nd.dir.path().join("t.dat");
+    let out = run_raw(&["run", "--target", target.to_str().unwrap(), "--size", "4m", "--time", "200ms"], nd.dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--buffered"), "{err}");
+    assert!(!target.exists());
+    assert_eq!(std::fs::read_dir(nd.dir.path()).unwrap().count(), 0, "probe file left behind");
+    // And --buffered works there.
+    let doc = run_ok(&["run", "--target", target.to_str().unwrap(), "--size", "4m", "--time", "300ms", "--buffered"], nd.dir.path());
+    check_doc(&doc);
+}
+
+#[test]
+fn eio_mid_run_exits_1_and_keeps_intervals() {
+    let dir = tmp();
+    let target = dir.path().join("f.dat");
+    let out = run_raw(
+        &["run", "--target", target.to_str().unwrap(), "--size", "8m", "--engine", "fault", "--fault", "eio:at=1200ms",
+          "--time", "3s", "--interval", "500ms", "--threads", "2", "--qd", "4", "--json", "-"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    check_doc(&doc);
+    assert_eq!(doc["run"]["status"], "failed");
+    let errors = doc["summary"]["errors"].as_u64().unwrap();
+    assert!(errors >= 1, "errors {errors}");
+    // The two intervals before the fault were measured and kept.
+    let intervals = doc["intervals"].as_array().unwrap();
+    assert!(intervals.len() >= 2);
+    assert!(intervals[0]["total"]["ops"].as_u64().unwrap() > 0);
+    assert!(intervals[1]["total"]["ops"].as_u64().unwrap() > 0);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Input/output error"));
+}
+
+#[test]
+fn short_transfers_and_eagain_are_retried_not_errors() {
+    let dir = tmp();
+    let target = dir.path().join("s.dat");
+    let doc = run_ok(
+        &["run", "--target", target.to_str().unwrap(), "--size", "8m", "--engine", "fault",
+          "--fault", "short:every=3", "--fault", "eagain:every=5", "--time", "1s", "--read", "50", "--qd", "4", "--bs", "8k"],
+        dir.path(),
+    );
+    check_doc(&doc);
+    let s = &doc["summary"];
+    assert_eq!(s["errors"], 0);
+    // Every completed I/O moved its whole block.
+    assert_eq!(s["total"]["bytes"].as_u64().unwrap(), s["total"]["ops"].as_u64().unwrap() * 8192);
+}
+
+#[test]
+fn dropped_writes_count_as_completions() {
+    let dir = tmp();
+    let target = dir.path().join("d.dat");
+    let doc = run_ok(
+        &["run", "--target", target.to_str().unwrap(), "--size", "8m", "--engine", "fault",
+          "--fault", "drop:every=2", "--time", "500ms", "--read", "0"],
+        dir.path(),
+    );
+    assert_eq!(doc["summary"]["errors"], 0);
+    assert!(doc["summary"]["write"]["ops"].as_u64().unwrap() > 10);
+}
+
+#[test]
+fn stall_shows_as_an_interval_without_completions() {
+    let dir = tmp();
+    let target = dir.path().join("st.dat");
+    let doc = run_ok(
+        &["run", "--target", target.to_str().unwrap(), "--size", "8m", "--engine", "fault",
+          "--fault", "stall:at=300ms:ms=1200", "--time", "2s", "--interval", "250ms"],
+        dir.path(),
+    );
+    let intervals = doc["intervals"].as_array().unwrap();
+    let empty = intervals.iter().filter(|i| i["total"]["ops"] == 0).count();
+    assert!(empty >= 2, "a 1.2 s stall should empty at least two 250 ms intervals");
+    assert!(doc["summary"]["total"]["lat_ns"]["max"].as_u64().unwrap() >= 1_100_000_000);
+}
+
+#[test]
+fn ctrl_c_exits_130_with_completed_intervals() {
+    let dir = tmp();
+    let child = iorig()
+        .args(["run", "--engine", "null", "--time", "30s", "--interval", "200ms", "--json", "-"])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    // SAFETY: sending SIGINT to our own child process.
+    unsafe {
+        libc_kill(child.id() as i32, 2);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    check_doc(&doc);
+    assert_eq!(doc["run"]["status"], "interrupted");
+    let n = doc["intervals"].as_array().unwrap().len();
+    assert!((4..=8).contains(&n), "{n} intervals after ~1.1 s at 200 ms");
+    let d = doc["summary"]["duration_s"].as_f64().unwrap();
+    assert!(d > 0.8 && d < 2.0, "measured {d}s");
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
