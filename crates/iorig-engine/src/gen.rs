@@ -382,7 +382,7 @@ impl BsGen {
     }
 
     #[inline]
-    pub fn next(&mut self) -> u64 {
+    pub fn next_bs(&mut self) -> u64 {
         if self.sizes.len() == 1 {
             return self.sizes[0];
         }
@@ -475,7 +475,7 @@ mod tests {
                 let mut g = OffsetGen::new(sp.clone(), dist, random_pct, max_bs, w, workers, seed).unwrap();
                 let mut b = BsGen::new(&bs, seed, w);
                 for _ in 0..300 {
-                    let len = b.next();
+                    let len = b.next_bs();
                     let (t, off) = g.next(len);
                     let seg = sp.segments()[t as usize];
                     prop_assert!(off >= seg.start, "offset {off} below {}", seg.start);
@@ -545,7 +545,7 @@ mod tests {
         let mut g = BsGen::new(&bs, 42, 0);
         let mut counts = [0u32; 3];
         for _ in 0..100_000 {
-            match g.next() {
+            match g.next_bs() {
                 4096 => counts[0] += 1,
                 8192 => counts[1] += 1,
                 65536 => counts[2] += 1,

@@ -253,7 +253,7 @@ pub struct IntervalSample {
 /// What a running workload reports.
 #[derive(Debug)]
 pub enum RunEvent {
-    Interval(IntervalSample),
+    Interval(Box<IntervalSample>),
     /// A worker stopped on an I/O error.
     WorkerError {
         worker: u32,
@@ -573,7 +573,7 @@ fn collect(
             cpu_sys_s += cpu_usage.sys_pct * duration_s;
         }
         emitted += 1;
-        let _ = events.send(RunEvent::Interval(IntervalSample {
+        let _ = events.send(RunEvent::Interval(Box::new(IntervalSample {
             index: k,
             t_s: end_ns as f64 / 1e9,
             duration_s,
@@ -581,7 +581,7 @@ fn collect(
             stats,
             cpu: cpu_usage,
             device: dev_usage,
-        }));
+        })));
         if stopped_at.is_some() {
             ended_early = true;
             break;

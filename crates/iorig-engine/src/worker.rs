@@ -143,7 +143,7 @@ impl WorkerCtx {
                     };
                     free.pop();
                     let read = self.ops.next_is_read();
-                    let len = self.sizes.next();
+                    let len = self.sizes.next_bs();
                     let (target, offset) = self.offsets.next(len);
                     let st = &mut slots[slot as usize];
                     if !read {

@@ -13,6 +13,6 @@ mod workload;
 pub use error::SpecError;
 pub use units::{format_size, parse_duration, parse_size};
 pub use workload::{
-    AccessDist, BsSpec, DataPattern, EngineKind, RangePct, Rate, SyncMode, Workload,
-    WorkloadFile, WorkloadRecord, BsWeight, StrOrNum, OneOrMany, DEFAULT_SIZE_BYTES, DEFAULT_TARGET,
+    AccessDist, BsSpec, BsWeight, DataPattern, EngineKind, OneOrMany, RangePct, Rate, StrOrNum,
+    SyncMode, Workload, WorkloadFile, WorkloadRecord, DEFAULT_SIZE_BYTES, DEFAULT_TARGET,
 };

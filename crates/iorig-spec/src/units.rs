@@ -85,9 +85,14 @@ pub fn parse_duration(text: &str) -> Result<Duration, SpecError> {
 
 /// Formats bytes with the largest binary unit that divides them (4096 -> "4k").
 pub fn format_size(bytes: u64) -> String {
-    const UNITS: [(u64, &str); 4] = [(1 << 40, "t"), (1 << 30, "g"), (1 << 20, "m"), (1 << 10, "k")];
+    const UNITS: [(u64, &str); 4] = [
+        (1 << 40, "t"),
+        (1 << 30, "g"),
+        (1 << 20, "m"),
+        (1 << 10, "k"),
+    ];
     for (unit, suffix) in UNITS {
-        if bytes >= unit && bytes % unit == 0 {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
             return format!("{}{}", bytes / unit, suffix);
         }
     }

@@ -25,7 +25,11 @@ impl BsSpec {
         let mut sizes = Vec::new();
         for part in text.split(',').map(str::trim) {
             if part.is_empty() {
-                return Err(SpecError::bad("bs", text, "empty entry; write e.g. 4k:50,8k:50"));
+                return Err(SpecError::bad(
+                    "bs",
+                    text,
+                    "empty entry; write e.g. 4k:50,8k:50",
+                ));
             }
             let (size, weight) = match part.split_once(':') {
                 Some((s, w)) => {
@@ -38,13 +42,21 @@ impl BsSpec {
             };
             let bytes = parse_size(size)?;
             if bytes == 0 {
-                return Err(SpecError::bad("bs", text, "block size 0; give a size such as 4k"));
+                return Err(SpecError::bad(
+                    "bs",
+                    text,
+                    "block size 0; give a size such as 4k",
+                ));
             }
             if bytes > u32::MAX as u64 {
                 return Err(SpecError::bad("bs", text, "block size above 4 GiB"));
             }
             if weight == 0 {
-                return Err(SpecError::bad("bs", text, "weight 0; drop the entry instead"));
+                return Err(SpecError::bad(
+                    "bs",
+                    text,
+                    "weight 0; drop the entry instead",
+                ));
             }
             sizes.push((bytes, weight));
         }
@@ -103,11 +115,18 @@ impl fmt::Display for BsSpec {
 pub enum AccessDist {
     Uniform,
     /// Zipf with exponent theta over the blocks of the range (theta > 0).
-    Zipf { theta: f64 },
+    Zipf {
+        theta: f64,
+    },
     /// Pareto power law: a share `h` of I/Os go to a share `1 - h` of the range.
-    Pareto { h: f64 },
+    Pareto {
+        h: f64,
+    },
     /// `io_pct` % of I/Os go to the first `space_pct` % of the range.
-    Hot { io_pct: f64, space_pct: f64 },
+    Hot {
+        io_pct: f64,
+        space_pct: f64,
+    },
 }
 
 impl AccessDist {
@@ -118,7 +137,8 @@ impl AccessDist {
             None => (t, None),
         };
         let num = |a: Option<&str>, what: &str| -> Result<f64, SpecError> {
-            let a = a.ok_or_else(|| SpecError::bad("dist", text, format!("{kind} needs {what}")))?;
+            let a =
+                a.ok_or_else(|| SpecError::bad("dist", text, format!("{kind} needs {what}")))?;
             a.trim()
                 .parse::<f64>()
                 .ok()
@@ -190,9 +210,13 @@ pub enum DataPattern {
     Random,
     Zero,
     /// Compresses about RATIO:1.
-    Compress { ratio: f64 },
+    Compress {
+        ratio: f64,
+    },
     /// About RATIO:1 of written 4 KiB chunks duplicate one another.
-    Dedup { ratio: f64 },
+    Dedup {
+        ratio: f64,
+    },
 }
 
 impl DataPattern {
@@ -203,7 +227,11 @@ impl DataPattern {
                 SpecError::bad("data", text, format!("ratio '{a}' is not a number"))
             })?;
             if !(r.is_finite() && r >= 1.0) {
-                return Err(SpecError::bad("data", text, "ratio must be 1 or more, e.g. compress:2"));
+                return Err(SpecError::bad(
+                    "data",
+                    text,
+                    "ratio must be 1 or more, e.g. compress:2",
+                ));
             }
             Ok(r)
         };
@@ -250,7 +278,11 @@ impl EngineKind {
             "psync" => Ok(EngineKind::Psync),
             "null" => Ok(EngineKind::Null),
             "fault" => Ok(EngineKind::Fault),
-            _ => Err(SpecError::bad("engine", text, "use io_uring, psync or null")),
+            _ => Err(SpecError::bad(
+                "engine",
+                text,
+                "use io_uring, psync or null",
+            )),
         }
     }
     pub fn name(self) -> &'static str {
@@ -300,7 +332,11 @@ impl Rate {
             .parse()
             .map_err(|_| SpecError::bad("rate", text, "use a number of IOPS or max"))?;
         if !(v.is_finite() && v > 0.0) {
-            return Err(SpecError::bad("rate", text, "the rate must be above 0 IOPS"));
+            return Err(SpecError::bad(
+                "rate",
+                text,
+                "the rate must be above 0 IOPS",
+            ));
         }
         Ok(Rate::Iops(v))
     }
@@ -325,9 +361,9 @@ impl RangePct {
             .ok_or_else(|| SpecError::bad("range", text, "write START%-END%, e.g. 0%-50%"))?;
         let pct = |s: &str| -> Result<f64, SpecError> {
             let s = s.trim().trim_end_matches('%');
-            let v: f64 = s.parse().map_err(|_| {
-                SpecError::bad("range", text, format!("'{s}' is not a percentage"))
-            })?;
+            let v: f64 = s
+                .parse()
+                .map_err(|_| SpecError::bad("range", text, format!("'{s}' is not a percentage")))?;
             if !(0.0..=100.0).contains(&v) {
                 return Err(SpecError::PercentOutOfRange {
                     field: "range",
@@ -516,7 +552,11 @@ impl WorkloadFile {
         let warmup = dur(&self.warmup, Duration::ZERO)?;
         let interval = dur(&self.interval, Duration::from_secs(1))?;
         if time.is_zero() {
-            return Err(SpecError::bad("time", "0", "the run needs a time above 0, e.g. 30s"));
+            return Err(SpecError::bad(
+                "time",
+                "0",
+                "the run needs a time above 0, e.g. 30s",
+            ));
         }
         if interval < Duration::from_millis(10) {
             return Err(SpecError::bad(
@@ -587,7 +627,12 @@ fn pct(v: &Option<StrOrNum>, field: &'static str, default: f64) -> Result<f64, S
     Ok(p)
 }
 
-fn count(v: &Option<StrOrNum>, field: &'static str, default: u32, max: u32) -> Result<u32, SpecError> {
+fn count(
+    v: &Option<StrOrNum>,
+    field: &'static str,
+    default: u32,
+    max: u32,
+) -> Result<u32, SpecError> {
     let Some(v) = v else { return Ok(default) };
     let text = v.text();
     let n: i64 = text
@@ -595,7 +640,11 @@ fn count(v: &Option<StrOrNum>, field: &'static str, default: u32, max: u32) -> R
         .parse()
         .map_err(|_| SpecError::bad(field, &text, "not a whole number"))?;
     if n < 1 || n > max as i64 {
-        return Err(SpecError::bad(field, &text, format!("must be between 1 and {max}")));
+        return Err(SpecError::bad(
+            field,
+            &text,
+            format!("must be between 1 and {max}"),
+        ));
     }
     Ok(n as u32)
 }
@@ -751,7 +800,10 @@ mod tests {
         let w = WorkloadFile::default().resolve(7).unwrap();
         assert_eq!(w.targets, vec![DEFAULT_TARGET.to_string()]);
         assert_eq!(w.bs, BsSpec::single(4096));
-        assert_eq!((w.read_pct, w.random_pct, w.qd, w.threads), (100.0, 100.0, 1, 1));
+        assert_eq!(
+            (w.read_pct, w.random_pct, w.qd, w.threads),
+            (100.0, 100.0, 1, 1)
+        );
         assert_eq!(w.engine, EngineKind::IoUring);
         assert!(w.direct);
         assert_eq!(w.rate, Rate::Max);
@@ -809,10 +861,21 @@ mod tests {
     #[test]
     fn bs_alignment() {
         assert_eq!(BsSpec::parse("8k").unwrap().alignment_bytes(), 8192);
-        assert_eq!(BsSpec::parse("4k:50,8k:30,64k:20").unwrap().alignment_bytes(), 4096);
+        assert_eq!(
+            BsSpec::parse("4k:50,8k:30,64k:20")
+                .unwrap()
+                .alignment_bytes(),
+            4096
+        );
         assert_eq!(BsSpec::parse("512:1,1k:1").unwrap().alignment_bytes(), 512);
-        assert_eq!(BsSpec::parse("64k:1,128k:1").unwrap().alignment_bytes(), 4096);
-        assert_eq!(BsSpec::parse("4k:50,8k:30,64k:20").unwrap().to_string(), "4k:50,8k:30,64k:20");
+        assert_eq!(
+            BsSpec::parse("64k:1,128k:1").unwrap().alignment_bytes(),
+            4096
+        );
+        assert_eq!(
+            BsSpec::parse("4k:50,8k:30,64k:20").unwrap().to_string(),
+            "4k:50,8k:30,64k:20"
+        );
     }
 
     #[test]

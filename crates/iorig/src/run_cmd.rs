@@ -2,7 +2,9 @@
 //! table, JSON and CSV.
 
 use crate::cli::RunArgs;
-use crate::output::json::{IntervalJson, ResultDoc, RunInfo, SummaryJson, TargetJson, ToolInfo, SCHEMA};
+use crate::output::json::{
+    IntervalJson, ResultDoc, RunInfo, SummaryJson, TargetJson, ToolInfo, SCHEMA,
+};
 use crate::output::{csv, table, Printer};
 use crate::{exit, Failure};
 use crossbeam_channel::unbounded;
@@ -25,10 +27,14 @@ fn cli_layer(a: &RunArgs) -> Result<WorkloadFile, Failure> {
     let mut labels = BTreeMap::new();
     for l in &a.labels {
         let (k, v) = l.split_once('=').ok_or_else(|| {
-            Failure::usage(format!("bad --label '{l}': write KEY=VALUE, e.g. --label array=A"))
+            Failure::usage(format!(
+                "bad --label '{l}': write KEY=VALUE, e.g. --label array=A"
+            ))
         })?;
         if k.trim().is_empty() {
-            return Err(Failure::usage(format!("bad --label '{l}': the key is empty")));
+            return Err(Failure::usage(format!(
+                "bad --label '{l}': the key is empty"
+            )));
         }
         labels.insert(k.trim().to_string(), v.to_string());
     }
@@ -57,7 +63,11 @@ fn cli_layer(a: &RunArgs) -> Result<WorkloadFile, Failure> {
         dist: a.dist.clone(),
         data: a.data.clone(),
         seed: a.seed,
-        labels: if labels.is_empty() { None } else { Some(labels) },
+        labels: if labels.is_empty() {
+            None
+        } else {
+            Some(labels)
+        },
         fault: if a.faults.is_empty() {
             None
         } else {
@@ -98,18 +108,26 @@ fn host_name() -> String {
 fn run_id(now: SystemTime) -> String {
     let ts = humantime::format_rfc3339_seconds(now).to_string();
     let compact: String = ts.chars().filter(|c| c.is_ascii_digit()).take(14).collect();
-    let nanos = now.duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
-    let mix = (nanos as u64 ^ (std::process::id() as u64) << 20).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    format!("{}-{}-{:06x}", &compact[..8.min(compact.len())], &compact[8.min(compact.len())..], mix >> 40)
+    let nanos = now
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let mix =
+        (nanos as u64 ^ (std::process::id() as u64) << 20).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    format!(
+        "{}-{}-{:06x}",
+        &compact[..8.min(compact.len())],
+        &compact[8.min(compact.len())..],
+        mix >> 40
+    )
 }
 
 pub fn run(a: RunArgs) -> Result<u8, Failure> {
     // 1. The workload: file, then flags on top.
     let mut layer = WorkloadFile::default();
     if let Some(path) = &a.file {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            Failure::usage(format!("workload file {}: {e}", path.display()))
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure::usage(format!("workload file {}: {e}", path.display())))?;
         layer = WorkloadFile::from_toml(&path.display().to_string(), &text)
             .map_err(|e| Failure::usage(e.to_string()))?;
     }
@@ -185,7 +203,14 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         let targets: Vec<String> = prepared
             .info
             .iter()
-            .map(|t| format!("{} ({}, {})", t.path, t.kind, table::human_bytes(t.size_bytes)))
+            .map(|t| {
+                format!(
+                    "{} ({}, {})",
+                    t.path,
+                    t.kind,
+                    table::human_bytes(t.size_bytes)
+                )
+            })
             .collect();
         printer.line(&format!(
             "iorig run {id}: bs {} read {}% random {}% qd {} x {} worker(s), {}, {}{}, rate {}, {}s{} on {}, seed {}",
@@ -248,7 +273,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
                         printer.line(&table::interval_row(&sample, &clock));
                     }
                     printer.set_live(table::live_line(&sample, total_s));
-                    let j = IntervalJson::from(&sample);
+                    let j = IntervalJson::from(&*sample);
                     if let Some(f) = csv_out.as_mut() {
                         let _ = writeln!(f, "{}", csv::row(&j));
                         let _ = f.flush();
@@ -279,7 +304,12 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
             outcome.cpu,
         ));
     }
-    for l in table::summary_lines(&outcome.summary, outcome.measured_s, outcome.cpu, outcome.errors) {
+    for l in table::summary_lines(
+        &outcome.summary,
+        outcome.measured_s,
+        outcome.cpu,
+        outcome.errors,
+    ) {
         printer.line(&l);
     }
     let status = if was_interrupted {
@@ -293,7 +323,11 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         printer.notice(&format!(
             "{} I/O error(s); first: {}",
             outcome.errors,
-            outcome.error_messages.first().map(String::as_str).unwrap_or("?")
+            outcome
+                .error_messages
+                .first()
+                .map(String::as_str)
+                .unwrap_or("?")
         ));
     }
     if was_interrupted {

@@ -14,7 +14,12 @@ fn iorig() -> Command {
 }
 
 fn run_ok(args: &[&str], dir: &Path) -> Value {
-    let out = iorig().args(args).args(["--json", "-"]).current_dir(dir).output().unwrap();
+    let out = iorig()
+        .args(args)
+        .args(["--json", "-"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "iorig {args:?} failed: {}\n{}",
@@ -25,7 +30,9 @@ fn run_ok(args: &[&str], dir: &Path) -> Value {
 }
 
 fn lat_fields() -> [&'static str; 9] {
-    ["min", "mean", "stddev", "max", "p50", "p90", "p99", "p99_9", "p99_99"]
+    [
+        "min", "mean", "stddev", "max", "p50", "p90", "p99", "p99_9", "p99_99",
+    ]
 }
 
 /// Checks one `{ops, bytes, iops, bw_bytes_per_s, lat_ns}` object.
@@ -45,7 +52,10 @@ fn check_op(v: &Value, what: &str) {
             .iter()
             .map(|k| lat[*k].as_u64().unwrap())
             .collect();
-        assert!(p.windows(2).all(|w| w[0] <= w[1]), "{what} percentiles not monotone: {p:?}");
+        assert!(
+            p.windows(2).all(|w| w[0] <= w[1]),
+            "{what} percentiles not monotone: {p:?}"
+        );
         let mean = lat["mean"].as_u64().unwrap();
         assert!(p[0] <= mean && mean <= p[6], "{what} mean outside min..max");
     }
@@ -98,7 +108,9 @@ fn check_doc(doc: &Value) {
 fn checksum(path: &Path) -> u64 {
     // FNV-1a over the whole file: enough to see a single changed byte.
     let data = std::fs::read(path).unwrap();
-    data.iter().fold(0xcbf29ce484222325u64, |h, b| (h ^ *b as u64).wrapping_mul(0x100000001b3))
+    data.iter().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x100000001b3)
+    })
 }
 
 fn tmp() -> tempfile::TempDir {
@@ -111,13 +123,30 @@ fn tmp() -> tempfile::TempDir {
 fn null_engine_json_shape_and_no_target_created() {
     let dir = tmp();
     let doc = run_ok(
-        &["run", "--engine", "null", "--time", "1s", "--interval", "250ms", "--read", "70", "--qd", "8", "--warmup", "250ms"],
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--time",
+            "1s",
+            "--interval",
+            "250ms",
+            "--read",
+            "70",
+            "--qd",
+            "8",
+            "--warmup",
+            "250ms",
+        ],
         dir.path(),
     );
     check_doc(&doc);
     assert!(doc["intervals"][0]["warmup"].as_bool().unwrap());
     assert!(doc["summary"]["write"]["ops"].as_u64().unwrap() > 0);
-    assert!(!dir.path().join("iorig-scratch.dat").exists(), "null engine must not create a target");
+    assert!(
+        !dir.path().join("iorig-scratch.dat").exists(),
+        "null engine must not create a target"
+    );
 }
 
 #[test]
@@ -127,7 +156,23 @@ fn io_uring_and_psync_on_a_temp_file() {
     let t = target.to_str().unwrap();
     for engine in ["io_uring", "psync"] {
         let doc = run_ok(
-            &["run", "--target", t, "--size", "16m", "--engine", engine, "--time", "1s", "--read", "50", "--bs", "4k:50,8k:50", "--interval", "500ms"],
+            &[
+                "run",
+                "--target",
+                t,
+                "--size",
+                "16m",
+                "--engine",
+                engine,
+                "--time",
+                "1s",
+                "--read",
+                "50",
+                "--bs",
+                "4k:50,8k:50",
+                "--interval",
+                "500ms",
+            ],
             dir.path(),
         );
         check_doc(&doc);
@@ -140,7 +185,10 @@ fn io_uring_and_psync_on_a_temp_file() {
         assert!((4096.0..=8192.0).contains(&bpio));
     }
     // The file was created once at 1 MiB header + 16 MiB, and reused.
-    assert_eq!(std::fs::metadata(&target).unwrap().len(), (1 << 20) + (16 << 20));
+    assert_eq!(
+        std::fs::metadata(&target).unwrap().len(),
+        (1 << 20) + (16 << 20)
+    );
 }
 
 #[test]
@@ -148,7 +196,19 @@ fn rate_2000_is_met_within_5_percent() {
     let dir = tmp();
     let target = dir.path().join("r.dat");
     let doc = run_ok(
-        &["run", "--target", target.to_str().unwrap(), "--size", "16m", "--time", "3s", "--rate", "2000", "--qd", "4"],
+        &[
+            "run",
+            "--target",
+            target.to_str().unwrap(),
+            "--size",
+            "16m",
+            "--time",
+            "3s",
+            "--rate",
+            "2000",
+            "--qd",
+            "4",
+        ],
         dir.path(),
     );
     check_doc(&doc);
@@ -164,8 +224,22 @@ fn rate_2000_is_met_within_5_percent() {
 fn workload_file_with_flag_override() {
     let dir = tmp();
     let wl = dir.path().join("w.toml");
-    std::fs::write(&wl, "engine = 'null'\ntime = '500ms'\nread = 30\nqd = 2\nlabels = { array = 'A' }\n").unwrap();
-    let doc = run_ok(&["run", wl.to_str().unwrap(), "--qd", "4", "--label", "fw=1.2"], dir.path());
+    std::fs::write(
+        &wl,
+        "engine = 'null'\ntime = '500ms'\nread = 30\nqd = 2\nlabels = { array = 'A' }\n",
+    )
+    .unwrap();
+    let doc = run_ok(
+        &[
+            "run",
+            wl.to_str().unwrap(),
+            "--qd",
+            "4",
+            "--label",
+            "fw=1.2",
+        ],
+        dir.path(),
+    );
     assert_eq!(doc["workload"]["qd"], 4);
     assert_eq!(doc["workload"]["read_pct"], 30.0);
     assert_eq!(doc["run"]["labels"]["array"], "A");
@@ -183,8 +257,24 @@ fn bad_input_exits_2_and_leaves_the_target_alone() {
     let foreign = dir.path().join("foreign.dat");
     std::fs::write(&foreign, vec![0x5au8; 8 << 20]).unwrap();
     let own = dir.path().join("own.dat");
-    let out = run_raw(&["run", "--target", own.to_str().unwrap(), "--size", "8m", "--time", "200ms", "-q"], dir.path());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run_raw(
+        &[
+            "run",
+            "--target",
+            own.to_str().unwrap(),
+            "--size",
+            "8m",
+            "--time",
+            "200ms",
+            "-q",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let before = (checksum(&foreign), checksum(&own));
     let f = foreign.to_str().unwrap();
     let o = own.to_str().unwrap();
@@ -196,22 +286,47 @@ fn bad_input_exits_2_and_leaves_the_target_alone() {
         vec!["run", "--target", o, "--random", "-5", "--read", "0"],
         vec!["run", "--target", o, "--bs", "1000", "--read", "0"],
         vec!["run", "--target", o, "--bs", "16m", "--read", "0"],
-        vec!["run", "--target", o, "--range", "10%-20%", "--bs", "1m", "--read", "0"],
-        vec!["run", "--target", o, "--engine", "psync", "--qd", "4", "--read", "0"],
+        vec![
+            "run", "--target", o, "--range", "10%-20%", "--bs", "1m", "--read", "0",
+        ],
+        vec![
+            "run", "--target", o, "--engine", "psync", "--qd", "4", "--read", "0",
+        ],
         vec!["run", "--target", o, "--range", "50%-50%", "--read", "0"],
         vec!["run", "--target", o, "--dist", "zipf:-1", "--read", "0"],
         vec!["run", "--target", f, "--read", "0"],
         vec!["run", "--target", f, "--read", "50", "--target", o],
         vec!["run", "--target", "/nonexistent-dir/x.dat", "--read", "0"],
-        vec!["run", "--target", o, "--read", "0", "--json", "/nonexistent-dir/x.json"],
+        vec![
+            "run",
+            "--target",
+            o,
+            "--read",
+            "0",
+            "--json",
+            "/nonexistent-dir/x.json",
+        ],
     ];
     for args in &cases {
         let out = run_raw(args, dir.path());
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?} gave {:?}: {err}", out.status);
-        assert_eq!(err.trim().lines().count(), 1, "{args:?}: not one line: {err}");
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?} gave {:?}: {err}",
+            out.status
+        );
+        assert_eq!(
+            err.trim().lines().count(),
+            1,
+            "{args:?}: not one line: {err}"
+        );
         assert!(err.starts_with("iorig: "), "{args:?}: {err}");
-        assert_eq!((checksum(&foreign), checksum(&own)), before, "{args:?} changed a target");
+        assert_eq!(
+            (checksum(&foreign), checksum(&own)),
+            before,
+            "{args:?} changed a target"
+        );
     }
     assert!(!Path::new("/nonexistent-dir").exists());
 }
@@ -237,6 +352,7 @@ fn o_direct_works(dir: &Path) -> bool {
     let ok = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
+        .truncate(true)
         .custom_flags(0o40000) // O_DIRECT on x86_64 and aarch64
         .open(&p)
         .is_ok();
@@ -248,7 +364,10 @@ fn no_direct_dir() -> Option<NoDirectDir> {
     if Path::new("/dev/shm").is_dir() {
         let dir = tempfile::tempdir_in("/dev/shm").unwrap();
         if !o_direct_works(dir.path()) {
-            return Some(NoDirectDir { dir, mounted: false });
+            return Some(NoDirectDir {
+                dir,
+                mounted: false,
+            });
         }
     }
     let dir = tmp();
@@ -276,14 +395,41 @@ fn filesystem_without_o_direct_is_refused_with_a_hint() {
         return;
     };
     let target = nd.dir.path().join("t.dat");
-    let out = run_raw(&["run", "--target", target.to_str().unwrap(), "--size", "4m", "--time", "200ms"], nd.dir.path());
+    let out = run_raw(
+        &[
+            "run",
+            "--target",
+            target.to_str().unwrap(),
+            "--size",
+            "4m",
+            "--time",
+            "200ms",
+        ],
+        nd.dir.path(),
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--buffered"), "{err}");
     assert!(!target.exists());
-    assert_eq!(std::fs::read_dir(nd.dir.path()).unwrap().count(), 0, "probe file left behind");
+    assert_eq!(
+        std::fs::read_dir(nd.dir.path()).unwrap().count(),
+        0,
+        "probe file left behind"
+    );
     // And --buffered works there.
-    let doc = run_ok(&["run", "--target", target.to_str().unwrap(), "--size", "4m", "--time", "300ms", "--buffered"], nd.dir.path());
+    let doc = run_ok(
+        &[
+            "run",
+            "--target",
+            target.to_str().unwrap(),
+            "--size",
+            "4m",
+            "--time",
+            "300ms",
+            "--buffered",
+        ],
+        nd.dir.path(),
+    );
     check_doc(&doc);
 }
 
@@ -292,11 +438,35 @@ fn eio_mid_run_exits_1_and_keeps_intervals() {
     let dir = tmp();
     let target = dir.path().join("f.dat");
     let out = run_raw(
-        &["run", "--target", target.to_str().unwrap(), "--size", "8m", "--engine", "fault", "--fault", "eio:at=1200ms",
-          "--time", "3s", "--interval", "500ms", "--threads", "2", "--qd", "4", "--json", "-"],
+        &[
+            "run",
+            "--target",
+            target.to_str().unwrap(),
+            "--size",
+            "8m",
+            "--engine",
+            "fault",
+            "--fault",
+            "eio:at=1200ms",
+            "--time",
+            "3s",
+            "--interval",
+            "500ms",
+            "--threads",
+            "2",
+            "--qd",
+            "4",
+            "--json",
+            "-",
+        ],
         dir.path(),
     );
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     check_doc(&doc);
     assert_eq!(doc["run"]["status"], "failed");
@@ -315,15 +485,37 @@ fn short_transfers_and_eagain_are_retried_not_errors() {
     let dir = tmp();
     let target = dir.path().join("s.dat");
     let doc = run_ok(
-        &["run", "--target", target.to_str().unwrap(), "--size", "8m", "--engine", "fault",
-          "--fault", "short:every=3", "--fault", "eagain:every=5", "--time", "1s", "--read", "50", "--qd", "4", "--bs", "8k"],
+        &[
+            "run",
+            "--target",
+            target.to_str().unwrap(),
+            "--size",
+            "8m",
+            "--engine",
+            "fault",
+            "--fault",
+            "short:every=3",
+            "--fault",
+            "eagain:every=5",
+            "--time",
+            "1s",
+            "--read",
+            "50",
+            "--qd",
+            "4",
+            "--bs",
+            "8k",
+        ],
         dir.path(),
     );
     check_doc(&doc);
     let s = &doc["summary"];
     assert_eq!(s["errors"], 0);
     // Every completed I/O moved its whole block.
-    assert_eq!(s["total"]["bytes"].as_u64().unwrap(), s["total"]["ops"].as_u64().unwrap() * 8192);
+    assert_eq!(
+        s["total"]["bytes"].as_u64().unwrap(),
+        s["total"]["ops"].as_u64().unwrap() * 8192
+    );
 }
 
 #[test]
@@ -331,8 +523,21 @@ fn dropped_writes_count_as_completions() {
     let dir = tmp();
     let target = dir.path().join("d.dat");
     let doc = run_ok(
-        &["run", "--target", target.to_str().unwrap(), "--size", "8m", "--engine", "fault",
-          "--fault", "drop:every=2", "--time", "500ms", "--read", "0"],
+        &[
+            "run",
+            "--target",
+            target.to_str().unwrap(),
+            "--size",
+            "8m",
+            "--engine",
+            "fault",
+            "--fault",
+            "drop:every=2",
+            "--time",
+            "500ms",
+            "--read",
+            "0",
+        ],
         dir.path(),
     );
     assert_eq!(doc["summary"]["errors"], 0);
@@ -344,13 +549,29 @@ fn stall_shows_as_an_interval_without_completions() {
     let dir = tmp();
     let target = dir.path().join("st.dat");
     let doc = run_ok(
-        &["run", "--target", target.to_str().unwrap(), "--size", "8m", "--engine", "fault",
-          "--fault", "stall:at=300ms:ms=1200", "--time", "2s", "--interval", "250ms"],
+        &[
+            "run",
+            "--target",
+            target.to_str().unwrap(),
+            "--size",
+            "8m",
+            "--engine",
+            "fault",
+            "--fault",
+            "stall:at=300ms:ms=1200",
+            "--time",
+            "2s",
+            "--interval",
+            "250ms",
+        ],
         dir.path(),
     );
     let intervals = doc["intervals"].as_array().unwrap();
     let empty = intervals.iter().filter(|i| i["total"]["ops"] == 0).count();
-    assert!(empty >= 2, "a 1.2 s stall should empty at least two 250 ms intervals");
+    assert!(
+        empty >= 2,
+        "a 1.2 s stall should empty at least two 250 ms intervals"
+    );
     assert!(doc["summary"]["total"]["lat_ns"]["max"].as_u64().unwrap() >= 1_100_000_000);
 }
 
@@ -358,7 +579,17 @@ fn stall_shows_as_an_interval_without_completions() {
 fn ctrl_c_exits_130_with_completed_intervals() {
     let dir = tmp();
     let child = iorig()
-        .args(["run", "--engine", "null", "--time", "30s", "--interval", "200ms", "--json", "-"])
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--time",
+            "30s",
+            "--interval",
+            "200ms",
+            "--json",
+            "-",
+        ])
         .current_dir(dir.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -370,7 +601,12 @@ fn ctrl_c_exits_130_with_completed_intervals() {
         libc_kill(child.id() as i32, 2);
     }
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     check_doc(&doc);
     assert_eq!(doc["run"]["status"], "interrupted");

@@ -47,7 +47,9 @@ fn op_cells(s: &OpSummary, out: &mut Vec<String>) {
     out.push(s.bytes.to_string());
     out.push(format!("{:.3}", s.iops));
     out.push(format!("{:.1}", s.bw_bytes_per_s));
-    for v in [l.min, l.mean, l.stddev, l.max, l.p50, l.p90, l.p99, l.p99_9, l.p99_99] {
+    for v in [
+        l.min, l.mean, l.stddev, l.max, l.p50, l.p90, l.p99, l.p99_9, l.p99_99,
+    ] {
         out.push(v.to_string());
     }
 }

@@ -97,7 +97,13 @@ pub struct SummaryJson {
 }
 
 impl SummaryJson {
-    pub fn new(stats: &IntervalStats, duration_s: f64, cpu: CpuUsage, errors: u64, messages: &[String]) -> Self {
+    pub fn new(
+        stats: &IntervalStats,
+        duration_s: f64,
+        cpu: CpuUsage,
+        errors: u64,
+        messages: &[String],
+    ) -> Self {
         SummaryJson {
             duration_s,
             read: stats.read.summary(duration_s),

@@ -18,11 +18,13 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
         | ErrorKind::DisplayVersion
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let _ = e.print();
-            ExitCode::from(if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                exit::USAGE
-            } else {
-                exit::OK
-            })
+            ExitCode::from(
+                if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                    exit::USAGE
+                } else {
+                    exit::OK
+                },
+            )
         }
         _ => {
             let text = e.render().to_string();

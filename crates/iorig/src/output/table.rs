@@ -28,16 +28,26 @@ pub const HEADER: [&str; 2] = [
 ];
 
 /// One row: `label` is the interval number or "avg".
-pub fn row(clock: &str, label: &str, stats: &IntervalStats, duration_s: f64, cpu: CpuUsage) -> String {
+pub fn row(
+    clock: &str,
+    label: &str,
+    stats: &IntervalStats,
+    duration_s: f64,
+    cpu: CpuUsage,
+) -> String {
     let total = stats.total();
     let ops = total.ops;
-    let iops = if duration_s > 0.0 { ops as f64 / duration_s } else { 0.0 };
+    let iops = if duration_s > 0.0 {
+        ops as f64 / duration_s
+    } else {
+        0.0
+    };
     let mbs = if duration_s > 0.0 {
         total.bytes as f64 / duration_s / 1e6
     } else {
         0.0
     };
-    let bytes_io = if ops > 0 { total.bytes / ops } else { 0 };
+    let bytes_io = total.bytes.checked_div(ops).unwrap_or(0);
     let read_pct = if ops > 0 {
         stats.read.ops as f64 * 100.0 / ops as f64
     } else {
@@ -81,14 +91,23 @@ pub fn live_line(sample: &IntervalSample, total_s: f64) -> String {
 }
 
 /// The summary block: per op, from merged histograms.
-pub fn summary_lines(stats: &IntervalStats, duration_s: f64, cpu: CpuUsage, errors: u64) -> Vec<String> {
+pub fn summary_lines(
+    stats: &IntervalStats,
+    duration_s: f64,
+    cpu: CpuUsage,
+    errors: u64,
+) -> Vec<String> {
     let mut out = Vec::new();
     out.push(format!(
         "summary over {duration_s:.1}s measured: cpu usr {:.1}% sys {:.1}%, errors {errors}",
         cpu.usr_pct, cpu.sys_pct
     ));
     let total = stats.total();
-    for (name, op) in [("read", &stats.read), ("write", &stats.write), ("total", &total)] {
+    for (name, op) in [
+        ("read", &stats.read),
+        ("write", &stats.write),
+        ("total", &total),
+    ] {
         if op.ops == 0 && name != "total" {
             continue;
         }
