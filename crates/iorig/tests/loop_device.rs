@@ -1,0 +1,205 @@
+//! Protects `iorig run` on real block devices: O_DIRECT I/O through io_uring to a
+//! loop device this test attaches works and reports the device's own counters,
+//! and a loop device holding an ext4 filesystem is refused without
+//! --allow-destroy and left byte-for-byte unchanged. Needs root, losetup and
+//! mkfs.ext4; otherwise each test prints why it skipped.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A loop device over a temp file, detached on drop.
+struct LoopDev {
+    dev: String,
+    backing: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+fn tool(name: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {name}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+fn loop_dev(size: u64) -> Option<LoopDev> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { geteuid() } != 0 {
+        eprintln!("skipped: loop-device tests need root");
+        return None;
+    }
+    for t in ["losetup", "mkfs.ext4"] {
+        if !tool(t) {
+            eprintln!("skipped: {t} not installed");
+            return None;
+        }
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let backing = dir.path().join("disk.img");
+    std::fs::File::create(&backing)
+        .unwrap()
+        .set_len(size)
+        .unwrap();
+    let out = Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(&backing)
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        eprintln!(
+            "skipped: losetup failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        return None;
+    }
+    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    Some(LoopDev {
+        dev,
+        backing,
+        _dir: dir,
+    })
+}
+
+extern "C" {
+    fn geteuid() -> u32;
+}
+
+fn digest(path: &Path) -> u64 {
+    let data = std::fs::read(path).unwrap();
+    data.iter().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ *b as u64).wrapping_mul(0x100000001b3)
+    })
+}
+
+fn iorig(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_iorig"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn direct_io_to_a_loop_device() {
+    let Some(lo) = loop_dev(64 << 20) else { return };
+    let out = iorig(&[
+        "run",
+        "--target",
+        &lo.dev,
+        "--read",
+        "50",
+        "--qd",
+        "8",
+        "--time",
+        "2s",
+        "--interval",
+        "500ms",
+        "--json",
+        "-",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["targets"][0]["kind"], "block");
+    assert_eq!(doc["targets"][0]["size_bytes"], 64 << 20);
+    assert_eq!(doc["workload"]["direct"], true);
+    let s = &doc["summary"];
+    assert!(s["read"]["ops"].as_u64().unwrap() > 0 && s["write"]["ops"].as_u64().unwrap() > 0);
+    assert_eq!(s["errors"], 0);
+    // The device's own counters were sampled and saw the load.
+    let busy = doc["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["device"]["util_pct"].as_f64().unwrap_or(0.0) > 1.0)
+        .count();
+    assert!(
+        busy >= 1,
+        "no interval shows the loop device busy: {}",
+        doc["intervals"]
+    );
+}
+
+#[test]
+fn ext4_loop_device_is_refused_and_unchanged() {
+    let Some(lo) = loop_dev(64 << 20) else { return };
+    let mk = Command::new("mkfs.ext4")
+        .args(["-q", "-F", &lo.dev])
+        .output()
+        .unwrap();
+    assert!(
+        mk.status.success(),
+        "{}",
+        String::from_utf8_lossy(&mk.stderr)
+    );
+    let _ = Command::new("sync").status();
+    let before = digest(&lo.backing);
+    for args in [
+        vec![
+            "run",
+            "--target",
+            lo.dev.as_str(),
+            "--read",
+            "0",
+            "--time",
+            "1s",
+        ],
+        vec![
+            "run",
+            "--target",
+            lo.dev.as_str(),
+            "--read",
+            "70",
+            "--random",
+            "0",
+            "--time",
+            "1s",
+        ],
+    ] {
+        let out = iorig(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("ext4") && err.contains("--allow-destroy"),
+            "{err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    assert_eq!(digest(&lo.backing), before, "the refused device changed");
+    // Reading is harmless and allowed.
+    let out = iorig(&["run", "--target", &lo.dev, "--time", "500ms", "-q"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(digest(&lo.backing), before);
+    // With --allow-destroy the user gets what they asked for.
+    let out = iorig(&[
+        "run",
+        "--target",
+        &lo.dev,
+        "--read",
+        "0",
+        "--time",
+        "500ms",
+        "-q",
+        "--allow-destroy",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(digest(&lo.backing), before);
+}
