@@ -21,6 +21,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// How long a worker waits for in-flight I/O after the run ends.
+const DRAIN_LIMIT_NS: u64 = 10_000_000_000;
+
 /// What a worker tells the collector.
 #[derive(Debug)]
 pub(crate) enum WorkerMsg {
@@ -116,6 +119,7 @@ impl WorkerCtx {
         let mut next_due = self.phase_ns;
         let mut now = self.now_ns();
         let mut stopping = false;
+        let mut stop_seen_ns = 0u64;
         let mut failed = false;
 
         // Every buffer starts with pattern data of its own.
@@ -126,6 +130,16 @@ impl WorkerCtx {
         loop {
             if !stopping && (now >= end_ns || self.stop.load(Ordering::Relaxed)) {
                 stopping = true;
+                stop_seen_ns = now;
+            }
+            if stopping && inflight > 0 && now.saturating_sub(stop_seen_ns) > DRAIN_LIMIT_NS {
+                // The device stopped answering; don't hang the whole run on it.
+                let message = format!(
+                    "{inflight} I/O(s) still outstanding {} s after the run ended; the device may have hung",
+                    DRAIN_LIMIT_NS / 1_000_000_000
+                );
+                self.report_error(&mut stats, message);
+                return self.finish(stats, index, WorkerEnd::Failed);
             }
             // Fill free slots.
             if !stopping {
@@ -147,9 +161,15 @@ impl WorkerCtx {
                     let (target, offset) = self.offsets.next(len);
                     let st = &mut slots[slot as usize];
                     if !read {
-                        let buf = engine.buffer_mut(slot);
-                        self.data
-                            .fill(&mut buf[..len as usize], target, offset, st.stale);
+                        match engine.buffer_mut(slot).get_mut(..len as usize) {
+                            Some(buf) => self.data.fill(buf, target, offset, st.stale),
+                            None => {
+                                let message =
+                                    format!("engine gave slot {slot} no {len}-byte buffer");
+                                self.report_error(&mut stats, message);
+                                return self.finish(stats, index, WorkerEnd::Failed);
+                            }
+                        }
                     }
                     *st = SlotState {
                         read,
