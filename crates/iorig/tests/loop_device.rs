@@ -18,6 +18,9 @@ struct LoopDev {
 
 impl Drop for LoopDev {
     fn drop(&mut self) {
+        if self.dev.is_empty() {
+            return;
+        }
         let _ = Command::new("losetup").args(["-d", &self.dev]).status();
     }
 }
@@ -202,4 +205,40 @@ fn ext4_loop_device_is_refused_and_unchanged() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_ne!(digest(&lo.backing), before);
+}
+
+#[test]
+fn writes_to_a_read_only_device_are_bad_input() {
+    let Some(mut lo) = loop_dev(16 << 20) else {
+        return;
+    };
+    // Re-attach the same backing file read-only.
+    let _ = Command::new("losetup").args(["-d", &lo.dev]).status();
+    lo.dev.clear(); // detached: its name may be reused by another test
+    let out = Command::new("losetup")
+        .args(["--find", "--show", "--read-only"])
+        .arg(&lo.backing)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let ro = LoopDev {
+        dev: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        backing: lo.backing.clone(),
+        _dir: tempfile::tempdir().unwrap(),
+    };
+    let before = digest(&ro.backing);
+    let out = iorig(&[
+        "run", "--target", &ro.dev, "--read", "50", "--time", "500ms",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("read-only"), "{err}");
+    assert_eq!(digest(&ro.backing), before);
+    // Reads are fine.
+    let out = iorig(&["run", "--target", &ro.dev, "--time", "300ms", "-q"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -481,6 +481,118 @@ fn eio_mid_run_exits_1_and_keeps_intervals() {
 }
 
 #[test]
+fn enospc_mid_run_exits_1_and_keeps_intervals() {
+    let dir = tmp();
+    let target = dir.path().join("n.dat");
+    let out = run_raw(
+        &[
+            "run",
+            "--target",
+            target.to_str().unwrap(),
+            "--size",
+            "8m",
+            "--engine",
+            "fault",
+            "--fault",
+            "enospc:at=700ms",
+            "--time",
+            "2s",
+            "--interval",
+            "500ms",
+            "--read",
+            "0",
+            "--json",
+            "-",
+        ],
+        dir.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc["summary"]["errors"].as_u64().unwrap() >= 1);
+    assert!(doc["intervals"][0]["write"]["ops"].as_u64().unwrap() > 0);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("No space left on device"));
+}
+
+#[test]
+fn io_is_spread_over_several_targets() {
+    let dir = tmp();
+    let a = dir.path().join("a.dat");
+    let b = dir.path().join("b.dat");
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    // Create both, then remember their contents.
+    let doc = run_ok(
+        &[
+            "run", "--target", a, "--target", b, "--size", "4m", "--time", "200ms",
+        ],
+        dir.path(),
+    );
+    assert_eq!(doc["targets"].as_array().unwrap().len(), 2);
+    let before = (checksum(Path::new(a)), checksum(Path::new(b)));
+    for random in ["100", "0"] {
+        let doc = run_ok(
+            &[
+                "run",
+                "--target",
+                a,
+                "--target",
+                b,
+                "--time",
+                "500ms",
+                "--read",
+                "0",
+                "--random",
+                random,
+                "--threads",
+                "2",
+            ],
+            dir.path(),
+        );
+        assert!(doc["summary"]["write"]["ops"].as_u64().unwrap() > 0);
+    }
+    let after = (checksum(Path::new(a)), checksum(Path::new(b)));
+    assert_ne!(before.0, after.0, "no writes reached the first target");
+    assert_ne!(before.1, after.1, "no writes reached the second target");
+}
+
+#[test]
+fn permission_denied_is_bad_input() {
+    let dir = tmp();
+    let target = dir.path().join("p.dat");
+    let t = target.to_str().unwrap();
+    let doc = run_ok(
+        &["run", "--target", t, "--size", "4m", "--time", "200ms"],
+        dir.path(),
+    );
+    check_doc(&doc);
+    // Root ignores file modes, but not the immutable attribute.
+    let immutable = Command::new("chattr")
+        .arg("+i")
+        .arg(&target)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !immutable {
+        eprintln!("skipped: chattr +i not available on this filesystem");
+        return;
+    }
+    let before = checksum(&target);
+    let out = run_raw(
+        &["run", "--target", t, "--read", "0", "--time", "200ms"],
+        dir.path(),
+    );
+    let _ = Command::new("chattr").arg("-i").arg(&target).status();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert_eq!(checksum(&target), before);
+}
+
+#[test]
 fn short_transfers_and_eagain_are_retried_not_errors() {
     let dir = tmp();
     let target = dir.path().join("s.dat");
