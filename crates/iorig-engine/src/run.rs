@@ -363,7 +363,14 @@ pub fn execute(
                         match $engine {
                             Ok(engine) => {
                                 barrier.wait();
-                                let start = start_cell.get().copied().unwrap_or_else(Instant::now);
+                                // The collector publishes the start only after it has
+                                // seen every engine's setup result.
+                                let start = loop {
+                                    if let Some(s) = start_cell.get() {
+                                        break *s;
+                                    }
+                                    std::thread::yield_now();
+                                };
                                 make_ctx(start).run(engine);
                             }
                             Err(e) => {
@@ -392,13 +399,13 @@ pub fn execute(
     drop(tx);
 
     // Everyone is set up; if an engine failed, stop before any I/O.
-    let start = Instant::now();
-    let _ = start_cell.set(start);
+    barrier.wait();
     let failed_setup = setup_failed.lock().ok().and_then(|f| f.clone());
     if failed_setup.is_some() {
         stop.store(true, Ordering::SeqCst);
     }
-    barrier.wait();
+    let start = Instant::now();
+    let _ = start_cell.set(start);
     if let Some(why) = failed_setup {
         for h in handles {
             let _ = h.join();
