@@ -180,11 +180,8 @@ pub fn open(
         let mut info = Vec::new();
         let mut segs = Vec::new();
         for (i, path) in w.targets.iter().enumerate() {
-            let start = (size as f64 * w.range.start_pct / 100.0) as u64;
-            let end = (size as f64 * w.range.end_pct / 100.0) as u64;
-            let start = start.div_ceil(align) * align;
-            let end = end / align * align;
-            if end <= start || end - start < max_bs {
+            let (start, len) = target::working_set(0, size, &w);
+            if len == 0 || len < max_bs {
                 return Err(EngineError::Usage(format!(
                     "bs {} is larger than the range of {path}; use a smaller --bs, a wider --range or a larger --size",
                     iorig_spec::format_size(max_bs)
@@ -193,7 +190,7 @@ pub fn open(
             segs.push(Segment {
                 target: i as u32,
                 start,
-                len: end - start,
+                len,
             });
             info.push(TargetInfo {
                 path: path.clone(),

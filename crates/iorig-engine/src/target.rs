@@ -1029,13 +1029,16 @@ fn pct_of(size: u64, pct: f64) -> u64 {
 /// the block-size alignment; the end (`end_pct`) is aligned down. Offsets the
 /// engine generates lie in `start..start + len`.
 pub fn usable_range(plan: &TargetPlan, w: &Workload) -> (u64, u64) {
+    working_set(plan.data_start, plan.size_bytes, w)
+}
+
+/// The aligned working set of `size_bytes` of data starting at `data_start`
+/// under `w.range`: (absolute start, length). Shared by real targets and the
+/// null engine's virtual ones.
+pub fn working_set(data_start: u64, size_bytes: u64, w: &Workload) -> (u64, u64) {
     let align = w.bs.alignment_bytes().max(1);
-    let start = plan
-        .data_start
-        .saturating_add(pct_of(plan.size_bytes, w.range.start_pct));
-    let end = plan
-        .data_start
-        .saturating_add(pct_of(plan.size_bytes, w.range.end_pct));
+    let start = data_start.saturating_add(pct_of(size_bytes, w.range.start_pct));
+    let end = data_start.saturating_add(pct_of(size_bytes, w.range.end_pct));
     let start = start.div_ceil(align).saturating_mul(align);
     let end = end / align * align;
     (start, end.saturating_sub(start))
