@@ -327,6 +327,7 @@ pub fn execute(
         let engine_kind = prepared.engine;
         let fds = fds.clone();
         let qd = w.qd;
+        let submit_batch = w.submit_batch;
         let rules = prepared.fault_rules.clone();
         let barrier = barrier.clone();
         let start_cell = start_cell.clone();
@@ -342,6 +343,7 @@ pub fn execute(
                 let make_ctx = |start: Instant| WorkerCtx {
                     id,
                     qd,
+                    submit_batch,
                     offsets,
                     sizes,
                     ops,

@@ -43,6 +43,10 @@ pub(crate) enum WorkerMsg {
 pub(crate) struct WorkerCtx {
     pub id: u32,
     pub qd: u32,
+    /// Queued I/Os that trigger a submission while filling slots. 1 submits
+    /// each at once, as fio does by default: some devices serve a trickle of
+    /// single requests faster than the same requests in bursts.
+    pub submit_batch: u32,
     pub offsets: OffsetGen,
     pub sizes: BsGen,
     pub ops: OpGen,
@@ -189,6 +193,13 @@ impl WorkerCtx {
                     }
                     to_stamp.push(slot);
                     inflight += 1;
+                    if to_stamp.len() >= self.submit_batch as usize {
+                        self.stamp(&mut slots, &mut to_stamp);
+                        if let Err(e) = engine.submit_and_wait(0, None) {
+                            self.report_error(&mut stats, format!("submitting I/O: {e}"));
+                            return self.finish(stats, index, WorkerEnd::Failed);
+                        }
+                    }
                 }
             }
 
@@ -209,20 +220,7 @@ impl WorkerCtx {
 
             // Submit and wait for at least one completion, waking up in time for
             // the next scheduled I/O or interval boundary.
-            if !to_stamp.is_empty() {
-                let t = self.now_ns();
-                for &s in &to_stamp {
-                    let st = &mut slots[s as usize];
-                    if !st.submitted {
-                        st.submitted = true;
-                        st.submit_ns = t;
-                        if self.period_ns.is_none() {
-                            st.sched_ns = t;
-                        }
-                    }
-                }
-                to_stamp.clear();
-            }
+            self.stamp(&mut slots, &mut to_stamp);
             let mut wake = next_boundary.min(end_ns.max(now + 1));
             if self.period_ns.is_some() && !free.is_empty() && !stopping {
                 wake = wake.min(next_due as u64);
@@ -308,6 +306,26 @@ impl WorkerCtx {
             }
         }
         self.finish(stats, index, WorkerEnd::Finished)
+    }
+
+    /// Marks the queued slots as submitted now (one clock read for the batch).
+    #[inline]
+    fn stamp(&self, slots: &mut [SlotState], to_stamp: &mut Vec<u32>) {
+        if to_stamp.is_empty() {
+            return;
+        }
+        let t = self.now_ns();
+        for &s in to_stamp.iter() {
+            let st = &mut slots[s as usize];
+            if !st.submitted {
+                st.submitted = true;
+                st.submit_ns = t;
+                if self.period_ns.is_none() {
+                    st.sched_ns = t;
+                }
+            }
+        }
+        to_stamp.clear();
     }
 
     /// Sends every interval that ended before `now`.

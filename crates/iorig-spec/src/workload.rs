@@ -393,6 +393,9 @@ impl fmt::Display for RangePct {
     }
 }
 
+/// The deepest queue one worker may keep (io_uring ring limits).
+pub const MAX_QD: u32 = 16384;
+
 /// A value that TOML may give as a string or a number (`size = "1g"`, `time = 30`).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(untagged)]
@@ -432,6 +435,8 @@ pub struct WorkloadFile {
     pub read: Option<StrOrNum>,
     pub random: Option<StrOrNum>,
     pub qd: Option<StrOrNum>,
+    /// I/Os queued before one submission call (fio's iodepth_batch_submit).
+    pub submit_batch: Option<StrOrNum>,
     pub threads: Option<StrOrNum>,
     pub engine: Option<String>,
     pub direct: Option<bool>,
@@ -462,11 +467,21 @@ impl WorkloadFile {
 
     /// Values in `top` win over values in `self`; labels are merged key by key.
     pub fn overlay(mut self, top: WorkloadFile) -> WorkloadFile {
+        // direct/buffered and sync/dsync are pairs: a layer that says either one
+        // decides the pair, so `--direct` overrides a file's `buffered = true`.
+        if top.direct.is_some() || top.buffered.is_some() {
+            self.direct = None;
+            self.buffered = None;
+        }
+        if top.sync.is_some() || top.dsync.is_some() {
+            self.sync = None;
+            self.dsync = None;
+        }
         macro_rules! take {
             ($($f:ident),*) => { $( if top.$f.is_some() { self.$f = top.$f; } )* };
         }
         take!(
-            target, size, bs, read, random, qd, threads, engine, direct, buffered, sync, dsync,
+            target, size, bs, read, random, qd, submit_batch, threads, engine, direct, buffered, sync, dsync,
             rate, time, warmup, interval, range, dist, data, seed, fault
         );
         if let Some(top_labels) = top.labels {
@@ -508,7 +523,17 @@ impl WorkloadFile {
         };
         let read_pct = pct(&self.read, "read", 100.0)?;
         let random_pct = pct(&self.random, "random", 100.0)?;
-        let qd = count(&self.qd, "qd", 1, 65536)?;
+        // io_uring rings hold at most 32768 entries and iorig sizes the CQ at
+        // twice the depth; deeper queues per worker are better made with threads.
+        let qd = count(&self.qd, "qd", 1, MAX_QD)?;
+        let submit_batch = count(&self.submit_batch, "submit-batch", 1, MAX_QD)?;
+        if submit_batch > qd {
+            return Err(SpecError::bad(
+                "submit-batch",
+                submit_batch,
+                format!("larger than qd {qd}; give a value from 1 to {qd}"),
+            ));
+        }
         let threads = count(&self.threads, "threads", 1, 4096)?;
         let engine = match &self.engine {
             None => EngineKind::IoUring,
@@ -593,6 +618,7 @@ impl WorkloadFile {
             read_pct,
             random_pct,
             qd,
+            submit_batch,
             threads,
             engine,
             direct,
@@ -660,6 +686,8 @@ pub struct Workload {
     pub random_pct: f64,
     /// Outstanding I/Os per worker.
     pub qd: u32,
+    /// I/Os queued before one submission call; 1 submits each at once.
+    pub submit_batch: u32,
     /// Total workers.
     pub threads: u32,
     pub engine: EngineKind,
@@ -730,6 +758,7 @@ impl Workload {
             read_pct: self.read_pct,
             random_pct: self.random_pct,
             qd: self.qd,
+            submit_batch: self.submit_batch,
             threads: self.threads,
             engine: self.engine.name().to_string(),
             direct: self.direct,
@@ -770,6 +799,7 @@ pub struct WorkloadRecord {
     pub read_pct: f64,
     pub random_pct: f64,
     pub qd: u32,
+    pub submit_batch: u32,
     pub threads: u32,
     pub engine: String,
     pub direct: bool,

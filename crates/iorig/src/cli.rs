@@ -45,6 +45,10 @@ pub struct RunArgs {
     /// Outstanding I/Os per worker [default: 1].
     #[arg(long, value_name = "N")]
     pub qd: Option<String>,
+    /// Queued I/Os per submission call, 1..=qd; 1 submits each I/O at once,
+    /// as fio does [default: 1].
+    #[arg(long, value_name = "N")]
+    pub submit_batch: Option<String>,
     /// Total workers [default: 1].
     #[arg(long, value_name = "N")]
     pub threads: Option<String>,

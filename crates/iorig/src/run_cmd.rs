@@ -49,6 +49,7 @@ fn cli_layer(a: &RunArgs) -> Result<WorkloadFile, Failure> {
         read: s(&a.read),
         random: s(&a.random),
         qd: s(&a.qd),
+        submit_batch: s(&a.submit_batch),
         threads: s(&a.threads),
         engine: a.engine.clone(),
         direct: a.direct.then_some(true),
