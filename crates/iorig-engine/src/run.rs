@@ -267,6 +267,8 @@ pub struct RunOutcome {
     pub measured_s: f64,
     /// Mean CPU use over the measured intervals (time-weighted).
     pub cpu: CpuUsage,
+    /// Every I/O error, warmup included (`summary.errors` counts the measured
+    /// time only).
     pub errors: u64,
     pub error_messages: Vec<String>,
     /// Ended before the planned time (stop request or every worker failed).
@@ -465,6 +467,7 @@ fn collect(
     let mut cpu_usr_s = 0.0;
     let mut cpu_sys_s = 0.0;
     let mut errors = 0u64;
+    let mut warmup_errors = 0u64;
     let mut error_messages = Vec::new();
     let mut ended_early = false;
     let mut emitted = 0usize;
@@ -572,7 +575,9 @@ fn collect(
         let duration_s = (end_ns - plan.start_of(k)) as f64 / 1e9;
         let warmup = plan.is_warmup(k);
         errors += stats.errors;
-        if !warmup {
+        if warmup {
+            warmup_errors += stats.errors;
+        } else {
             summary.merge(&stats);
             measured_s += duration_s;
             cpu_usr_s += cpu_usage.usr_pct * duration_s;
@@ -609,7 +614,7 @@ fn collect(
     if errors < error_messages.len() as u64 {
         errors = error_messages.len() as u64;
     }
-    summary.errors = errors;
+    summary.errors = errors - warmup_errors.min(errors);
     let cpu = if measured_s > 0.0 {
         CpuUsage {
             usr_pct: cpu_usr_s / measured_s,

@@ -915,4 +915,32 @@ mod tests {
         }
         assert!(AccessDist::parse("gauss").is_err());
     }
+
+    #[test]
+    fn a_flag_decides_its_pair_over_the_file() {
+        let base = file("buffered = true\nsync = true\n");
+        let flags = WorkloadFile {
+            direct: Some(true),
+            dsync: Some(true),
+            ..Default::default()
+        };
+        let w = base.clone().overlay(flags).resolve(1).unwrap();
+        assert!(w.direct);
+        assert_eq!(w.sync, SyncMode::Dsync);
+        // Without flags the file stands.
+        let w = base.overlay(WorkloadFile::default()).resolve(1).unwrap();
+        assert!(!w.direct);
+        assert_eq!(w.sync, SyncMode::Sync);
+    }
+
+    #[test]
+    fn submit_batch_is_bounded_by_qd() {
+        let w = file("qd = 8\nsubmit_batch = 4\n").resolve(1).unwrap();
+        assert_eq!((w.qd, w.submit_batch), (8, 4));
+        assert_eq!(WorkloadFile::default().resolve(1).unwrap().submit_batch, 1);
+        let e = file("qd = 4\nsubmit_batch = 8\n").resolve(1).unwrap_err();
+        assert!(e.to_string().contains("larger than qd"), "{e}");
+        let e = file("qd = 20000\n").resolve(1).unwrap_err();
+        assert!(e.to_string().contains("16384"), "{e}");
+    }
 }

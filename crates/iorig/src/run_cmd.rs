@@ -309,7 +309,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         &outcome.summary,
         outcome.measured_s,
         outcome.cpu,
-        outcome.errors,
+        outcome.summary.errors,
     ) {
         printer.line(&l);
     }
@@ -356,7 +356,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
                 &outcome.summary,
                 outcome.measured_s,
                 outcome.cpu,
-                outcome.errors,
+                outcome.summary.errors,
                 &outcome.error_messages,
             ),
         };

@@ -242,6 +242,7 @@ fn workload_file_with_flag_override() {
     );
     assert_eq!(doc["workload"]["qd"], 4);
     assert_eq!(doc["workload"]["read_pct"], 30.0);
+    assert_eq!(doc["workload"]["submit_batch"], 1);
     assert_eq!(doc["run"]["labels"]["array"], "A");
     assert_eq!(doc["run"]["labels"]["fw"], "1.2");
 }
@@ -293,6 +294,10 @@ fn bad_input_exits_2_and_leaves_the_target_alone() {
             "run", "--target", o, "--engine", "psync", "--qd", "4", "--read", "0",
         ],
         vec!["run", "--target", o, "--range", "50%-50%", "--read", "0"],
+        vec!["run", "--target", o, "--qd", "20000", "--read", "0"],
+        vec![
+            "run", "--target", o, "--qd", "4", "--submit-batch", "8", "--read", "0",
+        ],
         vec!["run", "--target", o, "--dist", "zipf:-1", "--read", "0"],
         vec!["run", "--target", f, "--read", "0"],
         vec!["run", "--target", f, "--read", "50", "--target", o],
