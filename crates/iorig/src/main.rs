@@ -4,6 +4,8 @@
 mod cli;
 mod output;
 mod run_cmd;
+mod signals;
+mod step;
 
 use clap::Parser;
 use std::process::ExitCode;

@@ -6,16 +6,14 @@ use crate::output::json::{
     IntervalJson, ResultDoc, RunInfo, SummaryJson, TargetJson, ToolInfo, SCHEMA,
 };
 use crate::output::{csv, table, Printer};
+use crate::signals::Signals;
+use crate::step::{describe, run_step, Control, StepObserver};
 use crate::{exit, Failure};
-use crossbeam_channel::unbounded;
-use iorig_engine::run::{self, RunEvent};
-use iorig_engine::EngineError;
-use iorig_spec::{OneOrMany, Rate, StrOrNum, WorkloadFile};
+use iorig_engine::run::{IntervalSample, TargetInfo};
+use iorig_spec::{OneOrMany, StrOrNum, Workload, WorkloadFile};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 fn s(v: &Option<String>) -> Option<StrOrNum> {
@@ -92,13 +90,6 @@ fn check_output_path(flag: &str, path: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-fn engine_failure(e: EngineError) -> Failure {
-    if e.is_usage() {
-        Failure::usage(e.to_string())
-    } else {
-        Failure::runtime(e.to_string())
-    }
-}
 
 fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -155,156 +146,21 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         check_output_path("--csv", c)?;
     }
 
-    // 2. Decide everything without writing.
-    let planned = run::plan(&w, a.allow_destroy).map_err(engine_failure)?;
+    // 2. Run (targets are planned and checked before anything is written).
     let mut printer = Printer::new(json_to_stdout, a.quiet);
-    for n in &planned.notices {
-        printer.notice(n);
-    }
-
-    // Ctrl-C: the first stops the run cleanly, a second one exits at once.
-    let stop = Arc::new(AtomicBool::new(false));
-    let interrupted = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        let interrupted = interrupted.clone();
-        let _ = ctrlc::set_handler(move || {
-            if interrupted.swap(true, Ordering::SeqCst) {
-                std::process::exit(exit::INTERRUPTED as i32);
-            }
-            stop.store(true, Ordering::SeqCst);
-        });
-    }
-
-    // 3. Create and open targets.
-    let engine_name = planned.engine.name().to_string();
-    let mut bar: Option<indicatif::ProgressBar> = None;
-    let mut bar_path: Option<String> = None;
-    let prepared = run::open(planned, &mut |p| {
-        let path = p.path.display().to_string();
-        if bar_path.as_deref() != Some(path.as_str()) {
-            if let Some(b) = bar.take() {
-                b.finish_and_clear();
-            }
-            bar = printer.fill_bar(&path, p.total_bytes);
-            bar_path = Some(path);
-        }
-        if let Some(b) = &bar {
-            b.set_position(p.done_bytes);
-        }
-    })
-    .map_err(engine_failure)?;
-    if let Some(b) = bar.take() {
-        b.finish_and_clear();
-    }
-
+    let signals = Signals::install();
     let started = humantime::format_rfc3339_seconds(now).to_string();
     let id = run_id(now);
-    if !a.quiet {
-        let targets: Vec<String> = prepared
-            .info
-            .iter()
-            .map(|t| {
-                format!(
-                    "{} ({}, {})",
-                    t.path,
-                    t.kind,
-                    table::human_bytes(t.size_bytes)
-                )
-            })
-            .collect();
-        printer.line(&format!(
-            "iorig run {id}: bs {} read {}% random {}% qd {} x {} worker(s), {}, {}{}, rate {}, {}s{} on {}, seed {}",
-            w.bs,
-            w.read_pct,
-            w.random_pct,
-            w.qd,
-            w.threads,
-            engine_name,
-            if w.direct { "direct" } else { "buffered" },
-            match w.sync {
-                iorig_spec::SyncMode::None => "",
-                iorig_spec::SyncMode::Sync => "+sync",
-                iorig_spec::SyncMode::Dsync => "+dsync",
-            },
-            match w.rate {
-                Rate::Max => "max".to_string(),
-                Rate::Iops(r) => format!("{r} IOPS"),
-            },
-            w.time.as_secs_f64(),
-            if w.warmup.is_zero() {
-                String::new()
-            } else {
-                format!(" after {}s warmup", w.warmup.as_secs_f64())
-            },
-            targets.join(", "),
-            w.seed
-        ));
-        for l in table::HEADER {
-            printer.line(l);
-        }
-    }
-
-    let mut csv_out = match &a.csv {
-        Some(path) => {
-            let mut f = std::fs::File::create(path)
-                .map_err(|e| Failure::runtime(format!("--csv {}: {e}", path.display())))?;
-            let _ = writeln!(f, "{}", csv::header());
-            Some(f)
-        }
-        None => None,
+    let mut observer = RunObserver {
+        id: id.clone(),
+        w: &w,
+        csv_path: a.csv.as_deref(),
+        csv: None,
     };
+    let out = run_step(&w, a.allow_destroy, &mut printer, &signals, &mut observer)?;
+    let outcome = &out.outcome;
 
-    // 4. Run, printing intervals as they complete.
-    printer.start_live();
-    let (tx, rx) = unbounded::<RunEvent>();
-    let total_s = (w.warmup + w.time).as_secs_f64();
-    let mut intervals: Vec<IntervalJson> = Vec::new();
-    let outcome = std::thread::scope(|scope| {
-        let worker = scope.spawn(|| {
-            let r = run::execute(&prepared, stop.clone(), &tx);
-            drop(tx);
-            r
-        });
-        for ev in rx.iter() {
-            match ev {
-                RunEvent::Interval(sample) => {
-                    let clock = wall_clock();
-                    if !printer.quiet {
-                        printer.line(&table::interval_row(&sample, &clock));
-                    }
-                    printer.set_live(table::live_line(&sample, total_s));
-                    let j = IntervalJson::from(&*sample);
-                    if let Some(f) = csv_out.as_mut() {
-                        let _ = writeln!(f, "{}", csv::row(&j));
-                        let _ = f.flush();
-                    }
-                    intervals.push(j);
-                }
-                RunEvent::WorkerError { worker, message } => {
-                    printer.notice(&format!("worker {worker} stopped: {message}"));
-                }
-            }
-        }
-        worker.join()
-    });
-    printer.end_live();
-    let outcome = match outcome {
-        Ok(r) => r.map_err(engine_failure)?,
-        Err(_) => return Err(Failure::runtime("the run thread panicked")),
-    };
-
-    // 5. Average line, summary, JSON.
-    let was_interrupted = interrupted.load(Ordering::SeqCst);
-    if !a.quiet {
-        printer.line(&table::row(
-            &wall_clock(),
-            "avg",
-            &outcome.summary,
-            outcome.measured_s,
-            outcome.cpu,
-        ));
-    }
+    // 3. Summary and JSON.
     for l in table::summary_lines(
         &outcome.summary,
         outcome.measured_s,
@@ -313,6 +169,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     ) {
         printer.line(&l);
     }
+    let was_interrupted = signals.interrupted();
     let status = if was_interrupted {
         "interrupted"
     } else if outcome.errors > 0 {
@@ -346,12 +203,12 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
                 started,
                 host: host_name(),
                 labels: w.labels.clone(),
-                engine: engine_name,
+                engine: out.engine_name.clone(),
                 status: status.to_string(),
             },
             workload: w.record(),
-            targets: prepared.info.iter().map(TargetJson::from).collect(),
-            intervals,
+            targets: out.targets.iter().map(TargetJson::from).collect(),
+            intervals: out.intervals,
             summary: SummaryJson::new(
                 &outcome.summary,
                 outcome.measured_s,
@@ -378,8 +235,35 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     })
 }
 
-fn wall_clock() -> String {
-    // HH:MM:SS in UTC from the RFC 3339 form; enough to line up with other logs.
-    let t = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-    t.get(11..19).unwrap_or("").to_string()
+/// Writes CSV rows as intervals complete and titles the table.
+struct RunObserver<'a> {
+    id: String,
+    w: &'a Workload,
+    csv_path: Option<&'a Path>,
+    csv: Option<std::fs::File>,
 }
+
+impl StepObserver for RunObserver<'_> {
+    fn prepared(&mut self, targets: &[TargetInfo], engine_name: &str) -> Result<String, Failure> {
+        if let Some(path) = self.csv_path {
+            let mut f = std::fs::File::create(path)
+                .map_err(|e| Failure::runtime(format!("--csv {}: {e}", path.display())))?;
+            let _ = writeln!(f, "{}", csv::header());
+            self.csv = Some(f);
+        }
+        Ok(format!(
+            "iorig run {}: {}",
+            self.id,
+            describe(self.w, engine_name, targets)
+        ))
+    }
+
+    fn interval(&mut self, _sample: &IntervalSample, json: &IntervalJson) -> Control {
+        if let Some(f) = self.csv.as_mut() {
+            let _ = writeln!(f, "{}", csv::row(json));
+            let _ = f.flush();
+        }
+        Control::Continue
+    }
+}
+

@@ -346,7 +346,17 @@ struct NoDirectDir {
 impl Drop for NoDirectDir {
     fn drop(&mut self) {
         if self.mounted {
-            let _ = Command::new("umount").arg(self.dir.path()).status();
+            // Another test's child may briefly hold the mount busy (a forked
+            // process inherits the cwd); detach lazily then, quietly.
+            let ok = Command::new("umount")
+                .arg(self.dir.path())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+            if !ok {
+                let _ = Command::new("umount").arg("-l").arg(self.dir.path()).status();
+            }
         }
     }
 }
