@@ -21,6 +21,15 @@ pub enum SpecError {
     },
     #[error("workload file {path}: {why}")]
     BadFile { path: String, why: String },
+    /// A test plan is malformed; `place` is empty, " `[defaults]`" or " step N"
+    /// (N counts `[[steps]]` blocks from 1), optionally followed by the label of
+    /// the expanded step that failed.
+    #[error("plan {path}{place}: {why}")]
+    BadPlan {
+        path: String,
+        place: String,
+        why: String,
+    },
 }
 
 impl SpecError {

@@ -3,14 +3,20 @@
 //! This crate says *what* a run should do, never *how*: it parses sizes and
 //! durations, reads workload TOML files, merges them with command-line values and
 //! validates the result into a [`Workload`] that the engine can execute without
-//! further checks. It does no I/O besides what the caller hands it as text, so
+//! further checks, and reads test plans ([`Plan`]) and expands their sweeps into
+//! concrete steps. It does no I/O besides what the caller hands it as text, so
 //! every rule here is unit-testable.
 
 mod error;
+pub mod plan;
 mod units;
 mod workload;
 
 pub use error::SpecError;
+pub use plan::{
+    builtin, builtin_text, builtins, estimate_duration, HotSize, Pause, Plan, PlanStep,
+    PreconditionSpec, SteadyStateSpec, StepRole,
+};
 pub use units::{format_size, parse_duration, parse_size};
 pub use workload::{
     AccessDist, BsSpec, BsWeight, DataPattern, EngineKind, OneOrMany, RangePct, Rate, StrOrNum,

@@ -481,8 +481,28 @@ impl WorkloadFile {
             ($($f:ident),*) => { $( if top.$f.is_some() { self.$f = top.$f; } )* };
         }
         take!(
-            target, size, bs, read, random, qd, submit_batch, threads, engine, direct, buffered, sync, dsync,
-            rate, time, warmup, interval, range, dist, data, seed, fault
+            target,
+            size,
+            bs,
+            read,
+            random,
+            qd,
+            submit_batch,
+            threads,
+            engine,
+            direct,
+            buffered,
+            sync,
+            dsync,
+            rate,
+            time,
+            warmup,
+            interval,
+            range,
+            dist,
+            data,
+            seed,
+            fault
         );
         if let Some(top_labels) = top.labels {
             let labels = self.labels.get_or_insert_with(BTreeMap::new);

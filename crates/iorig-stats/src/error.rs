@@ -1,6 +1,7 @@
 use thiserror::Error;
 
-/// Failures of the samplers (the histograms themselves cannot fail).
+/// Failures of the samplers and of decoding a stored histogram (recording
+/// and merging histograms cannot fail).
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum StatsError {
@@ -16,4 +17,7 @@ pub enum StatsError {
         call: &'static str,
         source: std::io::Error,
     },
+    /// A serialized histogram that is not valid HDR V2.
+    #[error("bad serialized histogram: {why}")]
+    BadHistogram { why: String },
 }

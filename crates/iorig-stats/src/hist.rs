@@ -1,5 +1,7 @@
 //! HDR latency histograms in nanoseconds.
 
+use crate::StatsError;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
@@ -66,6 +68,43 @@ impl LatencyHistogram {
 
     pub fn inner(&self) -> &Histogram<u64> {
         &self.hist
+    }
+
+    /// The histogram in HDR V2 form (uncompressed), as other HDR tools read it.
+    /// Used to store the merged histogram of a step so that later merges
+    /// across steps or runs are exact.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        // V2 only fails for counts that do not fit an i64 or a write error;
+        // u64 counts of real runs stay far below 2^63 and a Vec cannot fail
+        // to grow short of aborting. Should it fail anyway, the empty result
+        // is refused by `from_bytes`, so no wrong histogram is ever read back.
+        if V2Serializer::new().serialize(&self.hist, &mut out).is_err() {
+            out.clear();
+        }
+        out
+    }
+
+    /// Reads a histogram written by [`LatencyHistogram::to_bytes`] (or any HDR
+    /// V2 histogram). One with other bounds than iorig's is re-recorded into
+    /// iorig's, so every histogram merges exactly with every other.
+    pub fn from_bytes(bytes: &[u8]) -> Result<LatencyHistogram, StatsError> {
+        let mut reader = bytes;
+        let read: Histogram<u64> =
+            Deserializer::new()
+                .deserialize(&mut reader)
+                .map_err(|e| StatsError::BadHistogram {
+                    why: format!("{e:?}"),
+                })?;
+        if read.low() == 1 && read.high() == MAX_TRACKABLE_NS && read.sigfig() == SIG_FIGS {
+            return Ok(LatencyHistogram { hist: read });
+        }
+        let mut h = LatencyHistogram::new();
+        for v in read.iter_recorded() {
+            h.hist
+                .saturating_record_n(v.value_iterated_to().max(1), v.count_at_value());
+        }
+        Ok(h)
     }
 
     /// min, mean, stddev, max and the standard percentiles; all zero when empty.
@@ -147,6 +186,56 @@ mod tests {
         }
         a.merge(&b);
         assert_eq!(a.summary(), all.summary());
+    }
+
+    #[test]
+    fn bytes_round_trip_keeps_every_figure() {
+        let mut h = LatencyHistogram::new();
+        for v in 0..20_000u64 {
+            h.record(500 + v * v % 7_000_000);
+        }
+        h.record(MAX_TRACKABLE_NS);
+        let back = LatencyHistogram::from_bytes(&h.to_bytes()).expect("decode");
+        assert_eq!(back.summary(), h.summary());
+        assert_eq!(back.count(), h.count());
+        for q in [0.0, 0.25, 0.5, 0.9, 0.99, 0.999, 0.9999, 1.0] {
+            assert_eq!(back.value_at_quantile(q), h.value_at_quantile(q), "q {q}");
+        }
+        // An empty histogram survives too.
+        let empty = LatencyHistogram::from_bytes(&LatencyHistogram::new().to_bytes())
+            .expect("decode empty");
+        assert!(empty.is_empty());
+    }
+
+    #[test]
+    fn foreign_bounds_are_re_recorded_into_ours() {
+        let mut other: Histogram<u64> = Histogram::new_with_bounds(1, 1_000_000, 2).unwrap();
+        other.record(1500).unwrap();
+        other.record_n(900_000, 3).unwrap();
+        let mut bytes = Vec::new();
+        V2Serializer::new().serialize(&other, &mut bytes).unwrap();
+        let h = LatencyHistogram::from_bytes(&bytes).unwrap();
+        assert_eq!(h.count(), 4);
+        assert_eq!(h.inner().high(), MAX_TRACKABLE_NS);
+        // Each value lands within the other histogram's 2-digit bucket.
+        assert!(
+            (1490..=1510).contains(&h.summary().min),
+            "{:?}",
+            h.summary()
+        );
+        let mut ours = LatencyHistogram::new();
+        ours.merge(&h);
+        assert_eq!(ours.count(), 4);
+    }
+
+    #[test]
+    fn garbage_bytes_are_an_error() {
+        assert!(LatencyHistogram::from_bytes(&[]).is_err());
+        assert!(LatencyHistogram::from_bytes(b"not a histogram").is_err());
+        let mut cut = LatencyHistogram::new();
+        cut.record(1234);
+        let bytes = cut.to_bytes();
+        assert!(LatencyHistogram::from_bytes(&bytes[..bytes.len() / 2]).is_err());
     }
 
     #[test]

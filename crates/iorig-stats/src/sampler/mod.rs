@@ -6,6 +6,9 @@
 //! - [`device`]: `iostat -x` style figures (`%util`, queue depth, read/write
 //!   await) of the block devices under the job's files, to see what the
 //!   device did, as opposed to the latency the application observed.
+//! - [`system`]: facts about the host and the targets (kernel, CPU, device
+//!   model, scheduler, filesystem), gathered once per run and stored with it.
 
 pub mod cpu;
 pub mod device;
+pub mod system;

@@ -1,0 +1,212 @@
+//! Test plans: an ordered list of steps (plain runs, preconditioning, IOPS–latency
+//! curves, queue-depth cycles), any of which may sweep workload parameters.
+//!
+//! A plan is parsed from TOML ([`Plan::from_toml`]) into blocks that still hold
+//! lists, then [`Plan::expand`] turns every block into concrete [`PlanStep`]s, one
+//! per combination of swept values, each carrying a scalar [`WorkloadFile`] that is
+//! checked with [`WorkloadFile::resolve`] before anything runs. What only the runner
+//! can know (the target's size, the measured max IOPS, the bytes a step wrote) is
+//! left as data on the step: [`Pause::WrittenBytesAt`], [`StepRole::CurveRate`],
+//! [`PlanStep::hot_size_bytes`]. The format is documented in `docs/plans.md`.
+
+mod builtin;
+mod expand;
+mod parse;
+#[cfg(test)]
+mod tests;
+
+pub use builtin::{builtin, builtin_text, builtins};
+pub use expand::estimate_duration;
+
+use crate::units::parse_size;
+use crate::{DataPattern, SpecError, WorkloadFile};
+use std::time::Duration;
+
+/// The working set of a hot-data step: the first `Bytes` of each target, or the
+/// first `Pct` percent of it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum HotSize {
+    Bytes(u64),
+    Pct(f64),
+}
+
+impl HotSize {
+    /// The default hot size of a plan: a tenth of the target, small enough to fit
+    /// a typical cache tier yet large enough not to live in a controller's RAM.
+    pub const DEFAULT: HotSize = HotSize::Pct(10.0);
+
+    /// Parses `8g`, `512m` (a size above 0) or `10%` (above 0, at most 100).
+    pub fn parse(text: &str) -> Result<Self, SpecError> {
+        let t = text.trim();
+        if let Some(p) = t.strip_suffix('%') {
+            let pct: f64 = p.trim().parse().map_err(|_| {
+                SpecError::bad("hot_size", text, "not a percentage; write e.g. 10% or 8g")
+            })?;
+            if !(pct > 0.0 && pct <= 100.0) {
+                return Err(SpecError::bad(
+                    "hot_size",
+                    text,
+                    "a percentage must be above 0 and at most 100",
+                ));
+            }
+            return Ok(HotSize::Pct(pct));
+        }
+        let bytes = parse_size(t)?;
+        if bytes == 0 {
+            return Err(SpecError::bad(
+                "hot_size",
+                text,
+                "size 0; give e.g. 8g or 10%",
+            ));
+        }
+        Ok(HotSize::Bytes(bytes))
+    }
+}
+
+/// What to do after a step before the next one starts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pause {
+    None,
+    Fixed(Duration),
+    /// Rest for (bytes the step wrote) ÷ `bytes_per_s`: lets a flash array's
+    /// garbage collection catch up before the next step (`pause_mb_per_s`).
+    WrittenBytesAt {
+        bytes_per_s: f64,
+    },
+}
+
+/// Measure in rounds until the rate is steady or `max_rounds` have run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SteadyStateSpec {
+    /// Length of one measured round.
+    pub round: Duration,
+    pub max_rounds: u32,
+    /// Number of most recent rounds judged together for steadiness.
+    pub window: u32,
+}
+
+impl SteadyStateSpec {
+    /// One-minute rounds, judged over the last 5 (as SNIA PTS does), for at
+    /// most 10 rounds.
+    pub const DEFAULT: SteadyStateSpec = SteadyStateSpec {
+        round: Duration::from_secs(60),
+        max_rounds: 10,
+        window: 5,
+    };
+}
+
+/// Fill each target `passes` times before measuring anything.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PreconditionSpec {
+    pub passes: u32,
+    /// Random offsets (each pass writes as many bytes as the target holds, so some
+    /// blocks are written twice and some not at all) instead of a sequential sweep.
+    pub random: bool,
+    pub bs_bytes: u64,
+    pub data: DataPattern,
+}
+
+/// Why a step exists and what the runner must fill in before running it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StepRole {
+    Run,
+    /// Write the whole target; `time` is `None` because the step ends by bytes.
+    Precondition(PreconditionSpec),
+    /// The uncontrolled run (rate = max) that opens curve `group`.
+    CurveMax {
+        group: u32,
+    },
+    /// A run at `pct` % of the max IOPS measured by the `CurveMax` step of the same
+    /// group; the runner sets the workload's `rate`.
+    CurveRate {
+        group: u32,
+        pct: f64,
+    },
+    /// One queue depth of queue-depth cycle `group` (the depth is the workload's `qd`).
+    QdCycle {
+        group: u32,
+    },
+}
+
+/// One concrete step of an expanded plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanStep {
+    /// Position in the expanded list, from 0 (stable, so a run can be resumed).
+    pub index: usize,
+    /// The `[[steps]]` block it came from, counted from 1.
+    pub block: usize,
+    /// The block's `name`, if it has one.
+    pub name: Option<String>,
+    /// Human-readable and unique within a block: the name, the role and the
+    /// swept values, e.g. `read=70 bs=8k threads=4`.
+    pub label: String,
+    pub role: StepRole,
+    /// Every parameter as a scalar, `[defaults]` under the block's own values,
+    /// targets and size from the plan; resolves without error.
+    pub workload: WorkloadFile,
+    pub warmup: Duration,
+    /// Measured time, or the length of one round under `steady_state`; `None`
+    /// for a precondition, which ends when its bytes are written.
+    pub time: Option<Duration>,
+    pub pause: Pause,
+    pub steady_state: Option<SteadyStateSpec>,
+    /// Limit the working set to the first this many bytes of each target (the
+    /// runner turns it into a range once it knows the target's size). A hot size
+    /// given in percent is already a `range` in the workload.
+    pub hot_size_bytes: Option<u64>,
+    /// Curve steps: stop stepping up once latency exceeds this.
+    pub stop_latency_ms: Option<f64>,
+    /// Curve steps: the latency target of the sweet-spot answer.
+    pub threshold_ms: Option<f64>,
+    /// The swept values that make this step, outermost axis first, as written
+    /// (`("bs", "8k")`).
+    pub axes: Vec<(String, String)>,
+}
+
+/// A parsed test plan; see `docs/plans.md` for the format.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// Where the plan came from, for messages (`builtin:matrix` for built-ins).
+    pub path: String,
+    /// `name`, or the file name without `.toml`.
+    pub name: String,
+    pub description: Option<String>,
+    /// `targets`; the command line's `--target` replaces them.
+    pub targets: Option<Vec<String>>,
+    /// `size` for scratch files iorig creates.
+    pub size_bytes: Option<u64>,
+    /// What `hot = true` in a step means.
+    pub hot_size: HotSize,
+    defaults: parse::Block,
+    steps: Vec<parse::Block>,
+    step_time: Option<Duration>,
+}
+
+impl Plan {
+    /// Parses a plan's text; `path` is used in messages and for the default name.
+    /// Unknown keys and wrongly typed values are rejected here, naming the key and
+    /// the step; values are fully checked by [`Plan::expand`].
+    pub fn from_toml(path: &str, text: &str) -> Result<Plan, SpecError> {
+        parse::parse_plan(path, text)
+    }
+
+    /// Expands every block into concrete steps and resolves each step's workload.
+    pub fn expand(&self) -> Result<Vec<PlanStep>, SpecError> {
+        expand::expand(self)
+    }
+
+    /// Sets every measured step's time (and steady-state round) to `step_time`,
+    /// so that a long plan can be tried in minutes. Warmup and fixed pauses shrink
+    /// by the same factor (`step_time` ÷ the step's time or round), each capped at
+    /// `step_time`; a precondition's fixed pause is only capped. Preconditions
+    /// themselves and `pause_mb_per_s` are unchanged: both follow from bytes written.
+    pub fn with_step_time(mut self, step_time: Duration) -> Plan {
+        self.step_time = Some(step_time);
+        self
+    }
+
+    /// Number of `[[steps]]` blocks as written (before expansion).
+    pub fn block_count(&self) -> usize {
+        self.steps.len()
+    }
+}

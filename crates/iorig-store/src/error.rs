@@ -1,0 +1,36 @@
+use thiserror::Error;
+
+/// Failures of the result store. Every message is one line.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    #[error("opening result store {path}: {source}")]
+    Open {
+        path: String,
+        source: rusqlite::Error,
+    },
+    #[error("result store: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("result store schema version {found} is newer than this iorig knows ({known}); use a newer iorig")]
+    NewerSchema { found: i64, known: i64 },
+    #[error("{path} is an SQLite database of another program (application_id {application_id:#x}), not an iorig result store")]
+    NotIorigDb { path: String, application_id: i64 },
+    #[error("applying result store schema version {version}: {source}")]
+    Migration {
+        version: i64,
+        source: rusqlite::Error,
+    },
+    #[error("no run {0} in the result store")]
+    NoSuchRun(i64),
+    #[error("no step {0} in the result store")]
+    NoSuchStep(i64),
+    #[error("stored histogram of step {step} ({op} {kind}) is unreadable: {why}")]
+    BadHistogram {
+        step: i64,
+        op: String,
+        kind: String,
+        why: String,
+    },
+    #[error("unexpected {column} value {value:?} in the result store")]
+    BadValue { column: &'static str, value: String },
+}

@@ -1,0 +1,25 @@
+//! The result store of iorig: every run, its steps, the figures of every
+//! interval, the merged latency histograms and the analysis made of them,
+//! kept in one SQLite file (`./iorig.db` unless told otherwise).
+//!
+//! Results are written as they arrive, one short transaction per write, in
+//! WAL mode, so a crash or `kill -9` loses at most the write in flight and a
+//! plan can be resumed from its first incomplete step. Histograms are stored
+//! whole (HDR V2), so percentiles over several steps or runs come from exact
+//! merges, never from averaging percentiles.
+//!
+//! The schema is versioned (`PRAGMA user_version`) and only ever extended by
+//! appending migrations; a database written by a newer iorig is refused.
+
+mod error;
+mod schema;
+mod store;
+mod types;
+
+pub use error::StoreError;
+pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
+pub use store::{Store, TargetFactsRow};
+pub use types::{
+    AnalysisRow, HistKind, IntervalRow, NewRun, NewStep, Op, RunDetail, RunId, RunKind, RunRow,
+    RunStatus, StepId, StepRow, StepStatus,
+};

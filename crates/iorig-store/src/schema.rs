@@ -1,0 +1,229 @@
+//! The schema as an ordered list of migrations, and opening a connection.
+//!
+//! `PRAGMA user_version` holds the number of migrations applied. A new
+//! version only ever appends a migration to [`MIGRATIONS`]; shipped entries
+//! are never edited, because databases out there already ran them.
+
+use crate::StoreError;
+use rusqlite::{Connection, TransactionBehavior};
+use std::path::Path;
+use std::time::Duration;
+
+/// `PRAGMA application_id` of an iorig store ("iorg" in ASCII), so that
+/// another program's SQLite file is recognised instead of altered.
+pub const APPLICATION_ID: i64 = 0x696f_7267;
+
+/// How long a writer waits for another connection's lock before failing
+/// (a `runs list` reading while a plan writes, for instance).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Migration `i` brings the schema from version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[
+    // Version 1: runs, their steps, per-interval figures, histograms, analysis.
+    //
+    // Every child row names its parent with ON DELETE CASCADE, so deleting a
+    // run removes everything under it. Each child table's primary key or a
+    // unique index starts with the parent column, which is the index the
+    // cascade (and the usual lookups) need.
+    r#"
+CREATE TABLE runs (
+    id           INTEGER PRIMARY KEY,
+    kind         TEXT NOT NULL CHECK (kind IN ('run', 'plan', 'quick', 'profile')),
+    -- The plan as given, so that `plan resume` can rebuild the same steps.
+    plan_json    TEXT,
+    status       TEXT NOT NULL CHECK (status IN ('running', 'ok', 'failed', 'interrupted')),
+    started      TEXT NOT NULL,
+    ended        TEXT,
+    host         TEXT NOT NULL,
+    tool_version TEXT NOT NULL,
+    command_line TEXT NOT NULL
+);
+
+CREATE TABLE run_labels (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    key    TEXT NOT NULL,
+    value  TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
+
+CREATE TABLE system_facts (
+    run_id INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+    json   TEXT NOT NULL
+);
+
+CREATE TABLE target_facts (
+    run_id     INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    path       TEXT NOT NULL,
+    kind       TEXT,
+    size_bytes INTEGER,
+    json       TEXT NOT NULL,
+    PRIMARY KEY (run_id, path)
+) WITHOUT ROWID;
+
+CREATE TABLE steps (
+    id           INTEGER PRIMARY KEY,
+    run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    step_index   INTEGER NOT NULL,
+    name         TEXT NOT NULL,
+    role         TEXT NOT NULL,
+    status       TEXT NOT NULL DEFAULT 'pending'
+                 CHECK (status IN ('pending', 'running', 'ok', 'failed', 'interrupted', 'skipped')),
+    -- Every resolved parameter (a WorkloadRecord); the columns below copy the
+    -- ones results are searched and compared by.
+    params_json  TEXT NOT NULL,
+    bs           TEXT,
+    -- The block size when there is one; NULL for a mix of sizes.
+    bs_bytes     INTEGER,
+    read_pct     REAL,
+    random_pct   REAL,
+    qd           INTEGER,
+    threads      INTEGER,
+    -- NULL for an uncontrolled (max rate) step.
+    rate_iops    REAL,
+    started      TEXT,
+    ended        TEXT,
+    summary_json TEXT,
+    -- Also serves as the index on run_id.
+    UNIQUE (run_id, step_index)
+);
+CREATE INDEX steps_by_params ON steps (bs_bytes, read_pct, random_pct, qd, threads);
+
+CREATE TABLE intervals (
+    step_id            INTEGER NOT NULL REFERENCES steps(id) ON DELETE CASCADE,
+    seq                INTEGER NOT NULL,
+    t_s                REAL NOT NULL,
+    duration_s         REAL NOT NULL,
+    warmup             INTEGER NOT NULL CHECK (warmup IN (0, 1)),
+    op                 TEXT NOT NULL CHECK (op IN ('read', 'write', 'total')),
+    ops                INTEGER NOT NULL,
+    bytes              INTEGER NOT NULL,
+    iops               REAL NOT NULL,
+    bw_bytes_per_s     REAL NOT NULL,
+    lat_min_ns         INTEGER NOT NULL,
+    lat_mean_ns        INTEGER NOT NULL,
+    lat_stddev_ns      INTEGER NOT NULL,
+    lat_max_ns         INTEGER NOT NULL,
+    lat_p50_ns         INTEGER NOT NULL,
+    lat_p90_ns         INTEGER NOT NULL,
+    lat_p99_ns         INTEGER NOT NULL,
+    lat_p99_9_ns       INTEGER NOT NULL,
+    lat_p99_99_ns      INTEGER NOT NULL,
+    errors             INTEGER NOT NULL,
+    cpu_usr_pct        REAL NOT NULL,
+    cpu_sys_pct        REAL NOT NULL,
+    -- NULL when the target has no block device to sample.
+    dev_util_pct       REAL,
+    dev_queue_depth    REAL,
+    dev_read_await_ns  INTEGER,
+    dev_write_await_ns INTEGER,
+    PRIMARY KEY (step_id, seq, op)
+) WITHOUT ROWID;
+
+CREATE TABLE histograms (
+    step_id INTEGER NOT NULL REFERENCES steps(id) ON DELETE CASCADE,
+    op      TEXT NOT NULL CHECK (op IN ('read', 'write', 'total')),
+    kind    TEXT NOT NULL CHECK (kind IN ('lat', 'service_lat')),
+    -- 'measured': the merge over the step's measured (non-warmup) time.
+    scope   TEXT NOT NULL,
+    -- HDR histogram, V2 encoding.
+    data    BLOB NOT NULL,
+    PRIMARY KEY (step_id, op, kind, scope)
+) WITHOUT ROWID;
+
+CREATE TABLE analysis (
+    id      INTEGER PRIMARY KEY,
+    run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    step_id INTEGER REFERENCES steps(id) ON DELETE CASCADE,
+    kind    TEXT NOT NULL,
+    json    TEXT NOT NULL
+);
+CREATE INDEX analysis_by_run ON analysis (run_id);
+CREATE INDEX analysis_by_step ON analysis (step_id);
+"#,
+];
+
+/// The schema version this build writes: the number of migrations.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Opens (creating if missing) and migrates the database at `path`.
+pub fn open(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path).map_err(|source| StoreError::Open {
+        path: path.display().to_string(),
+        source,
+    })?;
+    prepare(conn, &path.display().to_string())
+}
+
+/// Sets the connection up and migrates it; `label` names it in errors.
+pub fn prepare(mut conn: Connection, label: &str) -> Result<Connection, StoreError> {
+    let at = |source: rusqlite::Error| StoreError::Open {
+        path: label.to_owned(),
+        source,
+    };
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(at)?;
+    // WAL: readers never block the writer, and a commit is one append to the
+    // log. With synchronous=NORMAL a commit is not fsynced, but it is in the
+    // OS page cache once the write returns, so killing iorig (even -9) loses
+    // nothing committed; only a power loss or kernel crash can drop the last
+    // commits, never corrupt the database.
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .map_err(at)?;
+    if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
+        // Some filesystems cannot hold the shared-memory file WAL needs; the
+        // rollback journal is slower but just as safe, so go on.
+        conn.pragma_update(None, "journal_mode", "DELETE")
+            .map_err(at)?;
+    }
+    conn.pragma_update(None, "synchronous", "NORMAL")
+        .map_err(at)?;
+    conn.pragma_update(None, "foreign_keys", "ON").map_err(at)?;
+    check_application(&conn, label)?;
+    migrate(&mut conn)?;
+    Ok(conn)
+}
+
+fn check_application(conn: &Connection, label: &str) -> Result<(), StoreError> {
+    let id: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    if id != 0 && id != APPLICATION_ID {
+        return Err(StoreError::NotIorigDb {
+            path: label.to_owned(),
+            application_id: id,
+        });
+    }
+    Ok(())
+}
+
+fn user_version(conn: &Connection) -> Result<i64, rusqlite::Error> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+}
+
+/// Applies the migrations the database lacks, each in its own transaction
+/// together with its version bump, so a crash leaves a whole version.
+fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let known = SCHEMA_VERSION;
+    loop {
+        // IMMEDIATE takes the write lock before reading the version, so two
+        // processes opening a new database at once cannot both migrate it.
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let found = user_version(&tx)?;
+        if found > known {
+            return Err(StoreError::NewerSchema { found, known });
+        }
+        let applied = usize::try_from(found).map_err(|_| StoreError::BadValue {
+            column: "user_version",
+            value: found.to_string(),
+        })?;
+        let Some(sql) = MIGRATIONS.get(applied) else {
+            return Ok(());
+        };
+        let version = found + 1;
+        let mig = |source| StoreError::Migration { version, source };
+        tx.execute_batch(sql).map_err(mig)?;
+        tx.pragma_update(None, "user_version", version)
+            .map_err(mig)?;
+        tx.pragma_update(None, "application_id", APPLICATION_ID)
+            .map_err(mig)?;
+        tx.commit().map_err(mig)?;
+    }
+}

@@ -1,0 +1,731 @@
+//! The [`Store`]: one SQLite connection and the reads and writes of results.
+
+use crate::schema;
+use crate::types::{
+    AnalysisRow, HistKind, IntervalRow, NewRun, NewStep, Op, RunDetail, RunId, RunKind, RunRow,
+    RunStatus, StepId, StepRow, StepStatus,
+};
+use crate::StoreError;
+use iorig_stats::{DeviceUsage, LatSummary, LatencyHistogram};
+use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, Type, ValueRef};
+use rusqlite::{params, Connection, OptionalExtension, Row, ToSql};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Scope of the one histogram per step, op and kind stored today: the merge
+/// over the step's measured time. The column leaves room for others (per
+/// round, warmup) without a schema change.
+const SCOPE_MEASURED: &str = "measured";
+
+/// A stored target's facts.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct TargetFactsRow {
+    pub path: String,
+    pub kind: Option<String>,
+    pub size_bytes: Option<u64>,
+    pub json: Value,
+}
+
+/// The result store. Every write is its own short transaction, committed
+/// before the call returns, so a crash or kill loses at most the write in
+/// flight.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+}
+
+impl Store {
+    /// Opens the store at `path`, creating the file if missing and bringing
+    /// its schema up to date.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        Ok(Store {
+            conn: schema::open(path)?,
+        })
+    }
+
+    /// A store that lives in memory only, for tests and dry runs.
+    pub fn open_in_memory() -> Result<Store, StoreError> {
+        let conn = Connection::open_in_memory().map_err(|source| StoreError::Open {
+            path: ":memory:".to_owned(),
+            source,
+        })?;
+        Ok(Store {
+            conn: schema::prepare(conn, ":memory:")?,
+        })
+    }
+
+    /// The schema version of the open database.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        Ok(self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?)
+    }
+
+    /// SQLite's own check of the file; `"ok"` when sound, else its findings,
+    /// one per line.
+    pub fn integrity_check(&self) -> Result<String, StoreError> {
+        let mut stmt = self.conn.prepare("PRAGMA integrity_check")?;
+        let lines = stmt
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(lines.join("\n"))
+    }
+
+    // ----- writes -----
+
+    /// Stores a new run with status `running` and its labels.
+    pub fn create_run(&self, run: &NewRun) -> Result<RunId, StoreError> {
+        let tx = self.conn.unchecked_transaction()?;
+        tx.execute(
+            "INSERT INTO runs (kind, plan_json, status, started, host, tool_version, command_line)
+             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6)",
+            params![
+                run.kind,
+                run.plan_json,
+                run.started,
+                run.host,
+                run.tool_version,
+                run.command_line
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+        {
+            let mut stmt =
+                tx.prepare("INSERT INTO run_labels (run_id, key, value) VALUES (?1, ?2, ?3)")?;
+            for (k, v) in &run.labels {
+                stmt.execute(params![id, k, v])?;
+            }
+        }
+        tx.commit()?;
+        Ok(RunId(id))
+    }
+
+    /// Sets (or replaces) one label of a run.
+    pub fn set_label(&self, run: RunId, key: &str, value: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO run_labels (run_id, key, value) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value",
+                params![run.0, key, value],
+            )
+            .map_err(|e| no_run(e, run))?;
+        Ok(())
+    }
+
+    /// Stores the host's facts (replacing earlier ones of the run).
+    pub fn record_system_facts(&self, run: RunId, facts: &Value) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO system_facts (run_id, json) VALUES (?1, ?2)
+                 ON CONFLICT (run_id) DO UPDATE SET json = excluded.json",
+                params![run.0, facts.to_string()],
+            )
+            .map_err(|e| no_run(e, run))?;
+        Ok(())
+    }
+
+    /// Stores one target's facts (replacing earlier ones of the same path).
+    pub fn record_target_facts(
+        &self,
+        run: RunId,
+        path: &str,
+        kind: Option<&str>,
+        size_bytes: Option<u64>,
+        facts: &Value,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO target_facts (run_id, path, kind, size_bytes, json)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (run_id, path) DO UPDATE SET
+                     kind = excluded.kind, size_bytes = excluded.size_bytes, json = excluded.json",
+                params![run.0, path, kind, size_bytes.map(to_i64), facts.to_string()],
+            )
+            .map_err(|e| no_run(e, run))?;
+        Ok(())
+    }
+
+    /// Stores a step, or updates the name, role and parameters of the step
+    /// already stored at the same index of the run (a resumed plan reuses
+    /// its rows). Status, times, intervals and summary are left as they are.
+    pub fn upsert_step(&self, run: RunId, step: &NewStep<'_>) -> Result<StepId, StoreError> {
+        let p = step.params;
+        let num = |key: &str| p.get(key).and_then(Value::as_f64);
+        let int = |key: &str| {
+            p.get(key)
+                .and_then(Value::as_u64)
+                .and_then(|v| i64::try_from(v).ok())
+        };
+        let id = self
+            .conn
+            .query_row(
+                "INSERT INTO steps (run_id, step_index, name, role, params_json,
+                                    bs, bs_bytes, read_pct, random_pct, qd, threads, rate_iops)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                 ON CONFLICT (run_id, step_index) DO UPDATE SET
+                     name = excluded.name, role = excluded.role,
+                     params_json = excluded.params_json, bs = excluded.bs,
+                     bs_bytes = excluded.bs_bytes, read_pct = excluded.read_pct,
+                     random_pct = excluded.random_pct, qd = excluded.qd,
+                     threads = excluded.threads, rate_iops = excluded.rate_iops
+                 RETURNING id",
+                params![
+                    run.0,
+                    step.index,
+                    step.name,
+                    step.role,
+                    p.to_string(),
+                    p.get("bs").and_then(Value::as_str),
+                    single_bs_bytes(p),
+                    num("read_pct"),
+                    num("random_pct"),
+                    int("qd"),
+                    int("threads"),
+                    num("rate_iops"),
+                ],
+                |r| r.get(0),
+            )
+            .map_err(|e| no_run(e, run))?;
+        Ok(StepId(id))
+    }
+
+    /// Sets a step's status; `started`/`ended` (RFC 3339) replace the stored
+    /// times when given and leave them when `None`.
+    pub fn set_step_status(
+        &self,
+        step: StepId,
+        status: StepStatus,
+        started: Option<&str>,
+        ended: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let n = self.conn.execute(
+            "UPDATE steps SET status = ?1, started = COALESCE(?2, started),
+                              ended = COALESCE(?3, ended)
+             WHERE id = ?4",
+            params![status, started, ended, step.0],
+        )?;
+        expect_step(n, step)
+    }
+
+    /// Clears what an interrupted attempt of a step left (intervals,
+    /// histograms, step analysis, summary, times) and sets it `pending`, so
+    /// the step can be run again from its start.
+    pub fn reset_step(&self, step: StepId) -> Result<(), StoreError> {
+        let tx = self.conn.unchecked_transaction()?;
+        tx.execute("DELETE FROM intervals WHERE step_id = ?1", [step.0])?;
+        tx.execute("DELETE FROM histograms WHERE step_id = ?1", [step.0])?;
+        tx.execute("DELETE FROM analysis WHERE step_id = ?1", [step.0])?;
+        let n = tx.execute(
+            "UPDATE steps SET status = 'pending', started = NULL, ended = NULL,
+                              summary_json = NULL
+             WHERE id = ?1",
+            [step.0],
+        )?;
+        expect_step(n, step)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Stores one row of one interval.
+    pub fn add_interval(&self, step: StepId, row: &IntervalRow) -> Result<(), StoreError> {
+        insert_interval(&self.conn, step, row).map_err(|e| no_step(e, step))
+    }
+
+    /// Stores several rows (usually the read, write and total rows of one
+    /// interval, see [`IntervalRow::rows_of`]) in one transaction: after a
+    /// crash either all of them are there or none.
+    pub fn add_intervals(&self, step: StepId, rows: &[IntervalRow]) -> Result<(), StoreError> {
+        let tx = self.conn.unchecked_transaction()?;
+        for row in rows {
+            insert_interval(&tx, step, row).map_err(|e| no_step(e, step))?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Stores (or replaces) the measured-time histogram of a step.
+    pub fn put_histogram(
+        &self,
+        step: StepId,
+        op: Op,
+        kind: HistKind,
+        hist: &LatencyHistogram,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO histograms (step_id, op, kind, scope, data) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (step_id, op, kind, scope) DO UPDATE SET data = excluded.data",
+                params![step.0, op, kind, SCOPE_MEASURED, hist.to_bytes()],
+            )
+            .map_err(|e| no_step(e, step))?;
+        Ok(())
+    }
+
+    /// Ends a step: its final status, its summary (the result JSON's
+    /// `summary` object) and its end time.
+    pub fn finish_step(
+        &self,
+        step: StepId,
+        status: StepStatus,
+        summary: &Value,
+        ended: &str,
+    ) -> Result<(), StoreError> {
+        let n = self.conn.execute(
+            "UPDATE steps SET status = ?1, summary_json = ?2, ended = ?3 WHERE id = ?4",
+            params![status, summary.to_string(), ended, step.0],
+        )?;
+        expect_step(n, step)
+    }
+
+    /// Stores one analysis result of a run, or of one of its steps; returns
+    /// its id.
+    pub fn put_analysis(
+        &self,
+        run: RunId,
+        step: Option<StepId>,
+        kind: &str,
+        json: &Value,
+    ) -> Result<i64, StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO analysis (run_id, step_id, kind, json) VALUES (?1, ?2, ?3, ?4)",
+                params![run.0, step.map(|s| s.0), kind, json.to_string()],
+            )
+            .map_err(|e| match step {
+                // The foreign key failure does not say which parent is
+                // missing; name the run when it is the one.
+                Some(s) if self.run_exists(run).unwrap_or(false) => no_step(e, s),
+                _ => no_run(e, run),
+            })?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Ends a run.
+    pub fn finish_run(&self, run: RunId, status: RunStatus, ended: &str) -> Result<(), StoreError> {
+        let n = self.conn.execute(
+            "UPDATE runs SET status = ?1, ended = ?2 WHERE id = ?3",
+            params![status, ended, run.0],
+        )?;
+        expect_run(n, run)
+    }
+
+    /// Marks a run as running again (a resumed plan) and clears its end.
+    pub fn reopen_run(&self, run: RunId) -> Result<(), StoreError> {
+        let n = self.conn.execute(
+            "UPDATE runs SET status = 'running', ended = NULL WHERE id = ?1",
+            [run.0],
+        )?;
+        expect_run(n, run)
+    }
+
+    /// Deletes a run and everything stored under it.
+    pub fn delete_run(&self, run: RunId) -> Result<(), StoreError> {
+        let n = self
+            .conn
+            .execute("DELETE FROM runs WHERE id = ?1", [run.0])?;
+        expect_run(n, run)
+    }
+
+    // ----- reads -----
+
+    /// Every run, oldest first.
+    pub fn list_runs(&self) -> Result<Vec<RunRow>, StoreError> {
+        let mut labels: BTreeMap<i64, BTreeMap<String, String>> = BTreeMap::new();
+        {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT run_id, key, value FROM run_labels")?;
+            let rows = stmt.query_map([], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get(2)?))
+            })?;
+            for row in rows {
+                let (id, k, v) = row?;
+                labels.entry(id).or_default().insert(k, v);
+            }
+        }
+        let mut stmt = self.conn.prepare(&format!("{RUN_COLUMNS} ORDER BY id"))?;
+        let runs = stmt
+            .query_map([], run_row)?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(runs
+            .into_iter()
+            .map(|(mut r, _, _)| {
+                r.labels = labels.remove(&r.id.0).unwrap_or_default();
+                r
+            })
+            .collect())
+    }
+
+    /// One run with its plan and command line; `None` when there is none.
+    pub fn get_run(&self, run: RunId) -> Result<Option<RunDetail>, StoreError> {
+        let found = self
+            .conn
+            .query_row(&format!("{RUN_COLUMNS} WHERE id = ?1"), [run.0], run_row)
+            .optional()?;
+        let Some((mut row, plan_json, command_line)) = found else {
+            return Ok(None);
+        };
+        row.labels = self.labels(run)?;
+        Ok(Some(RunDetail {
+            run: row,
+            plan_json,
+            command_line,
+        }))
+    }
+
+    /// The labels of a run.
+    pub fn labels(&self, run: RunId) -> Result<BTreeMap<String, String>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT key, value FROM run_labels WHERE run_id = ?1")?;
+        let rows = stmt.query_map([run.0], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<BTreeMap<_, _>, _>>()?)
+    }
+
+    /// The stored host facts of a run.
+    pub fn system_facts(&self, run: RunId) -> Result<Option<Value>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT json FROM system_facts WHERE run_id = ?1",
+                [run.0],
+                |r| json_col(r, 0),
+            )
+            .optional()?)
+    }
+
+    /// The stored target facts of a run, by path.
+    pub fn target_facts(&self, run: RunId) -> Result<Vec<TargetFactsRow>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT path, kind, size_bytes, json FROM target_facts WHERE run_id = ?1 ORDER BY path",
+        )?;
+        let rows = stmt.query_map([run.0], |r| {
+            Ok(TargetFactsRow {
+                path: r.get(0)?,
+                kind: r.get(1)?,
+                size_bytes: r.get::<_, Option<i64>>(2)?.map(to_u64),
+                json: json_col(r, 3)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// The steps of a run in plan order.
+    pub fn steps(&self, run: RunId) -> Result<Vec<StepRow>, StoreError> {
+        let mut stmt = self.conn.prepare(&format!(
+            "{STEP_COLUMNS} WHERE run_id = ?1 ORDER BY step_index"
+        ))?;
+        let rows = stmt.query_map([run.0], step_row)?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// One step by id.
+    pub fn step(&self, step: StepId) -> Result<Option<StepRow>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(&format!("{STEP_COLUMNS} WHERE id = ?1"), [step.0], step_row)
+            .optional()?)
+    }
+
+    /// The index of the first step of a run that is neither `ok` nor
+    /// `skipped`: where a resumed plan starts. `None` when every stored step
+    /// is complete (a runner that stores all steps as `pending` up front gets
+    /// "nothing left" from that).
+    pub fn first_incomplete_step(&self, run: RunId) -> Result<Option<i64>, StoreError> {
+        Ok(self.conn.query_row(
+            "SELECT MIN(step_index) FROM steps
+             WHERE run_id = ?1 AND status NOT IN ('ok', 'skipped')",
+            [run.0],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// The stored intervals of a step, in order (read, write, total within
+    /// an interval).
+    pub fn intervals(&self, step: StepId) -> Result<Vec<IntervalRow>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT seq, t_s, duration_s, warmup, op, ops, bytes, iops, bw_bytes_per_s,
+                    lat_min_ns, lat_mean_ns, lat_stddev_ns, lat_max_ns, lat_p50_ns,
+                    lat_p90_ns, lat_p99_ns, lat_p99_9_ns, lat_p99_99_ns, errors,
+                    cpu_usr_pct, cpu_sys_pct,
+                    dev_util_pct, dev_queue_depth, dev_read_await_ns, dev_write_await_ns
+             FROM intervals WHERE step_id = ?1
+             ORDER BY seq, CASE op WHEN 'read' THEN 0 WHEN 'write' THEN 1 ELSE 2 END",
+        )?;
+        let rows = stmt.query_map([step.0], |r| {
+            let u = |i: usize| r.get::<_, i64>(i).map(to_u64);
+            let device = match (
+                r.get::<_, Option<f64>>(21)?,
+                r.get::<_, Option<f64>>(22)?,
+                r.get::<_, Option<i64>>(23)?,
+                r.get::<_, Option<i64>>(24)?,
+            ) {
+                (Some(util_pct), Some(queue_depth), Some(r_ns), Some(w_ns)) => Some(DeviceUsage {
+                    util_pct,
+                    queue_depth,
+                    read_await_ns: to_u64(r_ns),
+                    write_await_ns: to_u64(w_ns),
+                }),
+                _ => None,
+            };
+            Ok(IntervalRow {
+                seq: u(0)?,
+                t_s: r.get(1)?,
+                duration_s: r.get(2)?,
+                warmup: r.get(3)?,
+                op: r.get(4)?,
+                ops: u(5)?,
+                bytes: u(6)?,
+                iops: r.get(7)?,
+                bw_bytes_per_s: r.get(8)?,
+                lat_ns: LatSummary {
+                    min: u(9)?,
+                    mean: u(10)?,
+                    stddev: u(11)?,
+                    max: u(12)?,
+                    p50: u(13)?,
+                    p90: u(14)?,
+                    p99: u(15)?,
+                    p99_9: u(16)?,
+                    p99_99: u(17)?,
+                },
+                errors: u(18)?,
+                cpu_usr_pct: r.get(19)?,
+                cpu_sys_pct: r.get(20)?,
+                device,
+            })
+        })?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// The measured-time histogram of a step; `None` when not stored.
+    pub fn histogram(
+        &self,
+        step: StepId,
+        op: Op,
+        kind: HistKind,
+    ) -> Result<Option<LatencyHistogram>, StoreError> {
+        let data: Option<Vec<u8>> = self
+            .conn
+            .query_row(
+                "SELECT data FROM histograms
+                 WHERE step_id = ?1 AND op = ?2 AND kind = ?3 AND scope = ?4",
+                params![step.0, op, kind, SCOPE_MEASURED],
+                |r| r.get(0),
+            )
+            .optional()?;
+        data.map(|bytes| {
+            LatencyHistogram::from_bytes(&bytes).map_err(|e| StoreError::BadHistogram {
+                step: step.0,
+                op: op.to_string(),
+                kind: kind.to_string(),
+                why: e.to_string(),
+            })
+        })
+        .transpose()
+    }
+
+    /// The analysis results of a run (its own and its steps'), in the order
+    /// they were stored.
+    pub fn analysis(&self, run: RunId) -> Result<Vec<AnalysisRow>, StoreError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, run_id, step_id, kind, json FROM analysis WHERE run_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([run.0], |r| {
+            Ok(AnalysisRow {
+                id: r.get(0)?,
+                run_id: RunId(r.get(1)?),
+                step_id: r.get::<_, Option<i64>>(2)?.map(StepId),
+                kind: r.get(3)?,
+                json: json_col(r, 4)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    fn run_exists(&self, run: RunId) -> Result<bool, StoreError> {
+        Ok(self
+            .conn
+            .query_row("SELECT 1 FROM runs WHERE id = ?1", [run.0], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
+}
+
+const RUN_COLUMNS: &str =
+    "SELECT id, kind, status, started, ended, host, tool_version, plan_json, command_line FROM runs";
+
+/// A row of [`RUN_COLUMNS`]: the run (labels still empty), plan, command line.
+fn run_row(r: &Row<'_>) -> rusqlite::Result<(RunRow, Option<String>, String)> {
+    Ok((
+        RunRow {
+            id: RunId(r.get(0)?),
+            kind: r.get(1)?,
+            status: r.get(2)?,
+            started: r.get(3)?,
+            ended: r.get(4)?,
+            host: r.get(5)?,
+            tool_version: r.get(6)?,
+            labels: BTreeMap::new(),
+        },
+        r.get(7)?,
+        r.get(8)?,
+    ))
+}
+
+const STEP_COLUMNS: &str = "SELECT id, run_id, step_index, name, role, status, params_json,
+        summary_json, started, ended FROM steps";
+
+fn step_row(r: &Row<'_>) -> rusqlite::Result<StepRow> {
+    let summary = match r.get_ref(7)? {
+        ValueRef::Null => None,
+        _ => Some(json_col(r, 7)?),
+    };
+    Ok(StepRow {
+        id: StepId(r.get(0)?),
+        run_id: RunId(r.get(1)?),
+        index: r.get(2)?,
+        name: r.get(3)?,
+        role: r.get(4)?,
+        status: r.get(5)?,
+        params: json_col(r, 6)?,
+        summary,
+        started: r.get(8)?,
+        ended: r.get(9)?,
+    })
+}
+
+fn insert_interval(conn: &Connection, step: StepId, row: &IntervalRow) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO intervals (step_id, seq, t_s, duration_s, warmup, op, ops, bytes, iops,
+             bw_bytes_per_s, lat_min_ns, lat_mean_ns, lat_stddev_ns, lat_max_ns, lat_p50_ns,
+             lat_p90_ns, lat_p99_ns, lat_p99_9_ns, lat_p99_99_ns, errors, cpu_usr_pct,
+             cpu_sys_pct, dev_util_pct, dev_queue_depth, dev_read_await_ns, dev_write_await_ns)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
+                 ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
+    )?;
+    let l = &row.lat_ns;
+    let d = row.device.as_ref();
+    stmt.execute(params![
+        step.0,
+        to_i64(row.seq),
+        row.t_s,
+        row.duration_s,
+        row.warmup,
+        row.op,
+        to_i64(row.ops),
+        to_i64(row.bytes),
+        row.iops,
+        row.bw_bytes_per_s,
+        to_i64(l.min),
+        to_i64(l.mean),
+        to_i64(l.stddev),
+        to_i64(l.max),
+        to_i64(l.p50),
+        to_i64(l.p90),
+        to_i64(l.p99),
+        to_i64(l.p99_9),
+        to_i64(l.p99_99),
+        to_i64(row.errors),
+        row.cpu_usr_pct,
+        row.cpu_sys_pct,
+        d.map(|d| d.util_pct),
+        d.map(|d| d.queue_depth),
+        d.map(|d| to_i64(d.read_await_ns)),
+        d.map(|d| to_i64(d.write_await_ns)),
+    ])?;
+    Ok(())
+}
+
+/// The block size of a `WorkloadRecord` when it has exactly one size
+/// (`bs_bytes: [{size_bytes, weight}]`); `None` for a mix or when absent.
+fn single_bs_bytes(params: &Value) -> Option<i64> {
+    match params.get("bs_bytes")? {
+        Value::Array(sizes) if sizes.len() == 1 => sizes[0]
+            .get("size_bytes")
+            .and_then(Value::as_u64)
+            .and_then(|v| i64::try_from(v).ok()),
+        // Also accept a plain number, for params written by hand.
+        Value::Number(n) => n.as_u64().and_then(|v| i64::try_from(v).ok()),
+        _ => None,
+    }
+}
+
+/// SQLite integers are signed 64-bit; counts beyond 2^63 (never reached by a
+/// real run) saturate instead of wrapping negative.
+fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// The inverse of [`to_i64`]; a negative value (only from a hand-edited
+/// database) reads as 0.
+fn to_u64(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
+
+fn json_col(r: &Row<'_>, idx: usize) -> rusqlite::Result<Value> {
+    let text: String = r.get(idx)?;
+    serde_json::from_str(&text)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, Box::new(e)))
+}
+
+fn is_foreign_key_error(e: &rusqlite::Error) -> bool {
+    matches!(
+        e,
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY
+    )
+}
+
+/// A foreign key failure of a write under `run` means the run is missing.
+fn no_run(e: rusqlite::Error, run: RunId) -> StoreError {
+    if is_foreign_key_error(&e) {
+        StoreError::NoSuchRun(run.0)
+    } else {
+        StoreError::Sqlite(e)
+    }
+}
+
+/// A foreign key failure of a write under `step` means the step is missing.
+fn no_step(e: rusqlite::Error, step: StepId) -> StoreError {
+    if is_foreign_key_error(&e) {
+        StoreError::NoSuchStep(step.0)
+    } else {
+        StoreError::Sqlite(e)
+    }
+}
+
+fn expect_run(changed: usize, run: RunId) -> Result<(), StoreError> {
+    if changed == 0 {
+        Err(StoreError::NoSuchRun(run.0))
+    } else {
+        Ok(())
+    }
+}
+
+fn expect_step(changed: usize, step: StepId) -> Result<(), StoreError> {
+    if changed == 0 {
+        Err(StoreError::NoSuchStep(step.0))
+    } else {
+        Ok(())
+    }
+}
+
+macro_rules! sql_text {
+    ($($t:ty),+) => {$(
+        impl ToSql for $t {
+            fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+                Ok(ToSqlOutput::from(self.as_str()))
+            }
+        }
+
+        impl FromSql for $t {
+            fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+                <$t>::parse(value.as_str()?).map_err(|e| FromSqlError::Other(Box::new(e)))
+            }
+        }
+    )+};
+}
+
+sql_text!(RunKind, RunStatus, StepStatus, Op, HistKind);

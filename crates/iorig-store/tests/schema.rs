@@ -1,0 +1,148 @@
+//! Protects the schema's life cycle: a new file gets every migration, a
+//! reopen changes nothing, the file is in WAL mode and marked as iorig's, and
+//! a database from a newer iorig or from another program is refused with a
+//! clear error instead of being altered.
+
+#![allow(clippy::unwrap_used)]
+
+use iorig_store::{Store, StoreError, APPLICATION_ID, SCHEMA_VERSION};
+use rusqlite::Connection;
+
+fn tables(path: &std::path::Path) -> Vec<String> {
+    let conn = Connection::open(path).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .unwrap();
+    stmt.query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<Vec<String>, _>>()
+        .unwrap()
+}
+
+#[test]
+fn migrations_apply_on_an_empty_db_and_reopen_is_idempotent() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("iorig.db");
+    assert!(!path.exists());
+    let store = Store::open(&path).unwrap();
+    assert!(path.exists());
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    drop(store);
+
+    let expected = [
+        "analysis",
+        "histograms",
+        "intervals",
+        "run_labels",
+        "runs",
+        "steps",
+        "system_facts",
+        "target_facts",
+    ];
+    assert_eq!(tables(&path), expected);
+
+    // Reopening applies nothing again (a second CREATE TABLE would fail) and
+    // keeps the data.
+    let store = Store::open(&path).unwrap();
+    add_probe_run(&store);
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    assert_eq!(store.list_runs().unwrap().len(), 1);
+    assert_eq!(tables(&path), expected);
+
+    let conn = Connection::open(&path).unwrap();
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let app: i64 = conn
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(app, APPLICATION_ID);
+}
+
+/// Stores one run, so a reopen can be seen to keep data.
+fn add_probe_run(store: &Store) {
+    store
+        .create_run(&iorig_store::NewRun {
+            kind: iorig_store::RunKind::Run,
+            plan_json: None,
+            host: "h".into(),
+            tool_version: "0.1.0".into(),
+            command_line: "iorig run".into(),
+            labels: Default::default(),
+            started: "2026-01-01T00:00:00Z".into(),
+        })
+        .unwrap();
+}
+
+#[test]
+fn an_existing_empty_file_is_set_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.db");
+    std::fs::write(&path, b"").unwrap();
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("iorig.db");
+    drop(Store::open(&path).unwrap());
+    let newer = SCHEMA_VERSION + 1;
+    Connection::open(&path)
+        .unwrap()
+        .pragma_update(None, "user_version", newer)
+        .unwrap();
+    let err = Store::open(&path).unwrap_err();
+    match &err {
+        StoreError::NewerSchema { found, known } => {
+            assert_eq!(*found, newer);
+            assert_eq!(*known, SCHEMA_VERSION);
+        }
+        other => panic!("expected NewerSchema, got {other:?}"),
+    }
+    let msg = err.to_string();
+    assert!(msg.contains("newer") && !msg.contains('\n'), "{msg}");
+    // Refusing did not touch the file.
+    let v: i64 = Connection::open(&path)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, newer);
+}
+
+#[test]
+fn another_programs_database_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.db");
+    let conn = Connection::open(&path).unwrap();
+    conn.pragma_update(None, "application_id", 0x1234).unwrap();
+    conn.execute_batch("CREATE TABLE t (x)").unwrap();
+    drop(conn);
+    let err = Store::open(&path).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::NotIorigDb {
+                application_id: 0x1234,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(tables(&path), ["t"]);
+}
+
+#[test]
+fn a_file_that_is_not_a_database_is_an_open_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.txt");
+    std::fs::write(&path, "this is not SQLite, but long enough to have a header .....................................................................").unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    assert!(err.to_string().contains("notes.txt"), "{err}");
+}
