@@ -4,6 +4,7 @@
 //! Latencies are integer nanoseconds recorded into HDR histograms; every total is
 //! a merge of histograms, never an average of percentiles.
 
+pub mod analysis;
 mod error;
 mod hist;
 mod interval;

@@ -21,6 +21,152 @@ pub enum Command {
     /// Run one workload against files or block devices and report IOPS,
     /// bandwidth and latency per interval.
     Run(Box<RunArgs>),
+    /// The five-parameter characterisation (sequential write and read, random
+    /// write, random read cold and hot) on a scratch file or TARGET.
+    Quick(QuickArgs),
+    /// Test plans: sweeps, curves, preconditioning, steady state.
+    #[command(subcommand)]
+    Plan(PlanCommand),
+    /// The result store: list, show, label and delete runs.
+    #[command(subcommand)]
+    Runs(RunsCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    /// Result store [default: $IORIG_DB or ./iorig.db].
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct QuickArgs {
+    /// File or block device [default: ./iorig-scratch.dat].
+    pub target: Option<String>,
+    /// Size of the scratch file iorig creates [default: 1g].
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Measured time of each step (and of each steady-state round) [default: 10s].
+    #[arg(long, value_name = "DUR")]
+    pub step_time: Option<String>,
+    /// Working set of the hot random-read test, a size or a % of the target
+    /// [default: 10%].
+    #[arg(long, value_name = "SIZE|PCT%")]
+    pub hot_size: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Do not record the run in the result store.
+    #[arg(long, conflicts_with = "db")]
+    pub no_db: bool,
+    /// Label the run (repeatable).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+    /// Print the steps and the estimated time, run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Allow writing to block devices or files that look in use or hold data.
+    #[arg(long)]
+    pub allow_destroy: bool,
+    /// Print only step summaries and the result.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PlanCommand {
+    /// Run a plan file or a built-in plan.
+    Run(PlanRunArgs),
+    /// Continue an interrupted plan at its first incomplete step.
+    Resume {
+        /// The run id (iorig runs list).
+        id: i64,
+        #[command(flatten)]
+        store: StoreArgs,
+        /// Print only step summaries.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// List the built-in plans.
+    Builtins,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanRunArgs {
+    /// Plan TOML file (see docs/plans.md).
+    #[arg(required_unless_present = "builtin", conflicts_with = "builtin")]
+    pub file: Option<PathBuf>,
+    /// Run a built-in plan instead of a file (iorig plan builtins).
+    #[arg(long, value_name = "NAME")]
+    pub builtin: Option<String>,
+    /// Replace the plan's targets (repeatable).
+    #[arg(long = "target", value_name = "PATH")]
+    pub targets: Vec<String>,
+    /// Size of scratch files iorig creates.
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Set every step's measured time (and steady-state round), scaling warmups
+    /// and pauses, to try a long plan in minutes.
+    #[arg(long, value_name = "DUR")]
+    pub step_time: Option<String>,
+    /// Working set of hot-data steps, a size or a % of the target.
+    #[arg(long, value_name = "SIZE|PCT%")]
+    pub hot_size: Option<String>,
+    /// Print the expanded steps, their count and the estimated time; run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Run a plan estimated to take over 24 hours.
+    #[arg(long)]
+    pub yes: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Do not record the run in the result store.
+    #[arg(long, conflicts_with = "db")]
+    pub no_db: bool,
+    /// Label the run (repeatable).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+    /// Allow writing to block devices or files that look in use or hold data.
+    #[arg(long)]
+    pub allow_destroy: bool,
+    /// Print only step summaries.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// List the runs, oldest first.
+    List {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// As a JSON array.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a run and its steps.
+    Show {
+        id: i64,
+        #[command(flatten)]
+        store: StoreArgs,
+        /// As JSON: {"run": {...}, "steps": [...]}.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set labels on a run.
+    Label {
+        id: i64,
+        /// KEY=VALUE (one or more).
+        #[arg(required = true, value_name = "KEY=VALUE")]
+        labels: Vec<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Delete a run and everything recorded for it.
+    Delete {
+        id: i64,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -97,7 +243,7 @@ pub struct RunArgs {
     /// Write one CSV row per interval to FILE.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Result store path (the store arrives with plans; rejected for now).
+    /// Result store [default: $IORIG_DB or ./iorig.db].
     #[arg(long, value_name = "PATH", conflicts_with = "no_db")]
     pub db: Option<PathBuf>,
     /// Do not record the run in the result store.

@@ -1,9 +1,14 @@
 //! The `iorig` binary: parses the command line, runs the command, maps failures
 //! to exit codes. Everything that prints lives in `output`.
 
+mod analyse;
 mod cli;
 mod output;
+mod plan_cmd;
+mod quick_cmd;
+mod record;
 mod run_cmd;
+mod runs_cmd;
 mod signals;
 mod step;
 
@@ -40,6 +45,37 @@ impl Failure {
     }
 }
 
+fn plan_run(a: cli::PlanRunArgs) -> Result<(u8, Vec<plan_cmd::StepResult>), Failure> {
+    let mut inv = match (&a.file, &a.builtin) {
+        (_, Some(name)) => plan_cmd::Invocation::from_builtin(name)?,
+        (Some(path), None) => plan_cmd::Invocation::from_file(path)?,
+        (None, None) => {
+            return Err(Failure::usage(
+                "give a plan file or --builtin NAME (iorig plan builtins lists them)",
+            ))
+        }
+    };
+    if !a.targets.is_empty() {
+        inv.targets = Some(a.targets.clone());
+    }
+    inv.size = a.size.clone();
+    inv.hot_size = a.hot_size.clone();
+    inv.step_time = a.step_time.clone();
+    inv.allow_destroy = a.allow_destroy;
+    plan_cmd::run_plan(
+        inv,
+        plan_cmd::RunOptions {
+            kind: iorig_store::RunKind::Plan,
+            db: a.store.db.clone(),
+            no_db: a.no_db,
+            labels: plan_cmd::parse_labels(&a.labels)?,
+            dry_run: a.dry_run,
+            yes: a.yes,
+            quiet: a.quiet,
+        },
+    )
+}
+
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
@@ -47,6 +83,16 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         cli::Command::Run(args) => run_cmd::run(*args),
+        cli::Command::Quick(args) => quick_cmd::quick(args),
+        cli::Command::Plan(cli::PlanCommand::Run(a)) => plan_run(a).map(|(code, _)| code),
+        cli::Command::Plan(cli::PlanCommand::Resume { id, store, quiet }) => {
+            plan_cmd::resume(id, store.db.as_deref(), quiet).map(|(code, _)| code)
+        }
+        cli::Command::Plan(cli::PlanCommand::Builtins) => {
+            plan_cmd::list_builtins(&output::Printer::new(false, false));
+            Ok(exit::OK)
+        }
+        cli::Command::Runs(cmd) => runs_cmd::runs(cmd),
     };
     match result {
         Ok(code) => ExitCode::from(code),

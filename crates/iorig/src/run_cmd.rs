@@ -1,16 +1,20 @@
 //! `iorig run`: one workload, from flags and/or a workload file to the interval
 //! table, JSON and CSV.
 
+use crate::analyse::analyse_step;
 use crate::cli::RunArgs;
 use crate::output::json::{
     IntervalJson, ResultDoc, RunInfo, SummaryJson, TargetJson, ToolInfo, SCHEMA,
 };
 use crate::output::{csv, table, Printer};
+use crate::record::{db_path, host_name, open_store, Recorder};
 use crate::signals::Signals;
 use crate::step::{describe, run_step, Control, StepObserver};
 use crate::{exit, Failure};
 use iorig_engine::run::{IntervalSample, TargetInfo};
 use iorig_spec::{OneOrMany, StrOrNum, Workload, WorkloadFile};
+use iorig_store::{RunKind, RunStatus, StepId, StepStatus};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -90,13 +94,6 @@ fn check_output_path(flag: &str, path: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into())
-}
-
 fn run_id(now: SystemTime) -> String {
     let ts = humantime::format_rfc3339_seconds(now).to_string();
     let compact: String = ts.chars().filter(|c| c.is_ascii_digit()).take(14).collect();
@@ -132,12 +129,6 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     let w = layer
         .resolve(default_seed)
         .map_err(|e| Failure::usage(e.to_string()))?;
-    if let Some(db) = &a.db {
-        return Err(Failure::usage(format!(
-            "--db {}: the result store is not available yet in this version; use --json or --csv (or --no-db)",
-            db.display()
-        )));
-    }
     let json_to_stdout = a.json.as_deref() == Some("-");
     if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
         check_output_path("--json", Path::new(j))?;
@@ -146,19 +137,27 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         check_output_path("--csv", c)?;
     }
 
+    let recorder = if a.no_db {
+        Recorder::none()
+    } else {
+        Recorder::new(open_store(&db_path(a.db.as_deref()))?)
+    };
+
     // 2. Run (targets are planned and checked before anything is written).
     let mut printer = Printer::new(json_to_stdout, a.quiet);
     let signals = Signals::install();
     let started = humantime::format_rfc3339_seconds(now).to_string();
-    let id = run_id(now);
     let mut observer = RunObserver {
-        id: id.clone(),
+        id: run_id(now),
         w: &w,
         csv_path: a.csv.as_deref(),
         csv: None,
+        recorder,
+        step: None,
     };
     let out = run_step(&w, a.allow_destroy, &mut printer, &signals, &mut observer)?;
     let outcome = &out.outcome;
+    let id = observer.id.clone();
 
     // 3. Summary and JSON.
     for l in table::summary_lines(
@@ -191,6 +190,34 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     if was_interrupted {
         printer.notice("interrupted: results of the completed intervals are kept");
     }
+    let summary = SummaryJson::new(
+        &outcome.summary,
+        outcome.measured_s,
+        outcome.cpu,
+        outcome.summary.errors,
+        &outcome.error_messages,
+    );
+    let analysis = analyse_step(&w, &out, &printer);
+    {
+        let rec = &mut observer.recorder;
+        let step = observer.step;
+        let summary_value = serde_json::to_value(&summary).unwrap_or(Value::Null);
+        let step_status = match status {
+            "interrupted" => StepStatus::Interrupted,
+            "failed" => StepStatus::Failed,
+            _ => StepStatus::Ok,
+        };
+        rec.finish_step(&printer, step, step_status, outcome, &summary_value);
+        for (kind, v) in &analysis {
+            rec.analysis(&printer, step, kind, v);
+        }
+        let run_status = match status {
+            "interrupted" => RunStatus::Interrupted,
+            "failed" => RunStatus::Failed,
+            _ => RunStatus::Ok,
+        };
+        rec.finish_run(&printer, run_status);
+    }
     if let Some(j) = &a.json {
         let doc = ResultDoc {
             schema: SCHEMA,
@@ -209,13 +236,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
             workload: w.record(),
             targets: out.targets.iter().map(TargetJson::from).collect(),
             intervals: out.intervals,
-            summary: SummaryJson::new(
-                &outcome.summary,
-                outcome.measured_s,
-                outcome.cpu,
-                outcome.summary.errors,
-                &outcome.error_messages,
-            ),
+            summary,
         };
         let text = serde_json::to_string_pretty(&doc)
             .map_err(|e| Failure::runtime(format!("encoding JSON: {e}")))?;
@@ -235,16 +256,32 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     })
 }
 
-/// Writes CSV rows as intervals complete and titles the table.
+/// Writes CSV rows and the store as intervals complete, and titles the table.
 struct RunObserver<'a> {
     id: String,
     w: &'a Workload,
     csv_path: Option<&'a Path>,
     csv: Option<std::fs::File>,
+    recorder: Recorder,
+    step: Option<StepId>,
 }
 
 impl StepObserver for RunObserver<'_> {
-    fn prepared(&mut self, targets: &[TargetInfo], engine_name: &str) -> Result<String, Failure> {
+    fn prepared(
+        &mut self,
+        printer: &Printer,
+        targets: &[TargetInfo],
+        engine_name: &str,
+    ) -> Result<String, Failure> {
+        // The run enters the store only once its targets passed every check.
+        self.recorder
+            .begin_run(RunKind::Run, None, &self.w.labels)?;
+        if let Some(run) = self.recorder.run {
+            self.id = run.to_string();
+        }
+        self.recorder.targets(printer, targets, &mut Vec::new());
+        let params = serde_json::to_value(self.w.record()).unwrap_or(Value::Null);
+        self.step = self.recorder.begin_step(printer, 0, "run", "run", &params);
         if let Some(path) = self.csv_path {
             let mut f = std::fs::File::create(path)
                 .map_err(|e| Failure::runtime(format!("--csv {}: {e}", path.display())))?;
@@ -258,7 +295,13 @@ impl StepObserver for RunObserver<'_> {
         ))
     }
 
-    fn interval(&mut self, _sample: &IntervalSample, json: &IntervalJson) -> Control {
+    fn interval(
+        &mut self,
+        printer: &Printer,
+        sample: &IntervalSample,
+        json: &IntervalJson,
+    ) -> Control {
+        self.recorder.interval(printer, self.step, sample);
         if let Some(f) = self.csv.as_mut() {
             let _ = writeln!(f, "{}", csv::row(json));
             let _ = f.flush();
@@ -266,4 +309,3 @@ impl StepObserver for RunObserver<'_> {
         Control::Continue
     }
 }
-

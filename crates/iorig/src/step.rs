@@ -83,11 +83,21 @@ pub fn describe(w: &Workload, engine_name: &str, targets: &[TargetInfo]) -> Stri
 pub trait StepObserver {
     /// The targets are open (files created); nothing has run yet. Returns the
     /// title printed above the interval table.
-    fn prepared(&mut self, targets: &[TargetInfo], engine_name: &str) -> Result<String, Failure>;
+    fn prepared(
+        &mut self,
+        printer: &Printer,
+        targets: &[TargetInfo],
+        engine_name: &str,
+    ) -> Result<String, Failure>;
     /// An interval completed.
-    fn interval(&mut self, sample: &IntervalSample, json: &IntervalJson) -> Control;
-    /// Text appended to the live line (e.g. plan progress).
-    fn live_suffix(&self) -> String {
+    fn interval(
+        &mut self,
+        printer: &Printer,
+        sample: &IntervalSample,
+        json: &IntervalJson,
+    ) -> Control;
+    /// Lines shown above the live line (e.g. plan progress), ending in '\n'.
+    fn live_prefix(&self) -> String {
         String::new()
     }
 }
@@ -124,7 +134,7 @@ pub fn run_step(
     if let Some(b) = bar.take() {
         b.finish_and_clear();
     }
-    let title = observer.prepared(&prepared.info, &engine_name)?;
+    let title = observer.prepared(printer, &prepared.info, &engine_name)?;
     if !printer.quiet {
         printer.line(&title);
         for l in table::HEADER {
@@ -150,13 +160,13 @@ pub fn run_step(
                         printer.line(&table::interval_row(&sample, &clock));
                     }
                     let j = IntervalJson::from(&*sample);
-                    if observer.interval(&sample, &j) == Control::Stop {
+                    if observer.interval(printer, &sample, &j) == Control::Stop {
                         signals.stop_step();
                     }
                     printer.set_live(format!(
                         "{}{}",
-                        table::live_line(&sample, total_s),
-                        observer.live_suffix()
+                        observer.live_prefix(),
+                        table::live_line(&sample, total_s)
                     ));
                     intervals.push(j);
                 }

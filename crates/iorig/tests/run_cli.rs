@@ -296,7 +296,15 @@ fn bad_input_exits_2_and_leaves_the_target_alone() {
         vec!["run", "--target", o, "--range", "50%-50%", "--read", "0"],
         vec!["run", "--target", o, "--qd", "20000", "--read", "0"],
         vec![
-            "run", "--target", o, "--qd", "4", "--submit-batch", "8", "--read", "0",
+            "run",
+            "--target",
+            o,
+            "--qd",
+            "4",
+            "--submit-batch",
+            "8",
+            "--read",
+            "0",
         ],
         vec!["run", "--target", o, "--dist", "zipf:-1", "--read", "0"],
         vec!["run", "--target", f, "--read", "0"],
@@ -355,7 +363,10 @@ impl Drop for NoDirectDir {
                 .map(|s| s.success())
                 .unwrap_or(false);
             if !ok {
-                let _ = Command::new("umount").arg("-l").arg(self.dir.path()).status();
+                let _ = Command::new("umount")
+                    .arg("-l")
+                    .arg(self.dir.path())
+                    .status();
             }
         }
     }

@@ -1,0 +1,299 @@
+//! IOPS–latency curve analysis: from the steps of a load sweep, the highest
+//! IOPS the storage sustains under a latency limit, and where the curve bends
+//! from "more load, more IOPS" to "more load, only more latency".
+
+use serde::{Deserialize, Serialize};
+
+/// The latency at which the factor knee is placed, as a multiple of the
+/// low-load latency.
+pub const DEFAULT_KNEE_FACTOR: f64 = 2.0;
+
+/// Normalized distances below this are rounding of a straight line, not a
+/// bend: the normalized axes span 1, and f64 arithmetic on them is exact to
+/// about 1e-16, so 1e-9 leaves a wide margin without hiding any real knee.
+const MIN_BEND: f64 = 1e-9;
+
+/// One step of a load sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CurvePoint {
+    pub iops: f64,
+    pub mean_lat_ns: f64,
+    pub p99_lat_ns: f64,
+}
+
+/// A point where the curve bends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Knee {
+    /// Index into the points as given (load order), not the sorted order.
+    pub index: usize,
+    pub iops: f64,
+    /// Mean latency of that point.
+    pub lat_ns: f64,
+}
+
+/// The outcome of [`analyze_curve`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CurveAnalysis {
+    /// Highest IOPS of any point; 0 without points.
+    pub max_iops: f64,
+    /// The latency limit `best_under_*` refer to.
+    pub threshold_ns: f64,
+    /// Highest IOPS with mean latency ≤ `threshold_ns`, interpolated.
+    pub best_under_mean: Option<f64>,
+    /// Highest IOPS with p99 latency ≤ `threshold_ns`, interpolated.
+    pub best_under_p99: Option<f64>,
+    /// The multiple of the low-load latency used for `knee`.
+    pub knee_factor: f64,
+    /// First point (by IOPS) whose mean latency exceeds `knee_factor` × the
+    /// mean latency of the lowest-IOPS point.
+    pub knee: Option<Knee>,
+    /// Point of mean latency vs IOPS farthest below the chord from the
+    /// lowest- to the highest-IOPS point, on axes normalized to 0..1
+    /// (Kneedle); `None` for fewer than three points or a curve that does
+    /// not bend upwards.
+    pub curvature_knee: Option<Knee>,
+}
+
+/// Analyses the steps of a sweep, given in load order. Points with a
+/// non-finite figure are ignored; the rest are sorted by IOPS.
+///
+/// `best_under_*` takes the highest-IOPS point whose latency is within the
+/// threshold and, if a point with higher IOPS exists (it is then over the
+/// threshold), interpolates linearly in latency between the two. So every
+/// point under → the highest IOPS; every point over → `None`. Taking the
+/// highest point under, rather than stopping at the first point over, credits
+/// a step that did reach that IOPS within the limit even if a noisy step
+/// below it did not.
+pub fn analyze_curve(points: &[CurvePoint], threshold_ns: f64, knee_factor: f64) -> CurveAnalysis {
+    let mut sorted: Vec<(usize, &CurvePoint)> = points
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| {
+            p.iops.is_finite() && p.mean_lat_ns.is_finite() && p.p99_lat_ns.is_finite()
+        })
+        .collect();
+    // Stable, so equal IOPS keep their load order.
+    sorted.sort_by(|a, b| a.1.iops.total_cmp(&b.1.iops));
+
+    let max_iops = sorted.last().map_or(0.0, |(_, p)| p.iops);
+    let best_under_mean = best_under(&sorted, threshold_ns, |p| p.mean_lat_ns);
+    let best_under_p99 = best_under(&sorted, threshold_ns, |p| p.p99_lat_ns);
+
+    let knee = sorted.first().and_then(|(_, low)| {
+        let limit = knee_factor * low.mean_lat_ns;
+        sorted
+            .iter()
+            .find(|(_, p)| p.mean_lat_ns > limit)
+            .map(|&(index, p)| knee_at(index, p))
+    });
+
+    CurveAnalysis {
+        max_iops,
+        threshold_ns,
+        best_under_mean,
+        best_under_p99,
+        knee_factor,
+        knee,
+        curvature_knee: curvature_knee(&sorted),
+    }
+}
+
+fn knee_at(index: usize, p: &CurvePoint) -> Knee {
+    Knee {
+        index,
+        iops: p.iops,
+        lat_ns: p.mean_lat_ns,
+    }
+}
+
+fn best_under(
+    sorted: &[(usize, &CurvePoint)],
+    threshold_ns: f64,
+    lat: impl Fn(&CurvePoint) -> f64,
+) -> Option<f64> {
+    let i = sorted.iter().rposition(|(_, p)| lat(p) <= threshold_ns)?;
+    let under = sorted[i].1;
+    let Some((_, over)) = sorted.get(i + 1) else {
+        return Some(under.iops);
+    };
+    // `over` is past the threshold and `under` within it, so the latency
+    // difference is positive.
+    let frac = (threshold_ns - lat(under)) / (lat(over) - lat(under));
+    Some(under.iops + frac * (over.iops - under.iops))
+}
+
+fn curvature_knee(sorted: &[(usize, &CurvePoint)]) -> Option<Knee> {
+    if sorted.len() < 3 {
+        return None;
+    }
+    let (x_lo, x_hi) = span(sorted.iter().map(|(_, p)| p.iops));
+    let (y_lo, y_hi) = span(sorted.iter().map(|(_, p)| p.mean_lat_ns));
+    if x_hi <= x_lo || y_hi <= y_lo {
+        return None;
+    }
+    // Normalizing makes the result independent of units: otherwise IOPS in
+    // the 1e5 range would swamp latencies and the chord distance would only
+    // measure IOPS.
+    let norm = |p: &CurvePoint| {
+        (
+            (p.iops - x_lo) / (x_hi - x_lo),
+            (p.mean_lat_ns - y_lo) / (y_hi - y_lo),
+        )
+    };
+    let (x0, y0) = norm(sorted.first()?.1);
+    let (x1, y1) = norm(sorted.last()?.1);
+    if x1 <= x0 {
+        return None;
+    }
+    let chord_slope = (y1 - y0) / (x1 - x0);
+    // Vertical distance below the chord; the perpendicular distance is this
+    // times a constant, so both have the same maximum.
+    let (best, bend) = sorted[1..sorted.len() - 1]
+        .iter()
+        .map(|&(index, p)| {
+            let (x, y) = norm(p);
+            ((index, p), y0 + chord_slope * (x - x0) - y)
+        })
+        .fold(
+            None,
+            |acc: Option<((usize, &CurvePoint), f64)>, cur| match acc {
+                Some(a) if a.1 >= cur.1 => Some(a),
+                _ => Some(cur),
+            },
+        )?;
+    (bend > MIN_BEND).then(|| knee_at(best.0, best.1))
+}
+
+fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: f64 = 1_000_000.0;
+
+    fn pt(iops: f64, mean_ms: f64, p99_ms: f64) -> CurvePoint {
+        CurvePoint {
+            iops,
+            mean_lat_ns: mean_ms * MS,
+            p99_lat_ns: p99_ms * MS,
+        }
+    }
+
+    /// The example sweep; p99 is twice the mean.
+    fn sweep() -> Vec<CurvePoint> {
+        [
+            (10e3, 0.2),
+            (50e3, 0.3),
+            (100e3, 0.6),
+            (150e3, 0.9),
+            (160e3, 1.1),
+            (170e3, 3.0),
+        ]
+        .iter()
+        .map(|&(iops, ms)| pt(iops, ms, 2.0 * ms))
+        .collect()
+    }
+
+    /// Each answer is a handful of f64 operations on exact-ish inputs, so it
+    /// is right to within a few ulps; 1e-9 relative is far above that.
+    fn near(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * b.abs()
+    }
+
+    #[test]
+    fn example_sweep() {
+        let a = analyze_curve(&sweep(), 1.0 * MS, DEFAULT_KNEE_FACTOR);
+        assert_eq!(a.max_iops, 170e3);
+        assert_eq!(a.threshold_ns, MS);
+        // 150k + (1.0 - 0.9) / (1.1 - 0.9) × 10k.
+        assert!(near(a.best_under_mean.unwrap(), 155e3), "{a:?}");
+        // p99: 0.6 ms at 50k, 1.2 ms at 100k → 50k + 0.4 / 0.6 × 50k.
+        assert!(
+            near(a.best_under_p99.unwrap(), 50e3 + 50e3 * 2.0 / 3.0),
+            "{a:?}"
+        );
+        // 2 × 0.2 ms = 0.4 ms is first exceeded at 100k (0.6 ms).
+        let knee = a.knee.unwrap();
+        assert_eq!((knee.index, knee.iops), (2, 100e3));
+        assert!(near(knee.lat_ns, 0.6 * MS));
+        // Normalized x − y: 0, .214, .420, .625, .616, 0 → 150k.
+        let ck = a.curvature_knee.unwrap();
+        assert_eq!((ck.index, ck.iops), (3, 150e3));
+    }
+
+    #[test]
+    fn load_order_does_not_matter_but_index_follows_it() {
+        let mut pts = sweep();
+        pts.reverse();
+        let a = analyze_curve(&pts, 1.0 * MS, DEFAULT_KNEE_FACTOR);
+        assert!(near(a.best_under_mean.unwrap(), 155e3));
+        assert_eq!(a.knee.unwrap().index, 3);
+        assert_eq!(a.curvature_knee.unwrap().index, 2);
+    }
+
+    #[test]
+    fn all_under_gives_max_and_first_over_gives_none() {
+        let a = analyze_curve(&sweep(), 5.0 * MS, DEFAULT_KNEE_FACTOR);
+        assert_eq!(a.best_under_mean, Some(170e3));
+        // Every p99 (0.4 ms and up) is over 0.3 ms; the mean at 10k is under.
+        let a = analyze_curve(&sweep(), 0.3 * MS, DEFAULT_KNEE_FACTOR);
+        assert_eq!(a.best_under_p99, None);
+        // 0.3 ms at 50k is exactly at the limit, then 0.6 ms at 100k:
+        // interpolation adds nothing.
+        assert!(near(a.best_under_mean.unwrap(), 50e3), "{a:?}");
+    }
+
+    #[test]
+    fn highest_point_under_wins_over_a_noisy_step() {
+        // 50k is over 1 ms, yet 100k made it in 0.9 ms; 150k at 1.9 ms
+        // → 100k + 0.1 / 1.0 × 50k.
+        let pts = [
+            pt(10e3, 0.5, 1.0),
+            pt(50e3, 1.2, 2.0),
+            pt(100e3, 0.9, 2.0),
+            pt(150e3, 1.9, 3.0),
+        ];
+        let a = analyze_curve(&pts, 1.0 * MS, DEFAULT_KNEE_FACTOR);
+        assert!(near(a.best_under_mean.unwrap(), 105e3), "{a:?}");
+    }
+
+    #[test]
+    fn knee_factor_is_configurable() {
+        // 3 × 0.2 ms = 0.6 ms is first exceeded at 150k (0.9 ms).
+        let a = analyze_curve(&sweep(), MS, 3.0);
+        assert_eq!(a.knee.unwrap().index, 3);
+        // 20 × 0.2 ms = 4 ms is never exceeded.
+        assert_eq!(analyze_curve(&sweep(), MS, 20.0).knee, None);
+    }
+
+    #[test]
+    fn straight_or_short_curves_have_no_curvature_knee() {
+        let line: Vec<_> = (1..=6)
+            .map(|i| pt(i as f64 * 10e3, i as f64 * 0.1, 1.0))
+            .collect();
+        assert_eq!(analyze_curve(&line, MS, 2.0).curvature_knee, None);
+        // Concave (latency flattens): the curve lies above the chord.
+        let concave = [pt(10e3, 0.1, 1.0), pt(20e3, 0.9, 1.0), pt(30e3, 1.0, 1.0)];
+        assert_eq!(analyze_curve(&concave, MS, 2.0).curvature_knee, None);
+        let two = [pt(10e3, 0.1, 1.0), pt(20e3, 0.9, 1.0)];
+        assert_eq!(analyze_curve(&two, MS, 2.0).curvature_knee, None);
+    }
+
+    #[test]
+    fn empty_and_non_finite_points() {
+        let a = analyze_curve(&[], MS, 2.0);
+        assert_eq!(a.max_iops, 0.0);
+        assert_eq!((a.best_under_mean, a.best_under_p99), (None, None));
+        assert_eq!((a.knee, a.curvature_knee), (None, None));
+        let mut pts = sweep();
+        pts.push(pt(f64::NAN, 0.1, 0.1));
+        let a = analyze_curve(&pts, MS, 2.0);
+        assert_eq!(a.max_iops, 170e3);
+        assert!(near(a.best_under_mean.unwrap(), 155e3));
+    }
+}

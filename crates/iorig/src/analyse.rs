@@ -1,0 +1,209 @@
+//! Turning a finished step (or a plan's curve steps) into answers: the
+//! generator-bound check, outages, the write cliff, steady state, and the
+//! IOPS–latency curve. The arithmetic lives in `iorig_stats::analysis`; this
+//! module feeds it, prints the verdicts the user must see, and returns them as
+//! JSON for the store.
+
+use crate::output::Printer;
+use crate::plan_cmd::StepResult;
+use crate::step::StepOutput;
+use iorig_spec::plan::{SteadyStateSpec, StepRole};
+use iorig_spec::{EngineKind, Rate, Workload};
+use iorig_stats::analysis::curve::{analyze_curve, CurvePoint};
+use iorig_stats::analysis::little::{GeneratorBoundCheck, LittleInput};
+use iorig_stats::analysis::series::{detect_outages, detect_write_cliff, SeriesPoint};
+use iorig_stats::analysis::steady_state::SteadyStateDetector;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// The first minute is the level a write cliff falls from (the flash document
+/// sees the drop after 2–3 minutes).
+const CLIFF_BASELINE_S: f64 = 60.0;
+const CLIFF_DROP_PCT: f64 = 30.0;
+
+fn host_cpus() -> u32 {
+    std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1)
+}
+
+/// Every check that applies to any step; verdicts worth a warning are printed.
+pub fn analyse_step(w: &Workload, out: &StepOutput, printer: &Printer) -> Vec<(String, Value)> {
+    let mut found = Vec::new();
+    let outcome = &out.outcome;
+    let total = outcome.summary.total().summary(outcome.measured_s);
+
+    // Little's law: were the I/Os really in flight?
+    if w.engine != EngineKind::Null && total.ops > 0 {
+        let verdict = GeneratorBoundCheck::default().evaluate(LittleInput {
+            iops: total.iops,
+            mean_lat_ns: total.lat_ns.mean as f64,
+            workers: w.threads,
+            qd: w.qd,
+            rate_limited: matches!(w.rate, Rate::Iops(_)),
+            cpu_busy_pct: outcome.cpu.usr_pct + outcome.cpu.sys_pct,
+            host_cpus: host_cpus(),
+        });
+        if verdict.generator_bound {
+            if let Some(m) = &verdict.message {
+                printer.notice(m);
+            }
+        }
+        found.push((
+            "generator_bound".to_string(),
+            serde_json::to_value(&verdict).unwrap_or(Value::Null),
+        ));
+    }
+
+    // The time series of the measured intervals.
+    let points: Vec<SeriesPoint> = out
+        .intervals
+        .iter()
+        .filter(|i| !i.warmup)
+        .map(|i| SeriesPoint {
+            t_s: i.t_s,
+            duration_s: i.duration_s,
+            ops: i.total.ops,
+            iops: i.total.iops,
+            max_gap_ns: None,
+        })
+        .collect();
+    if !points.is_empty() {
+        let outages = detect_outages(&points);
+        if outages.outage_intervals > 0 {
+            printer.notice(&format!(
+                "outage: {} interval(s) without a completed I/O, {:.1} s in total, longest {:.1} s from t={:.1} s",
+                outages.outage_intervals,
+                outages.total_outage_s,
+                outages.longest_outage_s,
+                outages.longest_start_t_s.unwrap_or(0.0)
+            ));
+        }
+        found.push((
+            "outages".to_string(),
+            serde_json::to_value(&outages).unwrap_or(Value::Null),
+        ));
+        if w.writes() {
+            let cliff = detect_write_cliff(&points, CLIFF_BASELINE_S, CLIFF_DROP_PCT, None);
+            if let Some(c) = &cliff {
+                printer.notice(&format!(
+                    "write cliff at t={:.0} s: IOPS fell from {:.0} to {:.0} ({:.0} % lower) and stayed down",
+                    c.onset_t_s, c.level_before_iops, c.level_after_iops, c.drop_pct
+                ));
+            }
+            found.push((
+                "write_cliff".to_string(),
+                json!({ "found": cliff.is_some(), "cliff": cliff }),
+            ));
+        }
+    }
+    found
+}
+
+/// The steady-state verdict of a step measured in rounds.
+pub fn steady_state_verdict(
+    rounds: &[f64],
+    spec: SteadyStateSpec,
+    steady_at_round: Option<usize>,
+) -> Value {
+    let detector = SteadyStateDetector::new(spec.window as usize, 20.0, 10.0);
+    let v = detector.check(rounds);
+    json!({
+        "reached": v.reached,
+        "rounds": rounds.len(),
+        "round_s": spec.round.as_secs_f64(),
+        "max_rounds": spec.max_rounds,
+        "window": spec.window,
+        "rounds_needed": steady_at_round,
+        "time_needed_s": steady_at_round.map(|r| r as f64 * spec.round.as_secs_f64()),
+        "round_iops": rounds,
+        "verdict": v,
+    })
+}
+
+pub fn steady_state_line(label: &str, v: &Value) -> String {
+    let rounds = v["rounds"].as_u64().unwrap_or(0);
+    if v["reached"].as_bool() == Some(true) {
+        format!(
+            "{label}: steady state reached after {rounds} round(s) ({:.0} s measured)",
+            v["time_needed_s"].as_f64().unwrap_or(0.0)
+        )
+    } else {
+        let why = v["verdict"]["reason"].as_str().unwrap_or("");
+        format!("{label}: steady state not reached in {rounds} round(s): {why}")
+    }
+}
+
+/// One analysis per curve group: its max run and rate runs, in load order.
+pub fn curves(results: &[StepResult]) -> Vec<(u32, Value)> {
+    let mut groups: BTreeMap<u32, (Vec<CurvePoint>, f64, Vec<usize>)> = BTreeMap::new();
+    for r in results {
+        let group = match r.step.role {
+            StepRole::CurveMax { group } | StepRole::CurveRate { group, .. } => group,
+            _ => continue,
+        };
+        let Some(s) = &r.summary else { continue };
+        let t = &s["total"];
+        let (Some(iops), Some(mean), Some(p99)) = (
+            t["iops"].as_f64(),
+            t["lat_ns"]["mean"].as_f64(),
+            t["lat_ns"]["p99"].as_f64(),
+        ) else {
+            continue;
+        };
+        if iops <= 0.0 {
+            continue;
+        }
+        let e = groups
+            .entry(group)
+            .or_insert_with(|| (Vec::new(), r.step.threshold_ms.unwrap_or(1.0), Vec::new()));
+        e.0.push(CurvePoint {
+            iops,
+            mean_lat_ns: mean,
+            p99_lat_ns: p99,
+        });
+        e.2.push(r.step.index);
+    }
+    groups
+        .into_iter()
+        .filter(|(_, (pts, _, _))| pts.len() >= 2)
+        .map(|(g, (pts, threshold_ms, steps))| {
+            let a = analyze_curve(&pts, threshold_ms * 1e6, 2.0);
+            (
+                g,
+                json!({
+                    "group": g,
+                    "threshold_ms": threshold_ms,
+                    "steps": steps,
+                    "points": pts,
+                    "analysis": a,
+                }),
+            )
+        })
+        .collect()
+}
+
+pub fn curve_lines(group: u32, v: &Value) -> Vec<String> {
+    let a = &v["analysis"];
+    let th = v["threshold_ms"].as_f64().unwrap_or(1.0);
+    let f = |x: &Value| match x.as_f64() {
+        Some(n) => format!("{n:.0}"),
+        None => "none".to_string(),
+    };
+    let mut out = vec![format!(
+        "curve {}: max {} IOPS; best with mean latency <= {th} ms: {}; with p99 <= {th} ms: {}",
+        group + 1,
+        f(&a["max_iops"]),
+        f(&a["best_under_mean"]),
+        f(&a["best_under_p99"]),
+    )];
+    if a["knee"].is_object() {
+        out.push(format!(
+            "curve {}: knee at {} IOPS (mean latency {:.3} ms, over 2x the low-load latency)",
+            group + 1,
+            f(&a["knee"]["iops"]),
+            a["knee"]["lat_ns"].as_f64().unwrap_or(0.0) / 1e6
+        ));
+    }
+    out
+}

@@ -1,0 +1,831 @@
+//! `iorig plan run|resume|builtins` and the plan runner that `iorig quick` uses.
+//!
+//! The runner walks the expanded steps in order. For each: fill in what only it
+//! can know (a curve's rates from its measured max, a hot range from the target
+//! size), run the step through the shared step executor while writing every
+//! interval to the store, end it early when the step says so (steady state
+//! reached, precondition bytes written), analyse it, and pause. The plan as
+//! invoked is stored with the run, so `plan resume` can rebuild the same steps
+//! and continue at the first one not completed.
+
+use crate::analyse;
+use crate::output::json::{IntervalJson, SummaryJson};
+use crate::output::{table, Printer};
+use crate::record::{db_path, open_existing, open_store, Recorder};
+use crate::signals::Signals;
+use crate::step::{describe, run_step, Control, StepObserver};
+use crate::{exit, Failure};
+use iorig_engine::run::{self as engine_run, IntervalSample, TargetInfo};
+use iorig_spec::plan::{estimate_duration, HotSize, Pause, Plan, PlanStep, StepRole};
+use iorig_spec::{parse_duration, StrOrNum, Workload};
+use iorig_stats::analysis::steady_state::SteadyStateDetector;
+use iorig_store::{RunId, RunKind, RunStatus, StepStatus};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// A precondition's time bound: it ends by bytes long before this.
+const PRECONDITION_TIME: &str = "1000h";
+/// Precondition speed assumed for estimates before anything was measured.
+const ASSUMED_FILL_MB_PER_S: f64 = 500.0;
+/// A plan longer than this asks for --yes.
+const LONG_PLAN: Duration = Duration::from_secs(24 * 3600);
+
+/// How a plan was invoked: enough to rebuild the same steps on resume.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Invocation {
+    /// `builtin:NAME` or the file path.
+    pub source: String,
+    pub text: String,
+    pub targets: Option<Vec<String>>,
+    pub size: Option<String>,
+    pub hot_size: Option<String>,
+    pub step_time: Option<String>,
+    pub allow_destroy: bool,
+}
+
+impl Invocation {
+    pub fn from_builtin(name: &str) -> Result<Self, Failure> {
+        let text = iorig_spec::plan::builtin_text(name).ok_or_else(|| {
+            let names: Vec<&str> = iorig_spec::plan::builtins()
+                .iter()
+                .map(|(n, _)| *n)
+                .collect();
+            Failure::usage(format!(
+                "no built-in plan '{name}'; choose one of {} (iorig plan builtins)",
+                names.join(", ")
+            ))
+        })?;
+        Ok(Invocation {
+            source: format!("builtin:{name}"),
+            text: text.to_string(),
+            targets: None,
+            size: None,
+            hot_size: None,
+            step_time: None,
+            allow_destroy: false,
+        })
+    }
+
+    pub fn from_file(path: &Path) -> Result<Self, Failure> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure::usage(format!("plan file {}: {e}", path.display())))?;
+        Ok(Invocation {
+            source: path.display().to_string(),
+            text,
+            targets: None,
+            size: None,
+            hot_size: None,
+            step_time: None,
+            allow_destroy: false,
+        })
+    }
+
+    /// The plan with the command line's overrides applied.
+    pub fn plan(&self) -> Result<Plan, Failure> {
+        let usage = |e: iorig_spec::SpecError| Failure::usage(e.to_string());
+        let mut plan = Plan::from_toml(&self.source, &self.text).map_err(usage)?;
+        if let Some(t) = &self.targets {
+            plan.targets = Some(t.clone());
+        }
+        if let Some(s) = &self.size {
+            let bytes = iorig_spec::parse_size(s).map_err(usage)?;
+            if bytes == 0 {
+                return Err(Failure::usage("--size 0: give a size above 0, e.g. 1g"));
+            }
+            plan.size_bytes = Some(bytes);
+        }
+        if let Some(h) = &self.hot_size {
+            plan.hot_size = HotSize::parse(h).map_err(usage)?;
+        }
+        if let Some(t) = &self.step_time {
+            let d = parse_duration(t).map_err(usage)?;
+            if d.is_zero() {
+                return Err(Failure::usage(
+                    "--step-time 0: give a time above 0, e.g. 10s",
+                ));
+            }
+            plan = plan.with_step_time(d);
+        }
+        Ok(plan)
+    }
+}
+
+/// Options of one plan execution.
+pub struct RunOptions {
+    pub kind: RunKind,
+    pub db: Option<PathBuf>,
+    pub no_db: bool,
+    pub labels: BTreeMap<String, String>,
+    pub dry_run: bool,
+    pub yes: bool,
+    pub quiet: bool,
+}
+
+/// A finished step, as the runner and its summaries see it.
+#[derive(Debug, Clone)]
+pub struct StepResult {
+    pub step: PlanStep,
+    pub status: StepStatus,
+    pub summary: Option<Value>,
+    pub analysis: Vec<(String, Value)>,
+}
+
+pub fn parse_labels(labels: &[String]) -> Result<BTreeMap<String, String>, Failure> {
+    let mut out = BTreeMap::new();
+    for l in labels {
+        let (k, v) = l.split_once('=').ok_or_else(|| {
+            Failure::usage(format!(
+                "bad --label '{l}': write KEY=VALUE, e.g. --label array=A"
+            ))
+        })?;
+        if k.trim().is_empty() {
+            return Err(Failure::usage(format!(
+                "bad --label '{l}': the key is empty"
+            )));
+        }
+        out.insert(k.trim().to_string(), v.to_string());
+    }
+    Ok(out)
+}
+
+fn short_role(role: &StepRole) -> String {
+    match role {
+        StepRole::Run => "run".into(),
+        StepRole::Precondition(_) => "precondition".into(),
+        StepRole::CurveMax { .. } => "curve-max".into(),
+        StepRole::CurveRate { pct, .. } => format!("curve-{pct}%"),
+        StepRole::QdCycle { .. } => "qd-cycle".into(),
+    }
+}
+
+fn text_of(v: &Option<StrOrNum>) -> String {
+    match v {
+        None => "-".into(),
+        Some(StrOrNum::Str(s)) => s.clone(),
+        Some(StrOrNum::Int(i)) => i.to_string(),
+        Some(StrOrNum::Float(f)) => f.to_string(),
+    }
+}
+
+fn fmt_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}h{:02}m{:02}s", s / 3600, s % 3600 / 60, s % 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
+
+/// The `--dry-run` listing.
+fn print_dry_run(printer: &Printer, plan: &Plan, steps: &[PlanStep], estimate: Duration) {
+    printer.line(&format!(
+        "plan {} ({}): {} step(s), estimated {}",
+        plan.name,
+        plan.path,
+        steps.len(),
+        fmt_duration(estimate)
+    ));
+    printer.line(&format!(
+        "{:>5}  {:<14} {:<40} {:>6} {:>5} {:>6} {:>5} {:>7} {:>8} {:>8}",
+        "step", "role", "label", "bs", "read", "random", "qd", "threads", "rate", "time"
+    ));
+    for s in steps {
+        let w = &s.workload;
+        let time = match (&s.role, s.time, s.steady_state) {
+            (StepRole::Precondition(p), _, _) => format!("{}x fill", p.passes),
+            (_, _, Some(ss)) => format!("{}x{}", ss.max_rounds, fmt_duration(ss.round)),
+            (_, Some(t), None) => fmt_duration(t),
+            (_, None, None) => "-".into(),
+        };
+        let rate = match s.role {
+            StepRole::CurveRate { pct, .. } => format!("{pct}%max"),
+            _ => text_of(&w.rate),
+        };
+        printer.line(&format!(
+            "{:>5}  {:<14} {:<40} {:>6} {:>5} {:>6} {:>5} {:>7} {:>8} {:>8}",
+            s.index + 1,
+            short_role(&s.role),
+            s.label,
+            text_of(&w.bs),
+            text_of(&w.read),
+            text_of(&w.random),
+            text_of(&w.qd),
+            text_of(&w.threads),
+            rate,
+            time
+        ));
+    }
+}
+
+/// `iorig plan run` and `iorig quick`: expand, check, then run every step.
+pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<(u8, Vec<StepResult>), Failure> {
+    let plan = inv.plan()?;
+    let steps = plan.expand().map_err(|e| Failure::usage(e.to_string()))?;
+    if steps.is_empty() {
+        return Err(Failure::usage(format!(
+            "plan {} has no steps; add at least one [[steps]] block",
+            plan.path
+        )));
+    }
+    let estimate = estimate_duration(&steps, None, ASSUMED_FILL_MB_PER_S);
+    let printer = Printer::new(false, opts.quiet);
+    if opts.dry_run {
+        print_dry_run(&printer, &plan, &steps, estimate);
+        return Ok((exit::OK, Vec::new()));
+    }
+    if estimate > LONG_PLAN && !opts.yes {
+        return Err(Failure::usage(format!(
+            "plan {} would take about {} ({} steps); check it with --dry-run, shorten it with --step-time, or pass --yes",
+            plan.name,
+            fmt_duration(estimate),
+            steps.len()
+        )));
+    }
+    // Every step's targets are checked before anything runs or is written.
+    check_targets(&steps, inv.allow_destroy)?;
+    let mut recorder = if opts.no_db {
+        Recorder::none()
+    } else {
+        Recorder::new(open_store(&db_path(opts.db.as_deref()))?)
+    };
+    let plan_json = serde_json::to_string(&inv).ok();
+    recorder.begin_run(opts.kind, plan_json, &opts.labels)?;
+    // Store every step as pending now, so a resume knows the whole plan.
+    for s in &steps {
+        recorder.pending_step(&printer, s.index, &s.label, &short_role(&s.role));
+    }
+    let runner = Runner {
+        inv,
+        plan,
+        steps,
+        recorder,
+        done: HashMap::new(),
+        quiet: opts.quiet,
+    };
+    runner.run()
+}
+
+/// `iorig plan resume ID`.
+pub fn resume(id: i64, db: Option<&Path>, quiet: bool) -> Result<(u8, Vec<StepResult>), Failure> {
+    let store = open_existing(&db_path(db))?;
+    let run = store
+        .get_run(RunId(id))
+        .map_err(|e| Failure::runtime(format!("result store: {e}")))?
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "no run {id} in the result store; iorig runs list shows the runs"
+            ))
+        })?;
+    let Some(plan_json) = &run.plan_json else {
+        return Err(Failure::usage(format!(
+            "run {id} is a single {} run, not a plan; only plans can be resumed",
+            run.run.kind
+        )));
+    };
+    if run.run.status == RunStatus::Ok {
+        return Err(Failure::usage(format!(
+            "run {id} finished already; nothing to resume"
+        )));
+    }
+    let inv: Invocation = serde_json::from_str(plan_json)
+        .map_err(|e| Failure::runtime(format!("run {id}: the stored plan cannot be read ({e})")))?;
+    let plan = inv.plan()?;
+    let steps = plan.expand().map_err(|e| Failure::usage(e.to_string()))?;
+    let stored = store
+        .steps(RunId(id))
+        .map_err(|e| Failure::runtime(format!("result store: {e}")))?;
+    let mut done = HashMap::new();
+    for row in stored {
+        if row.status.is_complete() {
+            done.insert(row.index as usize, (row.status, row.summary));
+        }
+    }
+    store
+        .reopen_run(RunId(id))
+        .map_err(|e| Failure::runtime(format!("result store: {e}")))?;
+    let printer = Printer::new(false, quiet);
+    printer.notice(&format!(
+        "resuming run {id} ({}): {} of {} steps already done",
+        plan.name,
+        done.len(),
+        steps.len()
+    ));
+    check_targets(&steps, inv.allow_destroy)?;
+    let runner = Runner {
+        inv,
+        plan,
+        steps,
+        recorder: Recorder::resume(store, RunId(id)),
+        done,
+        quiet,
+    };
+    runner.run()
+}
+
+/// Plans every step's targets (no writes), so a refused target stops the plan
+/// before its first step rather than in the middle.
+fn check_targets(steps: &[PlanStep], allow_destroy: bool) -> Result<(), Failure> {
+    let mut seen = Vec::new();
+    for s in steps {
+        let Ok(w) = s.workload.resolve(1) else {
+            continue;
+        };
+        let key = (w.targets.clone(), w.writes());
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        engine_run::plan(&w, allow_destroy).map_err(crate::step::engine_failure)?;
+    }
+    Ok(())
+}
+
+struct Runner {
+    inv: Invocation,
+    plan: Plan,
+    steps: Vec<PlanStep>,
+    recorder: Recorder,
+    /// Steps completed in an earlier session (resume): status and summary.
+    done: HashMap<usize, (StepStatus, Option<Value>)>,
+    quiet: bool,
+}
+
+impl Runner {
+    fn run(mut self) -> Result<(u8, Vec<StepResult>), Failure> {
+        let mut printer = Printer::new(false, self.quiet);
+        let signals = Signals::install();
+        let mut results: Vec<StepResult> = Vec::new();
+        let mut curve_max: HashMap<u32, f64> = HashMap::new();
+        let mut curve_stopped: HashMap<u32, String> = HashMap::new();
+        let mut seen_targets = Vec::new();
+        let mut failed = false;
+        let total = self.steps.len();
+        let plan_start = Instant::now();
+        let steps = self.steps.clone();
+        for (k, step) in steps.iter().enumerate() {
+            // Completed earlier (resume).
+            if let Some((status, summary)) = self.done.get(&step.index).cloned() {
+                if let (StepRole::CurveMax { group }, Some(s)) = (&step.role, &summary) {
+                    if let Some(iops) = s["total"]["iops"].as_f64() {
+                        curve_max.insert(*group, iops);
+                    }
+                }
+                results.push(StepResult {
+                    step: step.clone(),
+                    status,
+                    summary,
+                    analysis: Vec::new(),
+                });
+                continue;
+            }
+            if signals.interrupted() || failed {
+                break;
+            }
+            // Fill in what only the runner knows.
+            let mut wf = step.workload.clone();
+            match step.role {
+                StepRole::Precondition(_) => {
+                    wf.time = Some(StrOrNum::Str(PRECONDITION_TIME.into()));
+                    wf.warmup = Some(StrOrNum::Str("0s".into()));
+                }
+                StepRole::CurveRate { group, pct } => {
+                    if let Some(why) = curve_stopped.get(&group) {
+                        self.skip(&printer, step, &mut results, why.clone());
+                        continue;
+                    }
+                    match curve_max.get(&group) {
+                        Some(max) if *max > 0.0 => {
+                            let rate = (max * pct / 100.0).max(1.0);
+                            wf.rate = Some(StrOrNum::Float(rate.round()));
+                        }
+                        _ => {
+                            self.skip(
+                                &printer,
+                                step,
+                                &mut results,
+                                "the curve's max run measured no IOPS".into(),
+                            );
+                            continue;
+                        }
+                    }
+                }
+                _ => {}
+            }
+            if let Some(ss) = step.steady_state {
+                let t = ss.round * ss.max_rounds;
+                wf.time = Some(StrOrNum::Str(format!("{}ms", t.as_millis())));
+            }
+            let seed = seed_for(step.index);
+            let mut w = wf
+                .resolve(seed)
+                .map_err(|e| Failure::usage(format!("step {}: {e}", step.index + 1)))?;
+            if let Some(hot) = step.hot_size_bytes {
+                w = with_hot_range(w, hot, self.inv.allow_destroy)?;
+            }
+            let params = serde_json::to_value(w.record()).unwrap_or(Value::Null);
+            let step_id = self.recorder.begin_step(
+                &printer,
+                step.index,
+                &step.label,
+                &short_role(&step.role),
+                &params,
+            );
+            let remaining_after: Duration =
+                estimate_duration(&steps[k + 1..], None, ASSUMED_FILL_MB_PER_S);
+            let mut obs = PlanObserver {
+                recorder: &mut self.recorder,
+                step_id,
+                step,
+                w: &w,
+                k,
+                total,
+                plan_start,
+                remaining_after,
+                seen_targets: &mut seen_targets,
+                precondition_bytes: None,
+                written_bytes: 0,
+                rounds: Vec::new(),
+                round_ops: 0,
+                round_s: 0.0,
+                steady_at_round: None,
+            };
+            signals.rearm();
+            let out = match run_step(&w, self.inv.allow_destroy, &mut printer, &signals, &mut obs) {
+                Ok(o) => o,
+                Err(f) => {
+                    // The step never started (its target vanished, say).
+                    let rec = obs.recorder;
+                    rec.finish_step_without_output(&printer, step_id, StepStatus::Failed);
+                    rec.finish_run(&printer, RunStatus::Failed);
+                    return Err(f);
+                }
+            };
+            let rounds = std::mem::take(&mut obs.rounds);
+            let steady_at_round = obs.steady_at_round;
+            let written_bytes = obs.written_bytes;
+            let outcome = &out.outcome;
+            let interrupted = signals.interrupted();
+            let status = if interrupted {
+                StepStatus::Interrupted
+            } else if outcome.errors > 0 {
+                StepStatus::Failed
+            } else {
+                StepStatus::Ok
+            };
+            let summary = SummaryJson::new(
+                &outcome.summary,
+                outcome.measured_s,
+                outcome.cpu,
+                outcome.summary.errors,
+                &outcome.error_messages,
+            );
+            for l in table::summary_lines(
+                &outcome.summary,
+                outcome.measured_s,
+                outcome.cpu,
+                outcome.summary.errors,
+            ) {
+                printer.line(&l);
+            }
+            let mut analysis = analyse::analyse_step(&w, &out, &printer);
+            if let Some(ss) = step.steady_state {
+                let v = analyse::steady_state_verdict(&rounds, ss, steady_at_round);
+                printer.notice(&analyse::steady_state_line(&step.label, &v));
+                analysis.push(("steady_state".into(), v));
+            }
+            if let StepRole::Precondition(p) = step.role {
+                let mb_s = if outcome.measured_s > 0.0 {
+                    written_bytes as f64 / outcome.measured_s / 1e6
+                } else {
+                    0.0
+                };
+                analysis.push((
+                    "precondition".into(),
+                    json!({"passes": p.passes, "written_bytes": written_bytes,
+                           "duration_s": outcome.measured_s, "bw_bytes_per_s": mb_s * 1e6}),
+                ));
+            }
+            let summary_value = serde_json::to_value(&summary).unwrap_or(Value::Null);
+            self.recorder
+                .finish_step(&printer, step_id, status, outcome, &summary_value);
+            for (kind, v) in &analysis {
+                self.recorder.analysis(&printer, step_id, kind, v);
+            }
+            match step.role {
+                StepRole::CurveMax { group } => {
+                    curve_max.insert(
+                        group,
+                        outcome.summary.total().summary(outcome.measured_s).iops,
+                    );
+                }
+                StepRole::CurveRate { group, .. } => {
+                    if let Some(limit_ms) = step.stop_latency_ms {
+                        let mean_ms = summary.total.lat_ns.mean as f64 / 1e6;
+                        if mean_ms > limit_ms {
+                            curve_stopped.insert(
+                                group,
+                                format!(
+                                    "mean latency {mean_ms:.3} ms passed stop_latency_ms {limit_ms}"
+                                ),
+                            );
+                        }
+                    }
+                }
+                _ => {}
+            }
+            results.push(StepResult {
+                step: step.clone(),
+                status,
+                summary: Some(summary_value),
+                analysis,
+            });
+            if interrupted {
+                break;
+            }
+            if status == StepStatus::Failed {
+                printer.notice(&format!(
+                    "step {} failed with I/O errors; the plan stops here (iorig plan resume {} retries it)",
+                    step.index + 1,
+                    self.recorder.run.map(|r| r.to_string()).unwrap_or_else(|| "-".into())
+                ));
+                failed = true;
+                break;
+            }
+            // Pause before the next step.
+            let pause = match step.pause {
+                Pause::None => Duration::ZERO,
+                Pause::Fixed(d) => d,
+                Pause::WrittenBytesAt { bytes_per_s } => {
+                    let written = outcome.summary.write.bytes as f64;
+                    Duration::from_secs_f64((written / bytes_per_s.max(1.0)).min(86_400.0))
+                }
+            };
+            if !pause.is_zero() && k + 1 < total {
+                printer.notice(&format!(
+                    "pausing {} after step {}",
+                    fmt_duration(pause),
+                    step.index + 1
+                ));
+                if !signals.sleep(pause) {
+                    break;
+                }
+            }
+        }
+
+        // Plan-level analysis: curves.
+        for (group, v) in analyse::curves(&results) {
+            for l in analyse::curve_lines(group, &v) {
+                printer.line(&l);
+            }
+            self.recorder.analysis(&printer, None, "curve", &v);
+        }
+        let interrupted = signals.interrupted();
+        let status = if interrupted {
+            RunStatus::Interrupted
+        } else if failed {
+            RunStatus::Failed
+        } else {
+            RunStatus::Ok
+        };
+        self.recorder.finish_run(&printer, status);
+        print_plan_table(&printer, &self.plan, &results, self.recorder.run);
+        if interrupted {
+            if let Some(r) = self.recorder.run {
+                printer.notice(&format!(
+                    "interrupted: completed steps are kept; continue with: iorig plan resume {r}"
+                ));
+            }
+        }
+        let code = if interrupted {
+            exit::INTERRUPTED
+        } else if failed {
+            exit::RUNTIME
+        } else {
+            exit::OK
+        };
+        Ok((code, results))
+    }
+
+    fn skip(
+        &mut self,
+        printer: &Printer,
+        step: &PlanStep,
+        results: &mut Vec<StepResult>,
+        why: String,
+    ) {
+        printer.notice(&format!(
+            "step {} ({}) skipped: {why}",
+            step.index + 1,
+            step.label
+        ));
+        let params = json!({"skipped": why});
+        self.recorder
+            .skip_step(printer, step.index, &step.label, &params);
+        results.push(StepResult {
+            step: step.clone(),
+            status: StepStatus::Skipped,
+            summary: None,
+            analysis: vec![("skipped".into(), json!({ "why": why }))],
+        });
+    }
+}
+
+/// Each step its own seed, fixed by its position, so a resumed or repeated
+/// plan issues the same offsets (a seed in the plan overrides it).
+fn seed_for(index: usize) -> u64 {
+    0x696f_7269_6700_0000 ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// Limits `w` to the first `hot_bytes` of its (smallest) target.
+fn with_hot_range(
+    mut w: Workload,
+    hot_bytes: u64,
+    allow_destroy: bool,
+) -> Result<Workload, Failure> {
+    let planned = engine_run::plan(&w, allow_destroy).map_err(crate::step::engine_failure)?;
+    let size = planned
+        .targets
+        .iter()
+        .map(|t| t.size_bytes)
+        .min()
+        .unwrap_or(0);
+    if size == 0 {
+        return Ok(w);
+    }
+    let pct = (hot_bytes as f64 / size as f64 * 100.0).min(100.0);
+    w.range = iorig_spec::RangePct {
+        start_pct: 0.0,
+        end_pct: pct,
+    };
+    w.validate().map_err(|e| Failure::usage(e.to_string()))?;
+    Ok(w)
+}
+
+struct PlanObserver<'a> {
+    recorder: &'a mut Recorder,
+    step_id: Option<iorig_store::StepId>,
+    step: &'a PlanStep,
+    w: &'a Workload,
+    k: usize,
+    total: usize,
+    plan_start: Instant,
+    remaining_after: Duration,
+    seen_targets: &'a mut Vec<String>,
+    /// Bytes a precondition must write (known once targets are open).
+    precondition_bytes: Option<u64>,
+    written_bytes: u64,
+    /// Steady state: IOPS of each completed round.
+    rounds: Vec<f64>,
+    round_ops: u64,
+    round_s: f64,
+    steady_at_round: Option<usize>,
+}
+
+impl StepObserver for PlanObserver<'_> {
+    fn prepared(
+        &mut self,
+        printer: &Printer,
+        targets: &[TargetInfo],
+        engine_name: &str,
+    ) -> Result<String, Failure> {
+        self.recorder.targets(printer, targets, self.seen_targets);
+        if let StepRole::Precondition(p) = self.step.role {
+            let share = (self.w.range.end_pct - self.w.range.start_pct) / 100.0;
+            let bytes: f64 = targets.iter().map(|t| t.size_bytes as f64 * share).sum();
+            self.precondition_bytes = Some((bytes * p.passes as f64) as u64);
+        }
+        let what = match self.step.role {
+            StepRole::Precondition(p) => format!(
+                "precondition: write {} {} time(s) over ({})",
+                if p.random { "randomly" } else { "sequentially" },
+                p.passes,
+                table::human_bytes(self.precondition_bytes.unwrap_or(0))
+            ),
+            _ => describe(self.w, engine_name, targets),
+        };
+        Ok(format!(
+            "step {}/{} {}: {what}",
+            self.k + 1,
+            self.total,
+            self.step.label
+        ))
+    }
+
+    fn interval(
+        &mut self,
+        printer: &Printer,
+        sample: &IntervalSample,
+        _json: &IntervalJson,
+    ) -> Control {
+        self.recorder.interval(printer, self.step_id, sample);
+        self.written_bytes += sample.stats.write.bytes;
+        if let Some(limit) = self.precondition_bytes {
+            if self.written_bytes >= limit {
+                return Control::Stop;
+            }
+        }
+        if let (Some(ss), false) = (self.step.steady_state, sample.warmup) {
+            self.round_ops += sample.stats.ops();
+            self.round_s += sample.duration_s;
+            // A round closes at its length (within half an interval).
+            let round_s = ss.round.as_secs_f64();
+            if self.round_s + self.w.interval.as_secs_f64() / 2.0 >= round_s {
+                self.rounds
+                    .push(self.round_ops as f64 / self.round_s.max(1e-9));
+                self.round_ops = 0;
+                self.round_s = 0.0;
+                let detector = SteadyStateDetector::new(ss.window as usize, 20.0, 10.0);
+                if detector.check(&self.rounds).reached {
+                    self.steady_at_round = Some(self.rounds.len());
+                    return Control::Stop;
+                }
+            }
+        }
+        Control::Continue
+    }
+
+    fn live_prefix(&self) -> String {
+        let elapsed = self.plan_start.elapsed();
+        let step_left = match self.precondition_bytes {
+            Some(_) => Duration::ZERO,
+            None => (self.w.warmup + self.w.time).saturating_sub(Duration::ZERO),
+        };
+        let bar_w = 20usize;
+        let filled = (self.k * bar_w) / self.total.max(1);
+        let mut progress = String::new();
+        if let Some(limit) = self.precondition_bytes {
+            progress = format!(
+                " fill {:.0}%",
+                (self.written_bytes as f64 / limit.max(1) as f64 * 100.0).min(100.0)
+            );
+        }
+        format!(
+            "plan [{}{}] step {}/{} {}{} | elapsed {} | ETA {}\n",
+            "=".repeat(filled),
+            " ".repeat(bar_w - filled),
+            self.k + 1,
+            self.total,
+            self.step.label,
+            progress,
+            fmt_duration(elapsed),
+            fmt_duration(self.remaining_after + step_left)
+        )
+    }
+}
+
+/// The closing table of a plan: one line per step.
+fn print_plan_table(printer: &Printer, plan: &Plan, results: &[StepResult], run: Option<RunId>) {
+    printer.line("");
+    printer.line(&format!(
+        "plan {}{}: {} step(s)",
+        plan.name,
+        run.map(|r| format!(" (run {r})")).unwrap_or_default(),
+        results.len()
+    ));
+    printer.line(&format!(
+        "{:>5}  {:<40} {:<11} {:>10} {:>9} {:>9} {:>9}",
+        "step", "label", "status", "IOPS", "MB/s", "mean ms", "p99 ms"
+    ));
+    for r in results {
+        let (iops, mbs, mean, p99) = match &r.summary {
+            Some(s) => (
+                format!("{:.1}", s["total"]["iops"].as_f64().unwrap_or(0.0)),
+                format!(
+                    "{:.2}",
+                    s["total"]["bw_bytes_per_s"].as_f64().unwrap_or(0.0) / 1e6
+                ),
+                format!(
+                    "{:.3}",
+                    s["total"]["lat_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e6
+                ),
+                format!(
+                    "{:.3}",
+                    s["total"]["lat_ns"]["p99"].as_f64().unwrap_or(0.0) / 1e6
+                ),
+            ),
+            None => ("-".into(), "-".into(), "-".into(), "-".into()),
+        };
+        printer.line(&format!(
+            "{:>5}  {:<40} {:<11} {:>10} {:>9} {:>9} {:>9}",
+            r.step.index + 1,
+            r.step.label,
+            r.status.as_str(),
+            iops,
+            mbs,
+            mean,
+            p99
+        ));
+    }
+}
+
+/// `iorig plan builtins`.
+pub fn list_builtins(printer: &Printer) {
+    for (name, line) in iorig_spec::plan::builtins() {
+        printer.line(&format!("{name:<14} {line}"));
+    }
+}

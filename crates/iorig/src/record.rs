@@ -1,0 +1,308 @@
+//! Recording into the result store: where the store is, and a [`Recorder`] that
+//! writes a run, its facts, steps, every interval as it completes, the merged
+//! histograms and the analysis. Without a store (`--no-db`) every call is a
+//! no-op, so callers never branch on it.
+
+use crate::output::Printer;
+use crate::Failure;
+use iorig_engine::run::{IntervalSample, RunOutcome, TargetInfo};
+use iorig_stats::sampler::system::{SystemFacts, TargetFacts};
+use iorig_store::{
+    HistKind, IntervalRow, NewRun, NewStep, Op, RunId, RunKind, RunStatus, StepId, StepStatus,
+    Store,
+};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The store path: `--db`, else `IORIG_DB`, else `./iorig.db`.
+pub fn db_path(flag: Option<&Path>) -> PathBuf {
+    if let Some(p) = flag {
+        return p.to_path_buf();
+    }
+    match std::env::var_os("IORIG_DB") {
+        Some(v) if !v.is_empty() => PathBuf::from(v),
+        _ => PathBuf::from("iorig.db"),
+    }
+}
+
+/// Opens the store at `path`. A missing directory is bad input (exit 2).
+pub fn open_store(path: &Path) -> Result<Store, Failure> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(Failure::usage(format!(
+            "result store {}: directory {} does not exist; create it, choose another --db, or use --no-db",
+            path.display(),
+            parent.display()
+        )));
+    }
+    Store::open(path).map_err(|e| {
+        Failure::usage(format!(
+            "result store {}: {e}; choose another --db or use --no-db",
+            path.display()
+        ))
+    })
+}
+
+/// Opens an existing store for reading; a missing file is bad input.
+pub fn open_existing(path: &Path) -> Result<Store, Failure> {
+    if !path.exists() {
+        return Err(Failure::usage(format!(
+            "no result store at {}; run something first, or give --db PATH (or IORIG_DB)",
+            path.display()
+        )));
+    }
+    open_store(path)
+}
+
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+pub fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
+/// Writes one run into the store (or nothing, without a store). A store
+/// error during the run is reported once and recording stops; the I/O goes on.
+pub struct Recorder {
+    store: Option<Store>,
+    pub run: Option<RunId>,
+    failed: bool,
+}
+
+impl Recorder {
+    pub fn none() -> Self {
+        Recorder {
+            store: None,
+            run: None,
+            failed: false,
+        }
+    }
+
+    pub fn new(store: Store) -> Self {
+        Recorder {
+            store: Some(store),
+            run: None,
+            failed: false,
+        }
+    }
+
+    /// Continues an existing run (plan resume).
+    pub fn resume(store: Store, run: RunId) -> Self {
+        Recorder {
+            store: Some(store),
+            run: Some(run),
+            failed: false,
+        }
+    }
+
+    fn write<T>(
+        &mut self,
+        printer: &Printer,
+        what: &str,
+        f: impl FnOnce(&Store) -> Result<T, iorig_store::StoreError>,
+    ) -> Option<T> {
+        if self.failed {
+            return None;
+        }
+        let store = self.store.as_ref()?;
+        match f(store) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                printer.notice(&format!(
+                    "result store: {what} failed ({e}); the run goes on without recording"
+                ));
+                self.failed = true;
+                None
+            }
+        }
+    }
+
+    /// Creates the run row with the host's facts. Errors here are fatal: a
+    /// store that cannot take a run would lose everything that follows.
+    pub fn begin_run(
+        &mut self,
+        kind: RunKind,
+        plan_json: Option<String>,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<(), Failure> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        let run = store
+            .create_run(&NewRun {
+                kind,
+                plan_json,
+                host: host_name(),
+                tool_version: env!("CARGO_PKG_VERSION").to_string(),
+                command_line: command_line(),
+                labels: labels.clone(),
+                started: now_rfc3339(),
+            })
+            .map_err(|e| Failure::runtime(format!("result store: creating the run: {e}")))?;
+        let facts = serde_json::to_value(SystemFacts::gather()).unwrap_or(Value::Null);
+        store
+            .record_system_facts(run, &facts)
+            .map_err(|e| Failure::runtime(format!("result store: {e}")))?;
+        self.run = Some(run);
+        Ok(())
+    }
+
+    /// Records each target's facts (once per path per run).
+    pub fn targets(&mut self, printer: &Printer, targets: &[TargetInfo], seen: &mut Vec<String>) {
+        let Some(run) = self.run else { return };
+        for t in targets {
+            if seen.contains(&t.path) {
+                continue;
+            }
+            seen.push(t.path.clone());
+            let facts = serde_json::to_value(TargetFacts::for_path(Path::new(&t.path)))
+                .unwrap_or(Value::Null);
+            self.write(printer, "recording target facts", |s| {
+                s.record_target_facts(run, &t.path, Some(t.kind), Some(t.size_bytes), &facts)
+            });
+        }
+    }
+
+    pub fn begin_step(
+        &mut self,
+        printer: &Printer,
+        index: usize,
+        name: &str,
+        role: &str,
+        params: &Value,
+    ) -> Option<StepId> {
+        let run = self.run?;
+        let step = self.write(printer, "recording the step", |s| {
+            let id = s.upsert_step(
+                run,
+                &NewStep {
+                    index: index as i64,
+                    name,
+                    role,
+                    params,
+                },
+            )?;
+            // A resumed step starts again from nothing.
+            s.reset_step(id)?;
+            s.set_step_status(id, StepStatus::Running, Some(&now_rfc3339()), None)?;
+            Ok(id)
+        })?;
+        Some(step)
+    }
+
+    pub fn interval(&mut self, printer: &Printer, step: Option<StepId>, sample: &IntervalSample) {
+        let Some(step) = step else { return };
+        let rows = IntervalRow::rows_of(
+            sample.index as u64,
+            sample.t_s,
+            sample.duration_s,
+            sample.warmup,
+            &sample.stats,
+            sample.cpu,
+            sample.device,
+        );
+        self.write(printer, "recording an interval", |s| {
+            s.add_intervals(step, &rows)
+        });
+    }
+
+    /// The step's end: merged histograms, summary and status.
+    pub fn finish_step(
+        &mut self,
+        printer: &Printer,
+        step: Option<StepId>,
+        status: StepStatus,
+        outcome: &RunOutcome,
+        summary: &Value,
+    ) {
+        let Some(step) = step else { return };
+        let total = outcome.summary.total();
+        self.write(printer, "recording the step's histograms", |s| {
+            for (op, stats) in [
+                (Op::Read, &outcome.summary.read),
+                (Op::Write, &outcome.summary.write),
+                (Op::Total, &total),
+            ] {
+                s.put_histogram(step, op, HistKind::Lat, &stats.lat)?;
+                if !stats.service_lat.is_empty() {
+                    s.put_histogram(step, op, HistKind::ServiceLat, &stats.service_lat)?;
+                }
+            }
+            s.finish_step(step, status, summary, &now_rfc3339())
+        });
+    }
+
+    /// Stores a step as pending, so a resumed plan knows every step.
+    pub fn pending_step(&mut self, printer: &Printer, index: usize, name: &str, role: &str) {
+        let Some(run) = self.run else { return };
+        let params = Value::Object(Default::default());
+        self.write(printer, "recording the plan's steps", |s| {
+            s.upsert_step(
+                run,
+                &NewStep {
+                    index: index as i64,
+                    name,
+                    role,
+                    params: &params,
+                },
+            )
+            .map(|_| ())
+        });
+    }
+
+    /// A step that ended before any I/O (its setup failed).
+    pub fn finish_step_without_output(
+        &mut self,
+        printer: &Printer,
+        step: Option<StepId>,
+        status: StepStatus,
+    ) {
+        let Some(step) = step else { return };
+        self.write(printer, "recording the step's end", |s| {
+            s.finish_step(step, status, &Value::Null, &now_rfc3339())
+        });
+    }
+
+    pub fn skip_step(&mut self, printer: &Printer, index: usize, name: &str, params: &Value) {
+        let Some(run) = self.run else { return };
+        self.write(printer, "recording a skipped step", |s| {
+            let id = s.upsert_step(
+                run,
+                &NewStep {
+                    index: index as i64,
+                    name,
+                    role: "skipped",
+                    params,
+                },
+            )?;
+            s.set_step_status(id, StepStatus::Skipped, None, Some(&now_rfc3339()))
+        });
+    }
+
+    pub fn analysis(&mut self, printer: &Printer, step: Option<StepId>, kind: &str, json: &Value) {
+        let Some(run) = self.run else { return };
+        self.write(printer, "recording analysis", |s| {
+            s.put_analysis(run, step, kind, json).map(|_| ())
+        });
+    }
+
+    pub fn finish_run(&mut self, printer: &Printer, status: RunStatus) {
+        let Some(run) = self.run else { return };
+        // Even after an earlier store error, try to close the run properly.
+        self.failed = false;
+        self.write(printer, "closing the run", |s| {
+            s.finish_run(run, status, &now_rfc3339())
+        });
+    }
+}
