@@ -8,7 +8,8 @@
 //!
 //! Latency runs from the scheduled time under `--rate` (an I/O that waits for a
 //! free slot is late, and that lateness is the storage's doing: no coordinated
-//! omission), and from submission otherwise. Short transfers and `-EAGAIN` are
+//! omission), and otherwise from the moment the worker issued it (refilled its
+//! slot), so iorig's own submission calls count, as in fio's `lat`. Short transfers and `-EAGAIN` are
 //! resubmitted for the remainder; any other error stops this worker.
 
 use crate::data::DataFiller;
@@ -157,7 +158,12 @@ impl WorkerCtx {
                             next_due += period;
                             due
                         }
-                        None => 0,
+                        // Uncontrolled: the I/O exists from the moment its slot
+                        // was refilled (`now`, taken after the last reap), so
+                        // the submission calls made before its own — one per
+                        // I/O with --submit-batch 1 — count in its latency, as
+                        // fio's lat (slat + clat) counts them.
+                        None => now,
                     };
                     free.pop();
                     let read = self.ops.next_is_read();
@@ -320,9 +326,6 @@ impl WorkerCtx {
             if !st.submitted {
                 st.submitted = true;
                 st.submit_ns = t;
-                if self.period_ns.is_none() {
-                    st.sched_ns = t;
-                }
             }
         }
         to_stamp.clear();

@@ -9,7 +9,7 @@ pub struct OpStats {
     pub ops: u64,
     pub bytes: u64,
     /// Latency of completed I/Os: from the scheduled start under a rate limit,
-    /// from submission otherwise.
+    /// from the moment the worker issued the I/O otherwise.
     pub lat: LatencyHistogram,
     /// From actual submission; only recorded under a rate limit.
     pub service_lat: LatencyHistogram,
