@@ -300,8 +300,10 @@ impl WorkerCtx {
                     op.ops += 1;
                     op.bytes += st.len as u64;
                     op.lat.record(now.saturating_sub(st.sched_ns));
+                    let service_ns = now.saturating_sub(st.submit_ns);
+                    op.service_sum_ns += service_ns;
                     if self.period_ns.is_some() {
-                        op.service_lat.record(now.saturating_sub(st.submit_ns));
+                        op.service_lat.record(service_ns);
                     }
                 }
             }

@@ -13,6 +13,10 @@ pub struct OpStats {
     pub lat: LatencyHistogram,
     /// From actual submission; only recorded under a rate limit.
     pub service_lat: LatencyHistogram,
+    /// Sum over completed I/Os of the time from actual submission to
+    /// completion, always kept (one addition per I/O): its mean is the time
+    /// an I/O really spent outside the generator, which Little's law needs.
+    pub service_sum_ns: u64,
 }
 
 impl OpStats {
@@ -21,6 +25,7 @@ impl OpStats {
         self.bytes += other.bytes;
         self.lat.merge(&other.lat);
         self.service_lat.merge(&other.service_lat);
+        self.service_sum_ns += other.service_sum_ns;
     }
 
     pub fn reset(&mut self) {
@@ -28,6 +33,16 @@ impl OpStats {
         self.bytes = 0;
         self.lat.reset();
         self.service_lat.reset();
+        self.service_sum_ns = 0;
+    }
+
+    /// Mean time from actual submission to completion, ns (0 without I/O).
+    pub fn service_mean_ns(&self) -> f64 {
+        if self.ops == 0 {
+            0.0
+        } else {
+            self.service_sum_ns as f64 / self.ops as f64
+        }
     }
 
     /// Figures over `duration_s` seconds.

@@ -33,11 +33,14 @@ pub fn analyse_step(w: &Workload, out: &StepOutput, printer: &Printer) -> Vec<(S
     let outcome = &out.outcome;
     let total = outcome.summary.total().summary(outcome.measured_s);
 
-    // Little's law: were the I/Os really in flight?
+    // Little's law: were the I/Os really in flight? Latency here is from the
+    // actual submission: the reported latency also covers the time an I/O
+    // waited in the generator to be submitted, which is what this check is
+    // looking for.
     if w.engine != EngineKind::Null && total.ops > 0 {
         let verdict = GeneratorBoundCheck::default().evaluate(LittleInput {
             iops: total.iops,
-            mean_lat_ns: total.lat_ns.mean as f64,
+            mean_lat_ns: outcome.summary.total().service_mean_ns(),
             workers: w.threads,
             qd: w.qd,
             rate_limited: matches!(w.rate, Rate::Iops(_)),

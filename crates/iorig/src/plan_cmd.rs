@@ -11,7 +11,7 @@
 use crate::analyse;
 use crate::output::json::{IntervalJson, SummaryJson};
 use crate::output::{table, Printer};
-use crate::record::{db_path, open_existing, open_store, Recorder};
+use crate::record::{db_path, open_existing, Recorder};
 use crate::signals::Signals;
 use crate::step::{describe, run_step, Control, StepObserver};
 use crate::{exit, Failure};
@@ -251,7 +251,7 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<(u8, Vec<StepResult
     let mut recorder = if opts.no_db {
         Recorder::none()
     } else {
-        Recorder::new(open_store(&db_path(opts.db.as_deref()))?)
+        Recorder::at(&db_path(opts.db.as_deref()))?
     };
     let plan_json = serde_json::to_string(&inv).ok();
     recorder.begin_run(opts.kind, plan_json, &opts.labels)?;
@@ -447,6 +447,7 @@ impl Runner {
                 plan_start,
                 remaining_after,
                 seen_targets: &mut seen_targets,
+                step_start: None,
                 precondition_bytes: None,
                 written_bytes: 0,
                 rounds: Vec::new(),
@@ -484,6 +485,9 @@ impl Runner {
                 outcome.summary.errors,
                 &outcome.error_messages,
             );
+            if self.quiet {
+                printer.line(&format!("step {}/{} {}:", k + 1, total, step.label));
+            }
             for l in table::summary_lines(
                 &outcome.summary,
                 outcome.measured_s,
@@ -676,6 +680,8 @@ struct PlanObserver<'a> {
     plan_start: Instant,
     remaining_after: Duration,
     seen_targets: &'a mut Vec<String>,
+    /// When the step's I/O started (targets open).
+    step_start: Option<Instant>,
     /// Bytes a precondition must write (known once targets are open).
     precondition_bytes: Option<u64>,
     written_bytes: u64,
@@ -694,6 +700,7 @@ impl StepObserver for PlanObserver<'_> {
         engine_name: &str,
     ) -> Result<String, Failure> {
         self.recorder.targets(printer, targets, self.seen_targets);
+        self.step_start = Some(Instant::now());
         if let StepRole::Precondition(p) = self.step.role {
             let share = (self.w.range.end_pct - self.w.range.start_pct) / 100.0;
             let bytes: f64 = targets.iter().map(|t| t.size_bytes as f64 * share).sum();
@@ -751,9 +758,17 @@ impl StepObserver for PlanObserver<'_> {
 
     fn live_prefix(&self) -> String {
         let elapsed = self.plan_start.elapsed();
+        let in_step = self.step_start.map(|t| t.elapsed()).unwrap_or_default();
         let step_left = match self.precondition_bytes {
+            // Bytes left at the rate so far.
+            Some(limit) if self.written_bytes > 0 => {
+                let rate = self.written_bytes as f64 / in_step.as_secs_f64().max(1e-3);
+                Duration::from_secs_f64(
+                    (limit.saturating_sub(self.written_bytes) as f64 / rate).min(1e7),
+                )
+            }
             Some(_) => Duration::ZERO,
-            None => (self.w.warmup + self.w.time).saturating_sub(Duration::ZERO),
+            None => (self.w.warmup + self.w.time).saturating_sub(in_step),
         };
         let bar_w = 20usize;
         let filled = (self.k * bar_w) / self.total.max(1);

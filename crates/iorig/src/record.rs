@@ -26,8 +26,8 @@ pub fn db_path(flag: Option<&Path>) -> PathBuf {
     }
 }
 
-/// Opens the store at `path`. A missing directory is bad input (exit 2).
-pub fn open_store(path: &Path) -> Result<Store, Failure> {
+/// A missing directory for the store is bad input (exit 2).
+fn check_store_dir(path: &Path) -> Result<(), Failure> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -39,6 +39,12 @@ pub fn open_store(path: &Path) -> Result<Store, Failure> {
             parent.display()
         )));
     }
+    Ok(())
+}
+
+/// Opens (or creates) the store at `path`.
+pub fn open_store(path: &Path) -> Result<Store, Failure> {
+    check_store_dir(path)?;
     Store::open(path).map_err(|e| {
         Failure::usage(format!(
             "result store {}: {e}; choose another --db or use --no-db",
@@ -76,6 +82,9 @@ pub fn command_line() -> String {
 /// error during the run is reported once and recording stops; the I/O goes on.
 pub struct Recorder {
     store: Option<Store>,
+    /// A store to create when the run begins (not before: bad input must
+    /// leave no database behind).
+    deferred: Option<PathBuf>,
     pub run: Option<RunId>,
     failed: bool,
 }
@@ -84,14 +93,32 @@ impl Recorder {
     pub fn none() -> Self {
         Recorder {
             store: None,
+            deferred: None,
             run: None,
             failed: false,
         }
     }
 
+    /// Records into the store at `path`. An existing store is opened now (so
+    /// a bad one is reported before any I/O); a new one is created only when
+    /// the run begins.
+    pub fn at(path: &Path) -> Result<Self, Failure> {
+        check_store_dir(path)?;
+        if path.exists() {
+            return Ok(Recorder::new(open_store(path)?));
+        }
+        Ok(Recorder {
+            store: None,
+            deferred: Some(path.to_path_buf()),
+            run: None,
+            failed: false,
+        })
+    }
+
     pub fn new(store: Store) -> Self {
         Recorder {
             store: Some(store),
+            deferred: None,
             run: None,
             failed: false,
         }
@@ -101,6 +128,7 @@ impl Recorder {
     pub fn resume(store: Store, run: RunId) -> Self {
         Recorder {
             store: Some(store),
+            deferred: None,
             run: Some(run),
             failed: false,
         }
@@ -136,6 +164,9 @@ impl Recorder {
         plan_json: Option<String>,
         labels: &BTreeMap<String, String>,
     ) -> Result<(), Failure> {
+        if let Some(path) = self.deferred.take() {
+            self.store = Some(open_store(&path)?);
+        }
         let Some(store) = &self.store else {
             return Ok(());
         };

@@ -7,7 +7,7 @@ use crate::output::json::{
     IntervalJson, ResultDoc, RunInfo, SummaryJson, TargetJson, ToolInfo, SCHEMA,
 };
 use crate::output::{csv, table, Printer};
-use crate::record::{db_path, host_name, open_store, Recorder};
+use crate::record::{db_path, host_name, Recorder};
 use crate::signals::Signals;
 use crate::step::{describe, run_step, Control, StepObserver};
 use crate::{exit, Failure};
@@ -140,7 +140,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     let recorder = if a.no_db {
         Recorder::none()
     } else {
-        Recorder::new(open_store(&db_path(a.db.as_deref()))?)
+        Recorder::at(&db_path(a.db.as_deref()))?
     };
 
     // 2. Run (targets are planned and checked before anything is written).

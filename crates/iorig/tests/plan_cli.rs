@@ -1,0 +1,499 @@
+//! Protects plans and the result store end to end, with the real binary:
+//! runs are recorded (histograms reload and merge to the live run's
+//! percentiles), `runs list/show/label/delete` give the documented JSON, plans
+//! expand and estimate before running, curve rates follow the measured max,
+//! `kill -9` of a plan loses only the step in flight and `plan resume`
+//! finishes it with an intact database, `iorig quick` prints its five figures,
+//! and the generator-bound warning fires on an oversubscribed host but not on
+//! a device-bound run.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+use iorig_store::{HistKind, Op, RunId, Store};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn iorig() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_iorig"))
+}
+
+fn tmp() -> tempfile::TempDir {
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(&base).unwrap();
+    tempfile::tempdir_in(base).unwrap()
+}
+
+fn run(args: &[&str], dir: &Path) -> Output {
+    iorig()
+        .args(args)
+        .current_dir(dir)
+        .env_remove("IORIG_DB")
+        .output()
+        .unwrap()
+}
+
+fn ok(args: &[&str], dir: &Path) -> String {
+    let out = run(args, dir);
+    assert!(
+        out.status.success(),
+        "iorig {args:?}: {}\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn json(args: &[&str], dir: &Path) -> Value {
+    serde_json::from_str(&ok(args, dir)).expect("JSON on stdout")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_run_is_recorded_and_its_histograms_reload_to_the_same_percentiles() {
+    let dir = tmp();
+    let doc = json(
+        &[
+            "run",
+            "--size",
+            "16m",
+            "--engine",
+            "psync",
+            "--time",
+            "1s",
+            "--interval",
+            "250ms",
+            "--label",
+            "array=A",
+            "--json",
+            "-",
+            "-q",
+        ],
+        dir.path(),
+    );
+    let id: i64 = doc["run"]["id"].as_str().unwrap().parse().unwrap();
+    let store = Store::open(&dir.path().join("iorig.db")).unwrap();
+    let steps = store.steps(RunId(id)).unwrap();
+    assert_eq!(steps.len(), 1);
+    let h = store
+        .histogram(steps[0].id, Op::Total, HistKind::Lat)
+        .unwrap()
+        .expect("total histogram stored");
+    let live = &doc["summary"]["total"]["lat_ns"];
+    let stored = h.summary();
+    assert_eq!(h.count(), doc["summary"]["total"]["ops"].as_u64().unwrap());
+    for (k, v) in [
+        ("p50", stored.p50),
+        ("p99", stored.p99),
+        ("max", stored.max),
+        ("min", stored.min),
+    ] {
+        assert_eq!(live[k].as_u64().unwrap(), v, "{k}");
+    }
+    // Merging the step's read and write histograms gives the total again.
+    let mut merged = store
+        .histogram(steps[0].id, Op::Read, HistKind::Lat)
+        .unwrap()
+        .unwrap();
+    merged.merge(
+        &store
+            .histogram(steps[0].id, Op::Write, HistKind::Lat)
+            .unwrap()
+            .unwrap(),
+    );
+    assert_eq!(merged.summary(), stored);
+    // Every interval of the JSON is in the store (read, write, total rows).
+    let rows = store.intervals(steps[0].id).unwrap();
+    assert_eq!(rows.len(), 3 * doc["intervals"].as_array().unwrap().len());
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    let facts = store.system_facts(RunId(id)).unwrap().unwrap();
+    assert!(facts["cpu_count"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn runs_list_show_label_delete() {
+    let dir = tmp();
+    for label in ["fw=1", "fw=2"] {
+        ok(
+            &[
+                "run", "--engine", "null", "--time", "300ms", "--label", label, "-q",
+            ],
+            dir.path(),
+        );
+    }
+    let list = json(&["runs", "list", "--json"], dir.path());
+    let runs = list.as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for (r, fw) in runs.iter().zip(["1", "2"]) {
+        for key in ["id", "kind", "status", "started", "labels"] {
+            assert!(!r[key].is_null(), "{key} in {r}");
+        }
+        assert_eq!(r["kind"], "run");
+        assert_eq!(r["status"], "ok");
+        assert_eq!(r["labels"]["fw"], fw, "oldest first");
+    }
+    let id = runs[0]["id"].as_i64().unwrap().to_string();
+    let show = json(&["runs", "show", &id, "--json"], dir.path());
+    assert_eq!(show["run"]["status"], "ok");
+    let step = &show["steps"][0];
+    assert_eq!(step["engine"], "null");
+    assert_eq!(step["read_pct"], 100.0);
+    assert!(step["summary"]["total"]["iops"].as_f64().unwrap() > 0.0);
+    assert!(step["summary"]["total"]["lat_ns"]["p99"].is_u64());
+    let text = ok(&["runs", "show", &id], dir.path());
+    assert!(text.contains("IOPS") && text.contains("fw=1"), "{text}");
+
+    ok(&["runs", "label", &id, "site=lab", "fw=1b"], dir.path());
+    let list = json(&["runs", "list", "--json"], dir.path());
+    assert_eq!(list[0]["labels"]["site"], "lab");
+    assert_eq!(list[0]["labels"]["fw"], "1b");
+
+    ok(&["runs", "delete", &id], dir.path());
+    let list = json(&["runs", "list", "--json"], dir.path());
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    let out = run(&["runs", "show", &id], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    // --db and IORIG_DB choose the store.
+    let other = dir.path().join("other.db");
+    ok(
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--time",
+            "200ms",
+            "-q",
+            "--db",
+            other.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let out = iorig()
+        .args(["runs", "list", "--json"])
+        .env("IORIG_DB", &other)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1);
+    // --no-db records nothing.
+    ok(
+        &[
+            "run", "--engine", "null", "--time", "200ms", "-q", "--no-db",
+        ],
+        dir.path(),
+    );
+    assert_eq!(
+        json(&["runs", "list", "--json"], dir.path())
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn dry_run_expands_and_estimates_and_a_long_plan_needs_yes() {
+    let dir = tmp();
+    let out = ok(
+        &["plan", "run", "--builtin", "matrix", "--dry-run"],
+        dir.path(),
+    );
+    assert!(out.contains("132 step(s)"), "{out}");
+    assert!(out.contains("estimated 2h12m"), "{out}");
+    assert!(
+        !dir.path().join("iorig.db").exists(),
+        "a dry run writes nothing"
+    );
+    assert!(!dir.path().join("iorig-scratch.dat").exists());
+
+    let builtins = ok(&["plan", "builtins"], dir.path());
+    for name in [
+        "five-params",
+        "matrix",
+        "curve",
+        "qd-cycle",
+        "flash-cliff",
+        "flash-matrix",
+    ] {
+        assert!(builtins.contains(name), "{name} in {builtins}");
+    }
+
+    let long = write(
+        dir.path(),
+        "long.toml",
+        "[defaults]\nengine = 'null'\ntime = '25h'\n[[steps]]\nread = 100\n",
+    );
+    let out = run(&["plan", "run", &long], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--yes") && err.lines().count() == 1, "{err}");
+    assert!(!dir.path().join("iorig.db").exists());
+
+    let bad = write(
+        dir.path(),
+        "bad.toml",
+        "[[steps]]\nread = [0, 50]\nbogus = 1\n",
+    );
+    let out = run(&["plan", "run", &bad], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bogus"));
+    let out = run(&["plan", "run", "--builtin", "nope"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn curve_rates_follow_the_measured_max_and_the_curve_is_analysed() {
+    let dir = tmp();
+    let plan = write(
+        dir.path(),
+        "curve.toml",
+        "[defaults]\nengine = 'null'\ntime = '400ms'\ninterval = '100ms'\n\
+         [[steps]]\nkind = 'curve'\nqd = 4\nrates_pct = [10, 50]\n",
+    );
+    ok(&["plan", "run", &plan, "-q"], dir.path());
+    let list = json(&["runs", "list", "--json"], dir.path());
+    assert_eq!(list[0]["kind"], "plan");
+    let id = list[0]["id"].as_i64().unwrap().to_string();
+    let show = json(&["runs", "show", &id, "--json"], dir.path());
+    let steps = show["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3);
+    assert!(steps[0]["rate_iops"].is_null());
+    let max = steps[0]["summary"]["total"]["iops"].as_f64().unwrap();
+    for (s, pct) in steps[1..].iter().zip([10.0, 50.0]) {
+        let rate = s["rate_iops"].as_f64().unwrap();
+        assert!(
+            (rate - max * pct / 100.0).abs() <= 1.0,
+            "rate {rate} for {pct}% of {max}"
+        );
+        assert_eq!(s["status"], "ok");
+    }
+    let curve = show["run"]["analysis"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["kind"] == "curve")
+        .expect("curve analysis stored");
+    assert_eq!(curve["result"]["points"].as_array().unwrap().len(), 3);
+    assert!(curve["result"]["analysis"]["max_iops"].as_f64().unwrap() > 0.0);
+}
+
+fn db_steps(db: &Path, id: i64) -> Vec<iorig_store::StepRow> {
+    Store::open(db).unwrap().steps(RunId(id)).unwrap()
+}
+
+#[test]
+fn kill_9_then_resume_finishes_the_plan() {
+    let dir = tmp();
+    let plan = write(
+        dir.path(),
+        "p.toml",
+        "[defaults]\nengine = 'null'\ntime = '700ms'\ninterval = '100ms'\n\
+         [[steps]]\nqd = [1, 2, 4, 8]\n",
+    );
+    let db = dir.path().join("iorig.db");
+    let mut child = iorig()
+        .args(["plan", "run", &plan, "-q"])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill once the second step has recorded an interval.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        assert!(Instant::now() < deadline, "the plan never reached step 2");
+        if db.exists() {
+            if let Ok(s) = Store::open(&db) {
+                if let Ok(steps) = s.steps(RunId(1)) {
+                    let second_running = steps.iter().any(|st| {
+                        st.index == 1
+                            && st.status == iorig_store::StepStatus::Running
+                            && s.intervals(st.id).map(|r| !r.is_empty()).unwrap_or(false)
+                    });
+                    if second_running {
+                        break;
+                    }
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    let before = db_steps(&db, 1);
+    assert_eq!(before.len(), 4, "all steps stored up front");
+    assert_eq!(before[0].status, iorig_store::StepStatus::Ok);
+    assert_ne!(before[1].status, iorig_store::StepStatus::Ok);
+    let first_started = before[0].started.clone();
+    assert_eq!(Store::open(&db).unwrap().integrity_check().unwrap(), "ok");
+
+    let out = run(&["plan", "resume", "1", "-q"], dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = db_steps(&db, 1);
+    assert!(after
+        .iter()
+        .all(|s| s.status == iorig_store::StepStatus::Ok));
+    assert_eq!(after[0].started, first_started, "step 1 did not run again");
+    let store = Store::open(&db).unwrap();
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    let run_row = store.get_run(RunId(1)).unwrap().unwrap();
+    assert_eq!(run_row.run.status, iorig_store::RunStatus::Ok);
+    // Every resumed step holds exactly its own intervals (7 of 100 ms, or 8).
+    for s in &after {
+        let n = store.intervals(s.id).unwrap().len() / 3;
+        assert!((7..=8).contains(&n), "step {} has {n} intervals", s.index);
+    }
+    // A finished plan cannot be resumed again.
+    assert_eq!(
+        run(&["plan", "resume", "1"], dir.path()).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn quick_prints_five_figures() {
+    let dir = tmp();
+    let out = ok(
+        &[
+            "quick",
+            "--size",
+            "64m",
+            "--step-time",
+            "1s",
+            "--hot-size",
+            "8m",
+            "-q",
+        ],
+        dir.path(),
+    );
+    assert!(out.contains("five parameters:"), "{out}");
+    for what in [
+        "sequential write",
+        "sequential read",
+        "random write",
+        "random read, cold",
+        "random read, hot",
+    ] {
+        let line = out
+            .lines()
+            .find(|l| l.contains(what))
+            .unwrap_or_else(|| panic!("{what} missing:\n{out}"));
+        assert!(line.contains("latency mean"), "{line}");
+    }
+    let list = json(&["runs", "list", "--json"], dir.path());
+    assert_eq!(list[0]["kind"], "quick");
+    assert_eq!(list[0]["status"], "ok");
+    let id = list[0]["id"].as_i64().unwrap().to_string();
+    let show = json(&["runs", "show", &id, "--json"], dir.path());
+    let hot = show["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "rand-read-hot")
+        .unwrap();
+    // 8 MiB of the 64 MiB target: the first 12.5 %.
+    assert!((hot["range_end_pct"].as_f64().unwrap() - 12.5).abs() < 1e-9);
+    assert!(hot["analysis"]["steady_state"]["rounds"].as_u64().unwrap() >= 1);
+}
+
+/// /dev/zram0 set up for the test and reset afterwards.
+struct Zram;
+
+impl Zram {
+    fn setup() -> Option<Zram> {
+        let disksize = Path::new("/sys/block/zram0/disksize");
+        if !disksize.exists() {
+            eprintln!("skipped: no /dev/zram0 (modprobe zram)");
+            return None;
+        }
+        if std::fs::read_to_string(disksize).ok()?.trim() != "0" {
+            eprintln!("skipped: /dev/zram0 is already set up by someone else");
+            return None;
+        }
+        if std::fs::write(disksize, "256M").is_err() {
+            eprintln!("skipped: cannot configure /dev/zram0 (needs root)");
+            return None;
+        }
+        Some(Zram)
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        let _ = std::fs::write("/sys/block/zram0/reset", "1");
+    }
+}
+
+fn generator_bound(doc_stderr: &str, store: &Store) -> bool {
+    let flagged = store
+        .analysis(RunId(1))
+        .unwrap()
+        .iter()
+        .any(|a| a.kind == "generator_bound" && a.json["generator_bound"] == true);
+    assert_eq!(
+        flagged,
+        doc_stderr.contains("generator-bound"),
+        "store and printed warning disagree: {doc_stderr}"
+    );
+    flagged
+}
+
+#[test]
+fn generator_bound_warning_fires_on_an_oversubscribed_host_only() {
+    // Device-bound: one worker, qd 4, on a file; the CPU idles.
+    let dir = tmp();
+    let out = run(
+        &["run", "--size", "64m", "--qd", "4", "--time", "2s", "-q"],
+        dir.path(),
+    );
+    assert!(out.status.success());
+    let store = Store::open(&dir.path().join("iorig.db")).unwrap();
+    assert!(!generator_bound(
+        &String::from_utf8_lossy(&out.stderr),
+        &store
+    ));
+
+    // Oversubscribed: 16 psync workers per CPU against zram, which is served
+    // by the submitting CPUs themselves.
+    let Some(_zram) = Zram::setup() else { return };
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let threads = (cpus * 32).min(512).to_string();
+    let dir = tmp();
+    let out = run(
+        &[
+            "run",
+            "--target",
+            "/dev/zram0",
+            "--engine",
+            "psync",
+            "--threads",
+            &threads,
+            "--time",
+            "2s",
+            "-q",
+        ],
+        dir.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = Store::open(&dir.path().join("iorig.db")).unwrap();
+    assert!(generator_bound(
+        &String::from_utf8_lossy(&out.stderr),
+        &store
+    ));
+}
