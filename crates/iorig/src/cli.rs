@@ -39,6 +39,20 @@ pub struct StoreArgs {
     pub db: Option<PathBuf>,
 }
 
+/// Where a plan or quick run is recorded, and its labels.
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// Result store [default: $IORIG_DB or ./iorig.db].
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Do not record the run in the result store.
+    #[arg(long, conflicts_with = "db")]
+    pub no_db: bool,
+    /// Label the run (repeatable).
+    #[arg(long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+}
+
 #[derive(Debug, Args)]
 pub struct QuickArgs {
     /// File or block device [default: ./iorig-scratch.dat].
@@ -54,13 +68,7 @@ pub struct QuickArgs {
     #[arg(long, value_name = "SIZE|PCT%")]
     pub hot_size: Option<String>,
     #[command(flatten)]
-    pub store: StoreArgs,
-    /// Do not record the run in the result store.
-    #[arg(long, conflicts_with = "db")]
-    pub no_db: bool,
-    /// Label the run (repeatable).
-    #[arg(long = "label", value_name = "KEY=VALUE")]
-    pub labels: Vec<String>,
+    pub record: RecordArgs,
     /// Print the steps and the estimated time, run nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -118,13 +126,7 @@ pub struct PlanRunArgs {
     #[arg(long)]
     pub yes: bool,
     #[command(flatten)]
-    pub store: StoreArgs,
-    /// Do not record the run in the result store.
-    #[arg(long, conflicts_with = "db")]
-    pub no_db: bool,
-    /// Label the run (repeatable).
-    #[arg(long = "label", value_name = "KEY=VALUE")]
-    pub labels: Vec<String>,
+    pub record: RecordArgs,
     /// Allow writing to block devices or files that look in use or hold data.
     #[arg(long)]
     pub allow_destroy: bool,

@@ -66,9 +66,9 @@ fn plan_run(a: cli::PlanRunArgs) -> Result<(u8, Vec<plan_cmd::StepResult>), Fail
         inv,
         plan_cmd::RunOptions {
             kind: iorig_store::RunKind::Plan,
-            db: a.store.db.clone(),
-            no_db: a.no_db,
-            labels: plan_cmd::parse_labels(&a.labels)?,
+            db: a.record.db.clone(),
+            no_db: a.record.no_db,
+            labels: plan_cmd::parse_labels(&a.record.labels)?,
             dry_run: a.dry_run,
             yes: a.yes,
             quiet: a.quiet,

@@ -508,6 +508,11 @@ impl Runner {
                 } else {
                     0.0
                 };
+                printer.line(&format!(
+                    "precondition: wrote {} in {:.1} s ({mb_s:.1} MB/s)",
+                    table::human_bytes(written_bytes),
+                    outcome.measured_s
+                ));
                 analysis.push((
                     "precondition".into(),
                     json!({"passes": p.passes, "written_bytes": written_bytes,
@@ -807,24 +812,7 @@ fn print_plan_table(printer: &Printer, plan: &Plan, results: &[StepResult], run:
         "step", "label", "status", "IOPS", "MB/s", "mean ms", "p99 ms"
     ));
     for r in results {
-        let (iops, mbs, mean, p99) = match &r.summary {
-            Some(s) => (
-                format!("{:.1}", s["total"]["iops"].as_f64().unwrap_or(0.0)),
-                format!(
-                    "{:.2}",
-                    s["total"]["bw_bytes_per_s"].as_f64().unwrap_or(0.0) / 1e6
-                ),
-                format!(
-                    "{:.3}",
-                    s["total"]["lat_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e6
-                ),
-                format!(
-                    "{:.3}",
-                    s["total"]["lat_ns"]["p99"].as_f64().unwrap_or(0.0) / 1e6
-                ),
-            ),
-            None => ("-".into(), "-".into(), "-".into(), "-".into()),
-        };
+        let [iops, mbs, mean, p99] = table::summary_cells(r.summary.as_ref());
         printer.line(&format!(
             "{:>5}  {:<40} {:<11} {:>10} {:>9} {:>9} {:>9}",
             r.step.index + 1,

@@ -39,9 +39,9 @@ pub fn quick(a: QuickArgs) -> Result<u8, Failure> {
         inv,
         RunOptions {
             kind: RunKind::Quick,
-            db: a.store.db.clone(),
-            no_db: a.no_db,
-            labels: parse_labels(&a.labels)?,
+            db: a.record.db.clone(),
+            no_db: a.record.no_db,
+            labels: parse_labels(&a.record.labels)?,
             dry_run: a.dry_run,
             yes: false,
             quiet: a.quiet,

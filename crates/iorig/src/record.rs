@@ -26,20 +26,25 @@ pub fn db_path(flag: Option<&Path>) -> PathBuf {
     }
 }
 
-/// A missing directory for the store is bad input (exit 2).
-fn check_store_dir(path: &Path) -> Result<(), Failure> {
+/// The directory an output file (`--json`, `--csv`, `--db`) goes in must
+/// exist: bad input, exit 2, before anything is written.
+pub fn check_parent_dir(flag: &str, path: &Path) -> Result<(), Failure> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
     if !parent.is_dir() {
         return Err(Failure::usage(format!(
-            "result store {}: directory {} does not exist; create it, choose another --db, or use --no-db",
+            "{flag} {}: directory {} does not exist; create it or choose another path",
             path.display(),
             parent.display()
         )));
     }
     Ok(())
+}
+
+fn check_store_dir(path: &Path) -> Result<(), Failure> {
+    check_parent_dir("result store", path)
 }
 
 /// Opens (or creates) the store at `path`.

@@ -7,7 +7,8 @@ use crate::output::json::{
     IntervalJson, ResultDoc, RunInfo, SummaryJson, TargetJson, ToolInfo, SCHEMA,
 };
 use crate::output::{csv, table, Printer};
-use crate::record::{db_path, host_name, Recorder};
+use crate::plan_cmd::parse_labels;
+use crate::record::{check_parent_dir, db_path, host_name, Recorder};
 use crate::signals::Signals;
 use crate::step::{describe, run_step, Control, StepObserver};
 use crate::{exit, Failure};
@@ -15,7 +16,6 @@ use iorig_engine::run::{IntervalSample, TargetInfo};
 use iorig_spec::{OneOrMany, StrOrNum, Workload, WorkloadFile};
 use iorig_store::{RunKind, RunStatus, StepId, StepStatus};
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -26,20 +26,7 @@ fn s(v: &Option<String>) -> Option<StrOrNum> {
 
 /// The command line as a workload layer.
 fn cli_layer(a: &RunArgs) -> Result<WorkloadFile, Failure> {
-    let mut labels = BTreeMap::new();
-    for l in &a.labels {
-        let (k, v) = l.split_once('=').ok_or_else(|| {
-            Failure::usage(format!(
-                "bad --label '{l}': write KEY=VALUE, e.g. --label array=A"
-            ))
-        })?;
-        if k.trim().is_empty() {
-            return Err(Failure::usage(format!(
-                "bad --label '{l}': the key is empty"
-            )));
-        }
-        labels.insert(k.trim().to_string(), v.to_string());
-    }
+    let labels = parse_labels(&a.labels)?;
     Ok(WorkloadFile {
         target: if a.targets.is_empty() {
             None
@@ -79,21 +66,6 @@ fn cli_layer(a: &RunArgs) -> Result<WorkloadFile, Failure> {
     })
 }
 
-fn check_output_path(flag: &str, path: &Path) -> Result<(), Failure> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if !parent.is_dir() {
-        return Err(Failure::usage(format!(
-            "{flag} {}: directory {} does not exist; create it or choose another path",
-            path.display(),
-            parent.display()
-        )));
-    }
-    Ok(())
-}
-
 fn run_id(now: SystemTime) -> String {
     let ts = humantime::format_rfc3339_seconds(now).to_string();
     let compact: String = ts.chars().filter(|c| c.is_ascii_digit()).take(14).collect();
@@ -131,10 +103,10 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         .map_err(|e| Failure::usage(e.to_string()))?;
     let json_to_stdout = a.json.as_deref() == Some("-");
     if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
-        check_output_path("--json", Path::new(j))?;
+        check_parent_dir("--json", Path::new(j))?;
     }
     if let Some(c) = &a.csv {
-        check_output_path("--csv", c)?;
+        check_parent_dir("--csv", c)?;
     }
 
     let recorder = if a.no_db {

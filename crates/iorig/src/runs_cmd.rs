@@ -1,7 +1,7 @@
 //! `iorig runs list|show|label|delete`: reading and curating the result store.
 
 use crate::cli::RunsCommand;
-use crate::output::Printer;
+use crate::output::{table, Printer};
 use crate::plan_cmd::parse_labels;
 use crate::record::{db_path, open_existing};
 use crate::{exit, Failure};
@@ -209,24 +209,7 @@ fn show(printer: &Printer, s: &Store, id: i64, as_json: bool) -> Result<u8, Fail
     for st in &steps {
         let p = &st.params;
         let num = |v: &Value| v.as_f64().map(|x| format!("{x}")).unwrap_or("-".into());
-        let (iops, mbs, mean, p99) = match &st.summary {
-            Some(sm) if sm.is_object() => (
-                format!("{:.1}", sm["total"]["iops"].as_f64().unwrap_or(0.0)),
-                format!(
-                    "{:.2}",
-                    sm["total"]["bw_bytes_per_s"].as_f64().unwrap_or(0.0) / 1e6
-                ),
-                format!(
-                    "{:.3}",
-                    sm["total"]["lat_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e6
-                ),
-                format!(
-                    "{:.3}",
-                    sm["total"]["lat_ns"]["p99"].as_f64().unwrap_or(0.0) / 1e6
-                ),
-            ),
-            _ => ("-".into(), "-".into(), "-".into(), "-".into()),
-        };
+        let [iops, mbs, mean, p99] = table::summary_cells(st.summary.as_ref());
         printer.line(&format!(
             "{:>5}  {:<36} {:<12} {:>6} {:>5} {:>6} {:>4} {:>4} {:>10} {:>9} {:>9} {:>9}",
             st.index + 1,

@@ -51,7 +51,7 @@ pub fn describe(w: &Workload, engine_name: &str, targets: &[TargetInfo]) -> Stri
         })
         .collect();
     format!(
-        "bs {} read {}% random {}% qd {} x {} worker(s), {}, {}{}, rate {}, {}s{} on {}, seed {}",
+        "bs {} read {}% random {}% qd {} x {} worker(s), {}, {}{}, rate {}, {}{} on {}, seed {}",
         w.bs,
         w.read_pct,
         w.random_pct,
@@ -68,11 +68,11 @@ pub fn describe(w: &Workload, engine_name: &str, targets: &[TargetInfo]) -> Stri
             Rate::Max => "max".to_string(),
             Rate::Iops(r) => format!("{r:.0} IOPS"),
         },
-        w.time.as_secs_f64(),
+        secs(w.time),
         if w.warmup.is_zero() {
             String::new()
         } else {
-            format!(" after {}s warmup", w.warmup.as_secs_f64())
+            format!(" after {} warmup", secs(w.warmup))
         },
         targets.join(", "),
         w.seed
@@ -203,4 +203,11 @@ pub fn wall_clock() -> String {
     // HH:MM:SS in UTC from the RFC 3339 form; enough to line up with other logs.
     let t = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     t.get(11..19).unwrap_or("").to_string()
+}
+
+/// `30s`, `1.5s`, `1.667s`: seconds with at most three decimals.
+fn secs(d: std::time::Duration) -> String {
+    let t = format!("{:.3}", d.as_secs_f64());
+    let t = t.trim_end_matches('0').trim_end_matches('.');
+    format!("{t}s")
 }

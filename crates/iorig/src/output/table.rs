@@ -137,3 +137,21 @@ pub fn summary_lines(
     }
     out
 }
+
+/// IOPS, MB/s, mean and p99 latency (ms) of a stored step summary (the
+/// `summary` object of iorig.result/1), or dashes for a step that has none.
+pub fn summary_cells(summary: Option<&serde_json::Value>) -> [String; 4] {
+    match summary {
+        Some(s) if s.is_object() => {
+            let t = &s["total"];
+            let f = |v: &serde_json::Value| v.as_f64().unwrap_or(0.0);
+            [
+                format!("{:.1}", f(&t["iops"])),
+                format!("{:.2}", f(&t["bw_bytes_per_s"]) / 1e6),
+                format!("{:.3}", f(&t["lat_ns"]["mean"]) / 1e6),
+                format!("{:.3}", f(&t["lat_ns"]["p99"]) / 1e6),
+            ]
+        }
+        _ => ["-".into(), "-".into(), "-".into(), "-".into()],
+    }
+}
