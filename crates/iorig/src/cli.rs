@@ -30,6 +30,47 @@ pub enum Command {
     /// The result store: list, show, label and delete runs.
     #[command(subcommand)]
     Runs(RunsCommand),
+    /// Write a self-contained HTML report of a run (DIR/index.html, plus each
+    /// chart as SVG and PNG).
+    Report {
+        /// The run id (iorig runs list).
+        id: i64,
+        /// Output directory [default: ./iorig-report-ID].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Export a run as CSV (steps, plus FILE's .intervals.csv), XLSX or JSON.
+    Export {
+        id: i64,
+        #[arg(long, value_name = "csv|xlsx|json")]
+        format: ExportFormat,
+        /// Output file.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Compare runs step by step: a terminal table with % change against the
+    /// first run, and an HTML page overlaying their curves and scaling charts.
+    Compare {
+        /// Two or more run ids; the first is the baseline.
+        #[arg(required = true, num_args = 2..)]
+        ids: Vec<i64>,
+        /// Output directory [default: ./iorig-compare-ID-ID...].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Csv,
+    Xlsx,
+    Json,
 }
 
 #[derive(Debug, Args)]

@@ -7,6 +7,7 @@ mod output;
 mod plan_cmd;
 mod quick_cmd;
 mod record;
+mod report_cmd;
 mod run_cmd;
 mod runs_cmd;
 mod signals;
@@ -93,6 +94,16 @@ fn main() -> ExitCode {
             Ok(exit::OK)
         }
         cli::Command::Runs(cmd) => runs_cmd::runs(cmd),
+        cli::Command::Report { id, out, store } => report_cmd::report(id, out, store.db.as_deref()),
+        cli::Command::Export {
+            id,
+            format,
+            out,
+            store,
+        } => report_cmd::export(id, format, &out, store.db.as_deref()),
+        cli::Command::Compare { ids, out, store } => {
+            report_cmd::compare(&ids, out, store.db.as_deref())
+        }
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,0 +1,1035 @@
+//! The report's charts, each drawn by plotters' SVG backend into a String,
+//! plus [`svg_to_png`], which rasterises the same SVG with resvg so the PNG
+//! and the page never disagree.
+//!
+//! Charts take plain figures (not store rows) so the report and the
+//! comparison draw the same pictures from different sources. Axis units are
+//! chosen from the data's magnitude (µs or ms, k or M IOPS) and named in
+//! the axis title. Plotters without its `ttf` feature measures text with a
+//! fixed estimate, which keeps the dependency tree free of font libraries.
+
+use crate::model::MAX_NINES;
+use crate::ReportError;
+use iorig_stats::analysis::CurvePoint;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::error::Error;
+use std::sync::{Arc, OnceLock};
+
+type DrawResult = Result<(), Box<dyn Error>>;
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+const FONT: &str = "sans-serif";
+const TITLE_PX: u32 = 17;
+const LABEL_PX: u32 = 13;
+/// Light grid lines: the data, not the mesh, should stand out.
+const GRID: RGBColor = RGBColor(232, 232, 232);
+const WARMUP: RGBColor = RGBColor(150, 150, 150);
+const STEADY: RGBColor = RGBColor(44, 160, 44);
+const ALERT: RGBColor = RGBColor(214, 39, 40);
+
+/// Tableau 10: distinct, colour-blind-tolerable, prints well.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// The `i`-th series colour.
+pub fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+// ---------------------------------------------------------------- units
+
+/// A latency unit picked for a range of values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LatUnit {
+    pub name: &'static str,
+    pub ns_per_unit: f64,
+}
+
+impl LatUnit {
+    /// The unit in which `max_ns` reads as 1..1000: µs under 1 ms, ms under
+    /// 1 s, else s.
+    pub fn for_max(max_ns: f64) -> LatUnit {
+        if max_ns < 1e6 {
+            LatUnit {
+                name: "µs",
+                ns_per_unit: 1e3,
+            }
+        } else if max_ns < 1e9 {
+            LatUnit {
+                name: "ms",
+                ns_per_unit: 1e6,
+            }
+        } else {
+            LatUnit {
+                name: "s",
+                ns_per_unit: 1e9,
+            }
+        }
+    }
+
+    pub fn of(self, ns: f64) -> f64 {
+        ns / self.ns_per_unit
+    }
+}
+
+/// Three significant digits, without a trailing `.0` for large values.
+pub fn sig3(v: f64) -> String {
+    let a = v.abs();
+    if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// An axis number: three significant digits without trailing zeros
+/// (`0.5`, `2`, `12.5`).
+pub fn axis_num(v: f64) -> String {
+    let s = sig3(v);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
+}
+
+/// A latency in the unit that suits it: `850 ns`, `85.3 µs`, `1.25 ms`.
+pub fn fmt_lat_ns(ns: f64) -> String {
+    if ns < 1e3 {
+        format!("{} ns", sig3(ns))
+    } else {
+        let u = LatUnit::for_max(ns);
+        format!("{} {}", sig3(u.of(ns)), u.name)
+    }
+}
+
+/// A count with k/M/G suffix for axes: `950`, `12.5k`, `1.2M`.
+pub fn fmt_count(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e9 {
+        format!("{}G", axis_num(v / 1e9))
+    } else if a >= 1e6 {
+        format!("{}M", axis_num(v / 1e6))
+    } else if a >= 1e3 {
+        format!("{}k", axis_num(v / 1e3))
+    } else {
+        axis_num(v)
+    }
+}
+
+/// IOPS for tables: whole numbers with thousands separators.
+pub fn fmt_iops(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".to_owned();
+    }
+    let n = v.round() as i64;
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+/// Bandwidth in decimal MB/s (as fio and vdbench print it).
+pub fn mb_per_s(bytes_per_s: f64) -> f64 {
+    bytes_per_s / 1e6
+}
+
+pub fn fmt_mb_s(bytes_per_s: f64) -> String {
+    sig3(mb_per_s(bytes_per_s))
+}
+
+/// A percentile for the "nines" axis: x = -log10(1 - q) → `99.9`.
+pub fn nines_label(x: f64) -> String {
+    let pct = 100.0 * (1.0 - 10f64.powf(-x));
+    let decimals = (x.ceil() as i64 - 2).max(0) as usize;
+    format!("{pct:.decimals$}")
+}
+
+/// The "nines" position of a percentile (0..100).
+pub fn nines_of(pct: f64) -> f64 {
+    let rest = (1.0 - pct / 100.0).max(10f64.powf(-MAX_NINES));
+    -rest.log10()
+}
+
+// ---------------------------------------------------------------- input types
+
+/// One time series of a step, as the time series chart draws it.
+#[derive(Clone, Debug, Default)]
+pub struct TimeSeries {
+    /// (t_s, value) per interval end.
+    pub iops: Vec<(f64, f64)>,
+    pub bw_bytes_per_s: Vec<(f64, f64)>,
+    pub mean_lat_ns: Vec<(f64, f64)>,
+    pub p99_lat_ns: Vec<(f64, f64)>,
+    pub cpu_usr_pct: Vec<(f64, f64)>,
+    pub cpu_sys_pct: Vec<(f64, f64)>,
+    /// Empty without a sampled block device.
+    pub dev_util_pct: Vec<(f64, f64)>,
+    /// Warmup runs from 0 to this many seconds.
+    pub warmup_end_s: Option<f64>,
+    /// The steady-state window judged, (start, end) seconds.
+    pub steady_window_s: Option<(f64, f64)>,
+    pub cliff_onset_s: Option<f64>,
+    /// (start, end) seconds of each outage.
+    pub outages_s: Vec<(f64, f64)>,
+}
+
+/// One line of a latency percentile plot.
+#[derive(Clone, Debug)]
+pub struct PercentileLine {
+    pub label: String,
+    /// (percentile 0..100, latency ns).
+    pub points: Vec<(f64, u64)>,
+}
+
+/// One IOPS–latency curve with what the analysis marked on it.
+#[derive(Clone, Debug)]
+pub struct CurveLine {
+    pub label: String,
+    pub points: Vec<CurvePoint>,
+    pub best_under_mean: Option<f64>,
+    pub best_under_p99: Option<f64>,
+    /// (IOPS, mean latency ns).
+    pub knee: Option<(f64, f64)>,
+}
+
+/// One point of a scaling chart: the figures at one thread count or qd.
+#[derive(Clone, Copy, Debug)]
+pub struct ScalingPoint {
+    pub x: u32,
+    pub iops: f64,
+    pub bw_bytes_per_s: f64,
+    pub mean_lat_ns: f64,
+    pub p99_lat_ns: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct ScalingLine {
+    pub label: String,
+    pub points: Vec<ScalingPoint>,
+}
+
+/// A grid of values over two categorical axes.
+#[derive(Clone, Debug)]
+pub struct Heatmap {
+    pub title: String,
+    pub x_desc: String,
+    pub x_cats: Vec<String>,
+    pub y_desc: String,
+    pub y_cats: Vec<String>,
+    /// `values[y][x]`; `None` for a cell without a result.
+    pub values: Vec<Vec<Option<f64>>>,
+    /// Dark for high values when true (IOPS); dark for low when false (latency).
+    pub high_is_good: bool,
+    /// How a cell's value is written.
+    pub kind: HeatValue,
+}
+
+/// What the cells of a heatmap hold (which decides their formatting).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum HeatValue {
+    Iops,
+    LatencyNs,
+}
+
+// ---------------------------------------------------------------- plumbing
+
+/// Draws into an SVG string of `size` pixels on a white background.
+fn svg_chart(
+    name: &str,
+    size: (u32, u32),
+    draw: impl FnOnce(&Area<'_>) -> DrawResult,
+) -> Result<String, ReportError> {
+    let fail = |why: String| ReportError::Chart {
+        chart: name.to_owned(),
+        why,
+    };
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| fail(e.to_string()))?;
+        draw(&root).map_err(|e| fail(e.to_string()))?;
+        root.present().map_err(|e| fail(e.to_string()))?;
+    }
+    Ok(out)
+}
+
+fn max_of(values: impl Iterator<Item = f64>) -> f64 {
+    values.filter(|v| v.is_finite()).fold(0.0, f64::max)
+}
+
+/// A y range from 0 with headroom; never empty.
+fn y_top(max: f64) -> f64 {
+    if max > 0.0 {
+        max * 1.1
+    } else {
+        1.0
+    }
+}
+
+fn legend_line(color: RGBColor) -> impl Fn((i32, i32)) -> PathElement<(i32, i32)> {
+    move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2))
+}
+
+fn legend_box(style: ShapeStyle) -> impl Fn((i32, i32)) -> Rectangle<(i32, i32)> {
+    move |(x, y)| Rectangle::new([(x, y - 5), (x + 18, y + 5)], style)
+}
+
+// ---------------------------------------------------------------- time series
+
+/// A step over time: IOPS, MB/s, latency (mean and p99) and CPU / device
+/// utilisation, stacked on one time axis. Warmup is shaded grey, the
+/// judged steady-state window green, outages red; a write cliff's onset is a
+/// red dashed line.
+pub fn time_series_chart(title: &str, s: &TimeSeries) -> Result<String, ReportError> {
+    let t_max = max_of(
+        s.iops
+            .iter()
+            .chain(&s.cpu_usr_pct)
+            .map(|p| p.0)
+            .chain(s.outages_s.iter().map(|o| o.1)),
+    )
+    .max(1.0);
+    let has_host = !s.cpu_usr_pct.is_empty() || !s.dev_util_pct.is_empty();
+    let panels = if has_host { 4 } else { 3 };
+    svg_chart(title, (900, 210 * panels + 40), |root| {
+        let root = root.titled(title, (FONT, TITLE_PX))?;
+        let areas = root.split_evenly((panels as usize, 1));
+        let bw_max = max_of(s.bw_bytes_per_s.iter().map(|p| p.1));
+        let (bw_div, bw_unit) = if mb_per_s(bw_max) >= 10_000.0 {
+            (1e9, "GB/s")
+        } else {
+            (1e6, "MB/s")
+        };
+        let lat_unit = LatUnit::for_max(max_of(
+            s.p99_lat_ns.iter().chain(&s.mean_lat_ns).map(|p| p.1),
+        ));
+        let lat_desc = format!("latency ({})", lat_unit.name);
+        let mut panels_spec: Vec<Panel<'_>> = vec![
+            Panel {
+                y_desc: "IOPS".to_owned(),
+                lines: vec![("IOPS", s.iops.clone(), color(0))],
+                marks: true,
+                fixed_top: None,
+                count_axis: true,
+            },
+            Panel {
+                y_desc: bw_unit.to_owned(),
+                lines: vec![(
+                    bw_unit,
+                    s.bw_bytes_per_s
+                        .iter()
+                        .map(|p| (p.0, p.1 / bw_div))
+                        .collect(),
+                    color(4),
+                )],
+                marks: false,
+                fixed_top: None,
+                count_axis: false,
+            },
+            Panel {
+                y_desc: lat_desc,
+                lines: vec![
+                    (
+                        "mean",
+                        s.mean_lat_ns
+                            .iter()
+                            .map(|p| (p.0, lat_unit.of(p.1)))
+                            .collect(),
+                        color(0),
+                    ),
+                    (
+                        "p99",
+                        s.p99_lat_ns
+                            .iter()
+                            .map(|p| (p.0, lat_unit.of(p.1)))
+                            .collect(),
+                        color(1),
+                    ),
+                ],
+                marks: false,
+                fixed_top: None,
+                count_axis: false,
+            },
+        ];
+        if has_host {
+            let mut lines = vec![
+                ("CPU usr %", s.cpu_usr_pct.clone(), color(2)),
+                ("CPU sys %", s.cpu_sys_pct.clone(), color(3)),
+            ];
+            if !s.dev_util_pct.is_empty() {
+                lines.push(("device util %", s.dev_util_pct.clone(), color(7)));
+            }
+            panels_spec.push(Panel {
+                y_desc: "%".to_owned(),
+                lines,
+                marks: false,
+                fixed_top: Some(100.0),
+                count_axis: false,
+            });
+        }
+        for (area, panel) in areas.iter().zip(&panels_spec) {
+            draw_time_panel(area, t_max, panel, s)?;
+        }
+        Ok(())
+    })
+}
+
+/// A named line of a panel and its colour.
+type PanelLine<'a> = (&'a str, Vec<(f64, f64)>, RGBColor);
+
+struct Panel<'a> {
+    y_desc: String,
+    lines: Vec<PanelLine<'a>>,
+    /// Put the region legend (warmup, steady state, outages) on this panel.
+    marks: bool,
+    fixed_top: Option<f64>,
+    count_axis: bool,
+}
+
+fn draw_time_panel(area: &Area<'_>, t_max: f64, p: &Panel<'_>, s: &TimeSeries) -> DrawResult {
+    let top = p
+        .fixed_top
+        .unwrap_or_else(|| y_top(max_of(p.lines.iter().flat_map(|l| l.1.iter().map(|v| v.1)))));
+    let mut chart = ChartBuilder::on(area)
+        .margin(8)
+        .x_label_area_size(34)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0f64..t_max, 0f64..top)?;
+    let count_fmt = |v: &f64| fmt_count(*v);
+    let plain_fmt = |v: &f64| axis_num(*v);
+    chart
+        .configure_mesh()
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(GRID)
+        .x_desc("time (s)")
+        .y_desc(p.y_desc.as_str())
+        .y_label_formatter(if p.count_axis { &count_fmt } else { &plain_fmt })
+        .x_label_formatter(&|v| axis_num(*v))
+        .label_style((FONT, LABEL_PX))
+        .axis_desc_style((FONT, LABEL_PX))
+        .draw()?;
+
+    // Regions first so the lines are drawn over them.
+    let region = |from: f64, to: f64, c: RGBColor, alpha: f64| {
+        Rectangle::new([(from, 0.0), (to, top)], c.mix(alpha).filled())
+    };
+    if let Some(end) = s.warmup_end_s.filter(|e| *e > 0.0) {
+        let d = chart.draw_series(std::iter::once(region(0.0, end, WARMUP, 0.18)))?;
+        if p.marks {
+            d.label("warmup")
+                .legend(legend_box(WARMUP.mix(0.3).filled()));
+        }
+    }
+    if let Some((a, b)) = s.steady_window_s {
+        let d = chart.draw_series(std::iter::once(region(a, b, STEADY, 0.14)))?;
+        if p.marks {
+            d.label("steady-state window")
+                .legend(legend_box(STEADY.mix(0.3).filled()));
+        }
+    }
+    if !s.outages_s.is_empty() {
+        let d = chart.draw_series(
+            s.outages_s
+                .iter()
+                .map(|(a, b)| region(*a, (*b).max(*a + t_max / 400.0), ALERT, 0.25)),
+        )?;
+        if p.marks {
+            d.label("outage")
+                .legend(legend_box(ALERT.mix(0.35).filled()));
+        }
+    }
+    if let Some(t) = s.cliff_onset_s {
+        let d = chart.draw_series(DashedLineSeries::new(
+            vec![(t, 0.0), (t, top)],
+            6,
+            4,
+            ALERT.stroke_width(2),
+        ))?;
+        if p.marks {
+            d.label("write cliff onset").legend(legend_line(ALERT));
+        }
+    }
+    for (label, points, c) in &p.lines {
+        let c = *c;
+        chart
+            .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))?
+            .label(*label)
+            .legend(legend_line(c));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(200, 200, 200))
+        .label_font((FONT, 12))
+        .draw()?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------- percentiles
+
+/// Latency against percentile, the percentile on a "nines" axis (0, 90,
+/// 99, … 99.999 equally spaced) and latency on a log axis, so the tail is
+/// as readable as the median.
+pub fn percentile_chart(title: &str, lines: &[PercentileLine]) -> Result<String, ReportError> {
+    let all = || {
+        lines
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.1 as f64))
+    };
+    let max_ns = max_of(all()).max(1.0);
+    let min_ns = all().filter(|v| *v > 0.0).fold(max_ns, f64::min);
+    // The unit in which the smallest value reads 1..1000: plotters labels a
+    // log axis poorly below 1.
+    let unit = LatUnit::for_max(min_ns);
+    // Log axis: pad a little either side, never to 0.
+    let lo = unit.of(min_ns.max(1.0)) / 1.5;
+    let hi = unit.of(max_ns) * 1.5;
+    svg_chart(title, (900, 460), |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, (FONT, TITLE_PX))
+            .margin(10)
+            .margin_right(30)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(
+                0f64..MAX_NINES,
+                (lo..hi).log_scale().with_key_points(log_ticks(lo, hi)),
+            )?;
+        chart
+            .configure_mesh()
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(GRID)
+            .x_desc("percentile (%)")
+            .y_desc(format!("latency ({}), log scale", unit.name))
+            .x_labels(MAX_NINES as usize + 1)
+            .x_label_formatter(&|x| nines_label(*x))
+            .y_label_formatter(&|v| axis_num(*v))
+            .label_style((FONT, LABEL_PX))
+            .axis_desc_style((FONT, LABEL_PX))
+            .draw()?;
+        for (i, l) in lines.iter().enumerate() {
+            let c = color(i);
+            let pts: Vec<(f64, f64)> = l
+                .points
+                .iter()
+                .map(|(pct, ns)| (nines_of(*pct), unit.of((*ns as f64).max(1.0))))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts, c.stroke_width(2)))?
+                .label(l.label.as_str())
+                .legend(legend_line(c));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(200, 200, 200))
+            .label_font((FONT, 12))
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// Tick values for a log axis: 1-2-5 in every decade of `lo..hi`, adding
+/// 3 and 7 when the range is too short for three ticks (plotters' own log
+/// ticks leave ranges inside one decade unlabelled).
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let pick = |mantissas: &[f64]| -> Vec<f64> {
+        let mut out = Vec::new();
+        let mut decade = 10f64.powf(lo.max(1e-12).log10().floor());
+        while decade <= hi {
+            for m in mantissas {
+                let v = decade * m;
+                if v >= lo && v <= hi {
+                    out.push(v);
+                }
+            }
+            decade *= 10.0;
+        }
+        out
+    };
+    let ticks = pick(&[1.0, 2.0, 5.0]);
+    if ticks.len() >= 3 {
+        ticks
+    } else {
+        pick(&[1.0, 2.0, 3.0, 5.0, 7.0])
+    }
+}
+
+// ---------------------------------------------------------------- curve
+
+/// Mean (solid) and p99 (dashed) latency against IOPS for one or several
+/// curves, the latency threshold as a red dashed line, the best IOPS under
+/// it as diamonds on the threshold and the knee as a circled point.
+pub fn curve_chart(
+    title: &str,
+    threshold_ms: f64,
+    lines: &[CurveLine],
+) -> Result<String, ReportError> {
+    let threshold_ns = threshold_ms * 1e6;
+    let x_max = y_top(max_of(
+        lines.iter().flat_map(|l| l.points.iter().map(|p| p.iops)),
+    ));
+    let lat_max = max_of(
+        lines
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.p99_lat_ns.max(p.mean_lat_ns))),
+    )
+    .max(threshold_ns);
+    let unit = LatUnit::for_max(lat_max);
+    let y_max = y_top(unit.of(lat_max));
+    let threshold = unit.of(threshold_ns);
+    let single = lines.len() == 1;
+    svg_chart(title, (900, 500), |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, (FONT, TITLE_PX))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
+        chart
+            .configure_mesh()
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(GRID)
+            .x_desc("IOPS")
+            .y_desc(format!("latency ({})", unit.name))
+            .x_label_formatter(&|v| fmt_count(*v))
+            .y_label_formatter(&|v| axis_num(*v))
+            .label_style((FONT, LABEL_PX))
+            .axis_desc_style((FONT, LABEL_PX))
+            .draw()?;
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(0.0, threshold), (x_max, threshold)],
+                8,
+                5,
+                ALERT.stroke_width(1),
+            ))?
+            .label(format!("threshold {} ms", axis_num(threshold_ms)))
+            .legend(legend_line(ALERT));
+        for (i, l) in lines.iter().enumerate() {
+            let (mean_c, p99_c) = if single {
+                (color(0), color(1))
+            } else {
+                (color(i), color(i))
+            };
+            let name = |what: &str| {
+                if single {
+                    format!("{what} latency")
+                } else {
+                    format!("{} {what}", l.label)
+                }
+            };
+            let mut pts = l.points.clone();
+            pts.sort_by(|a, b| a.iops.total_cmp(&b.iops));
+            let mean: Vec<(f64, f64)> = pts
+                .iter()
+                .map(|p| (p.iops, unit.of(p.mean_lat_ns)))
+                .collect();
+            let p99: Vec<(f64, f64)> = pts
+                .iter()
+                .map(|p| (p.iops, unit.of(p.p99_lat_ns)))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(mean.clone(), mean_c.stroke_width(2)))?
+                .label(name("mean"))
+                .legend(legend_line(mean_c));
+            chart.draw_series(mean.iter().map(|p| Circle::new(*p, 3, mean_c.filled())))?;
+            chart
+                .draw_series(DashedLineSeries::new(
+                    p99.clone(),
+                    7,
+                    4,
+                    p99_c.stroke_width(2),
+                ))?
+                .label(name("p99"))
+                .legend(move |(x, y)| {
+                    // A dashed mark: two short strokes.
+                    EmptyElement::at((x, y))
+                        + PathElement::new(vec![(0, 0), (7, 0)], p99_c.stroke_width(2))
+                        + PathElement::new(vec![(11, 0), (18, 0)], p99_c.stroke_width(2))
+                });
+            chart.draw_series(p99.iter().map(|p| Circle::new(*p, 3, p99_c.filled())))?;
+            let best: Vec<((f64, f64), RGBColor)> =
+                [(l.best_under_mean, mean_c), (l.best_under_p99, p99_c)]
+                    .into_iter()
+                    .filter_map(|(x, c)| x.map(|x| ((x, threshold), c)))
+                    .collect();
+            if !best.is_empty() {
+                let d = chart.draw_series(best.into_iter().map(|(p, c)| {
+                    EmptyElement::at(p)
+                        + Polygon::new(vec![(0, -7), (7, 0), (0, 7), (-7, 0)], c.filled())
+                }))?;
+                if single || i == 0 {
+                    d.label("best IOPS under threshold").legend(|(x, y)| {
+                        Polygon::new(
+                            vec![(x + 9, y - 6), (x + 15, y), (x + 9, y + 6), (x + 3, y)],
+                            BLACK.filled(),
+                        )
+                    });
+                }
+            }
+            if let Some((kx, ky)) = l.knee {
+                let d = chart.draw_series(std::iter::once(Circle::new(
+                    (kx, unit.of(ky)),
+                    9,
+                    BLACK.stroke_width(2),
+                )))?;
+                if single || i == 0 {
+                    d.label("knee")
+                        .legend(|(x, y)| Circle::new((x + 9, y), 5, BLACK.stroke_width(2)));
+                }
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(200, 200, 200))
+            .label_font((FONT, 12))
+            .draw()?;
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------- scaling
+
+/// IOPS, MB/s and latency (mean solid, p99 dashed) against `x_desc`
+/// (threads or qd), one line per series; the x axis lists the values
+/// measured, equally spaced (they are usually powers of two).
+pub fn scaling_chart(
+    title: &str,
+    x_desc: &str,
+    lines: &[ScalingLine],
+) -> Result<String, ReportError> {
+    let mut xs: Vec<u32> = lines
+        .iter()
+        .flat_map(|l| l.points.iter().map(|p| p.x))
+        .collect();
+    xs.sort_unstable();
+    xs.dedup();
+    // Categorical x: one slot per value measured, labelled at its centre.
+    let pos = |x: u32| SegmentValue::CenterOf(xs.iter().position(|v| *v == x).unwrap_or(0) as i32);
+    let slots = xs.len().max(1) as i32;
+    let all = || lines.iter().flat_map(|l| l.points.iter());
+    let iops_top = y_top(max_of(all().map(|p| p.iops)));
+    let bw_top = y_top(max_of(all().map(|p| mb_per_s(p.bw_bytes_per_s))));
+    let unit = LatUnit::for_max(max_of(all().map(|p| p.p99_lat_ns.max(p.mean_lat_ns))));
+    let lat_top = y_top(max_of(
+        all().map(|p| unit.of(p.p99_lat_ns.max(p.mean_lat_ns))),
+    ));
+    let lat_desc = format!("latency ({})", unit.name);
+    svg_chart(title, (1200, 420), |root| {
+        let root = root.titled(title, (FONT, TITLE_PX))?;
+        let areas = root.split_evenly((1, 3));
+        let x_fmt = |v: &SegmentValue<i32>| match v {
+            SegmentValue::CenterOf(i) => usize::try_from(*i)
+                .ok()
+                .and_then(|i| xs.get(i))
+                .map(u32::to_string)
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        type Metric = fn(&ScalingPoint) -> (f64, Option<f64>);
+        let panels: [(&str, f64, Metric, bool); 3] = [
+            ("IOPS", iops_top, |p| (p.iops, None), true),
+            (
+                "MB/s",
+                bw_top,
+                |p| (mb_per_s(p.bw_bytes_per_s), None),
+                false,
+            ),
+            (
+                lat_desc.as_str(),
+                lat_top,
+                |p| (p.mean_lat_ns, Some(p.p99_lat_ns)),
+                false,
+            ),
+        ];
+        for (pi, (area, (desc, top, metric, count))) in areas.iter().zip(panels).enumerate() {
+            let is_lat = pi == 2;
+            let mut chart = ChartBuilder::on(area)
+                .margin(8)
+                .x_label_area_size(36)
+                .y_label_area_size(60)
+                .build_cartesian_2d((0..slots - 1).into_segmented(), 0f64..top)?;
+            let count_fmt = |v: &f64| fmt_count(*v);
+            let plain_fmt = |v: &f64| axis_num(*v);
+            chart
+                .configure_mesh()
+                .light_line_style(TRANSPARENT)
+                .bold_line_style(GRID)
+                .x_desc(x_desc)
+                .y_desc(desc)
+                .x_labels(xs.len() + 1)
+                .x_label_formatter(&x_fmt)
+                .y_label_formatter(if count { &count_fmt } else { &plain_fmt })
+                .label_style((FONT, LABEL_PX))
+                .axis_desc_style((FONT, LABEL_PX))
+                .draw()?;
+            for (i, l) in lines.iter().enumerate() {
+                let c = color(i);
+                let mut pts = l.points.clone();
+                pts.sort_by_key(|p| p.x);
+                let main: Vec<(SegmentValue<i32>, f64)> = pts
+                    .iter()
+                    .map(|p| {
+                        let v = metric(p).0;
+                        (pos(p.x), if is_lat { unit.of(v) } else { v })
+                    })
+                    .collect();
+                let label = if is_lat {
+                    format!("{} mean", l.label)
+                } else {
+                    l.label.clone()
+                };
+                chart
+                    .draw_series(LineSeries::new(main.clone(), c.stroke_width(2)))?
+                    .label(label)
+                    .legend(legend_line(c));
+                chart.draw_series(main.iter().map(|p| Circle::new(p.clone(), 3, c.filled())))?;
+                if is_lat {
+                    let p99: Vec<(SegmentValue<i32>, f64)> = pts
+                        .iter()
+                        .filter_map(|p| metric(p).1.map(|v| (pos(p.x), unit.of(v))))
+                        .collect();
+                    chart
+                        .draw_series(DashedLineSeries::new(p99, 7, 4, c.stroke_width(2)))?
+                        .label(format!("{} p99", l.label))
+                        .legend(move |(x, y)| {
+                            EmptyElement::at((x, y))
+                                + PathElement::new(vec![(0, 0), (7, 0)], c.stroke_width(2))
+                                + PathElement::new(vec![(11, 0), (18, 0)], c.stroke_width(2))
+                        });
+                }
+            }
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
+                .background_style(WHITE.mix(0.85))
+                .border_style(RGBColor(200, 200, 200))
+                .label_font((FONT, 11))
+                .draw()?;
+        }
+        Ok(())
+    })
+}
+
+// ---------------------------------------------------------------- heatmap
+
+/// A grid of cells coloured by value (dark = good), each cell labelled
+/// with its value.
+pub fn heatmap_chart(h: &Heatmap) -> Result<String, ReportError> {
+    let nx = h.x_cats.len().max(1);
+    let ny = h.y_cats.len().max(1);
+    let values: Vec<f64> = h.values.iter().flatten().flatten().copied().collect();
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let cell_w = (700 / nx as u32).clamp(50, 110);
+    let cell_h = (360 / ny as u32).clamp(30, 60);
+    // Wide enough for the title too (about 9 px a character at 17 px).
+    let width = (130 + cell_w * nx as u32).max(h.title.chars().count() as u32 * 9 + 40);
+    let height = 110 + cell_h * ny as u32;
+    svg_chart(&h.title, (width.max(360), height), |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(h.title.as_str(), (FONT, TITLE_PX))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0f64..nx as f64, 0f64..ny as f64)?;
+        let x_fmt = |v: &f64| cat_label(&h.x_cats, *v);
+        let y_fmt = |v: &f64| cat_label(&h.y_cats, *v);
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc(h.x_desc.as_str())
+            .y_desc(h.y_desc.as_str())
+            .x_labels(nx * 2 + 1)
+            .y_labels(ny * 2 + 1)
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .label_style((FONT, LABEL_PX))
+            .axis_desc_style((FONT, LABEL_PX))
+            .draw()?;
+        for (yi, row) in h.values.iter().enumerate() {
+            for (xi, v) in row.iter().enumerate() {
+                let (x0, y0) = (xi as f64, yi as f64);
+                let corners = [(x0 + 0.02, y0 + 0.02), (x0 + 0.98, y0 + 0.98)];
+                let Some(v) = v else {
+                    chart.draw_series(std::iter::once(Rectangle::new(
+                        corners,
+                        RGBColor(245, 245, 245).filled(),
+                    )))?;
+                    continue;
+                };
+                // 0 = worst, 1 = best, on a log scale when the range is wide
+                // (IOPS across block sizes easily span 100×).
+                let mut t = if hi > lo {
+                    if lo > 0.0 && hi / lo > 20.0 {
+                        (v.ln() - lo.ln()) / (hi.ln() - lo.ln())
+                    } else {
+                        (v - lo) / (hi - lo)
+                    }
+                } else {
+                    1.0
+                };
+                if !h.high_is_good {
+                    t = 1.0 - t;
+                }
+                let fill = shade(t);
+                chart.draw_series(std::iter::once(Rectangle::new(corners, fill.filled())))?;
+                let text = match h.kind {
+                    HeatValue::Iops => fmt_count(*v),
+                    HeatValue::LatencyNs => fmt_lat_ns(*v),
+                };
+                let ink = if t > 0.55 { WHITE } else { BLACK };
+                let style = TextStyle::from((FONT, LABEL_PX).into_font())
+                    .color(&ink)
+                    .pos(Pos::new(HPos::Center, VPos::Center));
+                chart.draw_series(std::iter::once(Text::new(
+                    text,
+                    (x0 + 0.5, y0 + 0.5),
+                    style,
+                )))?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The category at the centre of slot `v` (labels sit at x.5).
+fn cat_label(cats: &[String], v: f64) -> String {
+    let f = v - v.floor();
+    if (f - 0.5).abs() < 0.01 && v >= 0.0 {
+        cats.get(v.floor() as usize).cloned().unwrap_or_default()
+    } else {
+        String::new()
+    }
+}
+
+/// White-blue ramp: light for 0, dark blue for 1.
+fn shade(t: f64) -> RGBColor {
+    let t = t.clamp(0.0, 1.0);
+    let lerp = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
+    RGBColor(lerp(239.0, 8.0), lerp(243.0, 48.0), lerp(255.0, 107.0))
+}
+
+// ---------------------------------------------------------------- PNG
+
+/// The system's fonts, loaded once: scanning font directories takes tens of
+/// milliseconds, too much to repeat per chart.
+fn fonts() -> Arc<resvg::usvg::fontdb::Database> {
+    static FONTS: OnceLock<Arc<resvg::usvg::fontdb::Database>> = OnceLock::new();
+    FONTS
+        .get_or_init(|| {
+            let mut db = resvg::usvg::fontdb::Database::new();
+            db.load_system_fonts();
+            // The charts ask for "sans-serif"; point it at a face that exists
+            // (fontdb's default, Arial, rarely does on Linux). Without any
+            // font the PNG is still drawn, only without text.
+            let preferred = ["DejaVu Sans", "Liberation Sans", "Noto Sans", "FreeSans"];
+            let families: Vec<String> = db
+                .faces()
+                .flat_map(|f| f.families.iter().map(|(name, _)| name.clone()))
+                .collect();
+            let pick = preferred
+                .iter()
+                .find(|p| families.iter().any(|f| f == *p))
+                .map(|p| (*p).to_owned())
+                .or_else(|| families.first().cloned());
+            if let Some(family) = pick {
+                db.set_sans_serif_family(family);
+            }
+            Arc::new(db)
+        })
+        .clone()
+}
+
+/// Scale of the PNG against the SVG's pixel size (sharp on high-DPI screens
+/// and in documents).
+const PNG_SCALE: f32 = 2.0;
+
+/// Rasterises a chart SVG to PNG bytes.
+pub fn svg_to_png(svg: &str) -> Result<Vec<u8>, ReportError> {
+    use resvg::{tiny_skia, usvg};
+    let options = usvg::Options {
+        fontdb: fonts(),
+        ..usvg::Options::default()
+    };
+    let tree = usvg::Tree::from_str(svg, &options).map_err(|e| ReportError::Png(e.to_string()))?;
+    let size = tree
+        .size()
+        .to_int_size()
+        .scale_by(PNG_SCALE)
+        .ok_or_else(|| ReportError::Png("chart size out of range".to_owned()))?;
+    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
+        .ok_or_else(|| ReportError::Png("chart size out of range".to_owned()))?;
+    pixmap.fill(tiny_skia::Color::WHITE);
+    resvg::render(
+        &tree,
+        tiny_skia::Transform::from_scale(PNG_SCALE, PNG_SCALE),
+        &mut pixmap.as_mut(),
+    );
+    pixmap
+        .encode_png()
+        .map_err(|e| ReportError::Png(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_follow_magnitude() {
+        assert_eq!(fmt_lat_ns(850.0), "850 ns");
+        assert_eq!(fmt_lat_ns(85_300.0), "85.3 µs");
+        assert_eq!(fmt_lat_ns(1_250_000.0), "1.25 ms");
+        assert_eq!(fmt_lat_ns(2.5e9), "2.50 s");
+        assert_eq!(fmt_count(12_500.0), "12.5k");
+        assert_eq!(fmt_iops(1_234_567.4), "1,234,567");
+        assert_eq!(fmt_iops(999.0), "999");
+    }
+
+    #[test]
+    fn log_ticks_cover_the_range() {
+        assert_eq!(log_ticks(27.0, 1800.0), [50.0, 100.0, 200.0, 500.0, 1000.0]);
+        assert_eq!(log_ticks(1.5, 4.0), [2.0, 3.0]);
+    }
+
+    #[test]
+    fn nines_axis_round_trips() {
+        assert_eq!(nines_label(0.0), "0");
+        assert_eq!(nines_label(1.0), "90");
+        assert_eq!(nines_label(2.0), "99");
+        assert_eq!(nines_label(3.0), "99.9");
+        assert_eq!(nines_label(5.0), "99.999");
+        assert!((nines_of(99.9) - 3.0).abs() < 1e-9);
+        assert!((nines_of(100.0) - MAX_NINES).abs() < 1e-9);
+    }
+}

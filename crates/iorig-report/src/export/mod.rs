@@ -1,0 +1,244 @@
+//! Exports of one stored run for other tools (docs/export.md): two flat CSV
+//! files (one row per step, one row per step, interval and operation), an
+//! XLSX workbook with the same two tables plus the run's facts, and one JSON
+//! document of the whole run (schema `iorig.run/1`).
+//!
+//! The CSV files and the XLSX sheets are rendered from the same [`Table`]s,
+//! so a column means the same thing, with the same name, everywhere. Nothing
+//! here writes files except [`export_xlsx`] (the XLSX writer needs a path or
+//! a buffer); the CLI decides where the CSV and JSON text goes.
+
+mod json;
+mod tables;
+mod xlsx;
+
+use crate::ReportError;
+use iorig_store::{
+    AnalysisRow, IntervalRow, RunDetail, RunId, StepRow, Store, StoreError, TargetFactsRow,
+};
+use serde_json::Value;
+use std::path::Path;
+
+pub use json::RUN_SCHEMA;
+
+/// The two CSV files of a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CsvExport {
+    /// One row per step: parameters, summary and key analysis figures.
+    pub steps_csv: String,
+    /// One row per step, interval and operation (`read`, `write`, `total`).
+    pub intervals_csv: String,
+}
+
+/// The steps and intervals CSV of a run (docs/export.md). Fails with
+/// [`ReportError::NoSuchRun`] when the store has no such run.
+pub fn export_csv(store: &Store, run: RunId) -> Result<CsvExport, ReportError> {
+    let data = RunData::load(store, run)?;
+    Ok(CsvExport {
+        steps_csv: tables::steps_table(&data).to_csv()?,
+        intervals_csv: tables::intervals_table(&data).to_csv()?,
+    })
+}
+
+/// Writes the run as an XLSX workbook at `path` (sheets `steps`,
+/// `intervals`, `run`; docs/export.md). An existing file is replaced.
+pub fn export_xlsx(store: &Store, run: RunId, path: &Path) -> Result<(), ReportError> {
+    let data = RunData::load(store, run)?;
+    let mut book = xlsx::workbook(&data)?;
+    book.save(path)
+        .map_err(|e| ReportError::Export(format!("writing XLSX {}: {e}", path.display())))
+}
+
+/// The run as XLSX file contents, for callers that place the bytes
+/// themselves (the same workbook as [`export_xlsx`]).
+pub fn export_xlsx_bytes(store: &Store, run: RunId) -> Result<Vec<u8>, ReportError> {
+    let data = RunData::load(store, run)?;
+    let mut book = xlsx::workbook(&data)?;
+    book.save_to_buffer()
+        .map_err(|e| ReportError::Export(format!("writing XLSX: {e}")))
+}
+
+/// The whole run as one JSON document of schema [`RUN_SCHEMA`]
+/// (docs/export.md).
+pub fn export_json(store: &Store, run: RunId) -> Result<Value, ReportError> {
+    Ok(json::run_json(&RunData::load(store, run)?))
+}
+
+/// A step with what was stored under it.
+struct StepData {
+    step: StepRow,
+    intervals: Vec<IntervalRow>,
+    /// The step's analysis rows, in the order they were stored.
+    analysis: Vec<AnalysisRow>,
+}
+
+impl StepData {
+    /// The step's analysis of one kind; the last stored wins, as in
+    /// `runs show`, should a kind have been stored twice.
+    fn analysis(&self, kind: &str) -> Option<&Value> {
+        self.analysis
+            .iter()
+            .rev()
+            .find(|a| a.kind == kind)
+            .map(|a| &a.json)
+    }
+}
+
+/// Everything stored about a run, read once so that every export is built
+/// from one consistent read.
+struct RunData {
+    detail: RunDetail,
+    system: Option<Value>,
+    targets: Vec<TargetFactsRow>,
+    steps: Vec<StepData>,
+    /// Findings about the run as a whole (curves).
+    plan_analysis: Vec<AnalysisRow>,
+}
+
+impl RunData {
+    fn load(store: &Store, run: RunId) -> Result<RunData, ReportError> {
+        let detail = store.get_run(run)?.ok_or(ReportError::NoSuchRun(run.0))?;
+        let analysis = store.analysis(run)?;
+        let steps = store
+            .steps(run)?
+            .into_iter()
+            .map(|step| {
+                Ok(StepData {
+                    intervals: store.intervals(step.id)?,
+                    analysis: analysis
+                        .iter()
+                        .filter(|a| a.step_id == Some(step.id))
+                        .cloned()
+                        .collect(),
+                    step,
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let plan_analysis = analysis
+            .into_iter()
+            .filter(|a| a.step_id.is_none())
+            .collect();
+        Ok(RunData {
+            system: store.system_facts(run)?,
+            targets: store.target_facts(run)?,
+            detail,
+            steps,
+            plan_analysis,
+        })
+    }
+}
+
+/// How a column's numbers are shown: the decimals of the CSV text and the
+/// XLSX number format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fmt {
+    /// Text, or whatever the cell holds (parameters): numbers as Rust prints
+    /// them in the CSV, General in XLSX.
+    Plain,
+    /// A small whole number (index, queue depth): `0`.
+    Int,
+    /// A count of I/Os, bytes or nanoseconds: `#,##0` in XLSX, plain digits
+    /// in the CSV.
+    Count,
+    /// A fixed number of decimals.
+    Dec(u8),
+}
+
+/// One value of a table.
+#[derive(Clone, Debug, PartialEq)]
+enum Cell {
+    Empty,
+    UInt(u64),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Text(String),
+}
+
+impl Cell {
+    /// A JSON value as a cell; arrays and objects become their compact JSON
+    /// text, except arrays of plain values, which are joined with commas.
+    fn from_json(v: &Value) -> Cell {
+        match v {
+            Value::Null => Cell::Empty,
+            Value::Bool(b) => Cell::Bool(*b),
+            Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) => Cell::UInt(u),
+                (_, Some(i), _) => Cell::Int(i),
+                (_, _, Some(f)) => Cell::Float(f),
+                _ => Cell::Text(n.to_string()),
+            },
+            Value::String(s) => Cell::Text(s.clone()),
+            Value::Array(items) if items.iter().all(is_scalar) => Cell::Text(
+                items
+                    .iter()
+                    .map(|i| match i {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            other => Cell::Text(other.to_string()),
+        }
+    }
+
+    /// The CSV text of the cell in a column of format `fmt`.
+    fn csv_text(&self, fmt: Fmt) -> String {
+        match self {
+            Cell::Empty => String::new(),
+            Cell::UInt(u) => u.to_string(),
+            Cell::Int(i) => i.to_string(),
+            // NaN or infinity would not read back as a number anywhere.
+            Cell::Float(f) if !f.is_finite() => String::new(),
+            Cell::Float(f) => match fmt {
+                Fmt::Dec(d) => format!("{f:.*}", usize::from(d)),
+                Fmt::Int | Fmt::Count => format!("{f:.0}"),
+                Fmt::Plain => f.to_string(),
+            },
+            Cell::Bool(b) => b.to_string(),
+            Cell::Text(s) => s.clone(),
+        }
+    }
+}
+
+fn is_scalar(v: &Value) -> bool {
+    !matches!(v, Value::Array(_) | Value::Object(_))
+}
+
+/// A column: its name (with its unit) and how its numbers are shown.
+#[derive(Clone, Debug)]
+struct Column {
+    name: String,
+    fmt: Fmt,
+}
+
+/// A flat table, the common form of a CSV file and an XLSX sheet.
+#[derive(Clone, Debug, Default)]
+struct Table {
+    columns: Vec<Column>,
+    rows: Vec<Vec<Cell>>,
+}
+
+impl Table {
+    fn to_csv(&self) -> Result<String, ReportError> {
+        let fail = |e: &dyn std::fmt::Display| ReportError::Export(format!("writing CSV: {e}"));
+        // `\n` line ends like `iorig run --csv`; the csv crate quotes any
+        // field holding a comma, quote or line break.
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::new());
+        w.write_record(self.columns.iter().map(|c| c.name.as_str()))
+            .map_err(|e| fail(&e))?;
+        for row in &self.rows {
+            w.write_record(
+                row.iter()
+                    .zip(&self.columns)
+                    .map(|(cell, col)| cell.csv_text(col.fmt)),
+            )
+            .map_err(|e| fail(&e))?;
+        }
+        let bytes = w.into_inner().map_err(|e| fail(e.error()))?;
+        String::from_utf8(bytes).map_err(|e| fail(&e))
+    }
+}

@@ -1,0 +1,576 @@
+//! What a report shows about one run, read once from the result store:
+//! the run header, host and target facts, and per step its parameters,
+//! summary, interval series, latency percentiles (from the stored HDR
+//! histograms) and findings; plus the plan-level curve analyses.
+//!
+//! Everything is read through the store's public API and turned into plain
+//! typed values here, so the charts and the HTML never parse JSON and a
+//! field missing from an older store shows as absent instead of failing.
+
+use iorig_stats::analysis::{CurveAnalysis, CurvePoint};
+use iorig_stats::{LatSummary, LatencyHistogram};
+use iorig_store::{
+    AnalysisRow, HistKind, IntervalRow, Op, RunDetail, RunId, StepId, StepRow, StepStatus, Store,
+    TargetFactsRow,
+};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+use crate::ReportError;
+
+/// The highest "nines" the percentile plot reaches: 5 = 99.999 %.
+pub const MAX_NINES: f64 = 5.0;
+/// Points per nine on the percentile plot (the x axis is -log10(1 - q)).
+const PERCENTILE_POINTS_PER_NINE: u32 = 20;
+
+/// Everything a report needs about one run.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    /// Header as stored (id, kind, status, host, times, labels, command line).
+    pub run: RunDetail,
+    /// Host facts (`kernel`, `os`, `hostname`, `cpu_model`, ...), as stored.
+    pub system: Option<Value>,
+    pub targets: Vec<TargetFactsRow>,
+    /// Steps in plan order.
+    pub steps: Vec<StepReport>,
+    /// The plan-level `curve` analyses, by group.
+    pub curves: Vec<CurveReport>,
+    /// Plan-level findings other than curves, as stored.
+    pub plan_findings: Vec<AnalysisRow>,
+}
+
+/// One step of a run.
+#[derive(Clone, Debug)]
+pub struct StepReport {
+    pub id: StepId,
+    pub index: i64,
+    pub name: String,
+    /// `run`, `precondition`, `curve-max`, `curve-50%`, `qd-cycle`, `skipped`.
+    pub role: String,
+    pub status: StepStatus,
+    pub params: StepParams,
+    /// The stored parameters (the result JSON's `workload` object).
+    pub params_json: Value,
+    /// `None` for a step that did not run (pending, skipped, failed early).
+    pub summary: Option<StepSummary>,
+    pub started: Option<String>,
+    pub ended: Option<String>,
+    /// One point per stored interval (warmup included, flagged).
+    pub intervals: Vec<IntervalPoint>,
+    /// Latency against percentile from the step's merged histograms.
+    pub percentiles: Vec<PercentileSeries>,
+    pub findings: StepFindings,
+}
+
+/// The parameters that identify a step, from its stored `workload` object.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepParams {
+    /// As given (`4k`, `4k:50,8k:50`).
+    pub bs: String,
+    /// The block size when there is only one.
+    pub bs_bytes: Option<u64>,
+    pub read_pct: f64,
+    pub random_pct: f64,
+    pub qd: u32,
+    pub threads: u32,
+    /// `None` = as fast as possible.
+    pub rate_iops: Option<f64>,
+    pub engine: String,
+    pub time_s: f64,
+    pub warmup_s: f64,
+}
+
+/// The figures of one operation kind, as in the result JSON's summary.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct OpFigures {
+    pub ops: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bw_bytes_per_s: f64,
+    pub lat_ns: LatSummary,
+}
+
+/// A step's measured-time summary (`summary` of iorig.result/1).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepSummary {
+    pub duration_s: f64,
+    pub total: OpFigures,
+    pub read: OpFigures,
+    pub write: OpFigures,
+    pub cpu_usr_pct: f64,
+    pub cpu_sys_pct: f64,
+    pub errors: u64,
+}
+
+/// One interval of a step (the `total` row, plus the read/write split).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct IntervalPoint {
+    /// End of the interval, seconds from the step's start.
+    pub t_s: f64,
+    pub duration_s: f64,
+    pub warmup: bool,
+    pub total: OpFigures,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub errors: u64,
+    pub cpu_usr_pct: f64,
+    pub cpu_sys_pct: f64,
+    /// `None` without a sampled block device.
+    pub dev_util_pct: Option<f64>,
+}
+
+/// Latency at a run of percentiles, for the percentile plot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PercentileSeries {
+    /// `all I/O`, `read`, `write`, `service time`.
+    pub label: String,
+    /// (percentile 0..100, latency ns), percentiles ascending.
+    pub points: Vec<(f64, u64)>,
+}
+
+/// What the analysis found about a step.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StepFindings {
+    pub generator_bound: Option<GeneratorBound>,
+    pub outages: Option<Outages>,
+    /// `Some(None)`: looked for and not found; `None`: not looked for.
+    pub write_cliff: Option<Option<WriteCliffAt>>,
+    pub steady_state: Option<SteadyState>,
+    pub precondition: Option<Precondition>,
+    /// Why the step was skipped.
+    pub skipped_why: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GeneratorBound {
+    pub bound: bool,
+    pub in_flight_ratio: f64,
+    pub message: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Outages {
+    pub total_outage_s: f64,
+    pub longest_outage_s: f64,
+    /// (start, end) in seconds from the step's start.
+    pub spans_s: Vec<(f64, f64)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WriteCliffAt {
+    /// Seconds from the step's start.
+    pub onset_t_s: f64,
+    pub level_before_iops: f64,
+    pub level_after_iops: f64,
+    pub drop_pct: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SteadyState {
+    pub reached: bool,
+    pub rounds: u64,
+    pub round_s: f64,
+    pub window: u64,
+    pub rounds_needed: Option<u64>,
+    pub reason: Option<String>,
+    /// The judged window (the last `window` rounds up to the verdict), in
+    /// seconds from the step's start; `None` with fewer rounds than `window`.
+    pub window_s: Option<(f64, f64)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Precondition {
+    pub passes: f64,
+    pub written_bytes: u64,
+    pub duration_s: f64,
+    pub bw_bytes_per_s: f64,
+}
+
+/// One IOPS–latency curve of a plan and its analysis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CurveReport {
+    pub group: u64,
+    pub threshold_ms: f64,
+    /// The plan indexes of its steps, in load order.
+    pub step_indexes: Vec<i64>,
+    pub points: Vec<CurvePoint>,
+    pub analysis: Option<CurveAnalysis>,
+}
+
+impl RunReport {
+    /// Reads everything a report of `run` needs.
+    pub fn load(store: &Store, run: RunId) -> Result<RunReport, ReportError> {
+        let detail = store.get_run(run)?.ok_or(ReportError::NoSuchRun(run.0))?;
+        let system = store.system_facts(run)?;
+        let targets = store.target_facts(run)?;
+        let analysis = store.analysis(run)?;
+
+        let mut by_step: BTreeMap<StepId, Vec<&AnalysisRow>> = BTreeMap::new();
+        let mut curves = Vec::new();
+        let mut plan_findings = Vec::new();
+        for a in &analysis {
+            match a.step_id {
+                Some(s) => by_step.entry(s).or_default().push(a),
+                None if a.kind == "curve" => curves.push(curve_of(&a.json)),
+                None => plan_findings.push(a.clone()),
+            }
+        }
+        curves.sort_by_key(|c| c.group);
+
+        let mut steps = Vec::new();
+        for row in store.steps(run)? {
+            let findings = by_step.get(&row.id).map(Vec::as_slice).unwrap_or(&[]);
+            steps.push(step_of(store, row, findings)?);
+        }
+        Ok(RunReport {
+            run: detail,
+            system,
+            targets,
+            steps,
+            curves,
+            plan_findings,
+        })
+    }
+
+    pub fn id(&self) -> RunId {
+        self.run.run.id
+    }
+
+    /// Wall time from start to end; `None` while running or unparsable.
+    pub fn duration_s(&self) -> Option<f64> {
+        let started = humantime::parse_rfc3339_weak(&self.run.run.started).ok()?;
+        let ended = humantime::parse_rfc3339_weak(self.run.run.ended.as_deref()?).ok()?;
+        Some(ended.duration_since(started).ok()?.as_secs_f64())
+    }
+}
+
+impl StepReport {
+    /// Seconds from the step's start at which measured time begins.
+    pub fn measured_start_s(&self) -> f64 {
+        self.intervals
+            .iter()
+            .filter(|i| i.warmup)
+            .map(|i| i.t_s)
+            .fold(0.0, f64::max)
+    }
+
+    /// A step whose figures take part in tables and charts.
+    pub fn has_results(&self) -> bool {
+        self.summary.is_some_and(|s| s.total.ops > 0)
+    }
+}
+
+fn step_of(
+    store: &Store,
+    row: StepRow,
+    findings: &[&AnalysisRow],
+) -> Result<StepReport, ReportError> {
+    let params = params_of(&row.params);
+    let summary = row.summary.as_ref().and_then(summary_of);
+    let intervals = intervals_of(&store.intervals(row.id)?);
+    let mut percentiles = Vec::new();
+    let total = store.histogram(row.id, Op::Total, HistKind::Lat)?;
+    let read = store.histogram(row.id, Op::Read, HistKind::Lat)?;
+    let write = store.histogram(row.id, Op::Write, HistKind::Lat)?;
+    let service = store.histogram(row.id, Op::Total, HistKind::ServiceLat)?;
+    let has = |h: &Option<LatencyHistogram>| h.as_ref().is_some_and(|h| h.count() > 0);
+    if let Some(h) = total.as_ref().filter(|h| h.count() > 0) {
+        percentiles.push(percentile_series("all I/O", h));
+    }
+    // The split only adds information when both kinds ran.
+    if has(&read) && has(&write) {
+        for (label, h) in [("read", &read), ("write", &write)] {
+            if let Some(h) = h {
+                percentiles.push(percentile_series(label, h));
+            }
+        }
+    }
+    if let Some(h) = service.as_ref().filter(|h| h.count() > 0) {
+        percentiles.push(percentile_series("service time (from submission)", h));
+    }
+    let mut report = StepReport {
+        id: row.id,
+        index: row.index,
+        name: row.name,
+        role: row.role,
+        status: row.status,
+        params,
+        params_json: row.params,
+        summary,
+        started: row.started,
+        ended: row.ended,
+        intervals,
+        percentiles,
+        findings: StepFindings::default(),
+    };
+    let measured_start_s = report.measured_start_s();
+    report.findings = findings_of(findings, measured_start_s);
+    Ok(report)
+}
+
+fn f64_of(v: &Value, key: &str) -> Option<f64> {
+    v.get(key).and_then(Value::as_f64)
+}
+
+fn u64_of(v: &Value, key: &str) -> Option<u64> {
+    let x = v.get(key)?;
+    // Some writers store counts as floats; accept whole non-negative ones.
+    x.as_u64()
+        .or_else(|| x.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+}
+
+fn str_of(v: &Value, key: &str) -> Option<String> {
+    v.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+fn params_of(p: &Value) -> StepParams {
+    // `bs_bytes` is a list of {size_bytes, weight} in WorkloadRecord; a bare
+    // number is accepted too.
+    let bs_bytes = match p.get("bs_bytes") {
+        Some(Value::Array(sizes)) if sizes.len() == 1 => sizes[0]
+            .get("size_bytes")
+            .and_then(Value::as_u64)
+            .or_else(|| sizes[0].as_u64()),
+        Some(v) => v.as_u64(),
+        None => None,
+    };
+    let u32_of = |key: &str| {
+        u64_of(p, key)
+            .and_then(|v| u32::try_from(v).ok())
+            .unwrap_or(0)
+    };
+    StepParams {
+        bs: str_of(p, "bs").unwrap_or_default(),
+        bs_bytes,
+        read_pct: f64_of(p, "read_pct").unwrap_or(0.0),
+        random_pct: f64_of(p, "random_pct").unwrap_or(0.0),
+        qd: u32_of("qd"),
+        threads: u32_of("threads"),
+        rate_iops: f64_of(p, "rate_iops"),
+        engine: str_of(p, "engine").unwrap_or_default(),
+        time_s: f64_of(p, "time_s").unwrap_or(0.0),
+        warmup_s: f64_of(p, "warmup_s").unwrap_or(0.0),
+    }
+}
+
+fn lat_of(v: &Value) -> LatSummary {
+    let g = |k: &str| u64_of(v, k).unwrap_or(0);
+    LatSummary {
+        min: g("min"),
+        mean: g("mean"),
+        stddev: g("stddev"),
+        max: g("max"),
+        p50: g("p50"),
+        p90: g("p90"),
+        p99: g("p99"),
+        p99_9: g("p99_9"),
+        p99_99: g("p99_99"),
+    }
+}
+
+fn op_of(v: &Value) -> OpFigures {
+    OpFigures {
+        ops: u64_of(v, "ops").unwrap_or(0),
+        bytes: u64_of(v, "bytes").unwrap_or(0),
+        iops: f64_of(v, "iops").unwrap_or(0.0),
+        bw_bytes_per_s: f64_of(v, "bw_bytes_per_s").unwrap_or(0.0),
+        lat_ns: v.get("lat_ns").map(lat_of).unwrap_or_default(),
+    }
+}
+
+fn summary_of(s: &Value) -> Option<StepSummary> {
+    let total = s.get("total")?;
+    let null = Value::Null;
+    let cpu = s.get("cpu").unwrap_or(&null);
+    Some(StepSummary {
+        duration_s: f64_of(s, "duration_s").unwrap_or(0.0),
+        total: op_of(total),
+        read: s.get("read").map(op_of).unwrap_or_default(),
+        write: s.get("write").map(op_of).unwrap_or_default(),
+        cpu_usr_pct: f64_of(cpu, "usr_pct").unwrap_or(0.0),
+        cpu_sys_pct: f64_of(cpu, "sys_pct").unwrap_or(0.0),
+        errors: u64_of(s, "errors").unwrap_or(0),
+    })
+}
+
+fn figures_of(r: &IntervalRow) -> OpFigures {
+    OpFigures {
+        ops: r.ops,
+        bytes: r.bytes,
+        iops: r.iops,
+        bw_bytes_per_s: r.bw_bytes_per_s,
+        lat_ns: r.lat_ns,
+    }
+}
+
+/// Folds the read/write/total rows of each interval into one point.
+fn intervals_of(rows: &[IntervalRow]) -> Vec<IntervalPoint> {
+    let mut out: Vec<IntervalPoint> = Vec::new();
+    let mut seqs: Vec<u64> = Vec::new();
+    for r in rows {
+        if seqs.last() != Some(&r.seq) {
+            seqs.push(r.seq);
+            out.push(IntervalPoint {
+                t_s: r.t_s,
+                duration_s: r.duration_s,
+                warmup: r.warmup,
+                cpu_usr_pct: r.cpu_usr_pct,
+                cpu_sys_pct: r.cpu_sys_pct,
+                dev_util_pct: r.device.map(|d| d.util_pct),
+                ..IntervalPoint::default()
+            });
+        }
+        let Some(p) = out.last_mut() else { continue };
+        match r.op {
+            Op::Read => p.read_iops = r.iops,
+            Op::Write => p.write_iops = r.iops,
+            Op::Total => {
+                p.total = figures_of(r);
+                p.errors = r.errors;
+            }
+        }
+    }
+    out
+}
+
+/// Latency at percentiles evenly spaced on the "nines" scale
+/// (x = -log10(1 - q)), from 0 to 99.999 %, in one pass over the histogram:
+/// `value_at_quantile` walks the bucket array per call, which over thousands
+/// of steps and a hundred percentiles each would dominate report time.
+fn percentile_series(label: &str, h: &LatencyHistogram) -> PercentileSeries {
+    let total = h.count();
+    let n = (MAX_NINES * f64::from(PERCENTILE_POINTS_PER_NINE)) as u32;
+    let targets: Vec<f64> = (0..=n)
+        .map(|i| 1.0 - 10f64.powf(-f64::from(i) / f64::from(PERCENTILE_POINTS_PER_NINE)))
+        .collect();
+    let mut points = Vec::with_capacity(targets.len());
+    let mut next = 0;
+    let mut seen: u64 = 0;
+    let mut last_value = 0;
+    for v in h.inner().iter_recorded() {
+        seen += v.count_since_last_iteration();
+        last_value = v.value_iterated_to();
+        // The value at quantile q is the first whose cumulative count
+        // reaches q × total (at least one I/O, so q = 0 is the minimum).
+        while next < targets.len() {
+            let need = ((targets[next] * total as f64).ceil() as u64).max(1);
+            if seen < need {
+                break;
+            }
+            points.push((targets[next] * 100.0, last_value));
+            next += 1;
+        }
+    }
+    // Rounding can leave the top targets unmet: they are the maximum.
+    while next < targets.len() {
+        points.push((targets[next] * 100.0, last_value));
+        next += 1;
+    }
+    PercentileSeries {
+        label: label.to_owned(),
+        points,
+    }
+}
+
+fn findings_of(rows: &[&AnalysisRow], measured_start_s: f64) -> StepFindings {
+    let mut f = StepFindings::default();
+    for a in rows {
+        let j = &a.json;
+        match a.kind.as_str() {
+            "generator_bound" => {
+                f.generator_bound = Some(GeneratorBound {
+                    bound: j.get("generator_bound").and_then(Value::as_bool) == Some(true),
+                    in_flight_ratio: f64_of(j, "in_flight_ratio").unwrap_or(0.0),
+                    message: str_of(j, "message"),
+                })
+            }
+            "outages" => {
+                let spans_s = j
+                    .get("outages")
+                    .and_then(Value::as_array)
+                    .map(|list| {
+                        list.iter()
+                            .filter_map(|o| Some((f64_of(o, "start_t_s")?, f64_of(o, "end_t_s")?)))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                f.outages = Some(Outages {
+                    total_outage_s: f64_of(j, "total_outage_s").unwrap_or(0.0),
+                    longest_outage_s: f64_of(j, "longest_outage_s").unwrap_or(0.0),
+                    spans_s,
+                });
+            }
+            "write_cliff" => {
+                let cliff = j.get("cliff").and_then(|c| {
+                    Some(WriteCliffAt {
+                        onset_t_s: f64_of(c, "onset_t_s")?,
+                        level_before_iops: f64_of(c, "level_before_iops").unwrap_or(0.0),
+                        level_after_iops: f64_of(c, "level_after_iops").unwrap_or(0.0),
+                        drop_pct: f64_of(c, "drop_pct").unwrap_or(0.0),
+                    })
+                });
+                f.write_cliff = Some(cliff);
+            }
+            "steady_state" => f.steady_state = Some(steady_state_of(j, measured_start_s)),
+            "precondition" => {
+                f.precondition = Some(Precondition {
+                    passes: f64_of(j, "passes").unwrap_or(0.0),
+                    written_bytes: u64_of(j, "written_bytes").unwrap_or(0),
+                    duration_s: f64_of(j, "duration_s").unwrap_or(0.0),
+                    bw_bytes_per_s: f64_of(j, "bw_bytes_per_s").unwrap_or(0.0),
+                })
+            }
+            "skipped" => f.skipped_why = str_of(j, "why").or_else(|| Some(String::new())),
+            _ => {}
+        }
+    }
+    f
+}
+
+fn steady_state_of(j: &Value, measured_start_s: f64) -> SteadyState {
+    let reached = j.get("reached").and_then(Value::as_bool) == Some(true);
+    let rounds = u64_of(j, "rounds").unwrap_or(0);
+    let round_s = f64_of(j, "round_s").unwrap_or(0.0);
+    let window = u64_of(j, "window").unwrap_or(0);
+    let rounds_needed = u64_of(j, "rounds_needed");
+    // The verdict judged the `window` rounds ending at the round where it was
+    // reached, or the last rounds when it never was.
+    let end_round = match (reached, rounds_needed) {
+        (true, Some(r)) => r,
+        _ => rounds,
+    };
+    let window_s = (window > 0 && end_round >= window && round_s > 0.0).then(|| {
+        (
+            measured_start_s + (end_round - window) as f64 * round_s,
+            measured_start_s + end_round as f64 * round_s,
+        )
+    });
+    SteadyState {
+        reached,
+        rounds,
+        round_s,
+        window,
+        rounds_needed,
+        reason: j.get("verdict").and_then(|v| str_of(v, "reason")),
+        window_s,
+    }
+}
+
+fn curve_of(j: &Value) -> CurveReport {
+    CurveReport {
+        group: u64_of(j, "group").unwrap_or(0),
+        threshold_ms: f64_of(j, "threshold_ms").unwrap_or(1.0),
+        step_indexes: j
+            .get("steps")
+            .and_then(Value::as_array)
+            .map(|s| s.iter().filter_map(Value::as_i64).collect())
+            .unwrap_or_default(),
+        points: j
+            .get("points")
+            .and_then(|p| serde_json::from_value(p.clone()).ok())
+            .unwrap_or_default(),
+        analysis: j
+            .get("analysis")
+            .and_then(|a| serde_json::from_value(a.clone()).ok()),
+    }
+}

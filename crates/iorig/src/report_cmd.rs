@@ -1,0 +1,116 @@
+//! `iorig report`, `iorig export` and `iorig compare`: the store's runs turned
+//! into files people read. The rendering lives in `iorig-report`; this module
+//! picks the files and directories and says where they went.
+
+use crate::cli::ExportFormat;
+use crate::output::Printer;
+use crate::record::{check_parent_dir, db_path, open_existing};
+use crate::{exit, Failure};
+use iorig_report::html::{render_compare, render_report, Rendered};
+use iorig_report::model::RunReport;
+use iorig_store::{RunId, Store};
+use std::path::{Path, PathBuf};
+
+fn load(store: &Store, id: i64) -> Result<RunReport, Failure> {
+    match store.get_run(RunId(id)) {
+        Ok(Some(_)) => {}
+        Ok(None) => {
+            return Err(Failure::usage(format!(
+                "no run {id} in the result store; iorig runs list shows the runs"
+            )))
+        }
+        Err(e) => return Err(Failure::runtime(format!("result store: {e}"))),
+    }
+    RunReport::load(store, RunId(id))
+        .map_err(|e| Failure::runtime(format!("reading run {id}: {e}")))
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    std::fs::write(path, bytes).map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))
+}
+
+/// Writes index.html and every chart as SVG and PNG into `dir`.
+fn write_rendered(dir: &Path, r: &Rendered, printer: &Printer) -> Result<(), Failure> {
+    check_parent_dir("--out", dir)?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::runtime(format!("{}: {e}", dir.display())))?;
+    write(&dir.join("index.html"), r.index_html.as_bytes())?;
+    let mut png_failed = None;
+    for c in &r.charts {
+        write(&dir.join(format!("{}.svg", c.file_stem)), c.svg.as_bytes())?;
+        match iorig_report::charts::svg_to_png(&c.svg) {
+            Ok(png) => write(&dir.join(format!("{}.png", c.file_stem)), &png)?,
+            Err(e) => png_failed = Some(e.to_string()),
+        }
+    }
+    if let Some(e) = png_failed {
+        printer.notice(&format!("some charts have no PNG copy: {e}"));
+    }
+    printer.line(&format!(
+        "wrote {} ({} chart(s) also as SVG and PNG)",
+        dir.join("index.html").display(),
+        r.charts.len()
+    ));
+    Ok(())
+}
+
+pub fn report(id: i64, out: Option<PathBuf>, db: Option<&Path>) -> Result<u8, Failure> {
+    let printer = Printer::new(false, false);
+    let store = open_existing(&db_path(db))?;
+    let run = load(&store, id)?;
+    let dir = out.unwrap_or_else(|| PathBuf::from(format!("iorig-report-{id}")));
+    write_rendered(&dir, &render_report(&run), &printer)?;
+    Ok(exit::OK)
+}
+
+pub fn export(id: i64, format: ExportFormat, out: &Path, db: Option<&Path>) -> Result<u8, Failure> {
+    let printer = Printer::new(false, false);
+    check_parent_dir("--out", out)?;
+    let store = open_existing(&db_path(db))?;
+    load(&store, id)?;
+    let run = RunId(id);
+    let fail = |e: &dyn std::fmt::Display| Failure::runtime(format!("exporting run {id}: {e}"));
+    match format {
+        ExportFormat::Csv => {
+            let csv = iorig_report::export::export_csv(&store, run).map_err(|e| fail(&e))?;
+            let intervals = out.with_extension("intervals.csv");
+            write(out, csv.steps_csv.as_bytes())?;
+            write(&intervals, csv.intervals_csv.as_bytes())?;
+            printer.line(&format!(
+                "wrote {} (steps) and {} (intervals)",
+                out.display(),
+                intervals.display()
+            ));
+        }
+        ExportFormat::Xlsx => {
+            iorig_report::export::export_xlsx(&store, run, out).map_err(|e| fail(&e))?;
+            printer.line(&format!("wrote {}", out.display()));
+        }
+        ExportFormat::Json => {
+            let v = iorig_report::export::export_json(&store, run).map_err(|e| fail(&e))?;
+            let text = serde_json::to_string_pretty(&v).map_err(|e| fail(&e))?;
+            write(out, (text + "\n").as_bytes())?;
+            printer.line(&format!("wrote {}", out.display()));
+        }
+    }
+    Ok(exit::OK)
+}
+
+pub fn compare(ids: &[i64], out: Option<PathBuf>, db: Option<&Path>) -> Result<u8, Failure> {
+    let printer = Printer::new(false, false);
+    let store = open_existing(&db_path(db))?;
+    let runs = ids
+        .iter()
+        .map(|id| load(&store, *id))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (rendered, comparison) = render_compare(&runs);
+    for l in comparison.table_lines() {
+        printer.line(&l);
+    }
+    let dir = out.unwrap_or_else(|| {
+        let names: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+        PathBuf::from(format!("iorig-compare-{}", names.join("-")))
+    });
+    write_rendered(&dir, &rendered, &printer)?;
+    Ok(exit::OK)
+}
