@@ -481,9 +481,18 @@ fn draw_time_panel(area: &Area<'_>, t_max: f64, p: &Panel<'_>, s: &TimeSeries) -
             .label(*label)
             .legend(legend_line(c));
     }
+    draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+    Ok(())
+}
+
+/// The legend box every chart uses, at `position`.
+fn draw_legend<'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    position: SeriesLabelPosition,
+) -> DrawResult {
     chart
         .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
+        .position(position)
         .background_style(WHITE.mix(0.85))
         .border_style(RGBColor(200, 200, 200))
         .label_font((FONT, 12))
@@ -545,13 +554,7 @@ pub fn percentile_chart(title: &str, lines: &[PercentileLine]) -> Result<String,
                 .label(l.label.as_str())
                 .legend(legend_line(c));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(200, 200, 200))
-            .label_font((FONT, 12))
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         Ok(())
     })
 }
@@ -707,13 +710,7 @@ pub fn curve_chart(
                 }
             }
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(200, 200, 200))
-            .label_font((FONT, 12))
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         Ok(())
     })
 }
