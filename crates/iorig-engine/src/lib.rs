@@ -13,6 +13,7 @@ mod error;
 pub mod gen;
 pub mod run;
 pub mod target;
+pub mod verify;
 mod worker;
 
 pub use engine::{Completion, IoEngine, IoRequest, OpKind};

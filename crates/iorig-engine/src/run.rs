@@ -14,6 +14,9 @@ use crate::engine::psync::PsyncEngine;
 use crate::engine::uring::UringEngine;
 use crate::gen::{AddressSpace, BsGen, OffsetGen, OpGen, Segment};
 use crate::target::{self, FillProgress, OpenTarget, TargetKind, TargetPlan};
+use crate::verify::{
+    ValidationError, ValidationSummary, VerifyCounters, VerifySetup, VerifyWorker,
+};
 use crate::worker::{WorkerCtx, WorkerMsg};
 use crate::EngineError;
 use crossbeam_channel::{bounded, unbounded, RecvTimeoutError, Sender};
@@ -162,6 +165,12 @@ pub struct Prepared {
     pub targets: Vec<OpenTarget>,
     pub info: Vec<TargetInfo>,
     pub space: Arc<AddressSpace>,
+    /// Per target, the end of its data area (bytes from offset 0): what a
+    /// validation key map must cover.
+    pub extents_bytes: Vec<u64>,
+    /// Validation state for a `verify` workload; [`execute`] makes a fresh
+    /// key map when the caller gave none.
+    pub verify: Option<Arc<VerifySetup>>,
     fault_rules: Vec<FaultRule>,
 }
 
@@ -171,9 +180,9 @@ pub fn open(
     progress: &mut dyn FnMut(&FillProgress),
 ) -> Result<Prepared, EngineError> {
     let w = planned.workload;
-    let align = w.bs.alignment_bytes();
+    let align = w.offset_align_bytes();
     let max_bs = w.bs.max_bytes();
-    let (targets, info, segs) = if planned.engine == EngineKind::Null {
+    let (targets, info, segs, extents_bytes) = if planned.engine == EngineKind::Null {
         // No target is opened or created: offsets range over a virtual device of
         // the requested size, so the generators do exactly what they would do.
         let size = w.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES);
@@ -199,12 +208,14 @@ pub fn open(
                 device: None,
             });
         }
-        (Vec::new(), info, segs)
+        (Vec::new(), info, segs, Vec::new())
     } else {
         let targets = target::open_targets(&planned.targets, &w, progress)?;
         let mut info = Vec::new();
         let mut segs = Vec::new();
+        let mut extents = Vec::new();
         for (i, t) in targets.iter().enumerate() {
+            extents.push(t.plan.data_start + t.plan.size_bytes);
             let (start, len) = target::usable_range(&t.plan, &w);
             segs.push(Segment {
                 target: i as u32,
@@ -221,7 +232,7 @@ pub fn open(
                 device: t.plan.device.clone(),
             });
         }
-        (targets, info, segs)
+        (targets, info, segs, extents)
     };
     let space = Arc::new(AddressSpace::new(segs, align, max_bs)?);
     Ok(Prepared {
@@ -230,6 +241,8 @@ pub fn open(
         targets,
         info,
         space,
+        extents_bytes,
+        verify: None,
         fault_rules: planned.fault_rules,
     })
 }
@@ -256,6 +269,8 @@ pub enum RunEvent {
         worker: u32,
         message: String,
     },
+    /// Data read back was not what was written.
+    Validation(Box<ValidationError>),
 }
 
 /// The end of a run.
@@ -274,6 +289,8 @@ pub struct RunOutcome {
     /// Ended before the planned time (stop request or every worker failed).
     pub ended_early: bool,
     pub intervals: usize,
+    /// Data validation results (`verify` workloads).
+    pub validation: Option<ValidationSummary>,
 }
 
 /// Runs the workload to its end or until `stop` is set, sending every interval
@@ -303,6 +320,20 @@ pub fn execute(
         Rate::Max => None,
         Rate::Iops(r) => Some(1e9 * workers as f64 / r),
     };
+    let verify = match (&prepared.verify, w.verify) {
+        (Some(v), true) => Some(v.clone()),
+        (None, true) => Some(Arc::new(VerifySetup::fresh(
+            w.verify_unit_bytes() as u32,
+            &prepared.extents_bytes,
+            w.verify_after,
+            w.seed,
+        )?)),
+        (_, false) => None,
+    };
+    let counters = Arc::new(VerifyCounters::default());
+    let wall_base_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
     let (tx, rx) = unbounded::<WorkerMsg>();
     let mut spares = Vec::new();
     let mut handles = Vec::new();
@@ -338,6 +369,9 @@ pub fn execute(
         let stop = stop.clone();
         let tx = tx.clone();
         let names = names.clone();
+        let verify = verify
+            .as_ref()
+            .map(|v| VerifyWorker::new(v.clone(), counters.clone(), qd, wall_base_ns));
         let handle = std::thread::Builder::new()
             .name(format!("iorig-w{id}"))
             .spawn(move || {
@@ -358,6 +392,7 @@ pub fn execute(
                     phase_ns: period_ns.map_or(0.0, |p| p * id as f64 / workers as f64),
                     tx,
                     spare: spare_rx,
+                    verify,
                 };
                 macro_rules! go {
                     ($engine:expr) => {
@@ -417,10 +452,27 @@ pub fn execute(
         });
     }
 
-    let outcome = collect(prepared, &plan, start, &stop, rx, &spares, events);
+    let mut validation = verify
+        .as_ref()
+        .map(|v| ValidationSummary::new(v.keys.unit_bytes() as u64));
+    let max_errors = w.max_errors as u64;
+    let mut outcome = collect(
+        prepared,
+        &plan,
+        start,
+        &stop,
+        rx,
+        &spares,
+        events,
+        validation.as_mut().map(|v| (v, max_errors)),
+    );
     for h in handles {
         let _ = h.join();
     }
+    if let Some(v) = validation.as_mut() {
+        v.take_counts(&counters);
+    }
+    outcome.validation = validation;
     Ok(outcome)
 }
 
@@ -442,6 +494,7 @@ struct Pending {
     stats: IntervalStats,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn collect(
     prepared: &Prepared,
     plan: &IntervalPlan,
@@ -450,6 +503,7 @@ fn collect(
     rx: crossbeam_channel::Receiver<WorkerMsg>,
     spares: &[Sender<Box<IntervalStats>>],
     events: &Sender<RunEvent>,
+    mut validation: Option<(&mut ValidationSummary, u64)>,
 ) -> RunOutcome {
     let workers = spares.len();
     let mut reported_upto = vec![0usize; workers]; // next interval each worker owes
@@ -473,11 +527,11 @@ fn collect(
     let mut emitted = 0usize;
     let mut last_sample_ns = 0u64;
 
-    let handle = |msg: WorkerMsg,
-                  pending: &mut Vec<Option<Pending>>,
-                  reported_upto: &mut Vec<usize>,
-                  done: &mut Vec<bool>,
-                  error_messages: &mut Vec<String>| match msg {
+    let mut handle = |msg: WorkerMsg,
+                      pending: &mut Vec<Option<Pending>>,
+                      reported_upto: &mut Vec<usize>,
+                      done: &mut Vec<bool>,
+                      error_messages: &mut Vec<String>| match msg {
         WorkerMsg::Interval {
             worker,
             index,
@@ -495,6 +549,16 @@ fn collect(
         WorkerMsg::Error { worker, message } => {
             error_messages.push(message.clone());
             let _ = events.send(RunEvent::WorkerError { worker, message });
+        }
+        WorkerMsg::Validation { error, .. } => {
+            if let Some((v, max_errors)) = validation.as_mut() {
+                v.add_error((*error).clone());
+                if v.errors >= *max_errors && !v.stopped_at_max_errors {
+                    v.stopped_at_max_errors = true;
+                    stop.store(true, Ordering::SeqCst);
+                }
+            }
+            let _ = events.send(RunEvent::Validation(error));
         }
         WorkerMsg::Done { worker } => done[worker as usize] = true,
     };
@@ -631,6 +695,7 @@ fn collect(
         error_messages,
         ended_early,
         intervals: emitted,
+        validation: None,
     }
 }
 

@@ -705,6 +705,17 @@ const BLKGETSIZE64: libc::Ioctl =
     (IOC_NONE_READ.1 | ((std::mem::size_of::<usize>() as u32) << 16) | (0x12 << 8) | 114)
         as libc::Ioctl;
 
+/// Size of an open file or block device in bytes.
+pub fn size_of_open(f: &File) -> io::Result<u64> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = f.metadata()?;
+    if meta.file_type().is_block_device() {
+        block_size_bytes(f)
+    } else {
+        Ok(meta.len())
+    }
+}
+
 /// Size of an open block device in bytes.
 fn block_size_bytes(f: &File) -> io::Result<u64> {
     let mut size: u64 = 0;
@@ -1036,7 +1047,7 @@ pub fn usable_range(plan: &TargetPlan, w: &Workload) -> (u64, u64) {
 /// under `w.range`: (absolute start, length). Shared by real targets and the
 /// null engine's virtual ones.
 pub fn working_set(data_start: u64, size_bytes: u64, w: &Workload) -> (u64, u64) {
-    let align = w.bs.alignment_bytes().max(1);
+    let align = w.offset_align_bytes().max(1);
     let start = data_start.saturating_add(pct_of(size_bytes, w.range.start_pct));
     let end = data_start.saturating_add(pct_of(size_bytes, w.range.end_pct));
     let start = start.div_ceil(align).saturating_mul(align);

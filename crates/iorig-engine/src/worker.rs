@@ -16,6 +16,7 @@ use crate::data::DataFiller;
 use crate::engine::{Completion, IoEngine, IoRequest, OpKind};
 use crate::gen::{BsGen, OffsetGen, OpGen};
 use crate::run::IntervalPlan;
+use crate::verify::{Phase, ValidationError, VerifyWorker};
 use crossbeam_channel::{Receiver, Sender};
 use iorig_stats::IntervalStats;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,6 +37,8 @@ pub(crate) enum WorkerMsg {
     },
     /// The worker hit an I/O error and stops.
     Error { worker: u32, message: String },
+    /// Data read back was not what was written (the worker carries on).
+    Validation { error: Box<ValidationError> },
     /// The worker has finished; it sends nothing more.
     Done { worker: u32 },
 }
@@ -64,7 +67,12 @@ pub(crate) struct WorkerCtx {
     pub tx: Sender<WorkerMsg>,
     /// Interval buffers handed back by the collector for reuse.
     pub spare: Receiver<Box<IntervalStats>>,
+    /// Data validation, when the workload asks for it.
+    pub verify: Option<VerifyWorker>,
 }
+
+/// Offsets tried for a block no other I/O holds before a slot waits a round.
+const LOCK_TRIES: u32 = 8;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct SlotState {
@@ -78,6 +86,8 @@ struct SlotState {
     /// The buffer holds read data, so a write must refresh it first.
     stale: bool,
     submitted: bool,
+    /// What the I/O is for under validation.
+    phase: Phase,
 }
 
 /// How a worker ended.
@@ -165,14 +175,36 @@ impl WorkerCtx {
                         // fio's lat (slat + clat) counts them.
                         None => now,
                     };
-                    free.pop();
                     let read = self.ops.next_is_read();
                     let len = self.sizes.next_bs();
-                    let (target, offset) = self.offsets.next(len);
+                    let (mut target, mut offset) = self.offsets.next(len);
+                    let mut phase = Phase::Plain;
+                    if let Some(v) = &self.verify {
+                        // One I/O per block at a time, so the expected key is
+                        // exact when the data comes back.
+                        let mut locked = v.lock(target, offset, len as u32);
+                        let mut tries = 1;
+                        while !locked && tries < LOCK_TRIES {
+                            (target, offset) = self.offsets.next(len);
+                            locked = v.lock(target, offset, len as u32);
+                            tries += 1;
+                        }
+                        if !locked {
+                            // Every block tried is busy: wait for completions.
+                            break;
+                        }
+                        if !read && v.known(target, offset, len as u32) {
+                            phase = Phase::PreRead;
+                        }
+                    }
+                    free.pop();
                     let st = &mut slots[slot as usize];
-                    if !read {
+                    if !read && phase == Phase::Plain {
                         match engine.buffer_mut(slot).get_mut(..len as usize) {
-                            Some(buf) => self.data.fill(buf, target, offset, st.stale),
+                            Some(buf) => match &mut self.verify {
+                                Some(v) => v.prepare_write(slot, buf, target, offset, now),
+                                None => self.data.fill(buf, target, offset, st.stale),
+                            },
                             None => {
                                 let message =
                                     format!("engine gave slot {slot} no {len}-byte buffer");
@@ -181,6 +213,7 @@ impl WorkerCtx {
                             }
                         }
                     }
+                    let read = read || phase == Phase::PreRead;
                     *st = SlotState {
                         read,
                         target,
@@ -191,6 +224,7 @@ impl WorkerCtx {
                         submit_ns: 0,
                         stale: read,
                         submitted: false,
+                        phase,
                     };
                     let req = request(slot, st);
                     if let Err(e) = engine.queue(req) {
@@ -200,6 +234,10 @@ impl WorkerCtx {
                     to_stamp.push(slot);
                     inflight += 1;
                     if to_stamp.len() >= self.submit_batch as usize {
+                        if let Err(message) = self.flush_intents() {
+                            self.report_error(&mut stats, message);
+                            return self.finish(stats, index, WorkerEnd::Failed);
+                        }
                         self.stamp(&mut slots, &mut to_stamp);
                         if let Err(e) = engine.submit_and_wait(0, None) {
                             self.report_error(&mut stats, format!("submitting I/O: {e}"));
@@ -226,6 +264,10 @@ impl WorkerCtx {
 
             // Submit and wait for at least one completion, waking up in time for
             // the next scheduled I/O or interval boundary.
+            if let Err(message) = self.flush_intents() {
+                self.report_error(&mut stats, message);
+                return self.finish(stats, index, WorkerEnd::Failed);
+            }
             self.stamp(&mut slots, &mut to_stamp);
             let mut wake = next_boundary.min(end_ns.max(now + 1));
             if self.period_ns.is_some() && !free.is_empty() && !stopping {
@@ -289,8 +331,6 @@ impl WorkerCtx {
                     }
                     continue;
                 }
-                inflight -= 1;
-                free.push(c.slot);
                 if counting {
                     let op = if st.read {
                         &mut stats.read
@@ -306,6 +346,28 @@ impl WorkerCtx {
                         op.service_lat.record(service_ns);
                     }
                 }
+                if self.verify.is_some() {
+                    match self.verify_next(engine, c.slot, st, now, stopping) {
+                        Ok(true) => {
+                            // The slot goes on with its next I/O.
+                            to_stamp.push(c.slot);
+                            continue;
+                        }
+                        Ok(false) => {}
+                        Err(message) => {
+                            self.report_error(&mut stats, message);
+                            failed = true;
+                        }
+                    }
+                }
+                inflight -= 1;
+                free.push(c.slot);
+            }
+            if let Some(v) = &mut self.verify {
+                if let Err(message) = v.finish_writes() {
+                    self.report_error(&mut stats, message);
+                    failed = true;
+                }
             }
             if failed {
                 // This worker stops; others carry on. In-flight I/O is drained by
@@ -314,6 +376,86 @@ impl WorkerCtx {
             }
         }
         self.finish(stats, index, WorkerEnd::Finished)
+    }
+
+    /// Journals stamped writes before they are submitted.
+    #[inline]
+    fn flush_intents(&mut self) -> Result<(), String> {
+        match &mut self.verify {
+            Some(v) => v.flush_intents(),
+            None => Ok(()),
+        }
+    }
+
+    /// Validation after a slot's I/O completed: checks data read, and moves
+    /// the slot on (pre-read → write → read-back). Returns true when the slot
+    /// has queued its next I/O.
+    fn verify_next<E: IoEngine>(
+        &mut self,
+        engine: &mut E,
+        slot: u32,
+        st: &mut SlotState,
+        now: u64,
+        stopping: bool,
+    ) -> Result<bool, String> {
+        let Some(v) = &mut self.verify else {
+            return Ok(false);
+        };
+        let len = st.len as usize;
+        if st.read {
+            let mut errors = Vec::new();
+            if let Some(buf) = engine.buffer_mut(slot).get(..len) {
+                v.check(slot, buf, st.target, st.offset, st.phase, &mut errors);
+            }
+            for error in errors {
+                let target_path = self
+                    .target_names
+                    .get(st.target as usize)
+                    .cloned()
+                    .unwrap_or_default();
+                let _ = self.tx.send(WorkerMsg::Validation {
+                    error: Box::new(ValidationError {
+                        t_s: now as f64 / 1e9,
+                        target_path,
+                        error,
+                    }),
+                });
+            }
+            match st.phase {
+                Phase::Plain => {
+                    v.release(st.target, st.offset, st.len);
+                    Ok(false)
+                }
+                Phase::AfterRead => {
+                    v.release_written(slot, st.target, st.offset);
+                    Ok(false)
+                }
+                Phase::PreRead if stopping => {
+                    v.release(st.target, st.offset, st.len);
+                    Ok(false)
+                }
+                Phase::PreRead => {
+                    let Some(buf) = engine.buffer_mut(slot).get_mut(..len) else {
+                        return Err(format!("engine gave slot {slot} no {len}-byte buffer"));
+                    };
+                    v.prepare_write(slot, buf, st.target, st.offset, now);
+                    st.read = false;
+                    st.phase = Phase::Plain;
+                    requeue(engine, st, slot, now)?;
+                    Ok(true)
+                }
+            }
+        } else if v.after_write() && !stopping {
+            // Journaled as done now; the keys are published after the read-back.
+            v.write_done(slot, st.target, st.offset, st.len, false);
+            st.read = true;
+            st.phase = Phase::AfterRead;
+            requeue(engine, st, slot, now)?;
+            Ok(true)
+        } else {
+            v.write_done(slot, st.target, st.offset, st.len, true);
+            Ok(false)
+        }
     }
 
     /// Marks the queued slots as submitted now (one clock read for the batch).
@@ -364,6 +506,9 @@ impl WorkerCtx {
 
     /// Sends the interval in progress (possibly partial) and ends.
     fn finish(&mut self, stats: Box<IntervalStats>, index: usize, end: WorkerEnd) -> WorkerEnd {
+        if let Some(v) = &mut self.verify {
+            v.flush_counts();
+        }
         if index < self.plan.len() {
             let _ = self.tx.send(WorkerMsg::Interval {
                 worker: self.id,
@@ -373,6 +518,23 @@ impl WorkerCtx {
         }
         end
     }
+}
+
+/// Queues the slot's block again as a new I/O starting now.
+fn requeue<E: IoEngine>(
+    engine: &mut E,
+    st: &mut SlotState,
+    slot: u32,
+    now: u64,
+) -> Result<(), String> {
+    st.done = 0;
+    st.sched_ns = now;
+    st.submit_ns = 0;
+    st.submitted = false;
+    st.stale = true;
+    engine
+        .queue(request(slot, st))
+        .map_err(|e| format!("queueing I/O: {e}"))
 }
 
 #[inline]

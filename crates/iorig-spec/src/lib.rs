@@ -20,5 +20,6 @@ pub use plan::{
 pub use units::{format_size, parse_duration, parse_size};
 pub use workload::{
     AccessDist, BsSpec, BsWeight, DataPattern, EngineKind, OneOrMany, RangePct, Rate, StrOrNum,
-    SyncMode, Workload, WorkloadFile, WorkloadRecord, DEFAULT_SIZE_BYTES, DEFAULT_TARGET,
+    SyncMode, Workload, WorkloadFile, WorkloadRecord, DEFAULT_MAX_ERRORS, DEFAULT_SIZE_BYTES,
+    DEFAULT_TARGET,
 };

@@ -12,6 +12,8 @@ use std::time::Duration;
 pub const DEFAULT_TARGET: &str = "./iorig-scratch.dat";
 /// Size of the default scratch file, and of any new file without `--size`.
 pub const DEFAULT_SIZE_BYTES: u64 = 1 << 30;
+/// Validation errors after which a run stops (vdbench stops after 50 too).
+pub const DEFAULT_MAX_ERRORS: u32 = 50;
 
 /// Block sizes with weights: `4k` or `4k:50,8k:30,64k:20`.
 #[derive(Debug, Clone, PartialEq)]
@@ -454,6 +456,12 @@ pub struct WorkloadFile {
     pub labels: Option<BTreeMap<String, String>>,
     /// Fault-injection rules for the `fault` engine (tests only).
     pub fault: Option<Vec<String>>,
+    /// Data validation: self-checking writes, every read of a known block checked.
+    pub verify: Option<bool>,
+    /// Re-read and check every block right after writing it (implies `verify`).
+    pub verify_after: Option<bool>,
+    /// Validation errors after which the run stops.
+    pub max_errors: Option<StrOrNum>,
 }
 
 impl WorkloadFile {
@@ -502,7 +510,10 @@ impl WorkloadFile {
             dist,
             data,
             seed,
-            fault
+            fault,
+            verify,
+            verify_after,
+            max_errors
         );
         if let Some(top_labels) = top.labels {
             let labels = self.labels.get_or_insert_with(BTreeMap::new);
@@ -631,7 +642,13 @@ impl WorkloadFile {
             ));
         }
 
+        let verify_after = self.verify_after.unwrap_or(false);
+        let verify = verify_after || self.verify.unwrap_or(false);
+        let max_errors = count(&self.max_errors, "max-errors", DEFAULT_MAX_ERRORS, u32::MAX)?;
         let w = Workload {
+            verify,
+            verify_after,
+            max_errors,
             targets,
             size_bytes,
             bs,
@@ -723,6 +740,13 @@ pub struct Workload {
     pub seed: u64,
     pub labels: BTreeMap<String, String>,
     pub fault: Vec<String>,
+    /// Data validation (every write self-checking, reads of known blocks checked,
+    /// writes to known blocks read and checked first).
+    pub verify: bool,
+    /// Each written block is read back and checked at once.
+    pub verify_after: bool,
+    /// Validation errors after which the run stops.
+    pub max_errors: u32,
 }
 
 impl Workload {
@@ -746,10 +770,66 @@ impl Workload {
                 }
             }
         }
+        if self.verify {
+            self.validate_verify()?;
+        }
         if let Rate::Iops(r) = self.rate {
             if r > 1e9 {
                 return Err(SpecError::bad("rate", r, "above 1e9 IOPS; use --rate max"));
             }
+        }
+        Ok(())
+    }
+
+    /// The unit validation tracks keys in: the smallest block size. Every block
+    /// size must be a multiple of it, so each I/O covers whole units.
+    pub fn verify_unit_bytes(&self) -> u64 {
+        self.bs.sizes.iter().map(|s| s.0).min().unwrap_or(4096)
+    }
+
+    /// The alignment of every offset: the block-size alignment, or the
+    /// validation unit under `verify` (so no I/O covers part of a unit).
+    pub fn offset_align_bytes(&self) -> u64 {
+        if self.verify {
+            self.verify_unit_bytes()
+        } else {
+            self.bs.alignment_bytes()
+        }
+    }
+
+    fn validate_verify(&self) -> Result<(), SpecError> {
+        if self.engine == EngineKind::Null {
+            return Err(SpecError::bad(
+                "verify",
+                "true",
+                "the null engine moves no data; use --engine io_uring or psync to validate data",
+            ));
+        }
+        if self.data != DataPattern::Random {
+            return Err(SpecError::bad(
+                "data",
+                self.data.to_string(),
+                "--verify writes its own self-checking data; drop --data",
+            ));
+        }
+        let unit = self.verify_unit_bytes();
+        if unit < 512 || !unit.is_multiple_of(512) {
+            return Err(SpecError::bad(
+                "bs",
+                self.bs.to_string(),
+                "--verify needs block sizes that are multiples of 512 (one header per 512-byte multiple)",
+            ));
+        }
+        if let Some((odd, _)) = self.bs.sizes.iter().find(|(s, _)| s % unit != 0) {
+            return Err(SpecError::bad(
+                "bs",
+                self.bs.to_string(),
+                format!(
+                    "--verify needs every block size to be a multiple of the smallest ({}), but {} is not; choose sizes such as 4k,8k,64k",
+                    format_size(unit),
+                    format_size(*odd)
+                ),
+            ));
         }
         Ok(())
     }
@@ -774,7 +854,7 @@ impl Workload {
                     weight: *w,
                 })
                 .collect(),
-            align_bytes: self.bs.alignment_bytes(),
+            align_bytes: self.offset_align_bytes(),
             read_pct: self.read_pct,
             random_pct: self.random_pct,
             qd: self.qd,
@@ -796,6 +876,9 @@ impl Workload {
             data: self.data.to_string(),
             seed: self.seed,
             fault: self.fault.clone(),
+            verify: self.verify,
+            verify_after: self.verify_after,
+            max_errors: self.max_errors,
         }
     }
 }
@@ -835,6 +918,9 @@ pub struct WorkloadRecord {
     pub seed: u64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub fault: Vec<String>,
+    pub verify: bool,
+    pub verify_after: bool,
+    pub max_errors: u32,
 }
 
 #[cfg(test)]

@@ -30,6 +30,9 @@ pub enum Command {
     /// The result store: list, show, label and delete runs.
     #[command(subcommand)]
     Runs(RunsCommand),
+    /// Re-read every block a journaled run wrote and check it (after a crash,
+    /// a power loss, or just later). Exits 0 when clean, 3 on errors.
+    Verify(VerifyArgs),
     /// Write a self-contained HTML report of a run (DIR/index.html, plus each
     /// chart as SVG and PNG).
     Report {
@@ -304,4 +307,38 @@ pub struct RunArgs {
     /// Fault-injection rule for --engine fault (tests), e.g. eio:after=1000.
     #[arg(long = "fault", value_name = "RULE", hide = true)]
     pub faults: Vec<String>,
+    /// Validate data: self-checking writes, reads of written blocks checked,
+    /// writes over written blocks read and checked first.
+    #[arg(long)]
+    pub verify: bool,
+    /// Also read back and check every block right after writing it (implies --verify).
+    #[arg(long)]
+    pub verify_after: bool,
+    /// Stop the run after this many validation errors [default: 50].
+    #[arg(long, value_name = "N")]
+    pub max_errors: Option<String>,
+    /// Journal every write (synced before and after) so `iorig verify --journal FILE`
+    /// can check the targets later, e.g. after a crash; continues an existing
+    /// journal's key map (implies --verify).
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The journal a `iorig run --journal FILE` kept.
+    #[arg(long, value_name = "FILE")]
+    pub journal: PathBuf,
+    /// Stop after this many errors [default: 50].
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub max_errors: u64,
+    /// Read the targets through the page cache (no O_DIRECT).
+    #[arg(long)]
+    pub buffered: bool,
+    /// Write the result as JSON to FILE, or to stdout with -.
+    #[arg(long, value_name = "FILE|-")]
+    pub json: Option<String>,
+    /// Print only the summary.
+    #[arg(long, short)]
+    pub quiet: bool,
 }

@@ -12,6 +12,7 @@ mod run_cmd;
 mod runs_cmd;
 mod signals;
 mod step;
+mod verify_cmd;
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -21,6 +22,8 @@ pub mod exit {
     pub const OK: u8 = 0;
     pub const RUNTIME: u8 = 1;
     pub const USAGE: u8 = 2;
+    /// Data validation found errors.
+    pub const VALIDATION: u8 = 3;
     pub const INTERRUPTED: u8 = 130;
 }
 
@@ -94,6 +97,7 @@ fn main() -> ExitCode {
             Ok(exit::OK)
         }
         cli::Command::Runs(cmd) => runs_cmd::runs(cmd),
+        cli::Command::Verify(args) => verify_cmd::verify(args),
         cli::Command::Report { id, out, store } => report_cmd::report(id, out, store.db.as_deref()),
         cli::Command::Export {
             id,

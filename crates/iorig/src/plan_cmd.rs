@@ -15,7 +15,8 @@ use crate::record::{db_path, open_existing, Recorder};
 use crate::signals::Signals;
 use crate::step::{describe, run_step, Control, StepObserver};
 use crate::{exit, Failure};
-use iorig_engine::run::{self as engine_run, IntervalSample, TargetInfo};
+use iorig_engine::run::{self as engine_run, IntervalSample, Prepared, TargetInfo};
+use iorig_engine::verify::VerifySetup;
 use iorig_spec::plan::{estimate_duration, HotSize, Pause, Plan, PlanStep, StepRole};
 use iorig_spec::{parse_duration, StrOrNum, Workload};
 use iorig_stats::analysis::steady_state::SteadyStateDetector;
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// A precondition's time bound: it ends by bytes long before this.
@@ -364,6 +366,10 @@ impl Runner {
         let mut curve_stopped: HashMap<u32, String> = HashMap::new();
         let mut seen_targets = Vec::new();
         let mut failed = false;
+        let mut validation_failed = false;
+        // Validation keys carry over from step to step on the same targets,
+        // so a write step followed by a read step checks what was written.
+        let mut kept_verify: Option<(Vec<String>, Arc<VerifySetup>)> = None;
         let total = self.steps.len();
         let plan_start = Instant::now();
         let steps = self.steps.clone();
@@ -447,6 +453,7 @@ impl Runner {
                 plan_start,
                 remaining_after,
                 seen_targets: &mut seen_targets,
+                kept_verify: &mut kept_verify,
                 step_start: None,
                 precondition_bytes: None,
                 written_bytes: 0,
@@ -471,9 +478,10 @@ impl Runner {
             let written_bytes = obs.written_bytes;
             let outcome = &out.outcome;
             let interrupted = signals.interrupted();
+            let validation_errors = outcome.validation.as_ref().map_or(0, |v| v.errors);
             let status = if interrupted {
                 StepStatus::Interrupted
-            } else if outcome.errors > 0 {
+            } else if outcome.errors > 0 || validation_errors > 0 {
                 StepStatus::Failed
             } else {
                 StepStatus::Ok
@@ -484,7 +492,8 @@ impl Runner {
                 outcome.cpu,
                 outcome.summary.errors,
                 &outcome.error_messages,
-            );
+            )
+            .with_validation(outcome.validation.as_ref(), &out.targets);
             if self.quiet {
                 printer.line(&format!("step {}/{} {}:", k + 1, total, step.label));
             }
@@ -495,6 +504,11 @@ impl Runner {
                 outcome.summary.errors,
             ) {
                 printer.line(&l);
+            }
+            if let Some(v) = &outcome.validation {
+                for l in crate::verify_cmd::summary_lines(v) {
+                    printer.line(&l);
+                }
             }
             let mut analysis = analyse::analyse_step(&w, &out, &printer);
             if let Some(ss) = step.steady_state {
@@ -556,6 +570,15 @@ impl Runner {
             if interrupted {
                 break;
             }
+            if status == StepStatus::Failed && validation_errors > 0 {
+                printer.notice(&format!(
+                    "step {} found {validation_errors} validation error(s); the plan stops here",
+                    step.index + 1
+                ));
+                failed = true;
+                validation_failed = true;
+                break;
+            }
             if status == StepStatus::Failed {
                 printer.notice(&format!(
                     "step {} failed with I/O errors; the plan stops here (iorig plan resume {} retries it)",
@@ -612,6 +635,8 @@ impl Runner {
         }
         let code = if interrupted {
             exit::INTERRUPTED
+        } else if validation_failed {
+            exit::VALIDATION
         } else if failed {
             exit::RUNTIME
         } else {
@@ -685,6 +710,8 @@ struct PlanObserver<'a> {
     plan_start: Instant,
     remaining_after: Duration,
     seen_targets: &'a mut Vec<String>,
+    /// The validation state of the last `verify` step and its targets.
+    kept_verify: &'a mut Option<(Vec<String>, Arc<VerifySetup>)>,
     /// When the step's I/O started (targets open).
     step_start: Option<Instant>,
     /// Bytes a precondition must write (known once targets are open).
@@ -698,6 +725,39 @@ struct PlanObserver<'a> {
 }
 
 impl StepObserver for PlanObserver<'_> {
+    fn verify_setup(&mut self, prepared: &Prepared) -> Result<Option<Arc<VerifySetup>>, Failure> {
+        let paths: Vec<String> = prepared.info.iter().map(|t| t.path.clone()).collect();
+        let unit = self.w.verify_unit_bytes() as u32;
+        let setup = match self.kept_verify.as_ref() {
+            Some((kept_paths, kept))
+                if *kept_paths == paths
+                    && kept.keys.unit_bytes() == unit
+                    && prepared
+                        .extents_bytes
+                        .iter()
+                        .enumerate()
+                        .all(|(t, e)| kept.keys.units(t as u32) == e / unit as u64) =>
+            {
+                VerifySetup {
+                    keys: kept.keys.clone(),
+                    journal: None,
+                    target_ids: kept.target_ids.clone(),
+                    after_write: self.w.verify_after,
+                }
+            }
+            _ => VerifySetup::fresh(
+                unit,
+                &prepared.extents_bytes,
+                self.w.verify_after,
+                self.w.seed,
+            )
+            .map_err(crate::step::engine_failure)?,
+        };
+        let setup = Arc::new(setup);
+        *self.kept_verify = Some((paths, setup.clone()));
+        Ok(Some(setup))
+    }
+
     fn prepared(
         &mut self,
         printer: &Printer,

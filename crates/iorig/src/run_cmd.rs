@@ -63,6 +63,9 @@ fn cli_layer(a: &RunArgs) -> Result<WorkloadFile, Failure> {
         } else {
             Some(a.faults.clone())
         },
+        verify: (a.verify || a.journal.is_some()).then_some(true),
+        verify_after: a.verify_after.then_some(true),
+        max_errors: s(&a.max_errors),
     })
 }
 
@@ -109,6 +112,10 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         check_parent_dir("--csv", c)?;
     }
 
+    if let Some(j) = &a.journal {
+        crate::verify_cmd::precheck_journal(j, &w)?;
+    }
+
     let recorder = if a.no_db {
         Recorder::none()
     } else {
@@ -126,6 +133,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         csv: None,
         recorder,
         step: None,
+        journal: a.journal.as_deref(),
     };
     let out = run_step(&w, a.allow_destroy, &mut printer, &signals, &mut observer)?;
     let outcome = &out.outcome;
@@ -140,10 +148,21 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     ) {
         printer.line(&l);
     }
+    if let Some(setup) = &out.verify {
+        if setup.journal.is_some() {
+            crate::verify_cmd::close_journal(setup, outcome.errors, &printer);
+        }
+    }
+    let validation_errors = outcome.validation.as_ref().map_or(0, |v| v.errors);
+    if let Some(v) = &outcome.validation {
+        for l in crate::verify_cmd::summary_lines(v) {
+            printer.line(&l);
+        }
+    }
     let was_interrupted = signals.interrupted();
     let status = if was_interrupted {
         "interrupted"
-    } else if outcome.errors > 0 {
+    } else if outcome.errors > 0 || validation_errors > 0 {
         "failed"
     } else {
         "ok"
@@ -168,7 +187,8 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         outcome.cpu,
         outcome.summary.errors,
         &outcome.error_messages,
-    );
+    )
+    .with_validation(outcome.validation.as_ref(), &out.targets);
     let analysis = analyse_step(&w, &out, &printer);
     {
         let rec = &mut observer.recorder;
@@ -221,6 +241,8 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     }
     Ok(if was_interrupted {
         exit::INTERRUPTED
+    } else if validation_errors > 0 {
+        exit::VALIDATION
     } else if outcome.errors > 0 {
         exit::RUNTIME
     } else {
@@ -236,9 +258,20 @@ struct RunObserver<'a> {
     csv: Option<std::fs::File>,
     recorder: Recorder,
     step: Option<StepId>,
+    journal: Option<&'a Path>,
 }
 
 impl StepObserver for RunObserver<'_> {
+    fn verify_setup(
+        &mut self,
+        prepared: &iorig_engine::run::Prepared,
+    ) -> Result<Option<std::sync::Arc<iorig_engine::verify::VerifySetup>>, Failure> {
+        match self.journal {
+            Some(path) => crate::verify_cmd::attach_journal(path, self.w, prepared).map(Some),
+            None => Ok(None),
+        }
+    }
+
     fn prepared(
         &mut self,
         printer: &Printer,

@@ -8,9 +8,11 @@ use crate::output::{table, Printer};
 use crate::signals::Signals;
 use crate::Failure;
 use crossbeam_channel::unbounded;
-use iorig_engine::run::{self, IntervalSample, RunEvent, RunOutcome, TargetInfo};
+use iorig_engine::run::{self, IntervalSample, Prepared, RunEvent, RunOutcome, TargetInfo};
+use iorig_engine::verify::VerifySetup;
 use iorig_engine::EngineError;
 use iorig_spec::{Rate, SyncMode, Workload};
+use std::sync::Arc;
 
 /// What the caller wants after an interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +29,8 @@ pub struct StepOutput {
     pub engine_name: String,
     pub outcome: RunOutcome,
     pub intervals: Vec<IntervalJson>,
+    /// The validation state the step ran with (`verify` workloads).
+    pub verify: Option<Arc<VerifySetup>>,
 }
 
 pub fn engine_failure(e: EngineError) -> Failure {
@@ -100,6 +104,12 @@ pub trait StepObserver {
     fn live_prefix(&self) -> String {
         String::new()
     }
+    /// For a `verify` workload, once the targets are open: the validation
+    /// state to run with (a journal, or a key map kept from an earlier step).
+    /// None gives the step a fresh key map of its own.
+    fn verify_setup(&mut self, _prepared: &Prepared) -> Result<Option<Arc<VerifySetup>>, Failure> {
+        Ok(None)
+    }
 }
 
 /// Runs `w` to its end, an early stop from the observer, or Ctrl-C.
@@ -117,7 +127,7 @@ pub fn run_step(
     let engine_name = planned.engine.name().to_string();
     let mut bar: Option<indicatif::ProgressBar> = None;
     let mut bar_path: Option<String> = None;
-    let prepared = run::open(planned, &mut |p| {
+    let mut prepared = run::open(planned, &mut |p| {
         let path = p.path.display().to_string();
         if bar_path.as_deref() != Some(path.as_str()) {
             if let Some(b) = bar.take() {
@@ -134,6 +144,10 @@ pub fn run_step(
     if let Some(b) = bar.take() {
         b.finish_and_clear();
     }
+    if w.verify {
+        // None: the engine gives the step a fresh key map of its own.
+        prepared.verify = observer.verify_setup(&prepared)?;
+    }
     let title = observer.prepared(printer, &prepared.info, &engine_name)?;
     if !printer.quiet {
         printer.line(&title);
@@ -146,6 +160,7 @@ pub fn run_step(
     let (tx, rx) = unbounded::<RunEvent>();
     let total_s = (w.warmup + w.time).as_secs_f64();
     let mut intervals: Vec<IntervalJson> = Vec::new();
+    let mut validation_errors = 0u64;
     let outcome = std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
             let r = run::execute(&prepared, signals.stop.clone(), &tx);
@@ -173,6 +188,9 @@ pub fn run_step(
                 RunEvent::WorkerError { worker, message } => {
                     printer.notice(&format!("worker {worker} stopped: {message}"));
                 }
+                RunEvent::Validation(e) => {
+                    crate::verify_cmd::print_error(printer, &e, &mut validation_errors);
+                }
             }
         }
         worker.join()
@@ -196,6 +214,7 @@ pub fn run_step(
         engine_name,
         outcome,
         intervals,
+        verify: prepared.verify.clone(),
     })
 }
 

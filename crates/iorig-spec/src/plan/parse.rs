@@ -36,11 +36,22 @@ pub(super) const WORKLOAD_KEYS: &[&str] = &[
     "seed",
     "labels",
     "fault",
+    "verify",
+    "verify_after",
+    "max_errors",
 ];
 
 /// Workload keys whose value is never a sweep axis: `labels` is a table and
 /// `fault` a list by nature; `target` and `size` belong to the plan.
-pub(super) const NOT_AXES: &[&str] = &["target", "size", "labels", "fault"];
+pub(super) const NOT_AXES: &[&str] = &[
+    "target",
+    "size",
+    "labels",
+    "fault",
+    "verify",
+    "verify_after",
+    "max_errors",
+];
 
 /// Keys that steer a step rather than its I/O (besides `warmup` and `time`,
 /// which are workload keys and so may sweep).

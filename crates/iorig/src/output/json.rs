@@ -94,6 +94,9 @@ pub struct SummaryJson {
     pub cpu: CpuUsage,
     pub errors: u64,
     pub error_messages: Vec<String>,
+    /// Data validation (`--verify`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validation: Option<crate::verify_cmd::ValidationJson>,
 }
 
 impl SummaryJson {
@@ -112,6 +115,18 @@ impl SummaryJson {
             cpu,
             errors,
             error_messages: messages.to_vec(),
+            validation: None,
         }
+    }
+
+    /// Adds the validation results of a `verify` run.
+    pub fn with_validation(
+        mut self,
+        v: Option<&iorig_engine::verify::ValidationSummary>,
+        targets: &[TargetInfo],
+    ) -> Self {
+        let names: Vec<String> = targets.iter().map(|t| t.path.clone()).collect();
+        self.validation = v.map(|v| crate::verify_cmd::ValidationJson::new(v, &names));
+        self
     }
 }
