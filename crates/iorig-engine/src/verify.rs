@@ -254,6 +254,11 @@ impl VerifyWorker {
     }
 
     /// Takes the block's units for this worker; false when another I/O holds one.
+    /// Whether writes are journaled (each flush of intents is a synced write).
+    pub fn journaled(&self) -> bool {
+        self.setup.journal.is_some()
+    }
+
     pub fn lock(&self, target: u32, offset: u64, len: u32) -> bool {
         let (first, count) = self.units(offset, len);
         self.setup.keys.try_lock(target, first, count)

@@ -126,6 +126,7 @@ impl WorkerCtx {
         let mut slots = vec![SlotState::default(); qd];
         let mut free: Vec<u32> = (0..self.qd).rev().collect();
         let mut to_stamp: Vec<u32> = Vec::with_capacity(qd);
+        let journaled = self.verify.as_ref().is_some_and(|v| v.journaled());
         let mut comps: Vec<Completion> = Vec::with_capacity(qd * 2);
         let mut inflight = 0usize;
         let mut stats = self.fresh_stats();
@@ -233,7 +234,10 @@ impl WorkerCtx {
                     }
                     to_stamp.push(slot);
                     inflight += 1;
-                    if to_stamp.len() >= self.submit_batch as usize {
+                    // A journal syncs its intents before each submission, so
+                    // journaled writes go out as one batch per refill: one
+                    // sync for many writes instead of one per write.
+                    if to_stamp.len() >= self.submit_batch as usize && !journaled {
                         if let Err(message) = self.flush_intents() {
                             self.report_error(&mut stats, message);
                             return self.finish(stats, index, WorkerEnd::Failed);

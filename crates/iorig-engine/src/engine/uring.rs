@@ -447,6 +447,13 @@ impl Drop for UringEngine {
             }
         }
         if self.outstanding == 0 {
+            // Registered files are otherwise released by the ring's teardown,
+            // which runs in a kernel worker after the process has gone: a block
+            // device opened O_EXCL would stay claimed for a moment, and the next
+            // run on it would find it busy. Unregistering drops them now. An
+            // error (no files registered, or a foreign thread on a
+            // single-issuer ring) leaves them to the teardown, as before.
+            let _ = self.ring.submitter().unregister_files();
             // SAFETY: no operation is in flight, so the kernel holds no pointer
             // into the buffers that it could still use (registered pages stay
             // pinned by the ring until it is torn down, but nothing does I/O on
