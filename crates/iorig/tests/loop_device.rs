@@ -1,7 +1,9 @@
 //! Protects `iorig run` on real block devices: O_DIRECT I/O through io_uring to a
 //! loop device this test attaches works and reports the device's own counters,
 //! and a loop device holding an ext4 filesystem is refused without
-//! --allow-destroy and left byte-for-byte unchanged. Needs root, losetup and
+//! --allow-destroy and left byte-for-byte unchanged; a write run may follow
+//! another at once (the device is not still claimed by the first), and a
+//! journaled validation run on a device verifies clean. Needs root, losetup and
 //! mkfs.ext4; otherwise each test prints why it skipped.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
@@ -131,6 +133,47 @@ fn direct_io_to_a_loop_device() {
         "no interval shows the loop device busy: {}",
         doc["intervals"]
     );
+}
+
+#[test]
+fn back_to_back_validated_writes_then_verify_on_a_loop_device() {
+    let Some(lo) = loop_dev(64 << 20) else { return };
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let journal = dir.path().join("lo.journal");
+    let journal = journal.to_str().unwrap();
+    // The first run leaves nothing to tell a later one; each of these starts
+    // the moment the one before has exited, and each opens the device O_EXCL.
+    for read in ["0", "30", "0"] {
+        let out = iorig(&[
+            "run",
+            "--target",
+            &lo.dev,
+            "--read",
+            read,
+            "--qd",
+            "16",
+            "--time",
+            "1s",
+            "--no-db",
+            "--quiet",
+            "--journal",
+            journal,
+        ]);
+        assert!(
+            out.status.success(),
+            "run with --read {read}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = iorig(&["verify", "--journal", journal, "--json", "-"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["errors"], 0);
+    assert!(doc["units_checked"].as_u64().unwrap() > 1000, "{doc}");
 }
 
 #[test]
