@@ -737,6 +737,26 @@ fn step_notes(s: &StepReport) -> String {
             fmt_mb_s(p.bw_bytes_per_s)
         ));
     }
+    if let Some(v) = &f.validation {
+        if v.errors == 0 {
+            notes.push(format!(
+                "validated: {} block(s) checked, no errors",
+                v.blocks_checked
+            ));
+        } else {
+            let kinds: Vec<String> = v
+                .errors_by_kind
+                .iter()
+                .map(|(k, n)| format!("{} {n}", esc(k)))
+                .collect();
+            notes.push(format!(
+                "<span class=\"warn\">{} validation error(s)</span> ({}) in {} block(s) checked",
+                v.errors,
+                kinds.join(", "),
+                v.blocks_checked
+            ));
+        }
+    }
     if let Some(sum) = s.summary.filter(|x| x.errors > 0) {
         notes.push(format!(
             "<span class=\"warn\">{} error(s)</span>",

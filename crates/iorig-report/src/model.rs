@@ -139,6 +139,34 @@ pub struct StepFindings {
     pub precondition: Option<Precondition>,
     /// Why the step was skipped.
     pub skipped_why: Option<String>,
+    /// Data validation (`--verify`), from the step's summary.
+    pub validation: Option<Validation>,
+}
+
+/// What data validation checked and found in a step.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Validation {
+    pub blocks_checked: u64,
+    pub errors: u64,
+    /// (kind, count), e.g. (`lost_write`, 2), in the stored order.
+    pub errors_by_kind: Vec<(String, u64)>,
+}
+
+fn validation_of(summary: &Value) -> Option<Validation> {
+    let v = summary.get("validation")?.as_object()?;
+    Some(Validation {
+        blocks_checked: v.get("blocks_checked").and_then(Value::as_u64).unwrap_or(0),
+        errors: v.get("errors").and_then(Value::as_u64).unwrap_or(0),
+        errors_by_kind: v
+            .get("errors_by_kind")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .map(|(k, n)| (k.clone(), n.as_u64().unwrap_or(0)))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    })
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -267,6 +295,7 @@ fn step_of(
 ) -> Result<StepReport, ReportError> {
     let params = params_of(&row.params);
     let summary = row.summary.as_ref().and_then(summary_of);
+    let validation = row.summary.as_ref().and_then(validation_of);
     let intervals = intervals_of(&store.intervals(row.id)?);
     let mut percentiles = Vec::new();
     let total = store.histogram(row.id, Op::Total, HistKind::Lat)?;
@@ -305,6 +334,7 @@ fn step_of(
     };
     let measured_start_s = report.measured_start_s();
     report.findings = findings_of(findings, measured_start_s);
+    report.findings.validation = validation;
     Ok(report)
 }
 

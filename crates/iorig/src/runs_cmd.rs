@@ -239,5 +239,27 @@ fn show(printer: &Printer, s: &Store, id: i64, as_json: bool) -> Result<u8, Fail
             ));
         }
     }
+    for st in &steps {
+        let Some(v) = st.summary.as_ref().map(|s| &s["validation"]) else {
+            continue;
+        };
+        let Some(errors) = v["errors"].as_u64() else {
+            continue;
+        };
+        let kinds: Vec<String> = v["errors_by_kind"]
+            .as_object()
+            .map(|m| m.iter().map(|(k, n)| format!("{k} {n}")).collect())
+            .unwrap_or_default();
+        printer.line(&format!(
+            "step {}: validation: {} block(s) checked, {errors} error(s){}",
+            st.index + 1,
+            v["blocks_checked"].as_u64().unwrap_or(0),
+            if kinds.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", kinds.join(", "))
+            }
+        ));
+    }
     Ok(exit::OK)
 }

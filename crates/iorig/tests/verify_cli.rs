@@ -260,7 +260,8 @@ fn dropped_writes_are_found_as_lost_writes() {
             "5s",
             "--max-errors",
             "10",
-            "--no-db",
+            "--db",
+            "v.db",
             "--quiet",
         ],
         d.path(),
@@ -279,6 +280,21 @@ fn dropped_writes_are_found_as_lost_writes() {
     assert_eq!(doc["run"]["status"], "failed");
     // Every interval completed before the stop is kept.
     assert!(!doc["intervals"].as_array().unwrap().is_empty());
+    // The store has it: `runs show` and the report say what was found.
+    let out = run(&["runs", "show", "1", "--db", "v.db"], d.path());
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("validation: ") && shown.contains("10 error(s) (lost_write 10)"),
+        "{shown}"
+    );
+    let out = run(&["report", "1", "--db", "v.db", "--out", "rep"], d.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(d.path().join("rep/index.html")).unwrap();
+    assert!(page.contains("10 validation error(s)</span> (lost_write 10)"));
 }
 
 #[test]
