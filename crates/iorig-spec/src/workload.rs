@@ -645,6 +645,15 @@ impl WorkloadFile {
         let verify_after = self.verify_after.unwrap_or(false);
         let verify = verify_after || self.verify.unwrap_or(false);
         let max_errors = count(&self.max_errors, "max-errors", DEFAULT_MAX_ERRORS, u32::MAX)?;
+        if !verify {
+            if let Some(m) = &self.max_errors {
+                return Err(SpecError::bad(
+                    "max-errors",
+                    m.text(),
+                    "it counts data validation errors; add --verify (or verify = true) or drop it",
+                ));
+            }
+        }
         let w = Workload {
             verify,
             verify_after,
@@ -965,6 +974,24 @@ mod tests {
         assert_eq!(w.qd, 16);
         assert_eq!(w.rate, Rate::Iops(2000.0));
         assert_eq!(w.labels.len(), 2);
+    }
+
+    #[test]
+    fn verify_keys_resolve_and_their_limits_are_checked() {
+        let w = file("verify_after = true\nbs = '4k:50,16k:30,64k:20'\n")
+            .resolve(1)
+            .unwrap();
+        assert!(w.verify && w.verify_after, "verify_after implies verify");
+        assert_eq!(w.max_errors, DEFAULT_MAX_ERRORS);
+        assert_eq!(w.verify_unit_bytes(), 4096, "the smallest block size");
+        let w = file("verify = true\nmax_errors = 7\n").resolve(1).unwrap();
+        assert_eq!(w.max_errors, 7);
+        let bad = |text: &str| file(text).resolve(1).unwrap_err().to_string();
+        assert!(bad("verify = true\nengine = 'null'\n").contains("null engine"));
+        assert!(bad("verify = true\ndata = 'zero'\n").contains("drop --data"));
+        assert!(bad("verify = true\nbs = '4k:50,6k:50'\n").contains("6k is not"));
+        assert!(bad("max_errors = 5\n").contains("add --verify"));
+        assert!(bad("verify = true\nmax_errors = 0\n").contains("between 1"));
     }
 
     #[test]
