@@ -49,7 +49,17 @@ pub fn analyse_step(w: &Workload, out: &StepOutput, printer: &Printer) -> Vec<(S
         });
         if verdict.generator_bound {
             if let Some(m) = &verdict.message {
-                printer.notice(m);
+                // Under validation the generator is slower by design: say why
+                // rather than suggest a faster host.
+                match &out.verify {
+                    Some(v) if v.journal.is_some() => printer.notice(&format!(
+                        "{m} (here the journal's synced records between I/Os are the limit: the price of --journal)"
+                    )),
+                    Some(_) => printer.notice(&format!(
+                        "{m} (here stamping and checking blocks for --verify takes part of that time)"
+                    )),
+                    None => printer.notice(m),
+                }
             }
         }
         found.push((
