@@ -230,14 +230,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
             intervals: out.intervals,
             summary,
         };
-        let text = serde_json::to_string_pretty(&doc)
-            .map_err(|e| Failure::runtime(format!("encoding JSON: {e}")))?;
-        if j == "-" {
-            printer.json_stdout(&text);
-        } else {
-            std::fs::write(j, text + "\n")
-                .map_err(|e| Failure::runtime(format!("--json {j}: {e}")))?;
-        }
+        crate::output::json::write_json_doc(&printer, j, &doc)?;
     }
     Ok(if was_interrupted {
         exit::INTERRUPTED

@@ -480,14 +480,7 @@ pub fn verify(a: crate::cli::VerifyArgs) -> Result<u8, Failure> {
                 .collect(),
             status: if summary.errors == 0 { "ok" } else { "errors" },
         };
-        let text = serde_json::to_string_pretty(&doc)
-            .map_err(|e| Failure::runtime(format!("encoding JSON: {e}")))?;
-        if j == "-" {
-            printer.json_stdout(&text);
-        } else {
-            std::fs::write(j, text + "\n")
-                .map_err(|e| Failure::runtime(format!("--json {j}: {e}")))?;
-        }
+        crate::output::json::write_json_doc(&printer, j, &doc)?;
     }
     Ok(if summary.errors > 0 {
         exit::VALIDATION

@@ -130,3 +130,20 @@ impl SummaryJson {
         self
     }
 }
+
+/// Writes a `--json` document: pretty-printed to FILE, or alone on stdout for `-`.
+pub fn write_json_doc<T: Serialize>(
+    printer: &super::Printer,
+    dest: &str,
+    doc: &T,
+) -> Result<(), crate::Failure> {
+    let text = serde_json::to_string_pretty(doc)
+        .map_err(|e| crate::Failure::runtime(format!("encoding JSON: {e}")))?;
+    if dest == "-" {
+        printer.json_stdout(&text);
+        Ok(())
+    } else {
+        std::fs::write(dest, text + "\n")
+            .map_err(|e| crate::Failure::runtime(format!("--json {dest}: {e}")))
+    }
+}
