@@ -9,7 +9,17 @@
 //! them with rule sets kept as data, and writes a workload that replays the
 //! measured mix on candidate storage.
 
+pub mod devices;
+pub mod emit;
 mod error;
+pub mod figures;
+pub mod profile;
 pub mod rules;
+pub mod snapshot;
 
+pub use devices::{Covered, DeviceClass, Selection};
+pub use emit::{workload_toml, EmitRate};
 pub use error::ProfileError;
+pub use figures::{Figures, FIGURE_NAMES};
+pub use profile::{FigureStat, IntervalFigures, Profile, ProfileBuilder, Summary};
+pub use snapshot::{DeviceCounters, Snapshot};
