@@ -14,9 +14,8 @@
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// What a `/proc/diskstats` entry is.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+/// What a `/proc/diskstats` entry is (serialised as its [`DeviceClass::name`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DeviceClass {
     /// A whole disk (sd, nvme, vd, xvd, mmcblk, ...).
     Disk,
@@ -29,6 +28,12 @@ pub enum DeviceClass {
     /// A loop, RAM, zram, optical or floppy device: not storage being
     /// characterised unless asked for.
     Virtual,
+}
+
+impl Serialize for DeviceClass {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
 }
 
 impl DeviceClass {
@@ -119,6 +124,9 @@ impl Selection {
 pub struct Covered {
     pub name: String,
     pub class: DeviceClass,
+    /// For a partition, its disk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partition_of: Option<String>,
     pub in_total: bool,
     /// Why not, when it does not.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -163,6 +171,10 @@ pub fn cover(
             Covered {
                 name: (*name).to_owned(),
                 class: class.clone(),
+                partition_of: match class {
+                    DeviceClass::Partition { disk } => Some(disk.clone()),
+                    _ => None,
+                },
                 in_total: why.is_none(),
                 why_not_in_total: why,
             }

@@ -33,6 +33,10 @@ pub enum Command {
     /// Re-read every block a journaled run wrote and check it (after a crash,
     /// a power loss, or just later). Exits 0 when clean, 3 on errors.
     Verify(VerifyArgs),
+    /// Characterise a live system's I/O from /proc/diskstats (or a recording):
+    /// per device and in total, mean, p95 and peak; verdicts from rule sets; a
+    /// workload that replays the mix. Ends after --time or at Ctrl-C.
+    Profile(ProfileArgs),
     /// Write a self-contained HTML report of a run (DIR/index.html, plus each
     /// chart as SVG and PNG).
     Report {
@@ -322,6 +326,48 @@ pub struct RunArgs {
     /// journal's key map (implies --verify).
     #[arg(long, value_name = "FILE")]
     pub journal: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// Device to cover, as in /proc/diskstats (sda, nvme0n1, sda2, dm-0, md0);
+    /// repeatable [default: every whole disk].
+    #[arg(long = "device", value_name = "NAME")]
+    pub devices: Vec<String>,
+    /// Sampling interval [default: 5s].
+    #[arg(long, value_name = "DUR")]
+    pub interval: Option<String>,
+    /// How long to sample; Ctrl-C ends earlier and keeps everything [default: 10m].
+    #[arg(long, value_name = "DUR")]
+    pub time: Option<String>,
+    /// Analyse a recording (DIR/<ms since epoch>.diskstats files) instead of sampling.
+    #[arg(long, value_name = "DIR", conflicts_with = "record")]
+    pub diskstats: Option<PathBuf>,
+    /// Also write every snapshot to DIR as <ms since epoch>.diskstats, for
+    /// analysis elsewhere with --diskstats DIR.
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
+    /// Rule set to judge the profile with: a built-in name (replication-link,
+    /// storage-sizing) or a TOML file; repeatable [default: both built-ins].
+    #[arg(long = "rules", value_name = "NAME|FILE")]
+    pub rules: Vec<String>,
+    /// Write a workload TOML that replays the measured mix (iorig run FILE --target ...).
+    #[arg(long, value_name = "FILE")]
+    pub emit_workload: Option<PathBuf>,
+    /// The rate of the emitted workload: the mean or the peak total IOPS.
+    #[arg(long, value_name = "mean|peak", default_value = "mean")]
+    pub emit_rate: String,
+    /// Write the profile as JSON (schema iorig.profile/1) to FILE, or to stdout with -.
+    #[arg(long, value_name = "FILE|-")]
+    pub json: Option<String>,
+    /// Write one CSV row per interval and device (and the total) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    #[command(flatten)]
+    pub record_store: RecordArgs,
+    /// Print only the summary.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

@@ -5,6 +5,7 @@ mod analyse;
 mod cli;
 mod output;
 mod plan_cmd;
+mod profile_cmd;
 mod quick_cmd;
 mod record;
 mod report_cmd;
@@ -98,6 +99,7 @@ fn main() -> ExitCode {
         }
         cli::Command::Runs(cmd) => runs_cmd::runs(cmd),
         cli::Command::Verify(args) => verify_cmd::verify(args),
+        cli::Command::Profile(args) => profile_cmd::profile(args),
         cli::Command::Report { id, out, store } => report_cmd::report(id, out, store.db.as_deref()),
         cli::Command::Export {
             id,

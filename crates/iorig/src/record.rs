@@ -310,6 +310,13 @@ impl Recorder {
         });
     }
 
+    /// The end of a step that did no I/O of its own (a profile): its summary.
+    pub fn finish_profile_step(&mut self, printer: &Printer, step: StepId, summary: &Value) {
+        self.write(printer, "recording the step's end", |s| {
+            s.finish_step(step, StepStatus::Ok, summary, &now_rfc3339())
+        });
+    }
+
     pub fn skip_step(&mut self, printer: &Printer, index: usize, name: &str, params: &Value) {
         let Some(run) = self.run else { return };
         self.write(printer, "recording a skipped step", |s| {

@@ -13,6 +13,11 @@ use std::path::{Path, PathBuf};
 
 fn load(store: &Store, id: i64) -> Result<RunReport, Failure> {
     match store.get_run(RunId(id)) {
+        Ok(Some(r)) if r.run.kind == iorig_store::RunKind::Profile => {
+            return Err(Failure::usage(format!(
+                "run {id} is a profile, which has no report, export or comparison yet; iorig runs show {id} (or --json) shows all of it"
+            )))
+        }
         Ok(Some(_)) => {}
         Ok(None) => {
             return Err(Failure::usage(format!(

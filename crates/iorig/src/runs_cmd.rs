@@ -183,6 +183,16 @@ fn show(printer: &Printer, s: &Store, id: i64, as_json: bool) -> Result<u8, Fail
     if !run.run.labels.is_empty() {
         printer.line(&format!("labels: {}", labels_text(&run.run.labels)));
     }
+    if run.run.kind == iorig_store::RunKind::Profile {
+        for st in &steps {
+            let mine: Vec<&iorig_store::AnalysisRow> = analysis
+                .iter()
+                .filter(|a| a.step_id == Some(st.id))
+                .collect();
+            crate::profile_cmd::print_stored(printer, st.summary.as_ref(), &mine);
+        }
+        return Ok(exit::OK);
+    }
     for t in s.target_facts(RunId(id)).map_err(store_err)? {
         printer.line(&format!(
             "target: {} ({}, {} bytes)",

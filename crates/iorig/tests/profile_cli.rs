@@ -1,0 +1,651 @@
+//! Protects `iorig profile` end to end: recorded snapshots with known counter
+//! deltas give exactly the expected figures (a 32-bit counter wrap, a disk
+//! that appears mid-recording, a partition not counted twice with its disk);
+//! the built-in rules give the documented zone on each boundary (35.0 and
+//! 50.0 MB/s, 8k and 16k); a live profile of a loop device measures the write
+//! MB/s an `iorig run --rate` reported, within 10 %; `--record` then
+//! `--diskstats` reproduces a live profile; the emitted workload runs; the
+//! profile is stored and listed; bad input exits 2 and writes nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+use serde_json::Value;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn iorig() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iorig"));
+    c.env_remove("IORIG_DB");
+    c
+}
+
+fn tmp() -> tempfile::TempDir {
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(&base).unwrap();
+    tempfile::tempdir_in(base).unwrap()
+}
+
+fn run(args: &[&str], dir: &Path) -> Output {
+    iorig().args(args).current_dir(dir).output().unwrap()
+}
+
+fn profile_json(args: &[&str], dir: &Path) -> Value {
+    let out = iorig()
+        .arg("profile")
+        .args(args)
+        .args(["--json", "-"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "iorig profile {args:?}: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON alone")
+}
+
+/// One diskstats line: reads, read sectors, read ms, writes, write sectors,
+/// write ms, io ms, queue ms (17 counter fields, the rest 0).
+#[derive(Clone, Copy, Default)]
+struct Line {
+    r: u64,
+    rs: u64,
+    rms: u64,
+    w: u64,
+    ws: u64,
+    wms: u64,
+    io_ms: u64,
+    q_ms: u64,
+}
+
+fn text(devs: &[(&str, Line)]) -> String {
+    let mut t = String::new();
+    for (i, (name, l)) in devs.iter().enumerate() {
+        let _ = writeln!(
+            t,
+            "   8 {:>7} {name} {} 0 {} {} {} 0 {} {} 0 {} {} 0 0 0 0 0 0",
+            i * 16,
+            l.r,
+            l.rs,
+            l.rms,
+            l.w,
+            l.ws,
+            l.wms,
+            l.io_ms,
+            l.q_ms
+        );
+    }
+    t
+}
+
+fn record(dir: &Path, snaps: &[(u64, Vec<(&str, Line)>)]) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (t, devs) in snaps {
+        std::fs::write(dir.join(format!("{t}.diskstats")), text(devs)).unwrap();
+    }
+}
+
+const T0: u64 = 1_700_000_000_000;
+
+#[test]
+fn recorded_snapshots_give_exact_figures() {
+    let d = tmp();
+    let rec = d.path().join("rec");
+    // sda: 2 s intervals. Interval 1: 1000 reads of 4 KiB, 500 writes of
+    // 16 KiB. Interval 2: the write-sector counter wraps at 2^32 (a 32-bit
+    // kernel) while 200 writes of 8 KiB happen. sdb appears in snapshot 2 and
+    // only has figures from interval 2 on. sda1 is a partition: not covered.
+    let wrap_from = (1u64 << 32) - 1000;
+    let sda = [
+        Line {
+            wms: 0,
+            ws: wrap_from - 16_000,
+            ..Default::default()
+        },
+        Line {
+            r: 1000,
+            rs: 8000,
+            rms: 2000,
+            w: 500,
+            ws: wrap_from,
+            wms: 1500,
+            io_ms: 1000,
+            q_ms: 3000,
+        },
+        Line {
+            r: 1000,
+            rs: 8000,
+            rms: 2000,
+            w: 700,
+            ws: 2200,
+            wms: 1900,
+            io_ms: 2000,
+            q_ms: 3400,
+        },
+    ];
+    let sdb = Line {
+        w: 100,
+        ws: 800,
+        ..Default::default()
+    };
+    let sdb2 = Line {
+        w: 300,
+        ws: 2400,
+        wms: 400,
+        io_ms: 500,
+        q_ms: 400,
+        ..Default::default()
+    };
+    let part = Line {
+        w: 9999,
+        ws: 999_999,
+        ..Default::default()
+    };
+    record(
+        &rec,
+        &[
+            (T0, vec![("sda", sda[0]), ("sda1", part)]),
+            (
+                T0 + 2000,
+                vec![("sda", sda[1]), ("sda1", part), ("sdb", sdb)],
+            ),
+            (
+                T0 + 4000,
+                vec![("sda", sda[2]), ("sda1", part), ("sdb", sdb2)],
+            ),
+        ],
+    );
+    let doc = profile_json(&["--diskstats", rec.to_str().unwrap(), "--no-db"], d.path());
+    assert_eq!(doc["schema"], "iorig.profile/1");
+    assert_eq!(doc["duration_s"], 4.0);
+    let names: Vec<&str> = doc["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["sda", "sdb"],
+        "whole disks only, sdb once it appears"
+    );
+
+    let iv = doc["intervals"].as_array().unwrap();
+    assert_eq!(iv.len(), 2);
+    let i1 = &iv[0]["total"];
+    assert_eq!(i1["read_iops"], 500.0);
+    assert_eq!(i1["write_iops"], 250.0);
+    assert_eq!(i1["read_bw_bytes_per_s"], 1000.0 * 4096.0 / 2.0);
+    assert_eq!(i1["write_bw_bytes_per_s"], 500.0 * 16384.0 / 2.0);
+    assert_eq!(i1["read_avg_size_bytes"], 4096.0);
+    assert_eq!(i1["write_avg_size_bytes"], 16384.0);
+    assert_eq!(i1["read_pct_ops"], 100.0 * 1000.0 / 1500.0);
+    assert_eq!(i1["queue_depth"], 1.5);
+    assert_eq!(i1["read_await_ms"], 2.0);
+    assert_eq!(i1["write_await_ms"], 3.0);
+    assert_eq!(i1["util_pct"], 50.0);
+    assert!(
+        iv[0]["devices"].get("sdb").is_none(),
+        "sdb's first snapshot is only a baseline"
+    );
+
+    // Interval 2: sda's writes wrapped (1000 + 2200 sectors = 200 writes of
+    // 8 KiB); sdb 200 writes of 4 KiB.
+    let i2 = &iv[1];
+    assert_eq!(i2["devices"]["sda"]["write_iops"], 100.0);
+    assert_eq!(
+        i2["devices"]["sda"]["write_avg_size_bytes"],
+        3200.0 * 512.0 / 200.0
+    );
+    assert_eq!(i2["devices"]["sdb"]["write_iops"], 100.0);
+    assert_eq!(i2["devices"]["sdb"]["write_avg_size_bytes"], 4096.0);
+    assert_eq!(i2["total"]["write_iops"], 200.0);
+    assert_eq!(
+        i2["total"]["write_bw_bytes_per_s"],
+        (3200.0 + 1600.0) * 512.0 / 2.0
+    );
+    assert_eq!(i2["total"]["util_pct"], 50.0, "the busiest device");
+    assert_eq!(i2["total"]["read_await_ms"], Value::Null, "no reads");
+
+    // The summary: means from summed counters, p95 and peak over intervals.
+    let s = &doc["summary"]["total"];
+    assert_eq!(s["write_iops"]["mean"], (500.0 + 400.0) / 4.0);
+    assert_eq!(s["write_iops"]["peak"], 250.0);
+    assert_eq!(s["write_iops"]["p95"], 250.0);
+    let bytes = (500.0 * 16384.0) + (3200.0 + 1600.0) * 512.0;
+    assert_eq!(s["write_bw_bytes_per_s"]["mean"], bytes / 4.0);
+    assert_eq!(s["write_avg_size_bytes"]["mean"], bytes / 900.0);
+    assert_eq!(s["read_pct_ops"]["mean"], 100.0 * 1000.0 / 1900.0);
+    assert_eq!(
+        doc["summary"]["devices"]["sdb"]["write_iops"]["mean"],
+        100.0
+    );
+
+    // A partition with its disk: shown, not added to the total.
+    let doc = profile_json(
+        &[
+            "--diskstats",
+            rec.to_str().unwrap(),
+            "--device",
+            "sda",
+            "--device",
+            "sda1",
+            "--no-db",
+        ],
+        d.path(),
+    );
+    let sda1 = doc["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "sda1")
+        .unwrap();
+    assert_eq!(sda1["in_total"], false);
+    assert_eq!(sda1["partition_of"], "sda");
+    assert_eq!(doc["intervals"][0]["total"]["write_iops"], 250.0);
+}
+
+/// A recording of one 8 s interval on sda with `writes` writes of `sectors` sectors in all.
+fn one_interval(dir: &Path, writes: u64, sectors: u64) {
+    record(
+        dir,
+        &[
+            (T0, vec![("sda", Line::default())]),
+            (
+                T0 + 8000,
+                vec![(
+                    "sda",
+                    Line {
+                        w: writes,
+                        ws: sectors,
+                        ..Default::default()
+                    },
+                )],
+            ),
+        ],
+    );
+}
+
+fn verdict(doc: &Value, rule_set: &str, figure: &str) -> (String, f64) {
+    let set = doc["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["rule_set"] == rule_set)
+        .unwrap();
+    let v = set["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["figure"] == figure)
+        .unwrap();
+    (
+        v["level"].as_str().unwrap_or("none").to_owned(),
+        v["value"].as_f64().unwrap(),
+    )
+}
+
+#[test]
+fn replication_link_rules_at_their_boundaries() {
+    let d = tmp();
+    // Write MB/s: 280 MB in 8 s = 35.0 exactly; 400 MB = 50.0; one sector more is above.
+    for (sectors, want) in [
+        (546_875, "green"),
+        (546_876, "yellow"),
+        (781_250, "yellow"),
+        (781_251, "red"),
+        (100_000, "green"),
+    ] {
+        let rec = d.path().join(format!("bw{sectors}"));
+        one_interval(&rec, 1000, sectors);
+        let doc = profile_json(
+            &[
+                "--diskstats",
+                rec.to_str().unwrap(),
+                "--rules",
+                "replication-link",
+                "--no-db",
+            ],
+            d.path(),
+        );
+        let (level, value) = verdict(&doc, "replication-link", "write_bw_bytes_per_s");
+        assert_eq!(level, want, "{sectors} sectors in 8 s = {value} bytes/s");
+    }
+    // Average write size: exactly 8k and 16k are in the middle zone.
+    for (writes, sectors, want) in [
+        (1000, 15_999, "green"),
+        (1000, 16_000, "yellow"),
+        (1000, 32_000, "yellow"),
+        (1000, 32_001, "red"),
+    ] {
+        let rec = d.path().join(format!("size{sectors}"));
+        one_interval(&rec, writes, sectors);
+        let doc = profile_json(
+            &[
+                "--diskstats",
+                rec.to_str().unwrap(),
+                "--rules",
+                "replication-link",
+                "--no-db",
+            ],
+            d.path(),
+        );
+        let (level, value) = verdict(&doc, "replication-link", "write_avg_size_bytes");
+        assert_eq!(level, want, "average write {value} bytes");
+    }
+}
+
+#[test]
+fn the_emitted_workload_replays_the_mix() {
+    let d = tmp();
+    let rec = d.path().join("rec");
+    // 10 s: 3000 reads of 4 KiB, 1000 writes of 16 KiB, queue depth 2.
+    record(
+        &rec,
+        &[
+            (T0, vec![("sda", Line::default())]),
+            (
+                T0 + 10_000,
+                vec![(
+                    "sda",
+                    Line {
+                        r: 3000,
+                        rs: 24_000,
+                        w: 1000,
+                        ws: 32_000,
+                        q_ms: 20_000,
+                        ..Default::default()
+                    },
+                )],
+            ),
+        ],
+    );
+    let w = d.path().join("w.toml");
+    let out = run(
+        &[
+            "profile",
+            "--diskstats",
+            rec.to_str().unwrap(),
+            "--emit-workload",
+            w.to_str().unwrap(),
+            "--no-db",
+            "--quiet",
+        ],
+        d.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let toml = std::fs::read_to_string(&w).unwrap();
+    for want in [
+        "read = 75.0",
+        "read_bs = \"4k\"",
+        "write_bs = \"16k\"",
+        "rate = 400",
+        "qd = 2",
+    ] {
+        assert!(toml.contains(want), "{want} in:\n{toml}");
+    }
+    // It runs, and does what it says.
+    let f = d.path().join("t.dat");
+    let out = iorig()
+        .args([
+            "run",
+            w.to_str().unwrap(),
+            "--target",
+            f.to_str().unwrap(),
+            "--size",
+            "16m",
+            "--time",
+            "2s",
+            "--no-db",
+            "--json",
+            "-",
+        ])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let s = &doc["summary"];
+    let size = |op: &str| s[op]["bytes"].as_f64().unwrap() / s[op]["ops"].as_f64().unwrap();
+    assert_eq!(size("read"), 4096.0);
+    assert_eq!(size("write"), 16384.0);
+    let iops = s["total"]["iops"].as_f64().unwrap();
+    assert!(
+        (iops - 400.0).abs() < 40.0,
+        "paced at the measured rate: {iops}"
+    );
+}
+
+#[test]
+fn a_profile_is_stored_and_listed() {
+    let d = tmp();
+    let rec = d.path().join("rec");
+    one_interval(&rec, 100, 800);
+    let out = run(
+        &[
+            "profile",
+            "--diskstats",
+            rec.to_str().unwrap(),
+            "--db",
+            "p.db",
+            "--quiet",
+        ],
+        d.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&["runs", "list", "--db", "p.db"], d.path());
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.contains("profile") && l.contains("ok")),
+        "{listed}"
+    );
+    let out = run(&["runs", "show", "1", "--db", "p.db", "--json"], d.path());
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let step = &doc["steps"][0];
+    assert_eq!(step["summary"]["total"]["write_iops"]["mean"], 12.5);
+    assert!(step["analysis"]["rules"].is_array());
+    assert_eq!(
+        step["analysis"]["profile_intervals"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn bad_input_exits_2_and_writes_nothing() {
+    let d = tmp();
+    let rec = d.path().join("rec");
+    one_interval(&rec, 100, 800);
+    let r = rec.to_str().unwrap();
+    let full = d.path().join("full");
+    record(&full, &[(T0, vec![("sda", Line::default())])]);
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["--diskstats", r, "--device", "sdz"],
+        vec![
+            "--device",
+            "no-such-device",
+            "--time",
+            "1s",
+            "--interval",
+            "1s",
+        ],
+        vec!["--diskstats", r, "--interval", "1s"],
+        vec!["--diskstats", r, "--rules", "no-such-rules"],
+        vec!["--interval", "10ms"],
+        vec!["--interval", "5s", "--time", "1s"],
+        vec![
+            "--record",
+            full.to_str().unwrap(),
+            "--time",
+            "1s",
+            "--interval",
+            "1s",
+        ],
+        vec!["--diskstats", full.to_str().unwrap()],
+        vec!["--diskstats", r, "--emit-rate", "median"],
+    ];
+    for args in cases {
+        let mut all = vec!["profile"];
+        all.extend(&args);
+        all.extend(["--db", "bad.db", "--csv", "bad.csv"]);
+        let out = run(&all, d.path());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: one line: {stderr}");
+        assert!(
+            !d.path().join("bad.db").exists() && !d.path().join("bad.csv").exists(),
+            "{args:?} wrote"
+        );
+    }
+}
+
+#[test]
+fn record_then_replay_gives_the_same_profile() {
+    let d = tmp();
+    let rec = d.path().join("rec");
+    let live = profile_json(
+        &[
+            "--interval",
+            "200ms",
+            "--time",
+            "1s",
+            "--record",
+            rec.to_str().unwrap(),
+            "--no-db",
+            "--csv",
+            "live.csv",
+        ],
+        d.path(),
+    );
+    let replay = profile_json(&["--diskstats", rec.to_str().unwrap(), "--no-db"], d.path());
+    assert_eq!(live["intervals"].as_array().unwrap().len(), 5);
+    assert_eq!(live["summary"], replay["summary"]);
+    assert_eq!(live["intervals"], replay["intervals"]);
+    let csv = std::fs::read_to_string(d.path().join("live.csv")).unwrap();
+    assert!(csv.starts_with("t_s,duration_s,device,read_iops,"));
+    assert!(csv.lines().count() >= 6, "{csv}");
+}
+
+// ------------------------------------------------------------------ live, loop device
+
+struct LoopDev(String);
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+fn loop_dev(dir: &Path) -> Option<LoopDev> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { geteuid() } != 0 {
+        eprintln!("skipped: the live profile test needs root for a loop device");
+        return None;
+    }
+    let img = dir.join("disk.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(256 << 20)
+        .unwrap();
+    let out = Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(&img)
+        .output();
+    match out {
+        Ok(o) if o.status.success() => Some(LoopDev(
+            String::from_utf8_lossy(&o.stdout).trim().to_owned(),
+        )),
+        _ => {
+            eprintln!("skipped: losetup could not attach a loop device");
+            None
+        }
+    }
+}
+
+extern "C" {
+    fn geteuid() -> u32;
+}
+
+#[test]
+fn live_profile_of_a_loop_device_matches_the_run() {
+    let d = tmp();
+    let Some(lo) = loop_dev(d.path()) else { return };
+    // 300 writes/s of 64 KiB = 19.7 MB/s for 6 s; the profile samples 4 s of it.
+    let run = iorig()
+        .args([
+            "run",
+            "--target",
+            &lo.0,
+            "--allow-destroy",
+            "--read",
+            "0",
+            "--bs",
+            "64k",
+            "--rate",
+            "300",
+            "--qd",
+            "4",
+            "--time",
+            "6s",
+            "--no-db",
+            "--quiet",
+            "--json",
+            "-",
+        ])
+        .current_dir(d.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    let name = lo.0.trim_start_matches("/dev/");
+    let prof = profile_json(
+        &[
+            "--device",
+            name,
+            "--interval",
+            "1s",
+            "--time",
+            "4s",
+            "--no-db",
+        ],
+        d.path(),
+    );
+    let out = run.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ran = doc["summary"]["write"]["bw_bytes_per_s"].as_f64().unwrap();
+    let seen = prof["summary"]["total"]["write_bw_bytes_per_s"]["mean"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (seen - ran).abs() <= 0.10 * ran,
+        "profile {seen} bytes/s vs run {ran} bytes/s"
+    );
+    assert_eq!(
+        prof["summary"]["total"]["write_avg_size_bytes"]["mean"],
+        65536.0
+    );
+}
