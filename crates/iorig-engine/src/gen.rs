@@ -11,7 +11,7 @@
 //! order, one region per worker.
 
 use crate::EngineError;
-use iorig_spec::{AccessDist, BsSpec};
+use iorig_spec::{AccessDist, BsSpec, Workload};
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -396,6 +396,50 @@ impl BsGen {
     }
 }
 
+impl BsGen {
+    fn on_stream(bs: &BsSpec, seed: u64, worker: u32, stream: u64) -> Self {
+        let mut g = BsGen::new(bs, seed, worker);
+        g.rng = rng_for(seed, worker, stream);
+        g
+    }
+}
+
+/// Block sizes for both directions: one generator when reads and writes share
+/// `bs` (the sequence is then the same as ever for a given seed), one per
+/// direction when `read_bs` or `write_bs` sets them apart.
+#[derive(Clone, Debug)]
+pub enum SizeGen {
+    Shared(BsGen),
+    Split { read: BsGen, write: BsGen },
+}
+
+impl SizeGen {
+    pub fn new(w: &Workload, worker: u32) -> Self {
+        if w.read_bs.is_none() && w.write_bs.is_none() {
+            return SizeGen::Shared(BsGen::new(&w.bs, w.seed, worker));
+        }
+        SizeGen::Split {
+            read: BsGen::new(w.read_sizes(), w.seed, worker),
+            write: BsGen::on_stream(w.write_sizes(), w.seed, worker, 7),
+        }
+    }
+
+    /// The size of the next I/O, a read or a write.
+    #[inline]
+    pub fn next_bs(&mut self, read: bool) -> u64 {
+        match self {
+            SizeGen::Shared(g) => g.next_bs(),
+            SizeGen::Split { read: r, write: w } => {
+                if read {
+                    r.next_bs()
+                } else {
+                    w.next_bs()
+                }
+            }
+        }
+    }
+}
+
 /// Decides read or write by the read share.
 #[derive(Clone, Debug)]
 pub struct OpGen {
@@ -537,6 +581,41 @@ mod tests {
         assert!((0..1000).all(|_| OpGen::new(100.0, 1, 0).next_is_read()));
         let mut w = OpGen::new(0.0, 1, 0);
         assert!((0..1000).all(|_| !w.next_is_read()));
+    }
+
+    fn workload(toml: &str) -> Workload {
+        iorig_spec::WorkloadFile::from_toml("t", toml)
+            .unwrap()
+            .resolve(9)
+            .unwrap()
+    }
+
+    #[test]
+    fn sizes_follow_the_direction_and_the_seed() {
+        let w = workload("read = 50\nread_bs = '4k'\nwrite_bs = '16k:50,64k:50'\n");
+        let draw = || {
+            let mut ops = OpGen::new(w.read_pct, w.seed, 0);
+            let mut sizes = SizeGen::new(&w, 0);
+            (0..2000)
+                .map(|_| {
+                    let read = ops.next_is_read();
+                    (read, sizes.next_bs(read))
+                })
+                .collect::<Vec<_>>()
+        };
+        let seq = draw();
+        assert!(seq.iter().filter(|(r, _)| *r).all(|(_, s)| *s == 4096));
+        assert!(seq
+            .iter()
+            .filter(|(r, _)| !*r)
+            .all(|(_, s)| *s == 16384 || *s == 65536));
+        assert!(seq.iter().any(|(r, s)| !*r && *s == 65536));
+        assert_eq!(seq, draw(), "same seed, same sequence");
+        // Without read_bs/write_bs the sequence is the shared generator's.
+        let w = workload("read = 50\nbs = '4k:50,8k:50'\n");
+        let mut shared = SizeGen::new(&w, 0);
+        let mut plain = BsGen::new(&w.bs, w.seed, 0);
+        assert!((0..1000).all(|i| shared.next_bs(i % 2 == 0) == plain.next_bs()));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::engine::fault::{FaultEngine, FaultRule};
 use crate::engine::null::NullEngine;
 use crate::engine::psync::PsyncEngine;
 use crate::engine::uring::UringEngine;
-use crate::gen::{AddressSpace, BsGen, OffsetGen, OpGen, Segment};
+use crate::gen::{AddressSpace, OffsetGen, OpGen, Segment, SizeGen};
 use crate::target::{self, FillProgress, OpenTarget, TargetKind, TargetPlan};
 use crate::verify::{
     ValidationError, ValidationSummary, VerifyCounters, VerifySetup, VerifyWorker,
@@ -181,7 +181,7 @@ pub fn open(
 ) -> Result<Prepared, EngineError> {
     let w = planned.workload;
     let align = w.offset_align_bytes();
-    let max_bs = w.bs.max_bytes();
+    let max_bs = w.max_bs_bytes();
     let (targets, info, segs, extents_bytes) = if planned.engine == EngineKind::Null {
         // No target is opened or created: offsets range over a virtual device of
         // the requested size, so the generators do exactly what they would do.
@@ -303,7 +303,7 @@ pub fn execute(
     let w = &prepared.workload;
     let plan = Arc::new(IntervalPlan::new(w.warmup, w.time, w.interval));
     let workers = w.threads;
-    let slot_bytes = w.bs.max_bytes() as usize;
+    let slot_bytes = w.max_bs_bytes() as usize;
     let fds: Vec<i32> = prepared
         .targets
         .iter()
@@ -349,12 +349,12 @@ pub fn execute(
             prepared.space.clone(),
             w.dist,
             w.random_pct,
-            w.bs.max_bytes(),
+            w.max_bs_bytes(),
             id,
             workers,
             w.seed,
         )?;
-        let sizes = BsGen::new(&w.bs, w.seed, id);
+        let sizes = SizeGen::new(w, id);
         let ops = OpGen::new(w.read_pct, w.seed, id);
         let data = DataFiller::new(w.data, slot_bytes, w.seed, id);
         let engine_kind = prepared.engine;

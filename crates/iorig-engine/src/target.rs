@@ -1057,7 +1057,7 @@ pub fn working_set(data_start: u64, size_bytes: u64, w: &Workload) -> (u64, u64)
 
 fn check_range(plan: &TargetPlan, w: &Workload) -> Result<(), EngineError> {
     let (_, len) = usable_range(plan, w);
-    let bs = w.bs.max_bytes();
+    let bs = w.max_bs_bytes();
     if len >= bs && len > 0 {
         return Ok(());
     }

@@ -14,7 +14,7 @@
 
 use crate::data::DataFiller;
 use crate::engine::{Completion, IoEngine, IoRequest, OpKind};
-use crate::gen::{BsGen, OffsetGen, OpGen};
+use crate::gen::{OffsetGen, OpGen, SizeGen};
 use crate::run::IntervalPlan;
 use crate::verify::{Phase, ValidationError, VerifyWorker};
 use crossbeam_channel::{Receiver, Sender};
@@ -52,7 +52,7 @@ pub(crate) struct WorkerCtx {
     /// single requests faster than the same requests in bursts.
     pub submit_batch: u32,
     pub offsets: OffsetGen,
-    pub sizes: BsGen,
+    pub sizes: SizeGen,
     pub ops: OpGen,
     pub data: DataFiller,
     /// Target paths, for error messages.
@@ -177,7 +177,7 @@ impl WorkerCtx {
                         None => now,
                     };
                     let read = self.ops.next_is_read();
-                    let len = self.sizes.next_bs();
+                    let len = self.sizes.next_bs(read);
                     let (mut target, mut offset) = self.offsets.next(len);
                     let mut phase = Phase::Plain;
                     if let Some(v) = &self.verify {

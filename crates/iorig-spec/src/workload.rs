@@ -434,6 +434,10 @@ pub struct WorkloadFile {
     pub target: Option<OneOrMany>,
     pub size: Option<StrOrNum>,
     pub bs: Option<StrOrNum>,
+    /// Block sizes of reads only (fio's `bs_read`); `bs` when absent.
+    pub read_bs: Option<StrOrNum>,
+    /// Block sizes of writes only; `bs` when absent.
+    pub write_bs: Option<StrOrNum>,
     pub read: Option<StrOrNum>,
     pub random: Option<StrOrNum>,
     pub qd: Option<StrOrNum>,
@@ -492,6 +496,8 @@ impl WorkloadFile {
             target,
             size,
             bs,
+            read_bs,
+            write_bs,
             read,
             random,
             qd,
@@ -552,6 +558,23 @@ impl WorkloadFile {
             None => BsSpec::single(4096),
             Some(s) => BsSpec::parse(&s.text())?,
         };
+        let direction =
+            |v: &Option<StrOrNum>, key: &'static str| -> Result<Option<BsSpec>, SpecError> {
+                v.as_ref()
+                    .map(|s| {
+                        BsSpec::parse(&s.text()).map_err(|e| match e {
+                            SpecError::BadValue { value, why, .. } => SpecError::BadValue {
+                                field: key,
+                                value,
+                                why,
+                            },
+                            other => other,
+                        })
+                    })
+                    .transpose()
+            };
+        let read_bs = direction(&self.read_bs, "read-bs")?;
+        let write_bs = direction(&self.write_bs, "write-bs")?;
         let read_pct = pct(&self.read, "read", 100.0)?;
         let random_pct = pct(&self.random, "random", 100.0)?;
         // io_uring rings hold at most 32768 entries and iorig sizes the CQ at
@@ -661,6 +684,8 @@ impl WorkloadFile {
             targets,
             size_bytes,
             bs,
+            read_bs,
+            write_bs,
             read_pct,
             random_pct,
             qd,
@@ -728,6 +753,10 @@ pub struct Workload {
     /// Size for files iorig creates; `None` uses an existing file's size or 1 GiB.
     pub size_bytes: Option<u64>,
     pub bs: BsSpec,
+    /// Sizes of reads when they differ from `bs` (`read_bs`).
+    pub read_bs: Option<BsSpec>,
+    /// Sizes of writes when they differ from `bs` (`write_bs`).
+    pub write_bs: Option<BsSpec>,
     pub read_pct: f64,
     pub random_pct: f64,
     /// Outstanding I/Os per worker.
@@ -769,7 +798,7 @@ impl Workload {
             ));
         }
         if self.direct {
-            for (size, _) in &self.bs.sizes {
+            for (size, _) in &self.all_sizes().sizes {
                 if size % 512 != 0 {
                     return Err(SpecError::bad(
                         "bs",
@@ -793,7 +822,52 @@ impl Workload {
     /// The unit validation tracks keys in: the smallest block size. Every block
     /// size must be a multiple of it, so each I/O covers whole units.
     pub fn verify_unit_bytes(&self) -> u64 {
-        self.bs.sizes.iter().map(|s| s.0).min().unwrap_or(4096)
+        self.all_sizes()
+            .sizes
+            .iter()
+            .map(|s| s.0)
+            .min()
+            .unwrap_or(4096)
+    }
+
+    /// The sizes reads are made with.
+    pub fn read_sizes(&self) -> &BsSpec {
+        self.read_bs.as_ref().unwrap_or(&self.bs)
+    }
+
+    /// The sizes writes are made with.
+    pub fn write_sizes(&self) -> &BsSpec {
+        self.write_bs.as_ref().unwrap_or(&self.bs)
+    }
+
+    /// Every block size either direction may use (weights not meaningful):
+    /// what buffers, alignment and range checks must allow for.
+    pub fn all_sizes(&self) -> BsSpec {
+        let mut sizes: Vec<(u64, u32)> = Vec::new();
+        for (s, w) in self
+            .read_sizes()
+            .sizes
+            .iter()
+            .chain(&self.write_sizes().sizes)
+        {
+            if !sizes.iter().any(|(x, _)| x == s) {
+                sizes.push((*s, *w));
+            }
+        }
+        BsSpec { sizes }
+    }
+
+    /// The largest block size of either direction.
+    pub fn max_bs_bytes(&self) -> u64 {
+        self.all_sizes().max_bytes()
+    }
+
+    /// `bs`, or `r4k/w64k` style when the directions differ.
+    pub fn bs_text(&self) -> String {
+        if self.read_bs.is_none() && self.write_bs.is_none() {
+            return self.bs.to_string();
+        }
+        format!("r{}/w{}", self.read_sizes(), self.write_sizes())
     }
 
     /// The alignment of every offset: the block-size alignment, or the
@@ -802,7 +876,7 @@ impl Workload {
         if self.verify {
             self.verify_unit_bytes()
         } else {
-            self.bs.alignment_bytes()
+            self.all_sizes().alignment_bytes()
         }
     }
 
@@ -825,14 +899,15 @@ impl Workload {
         if unit < 512 || !unit.is_multiple_of(512) {
             return Err(SpecError::bad(
                 "bs",
-                self.bs.to_string(),
+                self.all_sizes().to_string(),
                 "--verify needs block sizes that are multiples of 512 (one header per 512-byte multiple)",
             ));
         }
-        if let Some((odd, _)) = self.bs.sizes.iter().find(|(s, _)| s % unit != 0) {
+        let all = self.all_sizes();
+        if let Some((odd, _)) = all.sizes.iter().find(|(s, _)| s % unit != 0) {
             return Err(SpecError::bad(
                 "bs",
-                self.bs.to_string(),
+                all.to_string(),
                 format!(
                     "--verify needs every block size to be a multiple of the smallest ({}), but {} is not; choose sizes such as 4k,8k,64k",
                     format_size(unit),
@@ -863,6 +938,8 @@ impl Workload {
                     weight: *w,
                 })
                 .collect(),
+            read_bs: self.read_bs.as_ref().map(BsSpec::to_string),
+            write_bs: self.write_bs.as_ref().map(BsSpec::to_string),
             align_bytes: self.offset_align_bytes(),
             read_pct: self.read_pct,
             random_pct: self.random_pct,
@@ -907,6 +984,12 @@ pub struct WorkloadRecord {
     pub size_bytes: Option<u64>,
     pub bs: String,
     pub bs_bytes: Vec<BsWeight>,
+    /// Sizes of reads, when given apart from `bs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_bs: Option<String>,
+    /// Sizes of writes, when given apart from `bs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_bs: Option<String>,
     pub align_bytes: u64,
     pub read_pct: f64,
     pub random_pct: f64,
@@ -992,6 +1075,38 @@ mod tests {
         assert!(bad("verify = true\nbs = '4k:50,6k:50'\n").contains("6k is not"));
         assert!(bad("max_errors = 5\n").contains("add --verify"));
         assert!(bad("verify = true\nmax_errors = 0\n").contains("between 1"));
+    }
+
+    #[test]
+    fn sizes_per_direction() {
+        let w = file("bs = '8k'\nwrite_bs = '4k:50,64k:50'\n")
+            .resolve(1)
+            .unwrap();
+        assert_eq!(w.read_sizes(), &BsSpec::single(8192));
+        assert_eq!(w.write_sizes().sizes, vec![(4096, 50), (65536, 50)]);
+        assert_eq!(w.max_bs_bytes(), 65536);
+        assert_eq!(w.offset_align_bytes(), 4096);
+        assert_eq!(w.bs_text(), "r8k/w4k:50,64k:50");
+        assert_eq!(w.record().write_bs.as_deref(), Some("4k:50,64k:50"));
+        assert_eq!(w.record().read_bs, None);
+        let cli = WorkloadFile {
+            read_bs: Some(StrOrNum::Str("16k".into())),
+            ..Default::default()
+        };
+        let w = file("read_bs = '4k'\n").overlay(cli).resolve(1).unwrap();
+        assert_eq!(w.read_sizes(), &BsSpec::single(16384));
+        let w = file("verify = true\nread_bs = '16k'\nwrite_bs = '4k'\n")
+            .resolve(1)
+            .unwrap();
+        assert_eq!(
+            w.verify_unit_bytes(),
+            4096,
+            "the smallest of both directions"
+        );
+        let bad = |text: &str| file(text).resolve(1).unwrap_err().to_string();
+        assert!(bad("write_bs = '0'").contains("write-bs"));
+        assert!(bad("verify = true\nread_bs = '4k'\nwrite_bs = '6k'\n").contains("6k is not"));
+        assert!(bad("read_bs = '1000'").contains("multiples of 512"));
     }
 
     #[test]

@@ -232,6 +232,12 @@ pub struct RunArgs {
     /// Block size, fixed (4k) or weighted (4k:50,8k:30,64k:20) [default: 4k].
     #[arg(long, value_name = "SIZE|SIZE:W,...")]
     pub bs: Option<String>,
+    /// Block size of reads only, as --bs [default: --bs].
+    #[arg(long, value_name = "SIZE|SIZE:W,...")]
+    pub read_bs: Option<String>,
+    /// Block size of writes only, as --bs [default: --bs].
+    #[arg(long, value_name = "SIZE|SIZE:W,...")]
+    pub write_bs: Option<String>,
     /// Percentage of I/Os that are reads [default: 100].
     #[arg(long, value_name = "PCT")]
     pub read: Option<String>,

@@ -35,6 +35,8 @@ fn cli_layer(a: &RunArgs) -> Result<WorkloadFile, Failure> {
         },
         size: s(&a.size),
         bs: s(&a.bs),
+        read_bs: s(&a.read_bs),
+        write_bs: s(&a.write_bs),
         read: s(&a.read),
         random: s(&a.random),
         qd: s(&a.qd),

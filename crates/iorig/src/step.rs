@@ -56,7 +56,7 @@ pub fn describe(w: &Workload, engine_name: &str, targets: &[TargetInfo]) -> Stri
         .collect();
     format!(
         "bs {} read {}% random {}% qd {} x {} worker(s), {}, {}{}, rate {}, {}{} on {}, seed {}",
-        w.bs,
+        w.bs_text(),
         w.read_pct,
         w.random_pct,
         w.qd,

@@ -184,6 +184,38 @@ fn io_uring_and_psync_on_a_temp_file() {
         let bpio = total["bytes"].as_u64().unwrap() as f64 / total["ops"].as_u64().unwrap() as f64;
         assert!((4096.0..=8192.0).contains(&bpio));
     }
+    // Sizes per direction: every read 4k, every write 64k.
+    let doc = run_ok(
+        &[
+            "run",
+            "--target",
+            t,
+            "--size",
+            "16m",
+            "--time",
+            "1s",
+            "--read",
+            "50",
+            "--read-bs",
+            "4k",
+            "--write-bs",
+            "64k",
+            "--qd",
+            "4",
+        ],
+        dir.path(),
+    );
+    check_doc(&doc);
+    let s = &doc["summary"];
+    let per_io = |op: &str| s[op]["bytes"].as_f64().unwrap() / s[op]["ops"].as_f64().unwrap();
+    assert_eq!((per_io("read"), per_io("write")), (4096.0, 65536.0));
+    assert_eq!(
+        (
+            doc["workload"]["read_bs"].as_str(),
+            doc["workload"]["write_bs"].as_str()
+        ),
+        (Some("4k"), Some("64k"))
+    );
     // The file was created once at 1 MiB header + 16 MiB, and reused.
     assert_eq!(
         std::fs::metadata(&target).unwrap().len(),

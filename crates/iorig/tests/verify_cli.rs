@@ -271,7 +271,10 @@ fn dropped_writes_are_found_as_lost_writes() {
     );
     assert_eq!(code, 3, "{stderr}");
     let v = &doc["summary"]["validation"];
-    assert_eq!(v["errors"], 10, "stops at --max-errors: {v}");
+    // The run stops at the 10th error; checks the workers complete before
+    // they see the stop (a few milliseconds) still count.
+    let errors = v["errors"].as_u64().unwrap();
+    assert!((10..=20).contains(&errors), "stops at --max-errors: {v}");
     assert_eq!(v["stopped_at_max_errors"], true);
     let kinds: Vec<&str> = v["errors_by_kind"]
         .as_object()
@@ -287,7 +290,8 @@ fn dropped_writes_are_found_as_lost_writes() {
     let out = run(&["runs", "show", "1", "--db", "v.db"], d.path());
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(
-        shown.contains("validation: ") && shown.contains("10 error(s) (lost_write 10)"),
+        shown.contains("validation: ")
+            && shown.contains(&format!("{errors} error(s) (lost_write {errors})")),
         "{shown}"
     );
     let out = run(&["report", "1", "--db", "v.db", "--out", "rep"], d.path());
@@ -297,7 +301,9 @@ fn dropped_writes_are_found_as_lost_writes() {
         String::from_utf8_lossy(&out.stderr)
     );
     let page = std::fs::read_to_string(d.path().join("rep/index.html")).unwrap();
-    assert!(page.contains("10 validation error(s)</span> (lost_write 10)"));
+    assert!(page.contains(&format!(
+        "{errors} validation error(s)</span> (lost_write {errors})"
+    )));
 }
 
 #[test]

@@ -16,6 +16,8 @@ pub(super) const WORKLOAD_KEYS: &[&str] = &[
     "target",
     "size",
     "bs",
+    "read_bs",
+    "write_bs",
     "read",
     "random",
     "qd",
