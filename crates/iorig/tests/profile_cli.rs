@@ -8,26 +8,13 @@
 //! profile is stored and listed; bad input exits 2 and writes nothing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
+mod common;
+use common::{iorig, run, tmp};
+
 use serde_json::Value;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-fn iorig() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_iorig"));
-    c.env_remove("IORIG_DB");
-    c
-}
-
-fn tmp() -> tempfile::TempDir {
-    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    std::fs::create_dir_all(&base).unwrap();
-    tempfile::tempdir_in(base).unwrap()
-}
-
-fn run(args: &[&str], dir: &Path) -> Output {
-    iorig().args(args).current_dir(dir).output().unwrap()
-}
+use std::path::Path;
+use std::process::{Command, Stdio};
 
 fn profile_json(args: &[&str], dir: &Path) -> Value {
     let out = iorig()

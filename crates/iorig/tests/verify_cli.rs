@@ -10,33 +10,20 @@
 //! write step; bad input exits 2.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
+mod common;
+use common::{iorig, run, tmp};
+
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::Duration;
 
 const UNIT: u64 = 4096;
 const HEADER_BYTES: usize = 32;
 /// Units of the scratch file's own header (its first MiB), never written by a run.
 const SCRATCH_HEADER_UNITS: u64 = (1 << 20) / UNIT;
-
-fn iorig() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_iorig"));
-    c.env_remove("IORIG_DB");
-    c
-}
-
-fn tmp() -> tempfile::TempDir {
-    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    std::fs::create_dir_all(&base).unwrap();
-    tempfile::tempdir_in(base).unwrap()
-}
-
-fn run(args: &[&str], dir: &Path) -> Output {
-    iorig().args(args).current_dir(dir).output().unwrap()
-}
 
 /// Runs iorig with `--json -` (or `verify --json -`) and returns exit code and document.
 fn run_json(args: &[&str], dir: &Path) -> (i32, Value, String) {
