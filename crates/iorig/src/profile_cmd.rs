@@ -312,8 +312,8 @@ fn print_verdicts(printer: &Printer, evals: &[Evaluation]) {
         for v in &e.verdicts {
             let level = v.level.as_ref().map(level_name).unwrap_or("NO DATA".into());
             printer.line(&format!(
-                "  {:<7} {}: {} — {} ({})",
-                level, v.rule, v.zone, v.says, v.shown
+                "  {:<7} {}: {} ({})",
+                level, v.rule, v.says, v.shown
             ));
         }
     }
@@ -702,12 +702,11 @@ pub fn print_stored(
             ));
             for v in e["verdicts"].as_array().into_iter().flatten() {
                 printer.line(&format!(
-                    "  {:<7} {}: {} — {} ({})",
+                    "  {:<7} {}: {} ({})",
                     v["level"]
                         .as_str()
                         .map_or("NO DATA".into(), str::to_uppercase),
                     v["rule"].as_str().unwrap_or("?"),
-                    v["zone"].as_str().unwrap_or(""),
                     v["says"].as_str().unwrap_or(""),
                     v["shown"].as_str().unwrap_or("")
                 ));
