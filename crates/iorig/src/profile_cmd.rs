@@ -159,11 +159,31 @@ fn check(a: &ProfileArgs) -> Result<Checked, Failure> {
     }
     Ok(Checked {
         source,
-        selection: Selection::named(&a.devices),
+        selection: Selection::named(&device_names(&a.devices)),
         rules,
         emit_rate,
         labels: crate::plan_cmd::parse_labels(&a.record_store.labels)?,
     })
+}
+
+/// `--device` values as /proc/diskstats names them: a path such as
+/// `/dev/mapper/vg-data` or `/dev/disk/by-id/...` is followed to its node
+/// (`dm-3`, `sdb`); other names are taken as given (without `/dev/`).
+fn device_names(given: &[String]) -> Vec<String> {
+    given
+        .iter()
+        .map(|g| {
+            if g.starts_with('/') {
+                if let Some(name) = std::fs::canonicalize(g)
+                    .ok()
+                    .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                {
+                    return name;
+                }
+            }
+            g.clone()
+        })
+        .collect()
 }
 
 fn epoch_ms() -> u64 {
