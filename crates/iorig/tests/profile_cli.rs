@@ -234,6 +234,53 @@ fn recorded_snapshots_give_exact_figures() {
     assert_eq!(doc["intervals"][0]["total"]["write_iops"], 250.0);
 }
 
+#[test]
+fn the_printed_profile_reads_well() {
+    let d = tmp();
+    let rec = d.path().join("rec");
+    let at = |r: u64, w: u64, ws: u64, ms: u64| Line {
+        r,
+        rs: r * 8,
+        rms: r / 2,
+        w,
+        ws,
+        wms: w,
+        io_ms: ms,
+        q_ms: 2 * ms,
+    };
+    record(
+        &rec,
+        &[
+            (T0, vec![("sda", at(0, 0, 0, 0)), ("sdb", at(0, 0, 0, 0))]),
+            (
+                T0 + 5000,
+                vec![
+                    ("sda", at(5000, 2500, 40_000, 2500)),
+                    ("sdb", at(100, 0, 0, 50)),
+                ],
+            ),
+            (
+                T0 + 10_000,
+                vec![
+                    ("sda", at(9000, 7500, 200_000, 4500)),
+                    ("sdb", at(200, 10, 80, 100)),
+                ],
+            ),
+        ],
+    );
+    let out = run(
+        &["profile", "--diskstats", rec.to_str().unwrap(), "--no-db"],
+        d.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).replace(rec.to_str().unwrap(), "[REC]");
+    insta::assert_snapshot!(text);
+}
+
 /// A recording of one 8 s interval on sda with `writes` writes of `sectors` sectors in all.
 fn one_interval(dir: &Path, writes: u64, sectors: u64) {
     record(
