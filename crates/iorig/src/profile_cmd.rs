@@ -428,6 +428,9 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
     };
     let started_at = now_rfc3339();
     let mut ended_by = "time";
+    // A fault while sampling (diskstats unreadable, a file that cannot be
+    // written) ends the profile; what was measured until then is kept.
+    let mut fault: Option<String> = None;
     let mut csv = None;
     let (mut first_text, first) = match &recording {
         Some(snaps) => (None, snaps[0].clone()),
@@ -550,17 +553,38 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
                     ended_by = "ctrl-c";
                     break;
                 }
-                let (text, devices) = snapshot::read_live().map_err(profile_err)?;
                 let t_ms = at.as_millis() as u64;
-                record_snap(t_ms, &text)?;
-                if let Some(i) = builder
-                    .push(Snapshot { t_ms, devices })
-                    .map_err(profile_err)?
-                {
-                    let i = i.clone();
-                    if let Some(out) = csv.as_mut() {
-                        out.interval(&i, start_ms)?;
+                let sampled = snapshot::read_live()
+                    .map_err(profile_err)
+                    .and_then(|(text, devices)| {
+                        record_snap(t_ms, &text)?;
+                        Ok(devices)
+                    })
+                    .and_then(|devices| {
+                        builder
+                            .push(Snapshot { t_ms, devices })
+                            .map(|i| i.cloned())
+                            .map_err(profile_err)
+                    })
+                    .and_then(|i| {
+                        if let (Some(i), Some(out)) = (&i, csv.as_mut()) {
+                            out.interval(i, start_ms)?;
+                        }
+                        Ok(i)
+                    });
+                let closed = match sampled {
+                    Ok(i) => i,
+                    Err(f) => {
+                        printer.notice(&format!(
+                            "{}; the profile ends here, keeping the intervals so far",
+                            f.message
+                        ));
+                        fault = Some(f.message);
+                        ended_by = "error";
+                        break;
                     }
+                };
+                if let Some(i) = closed {
                     if !a.quiet {
                         print_interval(&printer, &i, start_ms, many(&builder));
                     }
@@ -587,13 +611,23 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
         (Source::Recorded(_), None) => unreachable!("a recorded source is read above"),
     }
 
+    printer.end_live();
     let p = builder.finish();
     if p.intervals.is_empty() {
-        recorder.finish_step_without_output(&printer, step, StepStatus::Interrupted);
-        recorder.finish_run(&printer, RunStatus::Interrupted);
-        return Err(Failure::usage(
-            "the profile ended before its first interval: nothing was measured; let it run for at least one --interval".to_owned(),
-        ));
+        let (status, failure) = match fault {
+            Some(f) => (RunStatus::Failed, Failure::runtime(f)),
+            None => (
+                RunStatus::Interrupted,
+                Failure {
+                    code: exit::INTERRUPTED,
+                    message: "interrupted before the first interval: nothing was measured"
+                        .to_owned(),
+                },
+            ),
+        };
+        recorder.finish_step_without_output(&printer, step, StepStatus::Failed);
+        recorder.finish_run(&printer, status);
+        return Err(failure);
     }
     let evals = evaluate(&c.rules, &p);
     printer.line("");
@@ -613,7 +647,14 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
         recorder.analysis(&printer, Some(step), "profile_intervals", &json!(intervals));
         recorder.analysis(&printer, Some(step), "rules", &json!(evals));
     }
-    recorder.finish_run(&printer, RunStatus::Ok);
+    recorder.finish_run(
+        &printer,
+        if fault.is_some() {
+            RunStatus::Failed
+        } else {
+            RunStatus::Ok
+        },
+    );
 
     if let Some(path) = &a.emit_workload {
         let source = match &c.source {
@@ -643,8 +684,9 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
                 "host": host_name(),
                 "started": started_at,
                 "labels": c.labels,
-                "status": "ok",
+                "status": if fault.is_some() { "failed" } else { "ok" },
                 "ended_by": ended_by,
+                "error": fault,
             },
             "source": match &c.source {
                 Source::Live { record, .. } => json!({"kind": "live", "path": snapshot::PROC_DISKSTATS, "recorded_to": record}),
@@ -659,7 +701,11 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
         });
         write_json_doc(&printer, j, &doc)?;
     }
-    Ok(exit::OK)
+    Ok(if fault.is_some() {
+        exit::RUNTIME
+    } else {
+        exit::OK
+    })
 }
 
 fn interval_json(p: &Profile) -> Vec<IntervalJson<'_>> {

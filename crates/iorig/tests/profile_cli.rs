@@ -5,7 +5,9 @@
 //! 50.0 MB/s, 8k and 16k); a live profile of a loop device measures the write
 //! MB/s an `iorig run --rate` reported, within 10 %; `--record` then
 //! `--diskstats` reproduces a live profile; the emitted workload runs; the
-//! profile is stored and listed; bad input exits 2 and writes nothing.
+//! profile is stored and listed; bad input exits 2 and writes nothing; a
+//! fault while sampling keeps the intervals so far and exits 1; the printed
+//! table, summary and verdicts are snapshot-tested.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod common;
@@ -682,4 +684,43 @@ fn live_profile_of_a_loop_device_matches_the_run() {
         prof["summary"]["total"]["write_avg_size_bytes"]["mean"],
         65536.0
     );
+}
+
+#[test]
+fn a_fault_while_sampling_keeps_the_intervals_so_far() {
+    let d = tmp();
+    let rec = d.path().join("rec");
+    let child = iorig()
+        .args([
+            "profile",
+            "--interval",
+            "200ms",
+            "--time",
+            "10s",
+            "--record",
+        ])
+        .arg(&rec)
+        .args(["--db", "f.db", "--json", "-"])
+        .current_dir(d.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Let a few intervals complete, then take the recording's directory away:
+    // the next snapshot cannot be written.
+    std::thread::sleep(std::time::Duration::from_millis(900));
+    std::fs::remove_dir_all(&rec).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("keeping the intervals so far"), "{stderr}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["run"]["status"], "failed");
+    assert_eq!(doc["run"]["ended_by"], "error");
+    let kept = doc["intervals"].as_array().unwrap().len();
+    assert!(kept >= 2, "{kept} interval(s) kept");
+    let out = run(&["runs", "show", "1", "--db", "f.db", "--json"], d.path());
+    let stored: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(stored["run"]["status"], "failed");
+    assert_eq!(stored["steps"][0]["summary"]["intervals"], kept);
 }
