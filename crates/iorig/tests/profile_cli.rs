@@ -323,6 +323,21 @@ fn verdict(doc: &Value, rule_set: &str, figure: &str) -> (String, f64) {
     )
 }
 
+/// The replication-link verdict on `figure` for one 8 s interval of `writes`
+/// writes of `sectors` sectors in all.
+fn replication_verdict(d: &Path, writes: u64, sectors: u64, figure: &str) -> (String, f64) {
+    let rec = d.join(format!("rec-{writes}-{sectors}"));
+    one_interval(&rec, writes, sectors);
+    let args = [
+        "--diskstats",
+        rec.to_str().unwrap(),
+        "--rules",
+        "replication-link",
+        "--no-db",
+    ];
+    verdict(&profile_json(&args, d), "replication-link", figure)
+}
+
 #[test]
 fn replication_link_rules_at_their_boundaries() {
     let d = tmp();
@@ -334,41 +349,17 @@ fn replication_link_rules_at_their_boundaries() {
         (781_251, "red"),
         (100_000, "green"),
     ] {
-        let rec = d.path().join(format!("bw{sectors}"));
-        one_interval(&rec, 1000, sectors);
-        let doc = profile_json(
-            &[
-                "--diskstats",
-                rec.to_str().unwrap(),
-                "--rules",
-                "replication-link",
-                "--no-db",
-            ],
-            d.path(),
-        );
-        let (level, value) = verdict(&doc, "replication-link", "write_bw_bytes_per_s");
+        let (level, value) = replication_verdict(d.path(), 1000, sectors, "write_bw_bytes_per_s");
         assert_eq!(level, want, "{sectors} sectors in 8 s = {value} bytes/s");
     }
     // Average write size: exactly 8k and 16k are in the middle zone.
-    for (writes, sectors, want) in [
-        (1000, 15_999, "green"),
-        (1000, 16_000, "yellow"),
-        (1000, 32_000, "yellow"),
-        (1000, 32_001, "red"),
+    for (sectors, want) in [
+        (15_999, "green"),
+        (16_000, "yellow"),
+        (32_000, "yellow"),
+        (32_001, "red"),
     ] {
-        let rec = d.path().join(format!("size{sectors}"));
-        one_interval(&rec, writes, sectors);
-        let doc = profile_json(
-            &[
-                "--diskstats",
-                rec.to_str().unwrap(),
-                "--rules",
-                "replication-link",
-                "--no-db",
-            ],
-            d.path(),
-        );
-        let (level, value) = verdict(&doc, "replication-link", "write_avg_size_bytes");
+        let (level, value) = replication_verdict(d.path(), 1000, sectors, "write_avg_size_bytes");
         assert_eq!(level, want, "average write {value} bytes");
     }
 }
