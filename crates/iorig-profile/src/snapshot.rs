@@ -136,13 +136,16 @@ pub fn read_recording(dir: &Path) -> Result<Vec<Snapshot>, ProfileError> {
 /// a reader never sees half a file.
 pub fn write_snapshot(dir: &Path, t_ms: u64, text: &str) -> Result<(), ProfileError> {
     let path = dir.join(format!("{t_ms}.{SNAPSHOT_EXT}"));
-    let tmp = dir.join(format!(".{t_ms}.{SNAPSHOT_EXT}.tmp"));
-    let io = |source| ProfileError::Io {
-        path: path.display().to_string(),
-        source,
-    };
-    std::fs::write(&tmp, text).map_err(io)?;
-    std::fs::rename(&tmp, &path).map_err(io)
+    iorig_outfile::write_atomic("--record", &path, text.as_bytes()).map_err(|e| match e {
+        iorig_outfile::OutputError::Io { source, .. } => ProfileError::Io {
+            path: path.display().to_string(),
+            source,
+        },
+        other => ProfileError::Io {
+            path: path.display().to_string(),
+            source: std::io::Error::other(other.to_string()),
+        },
+    })
 }
 
 /// Whether `dir` already holds snapshots (a recording must not mix two).

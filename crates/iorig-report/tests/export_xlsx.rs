@@ -10,14 +10,14 @@
 mod export_fixture;
 
 use calamine::{open_workbook, Data, Reader, Xlsx};
-use iorig_report::export::{export_csv, export_xlsx, export_xlsx_bytes};
+use iorig_report::export::{export_csv, export_xlsx_bytes};
 
 #[test]
 fn xlsx_has_three_sheets_with_typed_cells() {
     let (store, run) = export_fixture::store_with_run();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.xlsx");
-    export_xlsx(&store, run, &path).unwrap();
+    std::fs::write(&path, export_xlsx_bytes(&store, run).unwrap()).unwrap();
 
     let mut book: Xlsx<_> = open_workbook(&path).unwrap();
     assert_eq!(book.sheet_names(), ["steps", "intervals", "run"]);

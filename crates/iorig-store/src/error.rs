@@ -15,6 +15,14 @@ pub enum StoreError {
     NewerSchema { found: i64, known: i64 },
     #[error("{path} is an SQLite database of another program (application_id {application_id:#x}), not an iorig result store")]
     NotIorigDb { path: String, application_id: i64 },
+    #[error("{path} holds tables that are not iorig's ({tables}); it is another program's database — give iorig a file of its own with --db")]
+    ForeignTables { path: String, tables: String },
+    #[error("{path} is not an iorig result store (no iorig schema in it); give the store iorig wrote with --db")]
+    NotAStore { path: String },
+    /// The path is not something a store may live in (a device, a FIFO, a
+    /// directory, a missing directory): bad input.
+    #[error("{0}")]
+    Path(String),
     #[error("applying result store schema version {version}: {source}")]
     Migration {
         version: i64,

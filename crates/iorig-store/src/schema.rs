@@ -145,13 +145,109 @@ CREATE INDEX analysis_by_step ON analysis (step_id);
 /// The schema version this build writes: the number of migrations.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
-/// Opens (creating if missing) and migrates the database at `path`.
+/// Files SQLite keeps beside a database.
+const SIDE_FILES: [&str; 3] = ["-wal", "-shm", "-journal"];
+
+/// A store lives in a regular file (or a new one in an existing directory),
+/// and so do the log files SQLite keeps beside it: a device or FIFO given as
+/// `--db` must never be opened, since SQLite would write its header there.
+fn check_paths(path: &Path) -> Result<iorig_outfile::Existing, StoreError> {
+    let refuse = |e: iorig_outfile::OutputError| StoreError::Path(e.to_string());
+    let existing = iorig_outfile::check_file("result store", path).map_err(refuse)?;
+    for suffix in SIDE_FILES {
+        let mut side = path.as_os_str().to_owned();
+        side.push(suffix);
+        let side = std::path::PathBuf::from(side);
+        if std::fs::symlink_metadata(&side).is_ok() {
+            iorig_outfile::check_file("result store", &side).map_err(refuse)?;
+        }
+    }
+    Ok(existing)
+}
+
+/// Opens (creating if missing) and migrates the database at `path`. An
+/// existing file is first looked at read-only, so another program's
+/// database is refused before anything (even the journal mode) is changed.
 pub fn open(path: &Path) -> Result<Connection, StoreError> {
+    if check_paths(path)? == iorig_outfile::Existing::Regular {
+        let label = path.display().to_string();
+        let probe = read_only_connection(path, &label)?;
+        check_application(&probe, &label)?;
+        drop(probe);
+    }
     let conn = Connection::open(path).map_err(|source| StoreError::Open {
         path: path.display().to_string(),
         source,
     })?;
     prepare(conn, &path.display().to_string())
+}
+
+/// A read-only connection that creates nothing beside the file. Without a
+/// `-wal` file no writer has the database open, and SQLite would still
+/// create `-wal` and `-shm` files to read it in WAL mode; `immutable`
+/// tells it the file will not change while it is read, so it creates none.
+fn read_only_connection(path: &Path, label: &str) -> Result<Connection, StoreError> {
+    let at = |source: rusqlite::Error| StoreError::Open {
+        path: label.to_owned(),
+        source,
+    };
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+    let conn = if Path::new(&wal).exists() {
+        Connection::open_with_flags(path, flags)
+    } else {
+        let abs =
+            std::fs::canonicalize(path).map_err(|e| StoreError::Path(format!("{label}: {e}")))?;
+        Connection::open_with_flags(format!("file:{}?immutable=1", uri_path(&abs)), flags)
+    }
+    .map_err(at)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(at)?;
+    Ok(conn)
+}
+
+/// A path escaped for an SQLite `file:` URI.
+fn uri_path(p: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for &b in p.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Opens an existing store for reading only: nothing is created, migrated or
+/// written (a read-only command must not alter whatever file it is given).
+pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
+    let label = path.display().to_string();
+    if check_paths(path)? == iorig_outfile::Existing::New {
+        return Err(StoreError::Path(format!(
+            "no result store at {label}; run something first, or give --db PATH (or IORIG_DB)"
+        )));
+    }
+    let at = |source: rusqlite::Error| StoreError::Open {
+        path: label.clone(),
+        source,
+    };
+    let conn = read_only_connection(path, &label)?;
+    check_application(&conn, &label)?;
+    let found = user_version(&conn).map_err(at)?;
+    if found == 0 {
+        return Err(StoreError::NotAStore { path: label });
+    }
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema {
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
+    Ok(conn)
 }
 
 /// Sets the connection up and migrates it; `label` names it in errors.
@@ -161,6 +257,7 @@ pub fn prepare(mut conn: Connection, label: &str) -> Result<Connection, StoreErr
         source,
     };
     conn.busy_timeout(BUSY_TIMEOUT).map_err(at)?;
+    check_application(&conn, label)?;
     // WAL: readers never block the writer, and a commit is one append to the
     // log. With synchronous=NORMAL a commit is not fsynced, but it is in the
     // OS page cache once the write returns, so killing iorig (even -9) loses
@@ -178,11 +275,14 @@ pub fn prepare(mut conn: Connection, label: &str) -> Result<Connection, StoreErr
     conn.pragma_update(None, "synchronous", "NORMAL")
         .map_err(at)?;
     conn.pragma_update(None, "foreign_keys", "ON").map_err(at)?;
-    check_application(&conn, label)?;
     migrate(&mut conn)?;
     Ok(conn)
 }
 
+/// Refuses another program's database: a foreign application id, or any
+/// table, view, index or trigger that iorig's schema does not have. (An
+/// empty database is fine: iorig's first migration sets the id together
+/// with the tables, so application id 0 with tables in it is not iorig's.)
 fn check_application(conn: &Connection, label: &str) -> Result<(), StoreError> {
     let id: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
     if id != 0 && id != APPLICATION_ID {
@@ -191,7 +291,42 @@ fn check_application(conn: &Connection, label: &str) -> Result<(), StoreError> {
             application_id: id,
         });
     }
+    let present = schema_objects(conn)?;
+    let known = known_objects()?;
+    let foreign: Vec<String> = present
+        .into_iter()
+        .filter(|n| id == 0 || !known.contains(n))
+        .collect();
+    if !foreign.is_empty() {
+        let mut shown: Vec<String> = foreign.iter().take(5).cloned().collect();
+        if foreign.len() > 5 {
+            shown.push(format!("and {} more", foreign.len() - 5));
+        }
+        return Err(StoreError::ForeignTables {
+            path: label.to_owned(),
+            tables: shown.join(", "),
+        });
+    }
     Ok(())
+}
+
+/// Names of the schema objects in a database, SQLite's own left out.
+fn schema_objects(conn: &Connection) -> Result<Vec<String>, rusqlite::Error> {
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name")?;
+    let names = stmt
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(names)
+}
+
+/// The schema objects iorig's migrations create, from an in-memory database.
+fn known_objects() -> Result<Vec<String>, StoreError> {
+    let conn = Connection::open_in_memory()?;
+    for sql in MIGRATIONS {
+        conn.execute_batch(sql)?;
+    }
+    Ok(schema_objects(&conn)?)
 }
 
 fn user_version(conn: &Connection) -> Result<i64, rusqlite::Error> {

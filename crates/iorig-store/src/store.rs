@@ -44,6 +44,15 @@ impl Store {
         })
     }
 
+    /// Opens an existing store for reading only (`runs list`, `report`,
+    /// `export`, `compare`): a missing file is an error, nothing is created,
+    /// migrated or written, and another program's database is refused.
+    pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
+        Ok(Store {
+            conn: schema::open_read_only(path)?,
+        })
+    }
+
     /// A store that lives in memory only, for tests and dry runs.
     pub fn open_in_memory() -> Result<Store, StoreError> {
         let conn = Connection::open_in_memory().map_err(|source| StoreError::Open {

@@ -141,6 +141,10 @@ pub enum PlanCommand {
         /// Print only step summaries.
         #[arg(long, short)]
         quiet: bool,
+        /// Allow writing over targets that hold data iorig did not write.
+        /// Never taken from the stored run: a resume must be given it again.
+        #[arg(long)]
+        allow_destroy: bool,
     },
     /// List the built-in plans.
     Builtins,

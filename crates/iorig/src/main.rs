@@ -90,9 +90,12 @@ fn main() -> ExitCode {
         cli::Command::Run(args) => run_cmd::run(*args),
         cli::Command::Quick(args) => quick_cmd::quick(args),
         cli::Command::Plan(cli::PlanCommand::Run(a)) => plan_run(a).map(|(code, _)| code),
-        cli::Command::Plan(cli::PlanCommand::Resume { id, store, quiet }) => {
-            plan_cmd::resume(id, store.db.as_deref(), quiet).map(|(code, _)| code)
-        }
+        cli::Command::Plan(cli::PlanCommand::Resume {
+            id,
+            store,
+            quiet,
+            allow_destroy,
+        }) => plan_cmd::resume(id, store.db.as_deref(), quiet, allow_destroy).map(|(code, _)| code),
         cli::Command::Plan(cli::PlanCommand::Builtins) => {
             plan_cmd::list_builtins(&output::Printer::new(false, false));
             Ok(exit::OK)

@@ -45,6 +45,9 @@ pub struct Invocation {
     pub size: Option<String>,
     pub hot_size: Option<String>,
     pub step_time: Option<String>,
+    /// Permission to destroy is given per invocation and never stored: a
+    /// resume re-checks every target and needs `--allow-destroy` again.
+    #[serde(skip)]
     pub allow_destroy: bool,
 }
 
@@ -273,7 +276,12 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<(u8, Vec<StepResult
 }
 
 /// `iorig plan resume ID`.
-pub fn resume(id: i64, db: Option<&Path>, quiet: bool) -> Result<(u8, Vec<StepResult>), Failure> {
+pub fn resume(
+    id: i64,
+    db: Option<&Path>,
+    quiet: bool,
+    allow_destroy: bool,
+) -> Result<(u8, Vec<StepResult>), Failure> {
     let store = open_existing(&db_path(db))?;
     let run = store
         .get_run(RunId(id))
@@ -294,8 +302,10 @@ pub fn resume(id: i64, db: Option<&Path>, quiet: bool) -> Result<(u8, Vec<StepRe
             "run {id} finished already; nothing to resume"
         )));
     }
-    let inv: Invocation = serde_json::from_str(plan_json)
+    let mut inv: Invocation = serde_json::from_str(plan_json)
         .map_err(|e| Failure::runtime(format!("run {id}: the stored plan cannot be read ({e})")))?;
+    // Runs stored by older versions carry `allow_destroy`; it is ignored.
+    inv.allow_destroy = allow_destroy;
     let plan = inv.plan()?;
     let steps = plan.expand().map_err(|e| Failure::usage(e.to_string()))?;
     let stored = store
@@ -307,6 +317,9 @@ pub fn resume(id: i64, db: Option<&Path>, quiet: bool) -> Result<(u8, Vec<StepRe
             done.insert(row.index as usize, (row.status, row.summary));
         }
     }
+    // Targets are checked again before the run is reopened: whatever they
+    // hold now decides, not what they held when the run began.
+    check_targets(&steps, inv.allow_destroy)?;
     store
         .reopen_run(RunId(id))
         .map_err(|e| Failure::runtime(format!("result store: {e}")))?;
@@ -317,7 +330,6 @@ pub fn resume(id: i64, db: Option<&Path>, quiet: bool) -> Result<(u8, Vec<StepRe
         done.len(),
         steps.len()
     ));
-    check_targets(&steps, inv.allow_destroy)?;
     let runner = Runner {
         inv,
         plan,

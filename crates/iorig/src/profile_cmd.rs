@@ -9,7 +9,7 @@
 use crate::cli::ProfileArgs;
 use crate::output::json::write_json_doc;
 use crate::output::Printer;
-use crate::record::{check_parent_dir, db_path, host_name, now_rfc3339, Recorder};
+use crate::record::{check_output, check_output_dir, db_path, host_name, now_rfc3339, Recorder};
 use crate::signals::Signals;
 use crate::{exit, Failure};
 use iorig_profile::emit::{workload_toml, EmitRate};
@@ -114,7 +114,7 @@ fn check(a: &ProfileArgs) -> Result<Checked, Failure> {
                         dir.display()
                     )));
                 }
-                check_parent_dir("--record", dir)?;
+                check_output_dir("--record", dir)?;
             }
             Source::Live {
                 interval,
@@ -149,13 +149,13 @@ fn check(a: &ProfileArgs) -> Result<Checked, Failure> {
         rules.push(RuleSet::from_toml(r, &text).map_err(profile_err)?);
     }
     if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
-        check_parent_dir("--json", Path::new(j))?;
+        check_output("--json", Path::new(j))?;
     }
     if let Some(c) = &a.csv {
-        check_parent_dir("--csv", c)?;
+        check_output("--csv", c)?;
     }
     if let Some(w) = &a.emit_workload {
-        check_parent_dir("--emit-workload", w)?;
+        check_output("--emit-workload", w)?;
     }
     Ok(Checked {
         source,
@@ -361,15 +361,17 @@ fn evaluate(rules: &[RuleSet], p: &Profile) -> Vec<Evaluation> {
     rules.iter().map(|r| r.evaluate(&lookup)).collect()
 }
 
+/// The `--csv` file: rows go to a temp file beside it, renamed into place
+/// when the profile ends (also after a fault).
 struct CsvOut {
-    file: std::io::BufWriter<std::fs::File>,
+    file: std::io::BufWriter<iorig_outfile::AtomicFile>,
     path: PathBuf,
 }
 
 impl CsvOut {
     fn create(path: &Path) -> Result<CsvOut, Failure> {
-        let f = std::fs::File::create(path)
-            .map_err(|e| Failure::runtime(format!("--csv {}: {e}", path.display())))?;
+        let f = iorig_outfile::AtomicFile::create("--csv", path)
+            .map_err(crate::record::output_failure)?;
         let mut out = CsvOut {
             file: std::io::BufWriter::new(f),
             path: path.to_path_buf(),
@@ -377,6 +379,16 @@ impl CsvOut {
         let header = format!("t_s,duration_s,device,{}", FIGURE_NAMES.join(","));
         out.write_line(&header)?;
         Ok(out)
+    }
+
+    /// Puts the file in place.
+    fn commit(self) -> Result<(), Failure> {
+        let path = self.path.display().to_string();
+        let f = self
+            .file
+            .into_inner()
+            .map_err(|e| Failure::runtime(format!("--csv {path}: {}", e.error())))?;
+        f.commit().map_err(crate::record::output_failure)
     }
 
     fn write_line(&mut self, line: &str) -> Result<(), Failure> {
@@ -526,8 +538,8 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
             let wall0 = epoch_ms();
             start_ms = 0;
             if let Some(dir) = record {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| Failure::runtime(format!("--record {}: {e}", dir.display())))?;
+                iorig_outfile::create_dir("--record", dir)
+                    .map_err(crate::record::output_failure)?;
             }
             let record_snap = |t_ms: u64, text: &str| -> Result<(), Failure> {
                 match record {
@@ -612,6 +624,11 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
     }
 
     printer.end_live();
+    if let Some(out) = csv.take() {
+        if let Err(f) = out.commit() {
+            fault.get_or_insert(f.message);
+        }
+    }
     let p = builder.finish();
     if p.intervals.is_empty() {
         let (status, failure) = match fault {
@@ -663,9 +680,7 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
         };
         match workload_toml(&p, c.emit_rate, &source) {
             Ok(text) => {
-                std::fs::write(path, text).map_err(|e| {
-                    Failure::runtime(format!("--emit-workload {}: {e}", path.display()))
-                })?;
+                crate::record::write_output("--emit-workload", path, text.as_bytes())?;
                 printer.line(&format!(
                     "workload written to {} (iorig run {} --target PATH)",
                     path.display(),

@@ -26,47 +26,76 @@ pub fn db_path(flag: Option<&Path>) -> PathBuf {
     }
 }
 
-/// The directory an output file (`--json`, `--csv`, `--db`) goes in must
-/// exist: bad input, exit 2, before anything is written.
-pub fn check_parent_dir(flag: &str, path: &Path) -> Result<(), Failure> {
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if !parent.is_dir() {
-        return Err(Failure::usage(format!(
-            "{flag} {}: directory {} does not exist; create it or choose another path",
-            path.display(),
-            parent.display()
-        )));
+/// An output file (`--json`, `--csv`, `--out`, ...) must be a regular file
+/// or a new path in an existing directory: bad input, exit 2, before
+/// anything is written.
+pub fn check_output(flag: &str, path: &Path) -> Result<(), Failure> {
+    iorig_outfile::check_file(flag, path)
+        .map(drop)
+        .map_err(|e| Failure::usage(e.to_string()))
+}
+
+/// An output directory (`report --out DIR`, `--record DIR`) must be a
+/// directory or a new path in an existing one.
+pub fn check_output_dir(flag: &str, path: &Path) -> Result<(), Failure> {
+    iorig_outfile::check_dir(flag, path).map_err(|e| Failure::usage(e.to_string()))
+}
+
+/// Writes a whole output file atomically (temp file beside it, renamed).
+pub fn write_output(flag: &str, path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    iorig_outfile::write_atomic(flag, path, bytes).map_err(output_failure)
+}
+
+/// A refused path is bad input; a failed write is a runtime failure.
+pub fn output_failure(e: iorig_outfile::OutputError) -> Failure {
+    if e.is_usage() {
+        Failure::usage(e.to_string())
+    } else {
+        Failure::runtime(e.to_string())
     }
-    Ok(())
 }
 
-fn check_store_dir(path: &Path) -> Result<(), Failure> {
-    check_parent_dir("result store", path)
-}
-
-/// Opens (or creates) the store at `path`.
-pub fn open_store(path: &Path) -> Result<Store, Failure> {
-    check_store_dir(path)?;
-    Store::open(path).map_err(|e| {
-        Failure::usage(format!(
+fn store_failure(path: &Path, e: iorig_store::StoreError) -> Failure {
+    use iorig_store::StoreError as E;
+    match e {
+        // These name the path and what to do already.
+        E::Path(_) | E::ForeignTables { .. } | E::NotIorigDb { .. } | E::NotAStore { .. } => {
+            Failure::usage(e.to_string())
+        }
+        e => Failure::usage(format!(
             "result store {}: {e}; choose another --db or use --no-db",
             path.display()
-        ))
-    })
+        )),
+    }
 }
 
-/// Opens an existing store for reading; a missing file is bad input.
-pub fn open_existing(path: &Path) -> Result<Store, Failure> {
-    if !path.exists() {
+/// Opens (or creates) the store at `path` for writing.
+pub fn open_store(path: &Path) -> Result<Store, Failure> {
+    Store::open(path).map_err(|e| store_failure(path, e))
+}
+
+fn require_store(path: &Path) -> Result<(), Failure> {
+    if std::fs::symlink_metadata(path).is_err() {
         return Err(Failure::usage(format!(
             "no result store at {}; run something first, or give --db PATH (or IORIG_DB)",
             path.display()
         )));
     }
+    Ok(())
+}
+
+/// Opens an existing store to change it (`runs label/delete`, `plan
+/// resume`); a missing file is bad input and is not created.
+pub fn open_existing(path: &Path) -> Result<Store, Failure> {
+    require_store(path)?;
     open_store(path)
+}
+
+/// Opens an existing store read-only (`runs list/show`, `report`, `export`,
+/// `compare`): nothing is created or written, whatever the path holds.
+pub fn open_read_only(path: &Path) -> Result<Store, Failure> {
+    require_store(path)?;
+    Store::open_read_only(path).map_err(|e| store_failure(path, e))
 }
 
 pub fn now_rfc3339() -> String {
@@ -108,7 +137,8 @@ impl Recorder {
     /// a bad one is reported before any I/O); a new one is created only when
     /// the run begins.
     pub fn at(path: &Path) -> Result<Self, Failure> {
-        check_store_dir(path)?;
+        iorig_outfile::check_file("result store", path)
+            .map_err(|e| Failure::usage(e.to_string()))?;
         if path.exists() {
             return Ok(Recorder::new(open_store(path)?));
         }

@@ -4,7 +4,7 @@
 
 use crate::cli::ExportFormat;
 use crate::output::Printer;
-use crate::record::{check_parent_dir, db_path, open_existing};
+use crate::record::{check_output, check_output_dir, db_path, open_read_only, write_output};
 use crate::{exit, Failure};
 use iorig_report::html::{render_compare, render_report, Rendered};
 use iorig_report::model::RunReport;
@@ -31,14 +31,12 @@ fn load(store: &Store, id: i64) -> Result<RunReport, Failure> {
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    std::fs::write(path, bytes).map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))
+    write_output("--out", path, bytes)
 }
 
 /// Writes index.html and every chart as SVG and PNG into `dir`.
 fn write_rendered(dir: &Path, r: &Rendered, printer: &Printer) -> Result<(), Failure> {
-    check_parent_dir("--out", dir)?;
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Failure::runtime(format!("{}: {e}", dir.display())))?;
+    iorig_outfile::create_dir("--out", dir).map_err(crate::record::output_failure)?;
     write(&dir.join("index.html"), r.index_html.as_bytes())?;
     let mut png_failed = None;
     for c in &r.charts {
@@ -61,17 +59,21 @@ fn write_rendered(dir: &Path, r: &Rendered, printer: &Printer) -> Result<(), Fai
 
 pub fn report(id: i64, out: Option<PathBuf>, db: Option<&Path>) -> Result<u8, Failure> {
     let printer = Printer::new(false, false);
-    let store = open_existing(&db_path(db))?;
-    let run = load(&store, id)?;
     let dir = out.unwrap_or_else(|| PathBuf::from(format!("iorig-report-{id}")));
+    check_output_dir("--out", &dir)?;
+    let store = open_read_only(&db_path(db))?;
+    let run = load(&store, id)?;
     write_rendered(&dir, &render_report(&run), &printer)?;
     Ok(exit::OK)
 }
 
 pub fn export(id: i64, format: ExportFormat, out: &Path, db: Option<&Path>) -> Result<u8, Failure> {
     let printer = Printer::new(false, false);
-    check_parent_dir("--out", out)?;
-    let store = open_existing(&db_path(db))?;
+    check_output("--out", out)?;
+    if format == ExportFormat::Csv {
+        check_output("--out", &out.with_extension("intervals.csv"))?;
+    }
+    let store = open_read_only(&db_path(db))?;
     load(&store, id)?;
     let run = RunId(id);
     let fail = |e: &dyn std::fmt::Display| Failure::runtime(format!("exporting run {id}: {e}"));
@@ -88,7 +90,9 @@ pub fn export(id: i64, format: ExportFormat, out: &Path, db: Option<&Path>) -> R
             ));
         }
         ExportFormat::Xlsx => {
-            iorig_report::export::export_xlsx(&store, run, out).map_err(|e| fail(&e))?;
+            let bytes =
+                iorig_report::export::export_xlsx_bytes(&store, run).map_err(|e| fail(&e))?;
+            write(out, &bytes)?;
             printer.line(&format!("wrote {}", out.display()));
         }
         ExportFormat::Json => {
@@ -103,7 +107,12 @@ pub fn export(id: i64, format: ExportFormat, out: &Path, db: Option<&Path>) -> R
 
 pub fn compare(ids: &[i64], out: Option<PathBuf>, db: Option<&Path>) -> Result<u8, Failure> {
     let printer = Printer::new(false, false);
-    let store = open_existing(&db_path(db))?;
+    let dir = out.unwrap_or_else(|| {
+        let names: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+        PathBuf::from(format!("iorig-compare-{}", names.join("-")))
+    });
+    check_output_dir("--out", &dir)?;
+    let store = open_read_only(&db_path(db))?;
     let runs = ids
         .iter()
         .map(|id| load(&store, *id))
@@ -112,10 +121,6 @@ pub fn compare(ids: &[i64], out: Option<PathBuf>, db: Option<&Path>) -> Result<u
     for l in comparison.table_lines() {
         printer.line(&l);
     }
-    let dir = out.unwrap_or_else(|| {
-        let names: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
-        PathBuf::from(format!("iorig-compare-{}", names.join("-")))
-    });
     write_rendered(&dir, &rendered, &printer)?;
     Ok(exit::OK)
 }

@@ -8,7 +8,7 @@ use crate::output::json::{
 };
 use crate::output::{csv, table, Printer};
 use crate::plan_cmd::parse_labels;
-use crate::record::{check_parent_dir, db_path, host_name, Recorder};
+use crate::record::{check_output, db_path, host_name, Recorder};
 use crate::signals::Signals;
 use crate::step::{describe, run_step, Control, StepObserver};
 use crate::{exit, Failure};
@@ -108,10 +108,10 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         .map_err(|e| Failure::usage(e.to_string()))?;
     let json_to_stdout = a.json.as_deref() == Some("-");
     if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
-        check_parent_dir("--json", Path::new(j))?;
+        check_output("--json", Path::new(j))?;
     }
     if let Some(c) = &a.csv {
-        check_parent_dir("--csv", c)?;
+        check_output("--csv", c)?;
     }
 
     if let Some(j) = &a.journal {
@@ -138,6 +138,13 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         journal: a.journal.as_deref(),
     };
     let out = run_step(&w, a.allow_destroy, &mut printer, &signals, &mut observer)?;
+    if let Some(f) = observer.csv.take() {
+        if let Err(e) = f.commit() {
+            printer.notice(&format!(
+                "--csv: {e}; the intervals are in the result store"
+            ));
+        }
+    }
     let outcome = &out.outcome;
     let id = observer.id.clone();
 
@@ -250,7 +257,8 @@ struct RunObserver<'a> {
     id: String,
     w: &'a Workload,
     csv_path: Option<&'a Path>,
-    csv: Option<std::fs::File>,
+    /// Rows go to a temp file beside `--csv`, renamed into place at the end.
+    csv: Option<iorig_outfile::AtomicFile>,
     recorder: Recorder,
     step: Option<StepId>,
     journal: Option<&'a Path>,
@@ -283,8 +291,8 @@ impl StepObserver for RunObserver<'_> {
         let params = serde_json::to_value(self.w.record()).unwrap_or(Value::Null);
         self.step = self.recorder.begin_step(printer, 0, "run", "run", &params);
         if let Some(path) = self.csv_path {
-            let mut f = std::fs::File::create(path)
-                .map_err(|e| Failure::runtime(format!("--csv {}: {e}", path.display())))?;
+            let mut f = iorig_outfile::AtomicFile::create("--csv", path)
+                .map_err(crate::record::output_failure)?;
             let _ = writeln!(f, "{}", csv::header());
             self.csv = Some(f);
         }

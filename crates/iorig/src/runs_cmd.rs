@@ -3,7 +3,7 @@
 use crate::cli::RunsCommand;
 use crate::output::{table, Printer};
 use crate::plan_cmd::parse_labels;
-use crate::record::{db_path, open_existing};
+use crate::record::{db_path, open_existing, open_read_only};
 use crate::{exit, Failure};
 use iorig_store::{RunId, Store, StoreError};
 use serde_json::{json, Map, Value};
@@ -22,11 +22,11 @@ pub fn runs(cmd: RunsCommand) -> Result<u8, Failure> {
     let printer = Printer::new(false, false);
     match cmd {
         RunsCommand::List { store, json } => {
-            let s = open_existing(&db_path(store.db.as_deref()))?;
+            let s = open_read_only(&db_path(store.db.as_deref()))?;
             list(&printer, &s, json)
         }
         RunsCommand::Show { id, store, json } => {
-            let s = open_existing(&db_path(store.db.as_deref()))?;
+            let s = open_read_only(&db_path(store.db.as_deref()))?;
             show(&printer, &s, id, json)
         }
         RunsCommand::Label { id, labels, store } => {

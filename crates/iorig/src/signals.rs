@@ -1,15 +1,31 @@
-//! Ctrl-C handling shared by every command that runs I/O.
+//! Interruption handling shared by every command that runs I/O.
 //!
-//! One handler per process (the `ctrlc` crate allows no more). The first Ctrl-C
-//! sets `interrupted` and `stop`: the running step ends at once, keeping its
-//! completed intervals, and a plan stops after it. A second Ctrl-C exits
-//! immediately. `stop` is also how a plan ends a step early (steady state
+//! One handler per process (the `ctrlc` crate allows no more); it catches
+//! SIGINT (Ctrl-C), SIGTERM and SIGHUP alike, since each means "stop now" to a
+//! benchmark. The first signal sets `interrupted` and `stop`: the running step
+//! ends at once, keeping its completed intervals, and a plan stops after it.
+//! A second signal exits immediately. Standard output closing under us (a
+//! broken pipe, as in `iorig run | head`) is the same kind of interruption:
+//! the printer reports it through [`output_closed`]. `stop` is also how a plan ends a step early (steady state
 //! reached, preconditioning done), so it is re-armed before each step unless
 //! the user interrupted.
 
 use crate::exit;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+/// The process's one set of flags, once installed; the printer reaches it
+/// through [`output_closed`].
+static INSTALLED: OnceLock<Signals> = OnceLock::new();
+
+/// Standard output is gone (broken pipe): interrupt the run as a signal
+/// would, so it stops cleanly and is recorded as interrupted.
+pub fn output_closed() {
+    if let Some(s) = INSTALLED.get() {
+        s.interrupted.store(true, Ordering::SeqCst);
+        s.stop.store(true, Ordering::SeqCst);
+    }
+}
 
 #[derive(Clone)]
 pub struct Signals {
@@ -19,6 +35,9 @@ pub struct Signals {
 
 impl Signals {
     pub fn install() -> Self {
+        if let Some(s) = INSTALLED.get() {
+            return s.clone();
+        }
         let s = Signals {
             stop: Arc::new(AtomicBool::new(false)),
             interrupted: Arc::new(AtomicBool::new(false)),
@@ -31,6 +50,7 @@ impl Signals {
             }
             stop.store(true, Ordering::SeqCst);
         });
+        let _ = INSTALLED.set(s.clone());
         s
     }
 

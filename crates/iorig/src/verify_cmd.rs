@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -188,11 +188,54 @@ fn canonical(path: &str) -> String {
         .unwrap_or_else(|_| path.to_string())
 }
 
+/// The journal must not be one of the targets: the run would overwrite its
+/// own log (and the log the target's data).
+fn check_journal_not_target(path: &Path, w: &Workload) -> Result<(), Failure> {
+    use std::os::unix::fs::MetadataExt;
+    let id = |p: &Path| -> Option<(u64, u64)> {
+        std::fs::metadata(p).ok().map(|m| {
+            if m.file_type().is_file() {
+                (m.dev(), m.ino())
+            } else {
+                (u64::MAX, m.rdev())
+            }
+        })
+    };
+    let journal_id = id(path);
+    let journal_canon = canonical_new(path);
+    for t in &w.targets {
+        let tp = Path::new(t);
+        let same = match (journal_id, id(tp)) {
+            (Some(a), Some(b)) => a == b,
+            _ => journal_canon == canonical_new(tp),
+        };
+        if same {
+            return Err(Failure::usage(format!(
+                "--journal {} is also a target ({t}); keep the journal on another file, outside the data under test",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A path made absolute through its (existing) directory, for paths that
+/// may not exist yet.
+fn canonical_new(p: &Path) -> Option<PathBuf> {
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(dir).ok()?.join(p.file_name()?))
+}
+
 /// Checks an existing journal against the workload before anything runs: the
 /// same targets, the same unit, no write left in flight.
 pub fn precheck_journal(path: &Path, w: &Workload) -> Result<(), Failure> {
+    crate::record::check_output("--journal", path)?;
+    check_journal_not_target(path, w)?;
     if !path.exists() {
-        return crate::record::check_parent_dir("--journal", path);
+        return Ok(());
     }
     let state = Journal::read_state(path)
         .map_err(|e| Failure::usage(format!("--journal {}: {e}", path.display())))?;
@@ -330,7 +373,7 @@ struct VerifyDoc {
 pub fn verify(a: crate::cli::VerifyArgs) -> Result<u8, Failure> {
     let json_to_stdout = a.json.as_deref() == Some("-");
     if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
-        crate::record::check_parent_dir("--json", Path::new(j))?;
+        crate::record::check_output("--json", Path::new(j))?;
     }
     if a.max_errors == 0 {
         return Err(Failure::usage("--max-errors must be at least 1"));

@@ -5,8 +5,8 @@
 //!
 //! The CSV files and the XLSX sheets are rendered from the same [`Table`]s,
 //! so a column means the same thing, with the same name, everywhere. Nothing
-//! here writes files except [`export_xlsx`] (the XLSX writer needs a path or
-//! a buffer); the CLI decides where the CSV and JSON text goes.
+//! here writes files: the CLI decides where the bytes go (and writes them
+//! only to regular files, atomically).
 
 mod json;
 mod tables;
@@ -17,7 +17,6 @@ use iorig_store::{
     AnalysisRow, IntervalRow, RunDetail, RunId, StepRow, Store, StoreError, TargetFactsRow,
 };
 use serde_json::Value;
-use std::path::Path;
 
 pub use json::RUN_SCHEMA;
 
@@ -40,17 +39,7 @@ pub fn export_csv(store: &Store, run: RunId) -> Result<CsvExport, ReportError> {
     })
 }
 
-/// Writes the run as an XLSX workbook at `path` (sheets `steps`,
-/// `intervals`, `run`; docs/export.md). An existing file is replaced.
-pub fn export_xlsx(store: &Store, run: RunId, path: &Path) -> Result<(), ReportError> {
-    let data = RunData::load(store, run)?;
-    let mut book = xlsx::workbook(&data)?;
-    book.save(path)
-        .map_err(|e| ReportError::Export(format!("writing XLSX {}: {e}", path.display())))
-}
-
-/// The run as XLSX file contents, for callers that place the bytes
-/// themselves (the same workbook as [`export_xlsx`]).
+/// The run as XLSX file contents: sheets `steps`, `intervals` and `run`.
 pub fn export_xlsx_bytes(store: &Store, run: RunId) -> Result<Vec<u8>, ReportError> {
     let data = RunData::load(store, run)?;
     let mut book = xlsx::workbook(&data)?;

@@ -143,7 +143,10 @@ pub fn write_json_doc<T: Serialize>(
         printer.json_stdout(&text);
         Ok(())
     } else {
-        std::fs::write(dest, text + "\n")
-            .map_err(|e| crate::Failure::runtime(format!("--json {dest}: {e}")))
+        crate::record::write_output(
+            "--json",
+            std::path::Path::new(dest),
+            (text + "\n").as_bytes(),
+        )
     }
 }

@@ -9,6 +9,30 @@ pub mod table;
 use crate::exit;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set once a write to stdout failed (the reader went away): later lines are
+/// dropped instead of failing again, and the run was told to stop.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Writes one line to stdout. A closed pipe (`iorig runs list | head -2`) is
+/// not a crash: output stops and a running test is interrupted cleanly.
+fn out(text: &str) {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut o = std::io::stdout().lock();
+    if writeln!(o, "{text}").and_then(|_| o.flush()).is_err() {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+        crate::signals::output_closed();
+    }
+}
+
+/// Writes one line to stderr; if stderr is gone too there is nobody to tell.
+fn err(text: &str) {
+    let mut e = std::io::stderr().lock();
+    let _ = writeln!(e, "{text}");
+}
 
 /// Prints a clap error as one line (help and version print in full).
 pub fn clap_error(e: clap::Error) -> ExitCode {
@@ -34,7 +58,7 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
                 .unwrap_or("bad command line")
                 .trim_start_matches("error: ")
                 .to_string();
-            eprintln!("iorig: {first} (see iorig --help)");
+            err(&format!("iorig: {first} (see iorig --help)"));
             ExitCode::from(exit::USAGE)
         }
     }
@@ -42,7 +66,7 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
 
 /// One error line on stderr.
 pub fn error_line(message: &str) {
-    eprintln!("iorig: {message}");
+    err(&format!("iorig: {message}"));
 }
 
 /// Where human-readable output goes for one command.
@@ -72,10 +96,9 @@ impl Printer {
             Some(pb) if !pb.is_finished() => pb.println(text),
             _ => {
                 if self.to_stderr {
-                    eprintln!("{text}");
+                    err(text);
                 } else {
-                    println!("{text}");
-                    let _ = std::io::stdout().flush();
+                    out(text);
                 }
             }
         }
@@ -84,8 +107,8 @@ impl Printer {
     /// A notice for the user (stderr), shown even when quiet.
     pub fn notice(&self, text: &str) {
         match &self.live {
-            Some(pb) if !pb.is_finished() => pb.suspend(|| eprintln!("iorig: {text}")),
-            _ => eprintln!("iorig: {text}"),
+            Some(pb) if !pb.is_finished() => pb.suspend(|| err(&format!("iorig: {text}"))),
+            _ => err(&format!("iorig: {text}")),
         }
     }
 
@@ -136,6 +159,6 @@ impl Printer {
 
     /// Writes JSON to stdout (for `--json -`).
     pub fn json_stdout(&self, text: &str) {
-        println!("{text}");
+        out(text);
     }
 }
