@@ -20,7 +20,9 @@
 //! (target, offset, key). Because every word depends only on its own index,
 //! any 512-byte sector can be regenerated on its own, which is what lets
 //! [`check_unit`] tell a torn write (sectors from different generations) from
-//! corruption (a sector from no generation at all).
+//! corruption (a sector from no generation at all). A header can be checked on
+//! its own too: its checksum must hold over it and the regenerated payload of
+//! the generation it names, which proves a torn unit's header genuine.
 
 use std::fmt;
 
@@ -246,20 +248,28 @@ impl fmt::Display for Expected {
     }
 }
 
-/// The kinds of failure a unit check reports.
+/// The kinds of failure a unit check reports, each named by its evidence (the
+/// decision table is in `docs/verify.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
-    /// Bytes that no iorig write produced: a damaged payload or header.
+    /// Not a valid block, and not made of genuine parts of writes: a header
+    /// or payload that fails its checksum (a flipped bit, random or zeroed
+    /// bytes), or no iorig data where a rewritten unit was expected.
     Corrupted,
-    /// A complete, consistent unit of another generation (or no data at all)
-    /// where a newer write was acknowledged.
+    /// A valid block of this unit (header and checksum hold), of another
+    /// generation than the acknowledged one: an older version came back.
+    /// Also no iorig data at all where generation 1 was expected, since the
+    /// unit's never-written content is the version before its first write.
     LostWrite,
-    /// A complete, consistent unit written for another offset or target.
+    /// A valid block written for another offset or target.
     Misdirected,
-    /// Parts of the unit come from different writes.
+    /// Every sector is a genuine part of some write (sector 0 with a header
+    /// that verifies against its own generation's payload), from at least two
+    /// writes; or genuine parts of the expected first write beside
+    /// never-written content where that is an older version.
     Torn,
-    /// An iorig unit where nothing was ever written.
+    /// A valid block of this unit where the map says nothing was ever written.
     UnwrittenHasData,
 }
 
@@ -290,8 +300,9 @@ pub struct UnitError {
     pub target: u32,
     pub offset_bytes: u64,
     pub expected: Expected,
-    /// The key found: from the header when the magic is present, else the key
-    /// the whole payload matches, if any.
+    /// The key found: the payload's when the payload is one intact write and
+    /// only the header is damaged; else the header's when the magic is
+    /// present; else none.
     pub found_key: Option<u8>,
     /// Header fields, when the magic is present.
     pub found_target: Option<u32>,
@@ -348,6 +359,22 @@ struct Check<'a> {
     header: Header,
 }
 
+/// What one 512-byte sector of a unit that failed its checksum holds. Sector 0
+/// includes the header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    /// Exactly what the write of this generation put there. For sector 0 that
+    /// includes a header which verifies against the generation's payload.
+    Generation(u8),
+    /// Nothing any write of this unit put there: no header, and not one word
+    /// of the payload of any generation in question. What a never-written
+    /// unit holds.
+    NoData,
+    /// Neither: damaged data (a header that does not verify, a sector with a
+    /// flipped bit or partly overwritten).
+    Damaged,
+}
+
 impl Check<'_> {
     fn error(&self, kind: ErrorKind, found_key: Option<u8>, detail: String) -> UnitError {
         let h = self.header.magic_ok.then_some(self.header);
@@ -368,22 +395,28 @@ impl Check<'_> {
         self.header.target != self.target || self.header.offset_bytes != self.offset_bytes
     }
 
-    /// For each sector, the key whose payload (for this target and offset) it
-    /// holds, if any; sector 0 is judged on the bytes after the header. Keys
-    /// are tried in the order `preferred`, then the previous sector's key (a
-    /// unit is usually one write), then all of 1..=127.
+    /// Bytes `start..end` of sector `sector`'s payload (sector 0 starts after
+    /// the header).
+    fn sector_range(&self, sector: usize) -> (usize, usize) {
+        let start = (sector * SECTOR_BYTES).max(HEADER_BYTES);
+        let end = ((sector + 1) * SECTOR_BYTES).min(self.buf.len());
+        (start, end)
+    }
+
+    /// For each sector, the generation whose payload (for this target and
+    /// offset) it holds, if any; sector 0 is judged on the bytes after the
+    /// header. Keys are tried in the order `preferred`, then the previous
+    /// sector's key (a unit is usually one write), then all of 1..=127.
     fn sector_keys(&self, preferred: &[u8]) -> Vec<Option<u8>> {
         let mut seeds = [0u64; MAX_KEY as usize + 1];
         for (key, seed) in (0u8..).zip(seeds.iter_mut()) {
             *seed = unit_seed(self.target, self.offset_bytes, key);
         }
-        let len = self.buf.len();
-        let sectors = len.div_ceil(SECTOR_BYTES);
+        let sectors = self.buf.len().div_ceil(SECTOR_BYTES);
         let mut found = Vec::with_capacity(sectors);
         let mut previous = 0u8;
         for sector in 0..sectors {
-            let start = (sector * SECTOR_BYTES).max(HEADER_BYTES);
-            let end = ((sector + 1) * SECTOR_BYTES).min(len);
+            let (start, end) = self.sector_range(sector);
             let candidates = preferred
                 .iter()
                 .copied()
@@ -404,42 +437,114 @@ impl Check<'_> {
         }
         found
     }
-}
 
-/// Describes which sectors hold which key, in runs: "sectors 0-3 match key 3,
-/// sectors 4-7 match key 4". `none` names a sector that matches no key.
-fn describe_sectors(keys: &[Option<u8>], none: &str) -> String {
-    let mut parts = Vec::new();
-    let mut start = 0;
-    while start < keys.len() {
-        let mut end = start;
-        while end + 1 < keys.len() && keys[end + 1] == keys[start] {
-            end += 1;
+    /// Whether any payload word of `sector` is the word one of `keys` would
+    /// put there: then the sector is a damaged copy of a write, not data that
+    /// no write produced. Random or zeroed data shares no 64-bit word with a
+    /// payload except by a 2^-64 chance.
+    fn echoes(&self, sector: usize, keys: &[u8]) -> bool {
+        let (start, end) = self.sector_range(sector);
+        keys.iter()
+            .filter(|&&key| (1..=MAX_KEY).contains(&key))
+            .any(|&key| {
+                let seed = unit_seed(self.target, self.offset_bytes, key);
+                self.buf[start..end]
+                    .chunks_exact(WORD_BYTES)
+                    .zip((start / WORD_BYTES) as u64..)
+                    .any(|(word, index)| le_u64(word, 0) == payload_word(seed, index))
+            })
+    }
+
+    /// Whether the header is exactly the one the write of its own generation
+    /// put at its own place: its checksum holds over the header and that
+    /// generation's regenerated payload. Then the header (with its time) is
+    /// genuine even though the payload read back is not all that write's.
+    fn header_verifies(&self) -> bool {
+        let h = self.header;
+        let buf = self.buf;
+        if !h.magic_ok
+            || !h.version_ok
+            || !(1..=MAX_KEY).contains(&h.key)
+            || !buf.len().is_multiple_of(WORD_BYTES)
+        {
+            return false;
         }
-        let sectors = if start == end {
-            format!("sector {start}")
+        let seed = unit_seed(h.target, h.offset_bytes, h.key);
+        let mut crc = crc32c::crc32c(&buf[..CRC_AT]);
+        let mut chunk = [0u8; SECTOR_BYTES];
+        let mut index = (HEADER_BYTES / WORD_BYTES) as u64;
+        let mut left = buf.len() - HEADER_BYTES;
+        while left > 0 {
+            let n = left.min(SECTOR_BYTES);
+            for word in chunk[..n].chunks_exact_mut(WORD_BYTES) {
+                word.copy_from_slice(&payload_word(seed, index).to_le_bytes());
+                index += 1;
+            }
+            crc = crc32c::crc32c_append(crc, &chunk[..n]);
+            left -= n;
+        }
+        crc == h.crc
+    }
+
+    /// What the header is, in words, for a unit whose checksum failed.
+    fn header_what(&self) -> String {
+        if !self.header.magic_ok {
+            "no iorig header".to_owned()
+        } else if !self.header.version_ok {
+            format!("header has unknown format version {}", self.buf[17])
         } else {
-            format!("sectors {start}-{end}")
-        };
-        let what = match keys[start] {
-            Some(key) => format!("match key {key}"),
-            None => none.to_owned(),
-        };
-        parts.push(format!("{sectors} {what}"));
-        start = end + 1;
-    }
-    parts.join(", ")
-}
-
-/// The distinct values in `keys`, in order of first appearance.
-fn distinct(keys: &[Option<u8>]) -> Vec<Option<u8>> {
-    let mut seen = Vec::new();
-    for key in keys {
-        if !seen.contains(key) {
-            seen.push(*key);
+            "header checksum fails".to_owned()
         }
     }
-    seen
+}
+
+/// The expected generations in words: "7", "6 or 7", "never written or 1".
+fn expected_generations(expected: Expected) -> String {
+    let one = |key: u8| {
+        if key == 0 {
+            "never written".to_owned()
+        } else {
+            key.to_string()
+        }
+    };
+    match expected {
+        Expected::Unwritten => "never written".to_owned(),
+        Expected::Key(key) => one(key),
+        Expected::Either { old, new } => format!("{} or {}", one(old), one(new)),
+    }
+}
+
+/// Describes a unit's parts in byte runs: "first 2048 bytes are generation 5,
+/// the rest generation 7", or "bytes 0..512 are generation 7, bytes 512..1024
+/// generation 5, bytes 1024..4096 generation 7". `Damaged` parts are named
+/// "match no write".
+fn describe_parts(parts: &[Part], len: usize) -> String {
+    let mut runs: Vec<(usize, usize, Part)> = Vec::new();
+    for (sector, &part) in parts.iter().enumerate() {
+        let end = ((sector + 1) * SECTOR_BYTES).min(len);
+        match runs.last_mut() {
+            Some(run) if run.2 == part => run.1 = end,
+            _ => runs.push((sector * SECTOR_BYTES, end, part)),
+        }
+    }
+    let what = |part: Part, first: bool| match part {
+        Part::Generation(key) if first => format!("are generation {key}"),
+        Part::Generation(key) => format!("generation {key}"),
+        Part::NoData => "hold no iorig data (never written)".to_owned(),
+        Part::Damaged => "match no write".to_owned(),
+    };
+    if let [(_, first_end, first), (_, _, rest)] = runs.as_slice() {
+        return format!(
+            "first {first_end} bytes {}, the rest {}",
+            what(*first, true),
+            what(*rest, false)
+        );
+    }
+    runs.iter()
+        .enumerate()
+        .map(|(i, &(start, end, part))| format!("bytes {start}..{end} {}", what(part, i == 0)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Checks one unit read back from (`target`, `offset_bytes`).
@@ -447,10 +552,8 @@ fn distinct(keys: &[Option<u8>]) -> Vec<Option<u8>> {
 /// - `Ok(Some(key))`: an intact iorig unit for this place with an expected key.
 /// - `Ok(None)`: no iorig data, and the expectation allows that
 ///   ([`Expected::Unwritten`], or [`Expected::Either`] with `old == 0`).
-/// - `Err`: what is wrong, classified as described on [`ErrorKind`]. An
-///   `Either { old: 0, .. }` expectation also treats sectors holding no iorig
-///   data as the old state, so a first write torn at a crash reports
-///   [`ErrorKind::Torn`] rather than corruption.
+/// - `Err`: what is wrong, named by the evidence as described on
+///   [`ErrorKind`] and in the decision table of `docs/verify.md`.
 ///
 /// The expected case (valid header and checksum, right place, right key) costs
 /// one CRC-32C pass and allocates nothing; the per-sector analysis, which may
@@ -492,23 +595,22 @@ pub fn check_unit(
         header,
     };
     if intact {
-        Err(classify_consistent(&check))
-    } else if header.magic_ok && header.version_ok {
-        Err(classify_damaged(&check))
+        Err(classify_valid(&check))
     } else {
-        classify_headerless(&check)
+        classify_invalid(&check)
     }
 }
 
-/// Header and payload agree (one complete write), but it is not the expected one.
-fn classify_consistent(check: &Check<'_>) -> UnitError {
+/// A valid block (header and checksum hold: one complete write), but not the
+/// expected one.
+fn classify_valid(check: &Check<'_>) -> UnitError {
     let h = check.header;
     if check.header_elsewhere() {
         return check.error(
             ErrorKind::Misdirected,
             None,
             format!(
-                "header names offset {} of target {} (key {})",
+                "valid block for offset {} of target {} (generation {})",
                 h.offset_bytes, h.target, h.key
             ),
         );
@@ -518,7 +620,7 @@ fn classify_consistent(check: &Check<'_>) -> UnitError {
             ErrorKind::UnwrittenHasData,
             None,
             format!(
-                "never written, but holds a complete unit with key {}",
+                "never written, but holds a valid block of generation {}",
                 h.key
             ),
         );
@@ -526,139 +628,173 @@ fn classify_consistent(check: &Check<'_>) -> UnitError {
     check.error(
         ErrorKind::LostWrite,
         None,
-        format!("expected {}, found key {}", check.expected, h.key),
+        format!(
+            "valid block of generation {} (expected {})",
+            h.key,
+            expected_generations(check.expected)
+        ),
     )
 }
 
-/// The magic is there but the checksum fails: find out which writes the
-/// sectors come from.
-fn classify_damaged(check: &Check<'_>) -> UnitError {
+/// The checksum fails, or there is no header this code wrote: find out, sector
+/// by sector, which writes the unit is made of.
+fn classify_invalid(check: &Check<'_>) -> Result<Option<u8>, UnitError> {
     let h = check.header;
-    let [first, second] = check.expected.keys();
-    let sectors = check.sector_keys(&[h.key, first, second]);
-    // A crash during the first write to a unit can leave sectors that still
-    // hold whatever was there before, which is the legitimate old state.
-    let unwritten_is_old = check.expected.allows_unwritten() && check.expected.has_keys();
-    let sectors: Vec<Option<u8>> = if unwritten_is_old {
-        sectors.iter().map(|key| Some(key.unwrap_or(0))).collect()
+    let expected = check.expected;
+    let len = check.buf.len();
+    let sectors = len.div_ceil(SECTOR_BYTES);
+    // Fresh storage is mostly zeros; no generation's payload has a zero word
+    // (but by a 2^-64 chance), so skip the per-key search.
+    let zeros = check.buf.iter().all(|&byte| byte == 0);
+    let keys = if zeros {
+        vec![None; sectors]
     } else {
-        sectors
+        let [first, second] = expected.keys();
+        check.sector_keys(&[h.key, first, second])
     };
-    let elsewhere = if check.header_elsewhere() {
-        format!(
-            " (header names offset {} of target {})",
-            h.offset_bytes, h.target
-        )
-    } else {
-        String::new()
-    };
-    if let Some(bad) = sectors.iter().position(Option::is_none) {
-        let more = sectors.iter().filter(|key| key.is_none()).count() - 1;
-        let more = if more > 0 {
-            format!(" (and {more} more)")
+
+    // Which part each sector is. Sector 0 is a genuine part only with a
+    // header of this place that verifies against its sector's generation.
+    let header_ok = h.magic_ok && !check.header_elsewhere() && check.header_verifies();
+    let mut candidates: Vec<u8> = expected.keys().to_vec();
+    if h.magic_ok {
+        candidates.push(h.key);
+    }
+    candidates.extend(keys.iter().flatten());
+    candidates.sort_unstable();
+    candidates.dedup();
+    let parts: Vec<Part> = keys
+        .iter()
+        .enumerate()
+        .map(|(sector, &key)| match key {
+            Some(key) if sector > 0 || (header_ok && key == h.key) => Part::Generation(key),
+            Some(_) => Part::Damaged,
+            None if sector == 0 && h.magic_ok => Part::Damaged,
+            None if zeros || !check.echoes(sector, &candidates) => Part::NoData,
+            None => Part::Damaged,
+        })
+        .collect();
+
+    let mut generations: Vec<u8> = parts
+        .iter()
+        .filter_map(|part| match part {
+            Part::Generation(key) => Some(*key),
+            _ => None,
+        })
+        .collect();
+    generations.sort_unstable();
+    generations.dedup();
+    let damaged = parts.contains(&Part::Damaged);
+    let no_data = parts.contains(&Part::NoData);
+    // Whether never-written content is a valid older version here: the map
+    // allows "never written" (a first write in flight at a crash), or expects
+    // generation 1, which follows "never written".
+    let never_written_is_older = expected.has_keys()
+        && (expected.allows_unwritten() || expected == Expected::Key(1))
+        && generations.iter().all(|&key| expected.accepts(key));
+
+    if !damaged && generations.is_empty() {
+        // No iorig data anywhere in the unit.
+        if expected.allows_unwritten() {
+            return Ok(None);
+        }
+        if expected == Expected::Key(1) {
+            return Err(check.error(
+                ErrorKind::LostWrite,
+                None,
+                "holds no iorig data, as before its first write: generation 1 never landed"
+                    .to_owned(),
+            ));
+        }
+        let zeros = if zeros { " (all zeros)" } else { "" };
+        return Err(check.error(
+            ErrorKind::Corrupted,
+            None,
+            format!("no iorig header and no data of any write of this unit{zeros}"),
+        ));
+    }
+    let torn = !damaged
+        && if no_data {
+            never_written_is_older
+        } else {
+            generations.len() > 1
+        };
+    if torn {
+        return Err(check.error(ErrorKind::Torn, None, describe_parts(&parts, len)));
+    }
+    Err(describe_corruption(check, &keys))
+}
+
+/// The evidence for a unit that is neither one valid block, nor made of
+/// genuine parts: what is wrong with its header, and which sectors match no
+/// write. `keys` is the generation of each sector's payload, if any.
+fn describe_corruption(check: &Check<'_>, keys: &[Option<u8>]) -> UnitError {
+    let h = check.header;
+    let header_what = check.header_what();
+    let bad: Vec<usize> = (0..keys.len()).filter(|&s| keys[s].is_none()).collect();
+    if let Some(&first_bad) = bad.first() {
+        // Some sector's payload is no write's.
+        let (start, end) = check.sector_range(first_bad);
+        let start = if first_bad == 0 { 0 } else { start };
+        let more = if bad.len() > 1 {
+            format!(" (and {} more)", bad.len() - 1)
         } else {
             String::new()
         };
         return check.error(
             ErrorKind::Corrupted,
             None,
-            format!("checksum mismatch: payload sector {bad} matches no write{more}{elsewhere}"),
-        );
-    }
-    let keys = distinct(&sectors);
-    let unwritten = if unwritten_is_old {
-        sectors
-            .iter()
-            .map(|key| key.filter(|&key| key != 0))
-            .collect()
-    } else {
-        sectors.clone()
-    };
-    if keys.len() > 1 {
-        return check.error(
-            ErrorKind::Torn,
-            None,
             format!(
-                "header has key {}; {}",
-                h.key,
-                describe_sectors(&unwritten, "hold no iorig data")
+                "{header_what}; sector {first_bad} (bytes {start}..{end}) matches no write{more}"
             ),
         );
     }
-    let payload_key = keys.first().copied().flatten().unwrap_or(0);
-    if payload_key != h.key {
-        let payload = if payload_key == 0 {
-            "no iorig data".to_owned()
+    let payload: Vec<Part> = keys
+        .iter()
+        .map(|key| key.map_or(Part::Damaged, Part::Generation))
+        .collect();
+    let mut generations: Vec<u8> = keys.iter().flatten().copied().collect();
+    generations.sort_unstable();
+    generations.dedup();
+    let sector0 = keys.first().copied().flatten().unwrap_or(0);
+    if let [key] = generations.as_slice() {
+        // The payload is one whole write: only the header is damaged.
+        let said = if h.magic_ok && h.version_ok {
+            if check.header_elsewhere() {
+                format!(
+                    " (the header names offset {} of target {})",
+                    h.offset_bytes, h.target
+                )
+            } else if h.key != *key {
+                format!(" (the header says generation {})", h.key)
+            } else {
+                String::new()
+            }
         } else {
-            format!("key {payload_key}")
+            String::new()
         };
         return check.error(
-            ErrorKind::Torn,
-            None,
-            format!("header has key {} but the payload holds {payload}", h.key),
+            ErrorKind::Corrupted,
+            Some(*key),
+            format!("{header_what}; the payload is intact generation {key}{said}"),
         );
     }
+    // Every sector's payload is some write's, of several, but the header does
+    // not belong to its sector: it is damaged (or missing), so the parts are
+    // not shown to be genuine.
+    let header_note = if h.magic_ok && h.version_ok {
+        format!(" and the header does not match generation {sector0} of its sector")
+    } else {
+        String::new()
+    };
     check.error(
         ErrorKind::Corrupted,
         None,
-        format!("checksum mismatch: header damaged (payload matches key {payload_key}){elsewhere}"),
+        format!(
+            "{header_what}{header_note}; payload: {}",
+            describe_parts(&payload, check.buf.len())
+        ),
     )
-}
-
-/// No magic, or a version this code does not write.
-fn classify_headerless(check: &Check<'_>) -> Result<Option<u8>, UnitError> {
-    let no_data = |check: &Check<'_>| {
-        if check.expected.allows_unwritten() {
-            Ok(None)
-        } else {
-            Err(check.error(
-                ErrorKind::LostWrite,
-                None,
-                "holds no iorig data: the write never reached the storage".to_owned(),
-            ))
-        }
-    };
-    // Fresh storage is mostly zeros; no key's payload is all zero, so skip the
-    // per-key search.
-    if check.buf.iter().all(|&byte| byte == 0) {
-        return no_data(check);
-    }
-    let [first, second] = check.expected.keys();
-    let sectors = check.sector_keys(&[first, second]);
-    let keys = distinct(&sectors);
-    let header_what = if check.header.magic_ok {
-        format!("header has unknown format version {}", check.buf[17])
-    } else {
-        "no header".to_owned()
-    };
-    match keys.as_slice() {
-        [None] => no_data(check),
-        [Some(key)] => Err(check.error(
-            ErrorKind::Corrupted,
-            Some(*key),
-            format!("{header_what}, but the payload matches key {key}: header damaged"),
-        )),
-        _ => {
-            let first_write_torn = check.expected.allows_unwritten()
-                && check.expected.has_keys()
-                && keys
-                    .iter()
-                    .all(|key| key.is_none_or(|key| check.expected.accepts(key)));
-            let kind = if first_write_torn {
-                ErrorKind::Torn
-            } else {
-                ErrorKind::Corrupted
-            };
-            Err(check.error(
-                kind,
-                None,
-                format!(
-                    "{header_what}; {}",
-                    describe_sectors(&sectors, "hold no iorig data")
-                ),
-            ))
-        }
-    }
 }
 
 #[cfg(test)]
@@ -776,8 +912,11 @@ mod tests {
             assert_eq!(err.kind, ErrorKind::Corrupted, "{err}");
             let sector = at / 512;
             assert!(
-                err.detail
-                    .contains(&format!("payload sector {sector} matches no write")),
+                err.detail.contains(&format!(
+                    "header checksum fails; sector {sector} (bytes {}..{}) matches no write",
+                    sector * 512,
+                    sector * 512 + 512
+                )),
                 "{}",
                 err.detail
             );
@@ -789,18 +928,6 @@ mod tests {
     }
 
     #[test]
-    fn flipped_header_field_is_corrupted() {
-        // time, offset, target, checksum, version padding: all "header damaged".
-        for at in [20usize, 27, 8, 12, 4, 18, 29] {
-            let mut buf = stamped(4096, 1, 8192, 11);
-            buf[at] ^= 0x40;
-            let err = check_unit(&buf, 1, 8192, Expected::Key(11)).unwrap_err();
-            assert_eq!(err.kind, ErrorKind::Corrupted, "byte {at}: {err}");
-            assert!(err.detail.contains("header damaged"), "{}", err.detail);
-        }
-    }
-
-    #[test]
     fn flipped_magic_is_corrupted() {
         let mut buf = stamped(4096, 1, 8192, 11);
         buf[1] ^= 0xff;
@@ -808,7 +935,12 @@ mod tests {
         assert_eq!(err.kind, ErrorKind::Corrupted);
         assert_eq!(err.found_key, Some(11), "recovered from the payload");
         assert_eq!(err.found_target, None, "no magic, no header fields");
-        assert!(err.detail.contains("header damaged"), "{}", err.detail);
+        assert!(
+            err.detail
+                .contains("no iorig header; the payload is intact generation 11"),
+            "{}",
+            err.detail
+        );
         // Also when nothing was expected there.
         let err = check_unit(&buf, 1, 8192, Expected::Unwritten).unwrap_err();
         assert_eq!(err.kind, ErrorKind::Corrupted);
@@ -829,35 +961,6 @@ mod tests {
     }
 
     #[test]
-    fn older_generation_is_lost_write() {
-        let buf = stamped(4096, 0, 4096, 3);
-        let err = check_unit(&buf, 0, 4096, Expected::Key(4)).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::LostWrite);
-        assert_eq!(err.found_key, Some(3));
-        assert!(err.detail.contains("key 4"), "{}", err.detail);
-        assert!(err.detail.contains("key 3"), "{}", err.detail);
-    }
-
-    #[test]
-    fn other_offset_or_target_is_misdirected() {
-        let buf = stamped(4096, 0, 8192, 3);
-        for expected in [Expected::Key(3), Expected::Key(9), Expected::Unwritten] {
-            let err = check_unit(&buf, 0, 4096, expected).unwrap_err();
-            assert_eq!(err.kind, ErrorKind::Misdirected, "{expected:?}");
-            assert_eq!(err.found_offset_bytes, Some(8192));
-            assert!(
-                err.detail.contains("header names offset 8192 of target 0"),
-                "{}",
-                err.detail
-            );
-        }
-        let buf = stamped(4096, 1, 4096, 3);
-        let err = check_unit(&buf, 0, 4096, Expected::Key(3)).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Misdirected);
-        assert_eq!(err.found_target, Some(1));
-    }
-
-    #[test]
     fn halves_of_two_generations_are_torn() {
         for len in [1024usize, 4096, 65536] {
             let a = stamped(len, 0, 65536, 3);
@@ -867,59 +970,17 @@ mod tests {
             let err = check_unit(&buf, 0, 65536, Expected::Key(4)).unwrap_err();
             assert_eq!(err.kind, ErrorKind::Torn, "{err}");
             assert_eq!(err.found_key, Some(3));
-            let half = len / 512 / 2;
-            let first = if half == 1 {
-                "sector 0 match key 3".to_owned()
-            } else {
-                format!("sectors 0-{} match key 3", half - 1)
-            };
-            assert!(err.detail.contains(&first), "{}", err.detail);
-            assert!(err.detail.contains("match key 4"), "{}", err.detail);
+            assert_eq!(
+                err.detail,
+                format!(
+                    "first {} bytes are generation 3, the rest generation 4",
+                    len / 2
+                )
+            );
             // Also torn when a crash allowed either key.
             let err = check_unit(&buf, 0, 65536, Expected::Either { old: 3, new: 4 }).unwrap_err();
             assert_eq!(err.kind, ErrorKind::Torn);
         }
-    }
-
-    #[test]
-    fn header_from_another_write_is_torn() {
-        let a = stamped(4096, 0, 0, 3);
-        let mut buf = stamped(4096, 0, 0, 4);
-        buf[..HEADER_BYTES].copy_from_slice(&a[..HEADER_BYTES]);
-        let err = check_unit(&buf, 0, 0, Expected::Key(4)).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Torn);
-        assert!(err.detail.contains("payload holds key 4"), "{}", err.detail);
-    }
-
-    #[test]
-    fn torn_first_write_after_crash() {
-        // New header and first half; the second half still holds old, non-iorig bytes.
-        let mut buf = noise(4096, 99);
-        let b = stamped(4096, 0, 0, 1);
-        buf[..2048].copy_from_slice(&b[..2048]);
-        let err = check_unit(&buf, 0, 0, Expected::Either { old: 0, new: 1 }).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Torn, "{err}");
-        assert!(
-            err.detail.contains("sectors 4-7 hold no iorig data"),
-            "{}",
-            err.detail
-        );
-        // Without the crash excuse the same bytes are corruption.
-        let err = check_unit(&buf, 0, 0, Expected::Key(1)).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Corrupted);
-        assert!(
-            err.detail
-                .contains("payload sector 4 matches no write (and 3 more)"),
-            "{}",
-            err.detail
-        );
-        // Header sector old, rest new.
-        let mut buf = noise(4096, 98);
-        buf[512..].copy_from_slice(&b[512..]);
-        let err = check_unit(&buf, 0, 0, Expected::Either { old: 0, new: 1 }).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Torn, "{err}");
-        let err = check_unit(&buf, 0, 0, Expected::Key(1)).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Corrupted, "{err}");
     }
 
     #[test]
@@ -935,30 +996,6 @@ mod tests {
     }
 
     #[test]
-    fn random_bytes() {
-        for len in [512usize, 4096, 65536] {
-            let buf = noise(len, 0x1234_5678 + len as u64);
-            assert_eq!(check_unit(&buf, 0, 0, Expected::Unwritten), Ok(None));
-            assert_eq!(
-                check_unit(&buf, 0, 0, Expected::Either { old: 0, new: 5 }),
-                Ok(None)
-            );
-            let err = check_unit(&buf, 0, 0, Expected::Key(5)).unwrap_err();
-            assert_eq!(err.kind, ErrorKind::LostWrite);
-            assert_eq!(err.found_key, None);
-            assert!(err.detail.contains("holds no iorig data"), "{}", err.detail);
-            let err = check_unit(&buf, 0, 0, Expected::Either { old: 4, new: 5 }).unwrap_err();
-            assert_eq!(err.kind, ErrorKind::LostWrite);
-        }
-        let zeros = vec![0u8; 4096];
-        assert_eq!(check_unit(&zeros, 0, 0, Expected::Unwritten), Ok(None));
-        assert_eq!(
-            check_unit(&zeros, 0, 0, Expected::Key(5)).unwrap_err().kind,
-            ErrorKind::LostWrite
-        );
-    }
-
-    #[test]
     fn random_bytes_with_magic_is_corrupted() {
         let mut buf = noise(4096, 7);
         buf[..4].copy_from_slice(b"IORV");
@@ -967,7 +1004,8 @@ mod tests {
         let err = check_unit(&buf, 0, 0, Expected::Unwritten).unwrap_err();
         assert_eq!(err.kind, ErrorKind::Corrupted);
         assert!(
-            err.detail.contains("payload sector 0 matches no write"),
+            err.detail
+                .contains("header checksum fails; sector 0 (bytes 0..512) matches no write"),
             "{}",
             err.detail
         );
@@ -987,7 +1025,7 @@ mod tests {
         let err = check_unit(&stamped(4096, 0, 0, 5), 0, 0, expected).unwrap_err();
         assert_eq!(err.kind, ErrorKind::LostWrite);
         assert_eq!(err.found_key, Some(5));
-        assert!(err.detail.contains("key 3 or key 4"), "{}", err.detail);
+        assert!(err.detail.contains("(expected 3 or 4)"), "{}", err.detail);
         // Old state "unwritten" with a new first write.
         let expected = Expected::Either { old: 0, new: 1 };
         assert_eq!(
@@ -1001,30 +1039,6 @@ mod tests {
                 .kind,
             ErrorKind::LostWrite
         );
-    }
-
-    #[test]
-    fn headerless_mixed_keys_is_corrupted() {
-        let a = stamped(4096, 0, 0, 3);
-        let b = stamped(4096, 0, 0, 4);
-        let mut buf = a.clone();
-        buf[2048..].copy_from_slice(&b[2048..]);
-        buf[..4].fill(0);
-        let err = check_unit(&buf, 0, 0, Expected::Key(4)).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Corrupted);
-        assert!(err.detail.contains("no header"), "{}", err.detail);
-        // Part of a unit without header, rest noise.
-        let mut buf = noise(4096, 5);
-        buf[1024..].copy_from_slice(&a[1024..]);
-        let err = check_unit(&buf, 0, 0, Expected::Unwritten).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Corrupted);
-    }
-
-    #[test]
-    fn too_short_is_an_error_not_a_panic() {
-        let err = check_unit(&[0u8; 16], 0, 0, Expected::Unwritten).unwrap_err();
-        assert_eq!(err.kind, ErrorKind::Corrupted);
-        assert!(!payload_matches(&[0u8; 16], 0, 0, 1));
     }
 
     #[test]
@@ -1046,5 +1060,352 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains('\n'));
+    }
+
+    // One test per row of the decision table in docs/verify.md.
+
+    const KEY: u8 = 7;
+    const OFFSET: u64 = 4096 * 3;
+
+    fn err(buf: &[u8], expected: Expected) -> UnitError {
+        check_unit(buf, 0, OFFSET, expected).unwrap_err()
+    }
+
+    #[test]
+    fn row_valid_block_for_another_place_is_misdirected() {
+        for (target, offset) in [(0u32, OFFSET + 4096), (1, OFFSET)] {
+            let buf = stamped(4096, target, offset, KEY);
+            for expected in [Expected::Key(KEY), Expected::Key(2), Expected::Unwritten] {
+                let e = err(&buf, expected);
+                assert_eq!(e.kind, ErrorKind::Misdirected, "{e}");
+                assert_eq!(e.found_key, Some(KEY));
+                assert_eq!(e.found_target, Some(target));
+                assert_eq!(e.found_offset_bytes, Some(offset));
+                assert!(
+                    e.detail.contains(&format!(
+                        "valid block for offset {offset} of target {target} (generation 7)"
+                    )),
+                    "{}",
+                    e.detail
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn row_valid_block_where_never_written_is_unwritten_has_data() {
+        let buf = stamped(4096, 0, OFFSET, KEY);
+        for expected in [Expected::Unwritten, Expected::Key(0)] {
+            let e = err(&buf, expected);
+            assert_eq!(e.kind, ErrorKind::UnwrittenHasData, "{e}");
+            assert!(
+                e.detail
+                    .contains("never written, but holds a valid block of generation 7"),
+                "{}",
+                e.detail
+            );
+        }
+    }
+
+    #[test]
+    fn row_whole_older_valid_block_is_lost_write() {
+        let buf = stamped(4096, 0, OFFSET, 5);
+        let e = err(&buf, Expected::Key(KEY));
+        assert_eq!(e.kind, ErrorKind::LostWrite, "{e}");
+        assert_eq!(e.found_key, Some(5));
+        assert!(
+            e.detail
+                .contains("valid block of generation 5 (expected 7)"),
+            "{}",
+            e.detail
+        );
+        let e = err(&buf, Expected::Either { old: 6, new: 7 });
+        assert_eq!(e.kind, ErrorKind::LostWrite, "{e}");
+        assert!(
+            e.detail
+                .contains("valid block of generation 5 (expected 6 or 7)"),
+            "{}",
+            e.detail
+        );
+    }
+
+    #[test]
+    fn row_no_iorig_data_where_never_written_is_allowed_is_ok() {
+        for buf in [noise(4096, 11), vec![0u8; 4096]] {
+            for expected in [
+                Expected::Unwritten,
+                Expected::Key(0),
+                Expected::Either { old: 0, new: 1 },
+            ] {
+                assert_eq!(check_unit(&buf, 0, OFFSET, expected), Ok(None));
+            }
+        }
+    }
+
+    #[test]
+    fn row_no_iorig_data_instead_of_a_first_write_is_lost_write() {
+        // Generation 1 follows "never written", whose content is whatever the
+        // storage held: finding no iorig data at all is that older version.
+        for buf in [noise(4096, 12), vec![0u8; 4096]] {
+            let e = err(&buf, Expected::Key(1));
+            assert_eq!(e.kind, ErrorKind::LostWrite, "{e}");
+            assert_eq!(e.found_key, None);
+            assert!(
+                e.detail
+                    .contains("holds no iorig data, as before its first write"),
+                "{}",
+                e.detail
+            );
+        }
+    }
+
+    #[test]
+    fn row_random_bytes_over_a_written_block_are_corrupted() {
+        for len in [512usize, 4096, 65536] {
+            let buf = noise(len, 0x1234_5678 + len as u64);
+            for expected in [Expected::Key(KEY), Expected::Either { old: 6, new: 7 }] {
+                let e = check_unit(&buf, 0, OFFSET, expected).unwrap_err();
+                assert_eq!(e.kind, ErrorKind::Corrupted, "{e}");
+                assert_eq!(e.found_key, None);
+                assert!(
+                    e.detail
+                        .contains("no iorig header and no data of any write of this unit"),
+                    "{}",
+                    e.detail
+                );
+            }
+        }
+        // Zeros over a written block say so.
+        let e = err(&[0u8; 4096], Expected::Key(KEY));
+        assert_eq!(e.kind, ErrorKind::Corrupted, "{e}");
+        assert!(e.detail.contains("all zeros"), "{}", e.detail);
+    }
+
+    #[test]
+    fn row_one_bit_flip_in_the_header_key_is_corrupted() {
+        for bit in 0..8 {
+            let mut buf = stamped(4096, 0, OFFSET, KEY);
+            buf[16] ^= 1 << bit;
+            for expected in [Expected::Key(KEY), Expected::Either { old: 6, new: 7 }] {
+                let e = err(&buf, expected);
+                assert_eq!(e.kind, ErrorKind::Corrupted, "bit {bit}: {e}");
+                assert_eq!(e.found_key, Some(KEY), "the payload's generation");
+                assert!(
+                    e.detail.contains("header checksum fails")
+                        && e.detail.contains("the payload is intact generation 7"),
+                    "{}",
+                    e.detail
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn row_damaged_header_over_an_intact_payload_is_corrupted() {
+        // Every header byte, one bit at a time: magic, target, offset, key,
+        // version, padding, time, checksum.
+        for at in 0..HEADER_BYTES {
+            for bit in [0u8, 6] {
+                let mut buf = stamped(4096, 0, OFFSET, KEY);
+                buf[at] ^= 1 << bit;
+                let e = err(&buf, Expected::Key(KEY));
+                assert_eq!(e.kind, ErrorKind::Corrupted, "byte {at} bit {bit}: {e}");
+                assert!(
+                    e.detail.contains("the payload is intact generation 7"),
+                    "byte {at} bit {bit}: {}",
+                    e.detail
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn row_header_of_another_write_over_a_payload_is_corrupted() {
+        // Only the 32 header bytes of generation 6: no storage tears a write
+        // inside a sector, so this is a damaged header, not a torn write.
+        let old = stamped(4096, 0, OFFSET, 6);
+        let mut buf = stamped(4096, 0, OFFSET, KEY);
+        buf[..HEADER_BYTES].copy_from_slice(&old[..HEADER_BYTES]);
+        let e = err(&buf, Expected::Key(KEY));
+        assert_eq!(e.kind, ErrorKind::Corrupted, "{e}");
+        assert!(
+            e.detail.contains("the payload is intact generation 7"),
+            "{}",
+            e.detail
+        );
+    }
+
+    #[test]
+    fn row_one_bit_flip_in_the_payload_is_corrupted() {
+        for (key, expected) in [
+            (KEY, Expected::Key(KEY)),
+            (KEY, Expected::Either { old: 6, new: 7 }),
+            (1, Expected::Key(1)),
+            // In a crash window over a never-written unit, the damaged
+            // sector is still not "never-written content": most of its words
+            // are generation 1's.
+            (1, Expected::Either { old: 0, new: 1 }),
+        ] {
+            for at in [HEADER_BYTES, 100, 3 * 512 + 7, 4095] {
+                let mut buf = stamped(4096, 0, OFFSET, key);
+                buf[at] ^= 0x10;
+                let e = err(&buf, expected);
+                assert_eq!(e.kind, ErrorKind::Corrupted, "{expected:?} byte {at}: {e}");
+                let sector = at / 512;
+                assert!(
+                    e.detail.contains(&format!(
+                        "sector {sector} (bytes {}..{}) matches no write",
+                        sector * 512,
+                        sector * 512 + 512
+                    )),
+                    "{}",
+                    e.detail
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn row_partial_random_overwrite_is_corrupted() {
+        let mut buf = stamped(4096, 0, OFFSET, KEY);
+        buf[1024..2048].copy_from_slice(&noise(1024, 77));
+        let e = err(&buf, Expected::Key(KEY));
+        assert_eq!(e.kind, ErrorKind::Corrupted, "{e}");
+        assert!(
+            e.detail.contains("header checksum fails")
+                && e.detail
+                    .contains("sector 2 (bytes 1024..1536) matches no write (and 1 more)"),
+            "{}",
+            e.detail
+        );
+    }
+
+    #[test]
+    fn row_half_of_an_older_block_over_a_newer_one_is_torn() {
+        let older = stamped(4096, 0, OFFSET, 5);
+        let newer = stamped(4096, 0, OFFSET, KEY);
+        // The older write's first half (with its header) over the newer block.
+        let mut buf = newer.clone();
+        buf[..2048].copy_from_slice(&older[..2048]);
+        for expected in [Expected::Key(KEY), Expected::Either { old: 5, new: 7 }] {
+            let e = err(&buf, expected);
+            assert_eq!(e.kind, ErrorKind::Torn, "{e}");
+            assert_eq!(e.found_key, Some(5));
+            assert!(
+                e.detail
+                    .contains("first 2048 bytes are generation 5, the rest generation 7"),
+                "{}",
+                e.detail
+            );
+        }
+        // The older write's second half under the newer header and first half.
+        let mut buf = newer.clone();
+        buf[2048..].copy_from_slice(&older[2048..]);
+        let e = err(&buf, Expected::Key(KEY));
+        assert_eq!(e.kind, ErrorKind::Torn, "{e}");
+        assert!(
+            e.detail
+                .contains("first 2048 bytes are generation 7, the rest generation 5"),
+            "{}",
+            e.detail
+        );
+        // Three parts, at sector granularity.
+        let mut buf = newer.clone();
+        buf[512..1024].copy_from_slice(&older[512..1024]);
+        let e = err(&buf, Expected::Key(KEY));
+        assert_eq!(e.kind, ErrorKind::Torn, "{e}");
+        assert!(
+            e.detail.contains(
+                "bytes 0..512 are generation 7, bytes 512..1024 generation 5, bytes 1024..4096 generation 7"
+            ),
+            "{}",
+            e.detail
+        );
+    }
+
+    #[test]
+    fn row_first_write_over_never_written_content_is_torn() {
+        let new = stamped(4096, 0, OFFSET, 1);
+        for expected in [Expected::Either { old: 0, new: 1 }, Expected::Key(1)] {
+            // New header and first half; the rest still holds the old content.
+            let mut buf = noise(4096, 99);
+            buf[..2048].copy_from_slice(&new[..2048]);
+            let e = err(&buf, expected);
+            assert_eq!(e.kind, ErrorKind::Torn, "{expected:?}: {e}");
+            assert!(
+                e.detail.contains(
+                    "first 2048 bytes are generation 1, the rest hold no iorig data (never written)"
+                ),
+                "{}",
+                e.detail
+            );
+            // Old header sector, the rest new.
+            let mut buf = vec![0u8; 4096];
+            buf[512..].copy_from_slice(&new[512..]);
+            let e = err(&buf, expected);
+            assert_eq!(e.kind, ErrorKind::Torn, "{expected:?}: {e}");
+            assert!(
+                e.detail.contains(
+                    "first 512 bytes hold no iorig data (never written), the rest generation 1"
+                ),
+                "{}",
+                e.detail
+            );
+        }
+    }
+
+    #[test]
+    fn row_never_written_content_in_a_rewritten_unit_is_corrupted() {
+        // Generation 7 had older versions with iorig data: never-written
+        // content is not one of them.
+        let mut buf = noise(4096, 99);
+        buf[..2048].copy_from_slice(&stamped(4096, 0, OFFSET, KEY)[..2048]);
+        let e = err(&buf, Expected::Key(KEY));
+        assert_eq!(e.kind, ErrorKind::Corrupted, "{e}");
+        assert!(
+            e.detail
+                .contains("sector 4 (bytes 2048..2560) matches no write (and 3 more)"),
+            "{}",
+            e.detail
+        );
+        // And a unit the map says was never written cannot hold part of a write.
+        let mut buf = noise(4096, 5);
+        buf[1024..].copy_from_slice(&stamped(4096, 0, OFFSET, 3)[1024..]);
+        let e = err(&buf, Expected::Unwritten);
+        assert_eq!(e.kind, ErrorKind::Corrupted, "{e}");
+    }
+
+    #[test]
+    fn row_generations_mixed_under_a_damaged_header_are_corrupted() {
+        let a = stamped(4096, 0, OFFSET, 5);
+        let b = stamped(4096, 0, OFFSET, KEY);
+        let mut torn = a.clone();
+        torn[2048..].copy_from_slice(&b[2048..]);
+        // Magic gone.
+        let mut buf = torn.clone();
+        buf[..4].fill(0);
+        let e = err(&buf, Expected::Key(KEY));
+        assert_eq!(e.kind, ErrorKind::Corrupted, "{e}");
+        assert!(e.detail.contains("no iorig header"), "{}", e.detail);
+        // A bit of the header's time flipped: the header no longer verifies
+        // against its own generation.
+        let mut buf = torn.clone();
+        buf[21] ^= 0x01;
+        let e = err(&buf, Expected::Key(KEY));
+        assert_eq!(e.kind, ErrorKind::Corrupted, "{e}");
+        assert!(
+            e.detail.contains("header checksum fails")
+                && e.detail.contains("the header does not match generation 5"),
+            "{}",
+            e.detail
+        );
+    }
+
+    #[test]
+    fn row_too_short_is_corrupted() {
+        let e = check_unit(&[0u8; 16], 0, 0, Expected::Unwritten).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Corrupted);
+        assert!(e.detail.contains("too short"), "{}", e.detail);
+        assert!(!payload_matches(&[0u8; 16], 0, 0, 1));
     }
 }
