@@ -1408,4 +1408,43 @@ mod tests {
         assert!(e.detail.contains("too short"), "{}", e.detail);
         assert!(!payload_matches(&[0u8; 16], 0, 0, 1));
     }
+
+    #[test]
+    fn decision_table_examples_are_what_the_checker_says() {
+        let doc = include_str!("../../../docs/verify.md");
+        let table = &doc[doc.find("| # | evidence").unwrap()..];
+        let example = |buf: &[u8], at: u64, expected: Expected| {
+            check_unit(buf, 0, at, expected).unwrap_err().detail
+        };
+        let gen = |key: u8| stamped(4096, 0, OFFSET, key);
+        let mut flipped_payload = gen(KEY);
+        flipped_payload[3 * 512 + 9] ^= 0x04;
+        let mut flipped_key = gen(KEY);
+        flipped_key[16] ^= 0x01;
+        let mut torn = gen(KEY);
+        torn[..2048].copy_from_slice(&gen(5)[..2048]);
+        let mut torn_first = noise(4096, 1);
+        torn_first[..2048].copy_from_slice(&gen(1)[..2048]);
+        let mut torn_damaged = torn.clone();
+        torn_damaged[21] ^= 0x01;
+        let details = [
+            example(&stamped(4096, 0, 8192, 3), 4096, Expected::Key(3)),
+            example(&stamped(4096, 0, 0, 3), 0, Expected::Unwritten),
+            example(&gen(5), OFFSET, Expected::Key(KEY)),
+            example(&noise(4096, 2), OFFSET, Expected::Key(1)),
+            example(&[0u8; 4096], OFFSET, Expected::Key(KEY)),
+            example(&torn, OFFSET, Expected::Key(KEY)),
+            example(&torn_first, OFFSET, Expected::Either { old: 0, new: 1 }),
+            example(&flipped_payload, OFFSET, Expected::Key(KEY)),
+            example(&flipped_key, OFFSET, Expected::Key(KEY)),
+            example(&torn_damaged, OFFSET, Expected::Key(KEY)),
+            example(&[0u8; 16], 0, Expected::Unwritten),
+        ];
+        for detail in details {
+            assert!(
+                table.contains(&format!("| `{detail}` |")),
+                "docs/verify.md lacks the example `{detail}`"
+            );
+        }
+    }
 }
