@@ -5,13 +5,35 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-/// Highest latency tracked exactly: one hour. Longer I/Os are clamped to it and
-/// still counted.
+/// Highest latency tracked: one hour. Longer I/Os are clamped to it and still
+/// counted (see [`CLAMP_FROM_NS`] for the exact edge).
 pub const MAX_TRACKABLE_NS: u64 = 3_600_000_000_000;
+/// Values from here up are recorded as [`MAX_TRACKABLE_NS`]. This is where the
+/// counts array of a 1 ns..1 h histogram ends (its last bucket spans 2^41 to
+/// 2^42 ns, about 73 min): the preallocated histogram iorig used before kept
+/// values up to there at their own value and clamped only beyond, and the
+/// auto-resizing one keeps exactly that rule so that every figure is unchanged.
+pub(crate) const CLAMP_FROM_NS: u64 = 1 << 42;
 /// Three significant digits: 0.1 % resolution at every magnitude.
 const SIG_FIGS: u8 = 3;
 
+/// The value a latency is recorded as: zero becomes 1 ns, anything from
+/// [`CLAMP_FROM_NS`] up becomes [`MAX_TRACKABLE_NS`].
+#[inline]
+fn clamp(lat_ns: u64) -> u64 {
+    if lat_ns >= CLAMP_FROM_NS {
+        MAX_TRACKABLE_NS
+    } else {
+        lat_ns.max(1)
+    }
+}
+
 /// A latency histogram in nanoseconds (1 ns to 1 h, 3 significant digits).
+///
+/// The counts array grows with the largest value recorded (auto-resizing HDR
+/// histogram, lowest discernible value 1 ns), so an empty histogram takes
+/// 16 KiB instead of the 264 KiB of one preallocated up to an hour; the bucket
+/// geometry is the same, so figures, merges and the stored bytes are too.
 #[derive(Clone, Debug)]
 pub struct LatencyHistogram {
     hist: Histogram<u64>,
@@ -25,31 +47,45 @@ impl Default for LatencyHistogram {
 
 impl LatencyHistogram {
     pub fn new() -> Self {
-        // The bounds are constants that hdrhistogram accepts, so this cannot fail;
-        // fall back to an auto-resizing histogram rather than panic regardless.
-        let hist = Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIG_FIGS)
-            .or_else(|_| Histogram::new(SIG_FIGS))
-            .unwrap_or_else(|_| unreachable_hist());
-        LatencyHistogram { hist }
+        LatencyHistogram { hist: empty_hist() }
     }
 
     /// Records one latency; values beyond one hour are clamped, zero becomes 1 ns.
     #[inline]
     pub fn record(&mut self, lat_ns: u64) {
-        self.hist.saturating_record(lat_ns.max(1));
+        self.record_n(lat_ns, 1);
+    }
+
+    /// Records `n` latencies of `lat_ns`, clamped like [`LatencyHistogram::record`].
+    #[inline]
+    pub(crate) fn record_n(&mut self, lat_ns: u64, n: u64) {
+        let v = clamp(lat_ns);
+        // Growing to cover v <= 1 h only fails where a usize cannot index the
+        // counts (16-bit targets); saturate there rather than panic or drop it.
+        if self.hist.record_n(v, n).is_err() {
+            self.hist.saturating_record_n(v, n);
+        }
     }
 
     pub fn merge(&mut self, other: &LatencyHistogram) {
-        // Both have identical bounds, so add cannot fail; saturate on the
-        // impossible path instead of panicking.
-        if self.hist.add(&other.hist).is_err() {
-            for v in other.hist.iter_recorded() {
-                self.hist
-                    .saturating_record_n(v.value_iterated_to(), v.count_at_value());
+        // Same geometry and self grows as needed, so add cannot fail short of
+        // a usize too small to index; re-record on that path instead of
+        // panicking.
+        self.add_hist(&other.hist);
+    }
+
+    /// Adds the counts of an HDR histogram of iorig's geometry (lowest
+    /// discernible value 1, 3 significant digits, values below
+    /// [`CLAMP_FROM_NS`]).
+    fn add_hist(&mut self, other: &Histogram<u64>) {
+        if self.hist.add(other).is_err() {
+            for v in other.iter_recorded() {
+                self.record_n(v.value_iterated_to(), v.count_at_value());
             }
         }
     }
 
+    /// Clears every count; the counts array keeps its size.
     pub fn reset(&mut self) {
         self.hist.reset();
     }
@@ -60,6 +96,11 @@ impl LatencyHistogram {
 
     pub fn is_empty(&self) -> bool {
         self.hist.is_empty()
+    }
+
+    /// Bytes of the counts array (for tests and memory accounting).
+    pub fn heap_bytes(&self) -> usize {
+        self.hist.distinct_values() * std::mem::size_of::<u64>()
     }
 
     pub fn value_at_quantile(&self, q: f64) -> u64 {
@@ -86,8 +127,11 @@ impl LatencyHistogram {
     }
 
     /// Reads a histogram written by [`LatencyHistogram::to_bytes`] (or any HDR
-    /// V2 histogram). One with other bounds than iorig's is re-recorded into
-    /// iorig's, so every histogram merges exactly with every other.
+    /// V2 histogram), including those stored before the histogram became
+    /// auto-resizing (1 ns..1 h bounds). One of iorig's geometry is added count
+    /// by count, exactly, into a histogram sized to its largest value; one of
+    /// other geometry is re-recorded into iorig's, so every histogram merges
+    /// exactly with every other.
     pub fn from_bytes(bytes: &[u8]) -> Result<LatencyHistogram, StatsError> {
         let mut reader = bytes;
         let read: Histogram<u64> =
@@ -96,13 +140,13 @@ impl LatencyHistogram {
                 .map_err(|e| StatsError::BadHistogram {
                     why: format!("{e:?}"),
                 })?;
-        if read.low() == 1 && read.high() == MAX_TRACKABLE_NS && read.sigfig() == SIG_FIGS {
-            return Ok(LatencyHistogram { hist: read });
-        }
         let mut h = LatencyHistogram::new();
-        for v in read.iter_recorded() {
-            h.hist
-                .saturating_record_n(v.value_iterated_to().max(1), v.count_at_value());
+        if read.low() == 1 && read.sigfig() == SIG_FIGS && read.max() < CLAMP_FROM_NS {
+            h.add_hist(&read);
+        } else {
+            for v in read.iter_recorded() {
+                h.record_n(v.value_iterated_to(), v.count_at_value());
+            }
         }
         Ok(h)
     }
@@ -127,9 +171,11 @@ impl LatencyHistogram {
     }
 }
 
-fn unreachable_hist() -> Histogram<u64> {
-    // hdrhistogram only refuses sigfig > 5 or bad bounds; 3 and auto-resize are valid.
-    match Histogram::new(1) {
+/// An empty auto-resizing histogram of iorig's geometry.
+fn empty_hist() -> Histogram<u64> {
+    // hdrhistogram only refuses sigfig > 5, so this cannot fail; no other
+    // geometry would merge exactly, so there is nothing sensible to fall back to.
+    match Histogram::new(SIG_FIGS) {
         Ok(h) => h,
         Err(_) => std::process::abort(),
     }
@@ -152,6 +198,86 @@ pub struct LatSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::{assert_same_hdr, latency_value, old_preallocated, old_record};
+    use proptest::prelude::*;
+
+    proptest! {
+        // Each case walks two 1 ns..1 h histograms, slow in unoptimised tests.
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// The auto-resizing histogram gives exactly the figures of the
+        /// preallocated 1 ns..1 h one it replaced, for any values, including
+        /// zero, values past an hour and u64::MAX.
+        #[test]
+        fn same_figures_as_the_old_preallocated_histogram(
+            values in prop::collection::vec(latency_value(), 0..3000),
+        ) {
+            let mut old = old_preallocated();
+            let mut new = LatencyHistogram::new();
+            for &v in &values {
+                old_record(&mut old, v);
+                new.record(v);
+            }
+            assert_same_hdr(new.inner(), &old);
+            let mut old_summary = LatencyHistogram::new();
+            old_summary.hist = old;
+            prop_assert_eq!(new.summary(), old_summary.summary());
+        }
+
+        /// Bytes stored by the old code (V2 of a 1 ns..1 h histogram) decode to
+        /// the same histogram and merge with new ones as the old ones did.
+        #[test]
+        fn old_stored_bytes_decode_and_merge(
+            a in prop::collection::vec(latency_value(), 0..1000),
+            b in prop::collection::vec(latency_value(), 0..1000),
+        ) {
+            let mut old_a = old_preallocated();
+            let mut old_all = old_preallocated();
+            let mut new_b = LatencyHistogram::new();
+            for &v in &a {
+                old_record(&mut old_a, v);
+                old_record(&mut old_all, v);
+            }
+            for &v in &b {
+                new_b.record(v);
+                old_record(&mut old_all, v);
+            }
+            let mut bytes = Vec::new();
+            V2Serializer::new().serialize(&old_a, &mut bytes).expect("serialize");
+            let decoded = LatencyHistogram::from_bytes(&bytes).expect("decode");
+            assert_same_hdr(decoded.inner(), &old_a);
+            // Old into new, new into old, and through the new bytes.
+            let mut merged = decoded.clone();
+            merged.merge(&new_b);
+            assert_same_hdr(merged.inner(), &old_all);
+            let mut merged = new_b.clone();
+            merged.merge(&decoded);
+            assert_same_hdr(merged.inner(), &old_all);
+            let again = LatencyHistogram::from_bytes(&merged.to_bytes()).expect("decode new");
+            assert_same_hdr(again.inner(), &old_all);
+        }
+    }
+
+    #[test]
+    fn counts_array_follows_the_largest_value() {
+        let old = old_preallocated().distinct_values() * 8;
+        assert_eq!(old, 270_336);
+        let mut h = LatencyHistogram::new();
+        assert_eq!(h.heap_bytes(), 16_384, "empty: bucket 0 only");
+        h.record(150_000); // 150 µs
+        assert!(h.heap_bytes() <= 90 * 1024, "{}", h.heap_bytes());
+        h.record(200_000_000); // 200 ms
+        assert!(h.heap_bytes() < old, "{}", h.heap_bytes());
+        // Decoding an old 1 h histogram sizes the result to its values.
+        let mut old_h = old_preallocated();
+        old_record(&mut old_h, 5_000);
+        let mut bytes = Vec::new();
+        V2Serializer::new()
+            .serialize(&old_h, &mut bytes)
+            .expect("serialize");
+        let back = LatencyHistogram::from_bytes(&bytes).expect("decode");
+        assert!(back.heap_bytes() <= 32 * 1024, "{}", back.heap_bytes());
+    }
 
     #[test]
     fn percentiles_of_known_data() {
@@ -216,7 +342,7 @@ mod tests {
         V2Serializer::new().serialize(&other, &mut bytes).unwrap();
         let h = LatencyHistogram::from_bytes(&bytes).unwrap();
         assert_eq!(h.count(), 4);
-        assert_eq!(h.inner().high(), MAX_TRACKABLE_NS);
+        assert_eq!((h.inner().low(), h.inner().sigfig()), (1, SIG_FIGS));
         // Each value lands within the other histogram's 2-digit bucket.
         assert!(
             (1490..=1510).contains(&h.summary().min),

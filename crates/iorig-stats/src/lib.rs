@@ -9,6 +9,8 @@ mod error;
 mod hist;
 mod interval;
 pub mod sampler;
+#[cfg(test)]
+mod test_support;
 
 pub use error::StatsError;
 pub use hist::{LatSummary, LatencyHistogram};
