@@ -157,6 +157,26 @@ pub fn plan(w: &Workload, allow_destroy: bool) -> Result<Planned, EngineError> {
     })
 }
 
+/// Test builds only: with `IORIG_TEST_PAUSE_DIR` set, stops at `point`
+/// (creating `DIR/POINT.ready`) until `DIR/POINT.go` exists, at most a
+/// minute. The safety tests use it to change a target at a known moment
+/// between the checks and the first write; release builds never pause.
+#[cfg(debug_assertions)]
+fn test_pause(point: &str) {
+    let Some(dir) = std::env::var_os("IORIG_TEST_PAUSE_DIR") else {
+        return;
+    };
+    let dir = std::path::PathBuf::from(dir);
+    let _ = std::fs::write(dir.join(format!("{point}.ready")), b"");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !dir.join(format!("{point}.go")).exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[cfg(not(debug_assertions))]
+fn test_pause(_point: &str) {}
+
 /// A run ready to start: targets created and open.
 #[derive(Debug)]
 pub struct Prepared {
@@ -210,6 +230,7 @@ pub fn open(
         }
         (Vec::new(), info, segs, Vec::new())
     } else {
+        test_pause("open");
         let targets = target::open_targets(&planned.targets, &w, progress)?;
         let mut info = Vec::new();
         let mut segs = Vec::new();

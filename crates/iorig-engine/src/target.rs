@@ -22,6 +22,7 @@ use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Bytes reserved at the start of an iorig scratch file for its marker.
 pub const FILE_HEADER_BYTES: u64 = 1 << 20;
@@ -61,6 +62,15 @@ pub struct TargetPlan {
     /// data-area size (already reflected in `size_bytes`), applied by
     /// [`open_targets`] by extending with filled data or truncating.
     pub resize_to: Option<u64>,
+    /// An existing target, opened for the run by [`plan_targets`] and checked
+    /// through this descriptor; [`open_targets`] does I/O through it and
+    /// never opens the path again. A block device written to is held with
+    /// `O_EXCL` from the checks on, so the kernel refuses a mount or an mkfs
+    /// meanwhile.
+    pub file: Option<Arc<File>>,
+    /// Checked for foreign data (written to, no `--allow-destroy`): checked
+    /// again through its descriptor right before the first write.
+    pub guarded: bool,
 }
 
 /// An open target ready for I/O.
@@ -334,6 +344,8 @@ fn plan_new_file(path: &Path, w: &Workload) -> Result<(TargetPlan, Identity), En
         data_start: FILE_HEADER_BYTES,
         device: device_name(dir_md.dev()),
         resize_to: None,
+        file: None,
+        guarded: false,
     };
     Ok((plan, id))
 }
@@ -426,20 +438,61 @@ fn open_mode(write: bool) -> &'static str {
 }
 
 /// Opens an existing target the way the run will (without creating or
-/// truncating anything), to prove permissions and O_DIRECT before any write.
-fn open_check(path: &Path, write: bool, direct: bool, excl: bool) -> io::Result<File> {
+/// truncating anything): this descriptor is the one the run writes through.
+fn open_check(path: &Path, write: bool, w: &Workload, excl: bool) -> io::Result<File> {
     let mut flags = libc::O_CLOEXEC;
-    if direct {
+    if w.direct {
         flags |= libc::O_DIRECT;
     }
     if excl {
         flags |= libc::O_EXCL;
     }
+    flags |= match w.sync {
+        SyncMode::None => 0,
+        SyncMode::Sync => libc::O_SYNC,
+        SyncMode::Dsync => libc::O_DSYNC,
+    };
     OpenOptions::new()
         .read(true)
         .write(write)
         .custom_flags(flags)
         .open(path)
+}
+
+/// What a descriptor or a path refers to: (device, inode) of a file, or the
+/// device number of a block device.
+fn object_id(md: &fs::Metadata) -> (u64, u64) {
+    if md.file_type().is_block_device() {
+        (u64::MAX, md.rdev())
+    } else {
+        (md.dev(), md.ino())
+    }
+}
+
+/// Refuses when `path` no longer names the object open as `f` (a file moved
+/// into place, a device node swapped) since the checks.
+fn same_object(path: &Path, f: &File) -> Result<(), EngineError> {
+    let now = fs::metadata(path).ok().map(|m| object_id(&m));
+    let held = f
+        .metadata()
+        .map_err(|e| target_err(path, format!("cannot look at the open target: {e}")))?;
+    if now != Some(object_id(&held)) {
+        return Err(usage(format!(
+            "{} changed since it was checked (another file or device is at that path now); nothing was written to it — check what changed and run again",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// A second descriptor on the object open as `f`, without O_DIRECT, for
+/// reading headers and signatures through the page cache. Opening
+/// `/proc/self/fd/N` reaches the same inode even if the path changed.
+fn reopen_plain(f: &File) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(format!("/proc/self/fd/{}", f.as_raw_fd()))
 }
 
 fn open_check_error(path: &Path, write: bool, direct: bool, e: &io::Error) -> EngineError {
@@ -464,8 +517,7 @@ fn open_check_error(path: &Path, write: bool, direct: bool, e: &io::Error) -> En
     }
 }
 
-fn read_marker(path: &Path) -> Result<Option<FileHeader>, EngineError> {
-    let f = File::open(path).map_err(|e| open_check_error(path, false, false, &e))?;
+fn read_marker_from(path: &Path, f: &File) -> Result<Option<FileHeader>, EngineError> {
     let mut block = vec![0u8; MARKER_BLOCK];
     let mut got = 0;
     while got < block.len() {
@@ -491,8 +543,18 @@ fn plan_existing_file(
     allow_destroy: bool,
 ) -> Result<TargetPlan, EngineError> {
     let p = path.display();
-    let len = md.len();
-    let marker = read_marker(path)?;
+    // Look through a descriptor, so what is checked is what is opened below.
+    let probe = File::open(path).map_err(|e| open_check_error(path, false, false, &e))?;
+    let probe_md = probe
+        .metadata()
+        .map_err(|e| target_err(path, format!("cannot look at it: {e}")))?;
+    if object_id(&probe_md) != object_id(md) || !probe_md.is_file() {
+        return Err(usage(format!(
+            "{p} changed while it was being checked; run again"
+        )));
+    }
+    let len = probe_md.len();
+    let marker = read_marker_from(path, &probe)?;
     let (size, data_start, resize_to) = if marker.is_some() {
         let size = len.saturating_sub(FILE_HEADER_BYTES);
         match w.size_bytes {
@@ -507,6 +569,16 @@ fn plan_existing_file(
         }
         (len, 0, None)
     };
+    let write = w.writes() || resize_to.is_some();
+    if write && !allow_destroy {
+        let loops = loop_devices_backed_by(&probe_md);
+        if !loops.is_empty() {
+            return Err(usage(format!(
+                "{p} is the backing file of {}; writing to it would change that device's data under whoever uses it — detach it (losetup -d) or pass --allow-destroy",
+                loops.join(", ")
+            )));
+        }
+    }
     if let Some(want) = resize_to {
         let grow = want.saturating_add(FILE_HEADER_BYTES).saturating_sub(len);
         if let Some(free) = free_bytes(&parent_dir(path)) {
@@ -520,9 +592,14 @@ fn plan_existing_file(
             }
         }
     }
-    let write = w.writes() || resize_to.is_some();
-    open_check(path, write, w.direct, false)
+    let file = open_check(path, write, w, false)
         .map_err(|e| open_check_error(path, write, w.direct, &e))?;
+    same_object(path, &file)?;
+    if file.metadata().map(|m| object_id(&m)).ok() != Some(object_id(&probe_md)) {
+        return Err(usage(format!(
+            "{p} changed while it was being checked; run again"
+        )));
+    }
     Ok(TargetPlan {
         path: path.to_path_buf(),
         kind: TargetKind::File,
@@ -531,7 +608,32 @@ fn plan_existing_file(
         data_start,
         device: device_name(md.dev()),
         resize_to,
+        file: Some(Arc::new(file)),
+        guarded: write && !allow_destroy,
     })
+}
+
+/// Loop devices (`/dev/loop3`) whose backing file is the file `md` describes.
+fn loop_devices_backed_by(md: &fs::Metadata) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in fs::read_dir("/sys/block").into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("loop") {
+            continue;
+        }
+        let Ok(text) = fs::read_to_string(e.path().join("loop/backing_file")) else {
+            continue;
+        };
+        let backing = text.trim_end_matches('\n');
+        let backing = backing.strip_suffix(" (deleted)").unwrap_or(backing);
+        if let Ok(b) = fs::metadata(backing) {
+            if b.dev() == md.dev() && b.ino() == md.ino() {
+                out.push(format!("/dev/{name}"));
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 fn dev_major(dev: u64) -> u64 {
@@ -788,24 +890,22 @@ fn plan_block(
         }
         if !allow_destroy {
             check_block_unused(path, name.as_deref(), num)?;
-            let found = read_signatures(&probe, size).map_err(|e| {
-                target_err(
-                    path,
-                    format!("reading it to look for signatures failed: {e}"),
-                )
-            })?;
-            if !found.is_empty() {
-                let list: Vec<String> = found.iter().map(|f| format!("{f} signature")).collect();
-                return Err(usage(format!(
-                    "{p} carries {}; writing would destroy it — pass --allow-destroy to overwrite it",
-                    list.join(" and ")
-                )));
-            }
         }
     }
-    drop(probe);
-    open_check(path, w.writes(), w.direct, w.writes())
+    // The descriptor the run uses; a device written to is held exclusively
+    // from here on, and its signatures are read through it.
+    let file = open_check(path, w.writes(), w, w.writes())
         .map_err(|e| open_check_error(path, w.writes(), w.direct, &e))?;
+    same_object(path, &file)?;
+    if file.metadata().map(|m| m.rdev()).ok() != Some(rdev) {
+        return Err(usage(format!(
+            "{p} changed while it was being checked; run again"
+        )));
+    }
+    drop(probe);
+    if w.writes() && !allow_destroy {
+        refuse_signatures(path, &file, size)?;
+    }
     Ok(TargetPlan {
         path: path.to_path_buf(),
         kind: TargetKind::Block,
@@ -814,7 +914,42 @@ fn plan_block(
         data_start: 0,
         device: name,
         resize_to: None,
+        file: Some(Arc::new(file)),
+        guarded: w.writes() && !allow_destroy,
     })
+}
+
+/// Refuses a device that carries any signature: iorig's own detection and
+/// the system's (util-linux `wipefs`, else `blkid`), both through the open
+/// descriptor.
+fn refuse_signatures(path: &Path, f: &File, size: u64) -> Result<(), EngineError> {
+    let p = path.display();
+    let plain = reopen_plain(f)
+        .map_err(|e| target_err(path, format!("cannot read it to look for signatures: {e}")))?;
+    let mut found: Vec<String> = read_signatures(&plain, size)
+        .map_err(|e| {
+            target_err(
+                path,
+                format!("reading it to look for signatures failed: {e}"),
+            )
+        })?
+        .into_iter()
+        .map(|f| format!("{f} signature"))
+        .collect();
+    match crate::probe::system_signatures(f) {
+        crate::probe::SystemProbe::Found { tool, signatures } => {
+            let list: Vec<String> = signatures.iter().map(|s| s.to_string()).collect();
+            found.push(format!("{} (found by {tool})", list.join(", ")));
+        }
+        crate::probe::SystemProbe::Nothing | crate::probe::SystemProbe::Unavailable => {}
+    }
+    if !found.is_empty() {
+        return Err(usage(format!(
+            "{p} carries {}; writing would destroy it — pass --allow-destroy to overwrite it",
+            found.join(" and ")
+        )));
+    }
+    Ok(())
 }
 
 /// Refuses a device that is mounted, used as swap, held by another device, or
@@ -1086,23 +1221,44 @@ fn check_range(plan: &TargetPlan, w: &Workload) -> Result<(), EngineError> {
 
 /// Creates missing scratch files (header, then the whole data area filled with
 /// incompressible data and synced), resizes iorig files the plan says to, and
-/// opens every target for I/O. Call only with plans from [`plan_targets`].
+/// then, right before the run's first write, checks every target that existed
+/// once more through the descriptor the run will use: the path still names
+/// it, a device still carries no signature, a scratch file still has its
+/// header. Call only with plans from [`plan_targets`].
 pub fn open_targets(
     plans: &[TargetPlan],
     w: &Workload,
     progress: &mut dyn FnMut(&FillProgress),
 ) -> Result<Vec<OpenTarget>, EngineError> {
-    let mut out = Vec::with_capacity(plans.len());
+    let mut files = Vec::with_capacity(plans.len());
     for (i, plan) in plans.iter().enumerate() {
         let seed = w.seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x10a1_f111;
-        if plan.kind == TargetKind::File {
-            if !plan.exists {
-                create_scratch(plan, seed, progress)?;
-            } else if let Some(want) = plan.resize_to {
-                resize_scratch(plan, want, seed, progress)?;
+        let file = match &plan.file {
+            Some(f) => {
+                if let Some(want) = plan.resize_to {
+                    resize_scratch(plan, f, want, seed, progress)?;
+                }
+                f.try_clone().map_err(|e| {
+                    target_err(&plan.path, format!("cannot use the open target: {e}"))
+                })?
             }
+            None if plan.kind == TargetKind::File && !plan.exists => {
+                create_scratch(plan, w, seed, progress)?
+            }
+            None => {
+                return Err(target_err(
+                    &plan.path,
+                    "it was not opened when it was checked; plan it again",
+                ))
+            }
+        };
+        files.push(file);
+    }
+    let mut out = Vec::with_capacity(plans.len());
+    for (plan, file) in plans.iter().zip(files) {
+        if plan.exists {
+            recheck(plan, &file)?;
         }
-        let file = open_for_io(plan, w)?;
         check_size(plan, &file)?;
         out.push(OpenTarget {
             plan: plan.clone(),
@@ -1112,11 +1268,41 @@ pub fn open_targets(
     Ok(out)
 }
 
+/// The last look before the first write: the path still names the object
+/// that was checked, and a guarded target still holds no foreign data.
+fn recheck(plan: &TargetPlan, f: &File) -> Result<(), EngineError> {
+    same_object(&plan.path, f)?;
+    if !plan.guarded {
+        return Ok(());
+    }
+    match plan.kind {
+        TargetKind::Block => {
+            let size = block_size_bytes(f)
+                .map_err(|e| target_err(&plan.path, format!("cannot read the device size: {e}")))?;
+            refuse_signatures(&plan.path, f, size)
+        }
+        TargetKind::File => {
+            let plain = reopen_plain(f)
+                .map_err(|e| target_err(&plan.path, format!("cannot read it: {e}")))?;
+            if read_marker_from(&plan.path, &plain)?.is_none() {
+                return Err(usage(format!(
+                    "{} lost its iorig header since it was checked (something else wrote to it); nothing was written to it — pass --allow-destroy to write to it anyway",
+                    plan.path.display()
+                )));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Creates a new scratch file (never over an existing one), fills it, and
+/// opens it for the run, checking that the path still names the file made.
 fn create_scratch(
     plan: &TargetPlan,
+    w: &Workload,
     seed: u64,
     progress: &mut dyn FnMut(&FillProgress),
-) -> Result<(), EngineError> {
+) -> Result<File, EngineError> {
     let path = &plan.path;
     let f = OpenOptions::new()
         .write(true)
@@ -1124,7 +1310,13 @@ fn create_scratch(
         .mode(0o644)
         .custom_flags(libc::O_CLOEXEC)
         .open(path)
-        .map_err(|e| target_err(path, format!("cannot create the scratch file: {e}")))?;
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::AlreadyExists => usage(format!(
+                "{} appeared since it was checked (something else created it); nothing was written to it — run again",
+                path.display()
+            )),
+            _ => target_err(path, format!("cannot create the scratch file: {e}")),
+        })?;
     let result = (|| -> Result<(), EngineError> {
         let mut header = FileHeader::new(plan.size_bytes).encode();
         header.resize(FILE_HEADER_BYTES as usize, 0);
@@ -1136,25 +1328,45 @@ fn create_scratch(
         drop_cache(&f);
         Ok(())
     })();
-    if result.is_err() {
-        drop(f);
-        // Leave no half-filled file behind; it was ours and holds nothing.
-        let _ = fs::remove_file(path);
+    if let Err(e) = result {
+        // Leave no half-filled file behind, if the path still names ours.
+        if same_object(path, &f).is_ok() {
+            let _ = fs::remove_file(path);
+        }
+        return Err(e);
     }
-    result
+    let file = open_for_io(plan, w)?;
+    let created = f
+        .metadata()
+        .map_err(|e| target_err(path, format!("cannot look at the new file: {e}")))?;
+    let opened = file
+        .metadata()
+        .map_err(|e| target_err(path, format!("cannot look at the new file: {e}")))?;
+    if object_id(&created) != object_id(&opened) {
+        return Err(usage(format!(
+            "{} was replaced while iorig filled it; nothing more was written — run again",
+            path.display()
+        )));
+    }
+    Ok(file)
 }
 
+/// Grows or shrinks an iorig scratch file through the descriptor that was
+/// checked (a plain write descriptor on the same inode: the fill's buffers
+/// are not aligned for O_DIRECT).
 fn resize_scratch(
     plan: &TargetPlan,
+    held: &File,
     want: u64,
     seed: u64,
     progress: &mut dyn FnMut(&FillProgress),
 ) -> Result<(), EngineError> {
     let path = &plan.path;
     let f = OpenOptions::new()
+        .read(true)
         .write(true)
         .custom_flags(libc::O_CLOEXEC)
-        .open(path)
+        .open(format!("/proc/self/fd/{}", held.as_raw_fd()))
         .map_err(|e| {
             target_err(
                 path,
@@ -1162,11 +1374,11 @@ fn resize_scratch(
             )
         })?;
     // Never resize a file that lost its marker since it was planned.
-    if read_marker(path)?.is_none() {
-        return Err(target_err(
-            path,
-            "its iorig header vanished since it was checked; not resizing it",
-        ));
+    if read_marker_from(path, &f)?.is_none() {
+        return Err(usage(format!(
+            "{} lost its iorig header since it was checked; not resizing it",
+            path.display()
+        )));
     }
     let len = f
         .metadata()
@@ -1245,30 +1457,14 @@ fn drop_cache(f: &File) {
     let _ = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
 }
 
+/// Opens a scratch file iorig just created, with the run's flags.
 fn open_for_io(plan: &TargetPlan, w: &Workload) -> Result<File, EngineError> {
-    let mut flags = libc::O_CLOEXEC;
-    if w.direct {
-        flags |= libc::O_DIRECT;
-    }
-    flags |= match w.sync {
-        SyncMode::None => 0,
-        SyncMode::Sync => libc::O_SYNC,
-        SyncMode::Dsync => libc::O_DSYNC,
-    };
-    if plan.kind == TargetKind::Block && w.writes() {
-        flags |= libc::O_EXCL;
-    }
-    OpenOptions::new()
-        .read(true)
-        .write(w.writes())
-        .custom_flags(flags)
-        .open(&plan.path)
-        .map_err(|e| {
-            target_err(
-                &plan.path,
-                format!("cannot open for {}: {e}", open_mode(w.writes())),
-            )
-        })
+    open_check(&plan.path, w.writes(), w, false).map_err(|e| {
+        target_err(
+            &plan.path,
+            format!("cannot open for {}: {e}", open_mode(w.writes())),
+        )
+    })
 }
 
 /// Guards against a target that shrank between planning and opening.
@@ -1317,6 +1513,8 @@ mod tests {
             data_start,
             device: None,
             resize_to: None,
+            file: None,
+            guarded: false,
         }
     }
 

@@ -426,6 +426,14 @@ fn target_loop_device_fresh_then_ext4() {
     assert_eq!(plans[0].data_start, 0);
     assert_eq!(plans[0].device.as_deref(), Some(lo.name().as_str()));
     assert_eq!(usable_range(&plans[0], &w), (0, 64 << 20));
+    // A plan holds a device it will write to exclusively: mkfs must fail now.
+    let busy = Command::new("mkfs.ext4")
+        .args(["-q", "-F"])
+        .arg(dev)
+        .output()
+        .unwrap();
+    assert!(!busy.status.success(), "mkfs ran on a device a plan holds");
+    drop(plans);
 
     // (b) With an ext4 filesystem it is refused, and left unchanged.
     if !have("mkfs.ext4") {

@@ -284,14 +284,20 @@ pub fn prepare(mut conn: Connection, label: &str) -> Result<Connection, StoreErr
 /// empty database is fine: iorig's first migration sets the id together
 /// with the tables, so application id 0 with tables in it is not iorig's.)
 fn check_application(conn: &Connection, label: &str) -> Result<(), StoreError> {
-    let id: i64 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
+    let at = |source: rusqlite::Error| StoreError::Open {
+        path: label.to_owned(),
+        source,
+    };
+    let id: i64 = conn
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .map_err(at)?;
     if id != 0 && id != APPLICATION_ID {
         return Err(StoreError::NotIorigDb {
             path: label.to_owned(),
             application_id: id,
         });
     }
-    let present = schema_objects(conn)?;
+    let present = schema_objects(conn).map_err(at)?;
     let known = known_objects()?;
     let foreign: Vec<String> = present
         .into_iter()

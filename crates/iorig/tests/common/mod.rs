@@ -23,3 +23,109 @@ pub fn tmp() -> tempfile::TempDir {
 pub fn run(args: &[&str], dir: &Path) -> Output {
     iorig().args(args).current_dir(dir).output().unwrap()
 }
+
+/// Whether the tests run as root (loop devices, mkfs, mounts).
+pub fn is_root() -> bool {
+    extern "C" {
+        fn geteuid() -> u32;
+    }
+    // SAFETY: geteuid has no preconditions.
+    unsafe { geteuid() == 0 }
+}
+
+/// Whether a command is on PATH (root's PATH includes the sbin directories).
+pub fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// A loop device over a sparse temp file, detached on drop. Only for tests
+/// marked `#[ignore = "needs root ..."]`, which `.ci/run` runs as root: a
+/// failure to attach is a test failure there, not a skip.
+pub struct LoopDev {
+    pub dev: String,
+    pub backing: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl LoopDev {
+    pub fn new(size: u64) -> LoopDev {
+        assert!(
+            is_root(),
+            "this test needs root (run it with --ignored as root)"
+        );
+        let dir = tmp();
+        let backing = dir.path().join("disk.img");
+        std::fs::File::create(&backing)
+            .unwrap()
+            .set_len(size)
+            .unwrap();
+        let out = Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(&backing)
+            .output()
+            .expect("losetup");
+        assert!(
+            out.status.success(),
+            "losetup: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        LoopDev {
+            dev: String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            backing,
+            _dir: dir,
+        }
+    }
+
+    /// A digest of the whole device, read through the device itself.
+    pub fn digest(&self) -> u64 {
+        let _ = Command::new("blockdev")
+            .args(["--flushbufs", &self.dev])
+            .status();
+        digest_file(Path::new(&self.dev))
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+/// A digest of a file's or device's bytes (md5sum: fast even in debug builds).
+pub fn digest_file(path: &Path) -> u64 {
+    let out = Command::new("md5sum").arg(path).output().expect("md5sum");
+    assert!(out.status.success(), "md5sum {}", path.display());
+    let hex = String::from_utf8_lossy(&out.stdout);
+    u64::from_str_radix(&hex[..16], 16).unwrap()
+}
+
+/// Waits (at most `secs`) for a file to appear.
+pub fn wait_for(path: &Path, secs: u64) -> bool {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < end {
+        if path.exists() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    false
+}
+
+/// Waits (at most `secs`) for a child; kills it if it does not end.
+pub fn wait_child(child: &mut std::process::Child, secs: u64) -> std::process::ExitStatus {
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st;
+        }
+        if std::time::Instant::now() > end {
+            let _ = child.kill();
+            panic!("iorig did not end within {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
