@@ -926,7 +926,7 @@ fn refuse_signatures(path: &Path, f: &File, size: u64) -> Result<(), EngineError
     let p = path.display();
     let plain = reopen_plain(f)
         .map_err(|e| target_err(path, format!("cannot read it to look for signatures: {e}")))?;
-    let mut found: Vec<String> = read_signatures(&plain, size)
+    let own: Vec<String> = read_signatures(&plain, size)
         .map_err(|e| {
             target_err(
                 path,
@@ -936,20 +936,22 @@ fn refuse_signatures(path: &Path, f: &File, size: u64) -> Result<(), EngineError
         .into_iter()
         .map(|f| format!("{f} signature"))
         .collect();
-    match crate::probe::system_signatures(f) {
+    let system = match crate::probe::system_signatures(f) {
         crate::probe::SystemProbe::Found { tool, signatures } => {
             let list: Vec<String> = signatures.iter().map(|s| s.to_string()).collect();
-            found.push(format!("{} (found by {tool})", list.join(", ")));
+            Some(format!("{tool}: {}", list.join(", ")))
         }
-        crate::probe::SystemProbe::Nothing | crate::probe::SystemProbe::Unavailable => {}
-    }
-    if !found.is_empty() {
-        return Err(usage(format!(
-            "{p} carries {}; writing would destroy it — pass --allow-destroy to overwrite it",
-            found.join(" and ")
-        )));
-    }
-    Ok(())
+        crate::probe::SystemProbe::Nothing | crate::probe::SystemProbe::Unavailable => None,
+    };
+    let what = match (own.is_empty(), system) {
+        (true, None) => return Ok(()),
+        (false, None) => own.join(" and "),
+        (false, Some(sys)) => format!("{} ({sys})", own.join(" and ")),
+        (true, Some(sys)) => format!("data with a known signature ({sys})"),
+    };
+    Err(usage(format!(
+        "{p} carries {what}; writing would destroy it — pass --allow-destroy to overwrite it"
+    )))
 }
 
 /// Refuses a device that is mounted, used as swap, held by another device, or

@@ -165,6 +165,18 @@ fn check_paths(path: &Path) -> Result<iorig_outfile::Existing, StoreError> {
     Ok(existing)
 }
 
+/// Checks, without writing anything, that `path` could be opened as a
+/// store: a regular file or a new path, and if it exists, not another
+/// program's database. Dry runs use it.
+pub fn check(path: &Path) -> Result<(), StoreError> {
+    if check_paths(path)? == iorig_outfile::Existing::Regular {
+        let label = path.display().to_string();
+        let probe = read_only_connection(path, &label)?;
+        check_application(&probe, &label)?;
+    }
+    Ok(())
+}
+
 /// Opens (creating if missing) and migrates the database at `path`. An
 /// existing file is first looked at read-only, so another program's
 /// database is refused before anything (even the journal mode) is changed.

@@ -44,6 +44,12 @@ impl Store {
         })
     }
 
+    /// Checks, writing nothing, that `path` could be opened as a store (a
+    /// regular file or a new path; an existing file must be iorig's).
+    pub fn check(path: &Path) -> Result<(), StoreError> {
+        schema::check(path)
+    }
+
     /// Opens an existing store for reading only (`runs list`, `report`,
     /// `export`, `compare`): a missing file is an error, nothing is created,
     /// migrated or written, and another program's database is refused.

@@ -315,6 +315,10 @@ pub struct RunArgs {
     /// Allow writing to block devices or files that look in use or hold data.
     #[arg(long)]
     pub allow_destroy: bool,
+    /// Resolve and check everything (workload, targets, outputs), print what
+    /// would run, and stop: no I/O, nothing written.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Print only the summary.
     #[arg(long, short)]
     pub quiet: bool,

@@ -239,8 +239,15 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<(u8, Vec<StepResult
     }
     let estimate = estimate_duration(&steps, None, ASSUMED_FILL_MB_PER_S);
     let printer = Printer::new(false, opts.quiet);
+    if !opts.no_db {
+        crate::record::check_store(&db_path(opts.db.as_deref()))?;
+    }
+    // Every step's workload and targets are checked before anything runs or
+    // is written; a dry run finds exactly the errors a real run would.
+    validate_steps(&steps, inv.allow_destroy)?;
     if opts.dry_run {
         print_dry_run(&printer, &plan, &steps, estimate);
+        printer.line("every step and target checked: ok (nothing was run or written)");
         return Ok((exit::OK, Vec::new()));
     }
     if estimate > LONG_PLAN && !opts.yes {
@@ -251,8 +258,6 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<(u8, Vec<StepResult
             steps.len()
         )));
     }
-    // Every step's targets are checked before anything runs or is written.
-    check_targets(&steps, inv.allow_destroy)?;
     let mut recorder = if opts.no_db {
         Recorder::none()
     } else {
@@ -317,9 +322,9 @@ pub fn resume(
             done.insert(row.index as usize, (row.status, row.summary));
         }
     }
-    // Targets are checked again before the run is reopened: whatever they
-    // hold now decides, not what they held when the run began.
-    check_targets(&steps, inv.allow_destroy)?;
+    // Every step and target is checked again before the run is reopened:
+    // whatever the targets hold now decides, not what they held then.
+    validate_steps(&steps, inv.allow_destroy)?;
     store
         .reopen_run(RunId(id))
         .map_err(|e| Failure::runtime(format!("result store: {e}")))?;
@@ -339,24 +344,6 @@ pub fn resume(
         quiet,
     };
     runner.run()
-}
-
-/// Plans every step's targets (no writes), so a refused target stops the plan
-/// before its first step rather than in the middle.
-fn check_targets(steps: &[PlanStep], allow_destroy: bool) -> Result<(), Failure> {
-    let mut seen = Vec::new();
-    for s in steps {
-        let Ok(w) = s.workload.resolve(1) else {
-            continue;
-        };
-        let key = (w.targets.clone(), w.writes());
-        if seen.contains(&key) {
-            continue;
-        }
-        seen.push(key);
-        engine_run::plan(&w, allow_destroy).map_err(crate::step::engine_failure)?;
-    }
-    Ok(())
 }
 
 struct Runner {
@@ -405,22 +392,14 @@ impl Runner {
                 break;
             }
             // Fill in what only the runner knows.
-            let mut wf = step.workload.clone();
-            match step.role {
-                StepRole::Precondition(_) => {
-                    wf.time = Some(StrOrNum::Str(PRECONDITION_TIME.into()));
-                    wf.warmup = Some(StrOrNum::Str("0s".into()));
-                }
+            let rate = match step.role {
                 StepRole::CurveRate { group, pct } => {
                     if let Some(why) = curve_stopped.get(&group) {
                         self.skip(&printer, step, &mut results, why.clone());
                         continue;
                     }
                     match curve_max.get(&group) {
-                        Some(max) if *max > 0.0 => {
-                            let rate = (max * pct / 100.0).max(1.0);
-                            wf.rate = Some(StrOrNum::Float(rate.round()));
-                        }
+                        Some(max) if *max > 0.0 => Some((max * pct / 100.0).max(1.0).round()),
                         _ => {
                             self.skip(
                                 &printer,
@@ -432,19 +411,15 @@ impl Runner {
                         }
                     }
                 }
-                _ => {}
-            }
-            if let Some(ss) = step.steady_state {
-                let t = ss.round * ss.max_rounds;
-                wf.time = Some(StrOrNum::Str(format!("{}ms", t.as_millis())));
-            }
-            let seed = seed_for(step.index);
-            let mut w = wf
-                .resolve(seed)
-                .map_err(|e| Failure::usage(format!("step {}: {e}", step.index + 1)))?;
-            if let Some(hot) = step.hot_size_bytes {
-                w = with_hot_range(w, hot, self.inv.allow_destroy)?;
-            }
+                _ => None,
+            };
+            let w = match step_workload(step, rate, self.inv.allow_destroy) {
+                Ok(w) => w,
+                Err(f) => {
+                    self.recorder.finish_run(&printer, RunStatus::Failed);
+                    return Err(f);
+                }
+            };
             let params = serde_json::to_value(w.record()).unwrap_or(Value::Null);
             let step_id = self.recorder.begin_step(
                 &printer,
@@ -679,6 +654,64 @@ impl Runner {
             analysis: vec![("skipped".into(), json!({ "why": why }))],
         });
     }
+}
+
+/// The workload a step runs, with what only the runner fills in: a
+/// precondition's open-ended time, a curve step's `rate` (from the measured
+/// max), a steady-state step's longest time, the seed, and a hot range from
+/// the target's size. Validation calls it for every step before anything
+/// runs (with a stand-in rate), so a bad step 5 stops the plan before step 1.
+fn step_workload(
+    step: &PlanStep,
+    rate: Option<f64>,
+    allow_destroy: bool,
+) -> Result<Workload, Failure> {
+    let mut wf = step.workload.clone();
+    if let StepRole::Precondition(_) = step.role {
+        wf.time = Some(StrOrNum::Str(PRECONDITION_TIME.into()));
+        wf.warmup = Some(StrOrNum::Str("0s".into()));
+    }
+    if let Some(r) = rate {
+        wf.rate = Some(StrOrNum::Float(r));
+    }
+    if let Some(ss) = step.steady_state {
+        let t = ss.round * ss.max_rounds;
+        wf.time = Some(StrOrNum::Str(format!("{}ms", t.as_millis())));
+    }
+    let in_step =
+        |e: String| Failure::usage(format!("step {} ({}): {e}", step.index + 1, step.label));
+    let mut w = wf
+        .resolve(seed_for(step.index))
+        .map_err(|e| in_step(e.to_string()))?;
+    if let Some(hot) = step.hot_size_bytes {
+        w = with_hot_range(w, hot, allow_destroy).map_err(|f| in_step(f.message))?;
+    }
+    Ok(w)
+}
+
+/// Checks every step before the first I/O: its workload resolves and
+/// validates (hot range included), and its targets pass every safety check
+/// (read-only looks, nothing written). `plan run`, `--dry-run`, `quick` and
+/// `plan resume` all call it.
+fn validate_steps(steps: &[PlanStep], allow_destroy: bool) -> Result<(), Failure> {
+    let mut seen = Vec::new();
+    for s in steps {
+        let rate = matches!(s.role, StepRole::CurveRate { .. }).then_some(1.0);
+        let w = step_workload(s, rate, allow_destroy)?;
+        let key = (w.targets.clone(), w.writes());
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        engine_run::plan(&w, allow_destroy).map_err(|e| {
+            let f = crate::step::engine_failure(e);
+            Failure {
+                code: f.code,
+                message: format!("step {} ({}): {}", s.index + 1, s.label, f.message),
+            }
+        })?;
+    }
+    Ok(())
 }
 
 /// Each step its own seed, fixed by its position, so a resumed or repeated

@@ -69,6 +69,11 @@ fn store_failure(path: &Path, e: iorig_store::StoreError) -> Failure {
     }
 }
 
+/// Checks the store path as a run would use it, writing nothing (dry runs).
+pub fn check_store(path: &Path) -> Result<(), Failure> {
+    Store::check(path).map_err(|e| store_failure(path, e))
+}
+
 /// Opens (or creates) the store at `path` for writing.
 pub fn open_store(path: &Path) -> Result<Store, Failure> {
     Store::open(path).map_err(|e| store_failure(path, e))

@@ -120,9 +120,15 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
 
     let recorder = if a.no_db {
         Recorder::none()
+    } else if a.dry_run {
+        crate::record::check_store(&db_path(a.db.as_deref()))?;
+        Recorder::none()
     } else {
         Recorder::at(&db_path(a.db.as_deref()))?
     };
+    if a.dry_run {
+        return dry_run(&w, a.allow_destroy, a.quiet);
+    }
 
     // 2. Run (targets are planned and checked before anything is written).
     let mut printer = Printer::new(json_to_stdout, a.quiet);
@@ -250,6 +256,41 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     } else {
         exit::OK
     })
+}
+
+/// `iorig run --dry-run`: the workload is resolved and the targets checked
+/// exactly as a run would (read-only looks); what would run is printed.
+fn dry_run(w: &Workload, allow_destroy: bool, quiet: bool) -> Result<u8, Failure> {
+    let planned = iorig_engine::run::plan(w, allow_destroy).map_err(crate::step::engine_failure)?;
+    let printer = Printer::new(false, quiet);
+    for n in &planned.notices {
+        printer.notice(n);
+    }
+    let targets: Vec<TargetInfo> = planned
+        .targets
+        .iter()
+        .map(|t| TargetInfo {
+            path: t.path.display().to_string(),
+            kind: t.kind.name(),
+            size_bytes: t.size_bytes,
+            device: t.device.clone(),
+        })
+        .collect();
+    printer.line(&format!(
+        "would run: {}",
+        describe(w, planned.engine.name(), &targets)
+    ));
+    for (path, bytes) in planned.files_to_create() {
+        printer.line(&format!(
+            "would create {path} and fill it with {} of random data first",
+            table::human_bytes(bytes)
+        ));
+    }
+    printer.line(&format!(
+        "estimated time: {:.0} s; every target and output checked: ok (nothing was run or written)",
+        (w.warmup + w.time).as_secs_f64()
+    ));
+    Ok(exit::OK)
 }
 
 /// Writes CSV rows and the store as intervals complete, and titles the table.

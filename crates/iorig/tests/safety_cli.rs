@@ -245,3 +245,52 @@ fn a_file_backing_a_loop_device_is_refused() {
     assert!(err.contains("backing file") && err.contains(&dev), "{err}");
     assert_eq!(common::digest_file(&path), before);
 }
+
+#[test]
+#[ignore = "needs root: loop devices"]
+fn output_paths_on_a_device_holding_a_filesystem_are_refused_and_it_is_unchanged() {
+    let lo = LoopDev::new(64 << 20);
+    sh(&format!("mkfs.ext2 -q -F {}", lo.dev));
+    let before = lo.digest();
+    let d = tmp();
+    let out = iorig()
+        .current_dir(d.path())
+        .args([
+            "run", "--engine", "null", "--time", "1s", "--db", "s.db", "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let dev = lo.dev.as_str();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["run", "--engine", "null", "--time", "1s", "--csv", dev],
+        vec!["run", "--engine", "null", "--time", "1s", "--json", dev],
+        vec!["run", "--engine", "null", "--time", "1s", "--db", dev],
+        vec!["runs", "list", "--db", dev],
+        vec![
+            "export", "1", "--db", "s.db", "--format", "json", "--out", dev,
+        ],
+        vec![
+            "export", "1", "--db", "s.db", "--format", "xlsx", "--out", dev,
+        ],
+        vec!["report", "1", "--db", "s.db", "--out", dev],
+        vec![
+            "run",
+            "--engine",
+            "null",
+            "--time",
+            "1s",
+            "--read",
+            "0",
+            "--journal",
+            dev,
+        ],
+        vec!["profile", "--time", "1s", "--interval", "1s", "--csv", dev],
+    ];
+    for args in cases {
+        let out = iorig().current_dir(d.path()).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(lo.digest(), before, "{args:?} changed the device");
+    }
+}

@@ -129,3 +129,24 @@ pub fn wait_child(child: &mut std::process::Child, secs: u64) -> std::process::E
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// Sends `sig` to a child process.
+pub fn signal(child: &std::process::Child, sig: i32) {
+    extern "C" {
+        fn kill(pid: i32, sig: i32) -> i32;
+    }
+    // SAFETY: kill takes plain integers; the pid is our own child's.
+    unsafe {
+        kill(child.id() as i32, sig);
+    }
+}
+
+/// Every file name in a directory, sorted.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}

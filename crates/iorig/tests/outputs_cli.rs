@@ -1,0 +1,426 @@
+//! Protects what iorig writes besides its targets and when it gives up: output
+//! paths that are devices, FIFOs or directories are refused before anything
+//! runs; existing output files are replaced, never written through; commands
+//! that read the store open it read-only and never create it; another
+//! program's SQLite database is never adopted; every step of a plan is
+//! validated (and `--dry-run` finds the same errors) before the first I/O;
+//! `plan resume` asks for `--allow-destroy` again; SIGTERM and a closed
+//! stdout end a run as an interruption with its intervals kept.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{digest_file, iorig, names, run, signal, tmp, wait_child};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::Stdio;
+
+fn mkfifo(path: &Path) {
+    let st = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+/// A store with one run of the null engine in it.
+fn store_with_a_run(dir: &Path) {
+    let out = run(
+        &[
+            "run", "--engine", "null", "--time", "1s", "--db", "s.db", "-q",
+        ],
+        dir,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn refused(out: &std::process::Output, what: &str) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "{what}: one line: {err}");
+    err
+}
+
+#[test]
+fn outputs_that_are_not_regular_files_are_refused_before_anything_runs() {
+    let d = tmp();
+    std::fs::create_dir(d.path().join("dir")).unwrap();
+    mkfifo(&d.path().join("fifo"));
+    let cases: &[&[&str]] = &[
+        &["--json", "dir"],
+        &["--csv", "dir"],
+        &["--json", "fifo"],
+        &["--csv", "/dev/null"],
+        &["--db", "fifo"],
+        &["--db", "dir"],
+        &["--json", "no/such/dir/r.json"],
+        &["--journal", "dir"],
+    ];
+    for extra in cases {
+        let mut args = vec!["run", "--read", "0", "--size", "4m", "--time", "1s"];
+        args.extend_from_slice(extra);
+        let err = refused(&run(&args, d.path()), &extra.join(" "));
+        assert!(err.contains(extra[1]), "{err}");
+        assert_eq!(
+            names(d.path()),
+            ["dir", "fifo"],
+            "{extra:?} wrote something"
+        );
+    }
+    // The journal must not be a target.
+    let err = refused(
+        &run(
+            &[
+                "run",
+                "--read",
+                "0",
+                "--size",
+                "4m",
+                "--journal",
+                "t.dat",
+                "--target",
+                "t.dat",
+            ],
+            d.path(),
+        ),
+        "journal = target",
+    );
+    assert!(err.contains("also a target"), "{err}");
+    assert_eq!(names(d.path()), ["dir", "fifo"]);
+
+    store_with_a_run(d.path());
+    for (args, what) in [
+        (
+            vec!["export", "1", "--format", "json", "--out", "fifo"],
+            "FIFO",
+        ),
+        (
+            vec!["export", "1", "--format", "csv", "--out", "dir"],
+            "directory",
+        ),
+        (
+            vec!["export", "1", "--format", "xlsx", "--out", "/dev/null"],
+            "character device",
+        ),
+        (vec!["report", "1", "--out", "s.db"], "not a directory"),
+        (
+            vec!["compare", "1", "1", "--out", "fifo"],
+            "not a directory",
+        ),
+    ] {
+        let mut args = args.clone();
+        args.extend(["--db", "s.db"]);
+        let err = refused(&run(&args, d.path()), what);
+        assert!(err.contains(what), "{err}");
+    }
+}
+
+#[test]
+fn an_existing_output_file_is_replaced_not_written_through() {
+    let d = tmp();
+    let json = d.path().join("r.json");
+    std::fs::write(&json, b"previous result").unwrap();
+    let other_name = d.path().join("linked");
+    std::fs::hard_link(&json, &other_name).unwrap();
+    let out = run(
+        &[
+            "run", "--engine", "null", "--time", "1s", "--no-db", "--json", "r.json", "--csv",
+            "linked",
+        ],
+        d.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "iorig.result/1");
+    let csv = std::fs::read_to_string(&other_name).unwrap();
+    assert!(csv.starts_with("t_s,"), "{csv}");
+    // Neither was written in place: the shared inode kept its bytes.
+    use std::os::unix::fs::MetadataExt;
+    assert_ne!(
+        std::fs::metadata(&json).unwrap().ino(),
+        std::fs::metadata(&other_name).unwrap().ino()
+    );
+    assert_eq!(names(d.path()), ["linked", "r.json"], "no temp file left");
+}
+
+#[test]
+fn read_only_commands_never_create_or_change_the_store() {
+    let d = tmp();
+    let out = run(&["runs", "list", "--db", "missing.db"], d.path());
+    refused(&out, "runs list on a missing store");
+    assert!(names(d.path()).is_empty());
+    store_with_a_run(d.path());
+    let before = digest_file(&d.path().join("s.db"));
+    for args in [
+        vec!["runs", "list", "--db", "s.db"],
+        vec!["runs", "show", "1", "--db", "s.db", "--json"],
+        vec![
+            "export", "1", "--format", "json", "--out", "e.json", "--db", "s.db",
+        ],
+        vec!["report", "1", "--out", "rep", "--db", "s.db"],
+        vec!["compare", "1", "1", "--out", "cmp", "--db", "s.db"],
+    ] {
+        let out = run(&args, d.path());
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            digest_file(&d.path().join("s.db")),
+            before,
+            "{args:?} changed the store"
+        );
+        assert!(
+            !names(d.path()).iter().any(|n| n.starts_with("s.db-")),
+            "{args:?} left files beside the store: {:?}",
+            names(d.path())
+        );
+    }
+}
+
+#[test]
+fn another_programs_database_is_never_adopted() {
+    let d = tmp();
+    let db = d.path().join("app.db");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me');")
+            .unwrap();
+    }
+    let before = digest_file(&db);
+    for args in [
+        vec!["run", "--engine", "null", "--time", "1s", "--db", "app.db"],
+        vec!["runs", "list", "--db", "app.db"],
+        vec![
+            "plan",
+            "run",
+            "--builtin",
+            "curve",
+            "--dry-run",
+            "--db",
+            "app.db",
+        ],
+    ] {
+        let err = refused(&run(&args, d.path()), &args.join(" "));
+        assert!(
+            err.contains("not iorig's") && err.contains("notes"),
+            "{err}"
+        );
+        assert_eq!(digest_file(&db), before, "{args:?} changed the database");
+    }
+    assert_eq!(names(d.path()), ["app.db"]);
+}
+
+#[test]
+fn every_plan_step_is_checked_before_the_first_io() {
+    let d = tmp();
+    std::fs::write(
+        d.path().join("p.toml"),
+        "name = \"p\"\n[defaults]\ntime = \"1s\"\n\n[[steps]]\nname = \"w\"\nread = 0\n\n[[steps]]\nname = \"hot\"\nhot_size = \"4k\"\nbs = \"64k\"\n",
+    )
+    .unwrap();
+    for dry in [true, false] {
+        let mut args = vec!["plan", "run", "p.toml", "--size", "8m", "--db", "p.db"];
+        if dry {
+            args.push("--dry-run");
+        }
+        let err = refused(&run(&args, d.path()), "invalid step 2");
+        assert!(err.contains("step 2 (hot)"), "{err}");
+        assert_eq!(
+            names(d.path()),
+            ["p.toml"],
+            "dry {dry}: something was written"
+        );
+    }
+    // Target safety in a dry run: a file iorig did not create.
+    std::fs::write(d.path().join("user.dat"), vec![7u8; 1 << 20]).unwrap();
+    let err = refused(
+        &run(
+            &[
+                "plan",
+                "run",
+                "--builtin",
+                "five-params",
+                "--target",
+                "user.dat",
+                "--dry-run",
+            ],
+            d.path(),
+        ),
+        "dry run on a user file",
+    );
+    assert!(err.contains("not an iorig scratch file"), "{err}");
+    let err = refused(
+        &run(
+            &["run", "--target", "user.dat", "--read", "0", "--dry-run"],
+            d.path(),
+        ),
+        "run --dry-run on a user file",
+    );
+    assert!(err.contains("not an iorig scratch file"), "{err}");
+    // A good dry run says what would happen and writes nothing.
+    let out = run(
+        &["run", "--size", "8m", "--read", "30", "--dry-run"],
+        d.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("would run") && text.contains("would create"),
+        "{text}"
+    );
+    assert_eq!(names(d.path()), ["p.toml", "user.dat"]);
+}
+
+#[test]
+fn plan_resume_asks_for_allow_destroy_again() {
+    let d = tmp();
+    let user = vec![0x5au8; 8 << 20];
+    std::fs::write(d.path().join("user.dat"), &user).unwrap();
+    std::fs::write(
+        d.path().join("p.toml"),
+        "name = \"p\"\n[defaults]\ntime = \"3s\"\nread = 0\nengine = \"psync\"\n\n[[steps]]\nname = \"a\"\n\n[[steps]]\nname = \"b\"\n",
+    )
+    .unwrap();
+    let mut child = iorig()
+        .current_dir(d.path())
+        .args([
+            "plan",
+            "run",
+            "p.toml",
+            "--target",
+            "user.dat",
+            "--allow-destroy",
+            "--db",
+            "p.db",
+            "-q",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    signal(&child, 2);
+    assert_eq!(wait_child(&mut child, 30).code(), Some(130));
+    // The user's file was written (they allowed it); restore it and resume.
+    std::fs::write(d.path().join("user.dat"), &user).unwrap();
+    let out = run(&["plan", "resume", "1", "--db", "p.db"], d.path());
+    let err = refused(&out, "resume without --allow-destroy");
+    assert!(err.contains("--allow-destroy"), "{err}");
+    assert_eq!(std::fs::read(d.path().join("user.dat")).unwrap(), user);
+    let out = run(
+        &[
+            "plan",
+            "resume",
+            "1",
+            "--db",
+            "p.db",
+            "--allow-destroy",
+            "-q",
+        ],
+        d.path(),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn sigterm_is_an_interruption_that_keeps_the_intervals() {
+    let d = tmp();
+    let mut child = iorig()
+        .current_dir(d.path())
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--time",
+            "30s",
+            "--interval",
+            "200ms",
+            "--db",
+            "s.db",
+            "-q",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    signal(&child, 15);
+    assert_eq!(wait_child(&mut child, 20).code(), Some(130));
+    let out = run(&["runs", "show", "1", "--db", "s.db", "--json"], d.path());
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["run"]["status"], "interrupted", "{doc}");
+    let text = doc.to_string();
+    assert!(text.contains("\"interrupted\""), "{text}");
+}
+
+#[test]
+fn a_closed_stdout_is_an_interruption_not_a_panic() {
+    let d = tmp();
+    let mut child = iorig()
+        .current_dir(d.path())
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--time",
+            "30s",
+            "--interval",
+            "100ms",
+            "--db",
+            "s.db",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read the title and a row, then go away as `| head -3` would.
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for _ in 0..3 {
+        lines.next().unwrap().unwrap();
+    }
+    drop(lines);
+    let status = wait_child(&mut child, 20);
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(status.code(), Some(130), "{err}");
+    let out = run(&["runs", "list", "--db", "s.db", "--json"], d.path());
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc[0]["status"], "interrupted", "{doc}");
+
+    // A listing whose reader is gone ends quietly.
+    let mut child = iorig()
+        .current_dir(d.path())
+        .args(["runs", "list", "--db", "s.db"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let status = wait_child(&mut child, 20);
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(
+        !err.contains("panicked") && status.code() != Some(101),
+        "{status}: {err}"
+    );
+}
