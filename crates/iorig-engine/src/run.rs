@@ -21,54 +21,66 @@ use crate::worker::{WorkerCtx, WorkerMsg};
 use crate::EngineError;
 use crossbeam_channel::{bounded, unbounded, RecvTimeoutError, Sender};
 use iorig_spec::{EngineKind, Rate, Workload, DEFAULT_SIZE_BYTES};
-use iorig_stats::{CpuSampler, CpuUsage, DeviceSampler, DeviceUsage, IntervalStats};
+use iorig_stats::{
+    CpuSampler, CpuUsage, DeviceSampler, DeviceUsage, IntervalStats, WorkerIntervalStats,
+};
+use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Interval boundaries of a run, in nanoseconds from its start: warmup intervals
 /// first (the last one cut short at the end of warmup), then measured ones.
+/// Boundaries are computed, not stored, so a step with an open-ended time (a
+/// precondition runs until its bytes are written) costs nothing up front.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IntervalPlan {
-    ends_ns: Vec<u64>,
+    step_ns: u64,
+    warm_ns: u64,
+    total_ns: u64,
     warmup_intervals: usize,
+    len: usize,
 }
 
 impl IntervalPlan {
     pub fn new(warmup: Duration, time: Duration, interval: Duration) -> Self {
-        let step = interval.as_nanos().max(1) as u64;
-        let warm = warmup.as_nanos() as u64;
-        let total = warm + time.as_nanos() as u64;
-        let mut ends = Vec::new();
-        let mut t = 0;
-        while t < warm {
-            t = (t + step).min(warm);
-            ends.push(t);
-        }
-        let warmup_intervals = ends.len();
-        while t < total {
-            t = (t + step).min(total);
-            ends.push(t);
-        }
+        let step_ns = (interval.as_nanos().max(1)).min(u64::MAX as u128) as u64;
+        let warm_ns = warmup.as_nanos().min(u64::MAX as u128 / 2) as u64;
+        let time_ns = time.as_nanos().min(u64::MAX as u128 / 2) as u64;
+        let warmup_intervals = warm_ns.div_ceil(step_ns) as usize;
+        let measured = time_ns.div_ceil(step_ns) as usize;
         IntervalPlan {
-            ends_ns: ends,
+            step_ns,
+            warm_ns,
+            total_ns: warm_ns + time_ns,
             warmup_intervals,
+            len: warmup_intervals + measured,
         }
     }
 
     pub fn len(&self) -> usize {
-        self.ends_ns.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ends_ns.is_empty()
+        self.len == 0
     }
 
     /// End of interval `i`; u64::MAX past the last.
     #[inline]
     pub fn end_of(&self, i: usize) -> u64 {
-        self.ends_ns.get(i).copied().unwrap_or(u64::MAX)
+        if i >= self.len {
+            u64::MAX
+        } else if i < self.warmup_intervals {
+            ((i as u64 + 1).saturating_mul(self.step_ns)).min(self.warm_ns)
+        } else {
+            let j = (i - self.warmup_intervals) as u64 + 1;
+            self.warm_ns
+                .saturating_add(j.saturating_mul(self.step_ns))
+                .min(self.total_ns)
+        }
     }
 
     pub fn start_of(&self, i: usize) -> u64 {
@@ -80,7 +92,11 @@ impl IntervalPlan {
     }
 
     pub fn end_ns(&self) -> u64 {
-        self.ends_ns.last().copied().unwrap_or(0)
+        if self.len == 0 {
+            0
+        } else {
+            self.total_ns
+        }
     }
 
     pub fn is_warmup(&self, i: usize) -> bool {
@@ -191,6 +207,10 @@ pub struct Prepared {
     /// Validation state for a `verify` workload; [`execute`] makes a fresh
     /// key map when the caller gave none.
     pub verify: Option<Arc<VerifySetup>>,
+    /// Stop issuing I/O once this many bytes were issued in all (a
+    /// precondition's passes × size); workers reserve each I/O's bytes
+    /// before issuing it, so the total is exact to within one I/O per worker.
+    pub byte_limit: Option<u64>,
     fault_rules: Vec<FaultRule>,
 }
 
@@ -264,6 +284,7 @@ pub fn open(
         space,
         extents_bytes,
         verify: None,
+        byte_limit: None,
         fault_rules: planned.fault_rules,
     })
 }
@@ -279,6 +300,16 @@ pub struct IntervalSample {
     pub stats: IntervalStats,
     pub cpu: CpuUsage,
     pub device: Option<DeviceUsage>,
+    /// Longest time in this interval without any completion, from the
+    /// completions' own timestamps (a gap that started earlier counts up to
+    /// its end here; one still open counts up to the interval's end).
+    pub longest_gap_ns: u64,
+    /// Where that gap began, ns from the start of the run.
+    pub gap_start_ns: u64,
+    /// iorig's busiest worker thread over the interval: time on a CPU or
+    /// waiting for one, percent of the interval (100 = it never waited for
+    /// the storage).
+    pub worker_busy_max_pct: f64,
 }
 
 /// What a running workload reports.
@@ -312,6 +343,20 @@ pub struct RunOutcome {
     pub intervals: usize,
     /// Data validation results (`verify` workloads).
     pub validation: Option<ValidationSummary>,
+    /// Per worker, its thread's time on a CPU or waiting for one over the
+    /// measured time, percent: 100 means it never waited for the storage,
+    /// so the generator set the pace.
+    pub worker_busy_pct: Vec<f64>,
+    /// Longest time without any completion in the measured time, and where
+    /// it began (seconds from the start of the run).
+    pub longest_gap_ns: u64,
+    pub longest_gap_start_s: f64,
+    /// Bytes issued against `byte_limit`, when there is one.
+    pub limited_bytes: Option<u64>,
+    /// Time workers spent writing and syncing journal records, and how many
+    /// batches they synced (not part of any I/O's latency).
+    pub journal_ns: u64,
+    pub journal_batches: u64,
 }
 
 /// Runs the workload to its end or until `stop` is set, sending every interval
@@ -357,6 +402,11 @@ pub fn execute(
         .map_or(0, |d| d.as_nanos() as u64);
     let (tx, rx) = unbounded::<WorkerMsg>();
     let mut spares = Vec::new();
+    // The latest completion of any worker, ns from the start: each reap
+    // measures the time since it, so the longest stretch without any
+    // completion is known exactly, not in whole intervals.
+    let last_completion = Arc::new(AtomicU64::new(0));
+    let budget = prepared.byte_limit.map(|b| Arc::new(AtomicU64::new(b)));
     let mut handles = Vec::new();
     // Workers start together: each sets up its engine, then waits at the barrier.
     let barrier = Arc::new(std::sync::Barrier::new(workers as usize + 1));
@@ -364,7 +414,8 @@ pub fn execute(
     let setup_failed = Arc::new(std::sync::Mutex::new(None::<String>));
 
     for id in 0..workers {
-        let (spare_tx, spare_rx) = bounded::<Box<IntervalStats>>(4);
+        // Two spares: one on its way back while the worker fills the other.
+        let (spare_tx, spare_rx) = bounded::<Box<WorkerIntervalStats>>(2);
         spares.push(spare_tx);
         let offsets = OffsetGen::new(
             prepared.space.clone(),
@@ -390,6 +441,8 @@ pub fn execute(
         let stop = stop.clone();
         let tx = tx.clone();
         let names = names.clone();
+        let last_completion = last_completion.clone();
+        let budget = budget.clone();
         let verify = verify
             .as_ref()
             .map(|v| VerifyWorker::new(v.clone(), counters.clone(), qd, wall_base_ns));
@@ -414,6 +467,9 @@ pub fn execute(
                     tx,
                     spare: spare_rx,
                     verify,
+                    last_completion,
+                    budget,
+                    clock: ThreadClock::new(),
                 };
                 macro_rules! go {
                     ($engine:expr) => {
@@ -486,12 +542,19 @@ pub fn execute(
         &spares,
         events,
         validation.as_mut().map(|v| (v, max_errors)),
+        &last_completion,
     );
+    outcome.limited_bytes = match (prepared.byte_limit, &budget) {
+        (Some(limit), Some(left)) => Some(limit - left.load(Ordering::Relaxed).min(limit)),
+        _ => None,
+    };
     for h in handles {
         let _ = h.join();
     }
     if let Some(v) = validation.as_mut() {
         v.take_counts(&counters);
+        v.journal_ns = outcome.journal_ns;
+        v.journal_batches = outcome.journal_batches;
     }
     outcome.validation = validation;
     Ok(outcome)
@@ -499,6 +562,56 @@ pub fn execute(
 
 fn tx_done(ctx: &WorkerCtx) -> Result<(), crossbeam_channel::SendError<WorkerMsg>> {
     ctx.tx.send(WorkerMsg::Done { worker: ctx.id })
+}
+
+/// How long the calling thread has been on a CPU or waiting in a run queue
+/// for one, ns: a worker for which this grows as fast as the wall clock
+/// never waited for the storage, whether it ran (one saturated worker) or
+/// was kept from running (more workers than CPUs). From the kernel's
+/// per-thread `schedstat` (run time and run-queue wait); where that is
+/// missing, the thread's CPU clock alone.
+pub(crate) struct ThreadClock {
+    schedstat: Option<std::fs::File>,
+}
+
+impl ThreadClock {
+    /// Call on the thread to be measured.
+    pub(crate) fn new() -> Self {
+        ThreadClock {
+            schedstat: std::fs::File::open("/proc/thread-self/schedstat").ok(),
+        }
+    }
+
+    pub(crate) fn busy_ns(&mut self) -> u64 {
+        if let Some(f) = &self.schedstat {
+            use std::os::unix::fs::FileExt;
+            let mut buf = [0u8; 96];
+            if let Ok(n) = f.read_at(&mut buf, 0) {
+                let text = std::str::from_utf8(&buf[..n]).unwrap_or("");
+                let mut fields = text.split_whitespace().map(|v| v.parse::<u64>().ok());
+                if let (Some(Some(run)), Some(Some(wait))) = (fields.next(), fields.next()) {
+                    return run.saturating_add(wait);
+                }
+            }
+            self.schedstat = None;
+        }
+        thread_cpu_ns()
+    }
+}
+
+/// CPU time (usr+sys) of the calling thread, ns; 0 if the clock is missing.
+pub(crate) fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through a valid pointer to a
+    // local; CLOCK_THREAD_CPUTIME_ID needs nothing else.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
 }
 
 /// Lets sleeps under a rate limit wake within microseconds, not the default 50.
@@ -510,11 +623,31 @@ fn set_timer_slack() {
     }
 }
 
-/// Per-interval bookkeeping of the collector.
+/// One interval being gathered from the workers.
+#[derive(Default)]
 struct Pending {
     stats: IntervalStats,
+    longest_gap_ns: u64,
+    gap_start_ns: u64,
+    worker_cpu_max_ns: u64,
 }
 
+/// Host CPU and device figures taken when an interval's boundary passed.
+struct BoundarySample {
+    end_ns: u64,
+    cpu: CpuUsage,
+    device: Option<DeviceUsage>,
+}
+
+/// How long to wait for a worker's part of an interval once the run is
+/// stopping (a synchronous I/O may be stuck in the kernel).
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// The collector, on the run thread: takes host CPU and device samples at
+/// every boundary on its own clock (never waiting for a worker, so a worker
+/// stuck in a system call cannot skew them), gathers each worker's part of
+/// each interval, and emits the intervals in order as they complete. Memory
+/// holds only the intervals still being gathered, whatever the run's length.
 #[allow(clippy::too_many_arguments)]
 fn collect(
     prepared: &Prepared,
@@ -522,14 +655,16 @@ fn collect(
     start: Instant,
     stop: &AtomicBool,
     rx: crossbeam_channel::Receiver<WorkerMsg>,
-    spares: &[Sender<Box<IntervalStats>>],
+    spares: &[Sender<Box<WorkerIntervalStats>>],
     events: &Sender<RunEvent>,
     mut validation: Option<(&mut ValidationSummary, u64)>,
+    last_completion: &AtomicU64,
 ) -> RunOutcome {
     let workers = spares.len();
     let mut reported_upto = vec![0usize; workers]; // next interval each worker owes
     let mut done = vec![false; workers];
-    let mut pending: Vec<Option<Pending>> = (0..plan.len()).map(|_| None).collect();
+    let mut pending: BTreeMap<usize, Pending> = BTreeMap::new();
+    let mut samples: BTreeMap<usize, BoundarySample> = BTreeMap::new();
     let mut cpu = CpuSampler::new().ok();
     let devices: Vec<String> = prepared
         .info
@@ -541,28 +676,59 @@ fn collect(
     let mut measured_s = 0.0;
     let mut cpu_usr_s = 0.0;
     let mut cpu_sys_s = 0.0;
+    let mut cpu_steal_s = 0.0;
     let mut errors = 0u64;
     let mut warmup_errors = 0u64;
     let mut error_messages = Vec::new();
-    let mut ended_early = false;
+    let mut worker_cpu_ns = vec![0u64; workers];
+    let mut journal_ns = 0u64;
+    let mut journal_batches = 0u64;
+    let mut longest_gap_ns = 0u64;
+    let mut longest_gap_start_ns = 0u64;
     let mut emitted = 0usize;
     let mut last_sample_ns = 0u64;
+    let mut next_sample = 0usize;
+    // Set when a stop request or the last worker's end cuts the run short:
+    // (ns from start, when it was seen) — the interval in progress ends there.
+    let mut stopped: Option<(u64, Instant)> = None;
+    let mut last_index: Option<usize> = None;
+
+    let elapsed_ns = |at: Instant| at.saturating_duration_since(start).as_nanos() as u64;
 
     let mut handle = |msg: WorkerMsg,
-                      pending: &mut Vec<Option<Pending>>,
+                      pending: &mut BTreeMap<usize, Pending>,
                       reported_upto: &mut Vec<usize>,
                       done: &mut Vec<bool>,
-                      error_messages: &mut Vec<String>| match msg {
+                      error_messages: &mut Vec<String>,
+                      worker_cpu_ns: &mut Vec<u64>,
+                      next_emit: usize| match msg {
         WorkerMsg::Interval {
             worker,
             index,
             stats,
+            cpu_ns,
+            gap_ns,
+            gap_start_ns,
+            journal_ns: jn,
+            journal_batches: jb,
         } => {
-            if let Some(slot) = pending.get_mut(index) {
-                let p = slot.get_or_insert_with(|| Pending {
-                    stats: IntervalStats::default(),
-                });
-                p.stats.merge(&stats);
+            journal_ns += jn;
+            journal_batches += jb;
+            if index >= next_emit && index < plan.len() {
+                let p = pending.entry(index).or_default();
+                stats.merge_into(&mut p.stats);
+                if gap_ns > p.longest_gap_ns {
+                    p.longest_gap_ns = gap_ns;
+                    p.gap_start_ns = gap_start_ns;
+                }
+                p.worker_cpu_max_ns = p.worker_cpu_max_ns.max(cpu_ns);
+                if !plan.is_warmup(index) {
+                    worker_cpu_ns[worker as usize] += cpu_ns;
+                }
+            } else if stats.errors > 0 {
+                // Too late for its interval (the stop grace ran out): its
+                // errors still count.
+                pending.entry(next_emit).or_default().stats.errors += stats.errors;
             }
             reported_upto[worker as usize] = index + 1;
             let _ = spares[worker as usize].try_send(stats);
@@ -584,103 +750,148 @@ fn collect(
         WorkerMsg::Done { worker } => done[worker as usize] = true,
     };
 
-    for k in 0..plan.len() {
-        // Wait for the boundary, staying responsive to a stop request.
-        let boundary = start + Duration::from_nanos(plan.end_of(k));
-        let mut stopped_at = None;
-        loop {
-            let now = Instant::now();
-            if now >= boundary {
-                break;
-            }
-            if stop.load(Ordering::Relaxed) || done.iter().all(|d| *d) {
-                stopped_at = Some(now);
-                break;
-            }
-            let wait = (boundary - now).min(Duration::from_millis(20));
-            match rx.recv_timeout(wait) {
-                Ok(msg) => handle(
-                    msg,
-                    &mut pending,
-                    &mut reported_upto,
-                    &mut done,
-                    &mut error_messages,
-                ),
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => {
-                    if done.iter().all(|d| *d) {
-                        stopped_at = Some(Instant::now());
-                        break;
-                    }
-                }
-            }
+    loop {
+        let now = Instant::now();
+        let now_ns = elapsed_ns(now);
+        if stopped.is_none() && (stop.load(Ordering::Relaxed) || done.iter().all(|d| *d)) {
+            stopped = Some((now_ns.min(plan.end_ns()), now));
         }
-        let end_ns = match stopped_at {
-            Some(t) => (t - start).as_nanos() as u64,
-            None => plan.end_of(k),
-        };
-        let elapsed = Duration::from_nanos(end_ns.saturating_sub(last_sample_ns));
-        last_sample_ns = end_ns;
-        let cpu_usage = cpu
-            .as_mut()
-            .and_then(|c| c.sample().ok())
-            .unwrap_or_default();
-        let dev_usage = if dev.is_empty() {
-            None
-        } else {
-            dev.sample(elapsed)
-        };
 
-        // Gather every worker's part of interval k. Workers wake at boundaries,
-        // so this is quick unless a synchronous I/O is stuck in the kernel.
-        let grace = Duration::from_secs(5);
-        let gather_start = Instant::now();
-        while !(0..workers).all(|i| done[i] || reported_upto[i] > k) {
-            let waited = gather_start.elapsed();
-            if stopped_at.is_some() && waited > grace {
+        // Samples for every boundary that has passed, on the collector's own
+        // clock: the interval in progress when the run stops ends there.
+        while last_index.is_none() && next_sample < plan.len() {
+            let boundary = plan.end_of(next_sample);
+            let (end_ns, last) = match stopped {
+                Some((s, _)) if s < boundary => (s.max(plan.start_of(next_sample)), true),
+                _ => (boundary, next_sample + 1 == plan.len()),
+            };
+            if now_ns < end_ns {
                 break;
             }
-            match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(msg) => handle(
-                    msg,
-                    &mut pending,
-                    &mut reported_upto,
-                    &mut done,
-                    &mut error_messages,
-                ),
-                Err(RecvTimeoutError::Timeout) => {
-                    if stop.load(Ordering::Relaxed) && stopped_at.is_none() && waited > grace {
-                        break;
-                    }
+            let taken_ns = elapsed_ns(Instant::now());
+            let span = Duration::from_nanos(taken_ns.saturating_sub(last_sample_ns));
+            last_sample_ns = taken_ns;
+            let cpu_usage = cpu
+                .as_mut()
+                .and_then(|c| c.sample_over(span).ok())
+                .unwrap_or_default();
+            let device = if dev.is_empty() {
+                None
+            } else {
+                dev.sample(span)
+            };
+            samples.insert(
+                next_sample,
+                BoundarySample {
+                    end_ns,
+                    cpu: cpu_usage,
+                    device,
+                },
+            );
+            if last {
+                last_index = Some(next_sample);
+            }
+            next_sample += 1;
+        }
+
+        // Emit, in order, every sampled interval all workers have reported.
+        while samples.contains_key(&emitted) {
+            let k = emitted;
+            let complete = (0..workers).all(|i| done[i] || reported_upto[i] > k);
+            let given_up = stopped.is_some_and(|(_, at)| at.elapsed() > STOP_GRACE);
+            if !complete && !given_up {
+                break;
+            }
+            let Some(sample) = samples.remove(&k) else {
+                break;
+            };
+            let p = pending.remove(&k).unwrap_or_default();
+            let stats = p.stats;
+            let duration_ns = sample.end_ns.saturating_sub(plan.start_of(k));
+            let duration_s = duration_ns as f64 / 1e9;
+            let warmup = plan.is_warmup(k);
+            // A gap still open at the end of the interval counts up to there.
+            let (mut gap_ns, mut gap_start_ns) = (p.longest_gap_ns, p.gap_start_ns);
+            let last_done = last_completion.load(Ordering::Relaxed);
+            if sample.end_ns > last_done && sample.end_ns - last_done > gap_ns {
+                gap_ns = sample.end_ns - last_done;
+                gap_start_ns = last_done;
+            }
+            errors += stats.errors;
+            if warmup {
+                warmup_errors += stats.errors;
+            } else {
+                summary.merge(&stats);
+                measured_s += duration_s;
+                cpu_usr_s += sample.cpu.usr_pct * duration_s;
+                cpu_sys_s += sample.cpu.sys_pct * duration_s;
+                cpu_steal_s += sample.cpu.steal_pct * duration_s;
+                if gap_ns > longest_gap_ns {
+                    longest_gap_ns = gap_ns;
+                    longest_gap_start_ns = gap_start_ns;
                 }
-                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            // The kernel updates a thread's schedstat lazily, so one interval
+            // may borrow a little from the one before: clamp to the interval.
+            let worker_busy_max_pct = if duration_ns > 0 {
+                (100.0 * p.worker_cpu_max_ns as f64 / duration_ns as f64).min(100.0)
+            } else {
+                0.0
+            };
+            emitted += 1;
+            let _ = events.send(RunEvent::Interval(Box::new(IntervalSample {
+                index: k,
+                t_s: sample.end_ns as f64 / 1e9,
+                duration_s,
+                warmup,
+                stats,
+                cpu: sample.cpu,
+                device: sample.device,
+                longest_gap_ns: gap_ns,
+                gap_start_ns,
+                worker_busy_max_pct,
+            })));
+        }
+        if last_index.is_some_and(|l| emitted > l) || (plan.is_empty() && stopped.is_some()) {
+            break;
+        }
+
+        // Wait for workers' messages until the next boundary is due.
+        let next_boundary = plan.end_of(next_sample);
+        let wait = if stopped.is_some() {
+            Duration::from_millis(20)
+        } else {
+            Duration::from_nanos(next_boundary.saturating_sub(now_ns))
+                .min(Duration::from_millis(20))
+        };
+        match rx.recv_timeout(wait) {
+            Ok(msg) => handle(
+                msg,
+                &mut pending,
+                &mut reported_upto,
+                &mut done,
+                &mut error_messages,
+                &mut worker_cpu_ns,
+                emitted,
+            ),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                // Every worker is gone; whatever is owed will not come.
+                for d in done.iter_mut() {
+                    *d = true;
+                }
             }
         }
-        let stats = pending[k].take().map(|p| p.stats).unwrap_or_default();
-        let duration_s = (end_ns - plan.start_of(k)) as f64 / 1e9;
-        let warmup = plan.is_warmup(k);
-        errors += stats.errors;
-        if warmup {
-            warmup_errors += stats.errors;
-        } else {
-            summary.merge(&stats);
-            measured_s += duration_s;
-            cpu_usr_s += cpu_usage.usr_pct * duration_s;
-            cpu_sys_s += cpu_usage.sys_pct * duration_s;
-        }
-        emitted += 1;
-        let _ = events.send(RunEvent::Interval(Box::new(IntervalSample {
-            index: k,
-            t_s: end_ns as f64 / 1e9,
-            duration_s,
-            warmup,
-            stats,
-            cpu: cpu_usage,
-            device: dev_usage,
-        })));
-        if stopped_at.is_some() {
-            ended_early = true;
-            break;
+        while let Ok(msg) = rx.try_recv() {
+            handle(
+                msg,
+                &mut pending,
+                &mut reported_upto,
+                &mut done,
+                &mut error_messages,
+                &mut worker_cpu_ns,
+                emitted,
+            );
         }
     }
     // Late messages (errors from draining workers) still count.
@@ -694,6 +905,8 @@ fn collect(
             &mut reported_upto,
             &mut done,
             &mut error_messages,
+            &mut worker_cpu_ns,
+            usize::MAX,
         );
     }
     if errors < error_messages.len() as u64 {
@@ -704,10 +917,22 @@ fn collect(
         CpuUsage {
             usr_pct: cpu_usr_s / measured_s,
             sys_pct: cpu_sys_s / measured_s,
+            steal_pct: cpu_steal_s / measured_s,
         }
     } else {
         CpuUsage::default()
     };
+    let worker_busy_pct = worker_cpu_ns
+        .iter()
+        .map(|&ns| {
+            if measured_s > 0.0 {
+                (100.0 * ns as f64 / 1e9 / measured_s).min(100.0)
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let ended_early = stopped.is_some_and(|(s, _)| s < plan.end_ns());
     RunOutcome {
         summary,
         measured_s,
@@ -717,6 +942,12 @@ fn collect(
         ended_early,
         intervals: emitted,
         validation: None,
+        worker_busy_pct,
+        longest_gap_ns,
+        longest_gap_start_s: longest_gap_start_ns as f64 / 1e9,
+        limited_bytes: None,
+        journal_ns,
+        journal_batches,
     }
 }
 
@@ -732,9 +963,33 @@ mod tests {
             Duration::from_secs(1),
         );
         let s = 1_000_000_000u64;
-        assert_eq!(p.ends_ns, vec![s, 3 * s / 2, 5 * s / 2, 7 * s / 2, 4 * s]);
+        let ends: Vec<u64> = (0..p.len()).map(|i| p.end_of(i)).collect();
+        assert_eq!(ends, vec![s, 3 * s / 2, 5 * s / 2, 7 * s / 2, 4 * s]);
+        assert_eq!(p.end_of(5), u64::MAX);
         assert!(p.is_warmup(0) && p.is_warmup(1) && !p.is_warmup(2));
         assert_eq!(p.end_ns(), 4 * s);
         assert_eq!(p.start_of(2), 3 * s / 2);
+    }
+
+    #[test]
+    fn an_open_ended_plan_costs_nothing_up_front() {
+        // A precondition's 1000 h at 100 ms: 36 million intervals, computed.
+        let p = IntervalPlan::new(
+            Duration::ZERO,
+            Duration::from_secs(1000 * 3600),
+            Duration::from_millis(100),
+        );
+        assert_eq!(p.len(), 36_000_000);
+        assert_eq!(p.end_of(35_999_999), 1000 * 3600 * 1_000_000_000);
+        assert_eq!(p.end_of(7), 800_000_000);
+        assert!(std::mem::size_of_val(&p) <= 64);
+        // An interval that does not divide the time: the last one is short.
+        let p = IntervalPlan::new(
+            Duration::ZERO,
+            Duration::from_millis(2500),
+            Duration::from_secs(1),
+        );
+        assert_eq!(p.len(), 3);
+        assert_eq!(p.end_of(2), 2_500_000_000);
     }
 }

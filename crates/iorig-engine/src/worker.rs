@@ -18,8 +18,8 @@ use crate::gen::{OffsetGen, OpGen, SizeGen};
 use crate::run::IntervalPlan;
 use crate::verify::{Phase, ValidationError, VerifyWorker};
 use crossbeam_channel::{Receiver, Sender};
-use iorig_stats::IntervalStats;
-use std::sync::atomic::{AtomicBool, Ordering};
+use iorig_stats::WorkerIntervalStats;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -33,7 +33,17 @@ pub(crate) enum WorkerMsg {
     Interval {
         worker: u32,
         index: usize,
-        stats: Box<IntervalStats>,
+        stats: Box<WorkerIntervalStats>,
+        /// This worker thread's time on a CPU or waiting for one in the
+        /// interval ([`crate::run::ThreadClock`]).
+        cpu_ns: u64,
+        /// Longest time without any completion (of any worker) that ended
+        /// at one of this worker's reaps in the interval, and its start.
+        gap_ns: u64,
+        gap_start_ns: u64,
+        /// Time spent writing and syncing journal records, and batches synced.
+        journal_ns: u64,
+        journal_batches: u64,
     },
     /// The worker hit an I/O error and stops.
     Error { worker: u32, message: String },
@@ -66,9 +76,37 @@ pub(crate) struct WorkerCtx {
     pub phase_ns: f64,
     pub tx: Sender<WorkerMsg>,
     /// Interval buffers handed back by the collector for reuse.
-    pub spare: Receiver<Box<IntervalStats>>,
+    pub spare: Receiver<Box<WorkerIntervalStats>>,
     /// Data validation, when the workload asks for it.
     pub verify: Option<VerifyWorker>,
+    /// The latest completion of any worker (ns from start), shared.
+    pub last_completion: Arc<AtomicU64>,
+    /// Bytes left to issue, shared, when the run has a byte limit.
+    pub budget: Option<Arc<AtomicU64>>,
+    /// This thread's busy clock (made on the worker thread).
+    pub clock: crate::run::ThreadClock,
+}
+
+/// What a worker measures per interval besides its I/O statistics.
+#[derive(Clone, Copy, Debug, Default)]
+struct Extras {
+    /// The thread's CPU clock at the start of the interval.
+    cpu_start_ns: u64,
+    gap_ns: u64,
+    gap_start_ns: u64,
+    journal_ns: u64,
+    journal_batches: u64,
+}
+
+/// Takes `len` bytes from a shared budget; false (and nothing taken) when
+/// fewer are left.
+#[inline]
+fn reserve(budget: &AtomicU64, len: u64) -> bool {
+    budget
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+            left.checked_sub(len)
+        })
+        .is_ok()
 }
 
 /// Offsets tried for a block no other I/O holds before a slot waits a round.
@@ -103,7 +141,7 @@ impl WorkerCtx {
         self.start.elapsed().as_nanos() as u64
     }
 
-    fn fresh_stats(&self) -> Box<IntervalStats> {
+    fn fresh_stats(&self) -> Box<WorkerIntervalStats> {
         match self.spare.try_recv() {
             Ok(mut s) => {
                 s.reset();
@@ -137,6 +175,10 @@ impl WorkerCtx {
         let mut stopping = false;
         let mut stop_seen_ns = 0u64;
         let mut failed = false;
+        let mut extras = Extras {
+            cpu_start_ns: self.clock.busy_ns(),
+            ..Extras::default()
+        };
 
         // Every buffer starts with pattern data of its own.
         for s in 0..self.qd {
@@ -155,7 +197,7 @@ impl WorkerCtx {
                     DRAIN_LIMIT_NS / 1_000_000_000
                 );
                 self.report_error(&mut stats, message);
-                return self.finish(stats, index, WorkerEnd::Failed);
+                return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
             }
             // Fill free slots.
             if !stopping {
@@ -178,6 +220,14 @@ impl WorkerCtx {
                     };
                     let read = self.ops.next_is_read();
                     let len = self.sizes.next_bs(read);
+                    if let Some(b) = &self.budget {
+                        if !reserve(b, len) {
+                            // The run's bytes are all issued: drain and end.
+                            stopping = true;
+                            stop_seen_ns = now;
+                            break;
+                        }
+                    }
                     let (mut target, mut offset) = self.offsets.next(len);
                     let mut phase = Phase::Plain;
                     if let Some(v) = &self.verify {
@@ -210,7 +260,7 @@ impl WorkerCtx {
                                 let message =
                                     format!("engine gave slot {slot} no {len}-byte buffer");
                                 self.report_error(&mut stats, message);
-                                return self.finish(stats, index, WorkerEnd::Failed);
+                                return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
                             }
                         }
                     }
@@ -230,7 +280,7 @@ impl WorkerCtx {
                     let req = request(slot, st);
                     if let Err(e) = engine.queue(req) {
                         self.report_error(&mut stats, format!("queueing I/O: {e}"));
-                        return self.finish(stats, index, WorkerEnd::Failed);
+                        return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
                     }
                     to_stamp.push(slot);
                     inflight += 1;
@@ -238,14 +288,14 @@ impl WorkerCtx {
                     // journaled writes go out as one batch per refill: one
                     // sync for many writes instead of one per write.
                     if to_stamp.len() >= self.submit_batch as usize && !journaled {
-                        if let Err(message) = self.flush_intents() {
+                        if let Err(message) = self.flush_intents(&mut extras) {
                             self.report_error(&mut stats, message);
-                            return self.finish(stats, index, WorkerEnd::Failed);
+                            return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
                         }
                         self.stamp(&mut slots, &mut to_stamp);
                         if let Err(e) = engine.submit_and_wait(0, None) {
                             self.report_error(&mut stats, format!("submitting I/O: {e}"));
-                            return self.finish(stats, index, WorkerEnd::Failed);
+                            return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
                         }
                     }
                 }
@@ -262,15 +312,26 @@ impl WorkerCtx {
                     std::thread::sleep(Duration::from_nanos(wake - now));
                 }
                 now = self.now_ns();
-                self.advance(&mut stats, &mut index, &mut next_boundary, now);
+                self.advance(&mut stats, &mut index, &mut next_boundary, now, &mut extras);
                 continue;
             }
 
             // Submit and wait for at least one completion, waking up in time for
             // the next scheduled I/O or interval boundary.
-            if let Err(message) = self.flush_intents() {
+            if let Err(message) = self.flush_intents(&mut extras) {
                 self.report_error(&mut stats, message);
-                return self.finish(stats, index, WorkerEnd::Failed);
+                return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
+            }
+            if journaled && !to_stamp.is_empty() && self.period_ns.is_none() {
+                // The journal's synced intent records are iorig's own work,
+                // not the storage's answer to these I/Os: their latency
+                // starts once the records are down. (Under a rate the
+                // scheduled start stays: lateness counts.)
+                let t = self.now_ns();
+                for &s in &to_stamp {
+                    slots[s as usize].sched_ns = t;
+                }
+                now = t;
             }
             self.stamp(&mut slots, &mut to_stamp);
             let mut wake = next_boundary.min(end_ns.max(now + 1));
@@ -284,16 +345,23 @@ impl WorkerCtx {
             };
             if let Err(e) = engine.submit_and_wait(1, timeout) {
                 self.report_error(&mut stats, format!("submitting I/O: {e}"));
-                return self.finish(stats, index, WorkerEnd::Failed);
+                return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
             }
             comps.clear();
             if let Err(e) = engine.reap(&mut comps) {
                 self.report_error(&mut stats, format!("reaping I/O: {e}"));
-                return self.finish(stats, index, WorkerEnd::Failed);
+                return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
             }
             now = self.now_ns();
-            self.advance(&mut stats, &mut index, &mut next_boundary, now);
+            self.advance(&mut stats, &mut index, &mut next_boundary, now, &mut extras);
             let counting = now < end_ns;
+            if !comps.is_empty() {
+                let prev = self.last_completion.fetch_max(now, Ordering::Relaxed);
+                if now > prev && now - prev > extras.gap_ns {
+                    extras.gap_ns = now - prev;
+                    extras.gap_start_ns = prev;
+                }
+            }
 
             for c in comps.iter() {
                 let st = &mut slots[c.slot as usize];
@@ -368,24 +436,37 @@ impl WorkerCtx {
                 free.push(c.slot);
             }
             if let Some(v) = &mut self.verify {
+                let t0 = journaled.then(std::time::Instant::now);
                 if let Err(message) = v.finish_writes() {
                     self.report_error(&mut stats, message);
                     failed = true;
+                }
+                if let Some(t0) = t0 {
+                    extras.journal_ns += t0.elapsed().as_nanos() as u64;
+                    // The next I/Os exist from now, after the done records.
+                    now = self.now_ns();
                 }
             }
             if failed {
                 // This worker stops; others carry on. In-flight I/O is drained by
                 // the engine's drop before its buffers go.
-                return self.finish(stats, index, WorkerEnd::Failed);
+                return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
             }
         }
-        self.finish(stats, index, WorkerEnd::Finished)
+        self.finish(stats, index, &mut extras, WorkerEnd::Finished)
     }
 
     /// Journals stamped writes before they are submitted.
     #[inline]
-    fn flush_intents(&mut self) -> Result<(), String> {
+    fn flush_intents(&mut self, extras: &mut Extras) -> Result<(), String> {
         match &mut self.verify {
+            Some(v) if v.journaled() && v.has_intents() => {
+                let t0 = std::time::Instant::now();
+                let r = v.flush_intents();
+                extras.journal_ns += t0.elapsed().as_nanos() as u64;
+                extras.journal_batches += 1;
+                r
+            }
             Some(v) => v.flush_intents(),
             None => Ok(()),
         }
@@ -483,24 +564,46 @@ impl WorkerCtx {
     #[inline]
     fn advance(
         &mut self,
-        stats: &mut Box<IntervalStats>,
+        stats: &mut Box<WorkerIntervalStats>,
         index: &mut usize,
         next_boundary: &mut u64,
         now: u64,
+        extras: &mut Extras,
     ) {
         while now >= *next_boundary && *index < self.plan.len() {
             let full = std::mem::replace(stats, self.fresh_stats());
-            let _ = self.tx.send(WorkerMsg::Interval {
-                worker: self.id,
-                index: *index,
-                stats: full,
-            });
+            self.send_interval(full, *index, extras);
             *index += 1;
             *next_boundary = self.plan.end_of(*index);
         }
     }
 
-    fn report_error(&mut self, stats: &mut IntervalStats, message: String) {
+    /// Sends one interval's statistics with what else the worker measured
+    /// in it, and starts the next interval's measurements.
+    fn send_interval(
+        &mut self,
+        stats: Box<WorkerIntervalStats>,
+        index: usize,
+        extras: &mut Extras,
+    ) {
+        let cpu_now = self.clock.busy_ns();
+        let _ = self.tx.send(WorkerMsg::Interval {
+            worker: self.id,
+            index,
+            stats,
+            cpu_ns: cpu_now.saturating_sub(extras.cpu_start_ns),
+            gap_ns: extras.gap_ns,
+            gap_start_ns: extras.gap_start_ns,
+            journal_ns: extras.journal_ns,
+            journal_batches: extras.journal_batches,
+        });
+        *extras = Extras {
+            cpu_start_ns: cpu_now,
+            ..Extras::default()
+        };
+    }
+
+    fn report_error(&mut self, stats: &mut WorkerIntervalStats, message: String) {
         stats.errors += 1;
         let _ = self.tx.send(WorkerMsg::Error {
             worker: self.id,
@@ -509,16 +612,18 @@ impl WorkerCtx {
     }
 
     /// Sends the interval in progress (possibly partial) and ends.
-    fn finish(&mut self, stats: Box<IntervalStats>, index: usize, end: WorkerEnd) -> WorkerEnd {
+    fn finish(
+        &mut self,
+        stats: Box<WorkerIntervalStats>,
+        index: usize,
+        extras: &mut Extras,
+        end: WorkerEnd,
+    ) -> WorkerEnd {
         if let Some(v) = &mut self.verify {
             v.flush_counts();
         }
         if index < self.plan.len() {
-            let _ = self.tx.send(WorkerMsg::Interval {
-                worker: self.id,
-                index,
-                stats,
-            });
+            self.send_interval(stats, index, extras);
         }
         end
     }

@@ -145,6 +145,7 @@ fn run_steps_intervals_labels_analysis_round_trip() {
     let cpu = CpuUsage {
         usr_pct: 12.5,
         sys_pct: 30.25,
+        steal_pct: 0.0,
     };
     let dev = DeviceUsage {
         util_pct: 99.5,

@@ -245,6 +245,18 @@ impl KeyMap {
         }
     }
 
+    /// Forgets what unit `unit` should hold (its key becomes 0, "never
+    /// written"), keeping it locked: after a validation error nothing is
+    /// known about its content, so the next write starts its history anew
+    /// and one loss is not reported again at every later check. Only the
+    /// holder of the lock may call it.
+    pub fn forget(&self, target: u32, unit: u64) {
+        let range = self.range(target, unit, 1);
+        if let Some(cell) = self.cells.as_slice()[range].first() {
+            cell.store(BUSY, Ordering::Release);
+        }
+    }
+
     /// The keys of all units of `target`, without busy bits (empty for a
     /// target that does not exist).
     pub fn snapshot(&self, target: u32) -> Vec<u8> {
@@ -295,6 +307,20 @@ mod tests {
     #[test]
     fn is_send_and_sync() {
         assert_send_sync::<KeyMap>();
+    }
+
+    #[test]
+    fn forget_clears_the_key_and_keeps_the_lock() {
+        let map = KeyMap::new(4096, &[4096 * 4]).unwrap();
+        assert!(map.try_lock(0, 1, 2));
+        map.release(0, 1, 2, Some(&[5, 6]));
+        assert!(map.try_lock(0, 1, 2));
+        map.forget(0, 2);
+        assert_eq!((map.key(0, 1), map.key(0, 2)), (5, 0));
+        assert!(!map.try_lock(0, 2, 1), "still held by its holder");
+        map.release(0, 1, 2, None);
+        assert!(map.try_lock(0, 2, 1));
+        assert_eq!(map.key(0, 2), 0);
     }
 
     #[test]

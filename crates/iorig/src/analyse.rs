@@ -9,7 +9,7 @@ use crate::plan_cmd::StepResult;
 use crate::step::StepOutput;
 use iorig_spec::plan::{SteadyStateSpec, StepRole};
 use iorig_spec::{EngineKind, Rate, Workload};
-use iorig_stats::analysis::curve::{analyze_curve, CurvePoint};
+use iorig_stats::analysis::curve::{analyze_curve, CurvePoint, RATE_TOLERANCE_PCT};
 use iorig_stats::analysis::little::{GeneratorBoundCheck, LittleInput};
 use iorig_stats::analysis::series::{detect_outages, detect_write_cliff, SeriesPoint};
 use iorig_stats::analysis::steady_state::SteadyStateDetector;
@@ -46,6 +46,8 @@ pub fn analyse_step(w: &Workload, out: &StepOutput, printer: &Printer) -> Vec<(S
             rate_limited: matches!(w.rate, Rate::Iops(_)),
             cpu_busy_pct: outcome.cpu.usr_pct + outcome.cpu.sys_pct,
             host_cpus: host_cpus(),
+            worker_busy_max_pct: outcome.worker_busy_pct.iter().copied().fold(0.0, f64::max),
+            steal_pct: outcome.cpu.steal_pct,
         });
         if verdict.generator_bound {
             if let Some(m) = &verdict.message {
@@ -68,28 +70,56 @@ pub fn analyse_step(w: &Workload, out: &StepOutput, printer: &Printer) -> Vec<(S
         ));
     }
 
+    // A paced run that did not run at its rate says so: its latency is
+    // that of another load than the one asked for.
+    if let Rate::Iops(requested) = w.rate {
+        if outcome.measured_s > 0.0 {
+            let error_pct = 100.0 * (total.iops / requested - 1.0);
+            let met = error_pct.abs() <= RATE_TOLERANCE_PCT;
+            if !met {
+                printer.notice(&format!(
+                    "rate not met: {:.0} IOPS achieved of {requested:.0} requested ({error_pct:+.1} %); the latency figures are for that load, not the one asked",
+                    total.iops
+                ));
+            }
+            found.push((
+                "rate".to_string(),
+                json!({"requested_iops": requested, "achieved_iops": total.iops,
+                       "error_pct": error_pct, "met": met,
+                       "tolerance_pct": RATE_TOLERANCE_PCT}),
+            ));
+        }
+    }
+
     // The time series of the measured intervals.
     let points: Vec<SeriesPoint> = out
         .intervals
         .iter()
         .filter(|i| !i.warmup)
         .map(|i| SeriesPoint {
-            t_s: i.t_s,
+            // `t_s` of an interval is its end; the analysis wants its start.
+            t_s: i.t_s - i.duration_s,
             duration_s: i.duration_s,
             ops: i.total.ops,
             iops: i.total.iops,
-            max_gap_ns: None,
+            max_gap_ns: Some(i.longest_gap_ns),
         })
         .collect();
     if !points.is_empty() {
-        let outages = detect_outages(&points);
+        let mut outages = detect_outages(&points);
+        // The exact longest stretch without a completion, from the
+        // completions' own timestamps (not whole intervals).
+        outages.longest_gap_ns = Some(outcome.longest_gap_ns);
+        outages.longest_gap_start_t_s = Some(outcome.longest_gap_start_s);
         if outages.outage_intervals > 0 {
             printer.notice(&format!(
-                "outage: {} interval(s) without a completed I/O, {:.1} s in total, longest {:.1} s from t={:.1} s",
+                "outage: {} interval(s) without a completed I/O, {:.1} s in total, longest {:.1} s from t={:.1} s; no I/O completed for {:.3} s from t={:.3} s",
                 outages.outage_intervals,
                 outages.total_outage_s,
                 outages.longest_outage_s,
-                outages.longest_start_t_s.unwrap_or(0.0)
+                outages.longest_start_t_s.unwrap_or(0.0),
+                outcome.longest_gap_ns as f64 / 1e9,
+                outcome.longest_gap_start_s
             ));
         }
         found.push((
@@ -150,6 +180,7 @@ pub fn steady_state_line(label: &str, v: &Value) -> String {
 /// One analysis per curve group: its max run and rate runs, in load order.
 pub fn curves(results: &[StepResult]) -> Vec<(u32, Value)> {
     let mut groups: BTreeMap<u32, (Vec<CurvePoint>, f64, Vec<usize>)> = BTreeMap::new();
+    let mut max_of: BTreeMap<u32, f64> = BTreeMap::new();
     for r in results {
         let group = match r.step.role {
             StepRole::CurveMax { group } | StepRole::CurveRate { group, .. } => group,
@@ -170,10 +201,23 @@ pub fn curves(results: &[StepResult]) -> Vec<(u32, Value)> {
         let e = groups
             .entry(group)
             .or_insert_with(|| (Vec::new(), r.step.threshold_ms.unwrap_or(1.0), Vec::new()));
+        // A rate step ran at its share of the max step's IOPS, exactly as
+        // the runner computed it.
+        let requested_iops = match r.step.role {
+            StepRole::CurveMax { .. } => {
+                max_of.insert(group, iops);
+                None
+            }
+            StepRole::CurveRate { pct, .. } => max_of
+                .get(&group)
+                .map(|max| (max * pct / 100.0).max(1.0).round()),
+            _ => None,
+        };
         e.0.push(CurvePoint {
             iops,
             mean_lat_ns: mean,
             p99_lat_ns: p99,
+            requested_iops,
         });
         e.2.push(r.step.index);
     }
@@ -182,6 +226,19 @@ pub fn curves(results: &[StepResult]) -> Vec<(u32, Value)> {
         .filter(|(_, (pts, _, _))| pts.len() >= 2)
         .map(|(g, (pts, threshold_ms, steps))| {
             let a = analyze_curve(&pts, threshold_ms * 1e6, 2.0);
+            let step_of = |i: Option<usize>| i.and_then(|i| steps.get(i)).map(|s| s + 1);
+            let off_rate: Vec<Value> = a
+                .off_rate_points
+                .iter()
+                .map(|&i| {
+                    json!({
+                        "step": steps.get(i).map(|s| s + 1),
+                        "requested_iops": pts[i].requested_iops,
+                        "achieved_iops": pts[i].iops,
+                        "error_pct": pts[i].rate_error_pct(),
+                    })
+                })
+                .collect();
             (
                 g,
                 json!({
@@ -190,6 +247,9 @@ pub fn curves(results: &[StepResult]) -> Vec<(u32, Value)> {
                     "steps": steps,
                     "points": pts,
                     "analysis": a,
+                    "best_under_mean_step": step_of(a.best_under_mean_point),
+                    "best_under_p99_step": step_of(a.best_under_p99_point),
+                    "off_rate": off_rate,
                 }),
             )
         })
@@ -203,13 +263,29 @@ pub fn curve_lines(group: u32, v: &Value) -> Vec<String> {
         Some(n) => format!("{n:.0}"),
         None => "none".to_string(),
     };
+    let at = |key: &str| match v[key].as_u64() {
+        Some(step) => format!(" (step {step})"),
+        None => String::new(),
+    };
     let mut out = vec![format!(
-        "curve {}: max {} IOPS; best with mean latency <= {th} ms: {}; with p99 <= {th} ms: {}",
+        "curve {}: max {} IOPS; best with mean latency <= {th} ms: {}{}; with p99 <= {th} ms: {}{}",
         group + 1,
         f(&a["max_iops"]),
         f(&a["best_under_mean"]),
+        at("best_under_mean_step"),
         f(&a["best_under_p99"]),
+        at("best_under_p99_step"),
     )];
+    for o in v["off_rate"].as_array().into_iter().flatten() {
+        out.push(format!(
+            "curve {}: step {} ran {} IOPS of {} requested ({:+.1} %): off its rate, so it does not count for the best under {th} ms",
+            group + 1,
+            o["step"].as_u64().unwrap_or(0),
+            f(&o["achieved_iops"]),
+            f(&o["requested_iops"]),
+            o["error_pct"].as_f64().unwrap_or(0.0)
+        ));
+    }
     if a["knee"].is_object() {
         out.push(format!(
             "curve {}: knee at {} IOPS (mean latency {:.3} ms, over 2x the low-load latency)",

@@ -420,6 +420,19 @@ impl Runner {
                     return Err(f);
                 }
             };
+            // A write without validation changes blocks behind the key map's
+            // back: the kept keys no longer say what the targets hold, and a
+            // later verifying read would call every such block a lost write.
+            if w.writes() && !w.verify {
+                let overlaps = kept_verify.as_ref().is_some_and(|(paths, _)| {
+                    w.targets
+                        .iter()
+                        .any(|t| paths.iter().any(|p| same_path(p, t)))
+                });
+                if overlaps {
+                    kept_verify = None;
+                }
+            }
             let params = serde_json::to_value(w.record()).unwrap_or(Value::Null);
             let step_id = self.recorder.begin_step(
                 &printer,
@@ -714,6 +727,15 @@ fn validate_steps(steps: &[PlanStep], allow_destroy: bool) -> Result<(), Failure
     Ok(())
 }
 
+/// Whether two target paths name the same file or device.
+fn same_path(a: &str, b: &str) -> bool {
+    a == b
+        || match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+            (Ok(x), Ok(y)) => x == y,
+            _ => false,
+        }
+}
+
 /// Each step its own seed, fixed by its position, so a resumed or repeated
 /// plan issues the same offsets (a seed in the plan overrides it).
 fn seed_for(index: usize) -> u64 {
@@ -803,6 +825,15 @@ impl StepObserver for PlanObserver<'_> {
         Ok(Some(setup))
     }
 
+    fn byte_limit(&mut self, working_set_bytes: u64) -> Option<u64> {
+        // A precondition writes its passes over the working set exactly: the
+        // workers stop issuing once these bytes are out.
+        if let StepRole::Precondition(p) = self.step.role {
+            self.precondition_bytes = Some(working_set_bytes.saturating_mul(u64::from(p.passes)));
+        }
+        self.precondition_bytes
+    }
+
     fn prepared(
         &mut self,
         printer: &Printer,
@@ -811,11 +842,6 @@ impl StepObserver for PlanObserver<'_> {
     ) -> Result<String, Failure> {
         self.recorder.targets(printer, targets, self.seen_targets);
         self.step_start = Some(Instant::now());
-        if let StepRole::Precondition(p) = self.step.role {
-            let share = (self.w.range.end_pct - self.w.range.start_pct) / 100.0;
-            let bytes: f64 = targets.iter().map(|t| t.size_bytes as f64 * share).sum();
-            self.precondition_bytes = Some((bytes * p.passes as f64) as u64);
-        }
         let what = match self.step.role {
             StepRole::Precondition(p) => format!(
                 "precondition: write {} {} time(s) over ({})",
@@ -841,11 +867,6 @@ impl StepObserver for PlanObserver<'_> {
     ) -> Control {
         self.recorder.interval(printer, self.step_id, sample);
         self.written_bytes += sample.stats.write.bytes;
-        if let Some(limit) = self.precondition_bytes {
-            if self.written_bytes >= limit {
-                return Control::Stop;
-            }
-        }
         if let (Some(ss), false) = (self.step.steady_state, sample.warmup) {
             self.round_ops += sample.stats.ops();
             self.round_s += sample.duration_s;

@@ -110,6 +110,11 @@ pub trait StepObserver {
     fn verify_setup(&mut self, _prepared: &Prepared) -> Result<Option<Arc<VerifySetup>>, Failure> {
         Ok(None)
     }
+    /// Once the targets are open: a limit on the bytes the step issues (a
+    /// precondition's passes over the working set of `working_set_bytes`).
+    fn byte_limit(&mut self, _working_set_bytes: u64) -> Option<u64> {
+        None
+    }
 }
 
 /// Runs `w` to its end, an early stop from the observer, or Ctrl-C.
@@ -148,6 +153,7 @@ pub fn run_step(
         // None: the engine gives the step a fresh key map of its own.
         prepared.verify = observer.verify_setup(&prepared)?;
     }
+    prepared.byte_limit = observer.byte_limit(prepared.space.total_bytes());
     let title = observer.prepared(printer, &prepared.info, &engine_name)?;
     if !printer.quiet {
         printer.line(&title);

@@ -294,6 +294,7 @@ pub fn add_step(
         let cpu = CpuUsage {
             usr_pct: 8.0 + 4.0 * rng.next(),
             sys_pct: 20.0 + 6.0 * rng.next(),
+            steal_pct: 0.0,
         };
         let dev = Some(DeviceUsage {
             util_pct: if ops == 0 {
@@ -611,6 +612,7 @@ pub fn curve_plan(store: &Store, speed: f64) -> RunId {
             iops: rate,
             mean_lat_ns: mean,
             p99_lat_ns: mean * 3.0,
+            requested_iops: Some(rate),
         });
         steps.push(idx);
     }
@@ -619,6 +621,7 @@ pub fn curve_plan(store: &Store, speed: f64) -> RunId {
         iops: max_iops,
         mean_lat_ns: max_mean,
         p99_lat_ns: max_mean * 3.0,
+        requested_iops: None,
     });
     steps.push(0);
     let analysis = analyze_curve(&points, 1e6, 2.0);

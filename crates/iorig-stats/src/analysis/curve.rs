@@ -13,12 +13,37 @@ pub const DEFAULT_KNEE_FACTOR: f64 = 2.0;
 /// about 1e-16, so 1e-9 leaves a wide margin without hiding any real knee.
 const MIN_BEND: f64 = 1e-9;
 
+/// How far (percent) a paced step's achieved IOPS may be from its requested
+/// rate and still count as having run at that rate.
+pub const RATE_TOLERANCE_PCT: f64 = 3.0;
+
 /// One step of a load sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CurvePoint {
     pub iops: f64,
     pub mean_lat_ns: f64,
     pub p99_lat_ns: f64,
+    /// The rate the step was paced at; None for an uncontrolled step.
+    #[serde(default)]
+    pub requested_iops: Option<f64>,
+}
+
+impl CurvePoint {
+    /// Achieved against requested IOPS, percent (−10 = 10 % short); None
+    /// for an uncontrolled step.
+    pub fn rate_error_pct(&self) -> Option<f64> {
+        let r = self.requested_iops.filter(|r| *r > 0.0)?;
+        Some(100.0 * (self.iops / r - 1.0))
+    }
+
+    /// A paced step that ran at its rate (within [`RATE_TOLERANCE_PCT`]).
+    /// Only such a step shows that a rate is sustained at a latency: an
+    /// uncontrolled step's latency runs from issue, not from a schedule,
+    /// and a step that fell short (or overshot) did not run the load asked.
+    pub fn met_rate(&self) -> bool {
+        self.rate_error_pct()
+            .is_some_and(|e| e.abs() <= RATE_TOLERANCE_PCT)
+    }
 }
 
 /// A point where the curve bends.
@@ -38,10 +63,20 @@ pub struct CurveAnalysis {
     pub max_iops: f64,
     /// The latency limit `best_under_*` refer to.
     pub threshold_ns: f64,
-    /// Highest IOPS with mean latency ≤ `threshold_ns`, interpolated.
+    /// Highest IOPS with mean latency ≤ `threshold_ns`, interpolated, from
+    /// paced steps that met their rate only.
     pub best_under_mean: Option<f64>,
-    /// Highest IOPS with p99 latency ≤ `threshold_ns`, interpolated.
+    /// The step (index into the points as given) `best_under_mean` stands on.
+    #[serde(default)]
+    pub best_under_mean_point: Option<usize>,
+    /// Highest IOPS with p99 latency ≤ `threshold_ns`, as `best_under_mean`.
     pub best_under_p99: Option<f64>,
+    #[serde(default)]
+    pub best_under_p99_point: Option<usize>,
+    /// Paced steps whose achieved IOPS was more than
+    /// [`RATE_TOLERANCE_PCT`] off their requested rate (indices as given).
+    #[serde(default)]
+    pub off_rate_points: Vec<usize>,
     /// The multiple of the low-load latency used for `knee`.
     pub knee_factor: f64,
     /// First point (by IOPS) whose mean latency exceeds `knee_factor` × the
@@ -76,8 +111,20 @@ pub fn analyze_curve(points: &[CurvePoint], threshold_ns: f64, knee_factor: f64)
     sorted.sort_by(|a, b| a.1.iops.total_cmp(&b.1.iops));
 
     let max_iops = sorted.last().map_or(0.0, |(_, p)| p.iops);
-    let best_under_mean = best_under(&sorted, threshold_ns, |p| p.mean_lat_ns);
-    let best_under_p99 = best_under(&sorted, threshold_ns, |p| p.p99_lat_ns);
+    let paced: Vec<(usize, &CurvePoint)> = sorted
+        .iter()
+        .copied()
+        .filter(|(_, p)| p.met_rate())
+        .collect();
+    let best_mean = best_under(&paced, threshold_ns, |p| p.mean_lat_ns);
+    let best_p99 = best_under(&paced, threshold_ns, |p| p.p99_lat_ns);
+    let mut off_rate_points: Vec<usize> = points
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.requested_iops.is_some() && !p.met_rate())
+        .map(|(i, _)| i)
+        .collect();
+    off_rate_points.sort_unstable();
 
     let knee = sorted.first().and_then(|(_, low)| {
         let limit = knee_factor * low.mean_lat_ns;
@@ -90,8 +137,11 @@ pub fn analyze_curve(points: &[CurvePoint], threshold_ns: f64, knee_factor: f64)
     CurveAnalysis {
         max_iops,
         threshold_ns,
-        best_under_mean,
-        best_under_p99,
+        best_under_mean: best_mean.map(|b| b.0),
+        best_under_mean_point: best_mean.map(|b| b.1),
+        best_under_p99: best_p99.map(|b| b.0),
+        best_under_p99_point: best_p99.map(|b| b.1),
+        off_rate_points,
         knee_factor,
         knee,
         curvature_knee: curvature_knee(&sorted),
@@ -106,20 +156,22 @@ fn knee_at(index: usize, p: &CurvePoint) -> Knee {
     }
 }
 
+/// The best IOPS under the threshold and the point (index as given) it
+/// stands on.
 fn best_under(
     sorted: &[(usize, &CurvePoint)],
     threshold_ns: f64,
     lat: impl Fn(&CurvePoint) -> f64,
-) -> Option<f64> {
+) -> Option<(f64, usize)> {
     let i = sorted.iter().rposition(|(_, p)| lat(p) <= threshold_ns)?;
-    let under = sorted[i].1;
+    let (index, under) = sorted[i];
     let Some((_, over)) = sorted.get(i + 1) else {
-        return Some(under.iops);
+        return Some((under.iops, index));
     };
     // `over` is past the threshold and `under` within it, so the latency
     // difference is positive.
     let frac = (threshold_ns - lat(under)) / (lat(over) - lat(under));
-    Some(under.iops + frac * (over.iops - under.iops))
+    Some((under.iops + frac * (over.iops - under.iops), index))
 }
 
 fn curvature_knee(sorted: &[(usize, &CurvePoint)]) -> Option<Knee> {
@@ -176,12 +228,65 @@ mod tests {
 
     const MS: f64 = 1_000_000.0;
 
+    /// A paced point that met its rate exactly.
     fn pt(iops: f64, mean_ms: f64, p99_ms: f64) -> CurvePoint {
         CurvePoint {
             iops,
             mean_lat_ns: mean_ms * MS,
             p99_lat_ns: p99_ms * MS,
+            requested_iops: Some(iops),
         }
+    }
+
+    #[test]
+    fn only_paced_steps_that_met_their_rate_give_the_best_under_target() {
+        // The case found in the field: an uncontrolled max step at 192 k
+        // IOPS with a low mean, then paced steps that missed their rates
+        // (138 k of 154 k) or overshot them (188 k of 173 k).
+        let max = CurvePoint {
+            requested_iops: None,
+            ..pt(192_490.0, 0.6, 1.0)
+        };
+        let p50 = pt(96_000.0, 0.4, 0.8);
+        let p70 = CurvePoint {
+            requested_iops: Some(134_700.0),
+            ..pt(134_000.0, 3.4, 9.0)
+        };
+        let p80 = CurvePoint {
+            requested_iops: Some(154_000.0),
+            ..pt(138_000.0, 85.6, 200.0)
+        };
+        let p90 = CurvePoint {
+            requested_iops: Some(173_000.0),
+            ..pt(188_000.0, 0.9, 1.5)
+        };
+        let a = analyze_curve(&[max, p50, p70, p80, p90], MS, 2.0);
+        assert_eq!(a.max_iops, 192_490.0);
+        // p50 met its rate under 1 ms; p70 met its rate but over 1 ms, so
+        // the answer lies between them; p80 and p90 are off their rates.
+        let best = a.best_under_mean.unwrap();
+        assert!(best > 96_000.0 && best < 134_000.0, "{best}");
+        assert_eq!(a.best_under_mean_point, Some(1));
+        assert_eq!(a.off_rate_points, vec![3, 4]);
+        assert!((p80_err() + 10.39).abs() < 0.01);
+        fn p80_err() -> f64 {
+            CurvePoint {
+                requested_iops: Some(154_000.0),
+                ..pt(138_000.0, 1.0, 1.0)
+            }
+            .rate_error_pct()
+            .unwrap()
+        }
+        // An uncontrolled step alone answers nothing.
+        let alone = analyze_curve(
+            &[CurvePoint {
+                requested_iops: None,
+                ..pt(1000.0, 0.1, 0.2)
+            }],
+            MS,
+            2.0,
+        );
+        assert_eq!(alone.best_under_mean, None);
     }
 
     /// The example sweep; p99 is twice the mean.

@@ -14,6 +14,10 @@ use serde::{Deserialize, Serialize};
 /// likely cause.
 const CPU_PEGGED_PCT: f64 = 90.0;
 
+/// A worker thread busy this much of one CPU (its own usr+sys, allowing for
+/// time the hypervisor stole) never waited for the storage: it set the pace.
+pub const WORKER_SATURATED_PCT: f64 = 90.0;
+
 /// The figures of one run (or step) that the check needs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LittleInput {
@@ -28,6 +32,22 @@ pub struct LittleInput {
     /// usr + sys of the whole host, 0–100.
     pub cpu_busy_pct: f64,
     pub host_cpus: u32,
+    /// iorig's busiest worker thread over the run: time on a CPU or waiting
+    /// in a run queue for one, percent of the run (0 when not measured).
+    #[serde(default)]
+    pub worker_busy_max_pct: f64,
+    /// Host steal time, percent of all CPU time.
+    #[serde(default)]
+    pub steal_pct: f64,
+}
+
+impl LittleInput {
+    /// The busiest worker's CPU use with stolen time given back: a worker
+    /// that wanted a whole CPU on a host losing 30 % to steal measures 70 %.
+    pub fn worker_effective_busy_pct(&self) -> f64 {
+        let steal = self.steal_pct.clamp(0.0, 90.0);
+        self.worker_busy_max_pct / (1.0 - steal / 100.0)
+    }
 }
 
 /// The outcome of [`GeneratorBoundCheck::evaluate`].
@@ -42,6 +62,12 @@ pub struct LittleVerdict {
     pub generator_bound: bool,
     /// Copied from the input, as supporting evidence.
     pub cpu_busy_pct: f64,
+    /// The busiest worker's CPU use allowing for steal, percent of one CPU.
+    #[serde(default)]
+    pub worker_busy_pct: f64,
+    /// A worker thread was saturated (at least [`WORKER_SATURATED_PCT`]).
+    #[serde(default)]
+    pub worker_saturated: bool,
     /// Explanation and advice; only set when `generator_bound`.
     pub message: Option<String>,
 }
@@ -95,13 +121,34 @@ impl GeneratorBoundCheck {
         let measured = input.iops > 0.0 && input.mean_lat_ns > 0.0 && in_flight.is_finite();
         let short = in_flight_ratio < self.min_ratio
             || (in_flight_ratio < self.pegged_ratio && input.cpu_busy_pct > CPU_PEGGED_PCT);
-        let generator_bound = !input.rate_limited && measured && expected > 0.0 && short;
+        // iorig's own threads, whatever the host total: a saturated worker
+        // spends its time generating, so its I/Os wait on it, not on storage.
+        let worker_busy_pct = input.worker_effective_busy_pct();
+        let worker_saturated = measured && worker_busy_pct >= WORKER_SATURATED_PCT;
+        let generator_bound =
+            worker_saturated || (!input.rate_limited && measured && expected > 0.0 && short);
 
         let message = generator_bound.then(|| {
-            let mut m = format!(
-                "generator-bound: only {in_flight:.1} of {expected} I/Os were in flight \
-                 on average (IOPS × mean latency)"
-            );
+            let mut m = if short && !input.rate_limited {
+                format!(
+                    "generator-bound: only {in_flight:.1} of {expected} I/Os were in flight \
+                     on average (IOPS × mean latency)"
+                )
+            } else {
+                "generator-bound".to_string()
+            };
+            if worker_saturated {
+                m.push_str(&format!(
+                    "; iorig's busiest worker thread was on a CPU or waiting for one {:.0} % of the time (it never waited for the storage)",
+                    input.worker_busy_max_pct
+                ));
+                if input.steal_pct >= 1.0 {
+                    m.push_str(&format!(
+                        " while the hypervisor stole {:.0} % of the host's CPU time",
+                        input.steal_pct
+                    ));
+                }
+            }
             if input.cpu_busy_pct > CPU_PEGGED_PCT {
                 m.push_str(&format!("; host CPU {:.0} % busy", input.cpu_busy_pct));
             }
@@ -124,6 +171,8 @@ impl GeneratorBoundCheck {
             in_flight_ratio,
             generator_bound,
             cpu_busy_pct: input.cpu_busy_pct,
+            worker_busy_pct,
+            worker_saturated,
             message,
         }
     }
@@ -142,7 +191,46 @@ mod tests {
             rate_limited: false,
             cpu_busy_pct: 40.0,
             host_cpus: 16,
+            worker_busy_max_pct: 0.0,
+            steal_pct: 0.0,
         }
+    }
+
+    #[test]
+    fn a_saturated_worker_is_generator_bound_whatever_the_host_does() {
+        // One io_uring worker at qd 32, 63-140 µs mean latency for ~2 µs of
+        // device work: 31 of 32 in flight by Little's law, host CPU 50 % on
+        // 2 CPUs, yet the worker thread never waited.
+        let v = GeneratorBoundCheck::default().evaluate(LittleInput {
+            cpu_busy_pct: 50.0,
+            host_cpus: 2,
+            worker_busy_max_pct: 99.0,
+            ..input(32.0 / 100e-6, 97_000.0, 1, 32)
+        });
+        assert!(v.in_flight_ratio > 0.9);
+        assert!(v.generator_bound && v.worker_saturated, "{v:?}");
+        assert!(v.message.as_deref().unwrap().contains("99 % of the time"));
+        // Steal counts: 72 % measured while 20 % is stolen is 90 % wanted.
+        let v = GeneratorBoundCheck::default().evaluate(LittleInput {
+            worker_busy_max_pct: 72.0,
+            steal_pct: 20.0,
+            ..input(32.0 / 100e-6, 97_000.0, 1, 32)
+        });
+        assert!(v.worker_saturated, "{v:?}");
+        assert!(v.message.as_deref().unwrap().contains("stole 20 %"));
+        // A worker that waits most of the time is not the limit.
+        let v = GeneratorBoundCheck::default().evaluate(LittleInput {
+            worker_busy_max_pct: 30.0,
+            ..input(32.0 / 100e-6, 97_000.0, 1, 32)
+        });
+        assert!(!v.generator_bound);
+        // Saturation counts under a rate limit too.
+        let v = GeneratorBoundCheck::default().evaluate(LittleInput {
+            rate_limited: true,
+            worker_busy_max_pct: 95.0,
+            ..input(1000.0, 50_000.0, 1, 32)
+        });
+        assert!(v.generator_bound);
     }
 
     #[test]

@@ -63,6 +63,9 @@ pub struct OutageReport {
     /// Largest [`SeriesPoint::max_gap_ns`] of the series; finer than whole
     /// intervals, and `None` when no interval carries the figure.
     pub longest_gap_ns: Option<u64>,
+    /// Where that gap began, seconds from the start of the run, when known.
+    #[serde(default)]
+    pub longest_gap_start_t_s: Option<f64>,
 }
 
 /// Looks for a write cliff in `points` (time order).
@@ -162,6 +165,7 @@ pub fn detect_outages(points: &[SeriesPoint]) -> OutageReport {
         longest_outage_s: longest.map_or(0.0, |o| o.duration_s),
         longest_start_t_s: longest.map(|o| o.start_t_s),
         longest_gap_ns: points.iter().filter_map(|p| p.max_gap_ns).max(),
+        longest_gap_start_t_s: None,
         outages,
     }
 }

@@ -18,6 +18,9 @@ pub struct CpuUsage {
     pub usr_pct: f64,
     /// System time: `system + irq + softirq`.
     pub sys_pct: f64,
+    /// Time the hypervisor gave to other guests while this one wanted to
+    /// run: on a shared VM, CPU the load generator asked for and did not get.
+    pub steal_pct: f64,
 }
 
 /// Cumulative CPU tick counters of the `cpu` line of `/proc/stat` (all CPUs
@@ -119,27 +122,86 @@ pub fn cpu_usage_between(a: &CpuTimes, b: &CpuTimes) -> CpuUsage {
     let usr = d(a.user, b.user) + d(a.nice, b.nice);
     let sys = d(a.system, b.system) + d(a.irq, b.irq) + d(a.softirq, b.softirq);
     let total = usr + sys + d(a.idle, b.idle) + d(a.iowait, b.iowait) + d(a.steal, b.steal);
+    shares(a, b, total)
+}
+
+/// Usage between `a` and `b` as shares of `total` ticks.
+fn shares(a: &CpuTimes, b: &CpuTimes, total: f64) -> CpuUsage {
+    let d = |x: u64, y: u64| y.saturating_sub(x) as f64;
     if total <= 0.0 {
         return CpuUsage::default();
     }
+    let usr = d(a.user, b.user) + d(a.nice, b.nice);
+    let sys = d(a.system, b.system) + d(a.irq, b.irq) + d(a.softirq, b.softirq);
+    let pct = |x: f64| (100.0 * x / total).min(100.0);
     CpuUsage {
-        usr_pct: 100.0 * usr / total,
-        sys_pct: 100.0 * sys / total,
+        usr_pct: pct(usr),
+        sys_pct: pct(sys),
+        steal_pct: pct(d(a.steal, b.steal)),
     }
+}
+
+/// Like [`cpu_usage_between`], for a span of `wall` on a host of `cpus`
+/// CPUs ticking `ticks_per_s`: the shares are of the ticks the span really
+/// had, or of the ticks counted, whichever is more. The kernel counts in
+/// whole ticks (10 ms), so a 20 ms tail interval may show 2 ticks of 4 as
+/// 50 % — or 1 tick of 1 as 100 % when measured against the ticks counted
+/// alone; against the span's real length the same tick is 25 % at most.
+pub fn cpu_usage_over(
+    a: &CpuTimes,
+    b: &CpuTimes,
+    wall: Duration,
+    cpus: u32,
+    ticks_per_s: u64,
+) -> CpuUsage {
+    let d = |x: u64, y: u64| y.saturating_sub(x) as f64;
+    let counted = d(a.user, b.user)
+        + d(a.nice, b.nice)
+        + d(a.system, b.system)
+        + d(a.irq, b.irq)
+        + d(a.softirq, b.softirq)
+        + d(a.idle, b.idle)
+        + d(a.iowait, b.iowait)
+        + d(a.steal, b.steal);
+    let expected = wall.as_secs_f64() * cpus as f64 * ticks_per_s as f64;
+    shares(a, b, counted.max(expected))
 }
 
 /// Samples host-wide CPU usage between successive calls.
 #[derive(Debug)]
 pub struct CpuSampler {
     prev: CpuTimes,
+    cpus: u32,
+    ticks_per_s: u64,
 }
 
 impl CpuSampler {
     /// Takes the first snapshot.
     pub fn new() -> Result<Self, StatsError> {
+        let cpus = std::fs::read_to_string(PROC_STAT)
+            .map(|t| {
+                t.lines()
+                    .filter(|l| {
+                        l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit)
+                    })
+                    .count() as u32
+            })
+            .unwrap_or(1)
+            .max(1);
         Ok(Self {
             prev: CpuTimes::current()?,
+            cpus,
+            ticks_per_s: procfs::ticks_per_second().max(1),
         })
+    }
+
+    /// Usage since the previous sample over a span of `wall` (see
+    /// [`cpu_usage_over`]); the new snapshot becomes the next baseline.
+    pub fn sample_over(&mut self, wall: Duration) -> Result<CpuUsage, StatsError> {
+        let now = CpuTimes::current()?;
+        let usage = cpu_usage_over(&self.prev, &now, wall, self.cpus, self.ticks_per_s);
+        self.prev = now;
+        Ok(usage)
     }
 
     /// Usage since the previous sample (or since [`CpuSampler::new`]); the new
@@ -199,6 +261,7 @@ pub fn process_usage_between(a: &ProcessTimes, b: &ProcessTimes, wall: Duration)
     CpuUsage {
         usr_pct: pct(a.user, b.user),
         sys_pct: pct(a.system, b.system),
+        steal_pct: 0.0,
     }
 }
 

@@ -67,6 +67,11 @@ pub struct IntervalJson {
     pub cpu: CpuUsage,
     pub device: Option<DeviceUsage>,
     pub errors: u64,
+    /// Longest time in the interval without any completed I/O, measured
+    /// from the completions themselves.
+    pub longest_gap_ns: u64,
+    /// iorig's busiest worker thread's CPU time, percent of one CPU.
+    pub worker_busy_max_pct: f64,
 }
 
 impl From<&IntervalSample> for IntervalJson {
@@ -81,6 +86,8 @@ impl From<&IntervalSample> for IntervalJson {
             cpu: s.cpu,
             device: s.device,
             errors: s.stats.errors,
+            longest_gap_ns: s.longest_gap_ns,
+            worker_busy_max_pct: s.worker_busy_max_pct,
         }
     }
 }
