@@ -12,6 +12,7 @@ use crate::gen::rng_for;
 use iorig_spec::DataPattern;
 use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
+use std::sync::Arc;
 
 /// Granularity at which uniqueness, compressibility and duplication are shaped;
 /// the usual dedup and compression block of storage arrays.
@@ -20,22 +21,22 @@ const POOL_SLACK_BYTES: usize = 256 << 10;
 /// Distinct chunks that duplicated data is drawn from (dedup pattern).
 const DEDUP_POOL_CHUNKS: usize = 64;
 
-/// Fills write buffers for one worker.
+/// The pattern data every worker copies from: built once per run and
+/// shared, so memory does not grow with the number of workers (a pool per
+/// worker cost 256 KiB each, 64 MiB at 256 workers). Chunks stay unique: each
+/// worker copies from a place of its own choosing and stamps every chunk.
 #[derive(Debug)]
-pub struct DataFiller {
+pub struct DataPool {
     pattern: DataPattern,
     pool: Vec<u8>,
     dedup_pool: Vec<u8>,
     /// Probability threshold (of 2^64) that a chunk is a duplicate.
     dup_threshold: u64,
-    rng: Xoshiro256PlusPlus,
-    /// Unique per worker and write: worker id in the top 16 bits.
-    sequence: u64,
 }
 
-impl DataFiller {
-    pub fn new(pattern: DataPattern, max_bs: usize, seed: u64, worker: u32) -> Self {
-        let mut rng = rng_for(seed, worker, 5);
+impl DataPool {
+    pub fn new(pattern: DataPattern, max_bs: usize, seed: u64) -> Self {
+        let mut rng = rng_for(seed, u32::MAX - 1, 5);
         let pool_len = max_bs + POOL_SLACK_BYTES;
         let mut pool = vec![0u8; pool_len];
         match pattern {
@@ -62,29 +63,53 @@ impl DataFiller {
             }
             _ => (Vec::new(), 0),
         };
-        DataFiller {
+        DataPool {
             pattern,
             pool,
             dedup_pool,
             dup_threshold,
-            rng,
+        }
+    }
+}
+
+/// Fills write buffers for one worker.
+#[derive(Debug)]
+pub struct DataFiller {
+    shared: Arc<DataPool>,
+    rng: Xoshiro256PlusPlus,
+    /// Unique per worker and write: worker id in the top 16 bits.
+    sequence: u64,
+}
+
+impl DataFiller {
+    /// A filler with a pool of its own (tests, single workers).
+    pub fn new(pattern: DataPattern, max_bs: usize, seed: u64, worker: u32) -> Self {
+        Self::with_pool(Arc::new(DataPool::new(pattern, max_bs, seed)), seed, worker)
+    }
+
+    /// A worker's filler over the run's shared pool.
+    pub fn with_pool(shared: Arc<DataPool>, seed: u64, worker: u32) -> Self {
+        DataFiller {
+            shared,
+            rng: rng_for(seed, worker, 5),
             sequence: (worker as u64 & 0xFFFF) << 48,
         }
     }
 
     /// Gives `buf` fresh pattern contents (a slot's first use, or after a read).
     pub fn refresh(&mut self, buf: &mut [u8]) {
-        let len = buf.len().min(self.pool.len());
-        if self.pattern == DataPattern::Zero {
+        let pool = &self.shared.pool;
+        let len = buf.len().min(pool.len());
+        if self.shared.pattern == DataPattern::Zero {
             buf[..len].fill(0);
             return;
         }
-        let room = self.pool.len() - len;
+        let room = pool.len() - len;
         // Chunk-aligned start keeps compress chunks intact.
         let chunks = room / CHUNK_BYTES + 1;
         let start = (((self.rng.next_u64() as u128 * chunks as u128) >> 64) as usize) * CHUNK_BYTES;
         let start = start.min(room);
-        buf[..len].copy_from_slice(&self.pool[start..start + len]);
+        buf[..len].copy_from_slice(&pool[start..start + len]);
     }
 
     /// Prepares `buf` (exactly the bytes to write) for a write at `offset` of
@@ -94,7 +119,7 @@ impl DataFiller {
         if stale {
             self.refresh(buf);
         }
-        match self.pattern {
+        match self.shared.pattern {
             DataPattern::Zero => {}
             DataPattern::Random | DataPattern::Compress { .. } => {
                 for (i, chunk) in buf.chunks_mut(CHUNK_BYTES).enumerate() {
@@ -103,10 +128,11 @@ impl DataFiller {
             }
             DataPattern::Dedup { .. } => {
                 for (i, chunk) in buf.chunks_mut(CHUNK_BYTES).enumerate() {
-                    if self.rng.next_u64() < self.dup_threshold && chunk.len() == CHUNK_BYTES {
+                    if self.rng.next_u64() < self.shared.dup_threshold && chunk.len() == CHUNK_BYTES
+                    {
                         let k = (self.rng.next_u64() % DEDUP_POOL_CHUNKS as u64) as usize;
                         chunk.copy_from_slice(
-                            &self.dedup_pool[k * CHUNK_BYTES..(k + 1) * CHUNK_BYTES],
+                            &self.shared.dedup_pool[k * CHUNK_BYTES..(k + 1) * CHUNK_BYTES],
                         );
                     } else {
                         self.stamp(chunk, target, offset + (i * CHUNK_BYTES) as u64);

@@ -7,7 +7,7 @@
 //! [`RunEvent::Interval`]. The summary is the merge of the measured intervals'
 //! histograms.
 
-use crate::data::DataFiller;
+use crate::data::{DataFiller, DataPool};
 use crate::engine::fault::{FaultEngine, FaultRule};
 use crate::engine::null::NullEngine;
 use crate::engine::psync::PsyncEngine;
@@ -413,6 +413,7 @@ pub fn execute(
     let start_cell = Arc::new(std::sync::OnceLock::<Instant>::new());
     let setup_failed = Arc::new(std::sync::Mutex::new(None::<String>));
 
+    let pool = Arc::new(DataPool::new(w.data, slot_bytes, w.seed));
     for id in 0..workers {
         // Two spares: one on its way back while the worker fills the other.
         let (spare_tx, spare_rx) = bounded::<Box<WorkerIntervalStats>>(2);
@@ -428,7 +429,7 @@ pub fn execute(
         )?;
         let sizes = SizeGen::new(w, id);
         let ops = OpGen::new(w.read_pct, w.seed, id);
-        let data = DataFiller::new(w.data, slot_bytes, w.seed, id);
+        let data = DataFiller::with_pool(pool.clone(), w.seed, id);
         let engine_kind = prepared.engine;
         let fds = fds.clone();
         let qd = w.qd;

@@ -353,15 +353,25 @@ impl WorkerCtx {
                 return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
             }
             now = self.now_ns();
-            self.advance(&mut stats, &mut index, &mut next_boundary, now, &mut extras);
-            let counting = now < end_ns;
+            // The time since any worker's last completion ends here; counted
+            // up to the run's end at most, in the interval where it ends.
+            let mut gap = None;
             if !comps.is_empty() {
                 let prev = self.last_completion.fetch_max(now, Ordering::Relaxed);
-                if now > prev && now - prev > extras.gap_ns {
-                    extras.gap_ns = now - prev;
-                    extras.gap_start_ns = prev;
+                let gap_end = now.min(end_ns);
+                if gap_end > prev {
+                    gap = Some((prev, gap_end));
                 }
             }
+            self.advance_with_gap(
+                &mut stats,
+                &mut index,
+                &mut next_boundary,
+                now,
+                &mut extras,
+                gap,
+            );
+            let counting = now < end_ns;
 
             for c in comps.iter() {
                 let st = &mut slots[c.slot as usize];
@@ -575,6 +585,39 @@ impl WorkerCtx {
             self.send_interval(full, *index, extras);
             *index += 1;
             *next_boundary = self.plan.end_of(*index);
+        }
+    }
+
+    /// [`Self::advance`], attaching a gap without completions that ended at
+    /// `gap.1` to the interval it ended in.
+    #[inline]
+    fn advance_with_gap(
+        &mut self,
+        stats: &mut Box<WorkerIntervalStats>,
+        index: &mut usize,
+        next_boundary: &mut u64,
+        now: u64,
+        extras: &mut Extras,
+        mut gap: Option<(u64, u64)>,
+    ) {
+        let note = |extras: &mut Extras, (from, to): (u64, u64)| {
+            if to - from > extras.gap_ns {
+                extras.gap_ns = to - from;
+                extras.gap_start_ns = from;
+            }
+        };
+        while now >= *next_boundary && *index < self.plan.len() {
+            if let Some(g) = gap.filter(|g| g.1 <= *next_boundary) {
+                note(extras, g);
+                gap = None;
+            }
+            let full = std::mem::replace(stats, self.fresh_stats());
+            self.send_interval(full, *index, extras);
+            *index += 1;
+            *next_boundary = self.plan.end_of(*index);
+        }
+        if let Some(g) = gap {
+            note(extras, g);
         }
     }
 

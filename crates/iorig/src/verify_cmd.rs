@@ -43,6 +43,12 @@ pub struct ValidationJson {
     pub errors: u64,
     pub errors_by_kind: BTreeMap<String, u64>,
     pub stopped_at_max_errors: bool,
+    /// With `--journal`: time spent writing and syncing journal records and
+    /// the batches synced. Not part of any I/O's latency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journal_batches: Option<u64>,
     /// The first errors in full.
     pub error_list: Vec<ValidationErrorJson>,
 }
@@ -78,6 +84,8 @@ impl ValidationJson {
             errors: v.errors,
             errors_by_kind: v.errors_by_kind.clone(),
             stopped_at_max_errors: v.stopped_at_max_errors,
+            journal_ns: (v.journal_batches > 0).then_some(v.journal_ns),
+            journal_batches: (v.journal_batches > 0).then_some(v.journal_batches),
             error_list: v
                 .first_errors
                 .iter()
@@ -164,6 +172,13 @@ pub fn summary_lines(v: &ValidationSummary) -> Vec<String> {
     }
     if v.stopped_at_max_errors {
         out.push("  the run stopped at --max-errors".to_string());
+    }
+    if v.journal_batches > 0 {
+        out.push(format!(
+            "  journal: {} synced batch(es), {:.3} ms each on average (kept out of the I/O latency above)",
+            v.journal_batches,
+            v.journal_ns as f64 / v.journal_batches as f64 / 1e6
+        ));
     }
     out
 }

@@ -161,7 +161,8 @@ pub fn detect_outages(points: &[SeriesPoint]) -> OutageReport {
         });
     OutageReport {
         outage_intervals,
-        total_outage_s: outages.iter().map(|o| o.duration_s).sum(),
+        // + 0.0: an empty f64 sum is -0.0.
+        total_outage_s: outages.iter().map(|o| o.duration_s).sum::<f64>() + 0.0,
         longest_outage_s: longest.map_or(0.0, |o| o.duration_s),
         longest_start_t_s: longest.map(|o| o.start_t_s),
         longest_gap_ns: points.iter().filter_map(|p| p.max_gap_ns).max(),

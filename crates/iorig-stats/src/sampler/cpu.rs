@@ -314,6 +314,29 @@ mod tests {
     }
 
     #[test]
+    fn a_short_span_is_measured_against_its_real_ticks() {
+        // 20 ms on 2 CPUs at 100 ticks/s is 4 ticks; the kernel counted one,
+        // and it was user time.
+        let a = times(100, 0, 50, 1000);
+        let b = times(101, 0, 50, 1000);
+        let u = cpu_usage_over(&a, &b, Duration::from_millis(20), 2, 100);
+        assert_eq!(u.usr_pct, 25.0);
+        // Measured against the ticks counted alone, the same tick is 100 %.
+        assert_eq!(cpu_usage_between(&a, &b).usr_pct, 100.0);
+        // A full second: 200 ticks expected and counted, the plain share.
+        let b = times(200, 0, 90, 1060);
+        let u = cpu_usage_over(&a, &b, Duration::from_secs(1), 2, 100);
+        assert_eq!((u.usr_pct, u.sys_pct), (50.0, 20.0));
+        // Steal is its own share.
+        let b = CpuTimes {
+            steal: 20,
+            ..times(100, 0, 50, 1180)
+        };
+        let u = cpu_usage_over(&a, &b, Duration::from_secs(1), 2, 100);
+        assert_eq!(u.steal_pct, 10.0);
+    }
+
+    #[test]
     fn usage_of_known_deltas() {
         let a = CpuTimes {
             user: 100,
