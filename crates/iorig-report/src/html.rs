@@ -569,6 +569,14 @@ fn findings_section(page: &mut Page, r: &RunReport) {
                     .unwrap_or_default()
             ));
         }
+        if let Some(r) = f.rate.as_ref().filter(|r| !r.met) {
+            items.push(format!(
+                "<span class=\"warn\">{who}: rate not met</span>: {} of {} IOPS requested ({:+.1} %); its latency is for that load",
+                fmt_iops(r.achieved_iops),
+                fmt_iops(r.requested_iops),
+                r.error_pct
+            ));
+        }
         if let Some(o) = f.outages.as_ref().filter(|o| !o.spans_s.is_empty()) {
             items.push(format!(
                 "<span class=\"warn\">{who}: {} outage(s)</span>, {} s in total, longest {} s",
@@ -675,19 +683,40 @@ fn curve_sentence(c: &CurveReport) -> String {
     let Some(a) = &c.analysis else {
         return format!("Curve {}: no analysis stored.", c.group + 1);
     };
-    let best = |v: Option<f64>| {
-        v.map(|x| format!("{} IOPS", fmt_iops(x)))
-            .unwrap_or_else(|| "none (even the lightest load is over)".to_owned())
+    // The plan step a point stands for (shown from 1, as the step table).
+    let step_no = |i: usize| c.step_indexes.get(i).map(|s| s + 1);
+    let step_of = |point: Option<usize>| {
+        point
+            .and_then(step_no)
+            .map(|n| format!(" (step {n})"))
+            .unwrap_or_default()
+    };
+    let best = |v: Option<f64>, point: Option<usize>| {
+        v.map(|x| format!("{} IOPS{}", fmt_iops(x), step_of(point)))
+            .unwrap_or_else(|| "none (no paced step met its rate within the limit)".to_owned())
     };
     let mut s = format!(
         "Curve {}: max {} IOPS; best with mean latency ≤ {} ms: {}; with p99 ≤ {} ms: {}",
         c.group + 1,
         fmt_iops(a.max_iops),
         charts::axis_num(c.threshold_ms),
-        best(a.best_under_mean),
+        best(a.best_under_mean, a.best_under_mean_point),
         charts::axis_num(c.threshold_ms),
-        best(a.best_under_p99)
+        best(a.best_under_p99, a.best_under_p99_point)
     );
+    if !a.off_rate_points.is_empty() {
+        let steps: Vec<String> = a
+            .off_rate_points
+            .iter()
+            .filter_map(|&i| step_no(i))
+            .map(|n| n.to_string())
+            .collect();
+        let _ = write!(
+            s,
+            "; steps off their requested rate by more than 3 % (not counted for the best): {}",
+            steps.join(", ")
+        );
+    }
     if let Some(k) = &a.knee {
         let _ = write!(
             s,
@@ -713,6 +742,13 @@ fn step_notes(s: &StepReport) -> String {
         notes.push(format!(
             "<span class=\"warn\">generator-bound</span> (ratio {:.2})",
             g.in_flight_ratio
+        ));
+    }
+    if let Some(r) = f.rate.as_ref().filter(|r| !r.met) {
+        notes.push(format!(
+            "<span class=\"warn\">rate not met</span> ({:+.1} % of {} IOPS)",
+            r.error_pct,
+            fmt_iops(r.requested_iops)
         ));
     }
     if let Some(o) = f.outages.as_ref().filter(|o| !o.spans_s.is_empty()) {
@@ -1603,3 +1639,44 @@ pub fn render_compare(runs: &[RunReport]) -> (Rendered, Comparison) {
 pub const COMPARE_TABLE_HEAD: [&str; 10] = [
     "step", "run", "IOPS", "Δ IOPS", "MB/s", "Δ MB/s", "mean lat", "Δ mean", "p99 lat", "Δ p99",
 ];
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use iorig_stats::analysis::{analyze_curve, CurvePoint};
+
+    fn point(iops: f64, mean_ms: f64, requested: Option<f64>) -> CurvePoint {
+        CurvePoint {
+            iops,
+            mean_lat_ns: mean_ms * 1e6,
+            p99_lat_ns: 2.0 * mean_ms * 1e6,
+            requested_iops: requested,
+        }
+    }
+
+    #[test]
+    fn the_curve_sentence_names_the_best_step_and_the_off_rate_ones() {
+        // Plan steps 1 (max, uncontrolled), 2..4 paced; step 4 fell short.
+        let points = vec![
+            point(192_000.0, 0.6, None),
+            point(96_000.0, 0.4, Some(96_000.0)),
+            point(134_000.0, 3.4, Some(134_400.0)),
+            point(138_000.0, 85.6, Some(153_600.0)),
+        ];
+        let c = CurveReport {
+            group: 0,
+            threshold_ms: 1.0,
+            step_indexes: vec![0, 1, 2, 3],
+            analysis: Some(analyze_curve(&points, 1e6, 2.0)),
+            points,
+        };
+        let s = curve_sentence(&c);
+        assert!(s.contains("(step 2)"), "{s}");
+        assert!(s.contains("not counted for the best): 4"), "{s}");
+        assert!(
+            s.contains("best with mean latency ≤ 1 ms: 103,600 IOPS (step 2)"),
+            "the best lies between the paced steps 2 and 3, not at the uncontrolled max: {s}"
+        );
+    }
+}

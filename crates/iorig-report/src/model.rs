@@ -141,6 +141,17 @@ pub struct StepFindings {
     pub skipped_why: Option<String>,
     /// Data validation (`--verify`), from the step's summary.
     pub validation: Option<Validation>,
+    /// A paced step's achieved rate against the requested one.
+    pub rate: Option<RateCheck>,
+}
+
+/// A paced step's rate: met when within the stored tolerance (3 %).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RateCheck {
+    pub requested_iops: f64,
+    pub achieved_iops: f64,
+    pub error_pct: f64,
+    pub met: bool,
 }
 
 /// What data validation checked and found in a step.
@@ -551,6 +562,14 @@ fn findings_of(rows: &[&AnalysisRow], measured_start_s: f64) -> StepFindings {
                 })
             }
             "skipped" => f.skipped_why = str_of(j, "why").or_else(|| Some(String::new())),
+            "rate" => {
+                f.rate = Some(RateCheck {
+                    requested_iops: f64_of(j, "requested_iops").unwrap_or(0.0),
+                    achieved_iops: f64_of(j, "achieved_iops").unwrap_or(0.0),
+                    error_pct: f64_of(j, "error_pct").unwrap_or(0.0),
+                    met: j.get("met").and_then(Value::as_bool) != Some(false),
+                })
+            }
             _ => {}
         }
     }

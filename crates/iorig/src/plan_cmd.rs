@@ -937,18 +937,29 @@ fn print_plan_table(printer: &Printer, plan: &Plan, results: &[StepResult], run:
         "{:>5}  {:<40} {:<11} {:>10} {:>9} {:>9} {:>9}",
         "step", "label", "status", "IOPS", "MB/s", "mean ms", "p99 ms"
     ));
+    let mut off_rate = false;
     for r in results {
         let [iops, mbs, mean, p99] = table::summary_cells(r.summary.as_ref());
+        // A paced step more than 3 % off its rate is marked: its latency is
+        // for another load than the one asked.
+        let missed = r
+            .analysis
+            .iter()
+            .any(|(k, v)| k == "rate" && v["met"] == Value::Bool(false));
+        off_rate |= missed;
         printer.line(&format!(
             "{:>5}  {:<40} {:<11} {:>10} {:>9} {:>9} {:>9}",
             r.step.index + 1,
             r.step.label,
             r.status.as_str(),
-            iops,
+            if missed { format!("{iops}*") } else { iops },
             mbs,
             mean,
             p99
         ));
+    }
+    if off_rate {
+        printer.line("    * rate not met: more than 3 % off the step's requested IOPS");
     }
 }
 
