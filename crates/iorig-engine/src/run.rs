@@ -751,6 +751,21 @@ fn collect(
         WorkerMsg::Done { worker } => done[worker as usize] = true,
     };
 
+    // One call for every message, whatever the place in the loop.
+    macro_rules! take {
+        ($msg:expr, $next_emit:expr) => {
+            handle(
+                $msg,
+                &mut pending,
+                &mut reported_upto,
+                &mut done,
+                &mut error_messages,
+                &mut worker_cpu_ns,
+                $next_emit,
+            )
+        };
+    }
+
     loop {
         let now = Instant::now();
         let now_ns = elapsed_ns(now);
@@ -866,15 +881,7 @@ fn collect(
                 .min(Duration::from_millis(20))
         };
         match rx.recv_timeout(wait) {
-            Ok(msg) => handle(
-                msg,
-                &mut pending,
-                &mut reported_upto,
-                &mut done,
-                &mut error_messages,
-                &mut worker_cpu_ns,
-                emitted,
-            ),
+            Ok(msg) => take!(msg, emitted),
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
                 // Every worker is gone; whatever is owed will not come.
@@ -884,15 +891,7 @@ fn collect(
             }
         }
         while let Ok(msg) = rx.try_recv() {
-            handle(
-                msg,
-                &mut pending,
-                &mut reported_upto,
-                &mut done,
-                &mut error_messages,
-                &mut worker_cpu_ns,
-                emitted,
-            );
+            take!(msg, emitted);
         }
     }
     // Late messages (errors from draining workers) still count.
@@ -900,15 +899,7 @@ fn collect(
         if let WorkerMsg::Interval { stats, .. } = &msg {
             errors += stats.errors;
         }
-        handle(
-            msg,
-            &mut pending,
-            &mut reported_upto,
-            &mut done,
-            &mut error_messages,
-            &mut worker_cpu_ns,
-            usize::MAX,
-        );
+        take!(msg, usize::MAX);
     }
     if errors < error_messages.len() as u64 {
         errors = error_messages.len() as u64;

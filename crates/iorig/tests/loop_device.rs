@@ -4,8 +4,9 @@
 //! --allow-destroy and left byte-for-byte unchanged; a write run may follow
 //! another at once (the device is not still claimed by the first), and a
 //! journaled validation run on a device verifies clean. Needs root, losetup and
-//! mkfs.ext4; otherwise each test prints why it skipped.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+//! mkfs.ext4: the tests are `#[ignore]`d with that reason, and `.ci/run` runs
+//! them with `--ignored` as root, where a missing tool is a failure.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -37,15 +38,12 @@ fn tool(name: &str) -> bool {
 
 fn loop_dev(size: u64) -> Option<LoopDev> {
     // SAFETY: geteuid has no preconditions.
-    if unsafe { geteuid() } != 0 {
-        eprintln!("skipped: loop-device tests need root");
-        return None;
-    }
+    assert!(
+        unsafe { geteuid() } == 0,
+        "loop-device tests need root (they are #[ignore]d; run them with --ignored as root)"
+    );
     for t in ["losetup", "mkfs.ext4"] {
-        if !tool(t) {
-            eprintln!("skipped: {t} not installed");
-            return None;
-        }
+        assert!(tool(t), "{t} is not installed");
     }
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let backing = dir.path().join("disk.img");
@@ -58,13 +56,11 @@ fn loop_dev(size: u64) -> Option<LoopDev> {
         .arg(&backing)
         .output()
         .unwrap();
-    if !out.status.success() {
-        eprintln!(
-            "skipped: losetup failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-        return None;
-    }
+    assert!(
+        out.status.success(),
+        "losetup failed: {}",
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
     let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
     Some(LoopDev {
         dev,
@@ -92,6 +88,7 @@ fn iorig(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
+#[ignore = "needs root: loop devices, losetup, mkfs.ext4"]
 fn direct_io_to_a_loop_device() {
     let Some(lo) = loop_dev(64 << 20) else { return };
     let out = iorig(&[
@@ -136,6 +133,7 @@ fn direct_io_to_a_loop_device() {
 }
 
 #[test]
+#[ignore = "needs root: loop devices, losetup, mkfs.ext4"]
 fn back_to_back_validated_writes_then_verify_on_a_loop_device() {
     let Some(lo) = loop_dev(64 << 20) else { return };
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
@@ -177,6 +175,7 @@ fn back_to_back_validated_writes_then_verify_on_a_loop_device() {
 }
 
 #[test]
+#[ignore = "needs root: loop devices, losetup, mkfs.ext4"]
 fn ext4_loop_device_is_refused_and_unchanged() {
     let Some(lo) = loop_dev(64 << 20) else { return };
     let mk = Command::new("mkfs.ext4")
@@ -251,6 +250,7 @@ fn ext4_loop_device_is_refused_and_unchanged() {
 }
 
 #[test]
+#[ignore = "needs root: loop devices, losetup, mkfs.ext4"]
 fn writes_to_a_read_only_device_are_bad_input() {
     let Some(mut lo) = loop_dev(16 << 20) else {
         return;

@@ -11,10 +11,9 @@
 
 mod common;
 
-use common::{iorig, run, signal, tmp, wait_child};
+use common::{run, signal, spawn_quiet, tmp, wait_child};
 use serde_json::Value;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 fn json_of(out: &std::process::Output) -> Value {
@@ -78,15 +77,12 @@ fn a_long_precondition_streams_its_intervals_and_stops_on_a_signal() {
         "name = \"pre\"\n[defaults]\ninterval = \"100ms\"\n\n[[steps]]\nkind = \"precondition\"\npasses = 1000\n",
     )
     .unwrap();
-    let mut child = iorig()
-        .current_dir(d.path())
-        .args([
+    let mut child = spawn_quiet(
+        &[
             "plan", "run", "pre.toml", "--size", "16m", "--db", "p.db", "-q", "--yes",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        ],
+        d.path(),
+    );
     std::thread::sleep(Duration::from_millis(2500));
     // Memory does not depend on the step's open-ended time (1000 h).
     let hwm = vm_hwm_kib(child.id());
@@ -127,9 +123,8 @@ fn a_long_precondition_streams_its_intervals_and_stops_on_a_signal() {
 #[test]
 fn an_outage_starts_where_completions_stopped() {
     let d = tmp();
-    let out = iorig()
-        .current_dir(d.path())
-        .args([
+    let out = run(
+        &[
             "run",
             "--target",
             "o.dat",
@@ -149,9 +144,9 @@ fn an_outage_starts_where_completions_stopped() {
             "o.db",
             "--json",
             "-",
-        ])
-        .output()
-        .unwrap();
+        ],
+        d.path(),
+    );
     let doc = json_of(&out);
     let ops: Vec<u64> = doc["intervals"]
         .as_array()
@@ -186,9 +181,8 @@ fn cpu_is_sampled_on_time_while_a_worker_is_stuck() {
         ])
         .spawn()
         .unwrap();
-    let out = iorig()
-        .current_dir(d.path())
-        .args([
+    let out = run(
+        &[
             "run",
             "--target",
             "c.dat",
@@ -205,9 +199,9 @@ fn cpu_is_sampled_on_time_while_a_worker_is_stuck() {
             "--no-db",
             "--json",
             "-",
-        ])
-        .output()
-        .unwrap();
+        ],
+        d.path(),
+    );
     let _ = hog.kill();
     let _ = hog.wait();
     let doc = json_of(&out);
@@ -227,9 +221,8 @@ fn cpu_is_sampled_on_time_while_a_worker_is_stuck() {
 #[test]
 fn a_run_that_misses_its_rate_says_so() {
     let d = tmp();
-    let out = iorig()
-        .current_dir(d.path())
-        .args([
+    let out = run(
+        &[
             "run",
             "--target",
             "r.dat",
@@ -246,9 +239,9 @@ fn a_run_that_misses_its_rate_says_so() {
             "--db",
             "r.db",
             "-q",
-        ])
-        .output()
-        .unwrap();
+        ],
+        d.path(),
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("rate not met"), "{err}");
     let r = &analysis(d.path(), "r.db", "rate")[0];
@@ -291,9 +284,8 @@ fn plain_writes_between_verified_steps_raise_no_false_errors() {
 #[test]
 fn journal_syncs_are_not_write_latency() {
     let d = tmp();
-    let out = iorig()
-        .current_dir(d.path())
-        .args([
+    let out = run(
+        &[
             "run",
             "--target",
             "j.dat",
@@ -309,9 +301,9 @@ fn journal_syncs_are_not_write_latency() {
             "--no-db",
             "--json",
             "-",
-        ])
-        .output()
-        .unwrap();
+        ],
+        d.path(),
+    );
     let doc = json_of(&out);
     let v = &doc["summary"]["validation"];
     let batches = v["journal_batches"].as_u64().unwrap();
@@ -331,9 +323,8 @@ fn journal_syncs_are_not_write_latency() {
 #[test]
 fn memory_does_not_grow_with_hour_long_histograms_per_worker() {
     let d = tmp();
-    let mut child = iorig()
-        .current_dir(d.path())
-        .args([
+    let mut child = spawn_quiet(
+        &[
             "run",
             "--engine",
             "null",
@@ -345,11 +336,9 @@ fn memory_does_not_grow_with_hour_long_histograms_per_worker() {
             "4s",
             "--no-db",
             "-q",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        ],
+        d.path(),
+    );
     std::thread::sleep(Duration::from_millis(3000));
     let hwm_kib = vm_hwm_kib(child.id());
     assert!(wait_child(&mut child, 30).success());

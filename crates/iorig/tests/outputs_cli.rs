@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{digest_file, iorig, names, run, signal, tmp, wait_child};
+use common::{digest_file, iorig, names, run, signal, spawn_quiet, tmp, wait_child};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -296,9 +296,8 @@ fn plan_resume_asks_for_allow_destroy_again() {
         "name = \"p\"\n[defaults]\ntime = \"3s\"\nread = 0\nengine = \"psync\"\n\n[[steps]]\nname = \"a\"\n\n[[steps]]\nname = \"b\"\n",
     )
     .unwrap();
-    let mut child = iorig()
-        .current_dir(d.path())
-        .args([
+    let mut child = spawn_quiet(
+        &[
             "plan",
             "run",
             "p.toml",
@@ -308,11 +307,9 @@ fn plan_resume_asks_for_allow_destroy_again() {
             "--db",
             "p.db",
             "-q",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        ],
+        d.path(),
+    );
     std::thread::sleep(std::time::Duration::from_millis(1500));
     signal(&child, 2);
     assert_eq!(wait_child(&mut child, 30).code(), Some(130));
@@ -344,9 +341,8 @@ fn plan_resume_asks_for_allow_destroy_again() {
 #[test]
 fn sigterm_is_an_interruption_that_keeps_the_intervals() {
     let d = tmp();
-    let mut child = iorig()
-        .current_dir(d.path())
-        .args([
+    let mut child = spawn_quiet(
+        &[
             "run",
             "--engine",
             "null",
@@ -357,11 +353,9 @@ fn sigterm_is_an_interruption_that_keeps_the_intervals() {
             "--db",
             "s.db",
             "-q",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+        ],
+        d.path(),
+    );
     std::thread::sleep(std::time::Duration::from_millis(1200));
     signal(&child, 15);
     assert_eq!(wait_child(&mut child, 20).code(), Some(130));

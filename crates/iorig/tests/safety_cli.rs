@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{iorig, tmp, wait_child, wait_for, LoopDev};
+use common::{iorig, run, tmp, wait_child, wait_for, LoopDev};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -54,13 +54,12 @@ fn a_user_file_moved_over_a_checked_target_is_not_written() {
     let pause = d.path().join("pause");
     std::fs::create_dir(&pause).unwrap();
     // An iorig scratch file that passes every check...
-    let out = iorig()
-        .current_dir(d.path())
-        .args([
+    let out = run(
+        &[
             "run", "--target", "b.dat", "--size", "4m", "--time", "1s", "--no-db", "-q",
-        ])
-        .output()
-        .unwrap();
+        ],
+        d.path(),
+    );
     assert!(
         out.status.success(),
         "{}",
@@ -182,13 +181,12 @@ fn every_signature_the_system_can_make_is_refused() {
             .replace("SRC", src.to_str().unwrap())
             .replace("IMG", img.to_str().unwrap()));
         let before = lo.digest();
-        let out = iorig()
-            .current_dir(d.path())
-            .args([
+        let out = run(
+            &[
                 "run", "--target", &lo.dev, "--read", "0", "--time", "1s", "--no-db",
-            ])
-            .output()
-            .unwrap();
+            ],
+            d.path(),
+        );
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{name}: not refused: {err}");
         assert!(
@@ -215,13 +213,12 @@ fn every_signature_the_system_can_make_is_refused() {
 #[ignore = "needs root: loop devices"]
 fn a_file_backing_a_loop_device_is_refused() {
     let d = tmp();
-    let out = iorig()
-        .current_dir(d.path())
-        .args([
+    let out = run(
+        &[
             "run", "--target", "s.dat", "--size", "8m", "--time", "1s", "--no-db", "-q",
-        ])
-        .output()
-        .unwrap();
+        ],
+        d.path(),
+    );
     assert!(out.status.success());
     let path = d.path().join("s.dat");
     let attach = Command::new("losetup")
@@ -232,13 +229,12 @@ fn a_file_backing_a_loop_device_is_refused() {
     assert!(attach.status.success());
     let dev = String::from_utf8_lossy(&attach.stdout).trim().to_string();
     let before = common::digest_file(&path);
-    let out = iorig()
-        .current_dir(d.path())
-        .args([
+    let out = run(
+        &[
             "run", "--target", "s.dat", "--read", "0", "--time", "1s", "--no-db",
-        ])
-        .output()
-        .unwrap();
+        ],
+        d.path(),
+    );
     let _ = Command::new("losetup").args(["-d", &dev]).status();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -253,13 +249,12 @@ fn output_paths_on_a_device_holding_a_filesystem_are_refused_and_it_is_unchanged
     sh(&format!("mkfs.ext2 -q -F {}", lo.dev));
     let before = lo.digest();
     let d = tmp();
-    let out = iorig()
-        .current_dir(d.path())
-        .args([
+    let out = run(
+        &[
             "run", "--engine", "null", "--time", "1s", "--db", "s.db", "-q",
-        ])
-        .output()
-        .unwrap();
+        ],
+        d.path(),
+    );
     assert!(out.status.success());
     let dev = lo.dev.as_str();
     let cases: Vec<Vec<&str>> = vec![

@@ -150,3 +150,14 @@ pub fn names(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// Starts the binary in `dir` with its output discarded.
+pub fn spawn_quiet(args: &[&str], dir: &Path) -> std::process::Child {
+    iorig()
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
