@@ -469,6 +469,8 @@ pub fn execute(
                     spare: spare_rx,
                     verify,
                     last_completion,
+                    own_last_completion: 0,
+                    published_completion: 0,
                     budget,
                     clock: ThreadClock::new(),
                 };
@@ -826,10 +828,14 @@ fn collect(
             let duration_ns = sample.end_ns.saturating_sub(plan.start_of(k));
             let duration_s = duration_ns as f64 / 1e9;
             let warmup = plan.is_warmup(k);
-            // A gap still open at the end of the interval counts up to there.
+            // A gap still open at the end of the interval counts up to there
+            // (a device hung past the end never completes to report it).
+            // Workers publish completions once a millisecond, so a shorter
+            // silence is no evidence of a gap.
             let (mut gap_ns, mut gap_start_ns) = (p.longest_gap_ns, p.gap_start_ns);
             let last_done = last_completion.load(Ordering::Relaxed);
-            if sample.end_ns > last_done && sample.end_ns - last_done > gap_ns {
+            let open_ns = sample.end_ns.saturating_sub(last_done);
+            if open_ns > 2_000_000 && open_ns > gap_ns {
                 gap_ns = sample.end_ns - last_done;
                 gap_start_ns = last_done;
             }

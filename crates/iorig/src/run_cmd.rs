@@ -143,7 +143,18 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         step: None,
         journal: a.journal.as_deref(),
     };
-    let out = run_step(&w, a.allow_destroy, &mut printer, &signals, &mut observer)?;
+    let out = match run_step(&w, a.allow_destroy, &mut printer, &signals, &mut observer) {
+        Ok(out) => out,
+        Err(f) => {
+            // Begun in the store (targets passed their checks) but failed
+            // before it ran: it must not stay `running` there.
+            let step = observer.step;
+            let rec = &mut observer.recorder;
+            rec.finish_step_without_output(&printer, step, StepStatus::Failed);
+            rec.finish_run(&printer, RunStatus::Failed);
+            return Err(f);
+        }
+    };
     if let Some(f) = observer.csv.take() {
         if let Err(e) = f.commit() {
             printer.notice(&format!(
