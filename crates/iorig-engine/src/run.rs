@@ -776,7 +776,11 @@ fn collect(
         }
 
         // Samples for every boundary that has passed, on the collector's own
-        // clock: the interval in progress when the run stops ends there.
+        // clock: the interval in progress when the run stops ends there. If
+        // the collector itself was kept from running past several boundaries
+        // (a host saturated by the workers), one sample covers them all and
+        // each gets its share, rather than the first all and the rest none.
+        let mut passed: Vec<(usize, u64, bool)> = Vec::new();
         while last_index.is_none() && next_sample < plan.len() {
             let boundary = plan.end_of(next_sample);
             let (end_ns, last) = match stopped {
@@ -786,6 +790,13 @@ fn collect(
             if now_ns < end_ns {
                 break;
             }
+            passed.push((next_sample, end_ns, last));
+            if last {
+                last_index = Some(next_sample);
+            }
+            next_sample += 1;
+        }
+        if !passed.is_empty() {
             let taken_ns = elapsed_ns(Instant::now());
             let span = Duration::from_nanos(taken_ns.saturating_sub(last_sample_ns));
             last_sample_ns = taken_ns;
@@ -798,18 +809,16 @@ fn collect(
             } else {
                 dev.sample(span)
             };
-            samples.insert(
-                next_sample,
-                BoundarySample {
-                    end_ns,
-                    cpu: cpu_usage,
-                    device,
-                },
-            );
-            if last {
-                last_index = Some(next_sample);
+            for (index, end_ns, _) in passed {
+                samples.insert(
+                    index,
+                    BoundarySample {
+                        end_ns,
+                        cpu: cpu_usage,
+                        device,
+                    },
+                );
             }
-            next_sample += 1;
         }
 
         // Emit, in order, every sampled interval all workers have reported.

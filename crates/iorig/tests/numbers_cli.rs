@@ -173,14 +173,13 @@ fn an_outage_starts_where_completions_stopped() {
 #[test]
 fn cpu_is_sampled_on_time_while_a_worker_is_stuck() {
     let d = tmp();
-    // A CPU hog beside the run: every interval must see it.
-    let mut hog = std::process::Command::new("sh")
-        .args([
-            "-c",
-            "end=$(( $(date +%s) + 9 )); while [ $(date +%s) -lt $end ]; do :; done",
-        ])
-        .spawn()
-        .unwrap();
+    // A CPU hog beside the run: every interval must see it. Short intervals
+    // (250 ms) and a 3.6 s stall: a collector that waits for the stuck
+    // worker samples a dozen boundaries at one moment, most of them empty.
+    let hog = common::guarded(std::process::Command::new("sh").args([
+        "-c",
+        "end=$(( $(date +%s) + 9 )); while [ $(date +%s) -lt $end ]; do :; done",
+    ]));
     let out = run(
         &[
             "run",
@@ -195,15 +194,14 @@ fn cpu_is_sampled_on_time_while_a_worker_is_stuck() {
             "--time",
             "6s",
             "--interval",
-            "1s",
+            "250ms",
             "--no-db",
             "--json",
             "-",
         ],
         d.path(),
     );
-    let _ = hog.kill();
-    let _ = hog.wait();
+    drop(hog);
     let doc = json_of(&out);
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
     for i in doc["intervals"].as_array().unwrap() {

@@ -158,6 +158,18 @@ fn read_only_commands_never_create_or_change_the_store() {
     let out = run(&["runs", "list", "--db", "missing.db"], d.path());
     refused(&out, "runs list on a missing store");
     assert!(names(d.path()).is_empty());
+    // An empty file is not made into a store by reading it.
+    std::fs::write(d.path().join("empty.db"), b"").unwrap();
+    let err = refused(
+        &run(&["runs", "list", "--db", "empty.db"], d.path()),
+        "empty file",
+    );
+    assert!(err.contains("not an iorig result store"), "{err}");
+    assert_eq!(
+        std::fs::metadata(d.path().join("empty.db")).unwrap().len(),
+        0
+    );
+    std::fs::remove_file(d.path().join("empty.db")).unwrap();
     store_with_a_run(d.path());
     let before = digest_file(&d.path().join("s.db"));
     for args in [
@@ -369,23 +381,23 @@ fn sigterm_is_an_interruption_that_keeps_the_intervals() {
 #[test]
 fn a_closed_stdout_is_an_interruption_not_a_panic() {
     let d = tmp();
-    let mut child = iorig()
-        .current_dir(d.path())
-        .args([
-            "run",
-            "--engine",
-            "null",
-            "--time",
-            "30s",
-            "--interval",
-            "100ms",
-            "--db",
-            "s.db",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = common::guarded(
+        iorig()
+            .current_dir(d.path())
+            .args([
+                "run",
+                "--engine",
+                "null",
+                "--time",
+                "30s",
+                "--interval",
+                "100ms",
+                "--db",
+                "s.db",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
     // Read the title and a row, then go away as `| head -3` would.
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     for _ in 0..3 {
@@ -402,13 +414,13 @@ fn a_closed_stdout_is_an_interruption_not_a_panic() {
     assert_eq!(doc[0]["status"], "interrupted", "{doc}");
 
     // A listing whose reader is gone ends quietly.
-    let mut child = iorig()
-        .current_dir(d.path())
-        .args(["runs", "list", "--db", "s.db"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = common::guarded(
+        iorig()
+            .current_dir(d.path())
+            .args(["runs", "list", "--db", "s.db"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
     drop(child.stdout.take());
     let status = wait_child(&mut child, 20);
     let mut err = String::new();

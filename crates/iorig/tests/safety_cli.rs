@@ -28,7 +28,7 @@ fn pseudo_random(len: usize, seed: u64) -> Vec<u8> {
 
 /// Starts a write run that pauses (test builds only) after its targets were
 /// checked and before they are opened for I/O; returns once it is paused.
-fn paused_write_run(dir: &Path, pause: &Path, targets: &[&str]) -> std::process::Child {
+fn paused_write_run(dir: &Path, pause: &Path, targets: &[&str]) -> common::Guard {
     let mut cmd = iorig();
     cmd.current_dir(dir)
         .env("IORIG_TEST_PAUSE_DIR", pause)
@@ -40,7 +40,7 @@ fn paused_write_run(dir: &Path, pause: &Path, targets: &[&str]) -> std::process:
     for t in targets {
         cmd.args(["--target", t]);
     }
-    let mut child = cmd.spawn().unwrap();
+    let mut child = common::guarded(&mut cmd);
     if !wait_for(&pause.join("open.ready"), 30) {
         let _ = child.kill();
         panic!("iorig never reached the pause point");

@@ -151,13 +151,45 @@ pub fn names(dir: &Path) -> Vec<String> {
     v
 }
 
+/// A child process that is killed when the guard is dropped, so a failed
+/// assertion never leaves an iorig run going (an open-ended precondition of
+/// a regressed binary could eat the machine's memory).
+pub struct Guard(pub std::process::Child);
+
+impl std::ops::Deref for Guard {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Guard {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// Starts `cmd` under a [`Guard`].
+pub fn guarded(cmd: &mut Command) -> Guard {
+    Guard(cmd.spawn().unwrap())
+}
+
 /// Starts the binary in `dir` with its output discarded.
-pub fn spawn_quiet(args: &[&str], dir: &Path) -> std::process::Child {
-    iorig()
-        .args(args)
-        .current_dir(dir)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap()
+pub fn spawn_quiet(args: &[&str], dir: &Path) -> Guard {
+    guarded(
+        iorig()
+            .args(args)
+            .current_dir(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null()),
+    )
 }
