@@ -229,6 +229,23 @@ pub fn plan_targets(w: &Workload, allow_destroy: bool) -> Result<Vec<TargetPlan>
     let mut seen: Vec<(Identity, &str)> = Vec::new();
     for t in &w.targets {
         let path = PathBuf::from(t);
+        // A device given twice must be named as such before it is opened a
+        // second time (the first open holds it exclusively).
+        if let Ok(md) = fs::metadata(&path) {
+            let early = if md.file_type().is_block_device() {
+                Some(Identity::Device(md.rdev()))
+            } else if md.is_file() {
+                Some(Identity::Inode(md.dev(), md.ino()))
+            } else {
+                None
+            };
+            if let Some((_, first)) = seen.iter().find(|(i, _)| Some(i) == early.as_ref()) {
+                let kind = if md.is_file() { "file" } else { "block" };
+                return Err(usage(format!(
+                    "{t} is given twice as a target (it is the same {kind} as {first}); list each target once"
+                )));
+            }
+        }
         let (plan, id) = plan_one(&path, w, allow_destroy)?;
         if let Some((_, first)) = seen.iter().find(|(i, _)| *i == id) {
             return Err(usage(format!(

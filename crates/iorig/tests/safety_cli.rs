@@ -289,3 +289,21 @@ fn output_paths_on_a_device_holding_a_filesystem_are_refused_and_it_is_unchanged
         assert_eq!(lo.digest(), before, "{args:?} changed the device");
     }
 }
+
+#[test]
+#[ignore = "needs root: loop devices"]
+fn one_device_under_two_names_is_named_as_given_twice() {
+    let lo = LoopDev::new(16 << 20);
+    let d = tmp();
+    std::os::unix::fs::symlink(&lo.dev, d.path().join("alias")).unwrap();
+    let out = run(
+        &[
+            "run", "--target", &lo.dev, "--target", "alias", "--read", "0", "--time", "1s",
+            "--no-db",
+        ],
+        d.path(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("given twice"), "{err}");
+}
