@@ -601,12 +601,7 @@ impl WorkerCtx {
         now: u64,
         extras: &mut Extras,
     ) {
-        while now >= *next_boundary && *index < self.plan.len() {
-            let full = std::mem::replace(stats, self.fresh_stats());
-            self.send_interval(full, *index, extras);
-            *index += 1;
-            *next_boundary = self.plan.end_of(*index);
-        }
+        self.advance_with_gap(stats, index, next_boundary, now, extras, None);
     }
 
     /// [`Self::advance`], attaching a gap without completions that ended at
