@@ -3,7 +3,9 @@
 //! (naming what was found and how to override), turns bad input into usage
 //! errors with nothing left behind, and creates fully allocated, iorig-marked
 //! scratch files. Block-device cases use only loop devices this test attaches
-//! itself (root and losetup required; otherwise they are skipped with a note).
+//! itself (root and losetup required: those tests are `#[ignore]`d with the
+//! reason, and `.ci/run` runs them with `--ignored` as root, where anything
+//! missing is a failure).
 #![allow(clippy::unwrap_used, clippy::print_stderr)]
 
 use iorig_engine::target::{
@@ -244,26 +246,19 @@ fn check_direct_probe(dir: &Path) {
 
 #[test]
 fn target_tmpfs_with_direct() {
-    if !Path::new("/dev/shm").is_dir() {
-        eprintln!("skip: no /dev/shm");
-        return;
-    }
+    assert!(Path::new("/dev/shm").is_dir(), "no /dev/shm");
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
     check_direct_probe(dir.path());
 }
 
 /// ramfs never supports O_DIRECT, so it exercises the refusal on any kernel.
 #[test]
+#[ignore = "needs root: mounts a ramfs"]
 fn target_ramfs_with_direct_is_refused() {
-    if !is_root() {
-        eprintln!("skip: mounting ramfs needs root");
-        return;
-    }
+    assert!(is_root(), "mounting ramfs needs root");
     let dir = tempfile::tempdir().unwrap();
-    let Some(_mount) = Mount::new(&["-t", "ramfs", "iorig-test"], dir.path()) else {
-        eprintln!("skip: cannot mount ramfs here");
-        return;
-    };
+    let _mount =
+        Mount::new(&["-t", "ramfs", "iorig-test"], dir.path()).expect("cannot mount ramfs");
     assert!(!direct_works(dir.path()));
     check_direct_probe(dir.path());
 }
@@ -329,15 +324,9 @@ struct Loop {
 
 impl Loop {
     /// `init` may write to the backing file before it is attached.
-    fn attach(size: u64, partscan: bool, init: impl FnOnce(&Path)) -> Option<Loop> {
-        if !is_root() {
-            eprintln!("skip: loop-device tests need root");
-            return None;
-        }
-        if !have("losetup") {
-            eprintln!("skip: losetup not found");
-            return None;
-        }
+    fn attach(size: u64, partscan: bool, init: impl FnOnce(&Path)) -> Loop {
+        assert!(is_root(), "loop-device tests need root");
+        assert!(have("losetup"), "losetup not found");
         let dir = tempfile::tempdir().unwrap();
         let backing = dir.path().join("backing.img");
         fs::File::create(&backing).unwrap().set_len(size).unwrap();
@@ -351,13 +340,11 @@ impl Loop {
             .arg(&backing)
             .output()
             .unwrap();
-        if !out.status.success() {
-            eprintln!(
-                "skip: losetup failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-            return None;
-        }
+        assert!(
+            out.status.success(),
+            "losetup failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
         let dev = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
         let l = Loop {
             dev,
@@ -370,7 +357,7 @@ impl Loop {
             "losetup returned {}",
             l.dev.display()
         );
-        Some(l)
+        l
     }
 
     fn name(&self) -> String {
@@ -412,10 +399,9 @@ impl Drop for Mount {
 }
 
 #[test]
+#[ignore = "needs root: loop devices, mkfs.ext4, mount"]
 fn target_loop_device_fresh_then_ext4() {
-    let Some(lo) = Loop::attach(64 << 20, false, |_| {}) else {
-        return;
-    };
+    let lo = Loop::attach(64 << 20, false, |_| {});
     let dev = lo.dev.as_path();
 
     // (a) A fresh, zeroed device plans fine for writes.
@@ -436,10 +422,7 @@ fn target_loop_device_fresh_then_ext4() {
     drop(plans);
 
     // (b) With an ext4 filesystem it is refused, and left unchanged.
-    if !have("mkfs.ext4") {
-        eprintln!("skip: mkfs.ext4 not found; ext4 part skipped");
-        return;
-    }
+    assert!(have("mkfs.ext4"), "mkfs.ext4 not found");
     let st = Command::new("mkfs.ext4")
         .args(["-q", "-F"])
         .arg(dev)
@@ -469,10 +452,7 @@ fn target_loop_device_fresh_then_ext4() {
 
     // Mounted: refused, and --allow-destroy does not override a mount.
     let mnt = tempfile::tempdir().unwrap();
-    let Some(_m) = Mount::new(&[&*dev.to_string_lossy()], mnt.path()) else {
-        eprintln!("skip: cannot mount here; mounted case skipped");
-        return;
-    };
+    let _m = Mount::new(&[&*dev.to_string_lossy()], mnt.path()).expect("cannot mount the device");
     let msg = usage_msg(plan_targets(&w, false));
     eprintln!("refused as expected: {msg}");
     assert!(msg.contains("mounted at"), "{msg}");
@@ -482,9 +462,10 @@ fn target_loop_device_fresh_then_ext4() {
 }
 
 #[test]
+#[ignore = "needs root: loop devices"]
 fn target_loop_device_with_partition_table_is_refused() {
     // An MBR with one Linux partition (sectors 2048..18432).
-    let Some(lo) = Loop::attach(64 << 20, true, |backing| {
+    let lo = Loop::attach(64 << 20, true, |backing| {
         let mut mbr = [0u8; 512];
         mbr[446 + 4] = 0x83;
         mbr[446 + 8..446 + 12].copy_from_slice(&2048u32.to_le_bytes());
@@ -494,9 +475,7 @@ fn target_loop_device_with_partition_table_is_refused() {
         let mut img = fs::read(backing).unwrap();
         img[..512].copy_from_slice(&mbr);
         fs::write(backing, img).unwrap();
-    }) else {
-        return;
-    };
+    });
     let before = hash_file(&lo.backing);
     let w = workload(&[&lo.dev], writes());
     let msg = usage_msg(plan_targets(&w, false));
