@@ -17,7 +17,7 @@ use crate::target::{self, FillProgress, OpenTarget, TargetKind, TargetPlan};
 use crate::verify::{
     ValidationError, ValidationSummary, VerifyCounters, VerifySetup, VerifyWorker,
 };
-use crate::worker::{WorkerCtx, WorkerMsg};
+use crate::worker::{WorkerCtx, WorkerMsg, DRAIN_LIMIT_NS};
 use crate::EngineError;
 use crossbeam_channel::{bounded, unbounded, RecvTimeoutError, Sender};
 use iorig_spec::{EngineKind, Rate, Workload, DEFAULT_SIZE_BYTES};
@@ -551,8 +551,22 @@ pub fn execute(
         (Some(limit), Some(left)) => Some(limit - left.load(Ordering::Relaxed).min(limit)),
         _ => None,
     };
-    for h in handles {
-        let _ = h.join();
+    // Workers end within their drain limit; one stuck in a system call (a
+    // hung device under psync) cannot, and is left behind rather than
+    // hanging the run: its results so far are in, and the process can exit.
+    let deadline = Instant::now() + Duration::from_nanos(DRAIN_LIMIT_NS) + STOP_GRACE;
+    for (id, h) in handles.into_iter().enumerate() {
+        while !h.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if h.is_finished() {
+            let _ = h.join();
+        } else {
+            outcome.errors += 1;
+            outcome.error_messages.push(format!(
+                "worker {id} is stuck in a system call (the device may have hung); it was left behind"
+            ));
+        }
     }
     if let Some(v) = validation.as_mut() {
         v.take_counts(&counters);
@@ -771,7 +785,11 @@ fn collect(
     loop {
         let now = Instant::now();
         let now_ns = elapsed_ns(now);
-        if stopped.is_none() && (stop.load(Ordering::Relaxed) || done.iter().all(|d| *d)) {
+        // The planned end counts as a stop too: a worker stuck in a system
+        // call then gets STOP_GRACE to report, not forever.
+        let at_end = !plan.is_empty() && now_ns >= plan.end_ns();
+        if stopped.is_none() && (stop.load(Ordering::Relaxed) || done.iter().all(|d| *d) || at_end)
+        {
             stopped = Some((now_ns.min(plan.end_ns()), now));
         }
 

@@ -1249,6 +1249,14 @@ pub fn open_targets(
     w: &Workload,
     progress: &mut dyn FnMut(&FillProgress),
 ) -> Result<Vec<OpenTarget>, EngineError> {
+    // Nothing is created, filled or resized while any existing target has
+    // changed since its check; and everything is checked again after the
+    // fills, right before the run's first write.
+    for plan in plans {
+        if let (true, Some(f)) = (plan.exists, &plan.file) {
+            recheck(plan, f)?;
+        }
+    }
     let mut files = Vec::with_capacity(plans.len());
     for (i, plan) in plans.iter().enumerate() {
         let seed = w.seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x10a1_f111;
@@ -1301,6 +1309,21 @@ fn recheck(plan: &TargetPlan, f: &File) -> Result<(), EngineError> {
             refuse_signatures(&plan.path, f, size)
         }
         TargetKind::File => {
+            let md = f
+                .metadata()
+                .map_err(|e| target_err(&plan.path, format!("cannot look at it: {e}")))?;
+            let loops = loop_devices_backed_by(&md);
+            if !loops.is_empty() {
+                return Err(usage(format!(
+                    "{} became the backing file of {} since it was checked; nothing was written to it — detach it (losetup -d) or pass --allow-destroy",
+                    plan.path.display(),
+                    loops.join(", ")
+                )));
+            }
+            if plan.data_start == 0 {
+                // A foreign file given --allow-destroy is not guarded.
+                return Ok(());
+            }
             let plain = reopen_plain(f)
                 .map_err(|e| target_err(&plan.path, format!("cannot read it: {e}")))?;
             if read_marker_from(&plan.path, &plain)?.is_none() {
@@ -1354,20 +1377,26 @@ fn create_scratch(
         }
         return Err(e);
     }
-    let file = open_for_io(plan, w)?;
-    let created = f
-        .metadata()
-        .map_err(|e| target_err(path, format!("cannot look at the new file: {e}")))?;
-    let opened = file
-        .metadata()
-        .map_err(|e| target_err(path, format!("cannot look at the new file: {e}")))?;
-    if object_id(&created) != object_id(&opened) {
-        return Err(usage(format!(
-            "{} was replaced while iorig filled it; nothing more was written — run again",
-            path.display()
-        )));
+    let opened = open_for_io(plan, w).and_then(|file| {
+        let created = f
+            .metadata()
+            .map_err(|e| target_err(path, format!("cannot look at the new file: {e}")))?;
+        let now = file
+            .metadata()
+            .map_err(|e| target_err(path, format!("cannot look at the new file: {e}")))?;
+        if object_id(&created) != object_id(&now) {
+            return Err(usage(format!(
+                "{} was replaced while iorig filled it; nothing more was written — run again",
+                path.display()
+            )));
+        }
+        Ok(file)
+    });
+    if opened.is_err() && same_object(path, &f).is_ok() {
+        // Ours, and of no use now: leave nothing behind.
+        let _ = fs::remove_file(path);
     }
-    Ok(file)
+    opened
 }
 
 /// Grows or shrinks an iorig scratch file through the descriptor that was

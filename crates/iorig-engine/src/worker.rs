@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 const GAP_PUBLISH_NS: u64 = 1_000_000;
 
 /// How long a worker waits for in-flight I/O after the run ends.
-const DRAIN_LIMIT_NS: u64 = 10_000_000_000;
+pub(crate) const DRAIN_LIMIT_NS: u64 = 10_000_000_000;
 
 /// What a worker tells the collector.
 #[derive(Debug)]
@@ -248,7 +248,11 @@ impl WorkerCtx {
                             tries += 1;
                         }
                         if !locked {
-                            // Every block tried is busy: wait for completions.
+                            // Every block tried is busy: wait for completions,
+                            // and give back the bytes this I/O reserved.
+                            if let Some(b) = &self.budget {
+                                b.fetch_add(len, Ordering::Relaxed);
+                            }
                             break;
                         }
                         if !read && v.known(target, offset, len as u32) {

@@ -203,12 +203,27 @@ fn read_only_connection(path: &Path, label: &str) -> Result<Connection, StoreErr
         path: label.to_owned(),
         source,
     };
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
+    let side = |suffix: &str| {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        Path::new(&p).exists()
+    };
+    // Byte 18 of the header is 2 in WAL mode. Only a WAL database without
+    // a -wal file needs `immutable` to be read without side files; in
+    // rollback mode (or with a hot -journal to recover) a plain read-only
+    // open is right and creates nothing.
+    let mut header = [0u8; 100];
+    let wal_mode = std::fs::File::open(path)
+        .and_then(|f| {
+            use std::os::unix::fs::FileExt;
+            f.read_exact_at(&mut header, 0)
+        })
+        .is_ok()
+        && header[18] == 2;
     let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
         | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
         | rusqlite::OpenFlags::SQLITE_OPEN_URI;
-    let conn = if Path::new(&wal).exists() {
+    let conn = if !wal_mode || side("-wal") || side("-journal") {
         Connection::open_with_flags(path, flags)
     } else {
         let abs =
@@ -303,6 +318,16 @@ fn check_application(conn: &Connection, label: &str) -> Result<(), StoreError> {
     let id: i64 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .map_err(at)?;
+    if id == APPLICATION_ID {
+        // A newer iorig's tables are not foreign: say what it is.
+        let found = user_version(conn).map_err(at)?;
+        if found > SCHEMA_VERSION {
+            return Err(StoreError::NewerSchema {
+                found,
+                known: SCHEMA_VERSION,
+            });
+        }
+    }
     if id != 0 && id != APPLICATION_ID {
         return Err(StoreError::NotIorigDb {
             path: label.to_owned(),

@@ -476,6 +476,20 @@ impl Runner {
             let rounds = std::mem::take(&mut obs.rounds);
             let steady_at_round = obs.steady_at_round;
             let written_bytes = obs.written_bytes;
+            // A step that changed a target's size (a scratch file truncated
+            // or grown) changed blocks behind the kept keys: drop them.
+            if let Some((paths, kept)) = &kept_verify {
+                let unit = u64::from(kept.keys.unit_bytes()).max(1);
+                let changed = out.targets.iter().zip(&out.extents_bytes).any(|(t, e)| {
+                    paths
+                        .iter()
+                        .position(|p| same_path(p, &t.path))
+                        .is_some_and(|i| kept.keys.units(i as u32) != e / unit)
+                });
+                if changed {
+                    kept_verify = None;
+                }
+            }
             let outcome = &out.outcome;
             let interrupted = signals.interrupted();
             let validation_errors = outcome.validation.as_ref().map_or(0, |v| v.errors);
@@ -707,15 +721,12 @@ fn step_workload(
 /// (read-only looks, nothing written). `plan run`, `--dry-run`, `quick` and
 /// `plan resume` all call it.
 fn validate_steps(steps: &[PlanStep], allow_destroy: bool) -> Result<(), Failure> {
-    let mut seen = Vec::new();
+    // Every step is planned: what a target check finds depends on the
+    // step's block size, range, size, engine, qd and flags, not only on its
+    // targets (the checks only look; a device costs one probe per step).
     for s in steps {
         let rate = matches!(s.role, StepRole::CurveRate { .. }).then_some(1.0);
         let w = step_workload(s, rate, allow_destroy)?;
-        let key = (w.targets.clone(), w.writes());
-        if seen.contains(&key) {
-            continue;
-        }
-        seen.push(key);
         engine_run::plan(&w, allow_destroy).map_err(|e| {
             let f = crate::step::engine_failure(e);
             Failure {

@@ -31,6 +31,8 @@ pub struct StepOutput {
     pub intervals: Vec<IntervalJson>,
     /// The validation state the step ran with (`verify` workloads).
     pub verify: Option<Arc<VerifySetup>>,
+    /// Per target, the end of its data area (what a key map covers).
+    pub extents_bytes: Vec<u64>,
 }
 
 pub fn engine_failure(e: EngineError) -> Failure {
@@ -221,6 +223,7 @@ pub fn run_step(
         outcome,
         intervals,
         verify: prepared.verify.clone(),
+        extents_bytes: prepared.extents_bytes.clone(),
     })
 }
 

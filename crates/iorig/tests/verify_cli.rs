@@ -349,9 +349,18 @@ fn kill_9_during_a_journaled_run_then_verify() {
         ],
         d.path(),
     );
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("iorig verify --journal"));
-    assert!(std::fs::read(&f).unwrap() == before, "target untouched");
+    // The kill may land while every write's done record is already in the
+    // log (a journaled worker spends much of its time syncing them): then
+    // nothing was in flight, the journal is consistent and a new run may
+    // continue it. Otherwise it must refuse, without touching the target.
+    match out.status.code() {
+        Some(2) => {
+            assert!(String::from_utf8_lossy(&out.stderr).contains("iorig verify --journal"));
+            assert!(std::fs::read(&f).unwrap() == before, "target untouched");
+        }
+        Some(0) => {}
+        other => panic!("exit {other:?}: {}", String::from_utf8_lossy(&out.stderr)),
+    }
 
     let (code, doc, stderr) = run_json(&["verify", "--journal", path_str(&j)], d.path());
     assert_eq!(code, 0, "no false errors after the crash: {stderr}");
