@@ -181,12 +181,7 @@ pub fn check(path: &Path) -> Result<(), StoreError> {
 /// existing file is first looked at read-only, so another program's
 /// database is refused before anything (even the journal mode) is changed.
 pub fn open(path: &Path) -> Result<Connection, StoreError> {
-    if check_paths(path)? == iorig_outfile::Existing::Regular {
-        let label = path.display().to_string();
-        let probe = read_only_connection(path, &label)?;
-        check_application(&probe, &label)?;
-        drop(probe);
-    }
+    check(path)?;
     let conn = Connection::open(path).map_err(|source| StoreError::Open {
         path: path.display().to_string(),
         source,
@@ -277,14 +272,15 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
-/// Sets the connection up and migrates it; `label` names it in errors.
+/// Sets the connection up and migrates it; `label` names it in errors. A
+/// file's connection comes from [`open`], which has refused another
+/// program's database already.
 pub fn prepare(mut conn: Connection, label: &str) -> Result<Connection, StoreError> {
     let at = |source: rusqlite::Error| StoreError::Open {
         path: label.to_owned(),
         source,
     };
     conn.busy_timeout(BUSY_TIMEOUT).map_err(at)?;
-    check_application(&conn, label)?;
     // WAL: readers never block the writer, and a commit is one append to the
     // log. With synchronous=NORMAL a commit is not fsynced, but it is in the
     // OS page cache once the write returns, so killing iorig (even -9) loses

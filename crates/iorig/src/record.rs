@@ -97,9 +97,9 @@ pub fn open_existing(path: &Path) -> Result<Store, Failure> {
 }
 
 /// Opens an existing store read-only (`runs list/show`, `report`, `export`,
-/// `compare`): nothing is created or written, whatever the path holds.
+/// `compare`): nothing is created or written, whatever the path holds (the
+/// store refuses a missing file itself).
 pub fn open_read_only(path: &Path) -> Result<Store, Failure> {
-    require_store(path)?;
     Store::open_read_only(path).map_err(|e| store_failure(path, e))
 }
 
@@ -142,8 +142,7 @@ impl Recorder {
     /// a bad one is reported before any I/O); a new one is created only when
     /// the run begins.
     pub fn at(path: &Path) -> Result<Self, Failure> {
-        iorig_outfile::check_file("result store", path)
-            .map_err(|e| Failure::usage(e.to_string()))?;
+        check_output("result store", path)?;
         if path.exists() {
             return Ok(Recorder::new(open_store(path)?));
         }
