@@ -13,7 +13,7 @@ use crate::engine::null::NullEngine;
 use crate::engine::psync::PsyncEngine;
 use crate::engine::uring::UringEngine;
 use crate::gen::{AddressSpace, OffsetGen, OpGen, Segment, SizeGen};
-use crate::target::{self, FillProgress, OpenTarget, TargetKind, TargetPlan};
+use crate::target::{self, FillProgress, OpenTarget, TargetPlan};
 use crate::verify::{
     ValidationError, ValidationSummary, VerifyCounters, VerifySetup, VerifyWorker,
 };
@@ -112,6 +112,17 @@ pub struct TargetInfo {
     /// Usable bytes of the target (its data area).
     pub size_bytes: u64,
     pub device: Option<String>,
+}
+
+impl From<&TargetPlan> for TargetInfo {
+    fn from(t: &TargetPlan) -> Self {
+        TargetInfo {
+            path: t.path.display().to_string(),
+            kind: t.kind.name(),
+            size_bytes: t.size_bytes,
+            device: t.device.clone(),
+        }
+    }
 }
 
 /// A run decided but not started: nothing has been written yet.
@@ -263,15 +274,7 @@ pub fn open(
                 start,
                 len,
             });
-            info.push(TargetInfo {
-                path: t.plan.path.display().to_string(),
-                kind: match t.plan.kind {
-                    TargetKind::File => "file",
-                    TargetKind::Block => "block",
-                },
-                size_bytes: t.plan.size_bytes,
-                device: t.plan.device.clone(),
-            });
+            info.push(TargetInfo::from(&t.plan));
         }
         (targets, info, segs, extents)
     };

@@ -210,12 +210,48 @@ fn no_direct_msg(path: &Path) -> String {
     )
 }
 
-/// What two target paths resolve to, to catch one target given twice.
+/// What a target path names: one file (device and inode), one block
+/// device, or a file not made yet (its absolute path). Two paths name the
+/// same target when their identities are equal.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Identity {
     Inode(u64, u64),
     Device(u64),
     New(PathBuf),
+}
+
+impl Identity {
+    /// None for what is no target (a directory, a special file, a path that
+    /// cannot be looked at).
+    fn of(path: &Path) -> Option<Identity> {
+        match fs::metadata(path) {
+            Ok(md) if md.file_type().is_block_device() => Some(Identity::Device(md.rdev())),
+            Ok(md) if md.is_file() => Some(Identity::Inode(md.dev(), md.ino())),
+            Ok(_) => None,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let dir = parent_dir(path);
+                let dir = fs::canonicalize(&dir).unwrap_or(dir);
+                Some(Identity::New(match path.file_name() {
+                    Some(name) => dir.join(name),
+                    None => path.to_path_buf(),
+                }))
+            }
+            Err(_) => None,
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Identity::Device(_) => "block device",
+            Identity::Inode(..) | Identity::New(_) => "file",
+        }
+    }
+}
+
+/// Whether two paths name the same file or block device (under any names:
+/// links, `.`/`..`, device nodes), also for files not created yet.
+pub fn same_target(a: &Path, b: &Path) -> bool {
+    a == b || matches!((Identity::of(a), Identity::of(b)), (Some(x), Some(y)) if x == y)
 }
 
 /// Checks every target of `w` without writing to any existing file or device.
@@ -229,52 +265,34 @@ pub fn plan_targets(w: &Workload, allow_destroy: bool) -> Result<Vec<TargetPlan>
     let mut seen: Vec<(Identity, &str)> = Vec::new();
     for t in &w.targets {
         let path = PathBuf::from(t);
-        // A device given twice must be named as such before it is opened a
-        // second time (the first open holds it exclusively).
-        if let Ok(md) = fs::metadata(&path) {
-            let early = if md.file_type().is_block_device() {
-                Some(Identity::Device(md.rdev()))
-            } else if md.is_file() {
-                Some(Identity::Inode(md.dev(), md.ino()))
-            } else {
-                None
-            };
-            if let Some((_, first)) = seen.iter().find(|(i, _)| Some(i) == early.as_ref()) {
-                let kind = if md.is_file() { "file" } else { "block" };
-                return Err(usage(format!(
-                    "{t} is given twice as a target (it is the same {kind} as {first}); list each target once"
-                )));
-            }
-        }
-        let (plan, id) = plan_one(&path, w, allow_destroy)?;
-        if let Some((_, first)) = seen.iter().find(|(i, _)| *i == id) {
+        // Before the target is opened: a device given twice must be named as
+        // such, not found busy (the first open holds it exclusively).
+        let id = Identity::of(&path);
+        if let Some((seen_id, first)) = seen.iter().find(|(i, _)| id.as_ref() == Some(i)) {
             return Err(usage(format!(
                 "{t} is given twice as a target (it is the same {} as {first}); list each target once",
-                plan.kind.name()
+                seen_id.kind()
             )));
         }
+        let plan = plan_one(&path, w, allow_destroy)?;
         check_range(&plan, w)?;
-        seen.push((id, t.as_str()));
+        if let Some(id) = id {
+            seen.push((id, t.as_str()));
+        }
         plans.push(plan);
     }
     Ok(plans)
 }
 
-fn plan_one(
-    path: &Path,
-    w: &Workload,
-    allow_destroy: bool,
-) -> Result<(TargetPlan, Identity), EngineError> {
+fn plan_one(path: &Path, w: &Workload, allow_destroy: bool) -> Result<TargetPlan, EngineError> {
     let p = path.display();
     match fs::metadata(path) {
         Ok(md) => {
             let ft = md.file_type();
             if ft.is_file() {
-                let plan = plan_existing_file(path, &md, w, allow_destroy)?;
-                Ok((plan, Identity::Inode(md.dev(), md.ino())))
+                plan_existing_file(path, &md, w, allow_destroy)
             } else if ft.is_block_device() {
-                let plan = plan_block(path, &md, w, allow_destroy)?;
-                Ok((plan, Identity::Device(md.rdev())))
+                plan_block(path, &md, w, allow_destroy)
             } else if ft.is_dir() {
                 Err(usage(format!(
                     "{p} is a directory; give a file path inside it (e.g. {}) or a block device as --target",
@@ -309,7 +327,7 @@ fn parent_dir(path: &Path) -> PathBuf {
     }
 }
 
-fn plan_new_file(path: &Path, w: &Workload) -> Result<(TargetPlan, Identity), EngineError> {
+fn plan_new_file(path: &Path, w: &Workload) -> Result<TargetPlan, EngineError> {
     let p = path.display();
     if fs::symlink_metadata(path).is_ok() {
         return Err(usage(format!(
@@ -348,11 +366,6 @@ fn plan_new_file(path: &Path, w: &Workload) -> Result<(TargetPlan, Identity), En
             )));
         }
     }
-    let canonical_dir = fs::canonicalize(&dir).unwrap_or(dir.clone());
-    let id = Identity::New(match path.file_name() {
-        Some(name) => canonical_dir.join(name),
-        None => path.to_path_buf(),
-    });
     let plan = TargetPlan {
         path: path.to_path_buf(),
         kind: TargetKind::File,
@@ -364,7 +377,7 @@ fn plan_new_file(path: &Path, w: &Workload) -> Result<(TargetPlan, Identity), En
         file: None,
         guarded: false,
     };
-    Ok((plan, id))
+    Ok(plan)
 }
 
 static PROBE_COUNTER: AtomicU64 = AtomicU64::new(0);

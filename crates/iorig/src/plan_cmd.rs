@@ -740,11 +740,7 @@ fn validate_steps(steps: &[PlanStep], allow_destroy: bool) -> Result<(), Failure
 
 /// Whether two target paths name the same file or device.
 fn same_path(a: &str, b: &str) -> bool {
-    a == b
-        || match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-            (Ok(x), Ok(y)) => x == y,
-            _ => false,
-        }
+    iorig_engine::target::same_target(Path::new(a), Path::new(b))
 }
 
 /// Each step its own seed, fixed by its position, so a resumed or repeated

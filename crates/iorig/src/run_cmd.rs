@@ -277,16 +277,7 @@ fn dry_run(w: &Workload, allow_destroy: bool, quiet: bool) -> Result<u8, Failure
     for n in &planned.notices {
         printer.notice(n);
     }
-    let targets: Vec<TargetInfo> = planned
-        .targets
-        .iter()
-        .map(|t| TargetInfo {
-            path: t.path.display().to_string(),
-            kind: t.kind.name(),
-            size_bytes: t.size_bytes,
-            device: t.device.clone(),
-        })
-        .collect();
+    let targets: Vec<TargetInfo> = planned.targets.iter().map(TargetInfo::from).collect();
     printer.line(&format!(
         "would run: {}",
         describe(w, planned.engine.name(), &targets)

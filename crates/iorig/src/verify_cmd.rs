@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -206,42 +206,17 @@ fn canonical(path: &str) -> String {
 /// The journal must not be one of the targets: the run would overwrite its
 /// own log (and the log the target's data).
 fn check_journal_not_target(path: &Path, w: &Workload) -> Result<(), Failure> {
-    use std::os::unix::fs::MetadataExt;
-    let id = |p: &Path| -> Option<(u64, u64)> {
-        std::fs::metadata(p).ok().map(|m| {
-            if m.file_type().is_file() {
-                (m.dev(), m.ino())
-            } else {
-                (u64::MAX, m.rdev())
-            }
-        })
-    };
-    let journal_id = id(path);
-    let journal_canon = canonical_new(path);
-    for t in &w.targets {
-        let tp = Path::new(t);
-        let same = match (journal_id, id(tp)) {
-            (Some(a), Some(b)) => a == b,
-            _ => journal_canon == canonical_new(tp),
-        };
-        if same {
-            return Err(Failure::usage(format!(
-                "--journal {} is also a target ({t}); keep the journal on another file, outside the data under test",
-                path.display()
-            )));
-        }
+    match w
+        .targets
+        .iter()
+        .find(|t| iorig_engine::target::same_target(path, Path::new(t)))
+    {
+        Some(t) => Err(Failure::usage(format!(
+            "--journal {} is also a target ({t}); keep the journal on another file, outside the data under test",
+            path.display()
+        ))),
+        None => Ok(()),
     }
-    Ok(())
-}
-
-/// A path made absolute through its (existing) directory, for paths that
-/// may not exist yet.
-fn canonical_new(p: &Path) -> Option<PathBuf> {
-    let dir = match p.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    Some(std::fs::canonicalize(dir).ok()?.join(p.file_name()?))
 }
 
 /// Checks an existing journal against the workload before anything runs: the
