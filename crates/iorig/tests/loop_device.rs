@@ -8,77 +8,11 @@
 //! them with `--ignored` as root, where a missing tool is a failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
+use common::{digest_file as digest, LoopDev};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// A loop device over a temp file, detached on drop.
-struct LoopDev {
-    dev: String,
-    backing: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for LoopDev {
-    fn drop(&mut self) {
-        if self.dev.is_empty() {
-            return;
-        }
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-    }
-}
-
-fn tool(name: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {name}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
-fn loop_dev(size: u64) -> Option<LoopDev> {
-    // SAFETY: geteuid has no preconditions.
-    assert!(
-        unsafe { geteuid() } == 0,
-        "loop-device tests need root (they are #[ignore]d; run them with --ignored as root)"
-    );
-    for t in ["losetup", "mkfs.ext4"] {
-        assert!(tool(t), "{t} is not installed");
-    }
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let backing = dir.path().join("disk.img");
-    std::fs::File::create(&backing)
-        .unwrap()
-        .set_len(size)
-        .unwrap();
-    let out = Command::new("losetup")
-        .args(["--find", "--show"])
-        .arg(&backing)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "losetup failed: {}",
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
-    let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    Some(LoopDev {
-        dev,
-        backing,
-        _dir: dir,
-    })
-}
-
-extern "C" {
-    fn geteuid() -> u32;
-}
-
-fn digest(path: &Path) -> u64 {
-    let data = std::fs::read(path).unwrap();
-    data.iter().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ *b as u64).wrapping_mul(0x100000001b3)
-    })
-}
 
 fn iorig(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_iorig"))
@@ -90,7 +24,7 @@ fn iorig(args: &[&str]) -> std::process::Output {
 #[test]
 #[ignore = "needs root: loop devices, losetup, mkfs.ext4"]
 fn direct_io_to_a_loop_device() {
-    let Some(lo) = loop_dev(64 << 20) else { return };
+    let lo = LoopDev::new(64 << 20);
     let out = iorig(&[
         "run",
         "--target",
@@ -135,7 +69,7 @@ fn direct_io_to_a_loop_device() {
 #[test]
 #[ignore = "needs root: loop devices, losetup, mkfs.ext4"]
 fn back_to_back_validated_writes_then_verify_on_a_loop_device() {
-    let Some(lo) = loop_dev(64 << 20) else { return };
+    let lo = LoopDev::new(64 << 20);
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let journal = dir.path().join("lo.journal");
     let journal = journal.to_str().unwrap();
@@ -177,7 +111,8 @@ fn back_to_back_validated_writes_then_verify_on_a_loop_device() {
 #[test]
 #[ignore = "needs root: loop devices, losetup, mkfs.ext4"]
 fn ext4_loop_device_is_refused_and_unchanged() {
-    let Some(lo) = loop_dev(64 << 20) else { return };
+    let lo = LoopDev::new(64 << 20);
+    assert!(common::have("mkfs.ext4"), "mkfs.ext4 is not installed");
     let mk = Command::new("mkfs.ext4")
         .args(["-q", "-F", &lo.dev])
         .output()
@@ -252,23 +187,9 @@ fn ext4_loop_device_is_refused_and_unchanged() {
 #[test]
 #[ignore = "needs root: loop devices, losetup, mkfs.ext4"]
 fn writes_to_a_read_only_device_are_bad_input() {
-    let Some(mut lo) = loop_dev(16 << 20) else {
-        return;
-    };
+    let mut ro = LoopDev::new(16 << 20);
     // Re-attach the same backing file read-only.
-    let _ = Command::new("losetup").args(["-d", &lo.dev]).status();
-    lo.dev.clear(); // detached: its name may be reused by another test
-    let out = Command::new("losetup")
-        .args(["--find", "--show", "--read-only"])
-        .arg(&lo.backing)
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let ro = LoopDev {
-        dev: String::from_utf8_lossy(&out.stdout).trim().to_string(),
-        backing: lo.backing.clone(),
-        _dir: tempfile::tempdir().unwrap(),
-    };
+    ro.reattach_read_only();
     let before = digest(&ro.backing);
     let out = iorig(&[
         "run", "--target", &ro.dev, "--read", "50", "--time", "500ms",

@@ -80,6 +80,23 @@ impl LoopDev {
         }
     }
 
+    /// Detaches the device and attaches the same backing file again,
+    /// read-only (the new device is detached on drop as before).
+    pub fn reattach_read_only(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        let out = Command::new("losetup")
+            .args(["--find", "--show", "--read-only"])
+            .arg(&self.backing)
+            .output()
+            .expect("losetup");
+        assert!(
+            out.status.success(),
+            "losetup --read-only: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    }
+
     /// A digest of the whole device, read through the device itself.
     pub fn digest(&self) -> u64 {
         let _ = Command::new("blockdev")
