@@ -480,7 +480,7 @@ pub fn execute(
                 macro_rules! go {
                     ($engine:expr) => {
                         match $engine {
-                            Ok(engine) => {
+                            Ok(mut engine) => {
                                 barrier.wait();
                                 // The collector publishes the start only after it has
                                 // seen every engine's setup result.
@@ -490,6 +490,7 @@ pub fn execute(
                                     }
                                     std::thread::yield_now();
                                 };
+                                crate::engine::IoEngine::clock_started(&mut engine, start);
                                 make_ctx(start).run(engine);
                             }
                             Err(e) => {

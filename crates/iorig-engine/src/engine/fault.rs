@@ -8,12 +8,12 @@
 //! | rule | effect |
 //! |------|--------|
 //! | `eio:after=N` | I/Os N+1, N+2, ... (all after the first N) complete with `-EIO`, doing no I/O |
-//! | `eio:at=DUR` | every I/O started `DUR` or later after the engine was created completes with `-EIO` |
+//! | `eio:at=DUR` | every I/O started `DUR` or later after the run's start completes with `-EIO` |
 //! | `enospc:after=N`, `enospc:at=DUR` | the same with `-ENOSPC`, for writes only (reads go through) |
 //! | `short:every=N` | I/Os N, 2N, 3N, ... transfer half their length rounded down to 512 bytes (at least 512) and report that; I/Os of 512 bytes or less are not shortened |
 //! | `eagain:every=N` | I/Os N, 2N, 3N, ... complete with `-EAGAIN`, doing no I/O |
 //! | `stall:after=N:ms=M` | I/O N+1 sleeps M ms before it is carried out (once) |
-//! | `stall:at=DUR:ms=M` | the first I/O started `DUR` or later after creation sleeps M ms (once) |
+//! | `stall:at=DUR:ms=M` | the first I/O started `DUR` or later after the run's start sleeps M ms (once) |
 //! | `drop:every=N` | writes N, 2N, 3N, ... (counting writes only) report their full length but write nothing |
 //!
 //! When several rules hit one I/O, a stall happens first, then the first that
@@ -36,7 +36,8 @@ short:every=N, eagain:every=N, stall:after=N:ms=M, stall:at=DUR:ms=M, drop:every
 pub enum FaultTrigger {
     /// After this many I/Os: I/O number N+1 is the first hit.
     After(u64),
-    /// At this time since the engine was created.
+    /// At this time since the run's start (the engine's creation until
+    /// [`IoEngine::clock_started`] is called).
     At(Duration),
 }
 
@@ -331,6 +332,10 @@ impl IoEngine for FaultEngine {
         self.queued = queued;
         self.queued.clear();
         Ok(())
+    }
+
+    fn clock_started(&mut self, start: Instant) {
+        self.start = start;
     }
 
     fn reap(&mut self, out: &mut Vec<Completion>) -> Result<(), EngineError> {

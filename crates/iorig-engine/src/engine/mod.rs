@@ -74,4 +74,8 @@ pub trait IoEngine: Send {
 
     /// Appends every completion available now to `out`, without blocking.
     fn reap(&mut self, out: &mut Vec<Completion>) -> Result<(), EngineError>;
+
+    /// The run's clock starts now: engines that act on time (the fault
+    /// engine's `at=` rules) count from here, so their times are the run's.
+    fn clock_started(&mut self, _start: std::time::Instant) {}
 }
