@@ -108,7 +108,7 @@ impl IntervalPlan {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TargetInfo {
     pub path: String,
-    pub kind: &'static str,
+    pub kind: iorig_result::TargetKind,
     /// Usable bytes of the target (its data area).
     pub size_bytes: u64,
     pub device: Option<String>,
@@ -118,7 +118,7 @@ impl From<&TargetPlan> for TargetInfo {
     fn from(t: &TargetPlan) -> Self {
         TargetInfo {
             path: t.path.display().to_string(),
-            kind: t.kind.name(),
+            kind: t.kind.into(),
             size_bytes: t.size_bytes,
             device: t.device.clone(),
         }
@@ -254,7 +254,7 @@ pub fn open(
             });
             info.push(TargetInfo {
                 path: path.clone(),
-                kind: "null",
+                kind: iorig_result::TargetKind::Null,
                 size_bytes: size,
                 device: None,
             });

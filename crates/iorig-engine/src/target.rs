@@ -34,6 +34,15 @@ pub enum TargetKind {
     Block,
 }
 
+impl From<TargetKind> for iorig_result::TargetKind {
+    fn from(k: TargetKind) -> iorig_result::TargetKind {
+        match k {
+            TargetKind::File => iorig_result::TargetKind::File,
+            TargetKind::Block => iorig_result::TargetKind::Block,
+        }
+    }
+}
+
 impl TargetKind {
     pub fn name(self) -> &'static str {
         match self {

@@ -125,7 +125,8 @@ pub struct RuleSet {
 }
 
 /// What one rule found.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Verdict {
     pub rule: String,
     /// `None` when the figure has no value (no I/O of that kind, not
@@ -144,7 +145,8 @@ pub struct Verdict {
 }
 
 /// A rule set's verdicts.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Evaluation {
     pub rule_set: String,
     pub verdicts: Vec<Verdict>,

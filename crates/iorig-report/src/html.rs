@@ -15,8 +15,8 @@ use crate::charts::{
 };
 use crate::model::{CurveReport, RunReport, StepParams, StepReport};
 use crate::ReportError;
+use iorig_result::StepRole;
 use iorig_store::RunId;
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::ops::Range;
@@ -216,13 +216,8 @@ fn table(class: &str, head: &[&str], rows: &[Vec<String>], numeric: Range<usize>
     t
 }
 
-fn json_text(v: Option<&Value>) -> String {
-    match v {
-        None | Some(Value::Null) => "–".to_owned(),
-        Some(Value::String(s)) => esc(s),
-        Some(Value::Bool(b)) => if *b { "yes" } else { "no" }.to_owned(),
-        Some(other) => esc(&other.to_string()),
-    }
+fn opt_text(v: Option<&str>) -> String {
+    v.map_or_else(|| "–".to_owned(), esc)
 }
 
 /// Binary size: `4 KiB`, `1.5 GiB`.
@@ -483,16 +478,18 @@ fn run_section(page: &mut Page, r: &RunReport) {
     match &r.system {
         Some(sys) => {
             let mem = sys
-                .get("mem_total_bytes")
-                .and_then(Value::as_u64)
+                .mem_total_bytes
                 .map(fmt_bytes)
                 .unwrap_or_else(|| "–".to_owned());
             page.push(&facts_table(&[
-                ("hostname", json_text(sys.get("hostname"))),
-                ("OS", json_text(sys.get("os"))),
-                ("kernel", json_text(sys.get("kernel"))),
-                ("CPU", json_text(sys.get("cpu_model"))),
-                ("CPUs", json_text(sys.get("cpu_count"))),
+                ("hostname", opt_text(sys.hostname.as_deref())),
+                ("OS", opt_text(sys.os.as_deref())),
+                ("kernel", opt_text(sys.kernel.as_deref())),
+                ("CPU", opt_text(sys.cpu_model.as_deref())),
+                (
+                    "CPUs",
+                    opt_text(sys.cpu_count.map(|n| n.to_string()).as_deref()),
+                ),
                 ("memory", mem),
             ]));
         }
@@ -507,11 +504,8 @@ fn run_section(page: &mut Page, r: &RunReport) {
             .targets
             .iter()
             .map(|t| {
-                let j = &t.json;
-                let blocks = match (
-                    j.get("logical_block_bytes").and_then(Value::as_u64),
-                    j.get("physical_block_bytes").and_then(Value::as_u64),
-                ) {
+                let j = &t.facts;
+                let blocks = match (j.logical_block_bytes, j.physical_block_bytes) {
                     (Some(l), Some(p)) => format!("{l} / {p}"),
                     _ => "–".to_owned(),
                 };
@@ -521,12 +515,12 @@ fn run_section(page: &mut Page, r: &RunReport) {
                     t.size_bytes
                         .map(fmt_bytes)
                         .unwrap_or_else(|| "–".to_owned()),
-                    json_text(j.get("device")),
-                    json_text(j.get("model")),
-                    json_text(j.get("rotational")),
-                    json_text(j.get("scheduler")),
+                    opt_text(j.device.as_deref()),
+                    opt_text(j.model.as_deref()),
+                    opt_text(j.rotational.map(|r| if r { "yes" } else { "no" })),
+                    opt_text(j.scheduler.as_deref()),
                     blocks,
-                    json_text(j.get("filesystem")),
+                    opt_text(j.filesystem.as_deref()),
                 ]
             })
             .collect();
@@ -628,8 +622,8 @@ fn findings_section(page: &mut Page, r: &RunReport) {
     for a in &r.plan_findings {
         items.push(format!(
             "{}: <code>{}</code>",
-            esc(&a.kind),
-            esc(&a.json.to_string())
+            esc(a.finding.kind().as_str()),
+            esc(&a.finding.body_json().unwrap_or_default())
         ));
     }
     let done = r.steps.iter().filter(|s| s.has_results()).count();
@@ -817,7 +811,7 @@ fn steps_section(page: &mut Page, r: &RunReport) {
             let mut row = vec![
                 s.index.to_string(),
                 esc(&s.name),
-                esc(&s.role),
+                esc(&s.role.to_string()),
                 status_span(s.status.as_str()),
                 esc(&p.bs),
                 fmt_pct(p.read_pct),
@@ -931,7 +925,7 @@ fn curve_section(page: &mut Page, r: &RunReport, c: &CurveReport) {
         .map(|(p, idx)| {
             let role = idx
                 .and_then(|i| r.steps.iter().find(|s| s.index == *i))
-                .map(|s| esc(&s.role))
+                .map(|s| esc(&s.role.to_string()))
                 .unwrap_or_default();
             vec![
                 idx.map(i64::to_string).unwrap_or_default(),
@@ -985,7 +979,7 @@ fn step_detail(page: &mut Page, s: &StepReport) {
         "<h3 id=\"step-{0}\">Step {0}: {1}</h3>\n<p class=\"sub\">{2} · {3} · {4}</p>",
         s.index,
         esc(&s.name),
-        esc(&s.role),
+        esc(&s.role.to_string()),
         status_span(s.status.as_str()),
         esc(&params_text(&s.params))
     );
@@ -1099,7 +1093,11 @@ impl BsKey {
 /// results, not a curve's rate steps (their rate differs by design) nor a
 /// precondition.
 fn comparable(s: &StepReport) -> bool {
-    s.has_results() && !s.role.starts_with("curve") && s.role != "precondition"
+    s.has_results()
+        && !matches!(
+            s.role,
+            StepRole::CurveMax | StepRole::CurveRate { .. } | StepRole::Precondition
+        )
 }
 
 /// Text of the parameters that are neither the chart's axes nor its lines.
@@ -1269,8 +1267,8 @@ pub struct StepKey {
 impl StepKey {
     fn of(s: &StepReport) -> StepKey {
         let p = &s.params;
-        let rate = if s.role.starts_with("curve") {
-            s.role.clone()
+        let rate = if matches!(s.role, StepRole::CurveMax | StepRole::CurveRate { .. }) {
+            s.role.to_string()
         } else {
             rate_text(p)
         };

@@ -7,13 +7,16 @@
 //! typed values here, so the charts and the HTML never parse JSON and a
 //! field missing from an older store shows as absent instead of failing.
 
+use iorig_result::{
+    CurveFinding, Finding, OpSummary, StepRole, Summary, Validation, WorkloadRecord,
+};
 use iorig_stats::analysis::{CurveAnalysis, CurvePoint};
+use iorig_stats::sampler::system::SystemFacts;
 use iorig_stats::{LatSummary, LatencyHistogram};
 use iorig_store::{
     AnalysisRow, HistKind, IntervalRow, Op, RunDetail, RunId, StepId, StepRow, StepStatus, Store,
     TargetFactsRow,
 };
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 use crate::ReportError;
@@ -28,8 +31,8 @@ const PERCENTILE_POINTS_PER_NINE: u32 = 20;
 pub struct RunReport {
     /// Header as stored (id, kind, status, host, times, labels, command line).
     pub run: RunDetail,
-    /// Host facts (`kernel`, `os`, `hostname`, `cpu_model`, ...), as stored.
-    pub system: Option<Value>,
+    /// Host facts, as stored.
+    pub system: Option<SystemFacts>,
     pub targets: Vec<TargetFactsRow>,
     /// Steps in plan order.
     pub steps: Vec<StepReport>,
@@ -45,12 +48,12 @@ pub struct StepReport {
     pub id: StepId,
     pub index: i64,
     pub name: String,
-    /// `run`, `precondition`, `curve-max`, `curve-50%`, `qd-cycle`, `skipped`.
-    pub role: String,
+    pub role: StepRole,
     pub status: StepStatus,
     pub params: StepParams,
-    /// The stored parameters (the result JSON's `workload` object).
-    pub params_json: Value,
+    /// The stored parameters (the result JSON's `workload` object); `None`
+    /// for a step that was never planned or was skipped.
+    pub workload: Option<WorkloadRecord>,
     /// `None` for a step that did not run (pending, skipped, failed early).
     pub summary: Option<StepSummary>,
     pub started: Option<String>,
@@ -140,7 +143,7 @@ pub struct StepFindings {
     /// Why the step was skipped.
     pub skipped_why: Option<String>,
     /// Data validation (`--verify`), from the step's summary.
-    pub validation: Option<Validation>,
+    pub validation: Option<ValidationFigures>,
     /// A paced step's achieved rate against the requested one.
     pub rate: Option<RateCheck>,
 }
@@ -156,28 +159,25 @@ pub struct RateCheck {
 
 /// What data validation checked and found in a step.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Validation {
+pub struct ValidationFigures {
     pub blocks_checked: u64,
     pub errors: u64,
     /// (kind, count), e.g. (`lost_write`, 2), in the stored order.
     pub errors_by_kind: Vec<(String, u64)>,
 }
 
-fn validation_of(summary: &Value) -> Option<Validation> {
-    let v = summary.get("validation")?.as_object()?;
-    Some(Validation {
-        blocks_checked: v.get("blocks_checked").and_then(Value::as_u64).unwrap_or(0),
-        errors: v.get("errors").and_then(Value::as_u64).unwrap_or(0),
-        errors_by_kind: v
-            .get("errors_by_kind")
-            .and_then(Value::as_object)
-            .map(|m| {
-                m.iter()
-                    .map(|(k, n)| (k.clone(), n.as_u64().unwrap_or(0)))
-                    .collect()
-            })
-            .unwrap_or_default(),
-    })
+impl From<&Validation> for ValidationFigures {
+    fn from(v: &Validation) -> ValidationFigures {
+        ValidationFigures {
+            blocks_checked: v.blocks_checked,
+            errors: v.errors,
+            errors_by_kind: v
+                .errors_by_kind
+                .iter()
+                .map(|(k, n)| (k.clone(), *n))
+                .collect(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -248,10 +248,10 @@ impl RunReport {
         let mut curves = Vec::new();
         let mut plan_findings = Vec::new();
         for a in &analysis {
-            match a.step_id {
-                Some(s) => by_step.entry(s).or_default().push(a),
-                None if a.kind == "curve" => curves.push(curve_of(&a.json)),
-                None => plan_findings.push(a.clone()),
+            match (a.step_id, &a.finding) {
+                (Some(s), _) => by_step.entry(s).or_default().push(a),
+                (None, Finding::Curve(c)) => curves.push(curve_of(c)),
+                (None, _) => plan_findings.push(a.clone()),
             }
         }
         curves.sort_by_key(|c| c.group);
@@ -304,9 +304,12 @@ fn step_of(
     row: StepRow,
     findings: &[&AnalysisRow],
 ) -> Result<StepReport, ReportError> {
-    let params = params_of(&row.params);
-    let summary = row.summary.as_ref().and_then(summary_of);
-    let validation = row.summary.as_ref().and_then(validation_of);
+    let params = row.params.as_ref().map(params_of).unwrap_or_default();
+    let io = row.summary.as_ref().and_then(|s| s.io());
+    let summary = io.map(summary_of);
+    let validation = io
+        .and_then(|s| s.validation.as_ref())
+        .map(ValidationFigures::from);
     let intervals = intervals_of(&store.intervals(row.id)?);
     let mut percentiles = Vec::new();
     let total = store.histogram(row.id, Op::Total, HistKind::Lat)?;
@@ -335,7 +338,7 @@ fn step_of(
         role: row.role,
         status: row.status,
         params,
-        params_json: row.params,
+        workload: row.params,
         summary,
         started: row.started,
         ended: row.ended,
@@ -349,89 +352,44 @@ fn step_of(
     Ok(report)
 }
 
-fn f64_of(v: &Value, key: &str) -> Option<f64> {
-    v.get(key).and_then(Value::as_f64)
-}
-
-fn u64_of(v: &Value, key: &str) -> Option<u64> {
-    let x = v.get(key)?;
-    // Some writers store counts as floats; accept whole non-negative ones.
-    x.as_u64()
-        .or_else(|| x.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
-}
-
-fn str_of(v: &Value, key: &str) -> Option<String> {
-    v.get(key).and_then(Value::as_str).map(str::to_owned)
-}
-
-fn params_of(p: &Value) -> StepParams {
-    // `bs_bytes` is a list of {size_bytes, weight} in WorkloadRecord; a bare
-    // number is accepted too.
-    let bs_bytes = match p.get("bs_bytes") {
-        Some(Value::Array(sizes)) if sizes.len() == 1 => sizes[0]
-            .get("size_bytes")
-            .and_then(Value::as_u64)
-            .or_else(|| sizes[0].as_u64()),
-        Some(v) => v.as_u64(),
-        None => None,
-    };
-    let u32_of = |key: &str| {
-        u64_of(p, key)
-            .and_then(|v| u32::try_from(v).ok())
-            .unwrap_or(0)
-    };
+fn params_of(p: &WorkloadRecord) -> StepParams {
     StepParams {
-        bs: str_of(p, "bs").unwrap_or_default(),
-        bs_bytes,
-        read_pct: f64_of(p, "read_pct").unwrap_or(0.0),
-        random_pct: f64_of(p, "random_pct").unwrap_or(0.0),
-        qd: u32_of("qd"),
-        threads: u32_of("threads"),
-        rate_iops: f64_of(p, "rate_iops"),
-        engine: str_of(p, "engine").unwrap_or_default(),
-        time_s: f64_of(p, "time_s").unwrap_or(0.0),
-        warmup_s: f64_of(p, "warmup_s").unwrap_or(0.0),
+        bs: p.bs.clone(),
+        bs_bytes: match p.bs_bytes.as_slice() {
+            [one] => Some(one.size_bytes),
+            _ => None,
+        },
+        read_pct: p.read_pct,
+        random_pct: p.random_pct,
+        qd: p.qd,
+        threads: p.threads,
+        rate_iops: p.rate_iops,
+        engine: p.engine.clone(),
+        time_s: p.time_s,
+        warmup_s: p.warmup_s,
     }
 }
 
-fn lat_of(v: &Value) -> LatSummary {
-    let g = |k: &str| u64_of(v, k).unwrap_or(0);
-    LatSummary {
-        min: g("min"),
-        mean: g("mean"),
-        stddev: g("stddev"),
-        max: g("max"),
-        p50: g("p50"),
-        p90: g("p90"),
-        p99: g("p99"),
-        p99_9: g("p99_9"),
-        p99_99: g("p99_99"),
-    }
-}
-
-fn op_of(v: &Value) -> OpFigures {
+fn op_of(o: &OpSummary) -> OpFigures {
     OpFigures {
-        ops: u64_of(v, "ops").unwrap_or(0),
-        bytes: u64_of(v, "bytes").unwrap_or(0),
-        iops: f64_of(v, "iops").unwrap_or(0.0),
-        bw_bytes_per_s: f64_of(v, "bw_bytes_per_s").unwrap_or(0.0),
-        lat_ns: v.get("lat_ns").map(lat_of).unwrap_or_default(),
+        ops: o.ops,
+        bytes: o.bytes,
+        iops: o.iops,
+        bw_bytes_per_s: o.bw_bytes_per_s,
+        lat_ns: o.lat_ns,
     }
 }
 
-fn summary_of(s: &Value) -> Option<StepSummary> {
-    let total = s.get("total")?;
-    let null = Value::Null;
-    let cpu = s.get("cpu").unwrap_or(&null);
-    Some(StepSummary {
-        duration_s: f64_of(s, "duration_s").unwrap_or(0.0),
-        total: op_of(total),
-        read: s.get("read").map(op_of).unwrap_or_default(),
-        write: s.get("write").map(op_of).unwrap_or_default(),
-        cpu_usr_pct: f64_of(cpu, "usr_pct").unwrap_or(0.0),
-        cpu_sys_pct: f64_of(cpu, "sys_pct").unwrap_or(0.0),
-        errors: u64_of(s, "errors").unwrap_or(0),
-    })
+fn summary_of(s: &Summary) -> StepSummary {
+    StepSummary {
+        duration_s: s.duration_s,
+        total: op_of(&s.total),
+        read: op_of(&s.read),
+        write: op_of(&s.write),
+        cpu_usr_pct: s.cpu.usr_pct,
+        cpu_sys_pct: s.cpu.sys_pct,
+        errors: s.errors,
+    }
 }
 
 fn figures_of(r: &IntervalRow) -> OpFigures {
@@ -516,58 +474,55 @@ fn percentile_series(label: &str, h: &LatencyHistogram) -> PercentileSeries {
 fn findings_of(rows: &[&AnalysisRow], measured_start_s: f64) -> StepFindings {
     let mut f = StepFindings::default();
     for a in rows {
-        let j = &a.json;
-        match a.kind.as_str() {
-            "generator_bound" => {
+        match &a.finding {
+            Finding::GeneratorBound(g) => {
                 f.generator_bound = Some(GeneratorBound {
-                    bound: j.get("generator_bound").and_then(Value::as_bool) == Some(true),
-                    in_flight_ratio: f64_of(j, "in_flight_ratio").unwrap_or(0.0),
-                    message: str_of(j, "message"),
+                    bound: g.generator_bound,
+                    in_flight_ratio: g.in_flight_ratio,
+                    message: g.message.clone(),
                 })
             }
-            "outages" => {
-                let spans_s = j
-                    .get("outages")
-                    .and_then(Value::as_array)
-                    .map(|list| {
-                        list.iter()
-                            .filter_map(|o| Some((f64_of(o, "start_t_s")?, f64_of(o, "end_t_s")?)))
-                            .collect()
-                    })
-                    .unwrap_or_default();
+            Finding::Outages(o) => {
                 f.outages = Some(Outages {
-                    total_outage_s: f64_of(j, "total_outage_s").unwrap_or(0.0),
-                    longest_outage_s: f64_of(j, "longest_outage_s").unwrap_or(0.0),
-                    spans_s,
+                    total_outage_s: o.total_outage_s,
+                    longest_outage_s: o.longest_outage_s,
+                    spans_s: o.outages.iter().map(|o| (o.start_t_s, o.end_t_s)).collect(),
                 });
             }
-            "write_cliff" => {
-                let cliff = j.get("cliff").and_then(|c| {
-                    Some(WriteCliffAt {
-                        onset_t_s: f64_of(c, "onset_t_s")?,
-                        level_before_iops: f64_of(c, "level_before_iops").unwrap_or(0.0),
-                        level_after_iops: f64_of(c, "level_after_iops").unwrap_or(0.0),
-                        drop_pct: f64_of(c, "drop_pct").unwrap_or(0.0),
-                    })
-                });
-                f.write_cliff = Some(cliff);
+            Finding::WriteCliff(w) => {
+                f.write_cliff = Some(w.cliff.as_ref().map(|c| WriteCliffAt {
+                    onset_t_s: c.onset_t_s,
+                    level_before_iops: c.level_before_iops,
+                    level_after_iops: c.level_after_iops,
+                    drop_pct: c.drop_pct,
+                }));
             }
-            "steady_state" => f.steady_state = Some(steady_state_of(j, measured_start_s)),
-            "precondition" => {
-                f.precondition = Some(Precondition {
-                    passes: f64_of(j, "passes").unwrap_or(0.0),
-                    written_bytes: u64_of(j, "written_bytes").unwrap_or(0),
-                    duration_s: f64_of(j, "duration_s").unwrap_or(0.0),
-                    bw_bytes_per_s: f64_of(j, "bw_bytes_per_s").unwrap_or(0.0),
+            Finding::SteadyState(ss) => {
+                f.steady_state = Some(SteadyState {
+                    reached: ss.reached,
+                    rounds: ss.rounds,
+                    round_s: ss.round_s,
+                    window: ss.window,
+                    rounds_needed: ss.rounds_needed,
+                    reason: ss.verdict.reason.clone(),
+                    window_s: ss.window_s(measured_start_s),
                 })
             }
-            "skipped" => f.skipped_why = str_of(j, "why").or_else(|| Some(String::new())),
-            "rate" => {
+            Finding::Precondition(p) => {
+                f.precondition = Some(Precondition {
+                    passes: f64::from(p.passes),
+                    written_bytes: p.written_bytes,
+                    duration_s: p.duration_s,
+                    bw_bytes_per_s: p.bw_bytes_per_s,
+                })
+            }
+            Finding::Skipped(sk) => f.skipped_why = Some(sk.why.clone()),
+            Finding::Rate(r) => {
                 f.rate = Some(RateCheck {
-                    requested_iops: f64_of(j, "requested_iops").unwrap_or(0.0),
-                    achieved_iops: f64_of(j, "achieved_iops").unwrap_or(0.0),
-                    error_pct: f64_of(j, "error_pct").unwrap_or(0.0),
-                    met: j.get("met").and_then(Value::as_bool) != Some(false),
+                    requested_iops: r.requested_iops,
+                    achieved_iops: r.achieved_iops,
+                    error_pct: r.error_pct,
+                    met: r.met,
                 })
             }
             _ => {}
@@ -576,50 +531,12 @@ fn findings_of(rows: &[&AnalysisRow], measured_start_s: f64) -> StepFindings {
     f
 }
 
-fn steady_state_of(j: &Value, measured_start_s: f64) -> SteadyState {
-    let reached = j.get("reached").and_then(Value::as_bool) == Some(true);
-    let rounds = u64_of(j, "rounds").unwrap_or(0);
-    let round_s = f64_of(j, "round_s").unwrap_or(0.0);
-    let window = u64_of(j, "window").unwrap_or(0);
-    let rounds_needed = u64_of(j, "rounds_needed");
-    // The verdict judged the `window` rounds ending at the round where it was
-    // reached, or the last rounds when it never was.
-    let end_round = match (reached, rounds_needed) {
-        (true, Some(r)) => r,
-        _ => rounds,
-    };
-    let window_s = (window > 0 && end_round >= window && round_s > 0.0).then(|| {
-        (
-            measured_start_s + (end_round - window) as f64 * round_s,
-            measured_start_s + end_round as f64 * round_s,
-        )
-    });
-    SteadyState {
-        reached,
-        rounds,
-        round_s,
-        window,
-        rounds_needed,
-        reason: j.get("verdict").and_then(|v| str_of(v, "reason")),
-        window_s,
-    }
-}
-
-fn curve_of(j: &Value) -> CurveReport {
+fn curve_of(c: &CurveFinding) -> CurveReport {
     CurveReport {
-        group: u64_of(j, "group").unwrap_or(0),
-        threshold_ms: f64_of(j, "threshold_ms").unwrap_or(1.0),
-        step_indexes: j
-            .get("steps")
-            .and_then(Value::as_array)
-            .map(|s| s.iter().filter_map(Value::as_i64).collect())
-            .unwrap_or_default(),
-        points: j
-            .get("points")
-            .and_then(|p| serde_json::from_value(p.clone()).ok())
-            .unwrap_or_default(),
-        analysis: j
-            .get("analysis")
-            .and_then(|a| serde_json::from_value(a.clone()).ok()),
+        group: u64::from(c.group),
+        threshold_ms: c.threshold_ms,
+        step_indexes: c.steps.iter().map(|&s| s as i64).collect(),
+        points: c.points.clone(),
+        analysis: Some(c.analysis.clone()),
     }
 }

@@ -970,7 +970,8 @@ impl Workload {
 }
 
 /// One entry of a weighted block-size list.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct BsWeight {
     pub size_bytes: u64,
     pub weight: u32,
@@ -978,17 +979,18 @@ pub struct BsWeight {
 
 /// Every resolved parameter, flat, with units in the names (`rate_iops` is null
 /// for an uncontrolled run).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct WorkloadRecord {
     pub targets: Vec<String>,
     pub size_bytes: Option<u64>,
     pub bs: String,
     pub bs_bytes: Vec<BsWeight>,
     /// Sizes of reads, when given apart from `bs`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_bs: Option<String>,
     /// Sizes of writes, when given apart from `bs`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_bs: Option<String>,
     pub align_bytes: u64,
     pub read_pct: f64,
@@ -1008,10 +1010,14 @@ pub struct WorkloadRecord {
     pub dist: String,
     pub data: String,
     pub seed: u64,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fault: Vec<String>,
+    // Added after the first stored results: absent there, default here.
+    #[serde(default)]
     pub verify: bool,
+    #[serde(default)]
     pub verify_after: bool,
+    #[serde(default)]
     pub max_errors: u32,
 }
 

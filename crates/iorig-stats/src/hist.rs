@@ -182,7 +182,8 @@ fn empty_hist() -> Histogram<u64> {
 }
 
 /// Latency figures of one histogram, integer nanoseconds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LatSummary {
     pub min: u64,
     pub mean: u64,

@@ -1,7 +1,7 @@
 //! Counters and histograms of one interval, per operation.
 
 use crate::{LatSummary, LatencyHistogram};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Operations of one kind (read or write) in one interval or run.
 #[derive(Clone, Debug, Default)]
@@ -70,14 +70,15 @@ impl OpStats {
 }
 
 /// The JSON form of an [`OpStats`] (schema iorig.result/1).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct OpSummary {
     pub ops: u64,
     pub bytes: u64,
     pub iops: f64,
     pub bw_bytes_per_s: f64,
     pub lat_ns: LatSummary,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_lat_ns: Option<LatSummary>,
 }
 

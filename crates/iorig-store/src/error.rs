@@ -41,4 +41,6 @@ pub enum StoreError {
     },
     #[error("unexpected {column} value {value:?} in the result store")]
     BadValue { column: &'static str, value: String },
+    #[error("encoding a result as JSON: {0}")]
+    Json(#[source] serde_json::Error),
 }

@@ -18,8 +18,8 @@ mod types;
 
 pub use error::StoreError;
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
-pub use store::{Store, TargetFactsRow};
+pub use store::Store;
 pub use types::{
     AnalysisRow, HistKind, IntervalRow, NewRun, NewStep, Op, RunDetail, RunId, RunKind, RunRow,
-    RunStatus, StepId, StepRow, StepStatus,
+    RunStatus, StepId, StepRole, StepRow, StepStatus, TargetFactsRow,
 };

@@ -2,30 +2,23 @@
 
 use crate::schema;
 use crate::types::{
-    AnalysisRow, HistKind, IntervalRow, NewRun, NewStep, Op, RunDetail, RunId, RunKind, RunRow,
-    RunStatus, StepId, StepRow, StepStatus,
+    AnalysisRow, HistKind, IntervalRow, NewRun, NewStep, Op, RunDetail, RunId, RunRow, StepId,
+    StepRow, StepStatus, TargetFactsRow,
 };
 use crate::StoreError;
+use iorig_result::{Finding, RunStatus, StepSummary, TargetKind};
+use iorig_stats::sampler::system::{SystemFacts, TargetFacts};
 use iorig_stats::{DeviceUsage, LatSummary, LatencyHistogram};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, Type, ValueRef};
 use rusqlite::{params, Connection, OptionalExtension, Row, ToSql};
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::str::FromStr;
 
 /// Scope of the one histogram per step, op and kind stored today: the merge
 /// over the step's measured time. The column leaves room for others (per
 /// round, warmup) without a schema change.
 const SCOPE_MEASURED: &str = "measured";
-
-/// A stored target's facts.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct TargetFactsRow {
-    pub path: String,
-    pub kind: Option<String>,
-    pub size_bytes: Option<u64>,
-    pub json: Value,
-}
 
 /// The result store. Every write is its own short transaction, committed
 /// before the call returns, so a crash or kill loses at most the write in
@@ -96,7 +89,7 @@ impl Store {
             "INSERT INTO runs (kind, plan_json, status, started, host, tool_version, command_line)
              VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6)",
             params![
-                run.kind,
+                SqlText(run.kind),
                 run.plan_json,
                 run.started,
                 run.host,
@@ -129,12 +122,12 @@ impl Store {
     }
 
     /// Stores the host's facts (replacing earlier ones of the run).
-    pub fn record_system_facts(&self, run: RunId, facts: &Value) -> Result<(), StoreError> {
+    pub fn record_system_facts(&self, run: RunId, facts: &SystemFacts) -> Result<(), StoreError> {
         self.conn
             .execute(
                 "INSERT INTO system_facts (run_id, json) VALUES (?1, ?2)
                  ON CONFLICT (run_id) DO UPDATE SET json = excluded.json",
-                params![run.0, facts.to_string()],
+                params![run.0, to_json(facts)?],
             )
             .map_err(|e| no_run(e, run))?;
         Ok(())
@@ -145,17 +138,18 @@ impl Store {
         &self,
         run: RunId,
         path: &str,
-        kind: Option<&str>,
+        kind: Option<TargetKind>,
         size_bytes: Option<u64>,
-        facts: &Value,
+        facts: &TargetFacts,
     ) -> Result<(), StoreError> {
+        let kind: Option<&'static str> = kind.map(Into::into);
         self.conn
             .execute(
                 "INSERT INTO target_facts (run_id, path, kind, size_bytes, json)
                  VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT (run_id, path) DO UPDATE SET
                      kind = excluded.kind, size_bytes = excluded.size_bytes, json = excluded.json",
-                params![run.0, path, kind, size_bytes.map(to_i64), facts.to_string()],
+                params![run.0, path, kind, size_bytes.map(to_i64), to_json(facts)?],
             )
             .map_err(|e| no_run(e, run))?;
         Ok(())
@@ -166,11 +160,9 @@ impl Store {
     /// its rows). Status, times, intervals and summary are left as they are.
     pub fn upsert_step(&self, run: RunId, step: &NewStep<'_>) -> Result<StepId, StoreError> {
         let p = step.params;
-        let num = |key: &str| p.get(key).and_then(Value::as_f64);
-        let int = |key: &str| {
-            p.get(key)
-                .and_then(Value::as_u64)
-                .and_then(|v| i64::try_from(v).ok())
+        let params_json = match p {
+            Some(p) => to_json(p)?,
+            None => "{}".to_owned(),
         };
         let id = self
             .conn
@@ -189,15 +181,15 @@ impl Store {
                     run.0,
                     step.index,
                     step.name,
-                    step.role,
-                    p.to_string(),
-                    p.get("bs").and_then(Value::as_str),
-                    single_bs_bytes(p),
-                    num("read_pct"),
-                    num("random_pct"),
-                    int("qd"),
-                    int("threads"),
-                    num("rate_iops"),
+                    step.role.to_string(),
+                    params_json,
+                    p.map(|p| p.bs.as_str()),
+                    p.and_then(single_bs_bytes),
+                    p.map(|p| p.read_pct),
+                    p.map(|p| p.random_pct),
+                    p.map(|p| i64::from(p.qd)),
+                    p.map(|p| i64::from(p.threads)),
+                    p.and_then(|p| p.rate_iops),
                 ],
                 |r| r.get(0),
             )
@@ -218,7 +210,7 @@ impl Store {
             "UPDATE steps SET status = ?1, started = COALESCE(?2, started),
                               ended = COALESCE(?3, ended)
              WHERE id = ?4",
-            params![status, started, ended, step.0],
+            params![SqlText(status), started, ended, step.0],
         )?;
         expect_step(n, step)
     }
@@ -271,41 +263,43 @@ impl Store {
             .execute(
                 "INSERT INTO histograms (step_id, op, kind, scope, data) VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT (step_id, op, kind, scope) DO UPDATE SET data = excluded.data",
-                params![step.0, op, kind, SCOPE_MEASURED, hist.to_bytes()],
+                params![step.0, SqlText(op), SqlText(kind), SCOPE_MEASURED, hist.to_bytes()],
             )
             .map_err(|e| no_step(e, step))?;
         Ok(())
     }
 
-    /// Ends a step: its final status, its summary (the result JSON's
-    /// `summary` object) and its end time.
+    /// Ends a step: its final status, its summary (none for a step that
+    /// ended before any I/O) and its end time.
     pub fn finish_step(
         &self,
         step: StepId,
         status: StepStatus,
-        summary: &Value,
+        summary: Option<&StepSummary>,
         ended: &str,
     ) -> Result<(), StoreError> {
+        let summary = summary.map(to_json).transpose()?;
         let n = self.conn.execute(
             "UPDATE steps SET status = ?1, summary_json = ?2, ended = ?3 WHERE id = ?4",
-            params![status, summary.to_string(), ended, step.0],
+            params![SqlText(status), summary, ended, step.0],
         )?;
         expect_step(n, step)
     }
 
-    /// Stores one analysis result of a run, or of one of its steps; returns
+    /// Stores one finding about a run, or about one of its steps; returns
     /// its id.
     pub fn put_analysis(
         &self,
         run: RunId,
         step: Option<StepId>,
-        kind: &str,
-        json: &Value,
+        finding: &Finding,
     ) -> Result<i64, StoreError> {
+        let json = finding.body_json().map_err(StoreError::Json)?;
+        let kind: &'static str = finding.kind().into();
         self.conn
             .execute(
                 "INSERT INTO analysis (run_id, step_id, kind, json) VALUES (?1, ?2, ?3, ?4)",
-                params![run.0, step.map(|s| s.0), kind, json.to_string()],
+                params![run.0, step.map(|s| s.0), kind, json],
             )
             .map_err(|e| match step {
                 // The foreign key failure does not say which parent is
@@ -320,7 +314,7 @@ impl Store {
     pub fn finish_run(&self, run: RunId, status: RunStatus, ended: &str) -> Result<(), StoreError> {
         let n = self.conn.execute(
             "UPDATE runs SET status = ?1, ended = ?2 WHERE id = ?3",
-            params![status, ended, run.0],
+            params![SqlText(status), ended, run.0],
         )?;
         expect_run(n, run)
     }
@@ -399,7 +393,7 @@ impl Store {
     }
 
     /// The stored host facts of a run.
-    pub fn system_facts(&self, run: RunId) -> Result<Option<Value>, StoreError> {
+    pub fn system_facts(&self, run: RunId) -> Result<Option<SystemFacts>, StoreError> {
         Ok(self
             .conn
             .query_row(
@@ -420,7 +414,7 @@ impl Store {
                 path: r.get(0)?,
                 kind: r.get(1)?,
                 size_bytes: r.get::<_, Option<i64>>(2)?.map(to_u64),
-                json: json_col(r, 3)?,
+                facts: json_col(r, 3)?,
             })
         })?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
@@ -489,7 +483,7 @@ impl Store {
                 t_s: r.get(1)?,
                 duration_s: r.get(2)?,
                 warmup: r.get(3)?,
-                op: r.get(4)?,
+                op: text_col(r, 4)?,
                 ops: u(5)?,
                 bytes: u(6)?,
                 iops: r.get(7)?,
@@ -526,7 +520,7 @@ impl Store {
             .query_row(
                 "SELECT data FROM histograms
                  WHERE step_id = ?1 AND op = ?2 AND kind = ?3 AND scope = ?4",
-                params![step.0, op, kind, SCOPE_MEASURED],
+                params![step.0, SqlText(op), SqlText(kind), SCOPE_MEASURED],
                 |r| r.get(0),
             )
             .optional()?;
@@ -548,12 +542,16 @@ impl Store {
             "SELECT id, run_id, step_id, kind, json FROM analysis WHERE run_id = ?1 ORDER BY id",
         )?;
         let rows = stmt.query_map([run.0], |r| {
+            let kind: String = r.get(3)?;
+            let json: String = r.get(4)?;
+            let finding = Finding::from_stored(&kind, &json).map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(4, Type::Text, Box::new(e))
+            })?;
             Ok(AnalysisRow {
                 id: r.get(0)?,
                 run_id: RunId(r.get(1)?),
                 step_id: r.get::<_, Option<i64>>(2)?.map(StepId),
-                kind: r.get(3)?,
-                json: json_col(r, 4)?,
+                finding,
             })
         })?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
@@ -576,8 +574,8 @@ fn run_row(r: &Row<'_>) -> rusqlite::Result<(RunRow, Option<String>, String)> {
     Ok((
         RunRow {
             id: RunId(r.get(0)?),
-            kind: r.get(1)?,
-            status: r.get(2)?,
+            kind: text_col(r, 1)?,
+            status: text_col(r, 2)?,
             started: r.get(3)?,
             ended: r.get(4)?,
             host: r.get(5)?,
@@ -597,14 +595,23 @@ fn step_row(r: &Row<'_>) -> rusqlite::Result<StepRow> {
         ValueRef::Null => None,
         _ => Some(json_col(r, 7)?),
     };
+    // Pending and skipped steps carry no workload (`{}`).
+    let params_text: String = r.get(6)?;
+    let params =
+        match params_text.trim() {
+            "{}" => None,
+            text => Some(serde_json::from_str(text).map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(6, Type::Text, Box::new(e))
+            })?),
+        };
     Ok(StepRow {
         id: StepId(r.get(0)?),
         run_id: RunId(r.get(1)?),
         index: r.get(2)?,
         name: r.get(3)?,
-        role: r.get(4)?,
-        status: r.get(5)?,
-        params: json_col(r, 6)?,
+        role: text_col(r, 4)?,
+        status: text_col(r, 5)?,
+        params,
         summary,
         started: r.get(8)?,
         ended: r.get(9)?,
@@ -628,7 +635,7 @@ fn insert_interval(conn: &Connection, step: StepId, row: &IntervalRow) -> rusqli
         row.t_s,
         row.duration_s,
         row.warmup,
-        row.op,
+        SqlText(row.op),
         to_i64(row.ops),
         to_i64(row.bytes),
         row.iops,
@@ -653,16 +660,10 @@ fn insert_interval(conn: &Connection, step: StepId, row: &IntervalRow) -> rusqli
     Ok(())
 }
 
-/// The block size of a `WorkloadRecord` when it has exactly one size
-/// (`bs_bytes: [{size_bytes, weight}]`); `None` for a mix or when absent.
-fn single_bs_bytes(params: &Value) -> Option<i64> {
-    match params.get("bs_bytes")? {
-        Value::Array(sizes) if sizes.len() == 1 => sizes[0]
-            .get("size_bytes")
-            .and_then(Value::as_u64)
-            .and_then(|v| i64::try_from(v).ok()),
-        // Also accept a plain number, for params written by hand.
-        Value::Number(n) => n.as_u64().and_then(|v| i64::try_from(v).ok()),
+/// The block size of a workload when it has exactly one; `None` for a mix.
+fn single_bs_bytes(params: &iorig_result::WorkloadRecord) -> Option<i64> {
+    match params.bs_bytes.as_slice() {
+        [one] => i64::try_from(one.size_bytes).ok(),
         _ => None,
     }
 }
@@ -679,10 +680,20 @@ fn to_u64(v: i64) -> u64 {
     u64::try_from(v).unwrap_or(0)
 }
 
-fn json_col(r: &Row<'_>, idx: usize) -> rusqlite::Result<Value> {
+/// A JSON column read into its type.
+fn json_col<T: serde::de::DeserializeOwned>(r: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
     let text: String = r.get(idx)?;
     serde_json::from_str(&text)
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, Box::new(e)))
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(StoreError::Json)
+}
+
+/// A TEXT column holding one of a closed set of names.
+fn text_col<T: FromStr>(r: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
+    Ok(r.get::<_, SqlText<T>>(idx)?.0)
 }
 
 fn is_foreign_key_error(e: &rusqlite::Error) -> bool {
@@ -727,20 +738,26 @@ fn expect_step(changed: usize, step: StepId) -> Result<(), StoreError> {
     }
 }
 
-macro_rules! sql_text {
-    ($($t:ty),+) => {$(
-        impl ToSql for $t {
-            fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-                Ok(ToSqlOutput::from(self.as_str()))
-            }
-        }
+/// A closed-set name (status, kind, op, ...) as a TEXT column. The schema
+/// CHECKs the same sets, so a value that does not parse is a damaged or
+/// foreign row.
+struct SqlText<T>(T);
 
-        impl FromSql for $t {
-            fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-                <$t>::parse(value.as_str()?).map_err(|e| FromSqlError::Other(Box::new(e)))
-            }
-        }
-    )+};
+impl<T: Copy + Into<&'static str>> ToSql for SqlText<T> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        let text: &'static str = self.0.into();
+        Ok(ToSqlOutput::from(text))
+    }
 }
 
-sql_text!(RunKind, RunStatus, StepStatus, Op, HistKind);
+impl<T: FromStr> FromSql for SqlText<T> {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        let text = value.as_str()?;
+        text.parse().map(SqlText).map_err(|_| {
+            FromSqlError::Other(Box::new(StoreError::BadValue {
+                column: "a name column",
+                value: text.to_owned(),
+            }))
+        })
+    }
+}

@@ -1,6 +1,7 @@
 //! What goes into the store and what comes out of it.
 
-use crate::StoreError;
+use iorig_result::{Finding, StepSummary, WorkloadRecord};
+use iorig_stats::sampler::system::TargetFacts;
 use iorig_stats::{CpuUsage, DeviceUsage, IntervalStats, LatSummary, OpSummary};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -28,110 +29,7 @@ impl fmt::Display for StepId {
     }
 }
 
-/// Declares a closed set of names stored as TEXT (the schema CHECKs the same
-/// set), with its SQL/JSON spelling both ways.
-macro_rules! text_enum {
-    ($(#[$meta:meta])* $name:ident, $column:literal { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-        #[serde(rename_all = "snake_case")]
-        pub enum $name {
-            $($(#[$vmeta])* $variant),+
-        }
-
-        impl $name {
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            /// The stored spelling.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($name::$variant => $text),+
-                }
-            }
-
-            /// The value of a stored spelling.
-            pub fn parse(text: &str) -> Result<$name, StoreError> {
-                match text {
-                    $($text => Ok($name::$variant),)+
-                    other => Err(StoreError::BadValue {
-                        column: $column,
-                        value: other.to_owned(),
-                    }),
-                }
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
-text_enum!(
-    /// What made a run.
-    RunKind, "runs.kind" {
-        /// `iorig run`: one workload.
-        Run = "run",
-        /// `iorig plan run`: a sequence of steps.
-        Plan = "plan",
-        /// `iorig quick`.
-        Quick = "quick",
-        /// `iorig profile`: observation of a device, no I/O of our own.
-        Profile = "profile",
-    }
-);
-
-text_enum!(
-    /// Where a run stands.
-    RunStatus, "runs.status" {
-        Running = "running",
-        Ok = "ok",
-        Failed = "failed",
-        /// Stopped by Ctrl-C or killed; a plan may be resumed.
-        Interrupted = "interrupted",
-    }
-);
-
-text_enum!(
-    /// Where a step stands.
-    StepStatus, "steps.status" {
-        Pending = "pending",
-        Running = "running",
-        Ok = "ok",
-        Failed = "failed",
-        Interrupted = "interrupted",
-        Skipped = "skipped",
-    }
-);
-
-text_enum!(
-    /// Which I/Os a figure covers.
-    Op, "op" {
-        Read = "read",
-        Write = "write",
-        /// Reads and writes together (merged histograms).
-        Total = "total",
-    }
-);
-
-text_enum!(
-    /// Which latency a histogram holds.
-    HistKind, "histograms.kind" {
-        /// From the scheduled start under a rate limit, else from submission.
-        Lat = "lat",
-        /// From actual submission; only recorded under a rate limit.
-        ServiceLat = "service_lat",
-    }
-);
-
-impl StepStatus {
-    /// Done for the purpose of resuming: a resumed plan goes on after it.
-    pub fn is_complete(self) -> bool {
-        matches!(self, StepStatus::Ok | StepStatus::Skipped)
-    }
-}
+pub use iorig_result::{HistKind, Op, RunKind, RunStatus, StepRole, StepStatus};
 
 /// A run about to start.
 #[derive(Clone, Debug, PartialEq)]
@@ -147,16 +45,18 @@ pub struct NewRun {
     pub started: String,
 }
 
-/// A step of a run; `params` is a serialized `WorkloadRecord` (any JSON
-/// object is accepted; fields it lacks leave the searchable columns NULL).
+/// A step of a run.
 #[derive(Clone, Copy, Debug)]
 pub struct NewStep<'a> {
     /// Position in the plan, from 0; unique within the run.
     pub index: i64,
     pub name: &'a str,
-    /// What the step is for in its method (`precondition`, `measure`, ...).
-    pub role: &'a str,
-    pub params: &'a serde_json::Value,
+    /// What the step is for in its method.
+    pub role: StepRole,
+    /// Every resolved parameter; `None` for a step not planned yet (a plan
+    /// stores all its steps as pending first) or one that was skipped. The
+    /// searchable columns are NULL then.
+    pub params: Option<&'a WorkloadRecord>,
 }
 
 /// A run as listed.
@@ -188,22 +88,31 @@ pub struct StepRow {
     pub run_id: RunId,
     pub index: i64,
     pub name: String,
-    pub role: String,
+    pub role: StepRole,
     pub status: StepStatus,
-    pub params: serde_json::Value,
-    pub summary: Option<serde_json::Value>,
+    /// `None` for a step stored before it was planned, or skipped.
+    pub params: Option<WorkloadRecord>,
+    pub summary: Option<StepSummary>,
     pub started: Option<String>,
     pub ended: Option<String>,
 }
 
-/// A stored analysis result.
+/// A stored finding, of a run (`step_id` None) or of one of its steps.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct AnalysisRow {
     pub id: i64,
     pub run_id: RunId,
     pub step_id: Option<StepId>,
-    pub kind: String,
-    pub json: serde_json::Value,
+    pub finding: Finding,
+}
+
+/// A stored target's facts.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TargetFactsRow {
+    pub path: String,
+    pub kind: Option<String>,
+    pub size_bytes: Option<u64>,
+    pub facts: TargetFacts,
 }
 
 /// One operation kind of one interval of a step.

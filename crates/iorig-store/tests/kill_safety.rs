@@ -51,15 +51,18 @@ fn writer_child() {
             started: "2026-01-01T00:00:00Z".into(),
         })
         .unwrap();
-    let params = serde_json::json!({"bs": "4k", "qd": 1});
+    let params = iorig_spec::WorkloadFile::default()
+        .resolve(1)
+        .unwrap()
+        .record();
     let step = store
         .upsert_step(
             run,
             &NewStep {
                 index: 0,
                 name: "w",
-                role: "measure",
-                params: &params,
+                role: iorig_store::StepRole::Run,
+                params: Some(&params),
             },
         )
         .unwrap();

@@ -7,15 +7,29 @@
 
 #![allow(clippy::unwrap_used)]
 
+use iorig_result::{Finding, SkippedFinding, StepSummary, Summary, TargetKind, WorkloadRecord};
 use iorig_spec::WorkloadFile;
+use iorig_stats::sampler::system::{SystemFacts, TargetFacts};
 use iorig_stats::{CpuUsage, DeviceUsage, IntervalStats, LatencyHistogram};
 use iorig_store::{
-    HistKind, IntervalRow, NewRun, NewStep, Op, RunId, RunKind, RunStatus, StepStatus, Store,
-    StoreError,
+    HistKind, IntervalRow, NewRun, NewStep, Op, RunId, RunKind, RunStatus, StepRole, StepStatus,
+    Store, StoreError,
 };
 use rusqlite::Connection;
-use serde_json::{json, Value};
 use std::collections::BTreeMap;
+
+/// A finding to store (any kind will do).
+fn finding(why: &str) -> Finding {
+    Finding::Skipped(SkippedFinding { why: why.into() })
+}
+
+/// A step summary to store.
+fn summary(duration_s: f64) -> StepSummary {
+    StepSummary::Io(Box::new(Summary {
+        duration_s,
+        ..Summary::default()
+    }))
+}
 
 fn new_run(kind: RunKind, started: &str) -> NewRun {
     NewRun {
@@ -32,13 +46,13 @@ fn new_run(kind: RunKind, started: &str) -> NewRun {
     }
 }
 
-/// The serialized WorkloadRecord of a workload TOML.
-fn params(toml: &str) -> Value {
+/// The WorkloadRecord of a workload TOML.
+fn params(toml: &str) -> WorkloadRecord {
     let w = WorkloadFile::from_toml("t.toml", toml)
         .unwrap()
         .resolve(1)
         .unwrap();
-    serde_json::to_value(w.record()).unwrap()
+    w.record()
 }
 
 fn stats(seed: u64) -> IntervalStats {
@@ -68,16 +82,14 @@ fn run_steps_intervals_labels_analysis_round_trip() {
     let run = store
         .create_run(&new_run(RunKind::Plan, "2026-03-01T10:00:00Z"))
         .unwrap();
-    store
-        .record_system_facts(run, &json!({"kernel": "6.1", "cpu_count": 2}))
-        .unwrap();
+    store.record_system_facts(run, &system()).unwrap();
     store
         .record_target_facts(
             run,
             "/dev/zram0",
-            Some("block"),
+            Some(TargetKind::Block),
             Some(1 << 30),
-            &json!({"rotational": false}),
+            &rotational(),
         )
         .unwrap();
     store.set_label(run, "fw", "1.3").unwrap();
@@ -91,8 +103,8 @@ fn run_steps_intervals_labels_analysis_round_trip() {
             &NewStep {
                 index: 0,
                 name: "8k 70/30 qd16",
-                role: "measure",
-                params: &single,
+                role: StepRole::Run,
+                params: Some(&single),
             },
         )
         .unwrap();
@@ -102,8 +114,8 @@ fn run_steps_intervals_labels_analysis_round_trip() {
             &NewStep {
                 index: 1,
                 name: "mixed writes",
-                role: "measure",
-                params: &mixed,
+                role: StepRole::Run,
+                params: Some(&mixed),
             },
         )
         .unwrap();
@@ -183,16 +195,12 @@ fn run_steps_intervals_labels_analysis_round_trip() {
     store.add_interval(s0, &extra).unwrap();
     assert!(store.add_interval(s0, &extra).is_err());
 
-    let summary = json!({"duration_s": 3.0, "total": {"iops": 1000.0}});
+    let summary = summary(3.0);
     store
-        .finish_step(s0, StepStatus::Ok, &summary, "2026-03-01T10:00:05Z")
+        .finish_step(s0, StepStatus::Ok, Some(&summary), "2026-03-01T10:00:05Z")
         .unwrap();
-    let a1 = store
-        .put_analysis(run, Some(s0), "steady_state", &json!({"reached": true}))
-        .unwrap();
-    let a2 = store
-        .put_analysis(run, None, "knee", &json!({"qd": 16}))
-        .unwrap();
+    let a1 = store.put_analysis(run, Some(s0), &finding("a")).unwrap();
+    let a2 = store.put_analysis(run, None, &finding("b")).unwrap();
     store
         .finish_run(run, RunStatus::Interrupted, "2026-03-01T10:00:06Z")
         .unwrap();
@@ -217,24 +225,22 @@ fn run_steps_intervals_labels_analysis_round_trip() {
             ("note".to_owned(), "after fw update".to_owned()),
         ])
     );
-    assert_eq!(
-        store.system_facts(run).unwrap(),
-        Some(json!({"kernel": "6.1", "cpu_count": 2}))
-    );
+    assert_eq!(store.system_facts(run).unwrap(), Some(system()));
     let targets = store.target_facts(run).unwrap();
     assert_eq!(targets.len(), 1);
     assert_eq!(targets[0].path, "/dev/zram0");
     assert_eq!(targets[0].size_bytes, Some(1 << 30));
-    assert_eq!(targets[0].json, json!({"rotational": false}));
+    assert_eq!(targets[0].facts, rotational());
+    assert_eq!(targets[0].kind.as_deref(), Some("block"));
 
     let steps = store.steps(run).unwrap();
     assert_eq!(steps.len(), 2);
     assert_eq!(steps[0].id, s0);
     assert_eq!(steps[0].index, 0);
     assert_eq!(steps[0].name, "8k 70/30 qd16");
-    assert_eq!(steps[0].role, "measure");
+    assert_eq!(steps[0].role, StepRole::Run);
     assert_eq!(steps[0].status, StepStatus::Ok);
-    assert_eq!(steps[0].params, single);
+    assert_eq!(steps[0].params, Some(single));
     assert_eq!(steps[0].summary, Some(summary));
     assert_eq!(steps[0].started.as_deref(), Some("2026-03-01T10:00:01Z"));
     assert_eq!(steps[0].ended.as_deref(), Some("2026-03-01T10:00:05Z"));
@@ -247,9 +253,9 @@ fn run_steps_intervals_labels_analysis_round_trip() {
     assert_eq!(analysis.len(), 2);
     assert_eq!((analysis[0].id, analysis[1].id), (a1, a2));
     assert_eq!(analysis[0].step_id, Some(s0));
-    assert_eq!(analysis[0].kind, "steady_state");
+    assert_eq!(analysis[0].finding, finding("a"));
     assert_eq!(analysis[1].step_id, None);
-    assert_eq!(analysis[1].json, json!({"qd": 16}));
+    assert_eq!(analysis[1].finding, finding("b"));
 
     assert_eq!(store.integrity_check().unwrap(), "ok");
 }
@@ -300,8 +306,8 @@ fn upsert_reuses_the_step_and_resume_finds_the_first_incomplete() {
                     &NewStep {
                         index: i as i64,
                         name,
-                        role: "measure",
-                        params: &p,
+                        role: StepRole::Run,
+                        params: Some(&p),
                     },
                 )
                 .unwrap()
@@ -309,7 +315,7 @@ fn upsert_reuses_the_step_and_resume_finds_the_first_incomplete() {
         .collect();
     assert_eq!(store.first_incomplete_step(run).unwrap(), Some(0));
     store
-        .finish_step(ids[0], StepStatus::Ok, &json!({}), "t")
+        .finish_step(ids[0], StepStatus::Ok, Some(&summary(1.0)), "t")
         .unwrap();
     store
         .set_step_status(ids[1], StepStatus::Skipped, None, Some("t"))
@@ -323,7 +329,7 @@ fn upsert_reuses_the_step_and_resume_finds_the_first_incomplete() {
         .put_histogram(ids[2], Op::Read, HistKind::Lat, &stats(1).read.lat)
         .unwrap();
     store
-        .put_analysis(run, Some(ids[2]), "partial", &json!(null))
+        .put_analysis(run, Some(ids[2]), &finding("partial"))
         .unwrap();
     assert_eq!(store.first_incomplete_step(run).unwrap(), Some(2));
 
@@ -335,8 +341,8 @@ fn upsert_reuses_the_step_and_resume_finds_the_first_incomplete() {
             &NewStep {
                 index: 2,
                 name: "qd8 (resumed)",
-                role: "measure",
-                params: &p,
+                role: StepRole::Run,
+                params: Some(&p),
             },
         )
         .unwrap();
@@ -359,7 +365,7 @@ fn upsert_reuses_the_step_and_resume_finds_the_first_incomplete() {
 
     for id in &ids[2..] {
         store
-            .finish_step(*id, StepStatus::Ok, &json!({}), "t")
+            .finish_step(*id, StepStatus::Ok, Some(&summary(1.0)), "t")
             .unwrap();
     }
     assert_eq!(store.first_incomplete_step(run).unwrap(), None);
@@ -394,8 +400,8 @@ fn stored_histograms_merge_like_the_originals() {
                 &NewStep {
                     index: i as i64,
                     name: "s",
-                    role: "measure",
-                    params: &p,
+                    role: StepRole::Run,
+                    params: Some(&p),
                 },
             )
             .unwrap();
@@ -449,8 +455,8 @@ fn a_corrupt_stored_histogram_is_a_clear_error() {
             &NewStep {
                 index: 0,
                 name: "s",
-                role: "measure",
-                params: &json!({}),
+                role: StepRole::Run,
+                params: None,
             },
         )
         .unwrap();
@@ -497,9 +503,17 @@ fn delete_cascades_to_everything_under_the_run() {
     let store = Store::open(&path).unwrap();
     let fill = |started: &str| {
         let run = store.create_run(&new_run(RunKind::Plan, started)).unwrap();
-        store.record_system_facts(run, &json!({})).unwrap();
         store
-            .record_target_facts(run, "/tmp/x", Some("file"), Some(1), &json!({}))
+            .record_system_facts(run, &SystemFacts::default())
+            .unwrap();
+        store
+            .record_target_facts(
+                run,
+                "/tmp/x",
+                Some(TargetKind::File),
+                Some(1),
+                &TargetFacts::default(),
+            )
             .unwrap();
         let step = store
             .upsert_step(
@@ -507,8 +521,8 @@ fn delete_cascades_to_everything_under_the_run() {
                 &NewStep {
                     index: 0,
                     name: "s",
-                    role: "measure",
-                    params: &params(""),
+                    role: StepRole::Run,
+                    params: Some(&params("")),
                 },
             )
             .unwrap();
@@ -517,8 +531,8 @@ fn delete_cascades_to_everything_under_the_run() {
         store
             .put_histogram(step, Op::Total, HistKind::Lat, &stats(3).total().lat)
             .unwrap();
-        store.put_analysis(run, Some(step), "k", &json!(1)).unwrap();
-        store.put_analysis(run, None, "k", &json!(2)).unwrap();
+        store.put_analysis(run, Some(step), &finding("1")).unwrap();
+        store.put_analysis(run, None, &finding("2")).unwrap();
         run
     };
     let doomed = fill("2026-01-01T00:00:00Z");
@@ -551,7 +565,7 @@ fn writes_under_a_missing_run_or_step_say_so() {
         StoreError::NoSuchRun(42)
     ));
     assert!(matches!(
-        err(store.record_system_facts(ghost, &json!({}))),
+        err(store.record_system_facts(ghost, &SystemFacts::default())),
         StoreError::NoSuchRun(42)
     ));
     assert!(matches!(
@@ -560,8 +574,8 @@ fn writes_under_a_missing_run_or_step_say_so() {
             &NewStep {
                 index: 0,
                 name: "s",
-                role: "r",
-                params: &json!({})
+                role: StepRole::Run,
+                params: None
             }
         ),
         Err(StoreError::NoSuchRun(42))
@@ -589,14 +603,29 @@ fn writes_under_a_missing_run_or_step_say_so() {
         StoreError::NoSuchStep(7)
     ));
     assert!(matches!(
-        store.put_analysis(run, Some(step), "k", &json!(1)),
+        store.put_analysis(run, Some(step), &finding("1")),
         Err(StoreError::NoSuchStep(7))
     ));
     assert!(matches!(
-        store.put_analysis(ghost, None, "k", &json!(1)),
+        store.put_analysis(ghost, None, &finding("1")),
         Err(StoreError::NoSuchRun(42))
     ));
     // Nothing of the failed writes is left.
     assert!(store.steps(run).unwrap().is_empty());
     assert!(store.analysis(run).unwrap().is_empty());
+}
+
+fn system() -> SystemFacts {
+    SystemFacts {
+        kernel: Some("6.1".into()),
+        cpu_count: Some(2),
+        ..SystemFacts::default()
+    }
+}
+
+fn rotational() -> TargetFacts {
+    TargetFacts {
+        rotational: Some(false),
+        ..TargetFacts::default()
+    }
 }

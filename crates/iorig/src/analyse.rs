@@ -2,18 +2,20 @@
 //! generator-bound check, outages, the write cliff, steady state, and the
 //! IOPS–latency curve. The arithmetic lives in `iorig_stats::analysis`; this
 //! module feeds it, prints the verdicts the user must see, and returns them as
-//! JSON for the store.
+//! typed findings for the store.
 
 use crate::output::Printer;
 use crate::plan_cmd::StepResult;
 use crate::step::StepOutput;
+use iorig_result::{
+    CurveFinding, Finding, OffRatePoint, RateCheck, SteadyStateFinding, WriteCliffFinding,
+};
 use iorig_spec::plan::{SteadyStateSpec, StepRole};
 use iorig_spec::{EngineKind, Rate, Workload};
 use iorig_stats::analysis::curve::{analyze_curve, CurvePoint, RATE_TOLERANCE_PCT};
 use iorig_stats::analysis::little::{GeneratorBoundCheck, LittleInput};
 use iorig_stats::analysis::series::{detect_outages, detect_write_cliff, SeriesPoint};
 use iorig_stats::analysis::steady_state::SteadyStateDetector;
-use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 /// The first minute is the level a write cliff falls from (the flash document
@@ -28,7 +30,7 @@ fn host_cpus() -> u32 {
 }
 
 /// Every check that applies to any step; verdicts worth a warning are printed.
-pub fn analyse_step(w: &Workload, out: &StepOutput, printer: &Printer) -> Vec<(String, Value)> {
+pub fn analyse_step(w: &Workload, out: &StepOutput, printer: &Printer) -> Vec<Finding> {
     let mut found = Vec::new();
     let outcome = &out.outcome;
     let total = outcome.summary.total().summary(outcome.measured_s);
@@ -64,10 +66,7 @@ pub fn analyse_step(w: &Workload, out: &StepOutput, printer: &Printer) -> Vec<(S
                 }
             }
         }
-        found.push((
-            "generator_bound".to_string(),
-            serde_json::to_value(&verdict).unwrap_or(Value::Null),
-        ));
+        found.push(Finding::GeneratorBound(verdict));
     }
 
     // A paced run that did not run at its rate says so: its latency is
@@ -82,12 +81,13 @@ pub fn analyse_step(w: &Workload, out: &StepOutput, printer: &Printer) -> Vec<(S
                     total.iops
                 ));
             }
-            found.push((
-                "rate".to_string(),
-                json!({"requested_iops": requested, "achieved_iops": total.iops,
-                       "error_pct": error_pct, "met": met,
-                       "tolerance_pct": RATE_TOLERANCE_PCT}),
-            ));
+            found.push(Finding::Rate(RateCheck {
+                requested_iops: requested,
+                achieved_iops: total.iops,
+                error_pct,
+                met,
+                tolerance_pct: RATE_TOLERANCE_PCT,
+            }));
         }
     }
 
@@ -122,10 +122,7 @@ pub fn analyse_step(w: &Workload, out: &StepOutput, printer: &Printer) -> Vec<(S
                 outcome.longest_gap_start_s
             ));
         }
-        found.push((
-            "outages".to_string(),
-            serde_json::to_value(&outages).unwrap_or(Value::Null),
-        ));
+        found.push(Finding::Outages(outages));
         if w.writes() {
             let cliff = detect_write_cliff(&points, CLIFF_BASELINE_S, CLIFF_DROP_PCT, None);
             if let Some(c) = &cliff {
@@ -134,10 +131,10 @@ pub fn analyse_step(w: &Workload, out: &StepOutput, printer: &Printer) -> Vec<(S
                     c.onset_t_s, c.level_before_iops, c.level_after_iops, c.drop_pct
                 ));
             }
-            found.push((
-                "write_cliff".to_string(),
-                json!({ "found": cliff.is_some(), "cliff": cliff }),
-            ));
+            found.push(Finding::WriteCliff(WriteCliffFinding {
+                found: cliff.is_some(),
+                cliff,
+            }));
         }
     }
     found
@@ -148,37 +145,40 @@ pub fn steady_state_verdict(
     rounds: &[f64],
     spec: SteadyStateSpec,
     steady_at_round: Option<usize>,
-) -> Value {
+) -> SteadyStateFinding {
     let detector = SteadyStateDetector::new(spec.window as usize, 20.0, 10.0);
-    let v = detector.check(rounds);
-    json!({
-        "reached": v.reached,
-        "rounds": rounds.len(),
-        "round_s": spec.round.as_secs_f64(),
-        "max_rounds": spec.max_rounds,
-        "window": spec.window,
-        "rounds_needed": steady_at_round,
-        "time_needed_s": steady_at_round.map(|r| r as f64 * spec.round.as_secs_f64()),
-        "round_iops": rounds,
-        "verdict": v,
-    })
+    let verdict = detector.check(rounds);
+    SteadyStateFinding {
+        reached: verdict.reached,
+        rounds: rounds.len() as u64,
+        round_s: spec.round.as_secs_f64(),
+        max_rounds: u64::from(spec.max_rounds),
+        window: u64::from(spec.window),
+        rounds_needed: steady_at_round.map(|r| r as u64),
+        time_needed_s: steady_at_round.map(|r| r as f64 * spec.round.as_secs_f64()),
+        round_iops: rounds.to_vec(),
+        verdict,
+    }
 }
 
-pub fn steady_state_line(label: &str, v: &Value) -> String {
-    let rounds = v["rounds"].as_u64().unwrap_or(0);
-    if v["reached"].as_bool() == Some(true) {
+pub fn steady_state_line(label: &str, v: &SteadyStateFinding) -> String {
+    if v.reached {
         format!(
-            "{label}: steady state reached after {rounds} round(s) ({:.0} s measured)",
-            v["time_needed_s"].as_f64().unwrap_or(0.0)
+            "{label}: steady state reached after {} round(s) ({:.0} s measured)",
+            v.rounds,
+            v.time_needed_s.unwrap_or(0.0)
         )
     } else {
-        let why = v["verdict"]["reason"].as_str().unwrap_or("");
-        format!("{label}: steady state not reached in {rounds} round(s): {why}")
+        let why = v.verdict.reason.as_deref().unwrap_or("");
+        format!(
+            "{label}: steady state not reached in {} round(s): {why}",
+            v.rounds
+        )
     }
 }
 
 /// One analysis per curve group: its max run and rate runs, in load order.
-pub fn curves(results: &[StepResult]) -> Vec<(u32, Value)> {
+pub fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
     let mut groups: BTreeMap<u32, (Vec<CurvePoint>, f64, Vec<usize>)> = BTreeMap::new();
     let mut max_of: BTreeMap<u32, f64> = BTreeMap::new();
     for r in results {
@@ -187,14 +187,8 @@ pub fn curves(results: &[StepResult]) -> Vec<(u32, Value)> {
             _ => continue,
         };
         let Some(s) = &r.summary else { continue };
-        let t = &s["total"];
-        let (Some(iops), Some(mean), Some(p99)) = (
-            t["iops"].as_f64(),
-            t["lat_ns"]["mean"].as_f64(),
-            t["lat_ns"]["p99"].as_f64(),
-        ) else {
-            continue;
-        };
+        let t = &s.total;
+        let (iops, mean, p99) = (t.iops, t.lat_ns.mean as f64, t.lat_ns.p99 as f64);
         if iops <= 0.0 {
             continue;
         }
@@ -227,71 +221,67 @@ pub fn curves(results: &[StepResult]) -> Vec<(u32, Value)> {
         .map(|(g, (pts, threshold_ms, steps))| {
             let a = analyze_curve(&pts, threshold_ms * 1e6, 2.0);
             let step_of = |i: Option<usize>| i.and_then(|i| steps.get(i)).map(|s| s + 1);
-            let off_rate: Vec<Value> = a
+            let off_rate: Vec<OffRatePoint> = a
                 .off_rate_points
                 .iter()
-                .map(|&i| {
-                    json!({
-                        "step": steps.get(i).map(|s| s + 1),
-                        "requested_iops": pts[i].requested_iops,
-                        "achieved_iops": pts[i].iops,
-                        "error_pct": pts[i].rate_error_pct(),
-                    })
+                .map(|&i| OffRatePoint {
+                    step: steps.get(i).map(|s| s + 1),
+                    requested_iops: pts[i].requested_iops,
+                    achieved_iops: pts[i].iops,
+                    error_pct: pts[i].rate_error_pct(),
                 })
                 .collect();
-            (
-                g,
-                json!({
-                    "group": g,
-                    "threshold_ms": threshold_ms,
-                    "steps": steps,
-                    "points": pts,
-                    "analysis": a,
-                    "best_under_mean_step": step_of(a.best_under_mean_point),
-                    "best_under_p99_step": step_of(a.best_under_p99_point),
-                    "off_rate": off_rate,
-                }),
-            )
+            CurveFinding {
+                group: g,
+                threshold_ms,
+                best_under_mean_step: step_of(a.best_under_mean_point),
+                best_under_p99_step: step_of(a.best_under_p99_point),
+                steps,
+                points: pts,
+                analysis: a,
+                off_rate,
+            }
         })
         .collect()
 }
 
-pub fn curve_lines(group: u32, v: &Value) -> Vec<String> {
-    let a = &v["analysis"];
-    let th = v["threshold_ms"].as_f64().unwrap_or(1.0);
-    let f = |x: &Value| match x.as_f64() {
+pub fn curve_lines(v: &CurveFinding) -> Vec<String> {
+    let a = &v.analysis;
+    let group = v.group;
+    let th = v.threshold_ms;
+    let f = |x: Option<f64>| match x {
         Some(n) => format!("{n:.0}"),
         None => "none".to_string(),
     };
-    let at = |key: &str| match v[key].as_u64() {
+    let at = |step: Option<usize>| match step {
         Some(step) => format!(" (step {step})"),
         None => String::new(),
     };
     let mut out = vec![format!(
         "curve {}: max {} IOPS; best with mean latency <= {th} ms: {}{}; with p99 <= {th} ms: {}{}",
         group + 1,
-        f(&a["max_iops"]),
-        f(&a["best_under_mean"]),
-        at("best_under_mean_step"),
-        f(&a["best_under_p99"]),
-        at("best_under_p99_step"),
+        f(Some(a.max_iops)),
+        f(a.best_under_mean),
+        at(v.best_under_mean_step),
+        f(a.best_under_p99),
+        at(v.best_under_p99_step),
     )];
-    for o in v["off_rate"].as_array().into_iter().flatten() {
+    for o in &v.off_rate {
         out.push(format!(
             "curve {}: step {} ran {} IOPS of {} requested ({:+.1} %): off its rate, so it does not count for the best under {th} ms",
             group + 1,
-            o["step"].as_u64().unwrap_or(0),
-            f(&o["achieved_iops"]),
-            f(&o["requested_iops"]),
-            o["error_pct"].as_f64().unwrap_or(0.0)
+            o.step.unwrap_or(0),
+            f(Some(o.achieved_iops)),
+            f(o.requested_iops),
+            o.error_pct.unwrap_or(0.0)
         ));
     }
-    if a["knee"].is_object() {
+    if let Some(k) = &a.knee {
         out.push(format!(
             "curve {}: knee at {} IOPS (mean latency {:.3} ms, over 2x the low-load latency)",
             group + 1,
-            f(&a["knee"]["iops"]),
-            a["knee"]["lat_ns"].as_f64().unwrap_or(0.0) / 1e6
+            f(Some(k.iops)),
+            k.lat_ns / 1e6
         ));
     }
     out

@@ -9,7 +9,6 @@
 //! and continue at the first one not completed.
 
 use crate::analyse;
-use crate::output::json::{IntervalJson, SummaryJson};
 use crate::output::{table, Printer};
 use crate::record::{db_path, open_existing, Recorder};
 use crate::signals::Signals;
@@ -17,12 +16,12 @@ use crate::step::{describe, run_step, Control, StepObserver};
 use crate::{exit, Failure};
 use iorig_engine::run::{self as engine_run, IntervalSample, Prepared, TargetInfo};
 use iorig_engine::verify::VerifySetup;
+use iorig_result::{Finding, Interval, PreconditionFinding, SkippedFinding, Summary};
 use iorig_spec::plan::{estimate_duration, HotSize, Pause, Plan, PlanStep, StepRole};
 use iorig_spec::{parse_duration, StrOrNum, Workload};
 use iorig_stats::analysis::steady_state::SteadyStateDetector;
 use iorig_store::{RunId, RunKind, RunStatus, StepStatus};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -134,8 +133,8 @@ pub struct RunOptions {
 pub struct StepResult {
     pub step: PlanStep,
     pub status: StepStatus,
-    pub summary: Option<Value>,
-    pub analysis: Vec<(String, Value)>,
+    pub summary: Option<Summary>,
+    pub analysis: Vec<Finding>,
 }
 
 pub fn parse_labels(labels: &[String]) -> Result<BTreeMap<String, String>, Failure> {
@@ -154,16 +153,6 @@ pub fn parse_labels(labels: &[String]) -> Result<BTreeMap<String, String>, Failu
         out.insert(k.trim().to_string(), v.to_string());
     }
     Ok(out)
-}
-
-fn short_role(role: &StepRole) -> String {
-    match role {
-        StepRole::Run => "run".into(),
-        StepRole::Precondition(_) => "precondition".into(),
-        StepRole::CurveMax { .. } => "curve-max".into(),
-        StepRole::CurveRate { pct, .. } => format!("curve-{pct}%"),
-        StepRole::QdCycle { .. } => "qd-cycle".into(),
-    }
 }
 
 fn text_of(v: &Option<StrOrNum>) -> String {
@@ -214,7 +203,7 @@ fn print_dry_run(printer: &Printer, plan: &Plan, steps: &[PlanStep], estimate: D
         printer.line(&format!(
             "{:>5}  {:<14} {:<40} {:>6} {:>5} {:>6} {:>5} {:>7} {:>8} {:>8}",
             s.index + 1,
-            short_role(&s.role),
+            iorig_result::StepRole::from(&s.role),
             s.label,
             text_of(&w.bs),
             text_of(&w.read),
@@ -267,7 +256,7 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<(u8, Vec<StepResult
     recorder.begin_run(opts.kind, plan_json, &opts.labels)?;
     // Store every step as pending now, so a resume knows the whole plan.
     for s in &steps {
-        recorder.pending_step(&printer, s.index, &s.label, &short_role(&s.role));
+        recorder.pending_step(&printer, s.index, &s.label, (&s.role).into());
     }
     let runner = Runner {
         inv,
@@ -319,7 +308,8 @@ pub fn resume(
     let mut done = HashMap::new();
     for row in stored {
         if row.status.is_complete() {
-            done.insert(row.index as usize, (row.status, row.summary));
+            let summary = row.summary.as_ref().and_then(|s| s.io()).cloned();
+            done.insert(row.index as usize, (row.status, summary));
         }
     }
     // Every step and target is checked again before the run is reopened:
@@ -352,7 +342,7 @@ struct Runner {
     steps: Vec<PlanStep>,
     recorder: Recorder,
     /// Steps completed in an earlier session (resume): status and summary.
-    done: HashMap<usize, (StepStatus, Option<Value>)>,
+    done: HashMap<usize, (StepStatus, Option<Summary>)>,
     quiet: bool,
 }
 
@@ -376,9 +366,7 @@ impl Runner {
             // Completed earlier (resume).
             if let Some((status, summary)) = self.done.get(&step.index).cloned() {
                 if let (StepRole::CurveMax { group }, Some(s)) = (&step.role, &summary) {
-                    if let Some(iops) = s["total"]["iops"].as_f64() {
-                        curve_max.insert(*group, iops);
-                    }
+                    curve_max.insert(*group, s.total.iops);
                 }
                 results.push(StepResult {
                     step: step.clone(),
@@ -433,13 +421,12 @@ impl Runner {
                     kept_verify = None;
                 }
             }
-            let params = serde_json::to_value(w.record()).unwrap_or(Value::Null);
             let step_id = self.recorder.begin_step(
                 &printer,
                 step.index,
                 &step.label,
-                &short_role(&step.role),
-                &params,
+                (&step.role).into(),
+                Some(&w.record()),
             );
             let remaining_after: Duration =
                 estimate_duration(&steps[k + 1..], None, ASSUMED_FILL_MB_PER_S);
@@ -500,14 +487,7 @@ impl Runner {
             } else {
                 StepStatus::Ok
             };
-            let summary = SummaryJson::new(
-                &outcome.summary,
-                outcome.measured_s,
-                outcome.cpu,
-                outcome.summary.errors,
-                &outcome.error_messages,
-            )
-            .with_validation(outcome.validation.as_ref(), &out.targets);
+            let summary = crate::output::json::step_summary(outcome, &out.targets);
             if self.quiet {
                 printer.line(&format!("step {}/{} {}:", k + 1, total, step.label));
             }
@@ -528,7 +508,7 @@ impl Runner {
             if let Some(ss) = step.steady_state {
                 let v = analyse::steady_state_verdict(&rounds, ss, steady_at_round);
                 printer.notice(&analyse::steady_state_line(&step.label, &v));
-                analysis.push(("steady_state".into(), v));
+                analysis.push(Finding::SteadyState(v));
             }
             if let StepRole::Precondition(p) = step.role {
                 let mb_s = if outcome.measured_s > 0.0 {
@@ -541,17 +521,17 @@ impl Runner {
                     table::human_bytes(written_bytes),
                     outcome.measured_s
                 ));
-                analysis.push((
-                    "precondition".into(),
-                    json!({"passes": p.passes, "written_bytes": written_bytes,
-                           "duration_s": outcome.measured_s, "bw_bytes_per_s": mb_s * 1e6}),
-                ));
+                analysis.push(Finding::Precondition(PreconditionFinding {
+                    passes: p.passes,
+                    written_bytes,
+                    duration_s: outcome.measured_s,
+                    bw_bytes_per_s: mb_s * 1e6,
+                }));
             }
-            let summary_value = serde_json::to_value(&summary).unwrap_or(Value::Null);
             self.recorder
-                .finish_step(&printer, step_id, status, outcome, &summary_value);
-            for (kind, v) in &analysis {
-                self.recorder.analysis(&printer, step_id, kind, v);
+                .finish_step(&printer, step_id, status, outcome, &summary);
+            for f in &analysis {
+                self.recorder.analysis(&printer, step_id, f);
             }
             match step.role {
                 StepRole::CurveMax { group } => {
@@ -578,7 +558,7 @@ impl Runner {
             results.push(StepResult {
                 step: step.clone(),
                 status,
-                summary: Some(summary_value),
+                summary: Some(summary),
                 analysis,
             });
             if interrupted {
@@ -624,11 +604,11 @@ impl Runner {
         }
 
         // Plan-level analysis: curves.
-        for (group, v) in analyse::curves(&results) {
-            for l in analyse::curve_lines(group, &v) {
+        for c in analyse::curves(&results) {
+            for l in analyse::curve_lines(&c) {
                 printer.line(&l);
             }
-            self.recorder.analysis(&printer, None, "curve", &v);
+            self.recorder.analysis(&printer, None, &Finding::Curve(c));
         }
         let interrupted = signals.interrupted();
         let status = if interrupted {
@@ -671,14 +651,14 @@ impl Runner {
             step.index + 1,
             step.label
         ));
-        let params = json!({"skipped": why});
+        let finding = Finding::Skipped(SkippedFinding { why });
         self.recorder
-            .skip_step(printer, step.index, &step.label, &params);
+            .skip_step(printer, step.index, &step.label, &finding);
         results.push(StepResult {
             step: step.clone(),
             status: StepStatus::Skipped,
             summary: None,
-            analysis: vec![("skipped".into(), json!({ "why": why }))],
+            analysis: vec![finding],
         });
     }
 }
@@ -870,7 +850,7 @@ impl StepObserver for PlanObserver<'_> {
         &mut self,
         printer: &Printer,
         sample: &IntervalSample,
-        _json: &IntervalJson,
+        _interval: &Interval,
     ) -> Control {
         self.recorder.interval(printer, self.step_id, sample);
         self.written_bytes += sample.stats.write.bytes;
@@ -952,7 +932,7 @@ fn print_plan_table(printer: &Printer, plan: &Plan, results: &[StepResult], run:
         let missed = r
             .analysis
             .iter()
-            .any(|(k, v)| k == "rate" && v["met"] == Value::Bool(false));
+            .any(|f| matches!(f, Finding::Rate(rate) if !rate.met));
         off_rate |= missed;
         printer.line(&format!(
             "{:>5}  {:<40} {:<11} {:>10} {:>9} {:>9} {:>9}",

@@ -19,10 +19,11 @@ use iorig_profile::{
     devices, Figures, IntervalFigures, Profile, ProfileBuilder, ProfileError, Selection,
     FIGURE_NAMES,
 };
+use iorig_result::{Finding, ProfileSummary, StepRole};
 use iorig_spec::parse_duration;
 use iorig_store::{RunKind, RunStatus, StepStatus};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -477,12 +478,11 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
         csv = Some(CsvOut::create(path)?);
     }
     recorder.begin_run(RunKind::Profile, None, &c.labels)?;
-    let params = json!({
-        "source": match &c.source { Source::Live { .. } => "live", Source::Recorded(_) => "recorded" },
-        "devices": c.selection.named,
-        "interval_s": match &c.source { Source::Live { interval, .. } => json!(interval.as_secs_f64()), Source::Recorded(_) => Value::Null },
-    });
-    let step = recorder.begin_step(&printer, 0, "profile", "profile", &params);
+    let (source_name, interval_s) = match &c.source {
+        Source::Live { interval, .. } => ("live", Some(interval.as_secs_f64())),
+        Source::Recorded(_) => ("recorded", None),
+    };
+    let step = recorder.begin_step(&printer, 0, "profile", StepRole::Profile, None);
 
     let many = |b: &ProfileBuilder| b.intervals().last().is_some_and(|i| i.devices.len() > 1);
     if !a.quiet {
@@ -651,18 +651,28 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
     print_summary(&printer, &p);
     print_verdicts(&printer, &evals);
 
-    let summary_json = json!({
-        "duration_s": p.duration_s(),
-        "intervals": p.intervals.len(),
-        "total": p.total,
-        "devices": p.per_device,
-    });
+    let summary = ProfileSummary {
+        source: Some(source_name.to_owned()),
+        interval_s,
+        duration_s: p.duration_s(),
+        intervals: p.intervals.len() as u64,
+        total: figure_stats(&p.total),
+        devices: p
+            .per_device
+            .iter()
+            .map(|(d, s)| (d.clone(), figure_stats(s)))
+            .collect(),
+    };
     if let Some(step) = step {
-        recorder.finish_profile_step(&printer, step, &summary_json);
-        recorder.analysis(&printer, Some(step), "profile_devices", &json!(p.devices));
+        recorder.finish_profile_step(&printer, step, &summary);
         let intervals: Vec<IntervalJson> = interval_json(&p);
-        recorder.analysis(&printer, Some(step), "profile_intervals", &json!(intervals));
-        recorder.analysis(&printer, Some(step), "rules", &json!(evals));
+        for f in [
+            Finding::ProfileDevices(json!(p.devices)),
+            Finding::ProfileIntervals(json!(intervals)),
+            Finding::Rules(evals.clone()),
+        ] {
+            recorder.analysis(&printer, Some(step), &f);
+        }
     }
     recorder.finish_run(
         &printer,
@@ -707,7 +717,7 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
                 Source::Live { record, .. } => json!({"kind": "live", "path": snapshot::PROC_DISKSTATS, "recorded_to": record}),
                 Source::Recorded(d) => json!({"kind": "recorded", "path": d}),
             },
-            "interval_s": params["interval_s"],
+            "interval_s": interval_s,
             "duration_s": p.duration_s(),
             "devices": p.devices,
             "summary": {"total": p.total, "devices": p.per_device},
@@ -736,9 +746,27 @@ fn interval_json(p: &Profile) -> Vec<IntervalJson<'_>> {
 }
 
 /// `iorig runs show` of a profile run: the stored summary and verdicts.
+/// The stored form of a profile's summary: figure name → statistics.
+fn figure_stats(s: &iorig_profile::Summary) -> BTreeMap<String, iorig_result::FigureStat> {
+    FIGURE_NAMES
+        .iter()
+        .filter_map(|name| {
+            let f = s.get(name)?;
+            Some((
+                (*name).to_owned(),
+                iorig_result::FigureStat {
+                    mean: f.mean,
+                    p95: f.p95,
+                    peak: f.peak,
+                },
+            ))
+        })
+        .collect()
+}
+
 pub fn print_stored(
     printer: &Printer,
-    summary: Option<&Value>,
+    summary: Option<&ProfileSummary>,
     analysis: &[&iorig_store::AnalysisRow],
 ) {
     let Some(summary) = summary else {
@@ -747,51 +775,32 @@ pub fn print_stored(
     };
     printer.line(&format!(
         "profile over {:.1}s, {} interval(s); total over the covered devices:",
-        summary["duration_s"].as_f64().unwrap_or(0.0),
-        summary["intervals"].as_u64().unwrap_or(0)
+        summary.duration_s, summary.intervals
     ));
     printer.line(&format!(
         "  {:<16} {:>12} {:>12} {:>12}",
         "", "mean", "p95", "peak"
     ));
     for name in FIGURE_NAMES {
-        let stat = &summary["total"][name];
-        if stat["mean"].is_null() && stat["peak"].is_null() {
+        let Some(stat) = summary.total.get(name as &str) else {
+            continue;
+        };
+        if stat.mean.is_none() && stat.peak.is_none() {
             continue;
         }
         let (label, div, d) = shown(name);
-        let f = |v: &Value| {
-            v.as_f64()
-                .map_or("-".into(), |x| format!("{:.d$}", x / div))
-        };
+        let f = |v: Option<f64>| v.map_or("-".into(), |x| format!("{:.d$}", x / div));
         printer.line(&format!(
             "  {:<16} {:>12} {:>12} {:>12}",
             label,
-            f(&stat["mean"]),
-            f(&stat["p95"]),
-            f(&stat["peak"])
+            f(stat.mean),
+            f(stat.p95),
+            f(stat.peak)
         ));
     }
-    for a in analysis.iter().filter(|a| a.kind == "rules") {
-        for e in a.json.as_array().into_iter().flatten() {
-            printer.line(&format!(
-                "rules {}: {}",
-                e["rule_set"].as_str().unwrap_or("?"),
-                e["overall"]
-                    .as_str()
-                    .map_or("NO DATA".into(), str::to_uppercase)
-            ));
-            for v in e["verdicts"].as_array().into_iter().flatten() {
-                printer.line(&format!(
-                    "  {:<7} {}: {} ({})",
-                    v["level"]
-                        .as_str()
-                        .map_or("NO DATA".into(), str::to_uppercase),
-                    v["rule"].as_str().unwrap_or("?"),
-                    v["says"].as_str().unwrap_or(""),
-                    v["shown"].as_str().unwrap_or("")
-                ));
-            }
+    for a in analysis {
+        if let Finding::Rules(evals) = &a.finding {
+            print_verdicts(printer, evals);
         }
     }
 }

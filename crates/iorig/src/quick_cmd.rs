@@ -67,11 +67,11 @@ fn print_figures(printer: &Printer, results: &[StepResult]) {
             printer.line(&format!("  {what:<34} {}", r.status.as_str()));
             continue;
         };
-        let t = &s["total"];
-        let iops = t["iops"].as_f64().unwrap_or(0.0);
-        let mbs = t["bw_bytes_per_s"].as_f64().unwrap_or(0.0) / 1e6;
-        let mean_ms = t["lat_ns"]["mean"].as_f64().unwrap_or(0.0) / 1e6;
-        let p99_ms = t["lat_ns"]["p99"].as_f64().unwrap_or(0.0) / 1e6;
+        let t = &s.total;
+        let iops = t.iops;
+        let mbs = t.bw_bytes_per_s / 1e6;
+        let mean_ms = t.lat_ns.mean as f64 / 1e6;
+        let p99_ms = t.lat_ns.p99 as f64 / 1e6;
         let headline = if bandwidth {
             format!("{mbs:>9.1} MB/s ({iops:.0} IOPS)")
         } else {
@@ -79,15 +79,19 @@ fn print_figures(printer: &Printer, results: &[StepResult]) {
         };
         let mut line =
             format!("  {what:<34} {headline:<28} latency mean {mean_ms:.3} ms, p99 {p99_ms:.3} ms");
-        if let Some((_, v)) = r.analysis.iter().find(|(k, _)| k == "steady_state") {
-            let rounds = v["rounds"].as_u64().unwrap_or(0);
-            if v["reached"].as_bool() == Some(true) {
+        let steady = r.analysis.iter().find_map(|f| match f {
+            iorig_result::Finding::SteadyState(v) => Some(v),
+            _ => None,
+        });
+        if let Some(v) = steady {
+            if v.reached {
                 line.push_str(&format!(
-                    "; steady after {rounds} round(s), {:.0} s",
-                    v["time_needed_s"].as_f64().unwrap_or(0.0)
+                    "; steady after {} round(s), {:.0} s",
+                    v.rounds,
+                    v.time_needed_s.unwrap_or(0.0)
                 ));
             } else {
-                line.push_str(&format!("; not steady after {rounds} round(s)"));
+                line.push_str(&format!("; not steady after {} round(s)", v.rounds));
             }
         }
         if r.status != iorig_store::StepStatus::Ok {

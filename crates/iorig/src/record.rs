@@ -6,12 +6,12 @@
 use crate::output::Printer;
 use crate::Failure;
 use iorig_engine::run::{IntervalSample, RunOutcome, TargetInfo};
+use iorig_result::{Finding, ProfileSummary, StepRole, StepSummary, Summary, WorkloadRecord};
 use iorig_stats::sampler::system::{SystemFacts, TargetFacts};
 use iorig_store::{
     HistKind, IntervalRow, NewRun, NewStep, Op, RunId, RunKind, RunStatus, StepId, StepStatus,
     Store,
 };
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -220,9 +220,8 @@ impl Recorder {
                 started: now_rfc3339(),
             })
             .map_err(|e| Failure::runtime(format!("result store: creating the run: {e}")))?;
-        let facts = serde_json::to_value(SystemFacts::gather()).unwrap_or(Value::Null);
         store
-            .record_system_facts(run, &facts)
+            .record_system_facts(run, &SystemFacts::gather())
             .map_err(|e| Failure::runtime(format!("result store: {e}")))?;
         self.run = Some(run);
         Ok(())
@@ -236,8 +235,7 @@ impl Recorder {
                 continue;
             }
             seen.push(t.path.clone());
-            let facts = serde_json::to_value(TargetFacts::for_path(Path::new(&t.path)))
-                .unwrap_or(Value::Null);
+            let facts = TargetFacts::for_path(Path::new(&t.path));
             self.write(printer, "recording target facts", |s| {
                 s.record_target_facts(run, &t.path, Some(t.kind), Some(t.size_bytes), &facts)
             });
@@ -249,8 +247,8 @@ impl Recorder {
         printer: &Printer,
         index: usize,
         name: &str,
-        role: &str,
-        params: &Value,
+        role: StepRole,
+        params: Option<&WorkloadRecord>,
     ) -> Option<StepId> {
         let run = self.run?;
         let step = self.write(printer, "recording the step", |s| {
@@ -294,8 +292,9 @@ impl Recorder {
         step: Option<StepId>,
         status: StepStatus,
         outcome: &RunOutcome,
-        summary: &Value,
+        summary: &Summary,
     ) {
+        let summary = StepSummary::Io(Box::new(summary.clone()));
         let Some(step) = step else { return };
         let total = outcome.summary.total();
         self.write(printer, "recording the step's histograms", |s| {
@@ -309,14 +308,13 @@ impl Recorder {
                     s.put_histogram(step, op, HistKind::ServiceLat, &stats.service_lat)?;
                 }
             }
-            s.finish_step(step, status, summary, &now_rfc3339())
+            s.finish_step(step, status, Some(&summary), &now_rfc3339())
         });
     }
 
     /// Stores a step as pending, so a resumed plan knows every step.
-    pub fn pending_step(&mut self, printer: &Printer, index: usize, name: &str, role: &str) {
+    pub fn pending_step(&mut self, printer: &Printer, index: usize, name: &str, role: StepRole) {
         let Some(run) = self.run else { return };
-        let params = Value::Object(Default::default());
         self.write(printer, "recording the plan's steps", |s| {
             s.upsert_step(
                 run,
@@ -324,7 +322,7 @@ impl Recorder {
                     index: index as i64,
                     name,
                     role,
-                    params: &params,
+                    params: None,
                 },
             )
             .map(|_| ())
@@ -340,18 +338,25 @@ impl Recorder {
     ) {
         let Some(step) = step else { return };
         self.write(printer, "recording the step's end", |s| {
-            s.finish_step(step, status, &Value::Null, &now_rfc3339())
+            s.finish_step(step, status, None, &now_rfc3339())
         });
     }
 
     /// The end of a step that did no I/O of its own (a profile): its summary.
-    pub fn finish_profile_step(&mut self, printer: &Printer, step: StepId, summary: &Value) {
+    pub fn finish_profile_step(
+        &mut self,
+        printer: &Printer,
+        step: StepId,
+        summary: &ProfileSummary,
+    ) {
+        let summary = StepSummary::Profile(summary.clone());
         self.write(printer, "recording the step's end", |s| {
-            s.finish_step(step, StepStatus::Ok, summary, &now_rfc3339())
+            s.finish_step(step, StepStatus::Ok, Some(&summary), &now_rfc3339())
         });
     }
 
-    pub fn skip_step(&mut self, printer: &Printer, index: usize, name: &str, params: &Value) {
+    /// A step the plan skipped, with the finding that says why.
+    pub fn skip_step(&mut self, printer: &Printer, index: usize, name: &str, why: &Finding) {
         let Some(run) = self.run else { return };
         self.write(printer, "recording a skipped step", |s| {
             let id = s.upsert_step(
@@ -359,18 +364,19 @@ impl Recorder {
                 &NewStep {
                     index: index as i64,
                     name,
-                    role: "skipped",
-                    params,
+                    role: StepRole::Skipped,
+                    params: None,
                 },
             )?;
-            s.set_step_status(id, StepStatus::Skipped, None, Some(&now_rfc3339()))
+            s.set_step_status(id, StepStatus::Skipped, None, Some(&now_rfc3339()))?;
+            s.put_analysis(run, Some(id), why).map(|_| ())
         });
     }
 
-    pub fn analysis(&mut self, printer: &Printer, step: Option<StepId>, kind: &str, json: &Value) {
+    pub fn analysis(&mut self, printer: &Printer, step: Option<StepId>, finding: &Finding) {
         let Some(run) = self.run else { return };
         self.write(printer, "recording analysis", |s| {
-            s.put_analysis(run, step, kind, json).map(|_| ())
+            s.put_analysis(run, step, finding).map(|_| ())
         });
     }
 

@@ -3,9 +3,7 @@
 
 use crate::analyse::analyse_step;
 use crate::cli::RunArgs;
-use crate::output::json::{
-    IntervalJson, ResultDoc, RunInfo, SummaryJson, TargetJson, ToolInfo, SCHEMA,
-};
+use crate::output::json::{step_summary, target_entry};
 use crate::output::{csv, table, Printer};
 use crate::plan_cmd::parse_labels;
 use crate::record::{check_output, db_path, host_name, Recorder};
@@ -13,9 +11,9 @@ use crate::signals::Signals;
 use crate::step::{describe, run_step, Control, StepObserver};
 use crate::{exit, Failure};
 use iorig_engine::run::{IntervalSample, TargetInfo};
+use iorig_result::{Interval, ResultDoc, RunInfo, StepRole, ToolInfo, SCHEMA};
 use iorig_spec::{OneOrMany, StrOrNum, Workload, WorkloadFile};
 use iorig_store::{RunKind, RunStatus, StepId, StepStatus};
-use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -187,11 +185,11 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     }
     let was_interrupted = signals.interrupted();
     let status = if was_interrupted {
-        "interrupted"
+        StepStatus::Interrupted
     } else if outcome.errors > 0 || validation_errors > 0 {
-        "failed"
+        StepStatus::Failed
     } else {
-        "ok"
+        StepStatus::Ok
     };
     if outcome.errors > 0 {
         printer.notice(&format!(
@@ -207,52 +205,31 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     if was_interrupted {
         printer.notice("interrupted: results of the completed intervals are kept");
     }
-    let summary = SummaryJson::new(
-        &outcome.summary,
-        outcome.measured_s,
-        outcome.cpu,
-        outcome.summary.errors,
-        &outcome.error_messages,
-    )
-    .with_validation(outcome.validation.as_ref(), &out.targets);
+    let summary = step_summary(outcome, &out.targets);
     let analysis = analyse_step(&w, &out, &printer);
     {
         let rec = &mut observer.recorder;
         let step = observer.step;
-        let summary_value = serde_json::to_value(&summary).unwrap_or(Value::Null);
-        let step_status = match status {
-            "interrupted" => StepStatus::Interrupted,
-            "failed" => StepStatus::Failed,
-            _ => StepStatus::Ok,
-        };
-        rec.finish_step(&printer, step, step_status, outcome, &summary_value);
-        for (kind, v) in &analysis {
-            rec.analysis(&printer, step, kind, v);
+        rec.finish_step(&printer, step, status, outcome, &summary);
+        for f in &analysis {
+            rec.analysis(&printer, step, f);
         }
-        let run_status = match status {
-            "interrupted" => RunStatus::Interrupted,
-            "failed" => RunStatus::Failed,
-            _ => RunStatus::Ok,
-        };
-        rec.finish_run(&printer, run_status);
+        rec.finish_run(&printer, RunStatus::from(status));
     }
     if let Some(j) = &a.json {
         let doc = ResultDoc {
-            schema: SCHEMA,
-            tool: ToolInfo {
-                name: "iorig",
-                version: env!("CARGO_PKG_VERSION"),
-            },
+            schema: SCHEMA.to_owned(),
+            tool: ToolInfo::this(),
             run: RunInfo {
                 id,
                 started,
                 host: host_name(),
                 labels: w.labels.clone(),
                 engine: out.engine_name.clone(),
-                status: status.to_string(),
+                status: RunStatus::from(status),
             },
             workload: w.record(),
-            targets: out.targets.iter().map(TargetJson::from).collect(),
+            targets: out.targets.iter().map(target_entry).collect(),
             intervals: out.intervals,
             summary,
         };
@@ -331,8 +308,9 @@ impl StepObserver for RunObserver<'_> {
             self.id = run.to_string();
         }
         self.recorder.targets(printer, targets, &mut Vec::new());
-        let params = serde_json::to_value(self.w.record()).unwrap_or(Value::Null);
-        self.step = self.recorder.begin_step(printer, 0, "run", "run", &params);
+        self.step =
+            self.recorder
+                .begin_step(printer, 0, "run", StepRole::Run, Some(&self.w.record()));
         if let Some(path) = self.csv_path {
             let mut f = iorig_outfile::AtomicFile::create("--csv", path)
                 .map_err(crate::record::output_failure)?;
@@ -350,11 +328,11 @@ impl StepObserver for RunObserver<'_> {
         &mut self,
         printer: &Printer,
         sample: &IntervalSample,
-        json: &IntervalJson,
+        interval: &Interval,
     ) -> Control {
         self.recorder.interval(printer, self.step, sample);
         if let Some(f) = self.csv.as_mut() {
-            let _ = writeln!(f, "{}", csv::row(json));
+            let _ = writeln!(f, "{}", csv::row(interval));
             let _ = f.flush();
         }
         Control::Continue

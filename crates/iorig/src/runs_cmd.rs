@@ -5,7 +5,8 @@ use crate::output::{table, Printer};
 use crate::plan_cmd::parse_labels;
 use crate::record::{db_path, open_existing, open_read_only};
 use crate::{exit, Failure};
-use iorig_store::{RunId, Store, StoreError};
+use iorig_result::Finding;
+use iorig_store::{AnalysisRow, RunId, Store, StoreError};
 use serde_json::{json, Map, Value};
 
 fn store_err(e: StoreError) -> Failure {
@@ -63,22 +64,7 @@ fn labels_text(labels: &std::collections::BTreeMap<String, String>) -> String {
 fn list(printer: &Printer, s: &Store, as_json: bool) -> Result<u8, Failure> {
     let runs = s.list_runs().map_err(store_err)?;
     if as_json {
-        let arr: Vec<Value> = runs
-            .iter()
-            .map(|r| {
-                json!({
-                    "id": r.id,
-                    "kind": r.kind,
-                    "status": r.status,
-                    "started": r.started,
-                    "ended": r.ended,
-                    "host": r.host,
-                    "tool_version": r.tool_version,
-                    "labels": r.labels,
-                })
-            })
-            .collect();
-        let text = serde_json::to_string_pretty(&arr)
+        let text = serde_json::to_string_pretty(&runs)
             .map_err(|e| Failure::runtime(format!("encoding JSON: {e}")))?;
         printer.line(&text);
         return Ok(exit::OK);
@@ -104,9 +90,11 @@ fn list(printer: &Printer, s: &Store, as_json: bool) -> Result<u8, Failure> {
 
 /// One step as `runs show --json` gives it: its parameters, then index, name,
 /// role, status, summary (as in iorig.result/1) and analysis.
-fn step_json(step: &iorig_store::StepRow, analysis: &[&iorig_store::AnalysisRow]) -> Value {
-    let mut m: Map<String, Value> = match &step.params {
-        Value::Object(o) => o.clone(),
+fn step_json(step: &iorig_store::StepRow, analysis: &[&AnalysisRow]) -> Value {
+    // Serialising the typed rows here is the JSON boundary: the workload's
+    // fields become the step object's top level, as documented.
+    let mut m: Map<String, Value> = match serde_json::to_value(&step.params) {
+        Ok(Value::Object(o)) => o,
         _ => Map::new(),
     };
     m.insert("index".into(), json!(step.index));
@@ -115,13 +103,14 @@ fn step_json(step: &iorig_store::StepRow, analysis: &[&iorig_store::AnalysisRow]
     m.insert("status".into(), json!(step.status));
     m.insert("started".into(), json!(step.started));
     m.insert("ended".into(), json!(step.ended));
-    m.insert(
-        "summary".into(),
-        step.summary.clone().unwrap_or(Value::Null),
-    );
+    m.insert("summary".into(), json!(step.summary));
     let mut a = Map::new();
     for row in analysis {
-        a.insert(row.kind.clone(), row.json.clone());
+        let f = &row.finding;
+        a.insert(
+            f.kind().as_str().to_owned(),
+            f.body_value().unwrap_or(Value::Null),
+        );
     }
     m.insert("analysis".into(), Value::Object(a));
     Value::Object(m)
@@ -148,7 +137,7 @@ fn show(printer: &Printer, s: &Store, id: i64, as_json: bool) -> Result<u8, Fail
             "system": s.system_facts(RunId(id)).map_err(store_err)?,
             "targets": s.target_facts(RunId(id)).map_err(store_err)?,
             "analysis": analysis.iter().filter(|a| a.step_id.is_none())
-                .map(|a| json!({"kind": a.kind, "result": a.json})).collect::<Vec<_>>(),
+                .map(|a| finding_entry(&a.finding)).collect::<Vec<_>>(),
         });
         let steps_json: Vec<Value> = steps
             .iter()
@@ -185,11 +174,15 @@ fn show(printer: &Printer, s: &Store, id: i64, as_json: bool) -> Result<u8, Fail
     }
     if run.run.kind == iorig_store::RunKind::Profile {
         for st in &steps {
-            let mine: Vec<&iorig_store::AnalysisRow> = analysis
+            let mine: Vec<&AnalysisRow> = analysis
                 .iter()
                 .filter(|a| a.step_id == Some(st.id))
                 .collect();
-            crate::profile_cmd::print_stored(printer, st.summary.as_ref(), &mine);
+            let summary = match &st.summary {
+                Some(iorig_result::StepSummary::Profile(p)) => Some(p),
+                _ => None,
+            };
+            crate::profile_cmd::print_stored(printer, summary, &mine);
         }
         return Ok(exit::OK);
     }
@@ -217,27 +210,30 @@ fn show(printer: &Printer, s: &Store, id: i64, as_json: bool) -> Result<u8, Fail
         "p99 ms"
     ));
     for st in &steps {
-        let p = &st.params;
-        let num = |v: &Value| v.as_f64().map(|x| format!("{x}")).unwrap_or("-".into());
-        let [iops, mbs, mean, p99] = table::summary_cells(st.summary.as_ref());
+        let p = st.params.as_ref();
+        let num = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or("-".into());
+        let [iops, mbs, mean, p99] = table::summary_cells(st.summary.as_ref().and_then(|s| s.io()));
         printer.line(&format!(
             "{:>5}  {:<36} {:<12} {:>6} {:>5} {:>6} {:>4} {:>4} {:>10} {:>9} {:>9} {:>9}",
             st.index + 1,
             st.name,
             st.status.as_str(),
-            p["bs"].as_str().unwrap_or("-"),
-            num(&p["read_pct"]),
-            num(&p["random_pct"]),
-            num(&p["qd"]),
-            num(&p["threads"]),
+            p.map_or("-", |p| p.bs.as_str()),
+            num(p.map(|p| p.read_pct)),
+            num(p.map(|p| p.random_pct)),
+            num(p.map(|p| f64::from(p.qd))),
+            num(p.map(|p| f64::from(p.threads))),
             iops,
             mbs,
             mean,
             p99
         ));
     }
-    for a in analysis.iter().filter(|a| a.kind == "generator_bound") {
-        if a.json["generator_bound"].as_bool() == Some(true) {
+    for a in &analysis {
+        let Finding::GeneratorBound(g) = &a.finding else {
+            continue;
+        };
+        if g.generator_bound {
             let step = steps
                 .iter()
                 .find(|s| Some(s.id) == a.step_id)
@@ -245,25 +241,29 @@ fn show(printer: &Printer, s: &Store, id: i64, as_json: bool) -> Result<u8, Fail
                 .unwrap_or(0);
             printer.line(&format!(
                 "step {step}: {}",
-                a.json["message"].as_str().unwrap_or("generator-bound")
+                g.message.as_deref().unwrap_or("generator-bound")
             ));
         }
     }
     for st in &steps {
-        let Some(v) = st.summary.as_ref().map(|s| &s["validation"]) else {
+        let Some(v) = st
+            .summary
+            .as_ref()
+            .and_then(|s| s.io())
+            .and_then(|s| s.validation.as_ref())
+        else {
             continue;
         };
-        let Some(errors) = v["errors"].as_u64() else {
-            continue;
-        };
-        let kinds: Vec<String> = v["errors_by_kind"]
-            .as_object()
-            .map(|m| m.iter().map(|(k, n)| format!("{k} {n}")).collect())
-            .unwrap_or_default();
+        let kinds: Vec<String> = v
+            .errors_by_kind
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
         printer.line(&format!(
-            "step {}: validation: {} block(s) checked, {errors} error(s){}",
+            "step {}: validation: {} block(s) checked, {} error(s){}",
             st.index + 1,
-            v["blocks_checked"].as_u64().unwrap_or(0),
+            v.blocks_checked,
+            v.errors,
             if kinds.is_empty() {
                 String::new()
             } else {
@@ -272,4 +272,10 @@ fn show(printer: &Printer, s: &Store, id: i64, as_json: bool) -> Result<u8, Fail
         ));
     }
     Ok(exit::OK)
+}
+
+/// A run-level finding as `runs show --json` lists it: its kind and body.
+fn finding_entry(f: &Finding) -> Value {
+    let body = f.body_value().unwrap_or(Value::Null);
+    json!({"kind": f.kind(), "result": body})
 }

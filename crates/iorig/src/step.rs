@@ -3,7 +3,7 @@
 //! completes (the store writer, steady-state detection, a precondition's byte
 //! count). `iorig run` runs one step; plans and `iorig quick` run many.
 
-use crate::output::json::IntervalJson;
+use crate::output::json::interval_of;
 use crate::output::{table, Printer};
 use crate::signals::Signals;
 use crate::Failure;
@@ -11,6 +11,7 @@ use crossbeam_channel::unbounded;
 use iorig_engine::run::{self, IntervalSample, Prepared, RunEvent, RunOutcome, TargetInfo};
 use iorig_engine::verify::VerifySetup;
 use iorig_engine::EngineError;
+use iorig_result::Interval;
 use iorig_spec::{Rate, SyncMode, Workload};
 use std::sync::Arc;
 
@@ -28,7 +29,7 @@ pub struct StepOutput {
     /// The engine that ran (io_uring may have fallen back to psync).
     pub engine_name: String,
     pub outcome: RunOutcome,
-    pub intervals: Vec<IntervalJson>,
+    pub intervals: Vec<Interval>,
     /// The validation state the step ran with (`verify` workloads).
     pub verify: Option<Arc<VerifySetup>>,
     /// Per target, the end of its data area (what a key map covers).
@@ -100,7 +101,7 @@ pub trait StepObserver {
         &mut self,
         printer: &Printer,
         sample: &IntervalSample,
-        json: &IntervalJson,
+        interval: &Interval,
     ) -> Control;
     /// Lines shown above the live line (e.g. plan progress), ending in '\n'.
     fn live_prefix(&self) -> String {
@@ -167,7 +168,7 @@ pub fn run_step(
     printer.start_live();
     let (tx, rx) = unbounded::<RunEvent>();
     let total_s = (w.warmup + w.time).as_secs_f64();
-    let mut intervals: Vec<IntervalJson> = Vec::new();
+    let mut intervals: Vec<Interval> = Vec::new();
     let mut validation_errors = 0u64;
     let outcome = std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
@@ -182,7 +183,7 @@ pub fn run_step(
                     if !printer.quiet {
                         printer.line(&table::interval_row(&sample, &clock));
                     }
-                    let j = IntervalJson::from(&*sample);
+                    let j = interval_of(&sample);
                     if observer.interval(printer, &sample, &j) == Control::Stop {
                         signals.stop_step();
                     }

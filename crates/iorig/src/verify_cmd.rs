@@ -10,6 +10,7 @@ use iorig_engine::run::Prepared;
 use iorig_engine::verify::{
     check_ours, target_id, ValidationError, ValidationSummary, VerifySetup,
 };
+use iorig_result::{Validation, ValidationErrorEntry};
 use iorig_spec::Workload;
 use iorig_verify::{Expected, Journal, JournalTarget, KeyMap, UnitError};
 use serde::Serialize;
@@ -32,67 +33,28 @@ const VERIFY_CHUNK_BYTES: usize = 1 << 20;
 
 // ------------------------------------------------------------------ output
 
-/// `summary.validation` of the result JSON (and of the store's step summary).
-#[derive(Debug, Clone, Serialize)]
-pub struct ValidationJson {
-    pub unit_bytes: u64,
-    pub units_checked: u64,
-    pub blocks_checked: u64,
-    pub pre_reads: u64,
-    pub after_reads: u64,
-    pub errors: u64,
-    pub errors_by_kind: BTreeMap<String, u64>,
-    pub stopped_at_max_errors: bool,
-    /// With `--journal`: time spent writing and syncing journal records and
-    /// the batches synced. Not part of any I/O's latency.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub journal_ns: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub journal_batches: Option<u64>,
-    /// The first errors in full.
-    pub error_list: Vec<ValidationErrorJson>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ValidationErrorJson {
-    pub kind: String,
-    pub t_s: f64,
-    pub target: String,
-    pub offset_bytes: u64,
-    pub expected_key: Option<u8>,
-    /// Also accepted: the key of a write in flight at a crash.
-    pub expected_alt_key: Option<u8>,
-    pub found_key: Option<u8>,
-    pub found_target: Option<String>,
-    pub found_offset_bytes: Option<u64>,
-    /// When the block found was written (header time, ns since the epoch).
-    pub found_written_unix_ns: Option<u64>,
-    pub detail: String,
-}
-
 /// The JSON errors keep this many entries.
 const JSON_ERRORS: usize = 100;
 
-impl ValidationJson {
-    pub fn new(v: &ValidationSummary, target_names: &[String]) -> Self {
-        ValidationJson {
-            unit_bytes: v.unit_bytes,
-            units_checked: v.units_checked,
-            blocks_checked: v.blocks_checked,
-            pre_reads: v.pre_reads,
-            after_reads: v.after_reads,
-            errors: v.errors,
-            errors_by_kind: v.errors_by_kind.clone(),
-            stopped_at_max_errors: v.stopped_at_max_errors,
-            journal_ns: (v.journal_batches > 0).then_some(v.journal_ns),
-            journal_batches: (v.journal_batches > 0).then_some(v.journal_batches),
-            error_list: v
-                .first_errors
-                .iter()
-                .take(JSON_ERRORS)
-                .map(|e| error_json(e, target_names))
-                .collect(),
-        }
+/// `summary.validation` of the result JSON (and of the store's step summary).
+pub fn validation_of(v: &ValidationSummary, target_names: &[String]) -> Validation {
+    Validation {
+        unit_bytes: v.unit_bytes,
+        units_checked: v.units_checked,
+        blocks_checked: v.blocks_checked,
+        pre_reads: v.pre_reads,
+        after_reads: v.after_reads,
+        errors: v.errors,
+        errors_by_kind: v.errors_by_kind.clone(),
+        stopped_at_max_errors: v.stopped_at_max_errors,
+        journal_ns: (v.journal_batches > 0).then_some(v.journal_ns),
+        journal_batches: (v.journal_batches > 0).then_some(v.journal_batches),
+        error_list: v
+            .first_errors
+            .iter()
+            .take(JSON_ERRORS)
+            .map(|e| error_json(e, target_names))
+            .collect(),
     }
 }
 
@@ -104,10 +66,10 @@ fn expected_keys(e: Expected) -> (Option<u8>, Option<u8>) {
     }
 }
 
-fn error_json(e: &ValidationError, target_names: &[String]) -> ValidationErrorJson {
+fn error_json(e: &ValidationError, target_names: &[String]) -> ValidationErrorEntry {
     let u = &e.error;
     let (expected_key, expected_alt_key) = expected_keys(u.expected);
-    ValidationErrorJson {
+    ValidationErrorEntry {
         kind: u.kind.name().to_string(),
         t_s: e.t_s,
         target: e.target_path.clone(),
@@ -355,7 +317,7 @@ struct VerifyDoc {
     errors: u64,
     errors_by_kind: BTreeMap<String, u64>,
     stopped_at_max_errors: bool,
-    error_list: Vec<ValidationErrorJson>,
+    error_list: Vec<ValidationErrorEntry>,
     status: &'static str,
 }
 

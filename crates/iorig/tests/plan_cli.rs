@@ -113,7 +113,7 @@ fn a_run_is_recorded_and_its_histograms_reload_to_the_same_percentiles() {
     assert_eq!(rows.len(), 3 * doc["intervals"].as_array().unwrap().len());
     assert_eq!(store.integrity_check().unwrap(), "ok");
     let facts = store.system_facts(RunId(id)).unwrap().unwrap();
-    assert!(facts["cpu_count"].as_u64().unwrap() >= 1);
+    assert!(facts.cpu_count.unwrap() >= 1);
 }
 
 #[test]
@@ -434,11 +434,9 @@ impl Drop for Zram {
 }
 
 fn generator_bound(doc_stderr: &str, store: &Store) -> bool {
-    let flagged = store
-        .analysis(RunId(1))
-        .unwrap()
-        .iter()
-        .any(|a| a.kind == "generator_bound" && a.json["generator_bound"] == true);
+    let flagged = store.analysis(RunId(1)).unwrap().iter().any(
+        |a| matches!(&a.finding, iorig_result::Finding::GeneratorBound(g) if g.generator_bound),
+    );
     assert_eq!(
         flagged,
         doc_stderr.contains("generator-bound"),

@@ -45,24 +45,26 @@ fn target_json(t: &TargetFactsRow) -> Value {
     m.insert("path".into(), json!(t.path));
     m.insert("kind".into(), json!(t.kind));
     m.insert("size_bytes".into(), json!(t.size_bytes));
-    if let Value::Object(facts) = &t.json {
+    if let Ok(Value::Object(facts)) = serde_json::to_value(&t.facts) {
         for (k, v) in facts {
-            m.entry(k.clone()).or_insert_with(|| v.clone());
+            m.entry(k).or_insert(v);
         }
     }
     Value::Object(m)
 }
 
 fn analysis_json(a: &AnalysisRow) -> Value {
-    json!({"kind": a.kind, "result": a.json})
+    let f = &a.finding;
+    json!({"kind": f.kind(), "result": f.body_value().unwrap_or(Value::Null)})
 }
 
 /// A step: its parameters, then what `runs show --json` adds, then its
 /// intervals. The added keys win over parameters of the same name.
 fn step_json(s: &StepData) -> Value {
     let st = &s.step;
-    let mut m = match &st.params {
-        Value::Object(o) => o.clone(),
+    // The workload's fields at the step's top level (the JSON boundary).
+    let mut m = match serde_json::to_value(&st.params) {
+        Ok(Value::Object(o)) => o,
         _ => Map::new(),
     };
     m.insert("index".into(), json!(st.index));
@@ -71,10 +73,14 @@ fn step_json(s: &StepData) -> Value {
     m.insert("status".into(), json!(st.status));
     m.insert("started".into(), json!(st.started));
     m.insert("ended".into(), json!(st.ended));
-    m.insert("summary".into(), st.summary.clone().unwrap_or(Value::Null));
+    m.insert("summary".into(), json!(st.summary));
     let mut a = Map::new();
     for row in &s.analysis {
-        a.insert(row.kind.clone(), row.json.clone());
+        let f = &row.finding;
+        a.insert(
+            f.kind().as_str().to_owned(),
+            f.body_value().unwrap_or(Value::Null),
+        );
     }
     m.insert("analysis".into(), Value::Object(a));
     m.insert(

@@ -61,23 +61,11 @@ struct StepData {
     analysis: Vec<AnalysisRow>,
 }
 
-impl StepData {
-    /// The step's analysis of one kind; the last stored wins, as in
-    /// `runs show`, should a kind have been stored twice.
-    fn analysis(&self, kind: &str) -> Option<&Value> {
-        self.analysis
-            .iter()
-            .rev()
-            .find(|a| a.kind == kind)
-            .map(|a| &a.json)
-    }
-}
-
 /// Everything stored about a run, read once so that every export is built
 /// from one consistent read.
 struct RunData {
     detail: RunDetail,
-    system: Option<Value>,
+    system: Option<iorig_stats::sampler::system::SystemFacts>,
     targets: Vec<TargetFactsRow>,
     steps: Vec<StepData>,
     /// Findings about the run as a whole (curves).

@@ -2,8 +2,9 @@
 //! both CSV files and of the `steps` and `intervals` XLSX sheets.
 
 use super::{Cell, Column, Fmt, RunData, StepData, Table};
+use iorig_result::{Finding, LatSummary, Op, OpSummary, Summary};
 use iorig_store::IntervalRow;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 
 /// Parameters shown first, in this order, because they are what a reader
@@ -32,10 +33,20 @@ const STEP_HEAD: [(&str, Fmt); 7] = [
 
 /// Summary operations, in column order: total first, as the figure most
 /// often looked at.
-const SUMMARY_OPS: [&str; 3] = ["total", "read", "write"];
+const SUMMARY_OPS: [Op; 3] = [Op::Total, Op::Read, Op::Write];
 
-/// Latency figures of the summary per operation (the keys of `lat_ns`).
-const SUMMARY_LAT: [&str; 6] = ["mean", "p50", "p90", "p99", "p99_9", "max"];
+/// Latency figures of the summary per operation, in column order.
+/// One latency figure's name and where it is in a [`LatSummary`].
+type LatFigure = (&'static str, fn(&LatSummary) -> u64);
+
+const SUMMARY_LAT: [LatFigure; 6] = [
+    ("mean", |l| l.mean),
+    ("p50", |l| l.p50),
+    ("p90", |l| l.p90),
+    ("p99", |l| l.p99),
+    ("p99_9", |l| l.p99_9),
+    ("max", |l| l.max),
+];
 
 /// One column of the steps table after the parameters: its name, format and
 /// where its value comes from.
@@ -57,133 +68,204 @@ fn figure(
     }
 }
 
-/// The value at `path` inside `v`, as a cell (empty when absent).
-fn at(v: Option<&Value>, path: &[&str]) -> Cell {
-    let mut cur = v;
-    for key in path {
-        cur = cur.and_then(|c| c.get(key));
+fn op_summary(s: &Summary, op: Op) -> &OpSummary {
+    match op {
+        Op::Read => &s.read,
+        Op::Write => &s.write,
+        Op::Total => &s.total,
     }
-    cur.map_or(Cell::Empty, Cell::from_json)
+}
+
+/// A column from the step's I/O summary (empty for a step without one).
+fn from_summary(f: impl Fn(&Summary) -> Cell + 'static) -> impl Fn(&StepData) -> Cell + 'static {
+    move |s: &StepData| {
+        s.step
+            .summary
+            .as_ref()
+            .and_then(|x| x.io())
+            .map_or(Cell::Empty, &f)
+    }
+}
+
+/// A column from one of the step's findings (empty when absent).
+fn from_finding(
+    f: impl Fn(&Finding) -> Option<Cell> + 'static,
+) -> impl Fn(&StepData) -> Cell + 'static {
+    // The last stored wins, as in `runs show`, should a kind repeat.
+    move |s: &StepData| {
+        s.analysis
+            .iter()
+            .rev()
+            .find_map(|a| f(&a.finding))
+            .unwrap_or(Cell::Empty)
+    }
 }
 
 /// The summary and analysis columns of the steps table.
 fn figures() -> Vec<Figure> {
-    let summary = |path: Vec<&'static str>| move |s: &StepData| at(s.step.summary.as_ref(), &path);
     let mut out = vec![figure(
         "duration_s",
         Fmt::Dec(3),
-        summary(vec!["duration_s"]),
+        from_summary(|s| Cell::Float(s.duration_s)),
     )];
     for op in SUMMARY_OPS {
+        let name = op.as_str();
         out.push(figure(
-            format!("{op}_ops"),
+            format!("{name}_ops"),
             Fmt::Count,
-            summary(vec![op, "ops"]),
+            from_summary(move |s| Cell::UInt(op_summary(s, op).ops)),
         ));
         out.push(figure(
-            format!("{op}_bytes"),
+            format!("{name}_bytes"),
             Fmt::Count,
-            summary(vec![op, "bytes"]),
+            from_summary(move |s| Cell::UInt(op_summary(s, op).bytes)),
         ));
         out.push(figure(
-            format!("{op}_iops"),
+            format!("{name}_iops"),
             Fmt::Dec(3),
-            summary(vec![op, "iops"]),
+            from_summary(move |s| Cell::Float(op_summary(s, op).iops)),
         ));
         out.push(figure(
-            format!("{op}_bw_bytes_per_s"),
+            format!("{name}_bw_bytes_per_s"),
             Fmt::Dec(1),
-            summary(vec![op, "bw_bytes_per_s"]),
+            from_summary(move |s| Cell::Float(op_summary(s, op).bw_bytes_per_s)),
         ));
-        for lat in SUMMARY_LAT {
+        for (lat, get) in SUMMARY_LAT {
             out.push(figure(
-                format!("{op}_lat_{lat}_ns"),
+                format!("{name}_lat_{lat}_ns"),
                 Fmt::Count,
-                summary(vec![op, "lat_ns", lat]),
+                from_summary(move |s| Cell::UInt(get(&op_summary(s, op).lat_ns))),
             ));
         }
     }
     // Under a rate limit the latency above counts from the scheduled start;
     // the service latency (from actual submission) tells the device's share.
-    for lat in ["mean", "p99"] {
+    for (lat, get) in [SUMMARY_LAT[0], SUMMARY_LAT[3]] {
         out.push(figure(
             format!("total_service_lat_{lat}_ns"),
             Fmt::Count,
-            summary(vec!["total", "service_lat_ns", lat]),
+            from_summary(move |s| {
+                s.total
+                    .service_lat_ns
+                    .as_ref()
+                    .map_or(Cell::Empty, |l| Cell::UInt(get(l)))
+            }),
         ));
     }
     out.push(figure(
         "cpu_usr_pct",
         Fmt::Dec(2),
-        summary(vec!["cpu", "usr_pct"]),
+        from_summary(|s| Cell::Float(s.cpu.usr_pct)),
     ));
     out.push(figure(
         "cpu_sys_pct",
         Fmt::Dec(2),
-        summary(vec!["cpu", "sys_pct"]),
+        from_summary(|s| Cell::Float(s.cpu.sys_pct)),
     ));
-    out.push(figure("errors", Fmt::Count, summary(vec!["errors"])));
-
-    let analysis = |kind: &'static str, path: Vec<&'static str>| {
-        move |s: &StepData| at(s.analysis(kind), &path)
-    };
+    out.push(figure(
+        "errors",
+        Fmt::Count,
+        from_summary(|s| Cell::UInt(s.errors)),
+    ));
     out.extend([
         figure(
             "steady_state_reached",
             Fmt::Plain,
-            analysis("steady_state", vec!["reached"]),
+            from_finding(|f| match f {
+                Finding::SteadyState(v) => Some(Cell::Bool(v.reached)),
+                _ => None,
+            }),
         ),
         figure(
             "steady_state_rounds",
             Fmt::Int,
-            analysis("steady_state", vec!["rounds"]),
+            from_finding(|f| match f {
+                Finding::SteadyState(v) => Some(Cell::UInt(v.rounds)),
+                _ => None,
+            }),
         ),
         figure(
             "generator_bound",
             Fmt::Plain,
-            analysis("generator_bound", vec!["generator_bound"]),
+            from_finding(|f| match f {
+                Finding::GeneratorBound(v) => Some(Cell::Bool(v.generator_bound)),
+                _ => None,
+            }),
         ),
         figure(
             "in_flight_ratio",
             Fmt::Dec(3),
-            analysis("generator_bound", vec!["in_flight_ratio"]),
+            from_finding(|f| match f {
+                Finding::GeneratorBound(v) => Some(Cell::Float(v.in_flight_ratio)),
+                _ => None,
+            }),
         ),
         figure(
             "write_cliff_found",
             Fmt::Plain,
-            analysis("write_cliff", vec!["found"]),
+            from_finding(|f| match f {
+                Finding::WriteCliff(v) => Some(Cell::Bool(v.found)),
+                _ => None,
+            }),
         ),
         figure(
             "write_cliff_onset_t_s",
             Fmt::Dec(3),
-            analysis("write_cliff", vec!["cliff", "onset_t_s"]),
+            from_finding(|f| match f {
+                Finding::WriteCliff(v) => Some(
+                    v.cliff
+                        .as_ref()
+                        .map_or(Cell::Empty, |c| Cell::Float(c.onset_t_s)),
+                ),
+                _ => None,
+            }),
         ),
         figure(
             "write_cliff_drop_pct",
             Fmt::Dec(2),
-            analysis("write_cliff", vec!["cliff", "drop_pct"]),
+            from_finding(|f| match f {
+                Finding::WriteCliff(v) => Some(
+                    v.cliff
+                        .as_ref()
+                        .map_or(Cell::Empty, |c| Cell::Float(c.drop_pct)),
+                ),
+                _ => None,
+            }),
         ),
         figure(
             "outage_intervals",
             Fmt::Int,
-            analysis("outages", vec!["outage_intervals"]),
+            from_finding(|f| match f {
+                Finding::Outages(v) => Some(Cell::UInt(v.outage_intervals as u64)),
+                _ => None,
+            }),
         ),
         figure(
             "outage_total_s",
             Fmt::Dec(3),
-            analysis("outages", vec!["total_outage_s"]),
+            from_finding(|f| match f {
+                Finding::Outages(v) => Some(Cell::Float(v.total_outage_s)),
+                _ => None,
+            }),
         ),
     ]);
     out
 }
 
+/// A step's parameters as (key, value) pairs: the serialised workload
+/// record, flattened one level (the JSON boundary; no key is looked up).
+fn params_of(s: &StepData) -> Map<String, Value> {
+    match serde_json::to_value(&s.step.params) {
+        Ok(Value::Object(o)) => o,
+        _ => Map::new(),
+    }
+}
+
 /// The parameter keys of all steps: the preferred ones present, then the
 /// others alphabetically.
-fn param_keys(data: &RunData) -> Vec<String> {
-    let all: BTreeSet<&str> = data
-        .steps
+fn param_keys(params: &[Map<String, Value>]) -> Vec<String> {
+    let all: BTreeSet<&str> = params
         .iter()
-        .filter_map(|s| s.step.params.as_object())
         .flat_map(|o| o.keys().map(String::as_str))
         .collect();
     let mut keys: Vec<String> = PREFERRED_PARAMS
@@ -202,21 +284,22 @@ fn param_keys(data: &RunData) -> Vec<String> {
 /// A parameter as a cell. `bs_bytes` is the list of sizes and weights; its
 /// column holds the size when there is one, and stays empty for a mix (the
 /// `bs` column spells the mix out).
-fn param_cell(key: &str, v: Option<&Value>) -> Cell {
-    match (key, v) {
-        ("bs_bytes", Some(Value::Array(sizes))) => match sizes.as_slice() {
-            [one] => at(Some(one), &["size_bytes"]),
+fn param_cell(s: &StepData, key: &str, v: Option<&Value>) -> Cell {
+    match (key, v, &s.step.params) {
+        ("bs_bytes", Some(_), Some(p)) => match p.bs_bytes.as_slice() {
+            [one] => Cell::UInt(one.size_bytes),
             _ => Cell::Empty,
         },
-        (_, Some(v)) => Cell::from_json(v),
-        (_, None) => Cell::Empty,
+        (_, Some(v), _) => Cell::from_json(v),
+        (_, None, _) => Cell::Empty,
     }
 }
 
 /// One row per step (docs/export.md, "Steps").
 pub(super) fn steps_table(data: &RunData) -> Table {
     let figures = figures();
-    let keys = param_keys(data);
+    let params: Vec<Map<String, Value>> = data.steps.iter().map(params_of).collect();
+    let keys = param_keys(&params);
     let mut columns: Vec<Column> = STEP_HEAD
         .iter()
         .map(|(name, fmt)| Column {
@@ -248,18 +331,19 @@ pub(super) fn steps_table(data: &RunData) -> Table {
     let rows = data
         .steps
         .iter()
-        .map(|s| {
+        .zip(&params)
+        .map(|(s, p)| {
             let st = &s.step;
             let mut row = vec![
                 Cell::Int(run_id),
                 Cell::Int(st.index),
                 Cell::Text(st.name.clone()),
-                Cell::Text(st.role.clone()),
+                Cell::Text(st.role.to_string()),
                 Cell::Text(st.status.as_str().to_owned()),
                 st.started.clone().map_or(Cell::Empty, Cell::Text),
                 st.ended.clone().map_or(Cell::Empty, Cell::Text),
             ];
-            row.extend(keys.iter().map(|k| param_cell(k, st.params.get(k))));
+            row.extend(keys.iter().map(|k| param_cell(s, k, p.get(k))));
             row.extend(figures.iter().map(|f| (f.value)(s)));
             row
         })

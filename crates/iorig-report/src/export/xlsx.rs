@@ -167,8 +167,9 @@ fn run_rows(data: &RunData) -> Vec<(String, Cell)> {
     for (k, v) in &d.run.labels {
         rows.push((format!("label.{k}"), text(v)));
     }
-    if let Some(Value::Object(facts)) = &data.system {
-        for (k, v) in facts {
+    // Facts are listed field by field from their serialised form.
+    if let Some(Ok(Value::Object(facts))) = data.system.as_ref().map(serde_json::to_value) {
+        for (k, v) in &facts {
             rows.push((format!("system.{k}"), Cell::from_json(v)));
         }
     }
@@ -182,16 +183,16 @@ fn run_rows(data: &RunData) -> Vec<(String, Cell)> {
             format!("target.{i}.size_bytes"),
             t.size_bytes.map_or(Cell::Empty, Cell::UInt),
         ));
-        if let Value::Object(facts) = &t.json {
-            for (k, v) in facts {
+        if let Ok(Value::Object(facts)) = serde_json::to_value(&t.facts) {
+            for (k, v) in &facts {
                 rows.push((format!("target.{i}.{k}"), Cell::from_json(v)));
             }
         }
     }
     for (i, a) in data.plan_analysis.iter().enumerate() {
         rows.push((
-            format!("analysis.{i}.{}", a.kind),
-            Cell::Text(a.json.to_string()),
+            format!("analysis.{i}.{}", a.finding.kind()),
+            Cell::Text(a.finding.body_json().unwrap_or_default()),
         ));
     }
     if let Some(plan) = &d.plan_json {

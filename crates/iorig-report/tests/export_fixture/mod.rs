@@ -7,9 +7,22 @@
 
 #![allow(clippy::unwrap_used, dead_code)]
 
+use iorig_result::{Finding, StepSummary, TargetKind, WorkloadRecord};
 use iorig_stats::{DeviceUsage, LatSummary};
-use iorig_store::{IntervalRow, NewRun, NewStep, Op, RunId, RunKind, RunStatus, StepStatus, Store};
+use iorig_store::{
+    IntervalRow, NewRun, NewStep, Op, RunId, RunKind, RunStatus, StepRole, StepStatus, Store,
+};
 use serde_json::{json, Value};
+
+/// A stored type from its JSON, as the CLI would have written it.
+fn typed<T: serde::de::DeserializeOwned>(v: Value) -> T {
+    serde_json::from_value(v).unwrap()
+}
+
+/// A finding from its kind and JSON, as the CLI stores it.
+fn finding(kind: &str, v: Value) -> Finding {
+    Finding::from_stored(kind, &v.to_string()).unwrap()
+}
 use std::collections::BTreeMap;
 
 /// Names of the steps, in order.
@@ -156,20 +169,24 @@ pub fn store_with_run() -> (Store, RunId) {
     store
         .record_system_facts(
             run,
-            &json!({"kernel": "6.8.0", "os": "Debian 13", "hostname": "rig1",
+            &typed(
+                json!({"kernel": "6.8.0", "os": "Debian 13", "hostname": "rig1",
                     "cpu_model": "Test CPU @ 3.0GHz", "cpu_count": 16,
                     "mem_total_bytes": 68_719_476_736u64}),
+            ),
         )
         .unwrap();
     store
         .record_target_facts(
             run,
             "/dev/zram0",
-            Some("block"),
+            Some(TargetKind::Block),
             Some(1 << 30),
-            &json!({"device": "zram0", "model": null, "rotational": false,
+            &typed(
+                json!({"device": "zram0", "model": null, "rotational": false,
                     "scheduler": "none", "logical_block_bytes": 4096,
                     "physical_block_bytes": 4096, "filesystem": null}),
+            ),
         )
         .unwrap();
 
@@ -196,8 +213,8 @@ pub fn store_with_run() -> (Store, RunId) {
             &NewStep {
                 index: 0,
                 name: STEP_NAMES[0],
-                role: "precondition",
-                params: &p0,
+                role: "precondition".parse::<StepRole>().unwrap(),
+                params: Some(&typed::<WorkloadRecord>(p0.clone())),
             },
         )
         .unwrap();
@@ -216,7 +233,9 @@ pub fn store_with_run() -> (Store, RunId) {
         .finish_step(
             s0,
             StepStatus::Ok,
-            &summary(0, 16000, 131_072, 400_000, 0),
+            Some(&StepSummary::Io(Box::new(typed(summary(
+                0, 16000, 131_072, 400_000, 0,
+            ))))),
             "2026-03-01T10:00:03Z",
         )
         .unwrap();
@@ -224,17 +243,18 @@ pub fn store_with_run() -> (Store, RunId) {
         .put_analysis(
             run,
             Some(s0),
-            "precondition",
-            &json!({"passes": 1, "written_bytes": 2_097_152_000u64, "duration_s": 2.0,
+            &finding(
+                "precondition",
+                json!({"passes": 1, "written_bytes": 2_097_152_000u64, "duration_s": 2.0,
                     "bw_bytes_per_s": 1_048_576_000.0}),
+            ),
         )
         .unwrap();
     store
         .put_analysis(
             run,
             Some(s0),
-            "write_cliff",
-            &json!({"found": false, "cliff": null}),
+            &finding("write_cliff", json!({"found": false, "cliff": null})),
         )
         .unwrap();
 
@@ -254,8 +274,8 @@ pub fn store_with_run() -> (Store, RunId) {
             &NewStep {
                 index: 1,
                 name: STEP_NAMES[1],
-                role: "run",
-                params: &p1,
+                role: "run".parse::<StepRole>().unwrap(),
+                params: Some(&typed::<WorkloadRecord>(p1.clone())),
             },
         )
         .unwrap();
@@ -277,7 +297,9 @@ pub fn store_with_run() -> (Store, RunId) {
         .finish_step(
             s1,
             StepStatus::Ok,
-            &summary(300_060, 0, 4096, 320_000, 0),
+            Some(&StepSummary::Io(Box::new(typed(summary(
+                300_060, 0, 4096, 320_000, 0,
+            ))))),
             "2026-03-01T10:00:08Z",
         )
         .unwrap();
@@ -285,29 +307,37 @@ pub fn store_with_run() -> (Store, RunId) {
         .put_analysis(
             run,
             Some(s1),
-            "generator_bound",
-            &json!({"in_flight": 32.0, "expected_in_flight": 32, "in_flight_ratio": 1.0,
+            &finding(
+                "generator_bound",
+                json!({"in_flight": 32.0, "expected_in_flight": 32, "in_flight_ratio": 1.0,
                     "generator_bound": false, "cpu_busy_pct": 44.75, "message": null}),
+            ),
         )
         .unwrap();
     store
         .put_analysis(
             run,
             Some(s1),
-            "outages",
-            &json!({"outage_intervals": 0, "total_outage_s": 0.0, "longest_outage_s": 0.0,
+            &finding(
+                "outages",
+                json!({"outage_intervals": 0, "total_outage_s": 0.0, "longest_outage_s": 0.0,
                     "longest_start_t_s": null, "outages": [], "longest_gap_ns": null}),
+            ),
         )
         .unwrap();
     store
         .put_analysis(
             run,
             Some(s1),
-            "steady_state",
-            &json!({"reached": true, "rounds": 3, "round_s": 1.0, "max_rounds": 5, "window": 3,
+            &finding(
+                "steady_state",
+                json!({"reached": true, "rounds": 3, "round_s": 1.0, "max_rounds": 5, "window": 3,
                     "rounds_needed": 3, "time_needed_s": 3.0,
                     "round_iops": [100010.0, 100020.0, 100030.0],
-                    "verdict": {"mean": 100020.0, "range_pct": 0.02, "slope_excursion_pct": 0.02}}),
+                    "verdict": {"reached": true, "rounds_used": 3, "window_start_round": 0,
+                                "mean": 100020.0, "range_pct": 0.02, "slope_excursion_pct": 0.02,
+                                "reason": null}}),
+            ),
         )
         .unwrap();
 
@@ -329,8 +359,8 @@ pub fn store_with_run() -> (Store, RunId) {
             &NewStep {
                 index: 2,
                 name: STEP_NAMES[2],
-                role: "curve-50%",
-                params: &p2,
+                role: "curve-50%".parse::<StepRole>().unwrap(),
+                params: Some(&typed::<WorkloadRecord>(p2.clone())),
             },
         )
         .unwrap();
@@ -351,26 +381,35 @@ pub fn store_with_run() -> (Store, RunId) {
     let mut sum2 = summary(55_000, 23_000, 6144, 90_000, 3);
     sum2["total"]["service_lat_ns"] = json!(lat(60_000));
     store
-        .finish_step(s2, StepStatus::Interrupted, &sum2, "2026-03-01T10:00:12Z")
-        .unwrap();
-    store
-        .put_analysis(
-            run,
-            Some(s2),
-            "outages",
-            &json!({"outage_intervals": 1, "total_outage_s": 1.0, "longest_outage_s": 1.0,
-                    "longest_start_t_s": 1.0,
-                    "outages": [{"start_t_s": 1.0, "end_t_s": 2.0, "duration_s": 1.0}],
-                    "longest_gap_ns": null}),
+        .finish_step(
+            s2,
+            StepStatus::Interrupted,
+            Some(&StepSummary::Io(Box::new(typed(sum2)))),
+            "2026-03-01T10:00:12Z",
         )
         .unwrap();
     store
         .put_analysis(
             run,
             Some(s2),
-            "write_cliff",
-            &json!({"found": true, "cliff": {"onset_t_s": 2.0, "level_before_iops": 15000.0,
+            &finding(
+                "outages",
+                json!({"outage_intervals": 1, "total_outage_s": 1.0, "longest_outage_s": 1.0,
+                    "longest_start_t_s": 1.0,
+                    "outages": [{"start_t_s": 1.0, "end_t_s": 2.0, "duration_s": 1.0}],
+                    "longest_gap_ns": null}),
+            ),
+        )
+        .unwrap();
+    store
+        .put_analysis(
+            run,
+            Some(s2),
+            &finding(
+                "write_cliff",
+                json!({"found": true, "cliff": {"onset_t_s": 2.0, "level_before_iops": 15000.0,
                     "level_after_iops": 8000.0, "drop_pct": 46.666666}}),
+            ),
         )
         .unwrap();
 
@@ -378,12 +417,16 @@ pub fn store_with_run() -> (Store, RunId) {
         .put_analysis(
             run,
             None,
-            "curve",
-            &json!({"group": 0, "threshold_ms": 1.0, "steps": [1, 2],
+            &finding(
+                "curve",
+                json!({"group": 0, "threshold_ms": 1.0, "steps": [1, 2],
                     "points": [{"iops": 100020.0, "mean_lat_ns": 320500.0, "p99_lat_ns": 1282000.0},
                                {"iops": 26000.0, "mean_lat_ns": 90500.0, "p99_lat_ns": 362000.0}],
-                    "analysis": {"max_iops": 100020.0, "best_under_mean": 100020.0,
-                                 "best_under_p99": 26000.0, "knee": null, "curvature_knee": null}}),
+                    "analysis": {"max_iops": 100020.0, "threshold_ns": 1000000.0,
+                                 "best_under_mean": 100020.0,
+                                 "best_under_p99": 26000.0, "knee_factor": 2.0,
+                                 "knee": null, "curvature_knee": null}}),
+            ),
         )
         .unwrap();
     store

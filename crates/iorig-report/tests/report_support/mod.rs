@@ -7,14 +7,25 @@
 
 #![allow(dead_code, clippy::unwrap_used)]
 
+use iorig_result::{Finding, StepSummary, TargetKind, WorkloadRecord};
 use iorig_spec::WorkloadFile;
 use iorig_stats::analysis::{analyze_curve, CurvePoint};
 use iorig_stats::{CpuUsage, DeviceUsage, LatSummary, LatencyHistogram, OpSummary};
 use iorig_store::{
-    HistKind, IntervalRow, NewRun, NewStep, Op, RunId, RunKind, RunStatus, StepId, StepStatus,
-    Store,
+    HistKind, IntervalRow, NewRun, NewStep, Op, RunId, RunKind, RunStatus, StepId, StepRole,
+    StepStatus, Store,
 };
 use serde_json::{json, Value};
+
+/// A stored type from its JSON, as the CLI would have written it.
+fn typed<T: serde::de::DeserializeOwned>(v: Value) -> T {
+    serde_json::from_value(v).unwrap()
+}
+
+/// A finding from its kind and JSON, as the CLI stores it.
+fn finding(kind: &str, v: Value) -> Finding {
+    Finding::from_stored(kind, &v.to_string()).unwrap()
+}
 use std::collections::BTreeMap;
 
 /// The shape of a step's workload.
@@ -41,7 +52,7 @@ impl Shape {
     }
 
     /// The stored `workload` object of this shape (a real WorkloadRecord).
-    pub fn params(&self, time_s: u32, warmup_s: u32, seed: u64) -> Value {
+    pub fn params(&self, time_s: u32, warmup_s: u32, seed: u64) -> WorkloadRecord {
         let mut toml = format!(
             "bs = '{}k'\nread = {}\nrandom = {}\nqd = {}\nthreads = {}\ntime = '{}s'\nwarmup = '{}s'\nengine = 'io_uring'\nseed = {seed}\n",
             self.bs_k, self.read_pct, self.random_pct, self.qd, self.threads, time_s, warmup_s
@@ -53,7 +64,7 @@ impl Shape {
             .unwrap()
             .resolve(seed)
             .unwrap();
-        serde_json::to_value(w.record()).unwrap()
+        w.record()
     }
 
     /// A device model: 80 µs reads, 25 µs writes at low load, 2 GB/s and
@@ -154,19 +165,23 @@ pub fn new_run(store: &Store, kind: RunKind, labels: &[(&str, &str)]) -> RunId {
     store
         .record_system_facts(
             run,
-            &json!({"kernel": "6.8.0-45-generic", "os": "Ubuntu 24.04.1 LTS", "hostname": "rig1",
+            &typed(
+                json!({"kernel": "6.8.0-45-generic", "os": "Ubuntu 24.04.1 LTS", "hostname": "rig1",
                     "cpu_model": "AMD EPYC 7543 32-Core Processor", "cpu_count": 64,
                     "mem_total_bytes": 270_000_000_000u64}),
+            ),
         )
         .unwrap();
     store
         .record_target_facts(
             run,
             "/dev/zram0",
-            Some("block"),
+            Some(TargetKind::Block),
             Some(8 << 30),
-            &json!({"device": "zram0", "model": null, "rotational": false, "scheduler": "none",
+            &typed(
+                json!({"device": "zram0", "model": null, "rotational": false, "scheduler": "none",
                     "logical_block_bytes": 4096, "physical_block_bytes": 4096, "filesystem": null}),
+            ),
         )
         .unwrap();
     run
@@ -223,8 +238,8 @@ pub fn add_step(
             &NewStep {
                 index,
                 name,
-                role,
-                params: &params,
+                role: role.parse::<StepRole>().unwrap(),
+                params: Some(&params),
             },
         )
         .unwrap();
@@ -361,7 +376,12 @@ pub fn add_step(
         "errors": 0,
     });
     store
-        .finish_step(step, StepStatus::Ok, &summary, "2025-03-04T10:01:05Z")
+        .finish_step(
+            step,
+            StepStatus::Ok,
+            Some(&StepSummary::Io(Box::new(typed(summary)))),
+            "2025-03-04T10:01:05Z",
+        )
         .unwrap();
 
     // Analysis as the CLI stores it.
@@ -369,9 +389,11 @@ pub fn add_step(
         .put_analysis(
             run,
             Some(step),
-            "generator_bound",
-            &json!({"in_flight": 8.0, "expected_in_flight": 8.0, "in_flight_ratio": 0.97,
+            &finding(
+                "generator_bound",
+                json!({"in_flight": 8.0, "expected_in_flight": 8.0, "in_flight_ratio": 0.97,
                     "generator_bound": false, "cpu_busy_pct": 33.0, "message": null}),
+            ),
         )
         .unwrap();
     let outages: Vec<Value> = ev
@@ -385,11 +407,13 @@ pub fn add_step(
         .put_analysis(
             run,
             Some(step),
-            "outages",
-            &json!({"outage_intervals": outages.len(), "total_outage_s": outages.len() as f64,
+            &finding(
+                "outages",
+                json!({"outage_intervals": outages.len(), "total_outage_s": outages.len() as f64,
                     "longest_outage_s": if outages.is_empty() { 0.0 } else { 1.0 },
                     "longest_start_t_s": outages.first().map(|o| o["start_t_s"].clone()),
                     "outages": outages, "longest_gap_ns": null}),
+            ),
         )
         .unwrap();
     if shape.read_pct < 100 {
@@ -401,8 +425,10 @@ pub fn add_step(
             .put_analysis(
                 run,
                 Some(step),
-                "write_cliff",
-                &json!({"found": cliff.is_some(), "cliff": cliff}),
+                &finding(
+                    "write_cliff",
+                    json!({"found": cliff.is_some(), "cliff": cliff}),
+                ),
             )
             .unwrap();
     }
@@ -412,12 +438,11 @@ pub fn add_step(
             .put_analysis(
                 run,
                 Some(step),
-                "steady_state",
-                &json!({"reached": true, "rounds": rounds, "round_s": rs, "max_rounds": 25,
+                &finding("steady_state", json!({"reached": true, "rounds": rounds, "round_s": rs, "max_rounds": 25,
                         "window": 5, "rounds_needed": rounds, "time_needed_s": rounds as f64 * f64::from(rs),
                         "round_iops": round_iops,
                         "verdict": {"reached": true, "rounds_used": 5, "window_start_round": rounds.saturating_sub(5),
-                                    "mean": iops, "range_pct": 6.0, "slope_excursion_pct": 2.0, "reason": null}}),
+                                    "mean": iops, "range_pct": 6.0, "slope_excursion_pct": 2.0, "reason": null}})),
             )
             .unwrap();
     }
@@ -446,8 +471,8 @@ pub fn add_unrun_step(
             &NewStep {
                 index,
                 name,
-                role,
-                params: &params,
+                role: role.parse::<StepRole>().unwrap(),
+                params: Some(&params),
             },
         )
         .unwrap();
@@ -457,8 +482,10 @@ pub fn add_unrun_step(
             .put_analysis(
                 run,
                 Some(step),
-                "skipped",
-                &json!({"why": "stop_latency_ms 5 passed at the previous step"}),
+                &finding(
+                    "skipped",
+                    json!({"why": "stop_latency_ms 5 passed at the previous step"}),
+                ),
             )
             .unwrap();
     }
@@ -512,9 +539,11 @@ pub fn matrix_plan(store: &Store, speed: f64) -> RunId {
         .put_analysis(
             run,
             store.steps(run).unwrap().last().map(|s| s.id),
-            "precondition",
-            &json!({"passes": 2.0, "written_bytes": 17_179_869_184u64, "duration_s": 20.0,
+            &finding(
+                "precondition",
+                json!({"passes": 2, "written_bytes": 17_179_869_184u64, "duration_s": 20.0,
                     "bw_bytes_per_s": 858_993_459.0}),
+            ),
         )
         .unwrap();
     index += 1;
@@ -629,8 +658,7 @@ pub fn curve_plan(store: &Store, speed: f64) -> RunId {
         .put_analysis(
             run,
             None,
-            "curve",
-            &json!({"group": 0, "threshold_ms": 1.0, "steps": steps, "points": points, "analysis": analysis}),
+            &finding("curve", json!({"group": 0, "threshold_ms": 1.0, "steps": steps, "points": points, "analysis": analysis})),
         )
         .unwrap();
     finish_run(store, run, RunStatus::Ok);

@@ -19,6 +19,7 @@ pub const RATE_TOLERANCE_PCT: f64 = 3.0;
 
 /// One step of a load sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CurvePoint {
     pub iops: f64,
     pub mean_lat_ns: f64,
@@ -48,6 +49,7 @@ impl CurvePoint {
 
 /// A point where the curve bends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Knee {
     /// Index into the points as given (load order), not the sorted order.
     pub index: usize,
@@ -58,6 +60,7 @@ pub struct Knee {
 
 /// The outcome of [`analyze_curve`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CurveAnalysis {
     /// Highest IOPS of any point; 0 without points.
     pub max_iops: f64,

@@ -52,6 +52,7 @@ impl LittleInput {
 
 /// The outcome of [`GeneratorBoundCheck::evaluate`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LittleVerdict {
     /// IOPS × mean latency in seconds: I/Os in flight on average.
     pub in_flight: f64,

@@ -30,6 +30,7 @@ impl SeriesPoint {
 
 /// A lasting drop of IOPS found by [`detect_write_cliff`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct WriteCliff {
     /// Start of the first interval of the drop.
     pub onset_t_s: f64,
@@ -43,6 +44,7 @@ pub struct WriteCliff {
 
 /// A run of consecutive intervals without a single completion.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Outage {
     pub start_t_s: f64,
     pub end_t_s: f64,
@@ -51,6 +53,7 @@ pub struct Outage {
 
 /// The outcome of [`detect_outages`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct OutageReport {
     /// Intervals with zero completions.
     pub outage_intervals: usize,

@@ -33,6 +33,7 @@ impl Default for SteadyStateDetector {
 
 /// The outcome of [`SteadyStateDetector::check`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SteadyStateVerdict {
     pub reached: bool,
     /// Number of rounds given (not only those in the window).

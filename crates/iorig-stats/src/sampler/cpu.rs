@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 const PROC_STAT: &str = "/proc/stat";
 
 /// CPU usage over one interval, in percent.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CpuUsage {
     /// User time: `user + nice` (guest time is already part of these).
     pub usr_pct: f64,
@@ -20,6 +21,8 @@ pub struct CpuUsage {
     pub sys_pct: f64,
     /// Time the hypervisor gave to other guests while this one wanted to
     /// run: on a shared VM, CPU the load generator asked for and did not get.
+    /// (Absent from results stored before it was measured.)
+    #[serde(default)]
     pub steal_pct: f64,
 }
 

@@ -140,7 +140,8 @@ pub fn counter_delta(old: u64, new: u64) -> u64 {
 }
 
 /// Block-device figures over one interval, like `iostat -x`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DeviceUsage {
     /// Share of the interval with I/O in flight (`%util`), at most 100. With
     /// several devices, the busiest.

@@ -1,6 +1,6 @@
 //! One CSV row per interval (docs/csv.md).
 
-use super::json::IntervalJson;
+use iorig_result::Interval;
 use iorig_stats::OpSummary;
 
 const OPS: [&str; 3] = ["read", "write", "total"];
@@ -54,7 +54,7 @@ fn op_cells(s: &OpSummary, out: &mut Vec<String>) {
     }
 }
 
-pub fn row(i: &IntervalJson) -> String {
+pub fn row(i: &Interval) -> String {
     let mut out = vec![
         format!("{:.3}", i.t_s),
         format!("{:.3}", i.duration_s),

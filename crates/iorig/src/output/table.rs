@@ -140,18 +140,17 @@ pub fn summary_lines(
 
 /// IOPS, MB/s, mean and p99 latency (ms) of a stored step summary (the
 /// `summary` object of iorig.result/1), or dashes for a step that has none.
-pub fn summary_cells(summary: Option<&serde_json::Value>) -> [String; 4] {
+pub fn summary_cells(summary: Option<&iorig_result::Summary>) -> [String; 4] {
     match summary {
-        Some(s) if s.is_object() => {
-            let t = &s["total"];
-            let f = |v: &serde_json::Value| v.as_f64().unwrap_or(0.0);
+        Some(s) => {
+            let t = &s.total;
             [
-                format!("{:.1}", f(&t["iops"])),
-                format!("{:.2}", f(&t["bw_bytes_per_s"]) / 1e6),
-                format!("{:.3}", f(&t["lat_ns"]["mean"]) / 1e6),
-                format!("{:.3}", f(&t["lat_ns"]["p99"]) / 1e6),
+                format!("{:.1}", t.iops),
+                format!("{:.2}", t.bw_bytes_per_s / 1e6),
+                format!("{:.3}", t.lat_ns.mean as f64 / 1e6),
+                format!("{:.3}", t.lat_ns.p99 as f64 / 1e6),
             ]
         }
-        _ => ["-".into(), "-".into(), "-".into(), "-".into()],
+        None => ["-".into(), "-".into(), "-".into(), "-".into()],
     }
 }

@@ -1,0 +1,132 @@
+//! The result document of one run, schema `iorig.result/1`
+//! (docs/json-schema.md): what `iorig run --json` writes, and the shape of
+//! every step's intervals and summary in the store and the exports.
+
+use crate::names::TargetKind;
+use crate::status::RunStatus;
+use crate::validation::Validation;
+use iorig_spec::WorkloadRecord;
+use iorig_stats::{CpuUsage, DeviceUsage, OpSummary};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The schema name of [`ResultDoc`].
+pub const SCHEMA: &str = "iorig.result/1";
+
+/// One run's result document.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultDoc {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    pub tool: ToolInfo,
+    pub run: RunInfo,
+    pub workload: WorkloadRecord,
+    pub targets: Vec<TargetEntry>,
+    /// Every interval, warmup included, in time order.
+    pub intervals: Vec<Interval>,
+    pub summary: Summary,
+}
+
+/// The program that wrote a document.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+}
+
+impl ToolInfo {
+    /// This build of iorig.
+    pub fn this() -> ToolInfo {
+        ToolInfo {
+            name: "iorig".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+/// Identity and outcome of a run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunInfo {
+    /// The store's run id, or `YYYYMMDD-HHMMSS-xxxxxx` without a store.
+    pub id: String,
+    /// RFC 3339, UTC, to the second.
+    pub started: String,
+    pub host: String,
+    pub labels: BTreeMap<String, String>,
+    /// The engine that ran (io_uring may have fallen back to psync).
+    pub engine: String,
+    pub status: RunStatus,
+}
+
+/// One target as the run used it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetEntry {
+    pub path: String,
+    pub kind: TargetKind,
+    /// Usable size before `--range`.
+    pub size_bytes: u64,
+    /// Kernel name of the block device under the target, if any.
+    pub device: Option<String>,
+}
+
+/// One reporting interval.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Interval {
+    /// End of the interval, seconds from the start of the run (warmup included).
+    pub t_s: f64,
+    pub duration_s: f64,
+    pub warmup: bool,
+    pub read: OpSummary,
+    pub write: OpSummary,
+    pub total: OpSummary,
+    pub cpu: CpuUsage,
+    pub device: Option<DeviceUsage>,
+    pub errors: u64,
+    /// Longest time in the interval without any completed I/O, measured
+    /// from the completions themselves.
+    pub longest_gap_ns: u64,
+    /// iorig's busiest worker thread, percent of the interval on or waiting
+    /// for a CPU.
+    pub worker_busy_max_pct: f64,
+}
+
+/// The measured part of a step or run as a whole (warmup excluded).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Summary {
+    pub duration_s: f64,
+    pub read: OpSummary,
+    pub write: OpSummary,
+    pub total: OpSummary,
+    pub cpu: CpuUsage,
+    pub errors: u64,
+    #[serde(default)]
+    pub error_messages: Vec<String>,
+    /// Data validation (`--verify`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation: Option<Validation>,
+}
+
+/// What a stored step's summary holds: the I/O summary of a step that ran
+/// a workload, or the observation summary of a profile.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum StepSummary {
+    Io(Box<Summary>),
+    Profile(crate::profile::ProfileSummary),
+}
+
+impl StepSummary {
+    /// The I/O summary, for a step that ran a workload.
+    pub fn io(&self) -> Option<&Summary> {
+        match self {
+            StepSummary::Io(s) => Some(s.as_ref()),
+            StepSummary::Profile(_) => None,
+        }
+    }
+}

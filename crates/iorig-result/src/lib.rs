@@ -1,0 +1,35 @@
+//! iorig's typed result schema: a run, its resolved workload and targets,
+//! every interval, the summaries and the findings (knee, best under a
+//! latency target, steady state, write cliff, outages, generator-bound) as
+//! Rust types with serde.
+//!
+//! These types are the one source of the `--json` documents
+//! (`iorig.result/1`, docs/json-schema.md), of what the store keeps and
+//! gives back, and of what the CSV, XLSX and HTML reports and `compare`
+//! read. A field renamed here is a compile error everywhere, not a silent
+//! wrong number. Every document type refuses unknown fields, so a document
+//! that does not match the code fails to parse instead of losing fields.
+//!
+//! The per-operation figures ([`OpSummary`], [`LatSummary`]) and the host
+//! figures ([`CpuUsage`], [`DeviceUsage`]) are computed by `iorig-stats`
+//! and re-exported here, as is the resolved workload ([`WorkloadRecord`])
+//! from `iorig-spec`.
+
+mod doc;
+mod finding;
+mod names;
+mod profile;
+mod status;
+mod validation;
+
+pub use doc::{Interval, ResultDoc, RunInfo, StepSummary, Summary, TargetEntry, ToolInfo, SCHEMA};
+pub use finding::{
+    CurveFinding, Finding, FindingError, FindingKind, OffRatePoint, PreconditionFinding, RateCheck,
+    SkippedFinding, SteadyStateFinding, WriteCliffFinding,
+};
+pub use iorig_spec::{BsWeight, WorkloadRecord};
+pub use iorig_stats::{CpuUsage, DeviceUsage, LatSummary, OpSummary};
+pub use names::TargetKind;
+pub use profile::{FigureStat, ProfileSummary};
+pub use status::{HistKind, Op, RunKind, RunStatus, StepRole, StepStatus, UnknownRole};
+pub use validation::{Validation, ValidationErrorEntry};
