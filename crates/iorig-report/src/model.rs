@@ -354,11 +354,8 @@ fn step_of(
 
 fn params_of(p: &WorkloadRecord) -> StepParams {
     StepParams {
-        bs: p.bs.clone(),
-        bs_bytes: match p.bs_bytes.as_slice() {
-            [one] => Some(one.size_bytes),
-            _ => None,
-        },
+        bs: p.bs_label(),
+        bs_bytes: p.single_bs_bytes(),
         read_pct: p.read_pct,
         random_pct: p.random_pct,
         qd: p.qd,

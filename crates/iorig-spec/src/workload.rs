@@ -862,12 +862,14 @@ impl Workload {
         self.all_sizes().max_bytes()
     }
 
-    /// `bs`, or `r4k/w64k` style when the directions differ.
+    /// The block sizes the I/Os are made with: `64k`, or `r4k/w64k` style
+    /// when the directions in use differ (the rule of
+    /// [`WorkloadRecord::bs_label`]).
     pub fn bs_text(&self) -> String {
         if self.read_bs.is_none() && self.write_bs.is_none() {
             return self.bs.to_string();
         }
-        format!("r{}/w{}", self.read_sizes(), self.write_sizes())
+        self.record().bs_label()
     }
 
     /// The alignment of every offset: the block-size alignment, or the
@@ -966,6 +968,7 @@ impl Workload {
             verify_after: self.verify_after,
             max_errors: self.max_errors,
         }
+        .with_effective_bs()
     }
 }
 
@@ -1021,9 +1024,105 @@ pub struct WorkloadRecord {
     pub max_errors: u32,
 }
 
+impl WorkloadRecord {
+    /// The sizes of the directions the workload uses: reads when it reads,
+    /// writes when it writes.
+    fn used_sizes(&self) -> Option<(Option<BsSpec>, Option<BsSpec>)> {
+        let bs = BsSpec::parse(&self.bs).ok()?;
+        let dir = |given: &Option<String>| match given {
+            Some(t) => BsSpec::parse(t).ok(),
+            None => Some(bs.clone()),
+        };
+        let reads = (self.read_pct > 0.0).then(|| dir(&self.read_bs)).flatten();
+        let writes = (self.read_pct < 100.0)
+            .then(|| dir(&self.write_bs))
+            .flatten();
+        Some((reads, writes))
+    }
+
+    /// The one set of block sizes every I/O of the workload is made with,
+    /// when there is one: `bs`, or `read_bs`/`write_bs` when those are what
+    /// the used directions take (both `64k`, or a read-only run's
+    /// `read_bs`). `None` when reads and writes use different sizes.
+    pub fn effective_bs(&self) -> Option<BsSpec> {
+        match self.used_sizes()? {
+            (Some(r), None) => Some(r),
+            (None, Some(w)) => Some(w),
+            (Some(r), Some(w)) if r == w => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The block sizes as results are searched, shown and compared by:
+    /// `64k`, `4k:50,8k:50`, or `r4k/w64k` when reads and writes differ.
+    pub fn bs_label(&self) -> String {
+        if let Some(e) = self.effective_bs() {
+            return e.to_string();
+        }
+        match self.used_sizes() {
+            Some((Some(r), Some(w))) => format!("r{r}/w{w}"),
+            _ => self.bs.clone(),
+        }
+    }
+
+    /// The block size when every I/O has the same one.
+    pub fn single_bs_bytes(&self) -> Option<u64> {
+        match self.effective_bs()?.sizes.as_slice() {
+            [(size, _)] => Some(*size),
+            _ => None,
+        }
+    }
+
+    /// `bs` and `bs_bytes` set to the sizes actually used when reads and
+    /// writes share them (a run given `read_bs = write_bs = 64k` has a block
+    /// size of 64k, whatever `bs` defaulted to); unchanged otherwise.
+    /// Records stored before this rule are repaired with it.
+    pub fn with_effective_bs(mut self) -> WorkloadRecord {
+        if self.read_bs.is_none() && self.write_bs.is_none() {
+            return self;
+        }
+        if let Some(e) = self.effective_bs() {
+            self.bs = e.to_string();
+            self.bs_bytes = e
+                .sizes
+                .iter()
+                .map(|(s, w)| BsWeight {
+                    size_bytes: *s,
+                    weight: *w,
+                })
+                .collect();
+        }
+        self
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_record_carries_the_block_size_every_io_used() {
+        let rec = |t: &str| file(t).resolve(1).unwrap().record();
+        // Both directions 64k: the block size is 64k, whatever bs says.
+        let r = rec("read = 50\nread_bs = '64k'\nwrite_bs = '64k'\n");
+        assert_eq!((r.bs.as_str(), r.bs_label()), ("64k", "64k".to_owned()));
+        assert_eq!(r.single_bs_bytes(), Some(65536));
+        assert_eq!(r.bs_bytes.len(), 1);
+        // A read-only run with read_bs: reads decide.
+        let r = rec("read = 100\nread_bs = '16k'\n");
+        assert_eq!(r.bs_label(), "16k");
+        // Different directions: labelled apart, no single size.
+        let r = rec("read = 70\nread_bs = '4k'\nwrite_bs = '64k'\n");
+        assert_eq!(r.bs_label(), "r4k/w64k");
+        assert_eq!(r.single_bs_bytes(), None);
+        assert_eq!(r.bs, "4k");
+        // Nothing per direction: bs as given.
+        let r = rec("bs = '4k:50,8k:50'\n");
+        assert_eq!(
+            (r.bs_label(), r.single_bs_bytes()),
+            ("4k:50,8k:50".to_owned(), None)
+        );
+    }
 
     fn file(text: &str) -> WorkloadFile {
         WorkloadFile::from_toml("t.toml", text).unwrap()
@@ -1092,7 +1191,12 @@ mod tests {
         assert_eq!(w.write_sizes().sizes, vec![(4096, 50), (65536, 50)]);
         assert_eq!(w.max_bs_bytes(), 65536);
         assert_eq!(w.offset_align_bytes(), 4096);
-        assert_eq!(w.bs_text(), "r8k/w4k:50,64k:50");
+        // Reads only (the default): the write sizes are never used.
+        assert_eq!(w.bs_text(), "8k");
+        let mixed = file("bs = '8k'\nread = 50\nwrite_bs = '4k:50,64k:50'\n")
+            .resolve(1)
+            .unwrap();
+        assert_eq!(mixed.bs_text(), "r8k/w4k:50,64k:50");
         assert_eq!(w.record().write_bs.as_deref(), Some("4k:50,64k:50"));
         assert_eq!(w.record().read_bs, None);
         let cli = WorkloadFile {

@@ -17,7 +17,7 @@ mod store;
 mod types;
 
 pub use error::StoreError;
-pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
+pub use schema::{Migration, APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION};
 pub use store::Store;
 pub use types::{
     AnalysisRow, HistKind, IntervalRow, NewRun, NewStep, Op, RunDetail, RunId, RunKind, RunRow,

@@ -17,15 +17,32 @@ pub const APPLICATION_ID: i64 = 0x696f_7267;
 /// (a `runs list` reading while a plan writes, for instance).
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// One step of the schema: SQL, or a repair of stored rows in Rust (for
+/// rules SQL cannot express, such as re-deriving columns from typed JSON).
+pub enum Migration {
+    Sql(&'static str),
+    Repair(fn(&Connection) -> rusqlite::Result<()>),
+}
+
+impl Migration {
+    fn apply(&self, conn: &Connection) -> rusqlite::Result<()> {
+        match self {
+            Migration::Sql(sql) => conn.execute_batch(sql),
+            Migration::Repair(f) => f(conn),
+        }
+    }
+}
+
 /// Migration `i` brings the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[
-    // Version 1: runs, their steps, per-interval figures, histograms, analysis.
-    //
-    // Every child row names its parent with ON DELETE CASCADE, so deleting a
-    // run removes everything under it. Each child table's primary key or a
-    // unique index starts with the parent column, which is the index the
-    // cascade (and the usual lookups) need.
-    r#"
+pub const MIGRATIONS: &[Migration] = &[
+    Migration::Sql(
+        // Version 1: runs, their steps, per-interval figures, histograms, analysis.
+        //
+        // Every child row names its parent with ON DELETE CASCADE, so deleting a
+        // run removes everything under it. Each child table's primary key or a
+        // unique index starts with the parent column, which is the index the
+        // cascade (and the usual lookups) need.
+        r#"
 CREATE TABLE runs (
     id           INTEGER PRIMARY KEY,
     kind         TEXT NOT NULL CHECK (kind IN ('run', 'plan', 'quick', 'profile')),
@@ -140,7 +157,46 @@ CREATE TABLE analysis (
 CREATE INDEX analysis_by_run ON analysis (run_id);
 CREATE INDEX analysis_by_step ON analysis (step_id);
 "#,
+    ),
+    // Version 2: steps given `read_bs`/`write_bs` were recorded with the
+    // default `bs` (4k) in their workload and their searchable columns, so
+    // `runs show` and `compare` showed a 64k/64k run as 4k. Their rows are
+    // re-derived from the stored workload by the rule new records follow.
+    Migration::Repair(repair_direction_block_sizes),
+    // Version 3: every interval row keeps its latency histogram (HDR V2),
+    // for per-interval percentiles, histogram logs and exact merges across
+    // hosts. NULL in rows stored before.
+    Migration::Sql("ALTER TABLE intervals ADD COLUMN lat_hist BLOB;"),
 ];
+
+/// Re-derives `bs`, `bs_bytes` and the workload's `bs` of steps whose
+/// workload gave per-direction block sizes. A row whose workload cannot be
+/// read is left as it is.
+fn repair_direction_block_sizes(conn: &Connection) -> rusqlite::Result<()> {
+    let rows: Vec<(i64, String)> = {
+        let mut stmt = conn.prepare(
+            "SELECT id, params_json FROM steps
+             WHERE params_json LIKE '%\"read_bs\"%' OR params_json LIKE '%\"write_bs\"%'",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    for (id, text) in rows {
+        let Ok(record) = serde_json::from_str::<iorig_result::WorkloadRecord>(&text) else {
+            continue;
+        };
+        let label = record.bs_label();
+        let single = record.single_bs_bytes().and_then(|b| i64::try_from(b).ok());
+        let Ok(json) = serde_json::to_string(&record.with_effective_bs()) else {
+            continue;
+        };
+        conn.execute(
+            "UPDATE steps SET params_json = ?1, bs = ?2, bs_bytes = ?3 WHERE id = ?4",
+            rusqlite::params![json, label, single, id],
+        )?;
+    }
+    Ok(())
+}
 
 /// The schema version this build writes: the number of migrations.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -362,8 +418,8 @@ fn schema_objects(conn: &Connection) -> Result<Vec<String>, rusqlite::Error> {
 /// The schema objects iorig's migrations create, from an in-memory database.
 fn known_objects() -> Result<Vec<String>, StoreError> {
     let conn = Connection::open_in_memory()?;
-    for sql in MIGRATIONS {
-        conn.execute_batch(sql)?;
+    for m in MIGRATIONS {
+        m.apply(&conn)?;
     }
     Ok(schema_objects(&conn)?)
 }
@@ -388,12 +444,12 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
             column: "user_version",
             value: found.to_string(),
         })?;
-        let Some(sql) = MIGRATIONS.get(applied) else {
+        let Some(migration) = MIGRATIONS.get(applied) else {
             return Ok(());
         };
         let version = found + 1;
         let mig = |source| StoreError::Migration { version, source };
-        tx.execute_batch(sql).map_err(mig)?;
+        migration.apply(&tx).map_err(mig)?;
         tx.pragma_update(None, "user_version", version)
             .map_err(mig)?;
         tx.pragma_update(None, "application_id", APPLICATION_ID)

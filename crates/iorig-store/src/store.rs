@@ -183,8 +183,8 @@ impl Store {
                     step.name,
                     step.role.to_string(),
                     params_json,
-                    p.map(|p| p.bs.as_str()),
-                    p.and_then(single_bs_bytes),
+                    p.map(|p| p.bs_label()),
+                    p.and_then(|p| p.single_bs_bytes()).map(to_i64),
                     p.map(|p| p.read_pct),
                     p.map(|p| p.random_pct),
                     p.map(|p| i64::from(p.qd)),
@@ -458,7 +458,8 @@ impl Store {
                     lat_min_ns, lat_mean_ns, lat_stddev_ns, lat_max_ns, lat_p50_ns,
                     lat_p90_ns, lat_p99_ns, lat_p99_9_ns, lat_p99_99_ns, errors,
                     cpu_usr_pct, cpu_sys_pct,
-                    dev_util_pct, dev_queue_depth, dev_read_await_ns, dev_write_await_ns
+                    dev_util_pct, dev_queue_depth, dev_read_await_ns, dev_write_await_ns,
+                    lat_hist
              FROM intervals WHERE step_id = ?1
              ORDER BY seq, CASE op WHEN 'read' THEN 0 WHEN 'write' THEN 1 ELSE 2 END",
         )?;
@@ -503,6 +504,7 @@ impl Store {
                 cpu_usr_pct: r.get(19)?,
                 cpu_sys_pct: r.get(20)?,
                 device,
+                lat_hist: r.get(25)?,
             })
         })?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
@@ -623,9 +625,10 @@ fn insert_interval(conn: &Connection, step: StepId, row: &IntervalRow) -> rusqli
         "INSERT INTO intervals (step_id, seq, t_s, duration_s, warmup, op, ops, bytes, iops,
              bw_bytes_per_s, lat_min_ns, lat_mean_ns, lat_stddev_ns, lat_max_ns, lat_p50_ns,
              lat_p90_ns, lat_p99_ns, lat_p99_9_ns, lat_p99_99_ns, errors, cpu_usr_pct,
-             cpu_sys_pct, dev_util_pct, dev_queue_depth, dev_read_await_ns, dev_write_await_ns)
+             cpu_sys_pct, dev_util_pct, dev_queue_depth, dev_read_await_ns, dev_write_await_ns,
+             lat_hist)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                 ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
+                 ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
     )?;
     let l = &row.lat_ns;
     let d = row.device.as_ref();
@@ -656,16 +659,9 @@ fn insert_interval(conn: &Connection, step: StepId, row: &IntervalRow) -> rusqli
         d.map(|d| d.queue_depth),
         d.map(|d| to_i64(d.read_await_ns)),
         d.map(|d| to_i64(d.write_await_ns)),
+        row.lat_hist,
     ])?;
     Ok(())
-}
-
-/// The block size of a workload when it has exactly one; `None` for a mix.
-fn single_bs_bytes(params: &iorig_result::WorkloadRecord) -> Option<i64> {
-    match params.bs_bytes.as_slice() {
-        [one] => i64::try_from(one.size_bytes).ok(),
-        _ => None,
-    }
 }
 
 /// SQLite integers are signed 64-bit; counts beyond 2^63 (never reached by a

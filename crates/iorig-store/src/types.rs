@@ -2,7 +2,10 @@
 
 use iorig_result::{Finding, StepSummary, WorkloadRecord};
 use iorig_stats::sampler::system::TargetFacts;
-use iorig_stats::{CpuUsage, DeviceUsage, IntervalStats, LatSummary, OpSummary};
+use iorig_stats::{
+    CpuUsage, DeviceUsage, IntervalStats, LatSummary, LatencyHistogram, OpStats, OpSummary,
+    StatsError,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -135,6 +138,12 @@ pub struct IntervalRow {
     pub cpu_sys_pct: f64,
     /// `None` when the target has no block device to sample.
     pub device: Option<DeviceUsage>,
+    /// This operation's latency histogram over the interval (HDR V2
+    /// encoding), so percentiles of any span of intervals, hosts or runs
+    /// come from exact merges; `None` for intervals stored before version 3.
+    /// [`IntervalRow::histogram`] reads it.
+    #[serde(skip)]
+    pub lat_hist: Option<Vec<u8>>,
 }
 
 impl IntervalRow {
@@ -163,7 +172,19 @@ impl IntervalRow {
             cpu_usr_pct: 0.0,
             cpu_sys_pct: 0.0,
             device: None,
+            lat_hist: None,
         }
+    }
+
+    /// Adds the interval's latency histogram of this operation.
+    pub fn with_histogram(mut self, hist: &LatencyHistogram) -> IntervalRow {
+        self.lat_hist = Some(hist.to_bytes());
+        self
+    }
+
+    /// The interval's latency histogram, when stored.
+    pub fn histogram(&self) -> Option<Result<LatencyHistogram, StatsError>> {
+        self.lat_hist.as_deref().map(LatencyHistogram::from_bytes)
     }
 
     /// Adds the host CPU and device figures of the interval.
@@ -191,13 +212,16 @@ impl IntervalRow {
         cpu: CpuUsage,
         device: Option<DeviceUsage>,
     ) -> [IntervalRow; 3] {
-        let row = |op, s: &OpSummary| {
-            IntervalRow::from_op(seq, t_s, duration_s, warmup, op, s).with_host(cpu, device)
+        let row = |op, s: &OpStats| {
+            IntervalRow::from_op(seq, t_s, duration_s, warmup, op, &s.summary(duration_s))
+                .with_host(cpu, device)
+                .with_histogram(&s.lat)
         };
+        let total = stats.total();
         [
-            row(Op::Read, &stats.read.summary(duration_s)),
-            row(Op::Write, &stats.write.summary(duration_s)),
-            row(Op::Total, &stats.total().summary(duration_s)).with_errors(stats.errors),
+            row(Op::Read, &stats.read),
+            row(Op::Write, &stats.write),
+            row(Op::Total, &total).with_errors(stats.errors),
         ]
     }
 

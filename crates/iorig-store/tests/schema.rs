@@ -146,3 +146,60 @@ fn a_file_that_is_not_a_database_is_an_open_error() {
     assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
     assert!(err.to_string().contains("notes.txt"), "{err}");
 }
+
+/// A version-1 store with one step recorded the old way: `read_bs` and
+/// `write_bs` 64k, but `bs` (and the searchable columns) the default 4k.
+fn version_1_store_with_a_64k_step(path: &std::path::Path) {
+    let conn = Connection::open(path).unwrap();
+    let iorig_store::Migration::Sql(v1) = &iorig_store::MIGRATIONS[0] else {
+        panic!("migration 1 is SQL");
+    };
+    conn.execute_batch(v1).unwrap();
+    conn.pragma_update(None, "user_version", 1).unwrap();
+    conn.pragma_update(None, "application_id", APPLICATION_ID)
+        .unwrap();
+    conn.execute(
+        "INSERT INTO runs (id, kind, status, started, host, tool_version, command_line)
+         VALUES (1, 'run', 'ok', 't', 'h', '0.1.0', 'iorig run')",
+        [],
+    )
+    .unwrap();
+    let mut record = iorig_spec::WorkloadFile::default()
+        .resolve(1)
+        .unwrap()
+        .record();
+    record.read_pct = 50.0;
+    record.read_bs = Some("64k".into());
+    record.write_bs = Some("64k".into());
+    assert_eq!(record.bs, "4k", "the old record kept the default bs");
+    conn.execute(
+        "INSERT INTO steps (id, run_id, step_index, name, role, params_json, bs, bs_bytes)
+         VALUES (1, 1, 0, 'run', 'run', ?1, '4k', 4096)",
+        [serde_json::to_string(&record).unwrap()],
+    )
+    .unwrap();
+}
+
+#[test]
+fn opening_an_old_store_repairs_steps_recorded_with_the_default_block_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    version_1_store_with_a_64k_step(&path);
+
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let step = store.step(iorig_store::StepId(1)).unwrap().unwrap();
+    let params = step.params.unwrap();
+    assert_eq!(params.bs, "64k");
+    assert_eq!(params.bs_bytes.len(), 1);
+    assert_eq!(params.bs_bytes[0].size_bytes, 65536);
+    assert_eq!(params.read_bs.as_deref(), Some("64k"));
+    drop(store);
+    let conn = Connection::open(&path).unwrap();
+    let cols: (String, i64) = conn
+        .query_row("SELECT bs, bs_bytes FROM steps WHERE id = 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(cols, ("64k".to_owned(), 65536));
+}

@@ -218,7 +218,7 @@ fn show(printer: &Printer, s: &Store, id: i64, as_json: bool) -> Result<u8, Fail
             st.index + 1,
             st.name,
             st.status.as_str(),
-            p.map_or("-", |p| p.bs.as_str()),
+            p.map_or_else(|| "-".to_owned(), |p| p.bs_label()),
             num(p.map(|p| p.read_pct)),
             num(p.map(|p| p.random_pct)),
             num(p.map(|p| f64::from(p.qd))),

@@ -14,9 +14,13 @@ use common::{digest_file as digest, LoopDev};
 use serde_json::Value;
 use std::process::Command;
 
+/// Runs the binary in a fresh temp directory, so a run that records lands
+/// in its own store there, never in the caller's (`IORIG_DB` is cleared).
 fn iorig(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_iorig"))
+    let dir = common::tmp();
+    common::iorig()
         .args(args)
+        .current_dir(dir.path())
         .output()
         .unwrap()
 }

@@ -15,7 +15,10 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn iorig() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_iorig"))
+    // Never the caller's result store.
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iorig"));
+    c.env_remove("IORIG_DB");
+    c
 }
 
 fn tmp() -> tempfile::TempDir {

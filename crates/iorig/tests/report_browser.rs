@@ -13,6 +13,7 @@ use std::process::Command;
 
 fn iorig(dir: &Path, args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_iorig"))
+        .env_remove("IORIG_DB")
         .args(args)
         .current_dir(dir)
         .env_remove("IORIG_DB")

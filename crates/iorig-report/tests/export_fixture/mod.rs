@@ -77,6 +77,7 @@ fn interval(
         cpu_usr_pct: 12.5 + seq as f64,
         cpu_sys_pct: 30.25,
         device,
+        lat_hist: None,
     };
     let mut total = row(Op::Total, read_ops + write_ops, lat_base + 500);
     total.errors = errors;
