@@ -993,14 +993,98 @@ pub fn svg_to_png(svg: &str) -> Result<Vec<u8>, ReportError> {
         tiny_skia::Transform::from_scale(PNG_SCALE, PNG_SCALE),
         &mut pixmap.as_mut(),
     );
-    pixmap
-        .encode_png()
-        .map_err(|e| ReportError::Png(e.to_string()))
+    encode_opaque_png(pixmap.data(), size.width(), size.height())
+}
+
+/// Encodes an opaque RGBA pixmap as an RGB PNG. The chart is drawn on opaque
+/// white, so every pixel is opaque and its premultiplied colour is its
+/// colour: no demultiplying, and no alpha channel to store. The fast
+/// deflate (fdeflate) costs a few per cent of file size against the default
+/// and a fraction of its time; rasterising and encoding dominated the time
+/// of a large report.
+fn encode_opaque_png(rgba: &[u8], width: u32, height: u32) -> Result<Vec<u8>, ReportError> {
+    let mut rgb = Vec::with_capacity(rgba.len() / 4 * 3);
+    for p in rgba.chunks_exact(4) {
+        rgb.extend_from_slice(&p[..3]);
+    }
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(png::Compression::Fast);
+    let png_err = |e: png::EncodingError| ReportError::Png(e.to_string());
+    let mut writer = encoder.write_header().map_err(png_err)?;
+    writer.write_image_data(&rgb).map_err(png_err)?;
+    writer.finish().map_err(png_err)?;
+    Ok(out)
+}
+
+/// Rasterises many charts, spread over the CPUs (each chart is independent;
+/// a 2,000-step report has hundreds). Results are in the order given.
+pub fn svgs_to_pngs(svgs: &[&str]) -> Vec<Result<Vec<u8>, ReportError>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, svgs.len().max(1));
+    let mut out: Vec<Option<Result<Vec<u8>, ReportError>>> =
+        (0..svgs.len()).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let chunk = svgs.len().div_ceil(threads).max(1);
+        for (part, slots) in svgs.chunks(chunk).zip(out.chunks_mut(chunk)) {
+            scope.spawn(move || {
+                for (svg, slot) in part.iter().zip(slots.iter_mut()) {
+                    *slot = Some(svg_to_png(svg));
+                }
+            });
+        }
+    });
+    out.into_iter()
+        .map(|r| {
+            r.unwrap_or_else(|| Err(ReportError::Png("a rasterising thread failed".to_owned())))
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn charts_rasterise_in_order_to_opaque_rgb_pngs() {
+        let svg = |w: u32, fill: &str| {
+            format!(
+                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"10\">\
+                 <rect x=\"0\" y=\"0\" width=\"5\" height=\"10\" fill=\"{fill}\"/></svg>"
+            )
+        };
+        let svgs = [svg(20, "#ff0000"), svg(30, "#0000ff"), svg(40, "#00ff00")];
+        let refs: Vec<&str> = svgs.iter().map(String::as_str).collect();
+        for (k, png) in svgs_to_pngs(&refs).into_iter().enumerate() {
+            let png = png.unwrap();
+            let mut reader = png::Decoder::new(std::io::Cursor::new(png))
+                .read_info()
+                .unwrap();
+            let (width, height, color) = {
+                let info = reader.info();
+                (info.width, info.height, info.color_type)
+            };
+            assert_eq!(
+                (width, height),
+                (40 + 20 * k as u32, 20),
+                "chart {k} in order"
+            );
+            assert_eq!(color, png::ColorType::Rgb);
+            let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+            reader.next_frame(&mut buf).unwrap();
+            let left = &buf[..3];
+            let right = &buf[(width as usize - 1) * 3..][..3];
+            assert_eq!(right, [255, 255, 255], "white where nothing is drawn");
+            let expected = [[255, 0, 0], [0, 0, 255], [0, 255, 0]][k];
+            assert_eq!(
+                left, expected,
+                "the drawn colour, not premultiplied or dimmed"
+            );
+        }
+    }
 
     #[test]
     fn units_follow_magnitude() {

@@ -26,15 +26,16 @@ const SCOPE_MEASURED: &str = "measured";
 #[derive(Debug)]
 pub struct Store {
     conn: Connection,
+    /// The file's schema version. A store opened read-only is not migrated,
+    /// so reads leave out what an older version lacks.
+    version: i64,
 }
 
 impl Store {
     /// Opens the store at `path`, creating the file if missing and bringing
     /// its schema up to date.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        Ok(Store {
-            conn: schema::open(path)?,
-        })
+        Store::with(schema::open(path)?)
     }
 
     /// Checks, writing nothing, that `path` could be opened as a store (a
@@ -47,9 +48,7 @@ impl Store {
     /// `export`, `compare`): a missing file is an error, nothing is created,
     /// migrated or written, and another program's database is refused.
     pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
-        Ok(Store {
-            conn: schema::open_read_only(path)?,
-        })
+        Store::with(schema::open_read_only(path)?)
     }
 
     /// A store that lives in memory only, for tests and dry runs.
@@ -58,9 +57,12 @@ impl Store {
             path: ":memory:".to_owned(),
             source,
         })?;
-        Ok(Store {
-            conn: schema::prepare(conn, ":memory:")?,
-        })
+        Store::with(schema::prepare(conn, ":memory:")?)
+    }
+
+    fn with(conn: Connection) -> Result<Store, StoreError> {
+        let version = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        Ok(Store { conn, version })
     }
 
     /// The schema version of the open database.
@@ -453,16 +455,22 @@ impl Store {
     /// The stored intervals of a step, in order (read, write, total within
     /// an interval).
     pub fn intervals(&self, step: StepId) -> Result<Vec<IntervalRow>, StoreError> {
-        let mut stmt = self.conn.prepare(
+        // Histograms per interval came with schema version 3.
+        let lat_hist = if self.version >= 3 {
+            "lat_hist"
+        } else {
+            "NULL"
+        };
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT seq, t_s, duration_s, warmup, op, ops, bytes, iops, bw_bytes_per_s,
                     lat_min_ns, lat_mean_ns, lat_stddev_ns, lat_max_ns, lat_p50_ns,
                     lat_p90_ns, lat_p99_ns, lat_p99_9_ns, lat_p99_99_ns, errors,
                     cpu_usr_pct, cpu_sys_pct,
                     dev_util_pct, dev_queue_depth, dev_read_await_ns, dev_write_await_ns,
-                    lat_hist
+                    {lat_hist}
              FROM intervals WHERE step_id = ?1
-             ORDER BY seq, CASE op WHEN 'read' THEN 0 WHEN 'write' THEN 1 ELSE 2 END",
-        )?;
+             ORDER BY seq, CASE op WHEN 'read' THEN 0 WHEN 'write' THEN 1 ELSE 2 END"
+        ))?;
         let rows = stmt.query_map([step.0], |r| {
             let u = |i: usize| r.get::<_, i64>(i).map(to_u64);
             let device = match (
@@ -599,13 +607,17 @@ fn step_row(r: &Row<'_>) -> rusqlite::Result<StepRow> {
     };
     // Pending and skipped steps carry no workload (`{}`).
     let params_text: String = r.get(6)?;
-    let params =
-        match params_text.trim() {
-            "{}" => None,
-            text => Some(serde_json::from_str(text).map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(6, Type::Text, Box::new(e))
-            })?),
-        };
+    let params = match params_text.trim() {
+        "{}" => None,
+        // Read as new records are written: a store opened read-only is
+        // not migrated, and its older rows may carry the default `bs`
+        // where per-direction sizes were given (migration 2).
+        text => Some(
+            serde_json::from_str::<iorig_result::WorkloadRecord>(text)
+                .map_err(|e| rusqlite::Error::FromSqlConversionFailure(6, Type::Text, Box::new(e)))?
+                .with_effective_bs(),
+        ),
+    };
     Ok(StepRow {
         id: StepId(r.get(0)?),
         run_id: RunId(r.get(1)?),

@@ -203,3 +203,17 @@ fn opening_an_old_store_repairs_steps_recorded_with_the_default_block_size() {
         .unwrap();
     assert_eq!(cols, ("64k".to_owned(), 65536));
 }
+
+#[test]
+fn an_old_store_opened_read_only_is_read_as_new_records_are_written() {
+    // Read-only commands (`runs show`, `report`, `export`, `compare`) never
+    // migrate: they must read an older schema as it is.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    version_1_store_with_a_64k_step(&path);
+    let store = Store::open_read_only(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 1, "not migrated");
+    let step = store.step(iorig_store::StepId(1)).unwrap().unwrap();
+    assert_eq!(step.params.unwrap().bs, "64k");
+    assert!(store.intervals(step.id).unwrap().is_empty());
+}

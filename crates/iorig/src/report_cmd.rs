@@ -39,9 +39,11 @@ fn write_rendered(dir: &Path, r: &Rendered, printer: &Printer) -> Result<(), Fai
     iorig_outfile::create_dir("--out", dir).map_err(crate::record::output_failure)?;
     write(&dir.join("index.html"), r.index_html.as_bytes())?;
     let mut png_failed = None;
-    for c in &r.charts {
+    let svgs: Vec<&str> = r.charts.iter().map(|c| c.svg.as_str()).collect();
+    let pngs = iorig_report::charts::svgs_to_pngs(&svgs);
+    for (c, png) in r.charts.iter().zip(pngs) {
         write(&dir.join(format!("{}.svg", c.file_stem)), c.svg.as_bytes())?;
-        match iorig_report::charts::svg_to_png(&c.svg) {
+        match png {
             Ok(png) => write(&dir.join(format!("{}.png", c.file_stem)), &png)?,
             Err(e) => png_failed = Some(e.to_string()),
         }
