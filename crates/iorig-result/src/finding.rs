@@ -38,44 +38,22 @@ pub enum Finding {
     Rules(Vec<iorig_profile::rules::Evaluation>),
 }
 
-/// The kind of a [`Finding`]: the store's `analysis.kind`.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum FindingKind {
-    GeneratorBound,
-    Rate,
-    Outages,
-    WriteCliff,
-    SteadyState,
-    Precondition,
-    Skipped,
-    Curve,
-    ProfileDevices,
-    ProfileIntervals,
-    Rules,
-}
-
-impl FindingKind {
-    pub fn as_str(self) -> &'static str {
-        self.into()
+names!(
+    /// The kind of a [`Finding`]: the store's `analysis.kind`.
+    FindingKind {
+        GeneratorBound,
+        Rate,
+        Outages,
+        WriteCliff,
+        SteadyState,
+        Precondition,
+        Skipped,
+        Curve,
+        ProfileDevices,
+        ProfileIntervals,
+        Rules,
     }
-}
+);
 
 /// A stored finding that cannot be read back.
 #[derive(Debug, thiserror::Error)]

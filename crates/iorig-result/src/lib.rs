@@ -15,6 +15,31 @@
 //! and re-exported here, as is the resolved workload ([`WorkloadRecord`])
 //! from `iorig-spec`.
 
+/// Declares a closed set of snake_case names with its serde, `Display` and
+/// `FromStr` spellings (all the same) and the list of every value.
+macro_rules! names {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(
+            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord,
+            Serialize, Deserialize,
+            strum::Display, strum::EnumString, strum::IntoStaticStr, strum::VariantArray,
+        )]
+        #[serde(rename_all = "snake_case")]
+        #[strum(serialize_all = "snake_case")]
+        pub enum $name {
+            $($(#[$vmeta])* $variant),+
+        }
+
+        impl $name {
+            /// The stored and printed spelling.
+            pub fn as_str(self) -> &'static str {
+                self.into()
+            }
+        }
+    };
+}
+
 mod doc;
 mod finding;
 mod names;

@@ -2,27 +2,14 @@
 
 use serde::{Deserialize, Serialize};
 
-/// What a target is.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    Serialize,
-    Deserialize,
-    strum::Display,
-    strum::EnumString,
-    strum::IntoStaticStr,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum TargetKind {
-    /// A regular file (an iorig scratch file or another).
-    File,
-    /// A block device.
-    Block,
-    /// The null engine's virtual target: nothing is opened.
-    Null,
-}
+names!(
+    /// What a target is.
+    TargetKind {
+        /// A regular file (an iorig scratch file or another).
+        File,
+        /// A block device.
+        Block,
+        /// The null engine's virtual target: nothing is opened.
+        Null,
+    }
+);
