@@ -553,7 +553,7 @@ fn findings_section(page: &mut Page, r: &RunReport) {
     for s in &r.steps {
         let f = &s.findings;
         let who = format!("Step {} ({})", s.index, esc(&s.name));
-        if let Some(g) = f.generator_bound.as_ref().filter(|g| g.bound) {
+        if let Some(g) = f.generator_bound.as_ref().filter(|g| g.generator_bound) {
             items.push(format!(
                 "<span class=\"warn\">{who}: generator-bound</span> (in-flight ratio {:.2}){}",
                 g.in_flight_ratio,
@@ -732,7 +732,7 @@ fn step_notes(s: &StepReport) -> String {
             format!("skipped: {}", esc(why))
         });
     }
-    if let Some(g) = f.generator_bound.as_ref().filter(|g| g.bound) {
+    if let Some(g) = f.generator_bound.as_ref().filter(|g| g.generator_bound) {
         notes.push(format!(
             "<span class=\"warn\">generator-bound</span> (ratio {:.2})",
             g.in_flight_ratio
@@ -963,7 +963,11 @@ fn time_series_of(s: &StepReport) -> TimeSeries {
             .collect(),
         warmup_end_s: (measured_start > 0.0).then_some(measured_start),
         steady_window_s: s.findings.steady_state.as_ref().and_then(|ss| ss.window_s),
-        cliff_onset_s: s.findings.write_cliff.and_then(|c| c.map(|c| c.onset_t_s)),
+        cliff_onset_s: s
+            .findings
+            .write_cliff
+            .as_ref()
+            .and_then(|c| c.as_ref().map(|c| c.onset_t_s)),
         outages_s: s
             .findings
             .outages

@@ -8,9 +8,10 @@
 //! field missing from an older store shows as absent instead of failing.
 
 use iorig_result::{
-    CurveFinding, Finding, OpSummary, StepRole, Summary, Validation, WorkloadRecord,
+    CurveFinding, Finding, OpSummary, PreconditionFinding, RateCheck, StepRole, Summary,
+    Validation, WorkloadRecord,
 };
-use iorig_stats::analysis::{CurveAnalysis, CurvePoint};
+use iorig_stats::analysis::{CurveAnalysis, CurvePoint, LittleVerdict, WriteCliff};
 use iorig_stats::sampler::system::SystemFacts;
 use iorig_stats::{LatSummary, LatencyHistogram};
 use iorig_store::{
@@ -134,57 +135,18 @@ pub struct PercentileSeries {
 /// What the analysis found about a step.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StepFindings {
-    pub generator_bound: Option<GeneratorBound>,
+    pub generator_bound: Option<LittleVerdict>,
     pub outages: Option<Outages>,
     /// `Some(None)`: looked for and not found; `None`: not looked for.
-    pub write_cliff: Option<Option<WriteCliffAt>>,
+    pub write_cliff: Option<Option<WriteCliff>>,
     pub steady_state: Option<SteadyState>,
-    pub precondition: Option<Precondition>,
+    pub precondition: Option<PreconditionFinding>,
     /// Why the step was skipped.
     pub skipped_why: Option<String>,
     /// Data validation (`--verify`), from the step's summary.
-    pub validation: Option<ValidationFigures>,
+    pub validation: Option<Validation>,
     /// A paced step's achieved rate against the requested one.
     pub rate: Option<RateCheck>,
-}
-
-/// A paced step's rate: met when within the stored tolerance (3 %).
-#[derive(Clone, Debug, PartialEq)]
-pub struct RateCheck {
-    pub requested_iops: f64,
-    pub achieved_iops: f64,
-    pub error_pct: f64,
-    pub met: bool,
-}
-
-/// What data validation checked and found in a step.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ValidationFigures {
-    pub blocks_checked: u64,
-    pub errors: u64,
-    /// (kind, count), e.g. (`lost_write`, 2), in the stored order.
-    pub errors_by_kind: Vec<(String, u64)>,
-}
-
-impl From<&Validation> for ValidationFigures {
-    fn from(v: &Validation) -> ValidationFigures {
-        ValidationFigures {
-            blocks_checked: v.blocks_checked,
-            errors: v.errors,
-            errors_by_kind: v
-                .errors_by_kind
-                .iter()
-                .map(|(k, n)| (k.clone(), *n))
-                .collect(),
-        }
-    }
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct GeneratorBound {
-    pub bound: bool,
-    pub in_flight_ratio: f64,
-    pub message: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -193,15 +155,6 @@ pub struct Outages {
     pub longest_outage_s: f64,
     /// (start, end) in seconds from the step's start.
     pub spans_s: Vec<(f64, f64)>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct WriteCliffAt {
-    /// Seconds from the step's start.
-    pub onset_t_s: f64,
-    pub level_before_iops: f64,
-    pub level_after_iops: f64,
-    pub drop_pct: f64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -215,14 +168,6 @@ pub struct SteadyState {
     /// The judged window (the last `window` rounds up to the verdict), in
     /// seconds from the step's start; `None` with fewer rounds than `window`.
     pub window_s: Option<(f64, f64)>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Precondition {
-    pub passes: f64,
-    pub written_bytes: u64,
-    pub duration_s: f64,
-    pub bw_bytes_per_s: f64,
 }
 
 /// One IOPS–latency curve of a plan and its analysis.
@@ -307,9 +252,7 @@ fn step_of(
     let params = row.params.as_ref().map(params_of).unwrap_or_default();
     let io = row.summary.as_ref().and_then(|s| s.io());
     let summary = io.map(summary_of);
-    let validation = io
-        .and_then(|s| s.validation.as_ref())
-        .map(ValidationFigures::from);
+    let validation = io.and_then(|s| s.validation.as_ref()).cloned();
     let intervals = intervals_of(&store.intervals(row.id)?);
     let mut percentiles = Vec::new();
     let total = store.histogram(row.id, Op::Total, HistKind::Lat)?;
@@ -472,13 +415,7 @@ fn findings_of(rows: &[&AnalysisRow], measured_start_s: f64) -> StepFindings {
     let mut f = StepFindings::default();
     for a in rows {
         match &a.finding {
-            Finding::GeneratorBound(g) => {
-                f.generator_bound = Some(GeneratorBound {
-                    bound: g.generator_bound,
-                    in_flight_ratio: g.in_flight_ratio,
-                    message: g.message.clone(),
-                })
-            }
+            Finding::GeneratorBound(g) => f.generator_bound = Some(g.clone()),
             Finding::Outages(o) => {
                 f.outages = Some(Outages {
                     total_outage_s: o.total_outage_s,
@@ -486,14 +423,7 @@ fn findings_of(rows: &[&AnalysisRow], measured_start_s: f64) -> StepFindings {
                     spans_s: o.outages.iter().map(|o| (o.start_t_s, o.end_t_s)).collect(),
                 });
             }
-            Finding::WriteCliff(w) => {
-                f.write_cliff = Some(w.cliff.as_ref().map(|c| WriteCliffAt {
-                    onset_t_s: c.onset_t_s,
-                    level_before_iops: c.level_before_iops,
-                    level_after_iops: c.level_after_iops,
-                    drop_pct: c.drop_pct,
-                }));
-            }
+            Finding::WriteCliff(w) => f.write_cliff = Some(w.cliff.clone()),
             Finding::SteadyState(ss) => {
                 f.steady_state = Some(SteadyState {
                     reached: ss.reached,
@@ -505,23 +435,9 @@ fn findings_of(rows: &[&AnalysisRow], measured_start_s: f64) -> StepFindings {
                     window_s: ss.window_s(measured_start_s),
                 })
             }
-            Finding::Precondition(p) => {
-                f.precondition = Some(Precondition {
-                    passes: f64::from(p.passes),
-                    written_bytes: p.written_bytes,
-                    duration_s: p.duration_s,
-                    bw_bytes_per_s: p.bw_bytes_per_s,
-                })
-            }
+            Finding::Precondition(p) => f.precondition = Some(p.clone()),
             Finding::Skipped(sk) => f.skipped_why = Some(sk.why.clone()),
-            Finding::Rate(r) => {
-                f.rate = Some(RateCheck {
-                    requested_iops: r.requested_iops,
-                    achieved_iops: r.achieved_iops,
-                    error_pct: r.error_pct,
-                    met: r.met,
-                })
-            }
+            Finding::Rate(r) => f.rate = Some(r.clone()),
             _ => {}
         }
     }

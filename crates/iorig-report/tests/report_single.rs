@@ -36,7 +36,7 @@ fn single_run_report_structure() {
         "monotonic"
     );
     assert!((p.last().unwrap().0 - 99.999).abs() < 1e-6);
-    assert!(step.findings.write_cliff.unwrap().is_some());
+    assert!(step.findings.write_cliff.as_ref().unwrap().is_some());
     assert_eq!(
         step.findings.outages.as_ref().unwrap().spans_s,
         [(25.0, 26.0)]
