@@ -2,6 +2,7 @@
 //! parses and validates them, so a flag and a workload-file key behave the same.
 
 use clap::{Args, Parser, Subcommand};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -401,4 +402,23 @@ pub struct VerifyArgs {
     /// Print only the summary.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// `--label KEY=VALUE` values as a map.
+pub fn parse_labels(labels: &[String]) -> Result<BTreeMap<String, String>, crate::Failure> {
+    let mut out = BTreeMap::new();
+    for l in labels {
+        let (k, v) = l.split_once('=').ok_or_else(|| {
+            crate::Failure::usage(format!(
+                "bad --label '{l}': write KEY=VALUE, e.g. --label array=A"
+            ))
+        })?;
+        if k.trim().is_empty() {
+            return Err(crate::Failure::usage(format!(
+                "bad --label '{l}': the key is empty"
+            )));
+        }
+        out.insert(k.trim().to_string(), v.to_string());
+    }
+    Ok(out)
 }

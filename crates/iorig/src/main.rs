@@ -1,18 +1,16 @@
 //! The `iorig` binary: parses the command line, runs the command, maps failures
 //! to exit codes. Everything that prints lives in `output`.
 
-mod analyse;
 mod cli;
 mod output;
 mod plan_cmd;
 mod profile_cmd;
 mod quick_cmd;
-mod record;
 mod report_cmd;
 mod run_cmd;
 mod runs_cmd;
 mod signals;
-mod step;
+mod store;
 mod verify_cmd;
 
 use clap::Parser;
@@ -50,10 +48,30 @@ impl Failure {
     }
 }
 
-fn plan_run(a: cli::PlanRunArgs) -> Result<(u8, Vec<plan_cmd::StepResult>), Failure> {
+impl From<iorig_run::RunError> for Failure {
+    fn from(e: iorig_run::RunError) -> Self {
+        use iorig_run::RunError as E;
+        match e {
+            E::Usage(m) => Failure::usage(m),
+            E::Interrupted(m) => Failure {
+                code: exit::INTERRUPTED,
+                message: m,
+            },
+            e => Failure::runtime(e.to_string()),
+        }
+    }
+}
+
+impl From<iorig_outfile::OutputError> for Failure {
+    fn from(e: iorig_outfile::OutputError) -> Self {
+        iorig_run::RunError::from(e).into()
+    }
+}
+
+fn plan_run(a: cli::PlanRunArgs) -> Result<(u8, Vec<iorig_run::plan::StepResult>), Failure> {
     let mut inv = match (&a.file, &a.builtin) {
-        (_, Some(name)) => plan_cmd::Invocation::from_builtin(name)?,
-        (Some(path), None) => plan_cmd::Invocation::from_file(path)?,
+        (_, Some(name)) => iorig_run::plan::Invocation::from_builtin(name)?,
+        (Some(path), None) => iorig_run::plan::Invocation::from_file(path)?,
         (None, None) => {
             return Err(Failure::usage(
                 "give a plan file or --builtin NAME (iorig plan builtins lists them)",
@@ -73,7 +91,7 @@ fn plan_run(a: cli::PlanRunArgs) -> Result<(u8, Vec<plan_cmd::StepResult>), Fail
             kind: iorig_store::RunKind::Plan,
             db: a.record.db.clone(),
             no_db: a.record.no_db,
-            labels: plan_cmd::parse_labels(&a.record.labels)?,
+            labels: cli::parse_labels(&a.record.labels)?,
             dry_run: a.dry_run,
             yes: a.yes,
             quiet: a.quiet,

@@ -9,48 +9,26 @@
 use crate::cli::ProfileArgs;
 use crate::output::json::write_json_doc;
 use crate::output::Printer;
-use crate::record::{check_output, check_output_dir, db_path, host_name, now_rfc3339, Recorder};
-use crate::signals::Signals;
+use crate::store::{check_output, check_output_dir, writer, StoreChoice};
 use crate::{exit, Failure};
 use iorig_profile::emit::{workload_toml, EmitRate};
-use iorig_profile::rules::{Evaluation, RuleSet, Stat};
-use iorig_profile::snapshot::{self, Snapshot};
-use iorig_profile::{
-    devices, Figures, IntervalFigures, Profile, ProfileBuilder, ProfileError, Selection,
-    FIGURE_NAMES,
-};
-use iorig_result::{Finding, ProfileSummary, StepRole};
+use iorig_profile::rules::{Evaluation, RuleSet};
+use iorig_profile::snapshot;
+use iorig_profile::{Figures, IntervalFigures, Profile, Selection, FIGURE_NAMES};
+use iorig_result::{Finding, ProfileSummary};
+use iorig_run::event::Fanout;
+use iorig_run::profile::{interval_docs, profile_error, Source};
+use iorig_run::{Event, Sink};
 use iorig_spec::parse_duration;
-use iorig_store::{RunKind, RunStatus, StepStatus};
 use serde::Serialize;
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 const SCHEMA: &str = "iorig.profile/1";
 const DEFAULT_INTERVAL: &str = "5s";
 const DEFAULT_TIME: &str = "10m";
-/// A last interval cut short by Ctrl-C is kept when at least this long.
-const MIN_PARTIAL: Duration = Duration::from_secs(1);
-
-fn profile_err(e: ProfileError) -> Failure {
-    match e {
-        ProfileError::Io { .. } => Failure::runtime(e.to_string()),
-        _ => Failure::usage(e.to_string()),
-    }
-}
-
-/// Where the snapshots come from.
-enum Source {
-    Live {
-        interval: Duration,
-        time: Duration,
-        record: Option<PathBuf>,
-    },
-    Recorded(PathBuf),
-}
 
 /// Everything checked before the first snapshot.
 struct Checked {
@@ -80,7 +58,11 @@ fn check(a: &ProfileArgs) -> Result<Checked, Failure> {
                     dir.display()
                 )));
             }
-            Source::Recorded(dir.clone())
+            let snaps = snapshot::read_recording(dir).map_err(profile_error)?;
+            Source::Recorded {
+                dir: dir.clone(),
+                snaps,
+            }
         }
         None => {
             let dur = |flag: &str, v: &Option<String>, default: &str| {
@@ -147,7 +129,7 @@ fn check(a: &ProfileArgs) -> Result<Checked, Failure> {
         }
         let text = std::fs::read_to_string(path)
             .map_err(|e| Failure::usage(format!("--rules {r}: {e}")))?;
-        rules.push(RuleSet::from_toml(r, &text).map_err(profile_err)?);
+        rules.push(RuleSet::from_toml(r, &text).map_err(profile_error)?);
     }
     if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
         check_output("--json", Path::new(j))?;
@@ -163,7 +145,7 @@ fn check(a: &ProfileArgs) -> Result<Checked, Failure> {
         selection: Selection::named(&device_names(&a.devices)),
         rules,
         emit_rate,
-        labels: crate::plan_cmd::parse_labels(&a.record_store.labels)?,
+        labels: crate::cli::parse_labels(&a.record_store.labels)?,
     })
 }
 
@@ -185,13 +167,6 @@ fn device_names(given: &[String]) -> Vec<String> {
             g.clone()
         })
         .collect()
-}
-
-fn epoch_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 // ------------------------------------------------------------------ output
@@ -244,8 +219,8 @@ fn row_line(t: &str, device: &str, f: &Figures) -> String {
     )
 }
 
-fn print_interval(printer: &Printer, i: &IntervalFigures, start_ms: u64, many: bool) {
-    let t = format!("{:.1}", (i.end_ms - start_ms) as f64 / 1e3);
+fn print_interval(printer: &Printer, i: &IntervalFigures, t_s: f64, many: bool) {
+    let t = format!("{t_s:.1}");
     if many {
         for (name, f) in &i.devices {
             printer.line(&row_line(&t, name, f));
@@ -340,80 +315,115 @@ fn print_verdicts(printer: &Printer, evals: &[Evaluation]) {
     }
 }
 
-/// `intervals[]` of the JSON: times relative to the start.
-#[derive(Serialize)]
-struct IntervalJson<'a> {
-    t_s: f64,
-    duration_s: f64,
-    total: &'a Figures,
-    devices: &'a BTreeMap<String, Figures>,
-}
-
-fn stat_of(s: Stat) -> fn(&iorig_profile::FigureStat) -> Option<f64> {
-    match s {
-        Stat::Mean => |f| f.mean,
-        Stat::P95 => |f| f.p95,
-        Stat::Peak => |f| f.peak,
-    }
-}
-
-fn evaluate(rules: &[RuleSet], p: &Profile) -> Vec<Evaluation> {
-    let lookup = |scope: &str, figure: &str, s: Stat| p.stat(scope, figure).and_then(stat_of(s));
-    rules.iter().map(|r| r.evaluate(&lookup)).collect()
-}
-
 /// The `--csv` file: rows go to a temp file beside it, renamed into place
 /// when the profile ends (also after a fault).
 struct CsvOut {
-    file: std::io::BufWriter<iorig_outfile::AtomicFile>,
+    out: Option<csv::Writer<iorig_outfile::AtomicFile>>,
     path: PathBuf,
+    fault: Option<String>,
 }
+
+type CsvWriter = csv::Writer<iorig_outfile::AtomicFile>;
 
 impl CsvOut {
     fn create(path: &Path) -> Result<CsvOut, Failure> {
-        let f = iorig_outfile::AtomicFile::create("--csv", path)
-            .map_err(crate::record::output_failure)?;
+        let f = iorig_outfile::AtomicFile::create("--csv", path)?;
         let mut out = CsvOut {
-            file: std::io::BufWriter::new(f),
+            out: Some(csv::Writer::from_writer(f)),
             path: path.to_path_buf(),
+            fault: None,
         };
-        let header = format!("t_s,duration_s,device,{}", FIGURE_NAMES.join(","));
-        out.write_line(&header)?;
+        let header = ["t_s", "duration_s", "device"]
+            .into_iter()
+            .chain(FIGURE_NAMES.iter().copied());
+        out.write(|w| w.write_record(header));
         Ok(out)
     }
 
-    /// Puts the file in place.
-    fn commit(self) -> Result<(), Failure> {
-        let path = self.path.display().to_string();
-        let f = self
-            .file
-            .into_inner()
-            .map_err(|e| Failure::runtime(format!("--csv {path}: {}", e.error())))?;
-        f.commit().map_err(crate::record::output_failure)
-    }
-
-    fn write_line(&mut self, line: &str) -> Result<(), Failure> {
-        writeln!(self.file, "{line}")
-            .and_then(|_| self.file.flush())
-            .map_err(|e| Failure::runtime(format!("--csv {}: {e}", self.path.display())))
-    }
-
-    fn interval(&mut self, i: &IntervalFigures, start_ms: u64) -> Result<(), Failure> {
-        let t = (i.end_ms - start_ms) as f64 / 1e3;
-        let rows = std::iter::once(("total", &i.total))
-            .chain(i.devices.iter().map(|(n, f)| (n.as_str(), f)));
-        for (device, f) in rows {
-            let cells: Vec<String> = FIGURE_NAMES
-                .iter()
-                .map(|n| f.get(n).map(|v| format!("{v}")).unwrap_or_default())
-                .collect();
-            self.write_line(&format!(
-                "{t},{},{device},{}",
-                i.duration_s(),
-                cells.join(",")
-            ))?;
+    fn write(&mut self, f: impl FnOnce(&mut CsvWriter) -> csv::Result<()>) {
+        let Some(w) = self.out.as_mut() else { return };
+        if let Err(e) = f(w).and_then(|_| w.flush().map_err(Into::into)) {
+            self.fault = Some(format!("--csv {}: {e}", self.path.display()));
+            self.out = None;
         }
-        Ok(())
+    }
+}
+
+impl Sink for CsvOut {
+    fn event(&mut self, ev: &Event<'_>) {
+        match ev {
+            Event::ProfileInterval {
+                figures: i, t_s, ..
+            } => {
+                let rows = std::iter::once(("total", &i.total))
+                    .chain(i.devices.iter().map(|(n, f)| (n.as_str(), f)));
+                let duration_s = i.duration_s().to_string();
+                let t = t_s.to_string();
+                for (device, f) in rows {
+                    self.write(|w| {
+                        let cells = FIGURE_NAMES
+                            .iter()
+                            .map(|n| f.get(n).map(|v| format!("{v}")).unwrap_or_default());
+                        w.write_record(
+                            [t.clone(), duration_s.clone(), device.to_owned()]
+                                .into_iter()
+                                .chain(cells),
+                        )
+                    });
+                }
+            }
+            Event::Closing => {
+                if let Some(w) = self.out.take() {
+                    let path = self.path.display().to_string();
+                    let done = w
+                        .into_inner()
+                        .map_err(|e| format!("--csv {path}: {}", e.error()))
+                        .and_then(|f| f.commit().map_err(|e| e.to_string()));
+                    if let Err(e) = done {
+                        self.fault = Some(e);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn take_fault(&mut self) -> Option<String> {
+        self.fault.take()
+    }
+}
+
+/// The terminal: interval rows and the live line.
+struct ProfileTerm<'a> {
+    printer: &'a mut Printer,
+    quiet: bool,
+}
+
+impl Sink for ProfileTerm<'_> {
+    fn event(&mut self, ev: &Event<'_>) {
+        match *ev {
+            Event::Notice(n) => self.printer.notice(n),
+            Event::ProfileInterval {
+                figures,
+                t_s,
+                time_s,
+                many,
+            } => {
+                if !self.quiet {
+                    print_interval(self.printer, figures, t_s, many);
+                }
+                if let Some(time_s) = time_s {
+                    self.printer.start_live();
+                    self.printer.set_live(format!(
+                        "{t_s:.0}s of {time_s:.0}s: total {} w MB/s, {} r MB/s",
+                        mb(figures.total.write_bw_bytes_per_s),
+                        mb(figures.total.read_bw_bytes_per_s)
+                    ));
+                }
+            }
+            Event::Closing | Event::RunEnded { .. } => self.printer.end_live(),
+            _ => {}
+        }
     }
 }
 
@@ -423,68 +433,14 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
     let c = check(&a)?;
     let json_stdout = a.json.as_deref() == Some("-");
     let mut printer = Printer::new(json_stdout, a.quiet);
-    let mut recorder = if a.record_store.no_db {
-        Recorder::none()
-    } else {
-        Recorder::at(&db_path(a.record_store.db.as_deref()))?
+    let mut store = writer(StoreChoice {
+        db: a.record_store.db.as_deref(),
+        no_db: a.record_store.no_db,
+    })?;
+    let mut csv = match &a.csv {
+        Some(path) => Some(CsvOut::create(path)?),
+        None => None,
     };
-
-    // The first snapshot: a named device that is not there is bad input.
-    let members = match &c.source {
-        Source::Live { .. } => devices::live_members(),
-        Source::Recorded(_) => BTreeMap::new(),
-    };
-    let mut builder = ProfileBuilder::new(c.selection.clone(), members);
-    let recording = match &c.source {
-        Source::Recorded(dir) => Some(snapshot::read_recording(dir).map_err(profile_err)?),
-        Source::Live { .. } => None,
-    };
-    let started_at = now_rfc3339();
-    let mut ended_by = "time";
-    // A fault while sampling (diskstats unreadable, a file that cannot be
-    // written) ends the profile; what was measured until then is kept.
-    let mut fault: Option<String> = None;
-    let mut csv = None;
-    let (mut first_text, first) = match &recording {
-        Some(snaps) => (None, snaps[0].clone()),
-        None => {
-            let (text, devices) = snapshot::read_live().map_err(profile_err)?;
-            (Some(text), Snapshot { t_ms: 0, devices })
-        }
-    };
-    let missing = match &recording {
-        Some(snaps) => snaps
-            .iter()
-            .map(|s| builder.missing_named(s))
-            .reduce(|x, y| x.into_iter().filter(|n| y.contains(n)).collect())
-            .unwrap_or_default(),
-        None => builder.missing_named(&first),
-    };
-    if !missing.is_empty() {
-        let have: Vec<&str> = first.devices.iter().map(|d| d.name.as_str()).collect();
-        return Err(Failure::usage(format!(
-            "no device {} in {}; name devices as /proc/diskstats does: {}",
-            missing.join(", "),
-            match &c.source {
-                Source::Live { .. } => "/proc/diskstats".to_owned(),
-                Source::Recorded(d) => format!("the recording {}", d.display()),
-            },
-            have.join(", ")
-        )));
-    }
-
-    // Input is good: from here on, things are written.
-    if let Some(path) = &a.csv {
-        csv = Some(CsvOut::create(path)?);
-    }
-    recorder.begin_run(RunKind::Profile, None, &c.labels)?;
-    let (source_name, interval_s) = match &c.source {
-        Source::Live { interval, .. } => ("live", Some(interval.as_secs_f64())),
-        Source::Recorded(_) => ("recorded", None),
-    };
-    let step = recorder.begin_step(&printer, 0, "profile", StepRole::Profile, None);
-
-    let many = |b: &ProfileBuilder| b.intervals().last().is_some_and(|i| i.devices.len() > 1);
     if !a.quiet {
         match &c.source {
             Source::Live {
@@ -500,197 +456,51 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
                     .map(|d| format!(", recording to {}", d.display()))
                     .unwrap_or_default()
             )),
-            Source::Recorded(dir) => printer.line(&format!(
+            Source::Recorded { dir, snaps } => printer.line(&format!(
                 "iorig profile: recording {} ({} snapshots)",
                 dir.display(),
-                recording.as_ref().map_or(0, Vec::len)
+                snaps.len()
             )),
         }
         printer.line(&header_line());
     }
-    let start_ms;
-    match (&c.source, recording) {
-        (Source::Recorded(_), Some(snaps)) => {
-            start_ms = snaps[0].t_ms;
-            ended_by = "recording";
-            for s in snaps {
-                if let Some(i) = builder.push(s).map_err(profile_err)? {
-                    let i = i.clone();
-                    if let Some(out) = csv.as_mut() {
-                        out.interval(&i, start_ms)?;
-                    }
-                    if !a.quiet {
-                        print_interval(&printer, &i, start_ms, i.devices.len() > 1);
-                    }
-                }
-            }
-        }
-        (
-            Source::Live {
-                interval,
-                time,
-                record,
-            },
-            _,
-        ) => {
-            let signals = Signals::install();
-            let t0 = Instant::now();
-            let wall0 = epoch_ms();
-            start_ms = 0;
-            if let Some(dir) = record {
-                iorig_outfile::create_dir("--record", dir)
-                    .map_err(crate::record::output_failure)?;
-            }
-            let record_snap = |t_ms: u64, text: &str| -> Result<(), Failure> {
-                match record {
-                    Some(dir) => {
-                        snapshot::write_snapshot(dir, wall0 + t_ms, text).map_err(profile_err)
-                    }
-                    None => Ok(()),
-                }
-            };
-            if let Some(text) = first_text.take() {
-                record_snap(0, &text)?;
-            }
-            builder.push(first).map_err(profile_err)?;
-            printer.start_live();
-            let mut k: u32 = 1;
-            let mut last = Duration::ZERO;
-            loop {
-                let due = (*interval * k).min(*time);
-                let now = t0.elapsed();
-                let completed = signals.sleep(due.saturating_sub(now));
-                let at = t0.elapsed();
-                if !completed && at.saturating_sub(last) < MIN_PARTIAL {
-                    ended_by = "ctrl-c";
-                    break;
-                }
-                let t_ms = at.as_millis() as u64;
-                let sampled = snapshot::read_live()
-                    .map_err(profile_err)
-                    .and_then(|(text, devices)| {
-                        record_snap(t_ms, &text)?;
-                        Ok(devices)
-                    })
-                    .and_then(|devices| {
-                        builder
-                            .push(Snapshot { t_ms, devices })
-                            .map(|i| i.cloned())
-                            .map_err(profile_err)
-                    })
-                    .and_then(|i| {
-                        if let (Some(i), Some(out)) = (&i, csv.as_mut()) {
-                            out.interval(i, start_ms)?;
-                        }
-                        Ok(i)
-                    });
-                let closed = match sampled {
-                    Ok(i) => i,
-                    Err(f) => {
-                        printer.notice(&format!(
-                            "{}; the profile ends here, keeping the intervals so far",
-                            f.message
-                        ));
-                        fault = Some(f.message);
-                        ended_by = "error";
-                        break;
-                    }
-                };
-                if let Some(i) = closed {
-                    if !a.quiet {
-                        print_interval(&printer, &i, start_ms, many(&builder));
-                    }
-                    printer.set_live(format!(
-                        "{:.0}s of {:.0}s: total {} w MB/s, {} r MB/s",
-                        at.as_secs_f64(),
-                        time.as_secs_f64(),
-                        mb(i.total.write_bw_bytes_per_s),
-                        mb(i.total.read_bw_bytes_per_s)
-                    ));
-                }
-                last = at;
-                if !completed {
-                    ended_by = "ctrl-c";
-                    break;
-                }
-                if due >= *time {
-                    break;
-                }
-                k += 1;
-            }
-            printer.end_live();
-        }
-        (Source::Recorded(_), None) => unreachable!("a recorded source is read above"),
-    }
-
-    printer.end_live();
-    if let Some(out) = csv.take() {
-        if let Err(f) = out.commit() {
-            fault.get_or_insert(f.message);
-        }
-    }
-    let p = builder.finish();
-    if p.intervals.is_empty() {
-        let (status, failure) = match fault {
-            Some(f) => (RunStatus::Failed, Failure::runtime(f)),
-            None => (
-                RunStatus::Interrupted,
-                Failure {
-                    code: exit::INTERRUPTED,
-                    message: "interrupted before the first interval: nothing was measured"
-                        .to_owned(),
-                },
-            ),
+    let stop = crate::signals::install();
+    let outcome = {
+        let mut term = ProfileTerm {
+            printer: &mut printer,
+            quiet: a.quiet,
         };
-        recorder.finish_step_without_output(&printer, step, StepStatus::Failed);
-        recorder.finish_run(&printer, status);
-        return Err(failure);
-    }
-    let evals = evaluate(&c.rules, &p);
-    printer.line("");
-    print_summary(&printer, &p);
-    print_verdicts(&printer, &evals);
-
-    let summary = ProfileSummary {
-        source: Some(source_name.to_owned()),
-        interval_s,
-        duration_s: p.duration_s(),
-        intervals: p.intervals.len() as u64,
-        total: figure_stats(&p.total),
-        devices: p
-            .per_device
-            .iter()
-            .map(|(d, s)| (d.clone(), figure_stats(s)))
-            .collect(),
-    };
-    if let Some(step) = step {
-        recorder.finish_profile_step(&printer, step, &summary);
-        let intervals: Vec<IntervalJson> = interval_json(&p);
-        for f in [
-            Finding::ProfileDevices(json!(p.devices)),
-            Finding::ProfileIntervals(json!(intervals)),
-            Finding::Rules(evals.clone()),
-        ] {
-            recorder.analysis(&printer, Some(step), &f);
+        let mut sinks: Vec<&mut dyn Sink> = vec![&mut term];
+        if let Some(c) = csv.as_mut() {
+            sinks.push(c);
         }
-    }
-    recorder.finish_run(
-        &printer,
-        if fault.is_some() {
-            RunStatus::Failed
-        } else {
-            RunStatus::Ok
-        },
-    );
+        iorig_run::profile::run(
+            &c.source,
+            &c.selection,
+            &c.rules,
+            &c.labels,
+            &mut store,
+            &mut Fanout(sinks),
+            &stop,
+        )?
+    };
+    let p = &outcome.profile;
+    printer.line("");
+    print_summary(&printer, p);
+    print_verdicts(&printer, &outcome.evaluations);
 
     if let Some(path) = &a.emit_workload {
         let source = match &c.source {
-            Source::Live { .. } => format!("live /proc/diskstats on {}, {started_at}", host_name()),
-            Source::Recorded(d) => format!("recording {}", d.display()),
+            Source::Live { .. } => format!(
+                "live /proc/diskstats on {}, {}",
+                iorig_run::host_name(),
+                outcome.started
+            ),
+            Source::Recorded { dir, .. } => format!("recording {}", dir.display()),
         };
-        match workload_toml(&p, c.emit_rate, &source) {
+        match workload_toml(p, c.emit_rate, &source) {
             Ok(text) => {
-                crate::record::write_output("--emit-workload", path, text.as_bytes())?;
+                crate::store::write_output("--emit-workload", path, text.as_bytes())?;
                 printer.line(&format!(
                     "workload written to {} (iorig run {} --target PATH)",
                     path.display(),
@@ -705,65 +515,35 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
             "schema": SCHEMA,
             "tool": {"name": "iorig", "version": env!("CARGO_PKG_VERSION")},
             "run": {
-                "id": recorder.run.map(|r| r.0),
-                "host": host_name(),
-                "started": started_at,
+                "id": store.run().map(|r| r.0),
+                "host": iorig_run::host_name(),
+                "started": outcome.started,
                 "labels": c.labels,
-                "status": if fault.is_some() { "failed" } else { "ok" },
-                "ended_by": ended_by,
-                "error": fault,
+                "status": if outcome.fault.is_some() { "failed" } else { "ok" },
+                "ended_by": outcome.ended_by,
+                "error": outcome.fault,
             },
             "source": match &c.source {
                 Source::Live { record, .. } => json!({"kind": "live", "path": snapshot::PROC_DISKSTATS, "recorded_to": record}),
-                Source::Recorded(d) => json!({"kind": "recorded", "path": d}),
+                Source::Recorded { dir, .. } => json!({"kind": "recorded", "path": dir}),
             },
-            "interval_s": interval_s,
+            "interval_s": outcome.summary.interval_s,
             "duration_s": p.duration_s(),
             "devices": p.devices,
             "summary": {"total": p.total, "devices": p.per_device},
-            "intervals": interval_json(&p),
-            "verdicts": evals,
+            "intervals": interval_docs(p),
+            "verdicts": outcome.evaluations,
         });
         write_json_doc(&printer, j, &doc)?;
     }
-    Ok(if fault.is_some() {
+    Ok(if outcome.fault.is_some() {
         exit::RUNTIME
     } else {
         exit::OK
     })
 }
 
-fn interval_json(p: &Profile) -> Vec<IntervalJson<'_>> {
-    p.intervals
-        .iter()
-        .map(|i| IntervalJson {
-            t_s: (i.end_ms - p.start_ms) as f64 / 1e3,
-            duration_s: i.duration_s(),
-            total: &i.total,
-            devices: &i.devices,
-        })
-        .collect()
-}
-
 /// `iorig runs show` of a profile run: the stored summary and verdicts.
-/// The stored form of a profile's summary: figure name → statistics.
-fn figure_stats(s: &iorig_profile::Summary) -> BTreeMap<String, iorig_result::FigureStat> {
-    FIGURE_NAMES
-        .iter()
-        .filter_map(|name| {
-            let f = s.get(name)?;
-            Some((
-                (*name).to_owned(),
-                iorig_result::FigureStat {
-                    mean: f.mean,
-                    p95: f.p95,
-                    peak: f.peak,
-                },
-            ))
-        })
-        .collect()
-}
-
 pub fn print_stored(
     printer: &Printer,
     summary: Option<&ProfileSummary>,

@@ -1,10 +1,12 @@
 //! `iorig quick`: the built-in five-params plan with short defaults, closing
 //! with the five figures a storage engineer asks for first.
 
+use crate::cli::parse_labels;
 use crate::cli::QuickArgs;
 use crate::output::Printer;
-use crate::plan_cmd::{parse_labels, run_plan, Invocation, RunOptions, StepResult};
+use crate::plan_cmd::{run_plan, RunOptions};
 use crate::Failure;
+use iorig_run::plan::{Invocation, StepResult};
 use iorig_spec::DEFAULT_TARGET;
 use iorig_store::RunKind;
 

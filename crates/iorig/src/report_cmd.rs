@@ -4,7 +4,7 @@
 
 use crate::cli::ExportFormat;
 use crate::output::Printer;
-use crate::record::{check_output, check_output_dir, db_path, open_read_only, write_output};
+use crate::store::{check_output, check_output_dir, open_read_only, write_output};
 use crate::{exit, Failure};
 use iorig_report::html::{render_compare, render_report, Rendered};
 use iorig_report::model::RunReport;
@@ -36,7 +36,7 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
 
 /// Writes index.html and every chart as SVG and PNG into `dir`.
 fn write_rendered(dir: &Path, r: &Rendered, printer: &Printer) -> Result<(), Failure> {
-    iorig_outfile::create_dir("--out", dir).map_err(crate::record::output_failure)?;
+    iorig_outfile::create_dir("--out", dir)?;
     write(&dir.join("index.html"), r.index_html.as_bytes())?;
     let mut png_failed = None;
     let svgs: Vec<&str> = r.charts.iter().map(|c| c.svg.as_str()).collect();
@@ -63,7 +63,7 @@ pub fn report(id: i64, out: Option<PathBuf>, db: Option<&Path>) -> Result<u8, Fa
     let printer = Printer::new(false, false);
     let dir = out.unwrap_or_else(|| PathBuf::from(format!("iorig-report-{id}")));
     check_output_dir("--out", &dir)?;
-    let store = open_read_only(&db_path(db))?;
+    let store = open_read_only(db)?;
     let run = load(&store, id)?;
     write_rendered(&dir, &render_report(&run), &printer)?;
     Ok(exit::OK)
@@ -75,7 +75,7 @@ pub fn export(id: i64, format: ExportFormat, out: &Path, db: Option<&Path>) -> R
     if format == ExportFormat::Csv {
         check_output("--out", &out.with_extension("intervals.csv"))?;
     }
-    let store = open_read_only(&db_path(db))?;
+    let store = open_read_only(db)?;
     load(&store, id)?;
     let run = RunId(id);
     let fail = |e: &dyn std::fmt::Display| Failure::runtime(format!("exporting run {id}: {e}"));
@@ -114,7 +114,7 @@ pub fn compare(ids: &[i64], out: Option<PathBuf>, db: Option<&Path>) -> Result<u
         PathBuf::from(format!("iorig-compare-{}", names.join("-")))
     });
     check_output_dir("--out", &dir)?;
-    let store = open_read_only(&db_path(db))?;
+    let store = open_read_only(db)?;
     let runs = ids
         .iter()
         .map(|id| load(&store, *id))

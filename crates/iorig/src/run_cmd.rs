@@ -1,20 +1,17 @@
 //! `iorig run`: one workload, from flags and/or a workload file to the interval
 //! table, JSON and CSV.
 
-use crate::analyse::analyse_step;
-use crate::cli::RunArgs;
-use crate::output::json::{step_summary, target_entry};
-use crate::output::{csv, table, Printer};
-use crate::plan_cmd::parse_labels;
-use crate::record::{check_output, db_path, host_name, Recorder};
-use crate::signals::Signals;
-use crate::step::{describe, run_step, Control, StepObserver};
+use crate::cli::{parse_labels, RunArgs};
+use crate::output::csv::CsvSink;
+use crate::output::term::{describe, TermSink};
+use crate::output::{table, Printer};
+use crate::store::{check_output, check_store, writer, StoreChoice};
 use crate::{exit, Failure};
-use iorig_engine::run::{IntervalSample, TargetInfo};
-use iorig_result::{Interval, ResultDoc, RunInfo, StepRole, ToolInfo, SCHEMA};
+use iorig_engine::run::TargetInfo;
+use iorig_run::event::Fanout;
+use iorig_run::single::SingleOptions;
+use iorig_run::Sink;
 use iorig_spec::{OneOrMany, StrOrNum, Workload, WorkloadFile};
-use iorig_store::{RunKind, RunStatus, StepId, StepStatus};
-use std::io::Write;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -69,23 +66,6 @@ fn cli_layer(a: &RunArgs) -> Result<WorkloadFile, Failure> {
     })
 }
 
-fn run_id(now: SystemTime) -> String {
-    let ts = humantime::format_rfc3339_seconds(now).to_string();
-    let compact: String = ts.chars().filter(|c| c.is_ascii_digit()).take(14).collect();
-    let nanos = now
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let mix =
-        (nanos as u64 ^ (std::process::id() as u64) << 20).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    format!(
-        "{}-{}-{:06x}",
-        &compact[..8.min(compact.len())],
-        &compact[8.min(compact.len())..],
-        mix >> 40
-    )
-}
-
 pub fn run(a: RunArgs) -> Result<u8, Failure> {
     // 1. The workload: file, then flags on top.
     let mut layer = WorkloadFile::default();
@@ -113,143 +93,54 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     }
 
     if let Some(j) = &a.journal {
-        crate::verify_cmd::precheck_journal(j, &w)?;
+        check_output("--journal", j)?;
+        iorig_run::journal::precheck(j, &w)?;
     }
-
-    let recorder = if a.no_db {
-        Recorder::none()
-    } else if a.dry_run {
-        crate::record::check_store(&db_path(a.db.as_deref()))?;
-        Recorder::none()
-    } else {
-        Recorder::at(&db_path(a.db.as_deref()))?
-    };
     if a.dry_run {
+        if !a.no_db {
+            check_store(a.db.as_deref())?;
+        }
         return dry_run(&w, a.allow_destroy, a.quiet);
     }
+    let mut store = writer(StoreChoice {
+        db: a.db.as_deref(),
+        no_db: a.no_db,
+    })?;
+    let mut csv = match &a.csv {
+        Some(path) => Some(CsvSink::create(path)?),
+        None => None,
+    };
 
     // 2. Run (targets are planned and checked before anything is written).
-    let mut printer = Printer::new(json_to_stdout, a.quiet);
-    let signals = Signals::install();
-    let started = humantime::format_rfc3339_seconds(now).to_string();
-    let mut observer = RunObserver {
-        id: run_id(now),
-        w: &w,
-        csv_path: a.csv.as_deref(),
-        csv: None,
-        recorder,
-        step: None,
-        journal: a.journal.as_deref(),
+    let printer = Printer::new(json_to_stdout, a.quiet);
+    let stop = crate::signals::install();
+    let mut term = TermSink::new(printer);
+    let mut sinks: Vec<&mut dyn Sink> = vec![&mut term];
+    if let Some(c) = csv.as_mut() {
+        sinks.push(c);
+    }
+    let opts = SingleOptions {
+        allow_destroy: a.allow_destroy,
+        journal: a.journal.clone(),
     };
-    let out = match run_step(&w, a.allow_destroy, &mut printer, &signals, &mut observer) {
-        Ok(out) => out,
-        Err(f) => {
-            // Begun in the store (targets passed their checks) but failed
-            // before it ran: it must not stay `running` there.
-            let step = observer.step;
-            let rec = &mut observer.recorder;
-            rec.finish_step_without_output(&printer, step, StepStatus::Failed);
-            rec.finish_run(&printer, RunStatus::Failed);
-            return Err(f);
-        }
-    };
-    if let Some(f) = observer.csv.take() {
-        if let Err(e) = f.commit() {
-            printer.notice(&format!(
-                "--csv: {e}; the intervals are in the result store"
-            ));
-        }
-    }
-    let outcome = &out.outcome;
-    let id = observer.id.clone();
-
-    // 3. Summary and JSON.
-    for l in table::summary_lines(
-        &outcome.summary,
-        outcome.measured_s,
-        outcome.cpu,
-        outcome.summary.errors,
-    ) {
-        printer.line(&l);
-    }
-    if let Some(setup) = &out.verify {
-        if setup.journal.is_some() {
-            crate::verify_cmd::close_journal(setup, outcome.errors, &printer);
-        }
-    }
-    let validation_errors = outcome.validation.as_ref().map_or(0, |v| v.errors);
-    if let Some(v) = &outcome.validation {
-        for l in crate::verify_cmd::summary_lines(v) {
-            printer.line(&l);
-        }
-    }
-    let was_interrupted = signals.interrupted();
-    let status = if was_interrupted {
-        StepStatus::Interrupted
-    } else if outcome.errors > 0 || validation_errors > 0 {
-        StepStatus::Failed
-    } else {
-        StepStatus::Ok
-    };
-    if outcome.errors > 0 {
-        printer.notice(&format!(
-            "{} I/O error(s); first: {}",
-            outcome.errors,
-            outcome
-                .error_messages
-                .first()
-                .map(String::as_str)
-                .unwrap_or("?")
-        ));
-    }
-    if was_interrupted {
-        printer.notice("interrupted: results of the completed intervals are kept");
-    }
-    let summary = step_summary(outcome, &out.targets);
-    let analysis = analyse_step(&w, &out, &printer);
-    {
-        let rec = &mut observer.recorder;
-        let step = observer.step;
-        rec.finish_step(&printer, step, status, outcome, &summary);
-        for f in &analysis {
-            rec.analysis(&printer, step, f);
-        }
-        rec.finish_run(&printer, RunStatus::from(status));
-    }
+    let outcome = iorig_run::single::run(&w, &opts, &mut store, &mut Fanout(sinks), &stop)?;
     if let Some(j) = &a.json {
-        let doc = ResultDoc {
-            schema: SCHEMA.to_owned(),
-            tool: ToolInfo::this(),
-            run: RunInfo {
-                id,
-                started,
-                host: host_name(),
-                labels: w.labels.clone(),
-                engine: out.engine_name.clone(),
-                status: RunStatus::from(status),
-            },
-            workload: w.record(),
-            targets: out.targets.iter().map(target_entry).collect(),
-            intervals: out.intervals,
-            summary,
-        };
-        crate::output::json::write_json_doc(&printer, j, &doc)?;
+        crate::output::json::write_json_doc(&term.printer, j, &outcome.doc)?;
     }
-    Ok(if was_interrupted {
+    Ok(if outcome.interrupted {
         exit::INTERRUPTED
-    } else if validation_errors > 0 {
+    } else if outcome.validation_errors > 0 {
         exit::VALIDATION
-    } else if outcome.errors > 0 {
+    } else if outcome.io_errors > 0 {
         exit::RUNTIME
     } else {
         exit::OK
     })
 }
-
 /// `iorig run --dry-run`: the workload is resolved and the targets checked
 /// exactly as a run would (read-only looks); what would run is printed.
 fn dry_run(w: &Workload, allow_destroy: bool, quiet: bool) -> Result<u8, Failure> {
-    let planned = iorig_engine::run::plan(w, allow_destroy).map_err(crate::step::engine_failure)?;
+    let planned = iorig_engine::run::plan(w, allow_destroy).map_err(iorig_run::RunError::from)?;
     let printer = Printer::new(false, quiet);
     for n in &planned.notices {
         printer.notice(n);
@@ -270,71 +161,4 @@ fn dry_run(w: &Workload, allow_destroy: bool, quiet: bool) -> Result<u8, Failure
         (w.warmup + w.time).as_secs_f64()
     ));
     Ok(exit::OK)
-}
-
-/// Writes CSV rows and the store as intervals complete, and titles the table.
-struct RunObserver<'a> {
-    id: String,
-    w: &'a Workload,
-    csv_path: Option<&'a Path>,
-    /// Rows go to a temp file beside `--csv`, renamed into place at the end.
-    csv: Option<iorig_outfile::AtomicFile>,
-    recorder: Recorder,
-    step: Option<StepId>,
-    journal: Option<&'a Path>,
-}
-
-impl StepObserver for RunObserver<'_> {
-    fn verify_setup(
-        &mut self,
-        prepared: &iorig_engine::run::Prepared,
-    ) -> Result<Option<std::sync::Arc<iorig_engine::verify::VerifySetup>>, Failure> {
-        match self.journal {
-            Some(path) => crate::verify_cmd::attach_journal(path, self.w, prepared).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    fn prepared(
-        &mut self,
-        printer: &Printer,
-        targets: &[TargetInfo],
-        engine_name: &str,
-    ) -> Result<String, Failure> {
-        // The run enters the store only once its targets passed every check.
-        self.recorder
-            .begin_run(RunKind::Run, None, &self.w.labels)?;
-        if let Some(run) = self.recorder.run {
-            self.id = run.to_string();
-        }
-        self.recorder.targets(printer, targets, &mut Vec::new());
-        self.step =
-            self.recorder
-                .begin_step(printer, 0, "run", StepRole::Run, Some(&self.w.record()));
-        if let Some(path) = self.csv_path {
-            let mut f = iorig_outfile::AtomicFile::create("--csv", path)
-                .map_err(crate::record::output_failure)?;
-            let _ = writeln!(f, "{}", csv::header());
-            self.csv = Some(f);
-        }
-        Ok(format!(
-            "iorig run {}: {}",
-            self.id,
-            describe(self.w, engine_name, targets)
-        ))
-    }
-
-    fn interval(
-        &mut self,
-        printer: &Printer,
-        sample: &IntervalSample,
-        interval: &Interval,
-    ) -> Control {
-        self.recorder.interval(printer, self.step, sample);
-        if let Some(f) = self.csv.as_mut() {
-            let _ = writeln!(f, "{}", csv::row(interval));
-            let _ = f.flush();
-        }
-        Control::Continue
-    }
 }

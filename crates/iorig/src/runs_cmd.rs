@@ -1,9 +1,9 @@
 //! `iorig runs list|show|label|delete`: reading and curating the result store.
 
+use crate::cli::parse_labels;
 use crate::cli::RunsCommand;
 use crate::output::{table, Printer};
-use crate::plan_cmd::parse_labels;
-use crate::record::{db_path, open_existing, open_read_only};
+use crate::store::{open_existing, open_read_only};
 use crate::{exit, Failure};
 use iorig_result::Finding;
 use iorig_store::{AnalysisRow, RunId, Store, StoreError};
@@ -23,16 +23,16 @@ pub fn runs(cmd: RunsCommand) -> Result<u8, Failure> {
     let printer = Printer::new(false, false);
     match cmd {
         RunsCommand::List { store, json } => {
-            let s = open_read_only(&db_path(store.db.as_deref()))?;
+            let s = open_read_only(store.db.as_deref())?;
             list(&printer, &s, json)
         }
         RunsCommand::Show { id, store, json } => {
-            let s = open_read_only(&db_path(store.db.as_deref()))?;
+            let s = open_read_only(store.db.as_deref())?;
             show(&printer, &s, id, json)
         }
         RunsCommand::Label { id, labels, store } => {
             let labels = parse_labels(&labels)?;
-            let s = open_existing(&db_path(store.db.as_deref()))?;
+            let s = open_existing(store.db.as_deref())?;
             if s.get_run(RunId(id)).map_err(store_err)?.is_none() {
                 return Err(no_run(id));
             }
@@ -42,7 +42,7 @@ pub fn runs(cmd: RunsCommand) -> Result<u8, Failure> {
             Ok(exit::OK)
         }
         RunsCommand::Delete { id, store } => {
-            let s = open_existing(&db_path(store.db.as_deref()))?;
+            let s = open_existing(store.db.as_deref())?;
             if s.get_run(RunId(id)).map_err(store_err)?.is_none() {
                 return Err(no_run(id));
             }

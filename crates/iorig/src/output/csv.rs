@@ -1,4 +1,6 @@
-//! One CSV row per interval (docs/csv.md).
+//! One CSV row per interval (docs/csv.md): a sink that writes each interval
+//! as it completes to a temp file beside `--csv`, put in place when the run
+//! closes.
 
 use iorig_result::Interval;
 use iorig_stats::OpSummary;
@@ -20,7 +22,7 @@ const OP_FIELDS: [&str; 13] = [
     "lat_p99_99_ns",
 ];
 
-pub fn header() -> String {
+pub fn header() -> Vec<String> {
     let mut cols = vec!["t_s".to_string(), "duration_s".into(), "warmup".into()];
     for op in OPS {
         for f in OP_FIELDS {
@@ -38,7 +40,7 @@ pub fn header() -> String {
     ] {
         cols.push(c.into());
     }
-    cols.join(",")
+    cols
 }
 
 fn op_cells(s: &OpSummary, out: &mut Vec<String>) {
@@ -54,7 +56,7 @@ fn op_cells(s: &OpSummary, out: &mut Vec<String>) {
     }
 }
 
-pub fn row(i: &Interval) -> String {
+pub fn row(i: &Interval) -> Vec<String> {
     let mut out = vec![
         format!("{:.3}", i.t_s),
         format!("{:.3}", i.duration_s),
@@ -75,15 +77,69 @@ pub fn row(i: &Interval) -> String {
         None => out.extend(std::iter::repeat_n(String::new(), 4)),
     }
     out.push(i.errors.to_string());
-    out.join(",")
+    out
+}
+
+/// Writes `--csv` as intervals complete.
+pub struct CsvSink {
+    out: Option<csv::Writer<iorig_outfile::AtomicFile>>,
+    fault: Option<String>,
+}
+
+impl CsvSink {
+    /// Creates the temp file now (the path was checked already).
+    pub fn create(path: &std::path::Path) -> Result<Self, crate::Failure> {
+        let f = iorig_outfile::AtomicFile::create("--csv", path)?;
+        let mut out = csv::Writer::from_writer(f);
+        let fault = out.write_record(header()).err().map(|e| e.to_string());
+        Ok(CsvSink {
+            out: Some(out),
+            fault,
+        })
+    }
+}
+
+impl iorig_run::Sink for CsvSink {
+    fn event(&mut self, ev: &iorig_run::Event<'_>) {
+        match ev {
+            iorig_run::Event::Interval { interval, .. } => {
+                if let Some(out) = self.out.as_mut() {
+                    if let Err(e) = out
+                        .write_record(row(interval))
+                        .and_then(|_| out.flush().map_err(Into::into))
+                    {
+                        self.fault =
+                            Some(format!("--csv: {e}; the intervals are in the result store"));
+                        self.out = None;
+                    }
+                }
+            }
+            iorig_run::Event::Closing => {
+                if let Some(out) = self.out.take() {
+                    let done = out
+                        .into_inner()
+                        .map_err(|e| e.error().to_string())
+                        .and_then(|f| f.commit().map_err(|e| e.to_string()));
+                    if let Err(e) = done {
+                        self.fault =
+                            Some(format!("--csv: {e}; the intervals are in the result store"));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn take_fault(&mut self) -> Option<String> {
+        self.fault.take()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn header_has_every_column_once() {
-        let h = super::header();
-        let cols: Vec<&str> = h.split(',').collect();
+        let cols = super::header();
         let unique: std::collections::HashSet<_> = cols.iter().collect();
         assert_eq!(cols.len(), unique.len());
         assert_eq!(cols.len(), 3 + 3 * 13 + 7);

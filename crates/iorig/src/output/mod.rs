@@ -5,6 +5,7 @@
 pub mod csv;
 pub mod json;
 pub mod table;
+pub mod term;
 
 use crate::exit;
 use std::io::{IsTerminal, Write};

@@ -154,3 +154,9 @@ pub fn summary_cells(summary: Option<&iorig_result::Summary>) -> [String; 4] {
         None => ["-".into(), "-".into(), "-".into(), "-".into()],
     }
 }
+
+/// HH:MM:SS in UTC, enough to line up with other logs.
+pub fn wall_clock() -> String {
+    let t = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    t.get(11..19).unwrap_or("").to_string()
+}

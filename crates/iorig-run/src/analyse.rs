@@ -1,11 +1,10 @@
 //! Turning a finished step (or a plan's curve steps) into answers: the
 //! generator-bound check, outages, the write cliff, steady state, and the
 //! IOPS–latency curve. The arithmetic lives in `iorig_stats::analysis`; this
-//! module feeds it, prints the verdicts the user must see, and returns them as
-//! typed findings for the store.
+//! module feeds it and returns typed findings (a front end decides which
+//! are worth a warning).
 
-use crate::output::Printer;
-use crate::plan_cmd::StepResult;
+use crate::plan::StepResult;
 use crate::step::StepOutput;
 use iorig_result::{
     CurveFinding, Finding, OffRatePoint, RateCheck, SteadyStateFinding, WriteCliffFinding,
@@ -29,8 +28,8 @@ fn host_cpus() -> u32 {
         .unwrap_or(1)
 }
 
-/// Every check that applies to any step; verdicts worth a warning are printed.
-pub fn analyse_step(w: &Workload, out: &StepOutput, printer: &Printer) -> Vec<Finding> {
+/// Every check that applies to any step.
+pub(crate) fn analyse_step(w: &Workload, out: &StepOutput) -> Vec<Finding> {
     let mut found = Vec::new();
     let outcome = &out.outcome;
     let total = outcome.summary.total().summary(outcome.measured_s);
@@ -51,19 +50,17 @@ pub fn analyse_step(w: &Workload, out: &StepOutput, printer: &Printer) -> Vec<Fi
             worker_busy_max_pct: outcome.worker_busy_pct.iter().copied().fold(0.0, f64::max),
             steal_pct: outcome.cpu.steal_pct,
         });
+        let mut verdict = verdict;
         if verdict.generator_bound {
-            if let Some(m) = &verdict.message {
-                // Under validation the generator is slower by design: say why
-                // rather than suggest a faster host.
-                match &out.verify {
-                    Some(v) if v.journal.is_some() => printer.notice(&format!(
-                        "{m} (here the journal's synced records between I/Os are the limit: the price of --journal)"
-                    )),
-                    Some(_) => printer.notice(&format!(
-                        "{m} (here stamping and checking blocks for --verify takes part of that time)"
-                    )),
-                    None => printer.notice(m),
-                }
+            // Under validation the generator is slower by design: say why
+            // rather than suggest a faster host.
+            let why = match &out.verify {
+                Some(v) if v.journal.is_some() => Some(" (here the journal's synced records between I/Os are the limit: the price of --journal)"),
+                Some(_) => Some(" (here stamping and checking blocks for --verify takes part of that time)"),
+                None => None,
+            };
+            if let (Some(m), Some(why)) = (verdict.message.as_mut(), why) {
+                m.push_str(why);
             }
         }
         found.push(Finding::GeneratorBound(verdict));
@@ -75,12 +72,6 @@ pub fn analyse_step(w: &Workload, out: &StepOutput, printer: &Printer) -> Vec<Fi
         if outcome.measured_s > 0.0 {
             let error_pct = 100.0 * (total.iops / requested - 1.0);
             let met = error_pct.abs() <= RATE_TOLERANCE_PCT;
-            if !met {
-                printer.notice(&format!(
-                    "rate not met: {:.0} IOPS achieved of {requested:.0} requested ({error_pct:+.1} %); the latency figures are for that load, not the one asked",
-                    total.iops
-                ));
-            }
             found.push(Finding::Rate(RateCheck {
                 requested_iops: requested,
                 achieved_iops: total.iops,
@@ -111,26 +102,9 @@ pub fn analyse_step(w: &Workload, out: &StepOutput, printer: &Printer) -> Vec<Fi
         // completions' own timestamps (not whole intervals).
         outages.longest_gap_ns = Some(outcome.longest_gap_ns);
         outages.longest_gap_start_t_s = Some(outcome.longest_gap_start_s);
-        if outages.outage_intervals > 0 {
-            printer.notice(&format!(
-                "outage: {} interval(s) without a completed I/O, {:.1} s in total, longest {:.1} s from t={:.1} s; no I/O completed for {:.3} s from t={:.3} s",
-                outages.outage_intervals,
-                outages.total_outage_s,
-                outages.longest_outage_s,
-                outages.longest_start_t_s.unwrap_or(0.0),
-                outcome.longest_gap_ns as f64 / 1e9,
-                outcome.longest_gap_start_s
-            ));
-        }
         found.push(Finding::Outages(outages));
         if w.writes() {
             let cliff = detect_write_cliff(&points, CLIFF_BASELINE_S, CLIFF_DROP_PCT, None);
-            if let Some(c) = &cliff {
-                printer.notice(&format!(
-                    "write cliff at t={:.0} s: IOPS fell from {:.0} to {:.0} ({:.0} % lower) and stayed down",
-                    c.onset_t_s, c.level_before_iops, c.level_after_iops, c.drop_pct
-                ));
-            }
             found.push(Finding::WriteCliff(WriteCliffFinding {
                 found: cliff.is_some(),
                 cliff,
@@ -161,24 +135,8 @@ pub fn steady_state_verdict(
     }
 }
 
-pub fn steady_state_line(label: &str, v: &SteadyStateFinding) -> String {
-    if v.reached {
-        format!(
-            "{label}: steady state reached after {} round(s) ({:.0} s measured)",
-            v.rounds,
-            v.time_needed_s.unwrap_or(0.0)
-        )
-    } else {
-        let why = v.verdict.reason.as_deref().unwrap_or("");
-        format!(
-            "{label}: steady state not reached in {} round(s): {why}",
-            v.rounds
-        )
-    }
-}
-
 /// One analysis per curve group: its max run and rate runs, in load order.
-pub fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
+pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
     let mut groups: BTreeMap<u32, (Vec<CurvePoint>, f64, Vec<usize>)> = BTreeMap::new();
     let mut max_of: BTreeMap<u32, f64> = BTreeMap::new();
     for r in results {
@@ -243,46 +201,4 @@ pub fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
             }
         })
         .collect()
-}
-
-pub fn curve_lines(v: &CurveFinding) -> Vec<String> {
-    let a = &v.analysis;
-    let group = v.group;
-    let th = v.threshold_ms;
-    let f = |x: Option<f64>| match x {
-        Some(n) => format!("{n:.0}"),
-        None => "none".to_string(),
-    };
-    let at = |step: Option<usize>| match step {
-        Some(step) => format!(" (step {step})"),
-        None => String::new(),
-    };
-    let mut out = vec![format!(
-        "curve {}: max {} IOPS; best with mean latency <= {th} ms: {}{}; with p99 <= {th} ms: {}{}",
-        group + 1,
-        f(Some(a.max_iops)),
-        f(a.best_under_mean),
-        at(v.best_under_mean_step),
-        f(a.best_under_p99),
-        at(v.best_under_p99_step),
-    )];
-    for o in &v.off_rate {
-        out.push(format!(
-            "curve {}: step {} ran {} IOPS of {} requested ({:+.1} %): off its rate, so it does not count for the best under {th} ms",
-            group + 1,
-            o.step.unwrap_or(0),
-            f(Some(o.achieved_iops)),
-            f(o.requested_iops),
-            o.error_pct.unwrap_or(0.0)
-        ));
-    }
-    if let Some(k) = &a.knee {
-        out.push(format!(
-            "curve {}: knee at {} IOPS (mean latency {:.3} ms, over 2x the low-load latency)",
-            group + 1,
-            f(Some(k.iops)),
-            k.lat_ns / 1e6
-        ));
-    }
-    out
 }

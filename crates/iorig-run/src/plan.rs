@@ -1,0 +1,777 @@
+//! Running a plan: the expanded steps in order. For each: fill in what only
+//! the runner can know (a curve's rates from its measured max, a hot range
+//! from the target size), run the step while every interval goes to the
+//! store, end it early when the step says so (steady state reached,
+//! precondition bytes written), analyse it, and pause. The plan as invoked
+//! is stored with the run, so a resume rebuilds the same steps and continues
+//! at the first one not completed.
+
+use crate::analyse;
+use crate::event::{Event, PlanProgress, Sink};
+use crate::results::step_summary;
+use crate::step::{run_step, Control, Out, StepHooks};
+use crate::store::StoreWriter;
+use crate::{RunError, Stop};
+use iorig_engine::run::{self as engine_run, IntervalSample, Prepared, TargetInfo};
+use iorig_engine::verify::VerifySetup;
+use iorig_result::{
+    Finding, PreconditionFinding, RunKind, RunStatus, SkippedFinding, StepStatus, Summary,
+};
+use iorig_spec::plan::{estimate_duration, HotSize, Pause, Plan, PlanStep, StepRole};
+use iorig_spec::{parse_duration, StrOrNum, Workload};
+use iorig_stats::analysis::steady_state::SteadyStateDetector;
+use iorig_store::{RunId, Store};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A precondition's time bound: it ends by bytes long before this.
+const PRECONDITION_TIME: &str = "1000h";
+/// Precondition speed assumed for estimates before anything was measured.
+pub const ASSUMED_FILL_MB_PER_S: f64 = 500.0;
+
+/// How a plan was invoked: enough to rebuild the same steps on resume.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Invocation {
+    /// `builtin:NAME` or the file path.
+    pub source: String,
+    pub text: String,
+    pub targets: Option<Vec<String>>,
+    pub size: Option<String>,
+    pub hot_size: Option<String>,
+    pub step_time: Option<String>,
+    /// Permission to destroy is given per invocation and never stored: a
+    /// resume re-checks every target and needs it again.
+    #[serde(skip)]
+    pub allow_destroy: bool,
+}
+
+impl Invocation {
+    fn of(source: String, text: String) -> Self {
+        Invocation {
+            source,
+            text,
+            targets: None,
+            size: None,
+            hot_size: None,
+            step_time: None,
+            allow_destroy: false,
+        }
+    }
+
+    pub fn from_builtin(name: &str) -> Result<Self, RunError> {
+        let text = iorig_spec::plan::builtin_text(name).ok_or_else(|| {
+            let names: Vec<&str> = iorig_spec::plan::builtins()
+                .iter()
+                .map(|(n, _)| *n)
+                .collect();
+            RunError::usage(format!(
+                "no built-in plan '{name}'; choose one of {} (iorig plan builtins)",
+                names.join(", ")
+            ))
+        })?;
+        Ok(Invocation::of(format!("builtin:{name}"), text.to_string()))
+    }
+
+    pub fn from_file(path: &Path) -> Result<Self, RunError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| RunError::usage(format!("plan file {}: {e}", path.display())))?;
+        Ok(Invocation::of(path.display().to_string(), text))
+    }
+
+    /// The plan with the invocation's overrides applied.
+    pub fn plan(&self) -> Result<Plan, RunError> {
+        let usage = |e: iorig_spec::SpecError| RunError::usage(e.to_string());
+        let mut plan = Plan::from_toml(&self.source, &self.text).map_err(usage)?;
+        if let Some(t) = &self.targets {
+            plan.targets = Some(t.clone());
+        }
+        if let Some(s) = &self.size {
+            let bytes = iorig_spec::parse_size(s).map_err(usage)?;
+            if bytes == 0 {
+                return Err(RunError::usage("--size 0: give a size above 0, e.g. 1g"));
+            }
+            plan.size_bytes = Some(bytes);
+        }
+        if let Some(h) = &self.hot_size {
+            plan.hot_size = HotSize::parse(h).map_err(usage)?;
+        }
+        if let Some(t) = &self.step_time {
+            let d = parse_duration(t).map_err(usage)?;
+            if d.is_zero() {
+                return Err(RunError::usage(
+                    "--step-time 0: give a time above 0, e.g. 10s",
+                ));
+            }
+            plan = plan.with_step_time(d);
+        }
+        Ok(plan)
+    }
+}
+
+/// A finished (or skipped) step.
+#[derive(Debug, Clone)]
+pub struct StepResult {
+    pub step: PlanStep,
+    pub status: StepStatus,
+    pub summary: Option<Summary>,
+    pub analysis: Vec<Finding>,
+}
+
+/// How a plan ended.
+#[derive(Debug)]
+pub struct PlanOutcome {
+    pub run: Option<RunId>,
+    pub status: RunStatus,
+    /// A step found validation errors (the plan stopped there).
+    pub validation_failed: bool,
+    pub results: Vec<StepResult>,
+}
+
+/// A plan expanded and checked, ready to run (or resume).
+pub struct PlanRun {
+    pub inv: Invocation,
+    pub plan: Plan,
+    pub steps: Vec<PlanStep>,
+    /// Steps completed in an earlier session (resume): status and summary.
+    done: HashMap<usize, (StepStatus, Option<Summary>)>,
+    resume_of: Option<RunId>,
+}
+
+impl PlanRun {
+    /// Expands the plan and checks every step and target before anything
+    /// runs or is written: a dry run finds exactly the errors a real run
+    /// would, and a bad step 5 stops the plan before step 1.
+    pub fn new(inv: Invocation) -> Result<Self, RunError> {
+        let plan = inv.plan()?;
+        let steps = plan.expand().map_err(|e| RunError::usage(e.to_string()))?;
+        if steps.is_empty() {
+            return Err(RunError::usage(format!(
+                "plan {} has no steps; add at least one [[steps]] block",
+                plan.path
+            )));
+        }
+        validate_steps(&steps, inv.allow_destroy)?;
+        Ok(PlanRun {
+            inv,
+            plan,
+            steps,
+            done: HashMap::new(),
+            resume_of: None,
+        })
+    }
+
+    /// Rebuilds run `id` of `store` as it was invoked, with the steps it
+    /// completed; every step and target is checked again (whatever the
+    /// targets hold now decides, not what they held then).
+    pub fn resume(store: &Store, id: RunId, allow_destroy: bool) -> Result<Self, RunError> {
+        let stored = |e| RunError::runtime(format!("result store: {e}"));
+        let run = store.get_run(id).map_err(stored)?.ok_or_else(|| {
+            RunError::usage(format!(
+                "no run {id} in the result store; iorig runs list shows the runs"
+            ))
+        })?;
+        let Some(plan_json) = &run.plan_json else {
+            return Err(RunError::usage(format!(
+                "run {id} is a single {} run, not a plan; only plans can be resumed",
+                run.run.kind
+            )));
+        };
+        if run.run.status == RunStatus::Ok {
+            return Err(RunError::usage(format!(
+                "run {id} finished already; nothing to resume"
+            )));
+        }
+        let mut inv: Invocation = serde_json::from_str(plan_json).map_err(|e| {
+            RunError::runtime(format!("run {id}: the stored plan cannot be read ({e})"))
+        })?;
+        // Runs stored by older versions carry `allow_destroy`; it is ignored.
+        inv.allow_destroy = allow_destroy;
+        let mut me = PlanRun::new(inv)?;
+        for row in store.steps(id).map_err(stored)? {
+            if row.status.is_complete() {
+                let summary = row.summary.as_ref().and_then(|s| s.io()).cloned();
+                me.done.insert(row.index as usize, (row.status, summary));
+            }
+        }
+        me.resume_of = Some(id);
+        Ok(me)
+    }
+
+    /// Steps completed before (a resume).
+    pub fn done_count(&self) -> usize {
+        self.done.len()
+    }
+
+    /// The time the plan should take, before anything is measured.
+    pub fn estimate(&self) -> Duration {
+        estimate_duration(&self.steps, None, ASSUMED_FILL_MB_PER_S)
+    }
+
+    /// Runs every step not done yet. A new run enters `store` as `kind` with
+    /// `labels`; a resumed one continues there (`store` must be the
+    /// [`StoreWriter::resume`] of it).
+    pub fn run(
+        self,
+        kind: RunKind,
+        labels: &BTreeMap<String, String>,
+        store: &mut StoreWriter,
+        sink: &mut dyn Sink,
+        stop: &Stop,
+    ) -> Result<PlanOutcome, RunError> {
+        let mut out = Out { store, sink };
+        if self.resume_of.is_none() {
+            let plan_json = serde_json::to_string(&self.inv).ok();
+            out.store.begin_run(kind, plan_json, labels)?;
+        }
+        out.send(Event::PlanBegun {
+            name: &self.plan.name,
+            steps: self.steps.len(),
+            done: self.done.len(),
+        });
+        if self.resume_of.is_none() {
+            // Every step is stored as pending now, so a resume knows them all.
+            for s in &self.steps {
+                out.send(Event::StepPending {
+                    index: s.index,
+                    label: &s.label,
+                    role: (&s.role).into(),
+                });
+            }
+        }
+        Runner {
+            run: &self,
+            out,
+            stop,
+            results: Vec::new(),
+            curve_max: HashMap::new(),
+            curve_stopped: HashMap::new(),
+            kept_verify: None,
+        }
+        .run()
+    }
+}
+
+struct Runner<'a> {
+    run: &'a PlanRun,
+    out: Out<'a>,
+    stop: &'a Stop,
+    results: Vec<StepResult>,
+    curve_max: HashMap<u32, f64>,
+    curve_stopped: HashMap<u32, String>,
+    /// Validation keys carry over from step to step on the same targets,
+    /// so a write step followed by a read step checks what was written.
+    kept_verify: Option<(Vec<String>, Arc<VerifySetup>)>,
+}
+
+/// How one step ended, for the loop.
+enum Next {
+    Go,
+    /// Stop the plan (interrupted, or a failed step).
+    Halt,
+}
+
+impl Runner<'_> {
+    fn run(mut self) -> Result<PlanOutcome, RunError> {
+        let plan_start = Instant::now();
+        let mut failed = false;
+        let mut validation_failed = false;
+        let steps = &self.run.steps;
+        for (k, step) in steps.iter().enumerate() {
+            // Completed earlier (resume).
+            if let Some((status, summary)) = self.run.done.get(&step.index).cloned() {
+                if let (StepRole::CurveMax { group }, Some(s)) = (&step.role, &summary) {
+                    self.curve_max.insert(*group, s.total.iops);
+                }
+                self.results.push(StepResult {
+                    step: step.clone(),
+                    status,
+                    summary,
+                    analysis: Vec::new(),
+                });
+                continue;
+            }
+            if self.stop.interrupted() {
+                break;
+            }
+            let rate = match self.curve_rate(step) {
+                Ok(rate) => rate,
+                Err(why) => {
+                    self.skip(step, why);
+                    continue;
+                }
+            };
+            let w = match step_workload(step, rate, self.run.inv.allow_destroy) {
+                Ok(w) => w,
+                Err(e) => {
+                    self.out.send(Event::RunEnded {
+                        status: RunStatus::Failed,
+                    });
+                    return Err(e);
+                }
+            };
+            match self.step(k, step, &w, plan_start)? {
+                (Next::Go, _) => {}
+                (Next::Halt, validation) => {
+                    failed = !self.stop.interrupted();
+                    validation_failed = validation;
+                    break;
+                }
+            }
+        }
+
+        // Plan-level analysis: curves.
+        for c in analyse::curves(&self.results) {
+            self.out.send(Event::Finding {
+                index: None,
+                finding: &Finding::Curve(c),
+            });
+        }
+        let status = if self.stop.interrupted() {
+            RunStatus::Interrupted
+        } else if failed {
+            RunStatus::Failed
+        } else {
+            RunStatus::Ok
+        };
+        self.out.send(Event::RunEnded { status });
+        Ok(PlanOutcome {
+            run: self.out.store.run(),
+            status,
+            validation_failed,
+            results: self.results,
+        })
+    }
+
+    /// A curve step's rate from its max step, or why it is skipped.
+    fn curve_rate(&self, step: &PlanStep) -> Result<Option<f64>, String> {
+        let StepRole::CurveRate { group, pct } = step.role else {
+            return Ok(None);
+        };
+        if let Some(why) = self.curve_stopped.get(&group) {
+            return Err(why.clone());
+        }
+        match self.curve_max.get(&group) {
+            Some(max) if *max > 0.0 => Ok(Some((max * pct / 100.0).max(1.0).round())),
+            _ => Err("the curve's max run measured no IOPS".into()),
+        }
+    }
+
+    /// Runs one step, analyses it, and pauses after it.
+    fn step(
+        &mut self,
+        k: usize,
+        step: &PlanStep,
+        w: &Workload,
+        plan_start: Instant,
+    ) -> Result<(Next, bool), RunError> {
+        // A write without validation changes blocks behind the key map's
+        // back: the kept keys no longer say what the targets hold, and a
+        // later verifying read would call every such block a lost write.
+        if w.writes() && !w.verify {
+            let overlaps = self.kept_verify.as_ref().is_some_and(|(paths, _)| {
+                w.targets
+                    .iter()
+                    .any(|t| paths.iter().any(|p| same_path(p, t)))
+            });
+            if overlaps {
+                self.kept_verify = None;
+            }
+        }
+        self.out.send(Event::StepBegun {
+            index: step.index,
+            label: &step.label,
+            role: (&step.role).into(),
+            workload: Some(w),
+            plan_step: Some(step),
+        });
+        let steps = &self.run.steps;
+        let mut hooks = PlanHooks {
+            step,
+            w,
+            k,
+            total: steps.len(),
+            plan_start,
+            remaining_after: estimate_duration(&steps[k + 1..], None, ASSUMED_FILL_MB_PER_S),
+            kept_verify: &mut self.kept_verify,
+            step_start: None,
+            precondition_bytes: None,
+            written_bytes: 0,
+            rounds: Vec::new(),
+            round_ops: 0,
+            round_s: 0.0,
+            steady_at_round: None,
+        };
+        self.stop.rearm();
+        let allow = self.run.inv.allow_destroy;
+        let out = match run_step(w, step.index, allow, &mut self.out, self.stop, &mut hooks) {
+            Ok(o) => o,
+            Err(e) => {
+                // The step never started (its target vanished, say).
+                self.out.send(Event::StepAborted { index: step.index });
+                self.out.send(Event::RunEnded {
+                    status: RunStatus::Failed,
+                });
+                return Err(e);
+            }
+        };
+        let rounds = std::mem::take(&mut hooks.rounds);
+        let steady_at_round = hooks.steady_at_round;
+        let written_bytes = hooks.written_bytes;
+        // A step that changed a target's size (a scratch file truncated or
+        // grown) changed blocks behind the kept keys: drop them.
+        if let Some((paths, kept)) = &self.kept_verify {
+            let unit = u64::from(kept.keys.unit_bytes()).max(1);
+            let changed = out.targets.iter().zip(&out.extents_bytes).any(|(t, e)| {
+                paths
+                    .iter()
+                    .position(|p| same_path(p, &t.path))
+                    .is_some_and(|i| kept.keys.units(i as u32) != e / unit)
+            });
+            if changed {
+                self.kept_verify = None;
+            }
+        }
+        let outcome = &out.outcome;
+        let interrupted = self.stop.interrupted();
+        let validation_errors = outcome.validation.as_ref().map_or(0, |v| v.errors);
+        let status = if interrupted {
+            StepStatus::Interrupted
+        } else if outcome.errors > 0 || validation_errors > 0 {
+            StepStatus::Failed
+        } else {
+            StepStatus::Ok
+        };
+        let summary = step_summary(outcome, &out.targets);
+        self.out.send(Event::StepEnded {
+            index: step.index,
+            status,
+            outcome,
+            summary: &summary,
+        });
+        let mut analysis = analyse::analyse_step(w, &out);
+        if let Some(ss) = step.steady_state {
+            analysis.push(Finding::SteadyState(analyse::steady_state_verdict(
+                &rounds,
+                ss,
+                steady_at_round,
+            )));
+        }
+        if let StepRole::Precondition(p) = step.role {
+            let bw = if outcome.measured_s > 0.0 {
+                written_bytes as f64 / outcome.measured_s
+            } else {
+                0.0
+            };
+            analysis.push(Finding::Precondition(PreconditionFinding {
+                passes: p.passes,
+                written_bytes,
+                duration_s: outcome.measured_s,
+                bw_bytes_per_s: bw,
+            }));
+        }
+        for f in &analysis {
+            self.out.send(Event::Finding {
+                index: Some(step.index),
+                finding: f,
+            });
+        }
+        match step.role {
+            StepRole::CurveMax { group } => {
+                self.curve_max.insert(group, summary.total.iops);
+            }
+            StepRole::CurveRate { group, .. } => {
+                if let Some(limit_ms) = step.stop_latency_ms {
+                    let mean_ms = summary.total.lat_ns.mean as f64 / 1e6;
+                    if mean_ms > limit_ms {
+                        self.curve_stopped.insert(
+                            group,
+                            format!(
+                                "mean latency {mean_ms:.3} ms passed stop_latency_ms {limit_ms}"
+                            ),
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+        let write_bytes = outcome.summary.write.bytes;
+        self.results.push(StepResult {
+            step: step.clone(),
+            status,
+            summary: Some(summary),
+            analysis,
+        });
+        if interrupted {
+            return Ok((Next::Halt, false));
+        }
+        if status == StepStatus::Failed && validation_errors > 0 {
+            self.out.notice(&format!(
+                "step {} found {validation_errors} validation error(s); the plan stops here",
+                step.index + 1
+            ));
+            return Ok((Next::Halt, true));
+        }
+        if status == StepStatus::Failed {
+            let run = self.out.store.run();
+            self.out.notice(&format!(
+                "step {} failed with I/O errors; the plan stops here (iorig plan resume {} retries it)",
+                step.index + 1,
+                run.map(|r| r.to_string()).unwrap_or_else(|| "-".into())
+            ));
+            return Ok((Next::Halt, false));
+        }
+        // Pause before the next step.
+        let pause = match step.pause {
+            Pause::None => Duration::ZERO,
+            Pause::Fixed(d) => d,
+            Pause::WrittenBytesAt { bytes_per_s } => {
+                Duration::from_secs_f64((write_bytes as f64 / bytes_per_s.max(1.0)).min(86_400.0))
+            }
+        };
+        if !pause.is_zero() && k + 1 < self.run.steps.len() {
+            self.out.notice(&format!(
+                "pausing {} after step {}",
+                fmt_duration(pause),
+                step.index + 1
+            ));
+            if !self.stop.sleep(pause) {
+                return Ok((Next::Halt, false));
+            }
+        }
+        Ok((Next::Go, false))
+    }
+
+    fn skip(&mut self, step: &PlanStep, why: String) {
+        let finding = Finding::Skipped(SkippedFinding { why });
+        self.out.send(Event::StepSkipped {
+            index: step.index,
+            label: &step.label,
+            finding: &finding,
+        });
+        self.results.push(StepResult {
+            step: step.clone(),
+            status: StepStatus::Skipped,
+            summary: None,
+            analysis: vec![finding],
+        });
+    }
+}
+
+/// `1h02m03s`, `4m05s`, `12.5s`.
+pub fn fmt_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}h{:02}m{:02}s", s / 3600, s % 3600 / 60, s % 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
+
+/// The workload a step runs, with what only the runner fills in: a
+/// precondition's open-ended time, a curve step's `rate` (from the measured
+/// max), a steady-state step's longest time, the seed, and a hot range from
+/// the target's size.
+fn step_workload(
+    step: &PlanStep,
+    rate: Option<f64>,
+    allow_destroy: bool,
+) -> Result<Workload, RunError> {
+    let mut wf = step.workload.clone();
+    if let StepRole::Precondition(_) = step.role {
+        wf.time = Some(StrOrNum::Str(PRECONDITION_TIME.into()));
+        wf.warmup = Some(StrOrNum::Str("0s".into()));
+    }
+    if let Some(r) = rate {
+        wf.rate = Some(StrOrNum::Float(r));
+    }
+    if let Some(ss) = step.steady_state {
+        let t = ss.round * ss.max_rounds;
+        wf.time = Some(StrOrNum::Str(format!("{}ms", t.as_millis())));
+    }
+    let prefix = format!("step {} ({}): ", step.index + 1, step.label);
+    let mut w = wf
+        .resolve(seed_for(step.index))
+        .map_err(|e| RunError::usage(format!("{prefix}{e}")))?;
+    if let Some(hot) = step.hot_size_bytes {
+        w = with_hot_range(w, hot, allow_destroy).map_err(|e| e.context(&prefix))?;
+    }
+    Ok(w)
+}
+
+/// Checks every step before the first I/O: its workload resolves and
+/// validates (hot range included), and its targets pass every safety check
+/// (read-only looks, nothing written).
+fn validate_steps(steps: &[PlanStep], allow_destroy: bool) -> Result<(), RunError> {
+    // Every step is planned: what a target check finds depends on the
+    // step's block size, range, size, engine, qd and flags, not only on its
+    // targets (the checks only look; a device costs one probe per step).
+    for s in steps {
+        let rate = matches!(s.role, StepRole::CurveRate { .. }).then_some(1.0);
+        let w = step_workload(s, rate, allow_destroy)?;
+        engine_run::plan(&w, allow_destroy).map_err(|e| {
+            RunError::from(e).context(&format!("step {} ({}): ", s.index + 1, s.label))
+        })?;
+    }
+    Ok(())
+}
+
+/// Whether two target paths name the same file or device.
+fn same_path(a: &str, b: &str) -> bool {
+    iorig_engine::target::same_target(Path::new(a), Path::new(b))
+}
+
+/// Each step its own seed, fixed by its position, so a resumed or repeated
+/// plan issues the same offsets (a seed in the plan overrides it).
+fn seed_for(index: usize) -> u64 {
+    0x696f_7269_6700_0000 ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// Limits `w` to the first `hot_bytes` of its (smallest) target.
+fn with_hot_range(
+    mut w: Workload,
+    hot_bytes: u64,
+    allow_destroy: bool,
+) -> Result<Workload, RunError> {
+    let planned = engine_run::plan(&w, allow_destroy)?;
+    let size = planned
+        .targets
+        .iter()
+        .map(|t| t.size_bytes)
+        .min()
+        .unwrap_or(0);
+    if size == 0 {
+        return Ok(w);
+    }
+    let pct = (hot_bytes as f64 / size as f64 * 100.0).min(100.0);
+    w.range = iorig_spec::RangePct {
+        start_pct: 0.0,
+        end_pct: pct,
+    };
+    w.validate().map_err(|e| RunError::usage(e.to_string()))?;
+    Ok(w)
+}
+
+/// What the plan runner does between intervals of a step.
+struct PlanHooks<'a> {
+    step: &'a PlanStep,
+    w: &'a Workload,
+    k: usize,
+    total: usize,
+    plan_start: Instant,
+    remaining_after: Duration,
+    /// The validation state of the last `verify` step and its targets.
+    kept_verify: &'a mut Option<(Vec<String>, Arc<VerifySetup>)>,
+    /// When the step's I/O started (targets open).
+    step_start: Option<Instant>,
+    /// Bytes a precondition must write (known once targets are open).
+    precondition_bytes: Option<u64>,
+    written_bytes: u64,
+    /// Steady state: IOPS of each completed round.
+    rounds: Vec<f64>,
+    round_ops: u64,
+    round_s: f64,
+    steady_at_round: Option<usize>,
+}
+
+impl StepHooks for PlanHooks<'_> {
+    fn verify_setup(&mut self, prepared: &Prepared) -> Result<Option<Arc<VerifySetup>>, RunError> {
+        let paths: Vec<String> = prepared.info.iter().map(|t| t.path.clone()).collect();
+        let unit = self.w.verify_unit_bytes() as u32;
+        let setup = match self.kept_verify.as_ref() {
+            Some((kept_paths, kept))
+                if *kept_paths == paths
+                    && kept.keys.unit_bytes() == unit
+                    && prepared
+                        .extents_bytes
+                        .iter()
+                        .enumerate()
+                        .all(|(t, e)| kept.keys.units(t as u32) == e / unit as u64) =>
+            {
+                VerifySetup {
+                    keys: kept.keys.clone(),
+                    journal: None,
+                    target_ids: kept.target_ids.clone(),
+                    after_write: self.w.verify_after,
+                }
+            }
+            _ => VerifySetup::fresh(
+                unit,
+                &prepared.extents_bytes,
+                self.w.verify_after,
+                self.w.seed,
+            )?,
+        };
+        let setup = Arc::new(setup);
+        *self.kept_verify = Some((paths, setup.clone()));
+        Ok(Some(setup))
+    }
+
+    fn byte_limit(&mut self, working_set_bytes: u64) -> Option<u64> {
+        // A precondition writes its passes over the working set exactly: the
+        // workers stop issuing once these bytes are out.
+        if let StepRole::Precondition(p) = self.step.role {
+            self.precondition_bytes = Some(working_set_bytes.saturating_mul(u64::from(p.passes)));
+        }
+        self.precondition_bytes
+    }
+
+    fn opened(&mut self, _out: &mut Out<'_>, _targets: &[TargetInfo]) -> Result<(), RunError> {
+        self.step_start = Some(Instant::now());
+        Ok(())
+    }
+
+    fn interval(&mut self, sample: &IntervalSample) -> (Control, Option<PlanProgress>) {
+        self.written_bytes += sample.stats.write.bytes;
+        let mut control = Control::Continue;
+        if let (Some(ss), false) = (self.step.steady_state, sample.warmup) {
+            self.round_ops += sample.stats.ops();
+            self.round_s += sample.duration_s;
+            // A round closes at its length (within half an interval).
+            let round_s = ss.round.as_secs_f64();
+            if self.round_s + self.w.interval.as_secs_f64() / 2.0 >= round_s {
+                self.rounds
+                    .push(self.round_ops as f64 / self.round_s.max(1e-9));
+                self.round_ops = 0;
+                self.round_s = 0.0;
+                let detector = SteadyStateDetector::new(ss.window as usize, 20.0, 10.0);
+                if detector.check(&self.rounds).reached {
+                    self.steady_at_round = Some(self.rounds.len());
+                    control = Control::Stop;
+                }
+            }
+        }
+        (control, Some(self.progress()))
+    }
+}
+
+impl PlanHooks<'_> {
+    fn progress(&self) -> PlanProgress {
+        let in_step = self.step_start.map(|t| t.elapsed()).unwrap_or_default();
+        let step_left = match self.precondition_bytes {
+            // Bytes left at the rate so far.
+            Some(limit) if self.written_bytes > 0 => {
+                let rate = self.written_bytes as f64 / in_step.as_secs_f64().max(1e-3);
+                Duration::from_secs_f64(
+                    (limit.saturating_sub(self.written_bytes) as f64 / rate).min(1e7),
+                )
+            }
+            Some(_) => Duration::ZERO,
+            None => (self.w.warmup + self.w.time).saturating_sub(in_step),
+        };
+        PlanProgress {
+            position: self.k,
+            steps: self.total,
+            label: self.step.label.clone(),
+            elapsed: self.plan_start.elapsed(),
+            eta: self.remaining_after + step_left,
+            fill_pct: self
+                .precondition_bytes
+                .map(|limit| (self.written_bytes as f64 / limit.max(1) as f64 * 100.0).min(100.0)),
+        }
+    }
+}

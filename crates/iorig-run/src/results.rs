@@ -1,0 +1,128 @@
+//! The typed results (`iorig-result`) built from what the engine reports:
+//! the one place engine figures become the schema the JSON, the store and
+//! the reports share.
+
+use iorig_engine::run::{IntervalSample, RunOutcome, TargetInfo};
+use iorig_engine::verify::{ValidationError, ValidationSummary};
+use iorig_result::{Interval, Summary, TargetEntry, Validation, ValidationErrorEntry};
+use iorig_stats::{CpuUsage, IntervalStats};
+use iorig_verify::Expected;
+
+/// Validation errors a summary lists (the rest are counted).
+pub const LISTED_ERRORS: usize = 100;
+
+pub fn target_entry(t: &TargetInfo) -> TargetEntry {
+    TargetEntry {
+        path: t.path.clone(),
+        kind: t.kind,
+        size_bytes: t.size_bytes,
+        device: t.device.clone(),
+    }
+}
+
+pub fn interval_of(s: &IntervalSample) -> Interval {
+    Interval {
+        t_s: s.t_s,
+        duration_s: s.duration_s,
+        warmup: s.warmup,
+        read: s.stats.read.summary(s.duration_s),
+        write: s.stats.write.summary(s.duration_s),
+        total: s.stats.total().summary(s.duration_s),
+        cpu: s.cpu,
+        device: s.device,
+        errors: s.stats.errors,
+        longest_gap_ns: s.longest_gap_ns,
+        worker_busy_max_pct: s.worker_busy_max_pct,
+    }
+}
+
+pub fn summary_of(
+    stats: &IntervalStats,
+    duration_s: f64,
+    cpu: CpuUsage,
+    errors: u64,
+    messages: &[String],
+) -> Summary {
+    Summary {
+        duration_s,
+        read: stats.read.summary(duration_s),
+        write: stats.write.summary(duration_s),
+        total: stats.total().summary(duration_s),
+        cpu,
+        errors,
+        error_messages: messages.to_vec(),
+        validation: None,
+    }
+}
+
+/// The summary of a finished step, with its validation results.
+pub fn step_summary(outcome: &RunOutcome, targets: &[TargetInfo]) -> Summary {
+    let mut s = summary_of(
+        &outcome.summary,
+        outcome.measured_s,
+        outcome.cpu,
+        outcome.summary.errors,
+        &outcome.error_messages,
+    );
+    let names: Vec<String> = targets.iter().map(|t| t.path.clone()).collect();
+    s.validation = outcome
+        .validation
+        .as_ref()
+        .map(|v| validation_of(v, &names));
+    s
+}
+
+/// `summary.validation` of the result document.
+pub fn validation_of(v: &ValidationSummary, target_names: &[String]) -> Validation {
+    Validation {
+        unit_bytes: v.unit_bytes,
+        units_checked: v.units_checked,
+        blocks_checked: v.blocks_checked,
+        pre_reads: v.pre_reads,
+        after_reads: v.after_reads,
+        errors: v.errors,
+        errors_by_kind: v.errors_by_kind.clone(),
+        stopped_at_max_errors: v.stopped_at_max_errors,
+        journal_ns: (v.journal_batches > 0).then_some(v.journal_ns),
+        journal_batches: (v.journal_batches > 0).then_some(v.journal_batches),
+        error_list: v
+            .first_errors
+            .iter()
+            .take(LISTED_ERRORS)
+            .map(|e| error_entry(e, target_names))
+            .collect(),
+    }
+}
+
+/// The expected key and, for a write that was in flight, the other one.
+pub fn expected_keys(e: Expected) -> (Option<u8>, Option<u8>) {
+    match e {
+        Expected::Unwritten => (Some(0), None),
+        Expected::Key(k) => (Some(k), None),
+        Expected::Either { old, new } => (Some(new), Some(old)),
+    }
+}
+
+/// One validation error of the result document.
+pub fn error_entry(e: &ValidationError, target_names: &[String]) -> ValidationErrorEntry {
+    let u = &e.error;
+    let (expected_key, expected_alt_key) = expected_keys(u.expected);
+    ValidationErrorEntry {
+        kind: u.kind.name().to_string(),
+        t_s: e.t_s,
+        target: e.target_path.clone(),
+        offset_bytes: u.offset_bytes,
+        expected_key,
+        expected_alt_key,
+        found_key: u.found_key,
+        found_target: u.found_target.map(|t| {
+            target_names
+                .get(t as usize)
+                .cloned()
+                .unwrap_or_else(|| format!("#{t}"))
+        }),
+        found_offset_bytes: u.found_offset_bytes,
+        found_written_unix_ns: u.found_time_ns,
+        detail: u.detail.clone(),
+    }
+}

@@ -1,0 +1,191 @@
+//! One workload as one run (`iorig run`): the run enters the store once its
+//! targets passed every check, its step runs with an optional journal, and
+//! the result document is returned.
+
+use crate::analyse::analyse_step;
+use crate::event::{Event, PlanProgress, Sink};
+use crate::results::{step_summary, target_entry};
+use crate::step::{run_step, Control, Out, StepHooks};
+use crate::store::StoreWriter;
+use crate::{host_name, journal, RunError, Stop};
+use iorig_engine::run::{IntervalSample, Prepared, TargetInfo};
+use iorig_engine::verify::VerifySetup;
+use iorig_result::{
+    ResultDoc, RunInfo, RunKind, RunStatus, StepRole, StepStatus, ToolInfo, SCHEMA,
+};
+use iorig_spec::Workload;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Options of a single run.
+#[derive(Debug, Clone, Default)]
+pub struct SingleOptions {
+    pub allow_destroy: bool,
+    /// Journal the validation state to this file (`verify` workloads).
+    pub journal: Option<PathBuf>,
+}
+
+/// How a single run ended.
+#[derive(Debug)]
+pub struct SingleOutcome {
+    pub doc: ResultDoc,
+    pub status: StepStatus,
+    /// I/O errors, warmup included.
+    pub io_errors: u64,
+    pub validation_errors: u64,
+    pub interrupted: bool,
+}
+
+/// A run id for a run outside the store: time and a mix of clock and pid.
+fn local_id(now: SystemTime) -> String {
+    let ts = humantime::format_rfc3339_seconds(now).to_string();
+    let compact: String = ts.chars().filter(|c| c.is_ascii_digit()).take(14).collect();
+    let nanos = now
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let mix =
+        (nanos as u64 ^ (std::process::id() as u64) << 20).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    format!(
+        "{}-{}-{:06x}",
+        &compact[..8.min(compact.len())],
+        &compact[8.min(compact.len())..],
+        mix >> 40
+    )
+}
+
+struct SingleHooks<'a> {
+    w: &'a Workload,
+    journal: Option<&'a std::path::Path>,
+    id: String,
+}
+
+impl StepHooks for SingleHooks<'_> {
+    fn verify_setup(&mut self, prepared: &Prepared) -> Result<Option<Arc<VerifySetup>>, RunError> {
+        match self.journal {
+            Some(path) => journal::attach(path, self.w, prepared).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn opened(&mut self, out: &mut Out<'_>, _targets: &[TargetInfo]) -> Result<(), RunError> {
+        // The run enters the store only once its targets passed every check.
+        if let Some(run) = out.store.begin_run(RunKind::Run, None, &self.w.labels)? {
+            self.id = run.to_string();
+        }
+        out.send(Event::RunBegun { id: &self.id });
+        out.send(Event::StepBegun {
+            index: 0,
+            label: "run",
+            role: StepRole::Run,
+            workload: Some(self.w),
+            plan_step: None,
+        });
+        Ok(())
+    }
+
+    fn interval(&mut self, _sample: &IntervalSample) -> (Control, Option<PlanProgress>) {
+        (Control::Continue, None)
+    }
+}
+
+/// Runs `w` to its end or an interrupt.
+pub fn run(
+    w: &Workload,
+    opts: &SingleOptions,
+    store: &mut StoreWriter,
+    sink: &mut dyn Sink,
+    stop: &Stop,
+) -> Result<SingleOutcome, RunError> {
+    if let Some(j) = &opts.journal {
+        journal::precheck(j, w)?;
+    }
+    let now = SystemTime::now();
+    let started = humantime::format_rfc3339_seconds(now).to_string();
+    let mut out = Out { store, sink };
+    let mut hooks = SingleHooks {
+        w,
+        journal: opts.journal.as_deref(),
+        id: local_id(now),
+    };
+    let step = match run_step(w, 0, opts.allow_destroy, &mut out, stop, &mut hooks) {
+        Ok(s) => s,
+        Err(e) => {
+            // Begun in the store (targets passed their checks) but failed
+            // before it ran: it must not stay `running` there.
+            out.send(Event::StepAborted { index: 0 });
+            out.send(Event::RunEnded {
+                status: RunStatus::Failed,
+            });
+            return Err(e);
+        }
+    };
+    let outcome = &step.outcome;
+    let interrupted = stop.interrupted();
+    let validation_errors = outcome.validation.as_ref().map_or(0, |v| v.errors);
+    let status = if interrupted {
+        StepStatus::Interrupted
+    } else if outcome.errors > 0 || validation_errors > 0 {
+        StepStatus::Failed
+    } else {
+        StepStatus::Ok
+    };
+    let summary = step_summary(outcome, &step.targets);
+    out.send(Event::StepEnded {
+        index: 0,
+        status,
+        outcome,
+        summary: &summary,
+    });
+    if let Some(setup) = &step.verify {
+        journal::close(setup, outcome.errors, &mut out);
+    }
+    if outcome.errors > 0 {
+        out.notice(&format!(
+            "{} I/O error(s); first: {}",
+            outcome.errors,
+            outcome
+                .error_messages
+                .first()
+                .map(String::as_str)
+                .unwrap_or("?")
+        ));
+    }
+    if interrupted {
+        out.notice("interrupted: results of the completed intervals are kept");
+    }
+    for f in &analyse_step(w, &step) {
+        out.send(Event::Finding {
+            index: Some(0),
+            finding: f,
+        });
+    }
+    out.send(Event::Closing);
+    out.send(Event::RunEnded {
+        status: RunStatus::from(status),
+    });
+    let doc = ResultDoc {
+        schema: SCHEMA.to_owned(),
+        tool: ToolInfo::this(),
+        run: RunInfo {
+            id: hooks.id,
+            started,
+            host: host_name(),
+            labels: w.labels.clone(),
+            engine: step.engine_name.clone(),
+            status: RunStatus::from(status),
+        },
+        workload: w.record(),
+        targets: step.targets.iter().map(target_entry).collect(),
+        intervals: step.intervals,
+        summary,
+    };
+    Ok(SingleOutcome {
+        doc,
+        status,
+        io_errors: step.outcome.errors,
+        validation_errors,
+        interrupted,
+    })
+}

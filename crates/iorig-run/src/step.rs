@@ -1,0 +1,171 @@
+//! Running one resolved workload: plan and open its targets, execute, and
+//! send every interval as it completes to the store writer and the sink,
+//! asking the caller's hooks after each (steady-state detection, a
+//! precondition's byte count, validation state kept between steps).
+
+use crate::event::{Event, PlanProgress, Sink};
+use crate::results::interval_of;
+use crate::store::StoreWriter;
+use crate::{RunError, Stop};
+use crossbeam_channel::unbounded;
+use iorig_engine::run::{self, IntervalSample, Prepared, RunEvent, RunOutcome, TargetInfo};
+use iorig_engine::verify::VerifySetup;
+use iorig_result::Interval;
+use iorig_spec::Workload;
+use std::sync::Arc;
+
+/// The store writer and the front end's sink: every event goes to the store
+/// first, then to the sink; a store fault reaches the sink as a notice.
+pub(crate) struct Out<'a> {
+    pub store: &'a mut StoreWriter,
+    pub sink: &'a mut dyn Sink,
+}
+
+impl Out<'_> {
+    /// Sends `ev`; returns a fault the sink reported, if any.
+    pub fn emit(&mut self, ev: Event<'_>) -> Option<String> {
+        self.store.event(&ev);
+        if let Some(f) = self.store.take_fault() {
+            self.sink.event(&Event::Notice(&f));
+        }
+        self.sink.event(&ev);
+        self.sink.take_fault()
+    }
+
+    /// Sends `ev`; a sink's fault is told as a notice and the run goes on.
+    pub fn send(&mut self, ev: Event<'_>) {
+        if let Some(f) = self.emit(ev) {
+            self.sink.event(&Event::Notice(&f));
+        }
+    }
+
+    pub fn notice(&mut self, text: &str) {
+        self.send(Event::Notice(text));
+    }
+}
+
+/// What the caller wants after an interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Control {
+    Continue,
+    /// End the step now (its completed intervals are kept).
+    Stop,
+}
+
+/// Everything a finished step produced.
+pub(crate) struct StepOutput {
+    pub targets: Vec<TargetInfo>,
+    /// The engine that ran (io_uring may have fallen back to psync).
+    pub engine_name: String,
+    pub outcome: RunOutcome,
+    pub intervals: Vec<Interval>,
+    /// The validation state the step ran with (`verify` workloads).
+    pub verify: Option<Arc<VerifySetup>>,
+    /// Per target, the end of its data area (what a key map covers).
+    pub extents_bytes: Vec<u64>,
+}
+
+/// Hooks a caller gives [`run_step`].
+pub(crate) trait StepHooks {
+    /// For a `verify` workload, once the targets are open: the validation
+    /// state to run with (a journal, or a key map kept from an earlier step).
+    /// None gives the step a fresh key map of its own.
+    fn verify_setup(&mut self, _prepared: &Prepared) -> Result<Option<Arc<VerifySetup>>, RunError> {
+        Ok(None)
+    }
+    /// Once the targets are open: a limit on the bytes the step issues (a
+    /// precondition's passes over the working set of `working_set_bytes`).
+    fn byte_limit(&mut self, _working_set_bytes: u64) -> Option<u64> {
+        None
+    }
+    /// The targets passed every check and are open; nothing has run yet.
+    fn opened(&mut self, _out: &mut Out<'_>, _targets: &[TargetInfo]) -> Result<(), RunError> {
+        Ok(())
+    }
+    /// An interval completed: go on or stop, and where a plan stands.
+    fn interval(&mut self, sample: &IntervalSample) -> (Control, Option<PlanProgress>);
+}
+
+/// Runs `w` as step `index` to its end, an early stop from the hooks, or an
+/// interrupt.
+pub(crate) fn run_step(
+    w: &Workload,
+    index: usize,
+    allow_destroy: bool,
+    out: &mut Out<'_>,
+    stop: &Stop,
+    hooks: &mut dyn StepHooks,
+) -> Result<StepOutput, RunError> {
+    let planned = run::plan(w, allow_destroy)?;
+    for n in &planned.notices {
+        out.notice(n);
+    }
+    let engine_name = planned.engine.name().to_string();
+    let mut prepared = run::open(planned, &mut |p| {
+        out.send(Event::Filling {
+            path: &p.path.display().to_string(),
+            done_bytes: p.done_bytes,
+            total_bytes: p.total_bytes,
+        });
+    })?;
+    if w.verify {
+        // None: the engine gives the step a fresh key map of its own.
+        prepared.verify = hooks.verify_setup(&prepared)?;
+    }
+    prepared.byte_limit = hooks.byte_limit(prepared.space.total_bytes());
+    hooks.opened(out, &prepared.info)?;
+    out.send(Event::TargetsOpen {
+        index,
+        targets: &prepared.info,
+        engine: &engine_name,
+        byte_limit: prepared.byte_limit,
+    });
+
+    let (tx, rx) = unbounded::<RunEvent>();
+    let mut intervals: Vec<Interval> = Vec::new();
+    let outcome = std::thread::scope(|scope| {
+        let worker = scope.spawn(|| {
+            let r = run::execute(&prepared, stop.step.clone(), &tx);
+            drop(tx);
+            r
+        });
+        for ev in rx.iter() {
+            match ev {
+                RunEvent::Interval(sample) => {
+                    let interval = interval_of(&sample);
+                    let (control, progress) = hooks.interval(&sample);
+                    if control == Control::Stop {
+                        stop.stop_step();
+                    }
+                    out.send(Event::Interval {
+                        index,
+                        sample: &sample,
+                        interval: &interval,
+                        progress: progress.as_ref(),
+                    });
+                    intervals.push(interval);
+                }
+                RunEvent::WorkerError { worker, message } => {
+                    out.send(Event::WorkerError {
+                        worker,
+                        message: &message,
+                    });
+                }
+                RunEvent::Validation(e) => out.send(Event::ValidationError(&e)),
+            }
+        }
+        worker.join()
+    });
+    let outcome = match outcome {
+        Ok(r) => r?,
+        Err(_) => return Err(RunError::runtime("the run thread panicked")),
+    };
+    Ok(StepOutput {
+        targets: prepared.info.clone(),
+        engine_name,
+        outcome,
+        intervals,
+        verify: prepared.verify.clone(),
+        extents_bytes: prepared.extents_bytes.clone(),
+    })
+}

@@ -1,0 +1,332 @@
+//! Writing a run into the result store as it happens: [`StoreWriter`] takes
+//! the same events as any sink and turns them into the run's rows (facts,
+//! steps, every interval with its histogram, merged histograms, summaries,
+//! findings). Without a store (`--no-db`) it takes them and writes nothing.
+//! A store error during the run is reported once (through `take_fault`) and
+//! recording stops; the I/O goes on.
+
+use crate::event::{Event, Sink};
+use crate::{now_rfc3339, RunError};
+use iorig_result::{HistKind, Op, RunKind, StepRole, StepStatus, StepSummary};
+use iorig_spec::Workload;
+use iorig_stats::sampler::system::{SystemFacts, TargetFacts};
+use iorig_store::{IntervalRow, NewRun, NewStep, RunId, StepId, Store, StoreError};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+/// A store error as the user sees it: bad input (choose another store).
+pub fn store_error(path: &Path, e: StoreError) -> RunError {
+    match e {
+        // These name the path and what to do already.
+        StoreError::Path(_)
+        | StoreError::ForeignTables { .. }
+        | StoreError::NotIorigDb { .. }
+        | StoreError::NotAStore { .. } => RunError::usage(e.to_string()),
+        e => RunError::usage(format!(
+            "result store {}: {e}; choose another --db or use --no-db",
+            path.display()
+        )),
+    }
+}
+
+/// Opens (or creates) the store at `path` for writing.
+pub fn open_store(path: &Path) -> Result<Store, RunError> {
+    Store::open(path).map_err(|e| store_error(path, e))
+}
+
+/// Who started the run, as the store records it.
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    pub command_line: String,
+    pub tool_version: String,
+}
+
+/// Writes one run into the store, or nothing.
+pub struct StoreWriter {
+    store: Option<Store>,
+    /// A store to create when the run begins (not before: bad input must
+    /// leave no database behind).
+    deferred: Option<PathBuf>,
+    run: Option<RunId>,
+    steps: HashMap<usize, StepId>,
+    /// Target paths whose facts are recorded.
+    seen_targets: Vec<String>,
+    origin: Origin,
+    failed: bool,
+    fault: Option<String>,
+}
+
+impl StoreWriter {
+    /// Records nothing.
+    pub fn none() -> Self {
+        StoreWriter {
+            store: None,
+            deferred: None,
+            run: None,
+            steps: HashMap::new(),
+            seen_targets: Vec::new(),
+            origin: Origin::default(),
+            failed: false,
+            fault: None,
+        }
+    }
+
+    /// Records into the store at `path`. An existing store is opened now (so
+    /// a bad one is reported before any I/O); a new one is created only when
+    /// the run begins.
+    pub fn at(path: &Path, origin: Origin) -> Result<Self, RunError> {
+        iorig_outfile::check_file("result store", path)?;
+        let mut w = StoreWriter::none();
+        w.origin = origin;
+        if path.exists() {
+            w.store = Some(open_store(path)?);
+        } else {
+            w.deferred = Some(path.to_path_buf());
+        }
+        Ok(w)
+    }
+
+    /// Records into an open store.
+    pub fn new(store: Store, origin: Origin) -> Self {
+        let mut w = StoreWriter::none();
+        w.store = Some(store);
+        w.origin = origin;
+        w
+    }
+
+    /// Continues run `run` of `store` (plan resume): reopens it.
+    pub fn resume(store: Store, run: RunId) -> Result<Self, RunError> {
+        store
+            .reopen_run(run)
+            .map_err(|e| RunError::runtime(format!("result store: {e}")))?;
+        let mut w = StoreWriter::new(store, Origin::default());
+        w.run = Some(run);
+        Ok(w)
+    }
+
+    /// The run being written, once begun.
+    pub fn run(&self) -> Option<RunId> {
+        self.run
+    }
+
+    /// The store, for reading what was written.
+    pub fn store(&self) -> Option<&Store> {
+        self.store.as_ref()
+    }
+
+    /// Creates the run row with the host's facts. Errors here are fatal: a
+    /// store that cannot take a run would lose everything that follows.
+    pub fn begin_run(
+        &mut self,
+        kind: RunKind,
+        plan_json: Option<String>,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<Option<RunId>, RunError> {
+        if let Some(path) = self.deferred.take() {
+            self.store = Some(open_store(&path)?);
+        }
+        let Some(store) = &self.store else {
+            return Ok(None);
+        };
+        let run = store
+            .create_run(&NewRun {
+                kind,
+                plan_json,
+                host: crate::host_name(),
+                tool_version: self.origin.tool_version.clone(),
+                command_line: self.origin.command_line.clone(),
+                labels: labels.clone(),
+                started: now_rfc3339(),
+            })
+            .map_err(|e| RunError::runtime(format!("result store: creating the run: {e}")))?;
+        store
+            .record_system_facts(run, &SystemFacts::gather())
+            .map_err(|e| RunError::runtime(format!("result store: {e}")))?;
+        self.run = Some(run);
+        Ok(Some(run))
+    }
+
+    fn write<T>(
+        &mut self,
+        what: &str,
+        f: impl FnOnce(&Store) -> Result<T, StoreError>,
+    ) -> Option<T> {
+        if self.failed {
+            return None;
+        }
+        let store = self.store.as_ref()?;
+        match f(store) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.fault = Some(format!(
+                    "result store: {what} failed ({e}); the run goes on without recording"
+                ));
+                self.failed = true;
+                None
+            }
+        }
+    }
+
+    fn upsert(&mut self, index: usize, name: &str, role: StepRole) -> Option<StepId> {
+        let run = self.run?;
+        self.write("recording the plan's steps", |s| {
+            s.upsert_step(
+                run,
+                &NewStep {
+                    index: index as i64,
+                    name,
+                    role,
+                    params: None,
+                },
+            )
+        })
+    }
+}
+
+impl Sink for StoreWriter {
+    fn event(&mut self, ev: &Event<'_>) {
+        let Some(run) = self.run else { return };
+        match *ev {
+            Event::StepPending { index, label, role } => {
+                self.upsert(index, label, role);
+            }
+            Event::StepBegun {
+                index,
+                label,
+                role,
+                workload,
+                ..
+            } => {
+                let params = workload.map(Workload::record);
+                let id = self.write("recording the step", |s| {
+                    let id = s.upsert_step(
+                        run,
+                        &NewStep {
+                            index: index as i64,
+                            name: label,
+                            role,
+                            params: params.as_ref(),
+                        },
+                    )?;
+                    // A resumed step starts again from nothing.
+                    s.reset_step(id)?;
+                    s.set_step_status(id, StepStatus::Running, Some(&now_rfc3339()), None)?;
+                    Ok(id)
+                });
+                match id {
+                    Some(id) => self.steps.insert(index, id),
+                    None => self.steps.remove(&index),
+                };
+            }
+            Event::TargetsOpen { targets, .. } => {
+                for t in targets {
+                    if self.seen_targets.contains(&t.path) {
+                        continue;
+                    }
+                    self.seen_targets.push(t.path.clone());
+                    let facts = TargetFacts::for_path(Path::new(&t.path));
+                    self.write("recording target facts", |s| {
+                        s.record_target_facts(
+                            run,
+                            &t.path,
+                            Some(t.kind),
+                            Some(t.size_bytes),
+                            &facts,
+                        )
+                    });
+                }
+            }
+            Event::Interval { index, sample, .. } => {
+                let Some(&step) = self.steps.get(&index) else {
+                    return;
+                };
+                let rows = IntervalRow::rows_of(
+                    sample.index as u64,
+                    sample.t_s,
+                    sample.duration_s,
+                    sample.warmup,
+                    &sample.stats,
+                    sample.cpu,
+                    sample.device,
+                );
+                self.write("recording an interval", |s| s.add_intervals(step, &rows));
+            }
+            Event::StepEnded {
+                index,
+                status,
+                outcome,
+                summary,
+            } => {
+                let Some(&step) = self.steps.get(&index) else {
+                    return;
+                };
+                let summary = StepSummary::Io(Box::new(summary.clone()));
+                let total = outcome.summary.total();
+                self.write("recording the step's histograms", |s| {
+                    for (op, stats) in [
+                        (Op::Read, &outcome.summary.read),
+                        (Op::Write, &outcome.summary.write),
+                        (Op::Total, &total),
+                    ] {
+                        s.put_histogram(step, op, HistKind::Lat, &stats.lat)?;
+                        if !stats.service_lat.is_empty() {
+                            s.put_histogram(step, op, HistKind::ServiceLat, &stats.service_lat)?;
+                        }
+                    }
+                    s.finish_step(step, status, Some(&summary), &now_rfc3339())
+                });
+            }
+            Event::StepAborted { index } => {
+                let Some(&step) = self.steps.get(&index) else {
+                    return;
+                };
+                self.write("recording the step's end", |s| {
+                    s.finish_step(step, StepStatus::Failed, None, &now_rfc3339())
+                });
+            }
+            Event::StepSkipped {
+                index,
+                label,
+                finding,
+            } => {
+                let Some(id) = self.upsert(index, label, StepRole::Skipped) else {
+                    return;
+                };
+                self.write("recording a skipped step", |s| {
+                    s.set_step_status(id, StepStatus::Skipped, None, Some(&now_rfc3339()))?;
+                    s.put_analysis(run, Some(id), finding).map(|_| ())
+                });
+            }
+            Event::Finding { index, finding } => {
+                let step = index.and_then(|i| self.steps.get(&i).copied());
+                if index.is_some() && step.is_none() {
+                    return;
+                }
+                self.write("recording analysis", |s| {
+                    s.put_analysis(run, step, finding).map(|_| ())
+                });
+            }
+            Event::ProfileEnded { index, summary } => {
+                let Some(&step) = self.steps.get(&index) else {
+                    return;
+                };
+                let summary = StepSummary::Profile(summary.clone());
+                self.write("recording the step's end", |s| {
+                    s.finish_step(step, StepStatus::Ok, Some(&summary), &now_rfc3339())
+                });
+            }
+            Event::RunEnded { status } => {
+                // Even after an earlier store error, try to close the run.
+                self.failed = false;
+                self.write("closing the run", |s| {
+                    s.finish_run(run, status, &now_rfc3339())
+                });
+            }
+            _ => {}
+        }
+    }
+
+    fn take_fault(&mut self) -> Option<String> {
+        self.fault.take()
+    }
+}

@@ -1,0 +1,258 @@
+//! `iorig verify --journal FILE`: re-reads every block of the journaled
+//! targets and checks it against the keys the journal recorded. Writes that
+//! were in flight at the end of the log may hold either generation; a clean
+//! check settles them in the journal, so the next run continues from here.
+
+use crate::event::{Event, Sink};
+use crate::results::{error_entry, LISTED_ERRORS};
+use crate::RunError;
+use iorig_engine::buffers::AlignedBuffers;
+use iorig_engine::verify::{check_ours, target_id, ValidationError, ValidationSummary};
+use iorig_result::ValidationErrorEntry;
+use iorig_verify::{Expected, Journal, JournalState, JournalTarget, UnitError};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::fs::OpenOptions;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// The first bytes of every unit iorig writes under validation.
+const HEADER_MAGIC: &[u8] = b"IORV";
+/// Bytes read per call.
+const CHUNK_BYTES: usize = 1 << 20;
+pub const SCHEMA: &str = "iorig.verify/1";
+
+/// What the scan is asked to do.
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    pub journal: PathBuf,
+    /// Stop after this many errors (at least 1).
+    pub max_errors: u64,
+    /// Read through the page cache instead of O_DIRECT.
+    pub buffered: bool,
+}
+
+/// The `iorig.verify/1` document.
+#[derive(Debug, Clone, Serialize)]
+pub struct VerifyDoc {
+    pub schema: &'static str,
+    pub journal: String,
+    pub unit_bytes: u32,
+    pub targets: Vec<JournalTarget>,
+    pub units_read: u64,
+    pub units_checked: u64,
+    pub written_units: u64,
+    pub in_flight_writes: u64,
+    pub bytes_read: u64,
+    pub duration_s: f64,
+    pub errors: u64,
+    pub errors_by_kind: BTreeMap<String, u64>,
+    pub stopped_at_max_errors: bool,
+    pub error_list: Vec<ValidationErrorEntry>,
+    pub status: &'static str,
+}
+
+/// The journal's state, read before the scan (the caller may describe it).
+pub fn open(opts: &ScanOptions) -> Result<JournalState, RunError> {
+    if opts.max_errors == 0 {
+        return Err(RunError::usage("--max-errors must be at least 1"));
+    }
+    let path = &opts.journal;
+    if !path.exists() {
+        return Err(RunError::usage(format!(
+            "--journal {}: no such file; give the journal a `iorig run --journal FILE` wrote",
+            path.display()
+        )));
+    }
+    Journal::read_state(path)
+        .map_err(|e| RunError::usage(format!("--journal {}: {e}", path.display())))
+}
+
+/// Units with a key (written at least once).
+pub fn written_units(state: &JournalState) -> u64 {
+    state
+        .keys
+        .iter()
+        .map(|k| k.iter().filter(|x| **x != 0).count() as u64)
+        .sum()
+}
+
+/// Reads every unit of every target; each error goes to `sink` as it is
+/// found (and a settle failure as a notice).
+pub fn scan(
+    opts: &ScanOptions,
+    state: &JournalState,
+    sink: &mut dyn Sink,
+) -> Result<(VerifyDoc, ValidationSummary), RunError> {
+    let names: Vec<String> = state.targets.iter().map(|t| t.path.clone()).collect();
+    let mut files = Vec::new();
+    for t in &state.targets {
+        files.push(open_target(&t.path, t.size_bytes, opts.buffered)?);
+    }
+    let ids: Vec<u32> = (0..state.targets.len())
+        .map(|i| target_id(state.tag, i))
+        .collect();
+    // Writes in flight at the end of the log may hold either generation.
+    let mut in_flight: HashMap<(u32, u64), (u8, u8)> = HashMap::new();
+    for f in &state.in_flight {
+        for (i, (old, new)) in f.old_keys.iter().zip(&f.new_keys).enumerate() {
+            in_flight.insert((f.target, f.first_unit + i as u64), (*old, *new));
+        }
+    }
+    let started = Instant::now();
+    let unit = state.unit_bytes as usize;
+    let chunk_units = (CHUNK_BYTES / unit).max(1);
+    let mut buf =
+        AlignedBuffers::new(1, chunk_units * unit).map_err(|e| RunError::runtime(e.to_string()))?;
+    let mut summary = ValidationSummary::new(unit as u64);
+    let mut resolved: Vec<Vec<u8>> = state.keys.clone();
+    let mut units_read = 0u64;
+    let mut bytes_read = 0u64;
+    'targets: for (t, file) in files.iter().enumerate() {
+        let keys = &state.keys[t];
+        let mut u = 0usize;
+        while u < keys.len() {
+            let n = chunk_units.min(keys.len() - u);
+            let data = &mut buf.slot_mut(0)[..n * unit];
+            read_full(file, data, (u * unit) as u64).map_err(|e| {
+                RunError::runtime(format!("reading {} at offset {}: {e}", names[t], u * unit))
+            })?;
+            units_read += n as u64;
+            bytes_read += (n * unit) as u64;
+            for i in 0..n {
+                let unit_index = (u + i) as u64;
+                let expected = match in_flight.get(&(t as u32, unit_index)) {
+                    Some(&(old, new)) => Expected::Either { old, new },
+                    None => match keys[u + i] {
+                        0 => Expected::Unwritten,
+                        k => Expected::Key(k),
+                    },
+                };
+                let bytes = &data[i * unit..(i + 1) * unit];
+                let offset = unit_index * unit as u64;
+                if expected != Expected::Unwritten {
+                    summary.units_checked += 1;
+                }
+                match check_block(bytes, &ids, t, offset, expected) {
+                    Ok(found) => {
+                        if let Expected::Either { .. } = expected {
+                            resolved[t][u + i] = found.unwrap_or(0);
+                        }
+                    }
+                    Err(error) => {
+                        let e = ValidationError {
+                            t_s: started.elapsed().as_secs_f64(),
+                            target_path: names[t].clone(),
+                            error,
+                        };
+                        sink.event(&Event::ValidationError(&e));
+                        summary.add_error(e);
+                        if summary.errors >= opts.max_errors {
+                            summary.stopped_at_max_errors = true;
+                            break 'targets;
+                        }
+                    }
+                }
+            }
+            u += n;
+        }
+    }
+    let duration_s = started.elapsed().as_secs_f64();
+    // A clean check settles the writes that were in flight.
+    if summary.errors == 0 && !state.in_flight.is_empty() {
+        let settled = Journal::open(&opts.journal).and_then(|(j, _)| j.checkpoint(&resolved));
+        if let Err(e) = settled {
+            sink.event(&Event::Notice(&format!(
+                "could not settle the journal: {e}"
+            )));
+        }
+    }
+    let doc = VerifyDoc {
+        schema: SCHEMA,
+        journal: opts.journal.display().to_string(),
+        unit_bytes: state.unit_bytes,
+        targets: state.targets.clone(),
+        units_read,
+        units_checked: summary.units_checked,
+        written_units: written_units(state),
+        in_flight_writes: state.in_flight.len() as u64,
+        bytes_read,
+        duration_s,
+        errors: summary.errors,
+        errors_by_kind: summary.errors_by_kind.clone(),
+        stopped_at_max_errors: summary.stopped_at_max_errors,
+        error_list: summary
+            .first_errors
+            .iter()
+            .take(LISTED_ERRORS)
+            .map(|e| error_entry(e, &names))
+            .collect(),
+        status: if summary.errors == 0 { "ok" } else { "errors" },
+    };
+    Ok((doc, summary))
+}
+
+/// Checks one unit; never-written units are only looked at for a header of
+/// ours (a write that landed where none was journaled).
+fn check_block(
+    bytes: &[u8],
+    ids: &[u32],
+    target: usize,
+    offset: u64,
+    expected: Expected,
+) -> Result<Option<u8>, UnitError> {
+    if expected == Expected::Unwritten && bytes.get(..4) != Some(HEADER_MAGIC) {
+        return Ok(None);
+    }
+    check_ours(bytes, ids, target, offset, expected)
+}
+
+fn open_target(path: &str, size_bytes: u64, buffered: bool) -> Result<std::fs::File, RunError> {
+    let open = |direct: bool| {
+        let mut o = OpenOptions::new();
+        o.read(true);
+        if direct {
+            o.custom_flags(libc::O_DIRECT);
+        }
+        o.open(path)
+    };
+    let file = match open(!buffered) {
+        Ok(f) => f,
+        // tmpfs and some others refuse O_DIRECT: read through the cache then.
+        Err(e) if !buffered && e.raw_os_error() == Some(libc::EINVAL) => {
+            open(false).map_err(|e| RunError::runtime(format!("opening {path}: {e}")))?
+        }
+        Err(e) => {
+            return Err(RunError::runtime(format!(
+                "opening {path}: {e}; the journal names it as a target"
+            )))
+        }
+    };
+    let len = iorig_engine::target::size_of_open(&file)
+        .map_err(|e| RunError::runtime(format!("{path}: {e}")))?;
+    if len < size_bytes {
+        return Err(RunError::runtime(format!(
+            "{path} is {len} bytes but was {size_bytes} when journaled; it was truncated or replaced"
+        )));
+    }
+    Ok(file)
+}
+
+fn read_full(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], offset + done as u64) {
+            Ok(0) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "end of target",
+                ))
+            }
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
