@@ -15,7 +15,7 @@ use serde_json::json;
 #[test]
 fn json_has_the_documented_shape() {
     let (store, run) = export_fixture::store_with_run();
-    let v = export_json(&store, run).unwrap();
+    let v = serde_json::to_value(export_json(&store, run).unwrap()).unwrap();
 
     assert_eq!(v["schema"], RUN_SCHEMA);
     assert_eq!(RUN_SCHEMA, "iorig.run/1");

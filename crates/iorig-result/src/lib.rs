@@ -44,6 +44,7 @@ mod doc;
 mod finding;
 mod names;
 mod profile;
+mod run_doc;
 mod status;
 mod validation;
 
@@ -56,5 +57,8 @@ pub use iorig_spec::{BsWeight, WorkloadRecord};
 pub use iorig_stats::{CpuUsage, DeviceUsage, LatSummary, OpSummary};
 pub use names::TargetKind;
 pub use profile::{FigureStat, ProfileSummary};
+pub use run_doc::{
+    FindingEntry, IntervalCpu, IntervalDoc, RunDoc, RunHeader, StepDoc, TargetDoc, RUN_SCHEMA,
+};
 pub use status::{HistKind, Op, RunKind, RunStatus, StepRole, StepStatus, UnknownRole};
 pub use validation::{Validation, ValidationErrorEntry};

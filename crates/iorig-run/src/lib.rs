@@ -13,6 +13,7 @@
 //! sinks, renders events and chooses exit codes.
 
 pub mod analyse;
+pub mod csv;
 pub mod event;
 pub mod journal;
 pub mod plan;

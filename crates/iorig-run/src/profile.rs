@@ -16,7 +16,7 @@ use iorig_profile::{
 use iorig_result::{FigureStat, Finding, ProfileSummary, RunKind, RunStatus, StepRole};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// A last interval cut short by an interrupt is kept when at least this long.
@@ -40,6 +40,124 @@ pub enum Source {
     },
     /// A recording's snapshots (at least one), read already.
     Recorded { dir: PathBuf, snaps: Vec<Snapshot> },
+}
+
+/// Sampling interval and time when none is given.
+pub const DEFAULT_INTERVAL: &str = "5s";
+pub const DEFAULT_TIME: &str = "10m";
+
+impl Source {
+    /// Live sampling every `interval` for `time` (texts as given, defaults
+    /// when None), keeping every snapshot in `record` (which must hold none
+    /// yet, so two recordings never mix).
+    pub fn live(
+        interval: Option<&str>,
+        time: Option<&str>,
+        record: Option<PathBuf>,
+    ) -> Result<Source, RunError> {
+        let dur = |flag: &str, text: &str| {
+            iorig_spec::parse_duration(text).map_err(|e| RunError::usage(format!("{flag}: {e}")))
+        };
+        let interval_text = interval.unwrap_or(DEFAULT_INTERVAL);
+        let time_text = time.unwrap_or(DEFAULT_TIME);
+        let interval = dur("--interval", interval_text)?;
+        let time = dur("--time", time_text)?;
+        if interval < Duration::from_millis(100) {
+            return Err(RunError::usage(format!(
+                "bad interval '{interval_text}': the kernel counts in milliseconds, so intervals under 100ms are noise; use --interval 1s or more"
+            )));
+        }
+        if time < interval {
+            return Err(RunError::usage(format!(
+                "--time {time_text} is shorter than one --interval {interval_text}; profile for at least one interval"
+            )));
+        }
+        if let Some(dir) = &record {
+            if dir.exists() && !dir.is_dir() {
+                return Err(RunError::usage(format!(
+                    "--record {}: not a directory; give a directory for the snapshots",
+                    dir.display()
+                )));
+            }
+            if snapshot::has_snapshots(dir) {
+                return Err(RunError::usage(format!(
+                    "--record {}: it already holds snapshots, and two recordings must not mix; choose an empty or new directory",
+                    dir.display()
+                )));
+            }
+        }
+        Ok(Source::Live {
+            interval,
+            time,
+            record,
+        })
+    }
+
+    /// The recording in `dir` (written by a live profile's `record`).
+    pub fn recorded(dir: &Path) -> Result<Source, RunError> {
+        if !dir.is_dir() {
+            return Err(RunError::usage(format!(
+                "--diskstats {}: no such directory; give the directory `iorig profile --record DIR` wrote",
+                dir.display()
+            )));
+        }
+        let snaps = snapshot::read_recording(dir).map_err(profile_error)?;
+        Ok(Source::Recorded {
+            dir: dir.to_path_buf(),
+            snaps,
+        })
+    }
+}
+
+/// Rule sets by name (built-in) or TOML file; both built-ins when none.
+pub fn rule_sets(given: &[String]) -> Result<Vec<RuleSet>, RunError> {
+    let names: Vec<String> = if given.is_empty() {
+        RuleSet::builtin_names()
+            .iter()
+            .map(|n| n.to_string())
+            .collect()
+    } else {
+        given.to_vec()
+    };
+    let mut rules = Vec::new();
+    for r in &names {
+        if let Some(set) = RuleSet::builtin(r) {
+            rules.push(set);
+            continue;
+        }
+        let path = Path::new(r);
+        if !path.is_file() {
+            return Err(RunError::usage(format!(
+                "--rules {r}: neither a built-in rule set ({}) nor a file",
+                RuleSet::builtin_names().join(", ")
+            )));
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| RunError::usage(format!("--rules {r}: {e}")))?;
+        rules.push(RuleSet::from_toml(r, &text).map_err(profile_error)?);
+    }
+    Ok(rules)
+}
+
+/// Devices as /proc/diskstats names them: a path such as
+/// `/dev/mapper/vg-data` or `/dev/disk/by-id/...` is followed to its node
+/// (`dm-3`, `sdb`); other names are taken as given.
+pub fn selection(given: &[String]) -> Selection {
+    let names: Vec<String> = given
+        .iter()
+        .map(|g| {
+            if g.starts_with('/') {
+                if let Some(name) = std::fs::canonicalize(g)
+                    .ok()
+                    .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                {
+                    return name;
+                }
+            }
+            g.clone()
+        })
+        .collect();
+    Selection::named(&names)
 }
 
 /// Why the profile ended.

@@ -407,6 +407,14 @@ pub enum StrOrNum {
     Float(f64),
 }
 
+/// A command-line value is always text (parsed later, like a TOML string).
+impl std::str::FromStr for StrOrNum {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(StrOrNum::Str(s.to_owned()))
+    }
+}
+
 impl StrOrNum {
     fn text(&self) -> String {
         match self {
@@ -427,44 +435,108 @@ pub enum OneOrMany {
 
 /// Workload parameters as written: every field optional, so a TOML file and the
 /// command line can each give some and be layered (`overlay`) before `resolve`.
-/// The TOML keys are the long flag names (`read`, `random`, `qd`, `bs`, ...).
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+/// This one declaration is both: the TOML keys are the field names and the
+/// long flags are the same names with dashes (`read_bs` / `--read-bs`); the
+/// doc comments are the flags' help. Values stay text until `resolve`, so a
+/// flag and a key are parsed and checked by the same code.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadFile {
+    /// Files or block devices (the command line's repeatable `--target`).
+    #[arg(skip)]
     pub target: Option<OneOrMany>,
+    /// Size of a scratch file iorig creates [default: 1g, or an existing file's size].
+    #[arg(long, value_name = "SIZE")]
     pub size: Option<StrOrNum>,
+    /// Block size, fixed (4k) or weighted (4k:50,8k:30,64k:20) [default: 4k].
+    #[arg(long, value_name = "SIZE|SIZE:W,...")]
     pub bs: Option<StrOrNum>,
-    /// Block sizes of reads only (fio's `bs_read`); `bs` when absent.
+    /// Block size of reads only, as --bs [default: --bs].
+    #[arg(long, value_name = "SIZE|SIZE:W,...")]
     pub read_bs: Option<StrOrNum>,
-    /// Block sizes of writes only; `bs` when absent.
+    /// Block size of writes only, as --bs [default: --bs].
+    #[arg(long, value_name = "SIZE|SIZE:W,...")]
     pub write_bs: Option<StrOrNum>,
+    /// Percentage of I/Os that are reads [default: 100].
+    #[arg(long, value_name = "PCT")]
     pub read: Option<StrOrNum>,
+    /// Percentage of I/Os at random offsets; 0 = sequential [default: 100].
+    #[arg(long, value_name = "PCT")]
     pub random: Option<StrOrNum>,
+    /// Outstanding I/Os per worker [default: 1].
+    #[arg(long, value_name = "N")]
     pub qd: Option<StrOrNum>,
-    /// I/Os queued before one submission call (fio's iodepth_batch_submit).
+    /// Queued I/Os per submission call, 1..=qd; 1 submits each I/O at once,
+    /// as fio does [default: 1].
+    #[arg(long, value_name = "N")]
     pub submit_batch: Option<StrOrNum>,
+    /// Total workers [default: 1].
+    #[arg(long, value_name = "N")]
     pub threads: Option<StrOrNum>,
+    /// I/O engine: io_uring, psync or null [default: io_uring].
+    #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
+    /// Open targets with O_DIRECT (the default).
+    #[arg(
+        long,
+        num_args = 0,
+        default_missing_value = "true",
+        conflicts_with = "buffered"
+    )]
     pub direct: Option<bool>,
+    /// Go through the page cache (no O_DIRECT).
+    #[arg(long, num_args = 0, default_missing_value = "true")]
     pub buffered: Option<bool>,
+    /// Open for writing with O_SYNC.
+    #[arg(
+        long,
+        num_args = 0,
+        default_missing_value = "true",
+        conflicts_with = "dsync"
+    )]
     pub sync: Option<bool>,
+    /// Open for writing with O_DSYNC.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
     pub dsync: Option<bool>,
+    /// Total IOPS, paced on a schedule, or max [default: max].
+    #[arg(long, value_name = "IOPS|max")]
     pub rate: Option<StrOrNum>,
+    /// Measured time [default: 30s].
+    #[arg(long, value_name = "DUR")]
     pub time: Option<StrOrNum>,
+    /// Time run before measuring, excluded from the summary [default: 0s].
+    #[arg(long, value_name = "DUR")]
     pub warmup: Option<StrOrNum>,
+    /// Reporting interval [default: 1s].
+    #[arg(long, value_name = "DUR")]
     pub interval: Option<StrOrNum>,
+    /// Working set as a share of each target, e.g. 0%-50% [default: 0%-100%].
+    #[arg(long, value_name = "START%-END%")]
     pub range: Option<String>,
+    /// Offset distribution: uniform, zipf:THETA, pareto:H or hot:IOPCT/SPACEPCT.
+    #[arg(long, value_name = "DIST")]
     pub dist: Option<String>,
+    /// Write data: random, zero, compress:RATIO or dedup:RATIO [default: random].
+    #[arg(long, value_name = "PATTERN")]
     pub data: Option<String>,
+    /// Seed of the offset, size and op sequences (printed with every result).
+    #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Labels of the run (the command line's repeatable `--label KEY=VALUE`).
+    #[arg(skip)]
     pub labels: Option<BTreeMap<String, String>>,
-    /// Fault-injection rules for the `fault` engine (tests only).
+    /// Fault-injection rule for --engine fault (tests), e.g. eio:after=1000.
+    #[arg(long, value_name = "RULE", hide = true)]
     pub fault: Option<Vec<String>>,
-    /// Data validation: self-checking writes, every read of a known block checked.
+    /// Validate data: self-checking writes, reads of written blocks checked,
+    /// writes over written blocks read and checked first.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
     pub verify: Option<bool>,
-    /// Re-read and check every block right after writing it (implies `verify`).
+    /// Also read back and check every block right after writing it (implies --verify).
+    #[arg(long, num_args = 0, default_missing_value = "true")]
     pub verify_after: Option<bool>,
-    /// Validation errors after which the run stops.
+    /// Stop the run after this many validation errors [default: 50].
+    #[arg(long, value_name = "N")]
     pub max_errors: Option<StrOrNum>,
 }
 

@@ -19,6 +19,7 @@ mod types;
 pub use error::StoreError;
 pub use schema::{Migration, APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION};
 pub use store::Store;
+pub use types::interval_docs;
 pub use types::{
     AnalysisRow, HistKind, IntervalRow, NewRun, NewStep, Op, RunDetail, RunId, RunKind, RunRow,
     RunStatus, StepId, StepRole, StepRow, StepStatus, TargetFactsRow,

@@ -1,6 +1,8 @@
 //! What goes into the store and what comes out of it.
 
-use iorig_result::{Finding, StepSummary, WorkloadRecord};
+use iorig_result::{
+    Finding, IntervalCpu, IntervalDoc, StepDoc, StepSummary, TargetDoc, WorkloadRecord,
+};
 use iorig_stats::sampler::system::TargetFacts;
 use iorig_stats::{
     CpuUsage, DeviceUsage, IntervalStats, LatSummary, LatencyHistogram, OpStats, OpSummary,
@@ -237,4 +239,83 @@ impl IntervalRow {
             service_lat_ns: None,
         }
     }
+}
+
+impl StepRow {
+    /// The step as the run document shows it, with the findings stored
+    /// under it (`analysis` may hold other steps' rows: they are skipped)
+    /// and, for the export, its intervals.
+    pub fn doc(&self, analysis: &[AnalysisRow], intervals: Option<&[IntervalRow]>) -> StepDoc {
+        StepDoc {
+            params: self.params.clone(),
+            index: self.index,
+            name: self.name.clone(),
+            role: self.role,
+            status: self.status,
+            started: self.started.clone(),
+            ended: self.ended.clone(),
+            summary: self.summary.clone(),
+            analysis: analysis
+                .iter()
+                .filter(|a| a.step_id == Some(self.id))
+                .map(|a| a.finding.clone())
+                .collect(),
+            intervals: intervals.map(interval_docs),
+        }
+    }
+}
+
+impl TargetFactsRow {
+    /// The target as the run document shows it: path, kind and size as
+    /// recorded, then the facts beside them.
+    pub fn doc(&self) -> TargetDoc {
+        let f = &self.facts;
+        TargetDoc {
+            path: self.path.clone(),
+            kind: self.kind.clone(),
+            size_bytes: self.size_bytes,
+            device: f.device.clone(),
+            model: f.model.clone(),
+            rotational: f.rotational,
+            scheduler: f.scheduler.clone(),
+            logical_block_bytes: f.logical_block_bytes,
+            physical_block_bytes: f.physical_block_bytes,
+            filesystem: f.filesystem.clone(),
+        }
+    }
+}
+
+/// The stored rows (read, write, total per interval) regrouped into one
+/// document per interval.
+pub fn interval_docs(rows: &[IntervalRow]) -> Vec<IntervalDoc> {
+    rows.chunk_by(|a, b| a.seq == b.seq)
+        .filter_map(|group| {
+            let first = group.first()?;
+            let op = |op: Op| {
+                group
+                    .iter()
+                    .find(|r| r.op == op)
+                    .map(IntervalRow::op_summary)
+            };
+            Some(IntervalDoc {
+                seq: first.seq,
+                t_s: first.t_s,
+                duration_s: first.duration_s,
+                warmup: first.warmup,
+                read: op(Op::Read),
+                write: op(Op::Write),
+                total: op(Op::Total),
+                cpu: IntervalCpu {
+                    usr_pct: first.cpu_usr_pct,
+                    sys_pct: first.cpu_sys_pct,
+                },
+                device: first.device,
+                // Errors are stored on the total row only.
+                errors: group
+                    .iter()
+                    .find(|r| r.op == Op::Total)
+                    .map_or(0, |r| r.errors),
+            })
+        })
+        .collect()
 }

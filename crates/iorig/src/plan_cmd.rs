@@ -3,15 +3,14 @@
 //! the store as sinks, and print the closing table.
 
 use crate::output::term::TermSink;
-use crate::output::{table, Printer};
+use crate::output::Printer;
 use crate::store::{check_store, open_existing, writer, StoreChoice};
 use crate::{exit, Failure};
-use iorig_result::{Finding, RunKind, RunStatus};
+use iorig_result::{RunKind, RunStatus};
 use iorig_run::plan::{fmt_duration, Invocation, PlanOutcome, PlanRun, StepResult};
 use iorig_run::StoreWriter;
-use iorig_spec::plan::{Plan, PlanStep, StepRole};
-use iorig_spec::StrOrNum;
 use iorig_store::RunId;
+use iorig_text::run as text;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -30,56 +29,6 @@ pub struct RunOptions {
     pub quiet: bool,
 }
 
-fn text_of(v: &Option<StrOrNum>) -> String {
-    match v {
-        None => "-".into(),
-        Some(StrOrNum::Str(s)) => s.clone(),
-        Some(StrOrNum::Int(i)) => i.to_string(),
-        Some(StrOrNum::Float(f)) => f.to_string(),
-    }
-}
-
-/// The `--dry-run` listing.
-fn print_dry_run(printer: &Printer, plan: &Plan, steps: &[PlanStep], estimate: Duration) {
-    printer.line(&format!(
-        "plan {} ({}): {} step(s), estimated {}",
-        plan.name,
-        plan.path,
-        steps.len(),
-        fmt_duration(estimate)
-    ));
-    printer.line(&format!(
-        "{:>5}  {:<14} {:<40} {:>6} {:>5} {:>6} {:>5} {:>7} {:>8} {:>8}",
-        "step", "role", "label", "bs", "read", "random", "qd", "threads", "rate", "time"
-    ));
-    for s in steps {
-        let w = &s.workload;
-        let time = match (&s.role, s.time, s.steady_state) {
-            (StepRole::Precondition(p), _, _) => format!("{}x fill", p.passes),
-            (_, _, Some(ss)) => format!("{}x{}", ss.max_rounds, fmt_duration(ss.round)),
-            (_, Some(t), None) => fmt_duration(t),
-            (_, None, None) => "-".into(),
-        };
-        let rate = match s.role {
-            StepRole::CurveRate { pct, .. } => format!("{pct}%max"),
-            _ => text_of(&w.rate),
-        };
-        printer.line(&format!(
-            "{:>5}  {:<14} {:<40} {:>6} {:>5} {:>6} {:>5} {:>7} {:>8} {:>8}",
-            s.index + 1,
-            iorig_result::StepRole::from(&s.role),
-            s.label,
-            text_of(&w.bs),
-            text_of(&w.read),
-            text_of(&w.random),
-            text_of(&w.qd),
-            text_of(&w.threads),
-            rate,
-            time
-        ));
-    }
-}
-
 /// `iorig plan run` and `iorig quick`: expand, check, then run every step.
 pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<(u8, Vec<StepResult>), Failure> {
     let printer = Printer::new(false, opts.quiet);
@@ -91,7 +40,9 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<(u8, Vec<StepResult
     let run = PlanRun::new(inv)?;
     let estimate = run.estimate();
     if opts.dry_run {
-        print_dry_run(&printer, &run.plan, &run.steps, estimate);
+        for l in text::dry_run_lines(&run.plan, &run.steps, estimate) {
+            printer.line(&l);
+        }
         printer.line("every step and target checked: ok (nothing was run or written)");
         return Ok((exit::OK, Vec::new()));
     }
@@ -142,7 +93,9 @@ fn execute(
     let mut term = TermSink::new(printer);
     let outcome = run.run(kind, labels, store, &mut term, &stop)?;
     let printer = &term.printer;
-    print_plan_table(printer, &name, &outcome.results, outcome.run);
+    for l in text::plan_table_lines(&name, &outcome.results, outcome.run.map(|r| r.0)) {
+        printer.line(&l);
+    }
     let PlanOutcome {
         run,
         status,
@@ -163,44 +116,6 @@ fn execute(
         _ => exit::OK,
     };
     Ok((code, results))
-}
-
-/// The closing table of a plan: one line per step.
-fn print_plan_table(printer: &Printer, name: &str, results: &[StepResult], run: Option<RunId>) {
-    printer.line("");
-    printer.line(&format!(
-        "plan {name}{}: {} step(s)",
-        run.map(|r| format!(" (run {r})")).unwrap_or_default(),
-        results.len()
-    ));
-    printer.line(&format!(
-        "{:>5}  {:<40} {:<11} {:>10} {:>9} {:>9} {:>9}",
-        "step", "label", "status", "IOPS", "MB/s", "mean ms", "p99 ms"
-    ));
-    let mut off_rate = false;
-    for r in results {
-        let [iops, mbs, mean, p99] = table::summary_cells(r.summary.as_ref());
-        // A paced step more than 3 % off its rate is marked: its latency is
-        // for another load than the one asked.
-        let missed = r
-            .analysis
-            .iter()
-            .any(|f| matches!(f, Finding::Rate(rate) if !rate.met));
-        off_rate |= missed;
-        printer.line(&format!(
-            "{:>5}  {:<40} {:<11} {:>10} {:>9} {:>9} {:>9}",
-            r.step.index + 1,
-            r.step.label,
-            r.status.as_str(),
-            if missed { format!("{iops}*") } else { iops },
-            mbs,
-            mean,
-            p99
-        ));
-    }
-    if off_rate {
-        printer.line("    * rate not met: more than 3 % off the step's requested IOPS");
-    }
 }
 
 /// `iorig plan builtins`.

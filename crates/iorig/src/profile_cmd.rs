@@ -12,23 +12,19 @@ use crate::output::Printer;
 use crate::store::{check_output, check_output_dir, writer, StoreChoice};
 use crate::{exit, Failure};
 use iorig_profile::emit::{workload_toml, EmitRate};
-use iorig_profile::rules::{Evaluation, RuleSet};
+use iorig_profile::rules::RuleSet;
 use iorig_profile::snapshot;
-use iorig_profile::{Figures, IntervalFigures, Profile, Selection, FIGURE_NAMES};
-use iorig_result::{Finding, ProfileSummary};
+use iorig_profile::Selection;
+use iorig_run::csv::ProfileCsv;
 use iorig_run::event::Fanout;
-use iorig_run::profile::{interval_docs, profile_error, Source};
+use iorig_run::profile::{interval_docs, Source};
 use iorig_run::{Event, Sink};
-use iorig_spec::parse_duration;
-use serde::Serialize;
+use iorig_text::profile as text;
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
 const SCHEMA: &str = "iorig.profile/1";
-const DEFAULT_INTERVAL: &str = "5s";
-const DEFAULT_TIME: &str = "10m";
 
 /// Everything checked before the first snapshot.
 struct Checked {
@@ -52,85 +48,17 @@ fn check(a: &ProfileArgs) -> Result<Checked, Failure> {
                     )));
                 }
             }
-            if !dir.is_dir() {
-                return Err(Failure::usage(format!(
-                    "--diskstats {}: no such directory; give the directory `iorig profile --record DIR` wrote",
-                    dir.display()
-                )));
-            }
-            let snaps = snapshot::read_recording(dir).map_err(profile_error)?;
-            Source::Recorded {
-                dir: dir.clone(),
-                snaps,
-            }
+            Source::recorded(dir)?
         }
         None => {
-            let dur = |flag: &str, v: &Option<String>, default: &str| {
-                let text = v.as_deref().unwrap_or(default);
-                parse_duration(text).map_err(|e| Failure::usage(format!("{flag}: {e}")))
-            };
-            let interval = dur("--interval", &a.interval, DEFAULT_INTERVAL)?;
-            let time = dur("--time", &a.time, DEFAULT_TIME)?;
-            if interval < Duration::from_millis(100) {
-                return Err(Failure::usage(format!(
-                    "bad interval '{}': the kernel counts in milliseconds, so intervals under 100ms are noise; use --interval 1s or more",
-                    a.interval.as_deref().unwrap_or_default()
-                )));
-            }
-            if time < interval {
-                return Err(Failure::usage(format!(
-                    "--time {} is shorter than one --interval {}; profile for at least one interval",
-                    a.time.as_deref().unwrap_or(DEFAULT_TIME),
-                    a.interval.as_deref().unwrap_or(DEFAULT_INTERVAL)
-                )));
-            }
+            let live = Source::live(a.interval.as_deref(), a.time.as_deref(), a.record.clone())?;
             if let Some(dir) = &a.record {
-                if dir.exists() && !dir.is_dir() {
-                    return Err(Failure::usage(format!(
-                        "--record {}: not a directory; give a directory for the snapshots",
-                        dir.display()
-                    )));
-                }
-                if snapshot::has_snapshots(dir) {
-                    return Err(Failure::usage(format!(
-                        "--record {}: it already holds snapshots, and two recordings must not mix; choose an empty or new directory",
-                        dir.display()
-                    )));
-                }
                 check_output_dir("--record", dir)?;
             }
-            Source::Live {
-                interval,
-                time,
-                record: a.record.clone(),
-            }
+            live
         }
     };
-    let mut rules = Vec::new();
-    let names: Vec<String> = if a.rules.is_empty() {
-        RuleSet::builtin_names()
-            .iter()
-            .map(|n| n.to_string())
-            .collect()
-    } else {
-        a.rules.clone()
-    };
-    for r in &names {
-        if let Some(set) = RuleSet::builtin(r) {
-            rules.push(set);
-            continue;
-        }
-        let path = Path::new(r);
-        if !path.is_file() {
-            return Err(Failure::usage(format!(
-                "--rules {r}: neither a built-in rule set ({}) nor a file",
-                RuleSet::builtin_names().join(", ")
-            )));
-        }
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Failure::usage(format!("--rules {r}: {e}")))?;
-        rules.push(RuleSet::from_toml(r, &text).map_err(profile_error)?);
-    }
+    let rules = iorig_run::profile::rule_sets(&a.rules)?;
     if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
         check_output("--json", Path::new(j))?;
     }
@@ -142,255 +70,11 @@ fn check(a: &ProfileArgs) -> Result<Checked, Failure> {
     }
     Ok(Checked {
         source,
-        selection: Selection::named(&device_names(&a.devices)),
+        selection: iorig_run::profile::selection(&a.devices),
         rules,
         emit_rate,
         labels: crate::cli::parse_labels(&a.record_store.labels)?,
     })
-}
-
-/// `--device` values as /proc/diskstats names them: a path such as
-/// `/dev/mapper/vg-data` or `/dev/disk/by-id/...` is followed to its node
-/// (`dm-3`, `sdb`); other names are taken as given (without `/dev/`).
-fn device_names(given: &[String]) -> Vec<String> {
-    given
-        .iter()
-        .map(|g| {
-            if g.starts_with('/') {
-                if let Some(name) = std::fs::canonicalize(g)
-                    .ok()
-                    .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-                {
-                    return name;
-                }
-            }
-            g.clone()
-        })
-        .collect()
-}
-
-// ------------------------------------------------------------------ output
-
-fn mb(v: Option<f64>) -> String {
-    v.map_or("-".into(), |b| format!("{:.2}", b / 1e6))
-}
-fn kib(v: Option<f64>) -> String {
-    v.map_or("-".into(), |b| format!("{:.1}", b / 1024.0))
-}
-fn num(v: Option<f64>, digits: usize) -> String {
-    v.map_or("-".into(), |x| format!("{x:.digits$}"))
-}
-
-fn header_line() -> String {
-    format!(
-        "{:>8} {:<12} {:>9} {:>9} {:>8} {:>8} {:>7} {:>7} {:>6} {:>6} {:>8} {:>8} {:>6}",
-        "time",
-        "device",
-        "r/s",
-        "w/s",
-        "rMB/s",
-        "wMB/s",
-        "rKiB/io",
-        "wKiB/io",
-        "read%",
-        "aqu",
-        "r_await",
-        "w_await",
-        "%util"
-    )
-}
-
-fn row_line(t: &str, device: &str, f: &Figures) -> String {
-    format!(
-        "{:>8} {:<12} {:>9} {:>9} {:>8} {:>8} {:>7} {:>7} {:>6} {:>6} {:>8} {:>8} {:>6}",
-        t,
-        device,
-        num(f.read_iops, 1),
-        num(f.write_iops, 1),
-        mb(f.read_bw_bytes_per_s),
-        mb(f.write_bw_bytes_per_s),
-        kib(f.read_avg_size_bytes),
-        kib(f.write_avg_size_bytes),
-        num(f.read_pct_ops, 1),
-        num(f.queue_depth, 2),
-        num(f.read_await_ms, 2),
-        num(f.write_await_ms, 2),
-        num(f.util_pct, 1)
-    )
-}
-
-fn print_interval(printer: &Printer, i: &IntervalFigures, t_s: f64, many: bool) {
-    let t = format!("{t_s:.1}");
-    if many {
-        for (name, f) in &i.devices {
-            printer.line(&row_line(&t, name, f));
-        }
-    }
-    printer.line(&row_line(&t, "total", &i.total));
-}
-
-/// How a figure is shown in the summary: label, divisor, decimals.
-fn shown(figure: &str) -> (&'static str, f64, usize) {
-    match figure {
-        "read_iops" => ("read IOPS", 1.0, 1),
-        "write_iops" => ("write IOPS", 1.0, 1),
-        "total_iops" => ("total IOPS", 1.0, 1),
-        "read_bw_bytes_per_s" => ("read MB/s", 1e6, 2),
-        "write_bw_bytes_per_s" => ("write MB/s", 1e6, 2),
-        "total_bw_bytes_per_s" => ("total MB/s", 1e6, 2),
-        "read_avg_size_bytes" => ("avg read KiB", 1024.0, 1),
-        "write_avg_size_bytes" => ("avg write KiB", 1024.0, 1),
-        "read_pct_ops" => ("read % (ops)", 1.0, 1),
-        "read_pct_bytes" => ("read % (bytes)", 1.0, 1),
-        "queue_depth" => ("queue depth", 1.0, 2),
-        "read_await_ms" => ("read await ms", 1.0, 2),
-        "write_await_ms" => ("write await ms", 1.0, 2),
-        "util_pct" => ("util %", 1.0, 1),
-        "discard_iops" => ("discard IOPS", 1.0, 1),
-        "discard_bw_bytes_per_s" => ("discard MB/s", 1e6, 2),
-        "flush_iops" => ("flush IOPS", 1.0, 1),
-        _ => ("?", 1.0, 1),
-    }
-}
-
-fn print_summary(printer: &Printer, p: &Profile) {
-    printer.line(&format!(
-        "profile over {:.1}s, {} interval(s); total over {}:",
-        p.duration_s(),
-        p.intervals.len(),
-        p.devices
-            .iter()
-            .filter(|d| d.in_total)
-            .map(|d| d.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    ));
-    printer.line(&format!(
-        "  {:<16} {:>12} {:>12} {:>12}",
-        "", "mean", "p95", "peak"
-    ));
-    for (name, stat) in FIGURE_NAMES.iter().zip(&p.total.stats) {
-        if stat.mean.is_none() && stat.peak.is_none() {
-            continue; // not reported by this kernel, or no I/O of that kind
-        }
-        let (label, div, d) = shown(name);
-        let f = |v: Option<f64>| v.map_or("-".into(), |x| format!("{:.d$}", x / div));
-        printer.line(&format!(
-            "  {:<16} {:>12} {:>12} {:>12}",
-            label,
-            f(stat.mean),
-            f(stat.p95),
-            f(stat.peak)
-        ));
-    }
-    for d in p.devices.iter().filter(|d| !d.in_total) {
-        if let Some(why) = &d.why_not_in_total {
-            printer.line(&format!("  {} is not added to the total: {why}", d.name));
-        }
-    }
-}
-
-fn level_name<T: Serialize>(level: &T) -> String {
-    serde_json::to_value(level)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_uppercase))
-        .unwrap_or_default()
-}
-
-fn print_verdicts(printer: &Printer, evals: &[Evaluation]) {
-    for e in evals {
-        let overall = e
-            .overall
-            .as_ref()
-            .map(level_name)
-            .unwrap_or("NO DATA".into());
-        printer.line(&format!("rules {}: {overall}", e.rule_set));
-        for v in &e.verdicts {
-            let level = v.level.as_ref().map(level_name).unwrap_or("NO DATA".into());
-            printer.line(&format!(
-                "  {:<7} {}: {} ({})",
-                level, v.rule, v.says, v.shown
-            ));
-        }
-    }
-}
-
-/// The `--csv` file: rows go to a temp file beside it, renamed into place
-/// when the profile ends (also after a fault).
-struct CsvOut {
-    out: Option<csv::Writer<iorig_outfile::AtomicFile>>,
-    path: PathBuf,
-    fault: Option<String>,
-}
-
-type CsvWriter = csv::Writer<iorig_outfile::AtomicFile>;
-
-impl CsvOut {
-    fn create(path: &Path) -> Result<CsvOut, Failure> {
-        let f = iorig_outfile::AtomicFile::create("--csv", path)?;
-        let mut out = CsvOut {
-            out: Some(csv::Writer::from_writer(f)),
-            path: path.to_path_buf(),
-            fault: None,
-        };
-        let header = ["t_s", "duration_s", "device"]
-            .into_iter()
-            .chain(FIGURE_NAMES.iter().copied());
-        out.write(|w| w.write_record(header));
-        Ok(out)
-    }
-
-    fn write(&mut self, f: impl FnOnce(&mut CsvWriter) -> csv::Result<()>) {
-        let Some(w) = self.out.as_mut() else { return };
-        if let Err(e) = f(w).and_then(|_| w.flush().map_err(Into::into)) {
-            self.fault = Some(format!("--csv {}: {e}", self.path.display()));
-            self.out = None;
-        }
-    }
-}
-
-impl Sink for CsvOut {
-    fn event(&mut self, ev: &Event<'_>) {
-        match ev {
-            Event::ProfileInterval {
-                figures: i, t_s, ..
-            } => {
-                let rows = std::iter::once(("total", &i.total))
-                    .chain(i.devices.iter().map(|(n, f)| (n.as_str(), f)));
-                let duration_s = i.duration_s().to_string();
-                let t = t_s.to_string();
-                for (device, f) in rows {
-                    self.write(|w| {
-                        let cells = FIGURE_NAMES
-                            .iter()
-                            .map(|n| f.get(n).map(|v| format!("{v}")).unwrap_or_default());
-                        w.write_record(
-                            [t.clone(), duration_s.clone(), device.to_owned()]
-                                .into_iter()
-                                .chain(cells),
-                        )
-                    });
-                }
-            }
-            Event::Closing => {
-                if let Some(w) = self.out.take() {
-                    let path = self.path.display().to_string();
-                    let done = w
-                        .into_inner()
-                        .map_err(|e| format!("--csv {path}: {}", e.error()))
-                        .and_then(|f| f.commit().map_err(|e| e.to_string()));
-                    if let Err(e) = done {
-                        self.fault = Some(e);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn take_fault(&mut self) -> Option<String> {
-        self.fault.take()
-    }
 }
 
 /// The terminal: interval rows and the live line.
@@ -410,14 +94,16 @@ impl Sink for ProfileTerm<'_> {
                 many,
             } => {
                 if !self.quiet {
-                    print_interval(self.printer, figures, t_s, many);
+                    for l in text::interval_lines(figures, t_s, many) {
+                        self.printer.line(&l);
+                    }
                 }
                 if let Some(time_s) = time_s {
                     self.printer.start_live();
                     self.printer.set_live(format!(
                         "{t_s:.0}s of {time_s:.0}s: total {} w MB/s, {} r MB/s",
-                        mb(figures.total.write_bw_bytes_per_s),
-                        mb(figures.total.read_bw_bytes_per_s)
+                        text::mb(figures.total.write_bw_bytes_per_s),
+                        text::mb(figures.total.read_bw_bytes_per_s)
                     ));
                 }
             }
@@ -438,7 +124,7 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
         no_db: a.record_store.no_db,
     })?;
     let mut csv = match &a.csv {
-        Some(path) => Some(CsvOut::create(path)?),
+        Some(path) => Some(ProfileCsv::create(path)?),
         None => None,
     };
     if !a.quiet {
@@ -462,7 +148,7 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
                 snaps.len()
             )),
         }
-        printer.line(&header_line());
+        printer.line(&text::header_line());
     }
     let stop = crate::signals::install();
     let outcome = {
@@ -486,8 +172,12 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
     };
     let p = &outcome.profile;
     printer.line("");
-    print_summary(&printer, p);
-    print_verdicts(&printer, &outcome.evaluations);
+    for l in text::summary_lines(p)
+        .into_iter()
+        .chain(text::verdict_lines(&outcome.evaluations))
+    {
+        printer.line(&l);
+    }
 
     if let Some(path) = &a.emit_workload {
         let source = match &c.source {
@@ -541,46 +231,4 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
     } else {
         exit::OK
     })
-}
-
-/// `iorig runs show` of a profile run: the stored summary and verdicts.
-pub fn print_stored(
-    printer: &Printer,
-    summary: Option<&ProfileSummary>,
-    analysis: &[&iorig_store::AnalysisRow],
-) {
-    let Some(summary) = summary else {
-        printer.line("profile: no summary stored (it ended before its first interval)");
-        return;
-    };
-    printer.line(&format!(
-        "profile over {:.1}s, {} interval(s); total over the covered devices:",
-        summary.duration_s, summary.intervals
-    ));
-    printer.line(&format!(
-        "  {:<16} {:>12} {:>12} {:>12}",
-        "", "mean", "p95", "peak"
-    ));
-    for name in FIGURE_NAMES {
-        let Some(stat) = summary.total.get(name as &str) else {
-            continue;
-        };
-        if stat.mean.is_none() && stat.peak.is_none() {
-            continue;
-        }
-        let (label, div, d) = shown(name);
-        let f = |v: Option<f64>| v.map_or("-".into(), |x| format!("{:.d$}", x / div));
-        printer.line(&format!(
-            "  {:<16} {:>12} {:>12} {:>12}",
-            label,
-            f(stat.mean),
-            f(stat.p95),
-            f(stat.peak)
-        ));
-    }
-    for a in analysis {
-        if let Finding::Rules(evals) = &a.finding {
-            print_verdicts(printer, evals);
-        }
-    }
 }

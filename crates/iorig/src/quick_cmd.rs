@@ -6,22 +6,12 @@ use crate::cli::QuickArgs;
 use crate::output::Printer;
 use crate::plan_cmd::{run_plan, RunOptions};
 use crate::Failure;
-use iorig_run::plan::{Invocation, StepResult};
+use iorig_run::plan::Invocation;
 use iorig_spec::DEFAULT_TARGET;
 use iorig_store::RunKind;
 
 const QUICK_STEP_TIME: &str = "10s";
 const QUICK_SIZE: &str = "1g";
-
-/// The five figures: (step name in five-params, what it measures, bandwidth
-/// (true) or IOPS (false) is the headline).
-const FIGURES: [(&str, &str, bool); 5] = [
-    ("seq-write", "sequential write", true),
-    ("seq-read", "sequential read", true),
-    ("rand-write", "random write", false),
-    ("rand-read-cold", "random read, cold (whole target)", false),
-    ("rand-read-hot", "random read, hot (working set)", false),
-];
 
 pub fn quick(a: QuickArgs) -> Result<u8, Failure> {
     let mut inv = Invocation::from_builtin("five-params")?;
@@ -49,56 +39,11 @@ pub fn quick(a: QuickArgs) -> Result<u8, Failure> {
             quiet: a.quiet,
         },
     )?;
+    let printer = Printer::new(false, false);
     if !results.is_empty() {
-        print_figures(&Printer::new(false, false), &results);
+        for l in iorig_text::run::five_figures_lines(&results) {
+            printer.line(&l);
+        }
     }
     Ok(code)
-}
-
-fn print_figures(printer: &Printer, results: &[StepResult]) {
-    printer.line("");
-    printer.line("five parameters:");
-    for (name, what, bandwidth) in FIGURES {
-        let Some(r) = results
-            .iter()
-            .find(|r| r.step.name.as_deref() == Some(name))
-        else {
-            continue;
-        };
-        let Some(s) = &r.summary else {
-            printer.line(&format!("  {what:<34} {}", r.status.as_str()));
-            continue;
-        };
-        let t = &s.total;
-        let iops = t.iops;
-        let mbs = t.bw_bytes_per_s / 1e6;
-        let mean_ms = t.lat_ns.mean as f64 / 1e6;
-        let p99_ms = t.lat_ns.p99 as f64 / 1e6;
-        let headline = if bandwidth {
-            format!("{mbs:>9.1} MB/s ({iops:.0} IOPS)")
-        } else {
-            format!("{iops:>9.0} IOPS ({mbs:.1} MB/s)")
-        };
-        let mut line =
-            format!("  {what:<34} {headline:<28} latency mean {mean_ms:.3} ms, p99 {p99_ms:.3} ms");
-        let steady = r.analysis.iter().find_map(|f| match f {
-            iorig_result::Finding::SteadyState(v) => Some(v),
-            _ => None,
-        });
-        if let Some(v) = steady {
-            if v.reached {
-                line.push_str(&format!(
-                    "; steady after {} round(s), {:.0} s",
-                    v.rounds,
-                    v.time_needed_s.unwrap_or(0.0)
-                ));
-            } else {
-                line.push_str(&format!("; not steady after {} round(s)", v.rounds));
-            }
-        }
-        if r.status != iorig_store::StepStatus::Ok {
-            line.push_str(&format!(" [{}]", r.status.as_str()));
-        }
-        printer.line(&line);
-    }
 }

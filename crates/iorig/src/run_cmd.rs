@@ -2,68 +2,33 @@
 //! table, JSON and CSV.
 
 use crate::cli::{parse_labels, RunArgs};
-use crate::output::csv::CsvSink;
-use crate::output::term::{describe, TermSink};
-use crate::output::{table, Printer};
+use crate::output::term::TermSink;
+use crate::output::Printer;
 use crate::store::{check_output, check_store, writer, StoreChoice};
 use crate::{exit, Failure};
 use iorig_engine::run::TargetInfo;
+use iorig_run::csv::IntervalCsv;
 use iorig_run::event::Fanout;
 use iorig_run::single::SingleOptions;
 use iorig_run::Sink;
-use iorig_spec::{OneOrMany, StrOrNum, Workload, WorkloadFile};
+use iorig_spec::{OneOrMany, Workload, WorkloadFile};
+use iorig_text::run::describe;
+use iorig_text::table;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-fn s(v: &Option<String>) -> Option<StrOrNum> {
-    v.as_ref().map(|x| StrOrNum::Str(x.clone()))
-}
-
 /// The command line as a workload layer.
 fn cli_layer(a: &RunArgs) -> Result<WorkloadFile, Failure> {
-    let labels = parse_labels(&a.labels)?;
-    Ok(WorkloadFile {
-        target: if a.targets.is_empty() {
-            None
-        } else {
-            Some(OneOrMany::Many(a.targets.clone()))
-        },
-        size: s(&a.size),
-        bs: s(&a.bs),
-        read_bs: s(&a.read_bs),
-        write_bs: s(&a.write_bs),
-        read: s(&a.read),
-        random: s(&a.random),
-        qd: s(&a.qd),
-        submit_batch: s(&a.submit_batch),
-        threads: s(&a.threads),
-        engine: a.engine.clone(),
-        direct: a.direct.then_some(true),
-        buffered: a.buffered.then_some(true),
-        sync: a.sync.then_some(true),
-        dsync: a.dsync.then_some(true),
-        rate: s(&a.rate),
-        time: s(&a.time),
-        warmup: s(&a.warmup),
-        interval: s(&a.interval),
-        range: a.range.clone(),
-        dist: a.dist.clone(),
-        data: a.data.clone(),
-        seed: a.seed,
-        labels: if labels.is_empty() {
-            None
-        } else {
-            Some(labels)
-        },
-        fault: if a.faults.is_empty() {
-            None
-        } else {
-            Some(a.faults.clone())
-        },
-        verify: (a.verify || a.journal.is_some()).then_some(true),
-        verify_after: a.verify_after.then_some(true),
-        max_errors: s(&a.max_errors),
-    })
+    let mut layer = a.workload.clone();
+    if !a.targets.is_empty() {
+        layer.target = Some(OneOrMany::Many(a.targets.clone()));
+    }
+    let labels = parse_labels(&a.record.labels)?;
+    layer.labels = (!labels.is_empty()).then_some(labels);
+    if a.journal.is_some() {
+        layer.verify = Some(true);
+    }
+    Ok(layer)
 }
 
 pub fn run(a: RunArgs) -> Result<u8, Failure> {
@@ -97,17 +62,17 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         iorig_run::journal::precheck(j, &w)?;
     }
     if a.dry_run {
-        if !a.no_db {
-            check_store(a.db.as_deref())?;
+        if !a.record.no_db {
+            check_store(a.record.db.as_deref())?;
         }
         return dry_run(&w, a.allow_destroy, a.quiet);
     }
     let mut store = writer(StoreChoice {
-        db: a.db.as_deref(),
-        no_db: a.no_db,
+        db: a.record.db.as_deref(),
+        no_db: a.record.no_db,
     })?;
     let mut csv = match &a.csv {
-        Some(path) => Some(CsvSink::create(path)?),
+        Some(path) => Some(IntervalCsv::create(path)?),
         None => None,
     };
 

@@ -18,7 +18,7 @@ use iorig_store::{
 };
 use serde_json::Value;
 
-pub use json::RUN_SCHEMA;
+pub use iorig_result::RUN_SCHEMA;
 
 /// The two CSV files of a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,8 +49,8 @@ pub fn export_xlsx_bytes(store: &Store, run: RunId) -> Result<Vec<u8>, ReportErr
 
 /// The whole run as one JSON document of schema [`RUN_SCHEMA`]
 /// (docs/export.md).
-pub fn export_json(store: &Store, run: RunId) -> Result<Value, ReportError> {
-    Ok(json::run_json(&RunData::load(store, run)?))
+pub fn export_json(store: &Store, run: RunId) -> Result<iorig_result::RunDoc, ReportError> {
+    Ok(json::run_doc(&RunData::load(store, run)?))
 }
 
 /// A step with what was stored under it.

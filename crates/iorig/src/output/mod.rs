@@ -2,9 +2,7 @@
 //! when stdout carries JSON (`--json -`); errors and notices go to stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod csv;
 pub mod json;
-pub mod table;
 pub mod term;
 
 use crate::exit;
@@ -143,7 +141,7 @@ impl Printer {
         if !self.is_terminal() {
             self.notice(&format!(
                 "creating {path} ({}) filled with random data",
-                table::human_bytes(total_bytes)
+                iorig_text::human_bytes(total_bytes)
             ));
             return None;
         }

@@ -1,9 +1,16 @@
-//! One CSV row per interval (docs/csv.md): a sink that writes each interval
-//! as it completes to a temp file beside `--csv`, put in place when the run
-//! closes.
+//! The CSV sinks: one row per interval of a run (docs/csv.md), and one row
+//! per interval and device of a profile. Each writes rows as they complete
+//! to a temp file beside its destination, put in place when the run closes
+//! (`Event::Closing`); a write that fails is reported once as the sink's
+//! fault.
 
+use crate::event::{Event, Sink};
+use crate::RunError;
+use iorig_outfile::AtomicFile;
+use iorig_profile::FIGURE_NAMES;
 use iorig_result::Interval;
 use iorig_stats::OpSummary;
+use std::path::{Path, PathBuf};
 
 const OPS: [&str; 3] = ["read", "write", "total"];
 const OP_FIELDS: [&str; 13] = [
@@ -81,28 +88,28 @@ pub fn row(i: &Interval) -> Vec<String> {
 }
 
 /// Writes `--csv` as intervals complete.
-pub struct CsvSink {
-    out: Option<csv::Writer<iorig_outfile::AtomicFile>>,
+pub struct IntervalCsv {
+    out: Option<csv::Writer<AtomicFile>>,
     fault: Option<String>,
 }
 
-impl CsvSink {
+impl IntervalCsv {
     /// Creates the temp file now (the path was checked already).
-    pub fn create(path: &std::path::Path) -> Result<Self, crate::Failure> {
-        let f = iorig_outfile::AtomicFile::create("--csv", path)?;
+    pub fn create(path: &Path) -> Result<Self, RunError> {
+        let f = AtomicFile::create("--csv", path)?;
         let mut out = csv::Writer::from_writer(f);
         let fault = out.write_record(header()).err().map(|e| e.to_string());
-        Ok(CsvSink {
+        Ok(IntervalCsv {
             out: Some(out),
             fault,
         })
     }
 }
 
-impl iorig_run::Sink for CsvSink {
-    fn event(&mut self, ev: &iorig_run::Event<'_>) {
+impl Sink for IntervalCsv {
+    fn event(&mut self, ev: &Event<'_>) {
         match ev {
-            iorig_run::Event::Interval { interval, .. } => {
+            Event::Interval { interval, .. } => {
                 if let Some(out) = self.out.as_mut() {
                     if let Err(e) = out
                         .write_record(row(interval))
@@ -114,7 +121,7 @@ impl iorig_run::Sink for CsvSink {
                     }
                 }
             }
-            iorig_run::Event::Closing => {
+            Event::Closing => {
                 if let Some(out) = self.out.take() {
                     let done = out
                         .into_inner()
@@ -123,6 +130,83 @@ impl iorig_run::Sink for CsvSink {
                     if let Err(e) = done {
                         self.fault =
                             Some(format!("--csv: {e}; the intervals are in the result store"));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn take_fault(&mut self) -> Option<String> {
+        self.fault.take()
+    }
+}
+
+/// A profile's `--csv`: one row per interval for the total and each device.
+pub struct ProfileCsv {
+    out: Option<csv::Writer<AtomicFile>>,
+    path: PathBuf,
+    fault: Option<String>,
+}
+
+type CsvWriter = csv::Writer<AtomicFile>;
+
+impl ProfileCsv {
+    pub fn create(path: &Path) -> Result<ProfileCsv, RunError> {
+        let f = AtomicFile::create("--csv", path)?;
+        let mut out = ProfileCsv {
+            out: Some(csv::Writer::from_writer(f)),
+            path: path.to_path_buf(),
+            fault: None,
+        };
+        let header = ["t_s", "duration_s", "device"]
+            .into_iter()
+            .chain(FIGURE_NAMES.iter().copied());
+        out.write(|w| w.write_record(header));
+        Ok(out)
+    }
+
+    fn write(&mut self, f: impl FnOnce(&mut CsvWriter) -> csv::Result<()>) {
+        let Some(w) = self.out.as_mut() else { return };
+        if let Err(e) = f(w).and_then(|_| w.flush().map_err(Into::into)) {
+            self.fault = Some(format!("--csv {}: {e}", self.path.display()));
+            self.out = None;
+        }
+    }
+}
+
+impl Sink for ProfileCsv {
+    fn event(&mut self, ev: &Event<'_>) {
+        match ev {
+            Event::ProfileInterval {
+                figures: i, t_s, ..
+            } => {
+                let rows = std::iter::once(("total", &i.total))
+                    .chain(i.devices.iter().map(|(n, f)| (n.as_str(), f)));
+                let duration_s = i.duration_s().to_string();
+                let t = t_s.to_string();
+                for (device, f) in rows {
+                    self.write(|w| {
+                        let cells = FIGURE_NAMES
+                            .iter()
+                            .map(|n| f.get(n).map(|v| format!("{v}")).unwrap_or_default());
+                        w.write_record(
+                            [t.clone(), duration_s.clone(), device.to_owned()]
+                                .into_iter()
+                                .chain(cells),
+                        )
+                    });
+                }
+            }
+            Event::Closing => {
+                if let Some(w) = self.out.take() {
+                    let path = self.path.display().to_string();
+                    let done = w
+                        .into_inner()
+                        .map_err(|e| format!("--csv {path}: {}", e.error()))
+                        .and_then(|f| f.commit().map_err(|e| e.to_string()));
+                    if let Err(e) = done {
+                        self.fault = Some(e);
                     }
                 }
             }

@@ -1,0 +1,57 @@
+//! Protects the one declaration of the workload parameters: every long flag
+//! of `WorkloadFile` is its TOML key with dashes, and the same values given
+//! either way give the same layer (so `iorig run --read-bs 64k` and a file's
+//! `read_bs = "64k"` cannot drift apart).
+
+use clap::{CommandFactory, Parser};
+use iorig_spec::WorkloadFile;
+
+#[derive(Parser)]
+struct Flags {
+    #[command(flatten)]
+    w: WorkloadFile,
+}
+
+#[test]
+fn every_flag_is_a_toml_key_and_both_give_the_same_layer() {
+    let cmd = Flags::command();
+    let mut args = vec!["test".to_string()];
+    let mut toml = String::new();
+    for a in cmd.get_arguments() {
+        let Some(long) = a.get_long() else { continue };
+        if long == "help" {
+            continue;
+        }
+        let key = long.replace('-', "_");
+        let takes_value = a.get_num_args().is_none_or(|n| n.takes_values());
+        // A value each parameter accepts at parse time (resolve checks it).
+        let value = match key.as_str() {
+            "engine" => "psync",
+            "range" => "0%-50%",
+            "dist" => "zipf:1.2",
+            "data" => "zero",
+            "seed" => "7",
+            "fault" => "eio:after=1",
+            _ => "64k",
+        };
+        if takes_value {
+            args.push(format!("--{long}"));
+            args.push(value.to_string());
+            if key == "fault" {
+                toml.push_str(&format!("{key} = [\"{value}\"]\n"));
+            } else if key == "seed" {
+                toml.push_str(&format!("{key} = {value}\n"));
+            } else {
+                toml.push_str(&format!("{key} = \"{value}\"\n"));
+            }
+        } else if !["buffered", "dsync"].contains(&key.as_str()) {
+            // Flags that conflict with their pair are given one of each.
+            args.push(format!("--{long}"));
+            toml.push_str(&format!("{key} = true\n"));
+        }
+    }
+    let from_flags = Flags::try_parse_from(&args).expect("flags parse").w;
+    let from_toml = WorkloadFile::from_toml("keys", &toml).expect("keys parse");
+    assert_eq!(from_flags, from_toml, "flags {args:?} vs keys:\n{toml}");
+    assert!(from_flags.read_bs.is_some() && from_flags.direct == Some(true));
+}

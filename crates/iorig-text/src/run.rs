@@ -1,0 +1,380 @@
+//! Lines for a test as it runs and ends: the workload title, the plan's
+//! progress, what a finding says, validation errors and summaries, the plan
+//! listing and closing table, the quick figures.
+
+use crate::table::{self, human_bytes};
+use iorig_engine::run::TargetInfo;
+use iorig_engine::verify::{ValidationError, ValidationSummary};
+use iorig_result::{CurveFinding, Finding, SteadyStateFinding};
+use iorig_run::plan::{fmt_duration, StepResult};
+use iorig_run::PlanProgress;
+use iorig_spec::plan::{Plan, PlanStep, StepRole};
+use iorig_spec::{Rate, StrOrNum, SyncMode, Workload};
+use iorig_verify::Expected;
+use std::time::Duration;
+
+/// The plan's line above the live line.
+pub fn progress_line(p: &PlanProgress) -> String {
+    let bar_w = 20usize;
+    let filled = (p.position * bar_w) / p.steps.max(1);
+    format!(
+        "plan [{}{}] step {}/{} {}{} | elapsed {} | ETA {}\n",
+        "=".repeat(filled),
+        " ".repeat(bar_w - filled),
+        p.position + 1,
+        p.steps,
+        p.label,
+        p.fill_pct
+            .map(|f| format!(" fill {f:.0}%"))
+            .unwrap_or_default(),
+        fmt_duration(p.elapsed),
+        fmt_duration(p.eta)
+    )
+}
+
+/// One line naming the workload, for the table's title.
+pub fn describe(w: &Workload, engine_name: &str, targets: &[TargetInfo]) -> String {
+    let targets: Vec<String> = targets
+        .iter()
+        .map(|t| format!("{} ({}, {})", t.path, t.kind, human_bytes(t.size_bytes)))
+        .collect();
+    format!(
+        "bs {} read {}% random {}% qd {} x {} worker(s), {}, {}{}, rate {}, {}{} on {}, seed {}",
+        w.bs_text(),
+        w.read_pct,
+        w.random_pct,
+        w.qd,
+        w.threads,
+        engine_name,
+        if w.direct { "direct" } else { "buffered" },
+        match w.sync {
+            SyncMode::None => "",
+            SyncMode::Sync => "+sync",
+            SyncMode::Dsync => "+dsync",
+        },
+        match w.rate {
+            Rate::Max => "max".to_string(),
+            Rate::Iops(r) => format!("{r:.0} IOPS"),
+        },
+        secs(w.time),
+        if w.warmup.is_zero() {
+            String::new()
+        } else {
+            format!(" after {} warmup", secs(w.warmup))
+        },
+        targets.join(", "),
+        w.seed
+    )
+}
+
+/// `30s`, `1.5s`, `1.667s`: seconds with at most three decimals.
+fn secs(d: std::time::Duration) -> String {
+    let t = format!("{:.3}", d.as_secs_f64());
+    let t = t.trim_end_matches('0').trim_end_matches('.');
+    format!("{t}s")
+}
+
+pub fn steady_state_line(label: &str, v: &SteadyStateFinding) -> String {
+    if v.reached {
+        format!(
+            "{label}: steady state reached after {} round(s) ({:.0} s measured)",
+            v.rounds,
+            v.time_needed_s.unwrap_or(0.0)
+        )
+    } else {
+        let why = v.verdict.reason.as_deref().unwrap_or("");
+        format!(
+            "{label}: steady state not reached in {} round(s): {why}",
+            v.rounds
+        )
+    }
+}
+
+pub fn curve_lines(v: &CurveFinding) -> Vec<String> {
+    let a = &v.analysis;
+    let group = v.group + 1;
+    let th = v.threshold_ms;
+    let f = |x: Option<f64>| match x {
+        Some(n) => format!("{n:.0}"),
+        None => "none".to_string(),
+    };
+    let at = |step: Option<usize>| match step {
+        Some(step) => format!(" (step {step})"),
+        None => String::new(),
+    };
+    let mut out = vec![format!(
+        "curve {group}: max {} IOPS; best with mean latency <= {th} ms: {}{}; with p99 <= {th} ms: {}{}",
+        f(Some(a.max_iops)),
+        f(a.best_under_mean),
+        at(v.best_under_mean_step),
+        f(a.best_under_p99),
+        at(v.best_under_p99_step),
+    )];
+    for o in &v.off_rate {
+        out.push(format!(
+            "curve {group}: step {} ran {} IOPS of {} requested ({:+.1} %): off its rate, so it does not count for the best under {th} ms",
+            o.step.unwrap_or(0),
+            f(Some(o.achieved_iops)),
+            f(o.requested_iops),
+            o.error_pct.unwrap_or(0.0)
+        ));
+    }
+    if let Some(k) = &a.knee {
+        out.push(format!(
+            "curve {group}: knee at {} IOPS (mean latency {:.3} ms, over 2x the low-load latency)",
+            f(Some(k.iops)),
+            k.lat_ns / 1e6
+        ));
+    }
+    out
+}
+
+/// One line for a validation error.
+pub fn validation_error_text(e: &ValidationError) -> String {
+    let u = &e.error;
+    let expected = match u.expected {
+        Expected::Unwritten => "never written".to_string(),
+        Expected::Key(k) => format!("key {k}"),
+        Expected::Either { old, new } => format!("key {old} or {new}"),
+    };
+    let found = match u.found_key {
+        Some(k) => format!("key {k}"),
+        None => "no iorig data".to_string(),
+    };
+    let written = u
+        .found_time_ns
+        .map(|ns| {
+            let t = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(ns);
+            format!(", found written {}", humantime::format_rfc3339_millis(t))
+        })
+        .unwrap_or_default();
+    format!(
+        "{} at {} offset {} (t={:.3}s): expected {expected}, found {found}{written}; {}",
+        u.kind.name().replace('_', " "),
+        e.target_path,
+        u.offset_bytes,
+        e.t_s,
+        u.detail
+    )
+}
+
+/// The validation lines of a summary.
+pub fn validation_lines(v: &ValidationSummary) -> Vec<String> {
+    let mut out = vec![format!(
+        "validation: {} block(s) checked ({} unit(s) of {} bytes; {} pre-read(s), {} read-back(s)), {} error(s)",
+        v.blocks_checked, v.units_checked, v.unit_bytes, v.pre_reads, v.after_reads, v.errors
+    )];
+    if v.errors > 0 {
+        let kinds: Vec<String> = v
+            .errors_by_kind
+            .iter()
+            .map(|(k, n)| format!("{} {n}", k.replace('_', " ")))
+            .collect();
+        out.push(format!("  errors by kind: {}", kinds.join(", ")));
+    }
+    if v.stopped_at_max_errors {
+        out.push("  the run stopped at --max-errors".to_string());
+    }
+    if v.journal_batches > 0 {
+        out.push(format!(
+            "  journal: {} synced batch(es), {:.3} ms each on average (kept out of the I/O latency above)",
+            v.journal_batches,
+            v.journal_ns as f64 / v.journal_batches as f64 / 1e6
+        ));
+    }
+    out
+}
+
+/// The warning a finding deserves, if any (`label`: the step's).
+pub fn finding_notice(f: &Finding, label: &str) -> Option<String> {
+    match f {
+        Finding::GeneratorBound(v) if v.generator_bound => v.message.clone(),
+        Finding::Rate(r) if !r.met => Some(format!(
+            "rate not met: {:.0} IOPS achieved of {:.0} requested ({:+.1} %); the latency figures are for that load, not the one asked",
+            r.achieved_iops, r.requested_iops, r.error_pct
+        )),
+        Finding::Outages(o) if o.outage_intervals > 0 => Some(format!(
+            "outage: {} interval(s) without a completed I/O, {:.1} s in total, longest {:.1} s from t={:.1} s; no I/O completed for {:.3} s from t={:.3} s",
+            o.outage_intervals,
+            o.total_outage_s,
+            o.longest_outage_s,
+            o.longest_start_t_s.unwrap_or(0.0),
+            o.longest_gap_ns.unwrap_or(0) as f64 / 1e9,
+            o.longest_gap_start_t_s.unwrap_or(0.0)
+        )),
+        Finding::WriteCliff(w) => w.cliff.as_ref().map(|c| format!(
+            "write cliff at t={:.0} s: IOPS fell from {:.0} to {:.0} ({:.0} % lower) and stayed down",
+            c.onset_t_s, c.level_before_iops, c.level_after_iops, c.drop_pct
+        )),
+        Finding::SteadyState(v) => Some(steady_state_line(label, v)),
+        Finding::Skipped(s) => Some(format!("{label} skipped: {}", s.why)),
+        _ => None,
+    }
+}
+
+/// The report lines a finding adds to a step's or a plan's output.
+pub fn finding_lines(f: &Finding) -> Vec<String> {
+    match f {
+        Finding::Precondition(p) => vec![format!(
+            "precondition: wrote {} in {:.1} s ({:.1} MB/s)",
+            human_bytes(p.written_bytes),
+            p.duration_s,
+            p.bw_bytes_per_s / 1e6
+        )],
+        Finding::Curve(c) => curve_lines(c),
+        _ => Vec::new(),
+    }
+}
+
+fn text_of(v: &Option<StrOrNum>) -> String {
+    match v {
+        None => "-".into(),
+        Some(StrOrNum::Str(s)) => s.clone(),
+        Some(StrOrNum::Int(i)) => i.to_string(),
+        Some(StrOrNum::Float(f)) => f.to_string(),
+    }
+}
+
+/// The `--dry-run` listing of a plan.
+pub fn dry_run_lines(plan: &Plan, steps: &[PlanStep], estimate: Duration) -> Vec<String> {
+    let mut out = vec![
+        format!(
+            "plan {} ({}): {} step(s), estimated {}",
+            plan.name,
+            plan.path,
+            steps.len(),
+            fmt_duration(estimate)
+        ),
+        format!(
+            "{:>5}  {:<14} {:<40} {:>6} {:>5} {:>6} {:>5} {:>7} {:>8} {:>8}",
+            "step", "role", "label", "bs", "read", "random", "qd", "threads", "rate", "time"
+        ),
+    ];
+    for s in steps {
+        let w = &s.workload;
+        let time = match (&s.role, s.time, s.steady_state) {
+            (StepRole::Precondition(p), _, _) => format!("{}x fill", p.passes),
+            (_, _, Some(ss)) => format!("{}x{}", ss.max_rounds, fmt_duration(ss.round)),
+            (_, Some(t), None) => fmt_duration(t),
+            (_, None, None) => "-".into(),
+        };
+        let rate = match s.role {
+            StepRole::CurveRate { pct, .. } => format!("{pct}%max"),
+            _ => text_of(&w.rate),
+        };
+        out.push(format!(
+            "{:>5}  {:<14} {:<40} {:>6} {:>5} {:>6} {:>5} {:>7} {:>8} {:>8}",
+            s.index + 1,
+            iorig_result::StepRole::from(&s.role),
+            s.label,
+            text_of(&w.bs),
+            text_of(&w.read),
+            text_of(&w.random),
+            text_of(&w.qd),
+            text_of(&w.threads),
+            rate,
+            time
+        ));
+    }
+    out
+}
+
+/// The closing table of a plan: one line per step (`run`: its store id).
+pub fn plan_table_lines(name: &str, results: &[StepResult], run: Option<i64>) -> Vec<String> {
+    let mut out = vec![
+        String::new(),
+        format!(
+            "plan {name}{}: {} step(s)",
+            run.map(|r| format!(" (run {r})")).unwrap_or_default(),
+            results.len()
+        ),
+        format!(
+            "{:>5}  {:<40} {:<11} {:>10} {:>9} {:>9} {:>9}",
+            "step", "label", "status", "IOPS", "MB/s", "mean ms", "p99 ms"
+        ),
+    ];
+    let mut off_rate = false;
+    for r in results {
+        let [iops, mbs, mean, p99] = table::summary_cells(r.summary.as_ref());
+        // A paced step more than 3 % off its rate is marked: its latency is
+        // for another load than the one asked.
+        let missed = r
+            .analysis
+            .iter()
+            .any(|f| matches!(f, Finding::Rate(rate) if !rate.met));
+        off_rate |= missed;
+        out.push(format!(
+            "{:>5}  {:<40} {:<11} {:>10} {:>9} {:>9} {:>9}",
+            r.step.index + 1,
+            r.step.label,
+            r.status.as_str(),
+            if missed { format!("{iops}*") } else { iops },
+            mbs,
+            mean,
+            p99
+        ));
+    }
+    if off_rate {
+        out.push("    * rate not met: more than 3 % off the step's requested IOPS".into());
+    }
+    out
+}
+
+/// The five figures: (step name in five-params, what it measures, bandwidth
+/// (true) or IOPS (false) is the headline).
+const FIGURES: [(&str, &str, bool); 5] = [
+    ("seq-write", "sequential write", true),
+    ("seq-read", "sequential read", true),
+    ("rand-write", "random write", false),
+    ("rand-read-cold", "random read, cold (whole target)", false),
+    ("rand-read-hot", "random read, hot (working set)", false),
+];
+
+/// The closing lines of `iorig quick`: the five figures.
+pub fn five_figures_lines(results: &[StepResult]) -> Vec<String> {
+    let mut out = vec![String::new(), "five parameters:".to_owned()];
+    for (name, what, bandwidth) in FIGURES {
+        let Some(r) = results
+            .iter()
+            .find(|r| r.step.name.as_deref() == Some(name))
+        else {
+            continue;
+        };
+        let Some(s) = &r.summary else {
+            out.push(format!("  {what:<34} {}", r.status.as_str()));
+            continue;
+        };
+        let t = &s.total;
+        let iops = t.iops;
+        let mbs = t.bw_bytes_per_s / 1e6;
+        let mean_ms = t.lat_ns.mean as f64 / 1e6;
+        let p99_ms = t.lat_ns.p99 as f64 / 1e6;
+        let headline = if bandwidth {
+            format!("{mbs:>9.1} MB/s ({iops:.0} IOPS)")
+        } else {
+            format!("{iops:>9.0} IOPS ({mbs:.1} MB/s)")
+        };
+        let mut line =
+            format!("  {what:<34} {headline:<28} latency mean {mean_ms:.3} ms, p99 {p99_ms:.3} ms");
+        let steady = r.analysis.iter().find_map(|f| match f {
+            iorig_result::Finding::SteadyState(v) => Some(v),
+            _ => None,
+        });
+        if let Some(v) = steady {
+            if v.reached {
+                line.push_str(&format!(
+                    "; steady after {} round(s), {:.0} s",
+                    v.rounds,
+                    v.time_needed_s.unwrap_or(0.0)
+                ));
+            } else {
+                line.push_str(&format!("; not steady after {} round(s)", v.rounds));
+            }
+        }
+        if r.status != iorig_result::StepStatus::Ok {
+            line.push_str(&format!(" [{}]", r.status.as_str()));
+        }
+        out.push(line);
+    }
+    out
+}

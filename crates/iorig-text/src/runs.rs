@@ -1,0 +1,176 @@
+//! `iorig runs list` and `iorig runs show`: the stored runs as text.
+
+use iorig_result::{Finding, ProfileSummary, StepSummary};
+use iorig_store::{AnalysisRow, RunDetail, RunKind, RunRow, StepRow, TargetFactsRow};
+use std::collections::BTreeMap;
+
+fn labels_text(labels: &BTreeMap<String, String>) -> String {
+    labels
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// One line per run, with its step count.
+pub fn list_lines(runs: &[(RunRow, usize)]) -> Vec<String> {
+    let mut out = vec![format!(
+        "{:>5}  {:<7} {:<11} {:<20} {:>5}  labels",
+        "id", "kind", "status", "started", "steps"
+    )];
+    for (r, steps) in runs {
+        out.push(format!(
+            "{:>5}  {:<7} {:<11} {:<20} {:>5}  {}",
+            r.id.0,
+            r.kind.as_str(),
+            r.status.as_str(),
+            r.started,
+            steps,
+            labels_text(&r.labels)
+        ));
+    }
+    out
+}
+
+/// A stored profile: its summary and the rule sets' verdicts.
+pub fn profile_lines(summary: Option<&ProfileSummary>, analysis: &[&AnalysisRow]) -> Vec<String> {
+    let Some(summary) = summary else {
+        return vec!["profile: no summary stored (it ended before its first interval)".into()];
+    };
+    let mut out = crate::profile::stored_lines(summary);
+    for a in analysis {
+        if let Finding::Rules(evals) = &a.finding {
+            out.extend(crate::profile::verdict_lines(evals));
+        }
+    }
+    out
+}
+
+/// A run: its header, targets, one line per step, and what its findings
+/// and validation say.
+pub fn show_lines(
+    run: &RunDetail,
+    targets: &[TargetFactsRow],
+    steps: &[StepRow],
+    analysis: &[AnalysisRow],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    out.push(format!(
+        "run {} ({}, {}): started {}{}, host {}, iorig {}",
+        run.run.id,
+        run.run.kind,
+        run.run.status,
+        run.run.started,
+        run.run
+            .ended
+            .as_deref()
+            .map(|e| format!(", ended {e}"))
+            .unwrap_or_default(),
+        run.run.host,
+        run.run.tool_version
+    ));
+    if !run.run.labels.is_empty() {
+        out.push(format!("labels: {}", labels_text(&run.run.labels)));
+    }
+    if run.run.kind == RunKind::Profile {
+        for st in steps {
+            let mine: Vec<&AnalysisRow> = analysis
+                .iter()
+                .filter(|a| a.step_id == Some(st.id))
+                .collect();
+            let summary = match &st.summary {
+                Some(StepSummary::Profile(p)) => Some(p),
+                _ => None,
+            };
+            out.extend(profile_lines(summary, &mine));
+        }
+        return out;
+    }
+    for t in targets {
+        out.push(format!(
+            "target: {} ({}, {} bytes)",
+            t.path,
+            t.kind.as_deref().unwrap_or_default(),
+            t.size_bytes.unwrap_or(0)
+        ));
+    }
+    out.push(format!(
+        "{:>5}  {:<36} {:<12} {:>6} {:>5} {:>6} {:>4} {:>4} {:>10} {:>9} {:>9} {:>9}",
+        "step",
+        "name",
+        "status",
+        "bs",
+        "read",
+        "random",
+        "qd",
+        "thr",
+        "IOPS",
+        "MB/s",
+        "mean ms",
+        "p99 ms"
+    ));
+    for st in steps {
+        let p = st.params.as_ref();
+        let num = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or("-".into());
+        let [iops, mbs, mean, p99] =
+            crate::table::summary_cells(st.summary.as_ref().and_then(|s| s.io()));
+        out.push(format!(
+            "{:>5}  {:<36} {:<12} {:>6} {:>5} {:>6} {:>4} {:>4} {:>10} {:>9} {:>9} {:>9}",
+            st.index + 1,
+            st.name,
+            st.status.as_str(),
+            p.map_or_else(|| "-".to_owned(), |p| p.bs_label()),
+            num(p.map(|p| p.read_pct)),
+            num(p.map(|p| p.random_pct)),
+            num(p.map(|p| f64::from(p.qd))),
+            num(p.map(|p| f64::from(p.threads))),
+            iops,
+            mbs,
+            mean,
+            p99
+        ));
+    }
+    for a in analysis {
+        let Finding::GeneratorBound(g) = &a.finding else {
+            continue;
+        };
+        if g.generator_bound {
+            let step = steps
+                .iter()
+                .find(|s| Some(s.id) == a.step_id)
+                .map(|s| s.index + 1)
+                .unwrap_or(0);
+            out.push(format!(
+                "step {step}: {}",
+                g.message.as_deref().unwrap_or("generator-bound")
+            ));
+        }
+    }
+    for st in steps {
+        let Some(v) = st
+            .summary
+            .as_ref()
+            .and_then(|s| s.io())
+            .and_then(|s| s.validation.as_ref())
+        else {
+            continue;
+        };
+        let kinds: Vec<String> = v
+            .errors_by_kind
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        out.push(format!(
+            "step {}: validation: {} block(s) checked, {} error(s){}",
+            st.index + 1,
+            v.blocks_checked,
+            v.errors,
+            if kinds.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", kinds.join(", "))
+            }
+        ));
+    }
+    out
+}
