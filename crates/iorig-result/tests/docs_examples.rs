@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use iorig_result::{ResultDoc, Validation};
+use iorig_result::{ResultDoc, RunDoc, Validation, RUN_SCHEMA};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::PathBuf;
@@ -59,4 +59,30 @@ fn the_validation_example_is_a_summary_validation() {
     assert_eq!(blocks.len(), 1, "verify.md has one example");
     // The page shows the `"validation": {...}` member of a summary.
     round_trips::<Part>(&format!("{{{}}}", blocks[0]), "verify.md");
+}
+
+#[test]
+fn the_run_document_example_is_a_run_document() {
+    let blocks = json_blocks(&doc("export.md"));
+    assert_eq!(blocks.len(), 1, "export.md has one example");
+    round_trips::<RunDoc>(&blocks[0], "export.md");
+    let d: RunDoc = serde_json::from_str(&blocks[0]).unwrap();
+    assert_eq!(d.schema, RUN_SCHEMA);
+    assert!(!d.steps.is_empty() && d.steps[0].params.is_some());
+    assert!(d.steps[0].intervals.as_ref().is_some_and(|i| !i.is_empty()));
+}
+
+#[test]
+fn every_json_example_in_docs_is_checked() {
+    // A page that gains a JSON example must gain a test above.
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs");
+    let mut pages: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
+        .filter(|e| !json_blocks(&std::fs::read_to_string(e.path()).unwrap()).is_empty())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    pages.sort();
+    assert_eq!(pages, ["export.md", "json-schema.md", "verify.md"]);
 }
