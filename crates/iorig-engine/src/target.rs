@@ -14,10 +14,8 @@ use crate::EngineError;
 use iorig_spec::{format_size, RangePct, SyncMode, Workload, DEFAULT_SIZE_BYTES};
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use std::ffi::CString;
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -381,7 +379,7 @@ fn plan_new_file(path: &Path, w: &Workload) -> Result<TargetPlan, EngineError> {
         exists: false,
         size_bytes: size,
         data_start: FILE_HEADER_BYTES,
-        device: device_name(dir_md.dev()),
+        device: iorig_blockdev::name_of_dev(dir_md.dev()),
         resize_to: None,
         file: None,
         guarded: false,
@@ -448,24 +446,12 @@ fn probe_dir(target: &Path, dir: &Path, direct: bool) -> Result<(), EngineError>
 
 /// Bytes an unprivileged writer may still use on the filesystem of `dir`.
 fn free_bytes(dir: &Path) -> Option<u64> {
-    let c = CString::new(dir.as_os_str().as_bytes()).ok()?;
-    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
-    // SAFETY: `c` is a NUL-terminated path that outlives the call, and `st`
-    // points to writable memory of the size statvfs fills in.
-    let rc = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
-    if rc != 0 {
-        return None;
-    }
-    // SAFETY: statvfs returned 0, so it initialised the whole struct.
-    let st = unsafe { st.assume_init() };
+    let st = rustix::fs::statvfs(dir).ok()?;
     if st.f_blocks == 0 {
         // ramfs and some pseudo filesystems report no size and no limit.
         return None;
     }
-    // The field types are u32 on some 32-bit targets.
-    #[allow(clippy::unnecessary_cast)]
-    let (avail, frsize) = (st.f_bavail as u64, st.f_frsize as u64);
-    Some(avail.saturating_mul(frsize))
+    Some(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
 fn open_mode(write: bool) -> &'static str {
@@ -610,7 +596,7 @@ fn plan_existing_file(
     };
     let write = w.writes() || resize_to.is_some();
     if write && !allow_destroy {
-        let loops = loop_devices_backed_by(&probe_md);
+        let loops = iorig_blockdev::loop_devices_backed_by(probe_md.dev(), probe_md.ino());
         if !loops.is_empty() {
             return Err(usage(format!(
                 "{p} is the backing file of {}; writing to it would change that device's data under whoever uses it — detach it (losetup -d) or pass --allow-destroy",
@@ -645,97 +631,11 @@ fn plan_existing_file(
         exists: true,
         size_bytes: size,
         data_start,
-        device: device_name(md.dev()),
+        device: iorig_blockdev::name_of_dev(md.dev()),
         resize_to,
         file: Some(Arc::new(file)),
         guarded: write && !allow_destroy,
     })
-}
-
-/// Loop devices (`/dev/loop3`) whose backing file is the file `md` describes.
-fn loop_devices_backed_by(md: &fs::Metadata) -> Vec<String> {
-    let mut out = Vec::new();
-    for e in fs::read_dir("/sys/block").into_iter().flatten().flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !name.starts_with("loop") {
-            continue;
-        }
-        let Ok(text) = fs::read_to_string(e.path().join("loop/backing_file")) else {
-            continue;
-        };
-        let backing = text.trim_end_matches('\n');
-        let backing = backing.strip_suffix(" (deleted)").unwrap_or(backing);
-        if let Ok(b) = fs::metadata(backing) {
-            if b.dev() == md.dev() && b.ino() == md.ino() {
-                out.push(format!("/dev/{name}"));
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-fn dev_major(dev: u64) -> u64 {
-    ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff)
-}
-
-fn dev_minor(dev: u64) -> u64 {
-    (dev & 0xff) | ((dev >> 12) & !0xff)
-}
-
-/// Kernel name of the block device `dev` (`vda`, `vda1`, `loop3`), via sysfs.
-fn device_name(dev: u64) -> Option<String> {
-    let link = format!("/sys/dev/block/{}:{}", dev_major(dev), dev_minor(dev));
-    let real = fs::canonicalize(link).ok()?;
-    real.file_name().map(|n| n.to_string_lossy().into_owned())
-}
-
-fn sys_block(name: &str) -> PathBuf {
-    Path::new("/sys/class/block").join(name)
-}
-
-/// Partitions of a whole-disk device, by kernel name.
-fn partitions(name: &str) -> Vec<String> {
-    let mut out: Vec<String> = fs::read_dir(sys_block(name))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.path().join("partition").exists())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    out.sort();
-    out
-}
-
-/// Devices stacked on `name` (device-mapper, LVM, MD RAID, bcache...).
-fn holders(name: &str) -> Vec<String> {
-    let mut out: Vec<String> = fs::read_dir(sys_block(name).join("holders"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    out.sort();
-    out
-}
-
-/// The whole disk a partition belongs to.
-fn parent_disk(name: &str) -> Option<String> {
-    let dir = sys_block(name);
-    if !dir.join("partition").exists() {
-        return None;
-    }
-    let real = fs::canonicalize(dir).ok()?;
-    real.parent()?
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-}
-
-/// `MAJ:MIN` of a kernel block device name.
-fn sys_dev_number(name: &str) -> Option<(u64, u64)> {
-    let text = fs::read_to_string(sys_block(name).join("dev")).ok()?;
-    let (a, b) = text.trim().split_once(':')?;
-    Some((a.parse().ok()?, b.parse().ok()?))
 }
 
 /// Undoes the octal escapes (`\040`) of /proc/self/mountinfo and /proc/swaps.
@@ -815,73 +715,13 @@ fn is_swap(swaps: &str, num: Option<(u64, u64)>) -> bool {
         };
         fs::metadata(unescape(name))
             .map(|m| {
-                m.file_type().is_block_device() && (dev_major(m.rdev()), dev_minor(m.rdev())) == num
+                m.file_type().is_block_device() && iorig_blockdev::major_minor(m.rdev()) == num
             })
             .unwrap_or(false)
     })
 }
 
-// Block-device ioctls from <linux/fs.h>, not exported by the libc crate:
-// BLKROGET = _IO(0x12, 94), BLKGETSIZE64 = _IOR(0x12, 114, size_t).
-#[cfg(any(
-    target_arch = "powerpc",
-    target_arch = "powerpc64",
-    target_arch = "mips",
-    target_arch = "mips64",
-    target_arch = "sparc",
-    target_arch = "sparc64"
-))]
-const IOC_NONE_READ: (u32, u32) = (1 << 29, 2 << 29);
-#[cfg(not(any(
-    target_arch = "powerpc",
-    target_arch = "powerpc64",
-    target_arch = "mips",
-    target_arch = "mips64",
-    target_arch = "sparc",
-    target_arch = "sparc64"
-)))]
-const IOC_NONE_READ: (u32, u32) = (0, 2 << 30);
-const BLKROGET: libc::Ioctl = (IOC_NONE_READ.0 | (0x12 << 8) | 94) as libc::Ioctl;
-const BLKGETSIZE64: libc::Ioctl =
-    (IOC_NONE_READ.1 | ((std::mem::size_of::<usize>() as u32) << 16) | (0x12 << 8) | 114)
-        as libc::Ioctl;
-
-/// Size of an open file or block device in bytes.
-pub fn size_of_open(f: &File) -> io::Result<u64> {
-    use std::os::unix::fs::FileTypeExt;
-    let meta = f.metadata()?;
-    if meta.file_type().is_block_device() {
-        block_size_bytes(f)
-    } else {
-        Ok(meta.len())
-    }
-}
-
-/// Size of an open block device in bytes.
-fn block_size_bytes(f: &File) -> io::Result<u64> {
-    let mut size: u64 = 0;
-    // SAFETY: BLKGETSIZE64 stores one u64 through the pointer, which points to a
-    // live, aligned u64; the descriptor stays open because `f` is borrowed.
-    let rc = unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64, &mut size as *mut u64) };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(size)
-}
-
-/// Whether an open block device is read-only.
-fn block_read_only(f: &File, name: Option<&str>) -> bool {
-    let mut ro: libc::c_int = 0;
-    // SAFETY: BLKROGET stores one int through the pointer, which points to a
-    // live, aligned c_int; the descriptor stays open because `f` is borrowed.
-    let rc = unsafe { libc::ioctl(f.as_raw_fd(), BLKROGET, &mut ro as *mut libc::c_int) };
-    if rc == 0 {
-        return ro != 0;
-    }
-    name.and_then(|n| fs::read_to_string(sys_block(n).join("ro")).ok())
-        .map(|t| t.trim() == "1")
-        .unwrap_or(false)
-}
+pub use iorig_blockdev::size_of_open;
 
 fn read_fully_at(f: &File, buf: &mut [u8], at: u64) -> io::Result<()> {
     f.read_exact_at(buf, at)
@@ -895,8 +735,8 @@ fn plan_block(
 ) -> Result<TargetPlan, EngineError> {
     let p = path.display();
     let rdev = md.rdev();
-    let num = Some((dev_major(rdev), dev_minor(rdev)));
-    let name = device_name(rdev).or_else(|| {
+    let num = Some(iorig_blockdev::major_minor(rdev));
+    let name = iorig_blockdev::name_of_dev(rdev).or_else(|| {
         fs::canonicalize(path)
             .ok()
             .and_then(|r| r.file_name().map(|n| n.to_string_lossy().into_owned()))
@@ -911,7 +751,7 @@ fn plan_block(
             )),
             _ => open_check_error(path, false, false, &e),
         })?;
-    let size = match block_size_bytes(&probe) {
+    let size = match iorig_blockdev::device_size_bytes(&probe) {
         Ok(s) => s,
         Err(_) => {
             use std::io::Seek;
@@ -921,7 +761,7 @@ fn plan_block(
         }
     };
     if w.writes() {
-        if block_read_only(&probe, name.as_deref()) {
+        if iorig_blockdev::read_only(&probe, name.as_deref()) {
             return Err(usage(format!(
                 "{p} is a read-only device and this workload writes (--read {}); use --read 100 or make it writable (blockdev --setrw {p})",
                 w.read_pct
@@ -1011,9 +851,13 @@ fn check_block_unused(
         }
         return Ok(());
     };
-    let parts = partitions(name);
+    let parts = iorig_blockdev::partitions(name);
     let mut devs: Vec<(String, Option<(u64, u64)>)> = vec![(name.to_string(), num)];
-    devs.extend(parts.iter().map(|n| (n.clone(), sys_dev_number(n))));
+    devs.extend(
+        parts
+            .iter()
+            .map(|n| (n.clone(), iorig_blockdev::dev_number(n))),
+    );
     for (dev, dnum) in &devs {
         let what = if dev == name {
             p.to_string()
@@ -1030,7 +874,7 @@ fn check_block_unused(
                 "{what} is in use as swap; run swapoff on it first or choose another --target"
             )));
         }
-        let h = holders(dev);
+        let h = iorig_blockdev::holders(dev);
         if !h.is_empty() {
             return Err(usage(format!(
                 "{what} is in use by {} (device-mapper, LVM or RAID); remove that first or choose another --target",
@@ -1038,8 +882,8 @@ fn check_block_unused(
             )));
         }
     }
-    if let Some(disk) = parent_disk(name) {
-        if let Some(at) = mounted_at(&mounts, &disk, sys_dev_number(&disk)) {
+    if let Some(disk) = iorig_blockdev::parent_disk(name) {
+        if let Some(at) = mounted_at(&mounts, &disk, iorig_blockdev::dev_number(&disk)) {
             return Err(usage(format!(
                 "{p} is a partition of {disk}, which is mounted at {at}; choose another --target"
             )));
@@ -1326,7 +1170,7 @@ fn recheck(plan: &TargetPlan, f: &File) -> Result<(), EngineError> {
     }
     match plan.kind {
         TargetKind::Block => {
-            let size = block_size_bytes(f)
+            let size = iorig_blockdev::device_size_bytes(f)
                 .map_err(|e| target_err(&plan.path, format!("cannot read the device size: {e}")))?;
             refuse_signatures(&plan.path, f, size)
         }
@@ -1334,7 +1178,7 @@ fn recheck(plan: &TargetPlan, f: &File) -> Result<(), EngineError> {
             let md = f
                 .metadata()
                 .map_err(|e| target_err(&plan.path, format!("cannot look at it: {e}")))?;
-            let loops = loop_devices_backed_by(&md);
+            let loops = iorig_blockdev::loop_devices_backed_by(md.dev(), md.ino());
             if !loops.is_empty() {
                 return Err(usage(format!(
                     "{} became the backing file of {} since it was checked; nothing was written to it — detach it (losetup -d) or pass --allow-destroy",
@@ -1522,9 +1366,7 @@ fn fill(
 
 /// Drops the file's pages from the page cache so the fill does not warm it.
 fn drop_cache(f: &File) {
-    // SAFETY: posix_fadvise only takes a descriptor, which stays open because `f`
-    // is borrowed; the advice affects caching, never the file's contents.
-    let _ = unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    let _ = rustix::fs::fadvise(f, 0, None, rustix::fs::Advice::DontNeed);
 }
 
 /// Opens a scratch file iorig just created, with the run's flags.
@@ -1541,7 +1383,7 @@ fn open_for_io(plan: &TargetPlan, w: &Workload) -> Result<File, EngineError> {
 fn check_size(plan: &TargetPlan, f: &File) -> Result<(), EngineError> {
     let have = match plan.kind {
         TargetKind::File => f.metadata().map(|m| m.len()),
-        TargetKind::Block => block_size_bytes(f),
+        TargetKind::Block => iorig_blockdev::device_size_bytes(f),
     }
     .map_err(|e| target_err(&plan.path, format!("cannot read its size: {e}")))?;
     let need = plan.data_start.saturating_add(plan.size_bytes);
@@ -1604,13 +1446,6 @@ mod tests {
         assert_eq!(FileHeader::decode(&block), Some(h));
         assert_eq!(FileHeader::decode(&[0u8; 4096]), None);
         assert_eq!(FileHeader::decode(b"IORIG"), None);
-    }
-
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-    #[test]
-    fn ioctl_numbers_match_linux_fs_h() {
-        assert_eq!(BLKGETSIZE64, 0x8008_1272u32 as libc::Ioctl);
-        assert_eq!(BLKROGET, 0x125eu32 as libc::Ioctl);
     }
 
     #[test]
@@ -1818,13 +1653,12 @@ mod tests {
         let w = workload(&[&path], WorkloadFile::default());
         let plans = plan_targets(&w, false).unwrap();
         let dev = fs::metadata(dir.path()).unwrap().dev();
-        let sys = format!("/sys/dev/block/{}:{}", dev_major(dev), dev_minor(dev));
+        let (major, minor) = iorig_blockdev::major_minor(dev);
+        let sys = format!("/sys/dev/block/{major}:{minor}");
         if Path::new(&sys).exists() {
             assert!(plans[0].device.is_some());
         } else {
             assert_eq!(plans[0].device, None);
         }
-        assert_eq!(dev_major(libc::makedev(259, 3)), 259);
-        assert_eq!(dev_minor(libc::makedev(259, 300)), 300);
     }
 }

@@ -185,24 +185,7 @@ pub fn cover(
 /// Live only: the members of every stacked device, from
 /// `/sys/block/NAME/slaves`.
 pub fn live_members() -> BTreeMap<String, Vec<String>> {
-    let mut out = BTreeMap::new();
-    let Ok(entries) = std::fs::read_dir("/sys/block") else {
-        return out;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Ok(slaves) = std::fs::read_dir(e.path().join("slaves")) else {
-            continue;
-        };
-        let list: Vec<String> = slaves
-            .flatten()
-            .map(|s| s.file_name().to_string_lossy().into_owned())
-            .collect();
-        if !list.is_empty() {
-            out.insert(name, list);
-        }
-    }
-    out
+    iorig_blockdev::all_members()
 }
 
 #[cfg(test)]

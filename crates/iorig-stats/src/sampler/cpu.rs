@@ -7,7 +7,7 @@
 
 use crate::StatsError;
 use serde::Serialize;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const PROC_STAT: &str = "/proc/stat";
 
@@ -217,91 +217,6 @@ impl CpuSampler {
     }
 }
 
-/// Cumulative CPU time of this process (all its threads).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ProcessTimes {
-    pub user: Duration,
-    pub system: Duration,
-}
-
-impl ProcessTimes {
-    /// `getrusage(RUSAGE_SELF)`: user and system time of every thread of this
-    /// process so far.
-    pub fn current() -> Result<Self, StatsError> {
-        let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-        // SAFETY: `ru` points to writable memory of the right type and size;
-        // getrusage only writes into it.
-        let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
-        if rc != 0 {
-            return Err(StatsError::Sys {
-                call: "getrusage(RUSAGE_SELF)",
-                source: std::io::Error::last_os_error(),
-            });
-        }
-        // SAFETY: zero-initialised plain C data, filled in by a successful call.
-        let ru = unsafe { ru.assume_init() };
-        Ok(Self {
-            user: timeval_to_duration(&ru.ru_utime),
-            system: timeval_to_duration(&ru.ru_stime),
-        })
-    }
-}
-
-fn timeval_to_duration(tv: &libc::timeval) -> Duration {
-    let secs = u64::try_from(tv.tv_sec).unwrap_or(0);
-    let micros = u64::try_from(tv.tv_usec).unwrap_or(0);
-    Duration::from_secs(secs).saturating_add(Duration::from_micros(micros))
-}
-
-/// CPU time used between `a` (earlier) and `b` (later) over `wall` of
-/// wall-clock time, as percent of one CPU. Zero `wall` gives 0.
-pub fn process_usage_between(a: &ProcessTimes, b: &ProcessTimes, wall: Duration) -> CpuUsage {
-    let wall_s = wall.as_secs_f64();
-    if wall_s <= 0.0 {
-        return CpuUsage::default();
-    }
-    let pct = |x: Duration, y: Duration| 100.0 * y.saturating_sub(x).as_secs_f64() / wall_s;
-    CpuUsage {
-        usr_pct: pct(a.user, b.user),
-        sys_pct: pct(a.system, b.system),
-        steal_pct: 0.0,
-    }
-}
-
-/// Samples the CPU time of this process between successive calls.
-#[derive(Debug)]
-pub struct ProcessCpuSampler {
-    prev: ProcessTimes,
-    prev_at: Instant,
-}
-
-impl ProcessCpuSampler {
-    /// Takes the first snapshot.
-    pub fn new() -> Result<Self, StatsError> {
-        Ok(Self {
-            prev: ProcessTimes::current()?,
-            prev_at: Instant::now(),
-        })
-    }
-
-    /// User and system CPU of this process since the previous sample (or since
-    /// [`ProcessCpuSampler::new`]), as percent of one CPU over the wall-clock
-    /// time in between.
-    pub fn sample(&mut self) -> Result<CpuUsage, StatsError> {
-        let now = ProcessTimes::current()?;
-        let at = Instant::now();
-        let usage = process_usage_between(&self.prev, &now, at.duration_since(self.prev_at));
-        self.prev = now;
-        self.prev_at = at;
-        Ok(usage)
-    }
-
-    /// The cumulative CPU time of the last snapshot.
-    pub fn last(&self) -> ProcessTimes {
-        self.prev
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,50 +354,13 @@ mod tests {
         let mut s = CpuSampler::new().expect("CpuSampler::new");
         // Burn a little CPU so the interval is not empty.
         let mut x = 0u64;
-        let until = Instant::now() + Duration::from_millis(30);
-        while Instant::now() < until {
+        let until = std::time::Instant::now() + Duration::from_millis(30);
+        while std::time::Instant::now() < until {
             x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
         }
         let u = s.sample().expect("sample");
         assert!((0.0..=100.0).contains(&u.usr_pct), "{u:?}");
         assert!((0.0..=100.0).contains(&u.sys_pct), "{u:?}");
         assert!(u.usr_pct + u.sys_pct <= 100.0 + 1e-9, "{u:?}");
-    }
-
-    #[test]
-    fn process_usage_math() {
-        let a = ProcessTimes {
-            user: Duration::from_millis(100),
-            system: Duration::from_millis(50),
-        };
-        let b = ProcessTimes {
-            user: Duration::from_millis(1600),
-            system: Duration::from_millis(300),
-        };
-        let u = process_usage_between(&a, &b, Duration::from_secs(1));
-        assert!((u.usr_pct - 150.0).abs() < 1e-9, "{u:?}");
-        assert!((u.sys_pct - 25.0).abs() < 1e-9, "{u:?}");
-        assert_eq!(
-            process_usage_between(&a, &b, Duration::ZERO),
-            CpuUsage::default()
-        );
-        assert_eq!(
-            process_usage_between(&b, &a, Duration::from_secs(1)),
-            CpuUsage::default()
-        );
-    }
-
-    #[test]
-    fn process_sampler_sees_own_cpu() {
-        let mut s = ProcessCpuSampler::new().expect("ProcessCpuSampler::new");
-        let start = s.last();
-        let mut x = 0u64;
-        let until = Instant::now() + Duration::from_millis(100);
-        while Instant::now() < until {
-            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
-        }
-        let u = s.sample().expect("sample");
-        assert!(u.usr_pct + u.sys_pct > 0.0, "{u:?}");
-        assert!(s.last().user >= start.user);
     }
 }

@@ -217,7 +217,7 @@ impl DeviceSampler {
     pub fn new(names: &[String]) -> Self {
         let mut devices: Vec<Device> = Vec::new();
         for raw in names {
-            let Some(name) = sysfs_name(raw) else {
+            let Some(name) = iorig_blockdev::sysfs_name(raw) else {
                 continue;
             };
             if devices.iter().any(|d| d.name == name) {
@@ -271,18 +271,6 @@ impl DeviceSampler {
     }
 }
 
-/// The sysfs spelling of a device name: without `/dev/`, `/` as `!` (as in
-/// `cciss!c0d0`). `None` for names that could escape the sysfs directory.
-fn sysfs_name(raw: &str) -> Option<String> {
-    let name = raw.trim();
-    let name = name.strip_prefix("/dev/").unwrap_or(name).replace('/', "!");
-    if name.is_empty() || name == "." || name == ".." {
-        None
-    } else {
-        Some(name)
-    }
-}
-
 fn stat_paths(name: &str) -> [PathBuf; 2] {
     [
         Path::new("/sys/block").join(name).join("stat"),
@@ -290,51 +278,7 @@ fn stat_paths(name: &str) -> [PathBuf; 2] {
     ]
 }
 
-/// Major and minor number of a Linux `dev_t` (glibc encoding).
-fn major_minor(dev: u64) -> (u64, u64) {
-    let major = ((dev & 0x0000_0000_000f_ff00) >> 8) | ((dev & 0xffff_f000_0000_0000) >> 32);
-    let minor = (dev & 0x0000_0000_0000_00ff) | ((dev & 0x0000_0fff_fff0_0000) >> 12);
-    (major, minor)
-}
-
-/// The kernel name of the block device `MAJ:MIN`, if sysfs knows it.
-fn block_name_of(dev: u64) -> Option<String> {
-    let (major, minor) = major_minor(dev);
-    let link = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
-    let target = std::fs::read_link(&link)
-        .or_else(|_| std::fs::canonicalize(&link))
-        .ok()?;
-    target
-        .file_name()
-        .and_then(|n| n.to_str())
-        .map(str::to_owned)
-}
-
-/// The block device behind `path`: for a block device node (symlinks
-/// followed), its kernel name; for anything else, the device holding its
-/// filesystem. A path that does not exist yet is looked up through its
-/// nearest existing ancestor. `None` when the filesystem has no block device
-/// (overlay, tmpfs, btrfs subvolumes, NFS, ...).
-pub fn device_for_path(path: &Path) -> Option<String> {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let meta = path
-        .ancestors()
-        .filter(|p| !p.as_os_str().is_empty())
-        .find_map(|p| std::fs::metadata(p).ok())
-        .or_else(|| {
-            // A bare relative name: its filesystem is the current directory's.
-            if path.is_relative() {
-                std::fs::metadata(".").ok()
-            } else {
-                None
-            }
-        })?;
-    if meta.file_type().is_block_device() {
-        block_name_of(meta.rdev())
-    } else {
-        block_name_of(meta.dev())
-    }
-}
+pub use iorig_blockdev::device_for_path;
 
 #[cfg(test)]
 mod tests {
@@ -484,27 +428,6 @@ mod tests {
         assert_eq!(d.io_ticks_ms, 500);
         assert_eq!(d.time_in_queue_ms, 0); // went back a little: a reset
         assert_eq!(d.write_ios, 0);
-    }
-
-    #[test]
-    fn sysfs_names() {
-        assert_eq!(sysfs_name("sda").as_deref(), Some("sda"));
-        assert_eq!(sysfs_name("/dev/nvme0n1").as_deref(), Some("nvme0n1"));
-        assert_eq!(sysfs_name("/dev/cciss/c0d0").as_deref(), Some("cciss!c0d0"));
-        assert_eq!(sysfs_name(".."), None);
-        assert_eq!(sysfs_name(""), None);
-        assert_eq!(sysfs_name("../../etc").as_deref(), Some("..!..!etc"));
-    }
-
-    #[test]
-    fn dev_t_decoding() {
-        assert_eq!(major_minor(0xfe00), (254, 0));
-        assert_eq!(major_minor(0x0801), (8, 1));
-        // Large minor (e.g. 259:300) and large major.
-        let dev = (300 & 0xff) | ((300 & !0xff) << 12) | ((259 & 0xfff) << 8);
-        assert_eq!(major_minor(dev), (259, 300));
-        let dev = (5000u64 & 0xfff) << 8 | ((5000u64 & !0xfff) << 32) | 3;
-        assert_eq!(major_minor(dev), (5000, 3));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! without `/sys`, a device without a model, tmpfs without a block device)
 //! is `None`, because a missing fact must never stop a run.
 
-use super::device::device_for_path;
+use iorig_blockdev::device_for_path;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -148,13 +148,10 @@ struct SysDirs {
 }
 
 fn sysfs_dirs(name: &str) -> Option<SysDirs> {
-    let dev = std::fs::canonicalize(Path::new("/sys/class/block").join(name)).ok()?;
-    let disk = if dev.join("partition").exists() {
-        dev.parent().map(Path::to_path_buf)?
-    } else {
-        dev.clone()
-    };
-    Some(SysDirs { dev, disk })
+    Some(SysDirs {
+        dev: std::fs::canonicalize(iorig_blockdev::sys_dir(name)).ok()?,
+        disk: iorig_blockdev::disk_dir(name)?,
+    })
 }
 
 /// `path` resolved through symlinks; a path that does not exist yet is
