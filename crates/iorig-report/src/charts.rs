@@ -84,19 +84,7 @@ impl LatUnit {
     }
 }
 
-/// Three significant digits, without a trailing `.0` for large values.
-pub fn sig3(v: f64) -> String {
-    let a = v.abs();
-    if a >= 100.0 || a == 0.0 {
-        format!("{v:.0}")
-    } else if a >= 10.0 {
-        format!("{v:.1}")
-    } else if a >= 1.0 {
-        format!("{v:.2}")
-    } else {
-        format!("{v:.3}")
-    }
-}
+pub use iorig_spec::sig3;
 
 /// An axis number: three significant digits without trailing zeros
 /// (`0.5`, `2`, `12.5`).

@@ -99,9 +99,50 @@ pub fn format_size(bytes: u64) -> String {
     bytes.to_string()
 }
 
+/// A number with three significant digits (`0.123`, `1.23`, `12.3`, `123`).
+pub fn sig3(v: f64) -> String {
+    let a = v.abs();
+    if a >= 100.0 || a == 0.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// A byte count for people: binary units, three significant digits
+/// (`512 B`, `4.00 KiB`, `1.50 GiB`). [`format_size`] gives exact sizes.
+pub fn format_bytes(b: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < UNITS.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{b} B")
+    } else {
+        format!("{} {}", sig3(v), UNITS[i])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bytes_for_people() {
+        assert_eq!(format_bytes(512), "512 B");
+        assert_eq!(format_bytes(4096), "4.00 KiB");
+        assert_eq!(format_bytes(1536 << 20), "1.50 GiB");
+        assert_eq!(format_bytes(123 << 20), "123 MiB");
+        assert_eq!(sig3(0.0), "0");
+        assert_eq!(sig3(0.1234), "0.123");
+    }
 
     #[test]
     fn sizes() {

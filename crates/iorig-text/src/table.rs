@@ -3,20 +3,7 @@
 use iorig_engine::run::IntervalSample;
 use iorig_stats::{CpuUsage, IntervalStats};
 
-pub fn human_bytes(b: u64) -> String {
-    const U: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i < U.len() - 1 {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.1} {}", U[i])
-    }
-}
+pub use iorig_spec::format_bytes as human_bytes;
 
 fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6

@@ -1,0 +1,395 @@
+//! The comparison of several runs: steps matched by parameters, the %
+//! change of each figure against the first run, and its page.
+
+use super::*;
+
+/// What identifies "the same step" across runs: the workload's shape, not
+/// its seed or duration. Curve steps match by their role (`curve-50%`),
+/// since their absolute rate follows each run's own maximum.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StepKey {
+    pub bs: String,
+    /// Per mille, so the key can be compared exactly.
+    pub read_permille: i64,
+    pub random_permille: i64,
+    pub qd: u32,
+    pub threads: u32,
+    /// `max`, `5000 IOPS`, or the curve role.
+    pub rate: String,
+    /// Which repetition of the same shape in its run (0 for the first).
+    pub occurrence: u32,
+}
+
+impl StepKey {
+    pub(super) fn of(s: &StepReport) -> StepKey {
+        let p = &s.params;
+        let rate = if matches!(s.role, StepRole::CurveMax | StepRole::CurveRate { .. }) {
+            s.role.to_string()
+        } else {
+            rate_text(p)
+        };
+        StepKey {
+            bs: p.bs.clone(),
+            read_permille: (p.read_pct * 10.0).round() as i64,
+            random_permille: (p.random_pct * 10.0).round() as i64,
+            qd: p.qd,
+            threads: p.threads,
+            rate,
+            occurrence: 0,
+        }
+    }
+
+    /// `4k read 70% random 100% qd 8 t4 max`.
+    pub fn label(&self) -> String {
+        let mut s = format!(
+            "{} read {}% random {}% qd {} t{} {}",
+            self.bs,
+            fmt_pct(self.read_permille as f64 / 10.0),
+            fmt_pct(self.random_permille as f64 / 10.0),
+            self.qd,
+            self.threads,
+            self.rate
+        );
+        if self.occurrence > 0 {
+            let _ = write!(s, " #{}", self.occurrence + 1);
+        }
+        s
+    }
+}
+
+/// The figures of one step of one run in a comparison.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepMetrics {
+    pub step_index: i64,
+    pub iops: f64,
+    pub bw_bytes_per_s: f64,
+    pub mean_lat_ns: f64,
+    pub p99_lat_ns: f64,
+    /// Against the first run; `None` for the first run itself or when the
+    /// first run lacks the step.
+    pub change: Option<Changes>,
+}
+
+/// Percentage changes against the first run (`None` when its figure is 0).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Changes {
+    pub iops_pct: Option<f64>,
+    pub bw_pct: Option<f64>,
+    pub mean_lat_pct: Option<f64>,
+    pub p99_lat_pct: Option<f64>,
+}
+
+/// One matched step: its figures in each run (`None` where a run lacks it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ComparedStep {
+    pub key: StepKey,
+    pub per_run: Vec<Option<StepMetrics>>,
+}
+
+/// Steps matched across runs, in the first run's order (steps only other
+/// runs have follow).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    pub runs: Vec<RunId>,
+    pub steps: Vec<ComparedStep>,
+}
+
+pub(super) fn pct_change(base: f64, v: f64) -> Option<f64> {
+    (base.abs() > 0.0 && base.is_finite() && v.is_finite()).then(|| (v - base) / base * 100.0)
+}
+
+pub(super) fn fmt_change(c: Option<f64>) -> String {
+    match c {
+        Some(v) => format!("{v:+.1}%"),
+        None => String::new(),
+    }
+}
+
+impl Comparison {
+    /// Matches the steps with results of `runs` by [`StepKey`].
+    pub fn of(runs: &[RunReport]) -> Comparison {
+        let mut order: Vec<StepKey> = Vec::new();
+        let mut found: BTreeMap<StepKey, Vec<Option<StepMetrics>>> = BTreeMap::new();
+        for (ri, r) in runs.iter().enumerate() {
+            let mut seen: BTreeMap<StepKey, u32> = BTreeMap::new();
+            for s in r.steps.iter().filter(|s| s.has_results()) {
+                let Some(sum) = s.summary else { continue };
+                let mut key = StepKey::of(s);
+                let n = seen.entry(key.clone()).or_insert(0);
+                key.occurrence = *n;
+                *n += 1;
+                let slot = found.entry(key.clone()).or_insert_with(|| {
+                    order.push(key.clone());
+                    vec![None; runs.len()]
+                });
+                slot[ri] = Some(StepMetrics {
+                    step_index: s.index,
+                    iops: sum.total.iops,
+                    bw_bytes_per_s: sum.total.bw_bytes_per_s,
+                    mean_lat_ns: sum.total.lat_ns.mean as f64,
+                    p99_lat_ns: sum.total.lat_ns.p99 as f64,
+                    change: None,
+                });
+            }
+        }
+        let steps = order
+            .into_iter()
+            .map(|key| {
+                let mut per_run = found.remove(&key).unwrap_or_default();
+                let base = per_run.first().cloned().flatten();
+                if let Some(b) = base {
+                    for m in per_run.iter_mut().skip(1).flatten() {
+                        m.change = Some(Changes {
+                            iops_pct: pct_change(b.iops, m.iops),
+                            bw_pct: pct_change(b.bw_bytes_per_s, m.bw_bytes_per_s),
+                            mean_lat_pct: pct_change(b.mean_lat_ns, m.mean_lat_ns),
+                            p99_lat_pct: pct_change(b.p99_lat_ns, m.p99_lat_ns),
+                        });
+                    }
+                }
+                ComparedStep { key, per_run }
+            })
+            .collect();
+        Comparison {
+            runs: runs.iter().map(RunReport::id).collect(),
+            steps,
+        }
+    }
+
+    /// A plain-text table for a terminal: one line per step and run, the
+    /// change against the first run beside each figure.
+    pub fn table_lines(&self) -> Vec<String> {
+        let width = self
+            .steps
+            .iter()
+            .map(|s| s.key.label().chars().count())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        let mut out = vec![format!(
+            "{:<width$}  {:>6}  {:>11} {:>8}  {:>9} {:>8}  {:>10} {:>8}  {:>10} {:>8}",
+            "step", "run", "IOPS", "Δ", "MB/s", "Δ", "mean lat", "Δ", "p99 lat", "Δ"
+        )];
+        for s in &self.steps {
+            let label = s.key.label();
+            for (i, (run, m)) in self.runs.iter().zip(&s.per_run).enumerate() {
+                let name = if i == 0 { label.as_str() } else { "" };
+                let line = match m {
+                    Some(m) => {
+                        let c = m.change;
+                        format!(
+                            "{:<width$}  {:>6}  {:>11} {:>8}  {:>9} {:>8}  {:>10} {:>8}  {:>10} {:>8}",
+                            name,
+                            run.0,
+                            fmt_iops(m.iops),
+                            fmt_change(c.and_then(|c| c.iops_pct)),
+                            fmt_mb_s(m.bw_bytes_per_s),
+                            fmt_change(c.and_then(|c| c.bw_pct)),
+                            fmt_lat_ns(m.mean_lat_ns),
+                            fmt_change(c.and_then(|c| c.mean_lat_pct)),
+                            fmt_lat_ns(m.p99_lat_ns),
+                            fmt_change(c.and_then(|c| c.p99_lat_pct)),
+                        )
+                    }
+                    None => format!("{:<width$}  {:>6}  {:>11}", name, run.0, "–"),
+                };
+                out.push(line.trim_end().to_owned());
+            }
+        }
+        out
+    }
+}
+
+/// A change cell coloured by whether it is better (`up`) or worse.
+pub(super) fn change_cell(c: Option<f64>, higher_is_better: bool) -> String {
+    match c {
+        Some(v) if v.abs() >= 0.05 => {
+            let good = (v > 0.0) == higher_is_better;
+            format!(
+                "<span class=\"{}\">{v:+.1} %</span>",
+                if good { "up" } else { "down" }
+            )
+        }
+        Some(v) => format!("{v:+.1} %"),
+        None => String::new(),
+    }
+}
+
+/// The comparison page of several runs (the first is the baseline) and
+/// the matched figures behind it.
+pub fn render_compare(runs: &[RunReport]) -> (Rendered, Comparison) {
+    let cmp = Comparison::of(runs);
+    let mut page = Page::new();
+    let ids: Vec<String> = runs.iter().map(|r| r.id().to_string()).collect();
+    let title = format!("iorig comparison: runs {}", ids.join(", "));
+    let _ = writeln!(
+        page.body,
+        "<header><h1>{}</h1><p class=\"sub\">Changes are against run {}.</p></header>",
+        esc(&title),
+        ids.first().map(String::as_str).unwrap_or("–")
+    );
+    page.push("<nav><a href=\"#runs\">Runs</a><a href=\"#compared\">Steps compared</a><a href=\"#compare-charts\">Charts</a></nav>\n");
+
+    page.push("<section id=\"runs\"><h2>Runs</h2>\n");
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            let run = &r.run.run;
+            vec![
+                run.id.to_string(),
+                esc(run.kind.as_str()),
+                status_span(run.status.as_str()),
+                esc(&run.host),
+                esc(&run.started),
+                esc(&run.tool_version),
+                r.steps.len().to_string(),
+                esc(&run
+                    .labels
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")),
+            ]
+        })
+        .collect();
+    page.push(&table(
+        "runs",
+        &[
+            "run", "kind", "status", "host", "started", "version", "steps", "labels",
+        ],
+        &rows,
+        6..7,
+    ));
+    page.push("</section>\n");
+
+    page.push("<section id=\"compared\"><h2>Steps compared</h2>\n");
+    if cmp.steps.is_empty() {
+        page.push("<p class=\"note\">No step with results in these runs.</p>\n");
+    } else {
+        let mut rows = Vec::new();
+        for s in &cmp.steps {
+            for (i, (run, m)) in cmp.runs.iter().zip(&s.per_run).enumerate() {
+                let name = if i == 0 {
+                    esc(&s.key.label())
+                } else {
+                    String::new()
+                };
+                let mut row = vec![name, run.0.to_string()];
+                match m {
+                    Some(m) => {
+                        let c = m.change;
+                        row.extend([
+                            fmt_iops(m.iops),
+                            change_cell(c.and_then(|c| c.iops_pct), true),
+                            fmt_mb_s(m.bw_bytes_per_s),
+                            change_cell(c.and_then(|c| c.bw_pct), true),
+                            fmt_lat_ns(m.mean_lat_ns),
+                            change_cell(c.and_then(|c| c.mean_lat_pct), false),
+                            fmt_lat_ns(m.p99_lat_ns),
+                            change_cell(c.and_then(|c| c.p99_lat_pct), false),
+                        ]);
+                    }
+                    None => row.extend((0..8).map(|i| {
+                        if i == 0 {
+                            "<span class=\"muted\">not run</span>".to_owned()
+                        } else {
+                            String::new()
+                        }
+                    })),
+                }
+                rows.push(row);
+            }
+        }
+        page.push(&table("compare wide", &COMPARE_TABLE_HEAD, &rows, 2..10));
+    }
+    page.push("</section>\n");
+
+    page.push("<section id=\"compare-charts\"><h2>Charts</h2>\n");
+    let run_label = |r: &RunReport| format!("run {}", r.id());
+    // Curves: the n-th curve of each run.
+    let max_curves = runs.iter().map(|r| r.curves.len()).max().unwrap_or(0);
+    for ci in 0..max_curves {
+        let lines: Vec<CurveLine> = runs
+            .iter()
+            .filter_map(|r| r.curves.get(ci).map(|c| curve_line(run_label(r), c)))
+            .collect();
+        let threshold_ms = runs
+            .iter()
+            .find_map(|r| r.curves.get(ci).map(|c| c.threshold_ms))
+            .unwrap_or(1.0);
+        let title = format!("IOPS–latency curve {} by run", ci + 1);
+        page.chart(
+            &format!("compare-curve-{}", ci + 1),
+            &title,
+            charts::curve_chart(&title, threshold_ms, &lines),
+        );
+    }
+    // Scaling: one chart per (axis, fixed parameters, block size), a line per run.
+    let mut scaling: BTreeMap<(Axis, String, BsKey), Vec<ScalingLine>> = BTreeMap::new();
+    for r in runs {
+        for g in scaling_groups(&r.steps) {
+            for (bs, pts) in g.lines {
+                scaling
+                    .entry((g.axis, g.fixed.clone(), bs))
+                    .or_default()
+                    .push(ScalingLine {
+                        label: run_label(r),
+                        points: pts,
+                    });
+            }
+        }
+    }
+    for (i, ((axis, fixed, bs), lines)) in scaling.iter().take(MAX_SCALING_CHARTS).enumerate() {
+        let title = format!(
+            "Scaling with {} by run: bs {}, {fixed}",
+            axis.name(),
+            bs.label
+        );
+        page.chart(
+            &format!("compare-scaling-{}-{}", axis.name(), i + 1),
+            &title,
+            charts::scaling_chart(&title, axis.desc(), lines),
+        );
+    }
+    // Percentiles of matched steps, a line per run.
+    let mut drawn = 0;
+    for s in &cmp.steps {
+        if drawn >= MAX_STEP_DETAILS {
+            break;
+        }
+        let lines: Vec<PercentileLine> = runs
+            .iter()
+            .zip(&s.per_run)
+            .filter_map(|(r, m)| {
+                let m = m.as_ref()?;
+                let step = r.steps.iter().find(|x| x.index == m.step_index)?;
+                let p = step.percentiles.first()?;
+                Some(PercentileLine {
+                    label: run_label(r),
+                    points: p.points.clone(),
+                })
+            })
+            .collect();
+        if lines.len() < 2 {
+            continue;
+        }
+        drawn += 1;
+        let title = format!("Latency percentiles by run: {}", s.key.label());
+        page.chart(
+            &format!("compare-percentiles-{drawn}"),
+            &title,
+            charts::percentile_chart(&title, &lines),
+        );
+    }
+    if page.charts.is_empty() {
+        page.push("<p class=\"note\">No charts: the runs share no curve, scaling series or step with latency histograms.</p>\n");
+    }
+    page.push("</section>\n");
+    page.push("<footer>Made by iorig from the result store.</footer>\n");
+    (page.finish(&title), cmp)
+}
+
+/// The comparison table's header row.
+pub const COMPARE_TABLE_HEAD: [&str; 10] = [
+    "step", "run", "IOPS", "Δ IOPS", "MB/s", "Δ MB/s", "mean lat", "Δ mean", "p99 lat", "Δ p99",
+];

@@ -1,0 +1,763 @@
+//! The report of one run: header, findings, the step table, curve
+//! sections and each step in detail.
+
+use super::*;
+
+/// The report of one run.
+pub fn render_report(r: &RunReport) -> Rendered {
+    let mut page = Page::new();
+    let run = &r.run.run;
+    let title = format!("iorig report: run {}", run.id);
+    let _ = writeln!(
+        page.body,
+        "<header><h1>{}</h1><p class=\"sub\">{} · {} · {} · started {}</p></header>",
+        esc(&title),
+        esc(run.kind.as_str()),
+        status_span(run.status.as_str()),
+        esc(&run.host),
+        esc(&run.started)
+    );
+
+    let detailed: Vec<&StepReport> = r
+        .steps
+        .iter()
+        .filter(|s| s.has_results())
+        .take(MAX_STEP_DETAILS)
+        .collect();
+    let scaling = scaling_groups(&r.steps);
+    let heatmaps = heatmap_groups(&r.steps);
+    let mut nav = vec![("run", "Run"), ("findings", "Findings"), ("steps", "Steps")];
+    if !r.curves.is_empty() {
+        nav.push(("curves", "Curves"));
+    }
+    if !scaling.is_empty() {
+        nav.push(("scaling", "Scaling"));
+    }
+    if !heatmaps.is_empty() {
+        nav.push(("heatmaps", "Heatmaps"));
+    }
+    if !detailed.is_empty() {
+        nav.push(("details", "Step details"));
+    }
+    page.push("<nav>");
+    for (id, name) in &nav {
+        let _ = write!(page.body, "<a href=\"#{id}\">{name}</a>");
+    }
+    page.push("</nav>\n");
+
+    run_section(&mut page, r);
+    findings_section(&mut page, r);
+    steps_section(&mut page, r);
+
+    if !r.curves.is_empty() {
+        page.push("<section id=\"curves\"><h2>IOPS–latency curves</h2>\n");
+        for c in &r.curves {
+            curve_section(&mut page, r, c);
+        }
+        page.push("</section>\n");
+    }
+
+    if !scaling.is_empty() {
+        page.push("<section id=\"scaling\"><h2>Scaling</h2>\n");
+        for (i, g) in scaling.iter().take(MAX_SCALING_CHARTS).enumerate() {
+            let title = format!("Scaling with {}: {}", g.axis.name(), g.fixed);
+            let lines: Vec<ScalingLine> = g
+                .lines
+                .iter()
+                .map(|(bs, pts)| ScalingLine {
+                    label: bs.label.clone(),
+                    points: pts.clone(),
+                })
+                .collect();
+            page.chart(
+                &format!("scaling-{}-{}", g.axis.name(), i + 1),
+                &title,
+                charts::scaling_chart(&title, g.axis.desc(), &lines),
+            );
+        }
+        if scaling.len() > MAX_SCALING_CHARTS {
+            let _ = writeln!(
+                page.body,
+                "<p class=\"note\">{} more scaling charts left out.</p>",
+                scaling.len() - MAX_SCALING_CHARTS
+            );
+        }
+        page.push("</section>\n");
+    }
+
+    if !heatmaps.is_empty() {
+        page.push("<section id=\"heatmaps\"><h2>Heatmaps: read % × block size</h2>\n");
+        for (i, h) in heatmaps.iter().take(MAX_HEATMAPS).enumerate() {
+            for (kind, what, high_is_good) in [
+                (HeatValue::Iops, "IOPS", true),
+                (HeatValue::LatencyNs, "p99 latency", false),
+            ] {
+                let title = format!("{what}: {}", h.fixed);
+                let values = h
+                    .cells
+                    .iter()
+                    .map(|row| {
+                        row.iter()
+                            .map(|c| {
+                                c.map(|(iops, p99)| match kind {
+                                    HeatValue::Iops => iops,
+                                    HeatValue::LatencyNs => p99,
+                                })
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let map = Heatmap {
+                    title: title.clone(),
+                    x_desc: "block size".to_owned(),
+                    x_cats: h.bs.iter().map(|b| b.label.clone()).collect(),
+                    y_desc: "read %".to_owned(),
+                    y_cats: h.reads.iter().map(|r| fmt_pct(*r)).collect(),
+                    values,
+                    high_is_good,
+                    kind,
+                };
+                let stem = match kind {
+                    HeatValue::Iops => format!("heatmap-{}-iops", i + 1),
+                    HeatValue::LatencyNs => format!("heatmap-{}-p99", i + 1),
+                };
+                page.chart(&stem, &title, charts::heatmap_chart(&map));
+            }
+        }
+        page.push("</section>\n");
+    }
+
+    if !detailed.is_empty() {
+        page.push("<section id=\"details\"><h2>Step details</h2>\n");
+        let with_results = r.steps.iter().filter(|s| s.has_results()).count();
+        if with_results > detailed.len() {
+            let _ = writeln!(
+                page.body,
+                "<p class=\"note\">Charts of the first {} of {} steps with results; the step table lists all.</p>",
+                detailed.len(),
+                with_results
+            );
+        }
+        for s in detailed {
+            step_detail(&mut page, s);
+        }
+        page.push("</section>\n");
+    }
+    let _ = writeln!(
+        page.body,
+        "<footer>Made by iorig {} from the result store.</footer>",
+        esc(&run.tool_version)
+    );
+    page.finish(&title)
+}
+
+pub(super) fn run_section(page: &mut Page, r: &RunReport) {
+    let run = &r.run.run;
+    page.push("<section id=\"run\"><h2>Run</h2>\n");
+    let mut rows = vec![
+        ("id", esc(&run.id.to_string())),
+        ("kind", esc(run.kind.as_str())),
+        ("status", status_span(run.status.as_str())),
+        ("host", esc(&run.host)),
+        ("tool version", esc(&run.tool_version)),
+        (
+            "command line",
+            format!("<code>{}</code>", esc(&r.run.command_line)),
+        ),
+        ("started", esc(&run.started)),
+        (
+            "ended",
+            run.ended
+                .as_deref()
+                .map(esc)
+                .unwrap_or_else(|| "–".to_owned()),
+        ),
+        (
+            "duration",
+            r.duration_s()
+                .map(fmt_duration_s)
+                .unwrap_or_else(|| "–".to_owned()),
+        ),
+    ];
+    if !run.labels.is_empty() {
+        let labels = run
+            .labels
+            .iter()
+            .map(|(k, v)| format!("{}={}", esc(k), esc(v)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        rows.push(("labels", labels));
+    }
+    page.push(&facts_table(&rows));
+
+    page.push("<h3>System</h3>\n");
+    match &r.system {
+        Some(sys) => {
+            let mem = sys
+                .mem_total_bytes
+                .map(fmt_bytes)
+                .unwrap_or_else(|| "–".to_owned());
+            page.push(&facts_table(&[
+                ("hostname", opt_text(sys.hostname.as_deref())),
+                ("OS", opt_text(sys.os.as_deref())),
+                ("kernel", opt_text(sys.kernel.as_deref())),
+                ("CPU", opt_text(sys.cpu_model.as_deref())),
+                (
+                    "CPUs",
+                    opt_text(sys.cpu_count.map(|n| n.to_string()).as_deref()),
+                ),
+                ("memory", mem),
+            ]));
+        }
+        None => page.push("<p class=\"note\">No system facts recorded.</p>\n"),
+    }
+
+    page.push("<h3>Targets</h3>\n");
+    if r.targets.is_empty() {
+        page.push("<p class=\"note\">No targets recorded (the null engine uses none).</p>\n");
+    } else {
+        let rows: Vec<Vec<String>> = r
+            .targets
+            .iter()
+            .map(|t| {
+                let j = &t.facts;
+                let blocks = match (j.logical_block_bytes, j.physical_block_bytes) {
+                    (Some(l), Some(p)) => format!("{l} / {p}"),
+                    _ => "–".to_owned(),
+                };
+                vec![
+                    format!("<code>{}</code>", esc(&t.path)),
+                    t.kind.as_deref().map(esc).unwrap_or_else(|| "–".to_owned()),
+                    t.size_bytes
+                        .map(fmt_bytes)
+                        .unwrap_or_else(|| "–".to_owned()),
+                    opt_text(j.device.as_deref()),
+                    opt_text(j.model.as_deref()),
+                    opt_text(j.rotational.map(|r| if r { "yes" } else { "no" })),
+                    opt_text(j.scheduler.as_deref()),
+                    blocks,
+                    opt_text(j.filesystem.as_deref()),
+                ]
+            })
+            .collect();
+        page.push(&table(
+            "targets",
+            &[
+                "path",
+                "kind",
+                "size",
+                "device",
+                "model",
+                "rotational",
+                "scheduler",
+                "logical / physical block (B)",
+                "filesystem",
+            ],
+            &rows,
+            0..0,
+        ));
+    }
+    page.push("</section>\n");
+}
+
+/// One line per thing worth a reader's attention.
+pub(super) fn findings_section(page: &mut Page, r: &RunReport) {
+    let mut items: Vec<String> = Vec::new();
+    for c in &r.curves {
+        items.push(curve_sentence(c));
+    }
+    for s in &r.steps {
+        let f = &s.findings;
+        let who = format!("Step {} ({})", s.index, esc(&s.name));
+        if let Some(g) = f.generator_bound.as_ref().filter(|g| g.generator_bound) {
+            items.push(format!(
+                "<span class=\"warn\">{who}: generator-bound</span> (in-flight ratio {:.2}){}",
+                g.in_flight_ratio,
+                g.message
+                    .as_deref()
+                    .map(|m| format!(": {}", esc(m)))
+                    .unwrap_or_default()
+            ));
+        }
+        if let Some(r) = f.rate.as_ref().filter(|r| !r.met) {
+            items.push(format!(
+                "<span class=\"warn\">{who}: rate not met</span>: {} of {} IOPS requested ({:+.1} %); its latency is for that load",
+                fmt_iops(r.achieved_iops),
+                fmt_iops(r.requested_iops),
+                r.error_pct
+            ));
+        }
+        if let Some(o) = f.outages.as_ref().filter(|o| !o.spans_s.is_empty()) {
+            items.push(format!(
+                "<span class=\"warn\">{who}: {} outage(s)</span>, {} s in total, longest {} s",
+                o.spans_s.len(),
+                charts::sig3(o.total_outage_s),
+                charts::sig3(o.longest_outage_s)
+            ));
+        }
+        if let Some(Some(c)) = &f.write_cliff {
+            items.push(format!(
+                "<span class=\"warn\">{who}: write cliff</span> at {} s: {} → {} IOPS ({:.0} % lower)",
+                charts::sig3(c.onset_t_s),
+                fmt_iops(c.level_before_iops),
+                fmt_iops(c.level_after_iops),
+                c.drop_pct
+            ));
+        }
+        // Reached steady states are counted below; only misses are news.
+        if let Some(ss) = f.steady_state.as_ref().filter(|ss| !ss.reached) {
+            items.push(format!("{who}: {}", steady_text(ss)));
+        }
+        if let Some(s_) = s.summary.filter(|s_| s_.errors > 0) {
+            items.push(format!(
+                "<span class=\"warn\">{who}: {} I/O error(s)</span>",
+                s_.errors
+            ));
+        }
+    }
+    let judged = r
+        .steps
+        .iter()
+        .filter(|s| s.findings.steady_state.is_some())
+        .count();
+    if judged > 0 {
+        let reached = r
+            .steps
+            .iter()
+            .filter(|s| {
+                s.findings
+                    .steady_state
+                    .as_ref()
+                    .is_some_and(|ss| ss.reached)
+            })
+            .count();
+        items.push(format!(
+            "Steady state reached in {reached} of {judged} step(s) measured in rounds."
+        ));
+    }
+    for a in &r.plan_findings {
+        items.push(format!(
+            "{}: <code>{}</code>",
+            esc(a.finding.kind().as_str()),
+            esc(&a.finding.body_json().unwrap_or_default())
+        ));
+    }
+    let done = r.steps.iter().filter(|s| s.has_results()).count();
+    page.push("<section id=\"findings\"><h2>Findings</h2>\n");
+    let _ = writeln!(
+        page.body,
+        "<p>{} step(s), {} with results.</p>",
+        r.steps.len(),
+        done
+    );
+    if items.is_empty() {
+        page.push("<p class=\"note\">Nothing notable: no outages, write cliffs or generator limits found.</p>\n");
+    } else {
+        // A big matrix can have thousands of notes; the step table has them all.
+        const MAX_ITEMS: usize = 200;
+        page.push("<ul class=\"findings\">\n");
+        for i in items.iter().take(MAX_ITEMS) {
+            let _ = writeln!(page.body, "<li>{i}</li>");
+        }
+        page.push("</ul>\n");
+        if items.len() > MAX_ITEMS {
+            let _ = writeln!(
+                page.body,
+                "<p class=\"note\">{} more in the step table.</p>",
+                items.len() - MAX_ITEMS
+            );
+        }
+    }
+    page.push("</section>\n");
+}
+
+pub(super) fn steady_text(ss: &crate::model::SteadyState) -> String {
+    if ss.reached {
+        format!(
+            "steady state reached after {} round(s)",
+            ss.rounds_needed.unwrap_or(ss.rounds)
+        )
+    } else {
+        format!(
+            "<span class=\"warn\">steady state not reached</span> in {} round(s){}",
+            ss.rounds,
+            ss.reason
+                .as_deref()
+                .map(|r| format!(": {}", esc(r)))
+                .unwrap_or_default()
+        )
+    }
+}
+
+pub(super) fn curve_sentence(c: &CurveReport) -> String {
+    let Some(a) = &c.analysis else {
+        return format!("Curve {}: no analysis stored.", c.group + 1);
+    };
+    // The plan step a point stands for (shown from 1, as the step table).
+    let step_no = |i: usize| c.step_indexes.get(i).map(|s| s + 1);
+    let step_of = |point: Option<usize>| {
+        point
+            .and_then(step_no)
+            .map(|n| format!(" (step {n})"))
+            .unwrap_or_default()
+    };
+    let best = |v: Option<f64>, point: Option<usize>| {
+        v.map(|x| format!("{} IOPS{}", fmt_iops(x), step_of(point)))
+            .unwrap_or_else(|| "none (no paced step met its rate within the limit)".to_owned())
+    };
+    let mut s = format!(
+        "Curve {}: max {} IOPS; best with mean latency ≤ {} ms: {}; with p99 ≤ {} ms: {}",
+        c.group + 1,
+        fmt_iops(a.max_iops),
+        charts::axis_num(c.threshold_ms),
+        best(a.best_under_mean, a.best_under_mean_point),
+        charts::axis_num(c.threshold_ms),
+        best(a.best_under_p99, a.best_under_p99_point)
+    );
+    if !a.off_rate_points.is_empty() {
+        let steps: Vec<String> = a
+            .off_rate_points
+            .iter()
+            .filter_map(|&i| step_no(i))
+            .map(|n| n.to_string())
+            .collect();
+        let _ = write!(
+            s,
+            "; steps off their requested rate by more than 3 % (not counted for the best): {}",
+            steps.join(", ")
+        );
+    }
+    if let Some(k) = &a.knee {
+        let _ = write!(
+            s,
+            "; knee at {} IOPS (mean {})",
+            fmt_iops(k.iops),
+            fmt_lat_ns(k.lat_ns)
+        );
+    }
+    s
+}
+
+pub(super) fn step_notes(s: &StepReport) -> String {
+    let f = &s.findings;
+    let mut notes: Vec<String> = Vec::new();
+    if let Some(why) = &f.skipped_why {
+        notes.push(if why.is_empty() {
+            "skipped".to_owned()
+        } else {
+            format!("skipped: {}", esc(why))
+        });
+    }
+    if let Some(g) = f.generator_bound.as_ref().filter(|g| g.generator_bound) {
+        notes.push(format!(
+            "<span class=\"warn\">generator-bound</span> (ratio {:.2})",
+            g.in_flight_ratio
+        ));
+    }
+    if let Some(r) = f.rate.as_ref().filter(|r| !r.met) {
+        notes.push(format!(
+            "<span class=\"warn\">rate not met</span> ({:+.1} % of {} IOPS)",
+            r.error_pct,
+            fmt_iops(r.requested_iops)
+        ));
+    }
+    if let Some(o) = f.outages.as_ref().filter(|o| !o.spans_s.is_empty()) {
+        notes.push(format!(
+            "<span class=\"warn\">{} outage(s)</span>, {} s",
+            o.spans_s.len(),
+            charts::sig3(o.total_outage_s)
+        ));
+    }
+    if let Some(Some(c)) = &f.write_cliff {
+        notes.push(format!(
+            "<span class=\"warn\">write cliff</span> at {} s (−{:.0} %)",
+            charts::sig3(c.onset_t_s),
+            c.drop_pct
+        ));
+    }
+    if let Some(p) = &f.precondition {
+        notes.push(format!(
+            "precondition: {} written in {} ({} MB/s)",
+            fmt_bytes(p.written_bytes),
+            fmt_duration_s(p.duration_s),
+            fmt_mb_s(p.bw_bytes_per_s)
+        ));
+    }
+    if let Some(v) = &f.validation {
+        if v.errors == 0 {
+            notes.push(format!(
+                "validated: {} block(s) checked, no errors",
+                v.blocks_checked
+            ));
+        } else {
+            let kinds: Vec<String> = v
+                .errors_by_kind
+                .iter()
+                .map(|(k, n)| format!("{} {n}", esc(k)))
+                .collect();
+            notes.push(format!(
+                "<span class=\"warn\">{} validation error(s)</span> ({}) in {} block(s) checked",
+                v.errors,
+                kinds.join(", "),
+                v.blocks_checked
+            ));
+        }
+    }
+    if let Some(sum) = s.summary.filter(|x| x.errors > 0) {
+        notes.push(format!(
+            "<span class=\"warn\">{} error(s)</span>",
+            sum.errors
+        ));
+    }
+    notes.join("; ")
+}
+
+pub(super) fn steps_section(page: &mut Page, r: &RunReport) {
+    page.push("<section id=\"steps\"><h2>Steps</h2>\n");
+    if r.steps.is_empty() {
+        page.push("<p class=\"note\">No steps recorded.</p>\n</section>\n");
+        return;
+    }
+    let dash = || "–".to_owned();
+    let rows: Vec<Vec<String>> = r
+        .steps
+        .iter()
+        .map(|s| {
+            let p = &s.params;
+            let mut row = vec![
+                s.index.to_string(),
+                esc(&s.name),
+                esc(&s.role.to_string()),
+                status_span(s.status.as_str()),
+                esc(&p.bs),
+                fmt_pct(p.read_pct),
+                fmt_pct(p.random_pct),
+                p.qd.to_string(),
+                p.threads.to_string(),
+                esc(&rate_text(p)),
+            ];
+            match s.summary.filter(|_| s.has_results()) {
+                Some(sum) => {
+                    let t = &sum.total;
+                    row.extend([
+                        fmt_iops(t.iops),
+                        fmt_mb_s(t.bw_bytes_per_s),
+                        fmt_lat_ns(t.lat_ns.mean as f64),
+                        fmt_lat_ns(t.lat_ns.p99 as f64),
+                        fmt_lat_ns(t.lat_ns.max as f64),
+                        format!("{:.0} / {:.0}", sum.cpu_usr_pct, sum.cpu_sys_pct),
+                    ]);
+                }
+                None => row.extend((0..6).map(|_| dash())),
+            }
+            row.push(match &s.findings.steady_state {
+                Some(ss) if ss.reached => {
+                    format!("reached ({} rounds)", ss.rounds_needed.unwrap_or(ss.rounds))
+                }
+                Some(ss) => format!(
+                    "<span class=\"warn\">not reached</span> ({} rounds)",
+                    ss.rounds
+                ),
+                None => dash(),
+            });
+            row.push(step_notes(s));
+            row
+        })
+        .collect();
+    page.push(&table("steps wide", &STEP_TABLE_HEAD, &rows, 5..16));
+    page.push("</section>\n");
+}
+
+/// The step table's header row (kept public for the CLI and tests).
+pub const STEP_TABLE_HEAD: [&str; 18] = [
+    "#",
+    "step",
+    "role",
+    "status",
+    "bs",
+    "read %",
+    "random %",
+    "qd",
+    "threads",
+    "rate",
+    "IOPS",
+    "MB/s",
+    "mean lat",
+    "p99 lat",
+    "max lat",
+    "CPU usr / sys %",
+    "steady state",
+    "notes",
+];
+
+pub(super) fn curve_line(label: String, c: &CurveReport) -> CurveLine {
+    let a = c.analysis.as_ref();
+    CurveLine {
+        label,
+        points: c.points.clone(),
+        best_under_mean: a.and_then(|a| a.best_under_mean),
+        best_under_p99: a.and_then(|a| a.best_under_p99),
+        knee: a.and_then(|a| a.knee.as_ref()).map(|k| (k.iops, k.lat_ns)),
+    }
+}
+
+/// The parameters a curve was measured with, from its first step.
+pub(super) fn curve_params(r: &RunReport, c: &CurveReport) -> Option<String> {
+    let first = c.step_indexes.first()?;
+    let s = r.steps.iter().find(|s| s.index == *first)?;
+    // The rate differs from step to step of a curve.
+    Some(fixed_text(&s.params, &["rate"]))
+}
+
+pub(super) fn curve_section(page: &mut Page, r: &RunReport, c: &CurveReport) {
+    let n = c.group + 1;
+    let title = match curve_params(r, c) {
+        Some(p) => format!("IOPS–latency curve {n}: {p}"),
+        None => format!("IOPS–latency curve {n}"),
+    };
+    let _ = writeln!(
+        page.body,
+        "<h3>Curve {n}</h3>\n<p>{}</p>",
+        curve_sentence(c)
+    );
+    page.chart(
+        &format!("curve-{n}"),
+        &title,
+        charts::curve_chart(
+            &title,
+            c.threshold_ms,
+            &[curve_line(format!("curve {n}"), c)],
+        ),
+    );
+    let rows: Vec<Vec<String>> = c
+        .points
+        .iter()
+        .zip(
+            c.step_indexes
+                .iter()
+                .map(Some)
+                .chain(std::iter::repeat(None)),
+        )
+        .map(|(p, idx)| {
+            let role = idx
+                .and_then(|i| r.steps.iter().find(|s| s.index == *i))
+                .map(|s| esc(&s.role.to_string()))
+                .unwrap_or_default();
+            vec![
+                idx.map(i64::to_string).unwrap_or_default(),
+                role,
+                fmt_iops(p.iops),
+                fmt_lat_ns(p.mean_lat_ns),
+                fmt_lat_ns(p.p99_lat_ns),
+            ]
+        })
+        .collect();
+    page.push(&table(
+        "curve",
+        &["step", "load", "IOPS", "mean lat", "p99 lat"],
+        &rows,
+        2..5,
+    ));
+}
+
+pub(super) fn time_series_of(s: &StepReport) -> TimeSeries {
+    let iv = &s.intervals;
+    let pts = |f: &dyn Fn(&crate::model::IntervalPoint) -> f64| -> Vec<(f64, f64)> {
+        iv.iter().map(|i| (i.t_s, f(i))).collect()
+    };
+    let measured_start = s.measured_start_s();
+    TimeSeries {
+        iops: pts(&|i| i.total.iops),
+        bw_bytes_per_s: pts(&|i| i.total.bw_bytes_per_s),
+        mean_lat_ns: pts(&|i| i.total.lat_ns.mean as f64),
+        p99_lat_ns: pts(&|i| i.total.lat_ns.p99 as f64),
+        cpu_usr_pct: pts(&|i| i.cpu_usr_pct),
+        cpu_sys_pct: pts(&|i| i.cpu_sys_pct),
+        dev_util_pct: iv
+            .iter()
+            .filter_map(|i| i.dev_util_pct.map(|u| (i.t_s, u)))
+            .collect(),
+        warmup_end_s: (measured_start > 0.0).then_some(measured_start),
+        steady_window_s: s.findings.steady_state.as_ref().and_then(|ss| ss.window_s),
+        cliff_onset_s: s
+            .findings
+            .write_cliff
+            .as_ref()
+            .and_then(|c| c.as_ref().map(|c| c.onset_t_s)),
+        outages_s: s
+            .findings
+            .outages
+            .as_ref()
+            .map(|o| o.spans_s.clone())
+            .unwrap_or_default(),
+    }
+}
+
+pub(super) fn step_detail(page: &mut Page, s: &StepReport) {
+    let _ = writeln!(
+        page.body,
+        "<h3 id=\"step-{0}\">Step {0}: {1}</h3>\n<p class=\"sub\">{2} · {3} · {4}</p>",
+        s.index,
+        esc(&s.name),
+        esc(&s.role.to_string()),
+        status_span(s.status.as_str()),
+        esc(&params_text(&s.params))
+    );
+    if let Some(sum) = &s.summary {
+        let rows: Vec<Vec<String>> = [
+            ("read", &sum.read),
+            ("write", &sum.write),
+            ("total", &sum.total),
+        ]
+        .into_iter()
+        .filter(|(name, o)| o.ops > 0 || *name == "total")
+        .map(|(name, o)| {
+            let l = &o.lat_ns;
+            vec![
+                name.to_owned(),
+                fmt_iops(o.iops),
+                fmt_mb_s(o.bw_bytes_per_s),
+                fmt_lat_ns(l.min as f64),
+                fmt_lat_ns(l.mean as f64),
+                fmt_lat_ns(l.p50 as f64),
+                fmt_lat_ns(l.p99 as f64),
+                fmt_lat_ns(l.p99_9 as f64),
+                fmt_lat_ns(l.max as f64),
+            ]
+        })
+        .collect();
+        page.push(&table(
+            "ops",
+            &[
+                "op", "IOPS", "MB/s", "min", "mean", "p50", "p99", "p99.9", "max",
+            ],
+            &rows,
+            1..9,
+        ));
+    }
+    let stem = format!("step-{:04}", s.index);
+    if !s.intervals.is_empty() {
+        let title = format!("Step {} over time: {}", s.index, s.name);
+        page.chart(
+            &format!("{stem}-timeseries"),
+            &title,
+            charts::time_series_chart(&title, &time_series_of(s)),
+        );
+    }
+    if !s.percentiles.is_empty() {
+        let title = format!("Step {} latency percentiles: {}", s.index, s.name);
+        let lines: Vec<PercentileLine> = s
+            .percentiles
+            .iter()
+            .map(|p| PercentileLine {
+                label: p.label.clone(),
+                points: p.points.clone(),
+            })
+            .collect();
+        page.chart(
+            &format!("{stem}-percentiles"),
+            &title,
+            charts::percentile_chart(&title, &lines),
+        );
+    }
+}
