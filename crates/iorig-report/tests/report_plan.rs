@@ -102,6 +102,18 @@ fn a_2000_step_matrix_renders_in_time() {
     );
     assert!(out
         .index_html
-        .contains("Charts of the first 100 of 2000 steps"));
+        .contains("Charts of 40 of 2000 steps with results (those with warnings first"));
+    // Steps named by number are drawn instead, and only those.
+    let chosen = iorig_report::html::render_report_with(
+        &report,
+        &iorig_report::html::Details::Steps(vec![7, 1999]),
+    );
+    let drawn: Vec<&str> = chosen
+        .charts
+        .iter()
+        .filter(|c| c.file_stem.ends_with("-timeseries"))
+        .map(|c| c.file_stem.as_str())
+        .collect();
+    assert_eq!(drawn.len(), 2, "{drawn:?}");
     assert!(out.index_html.matches("<tr>").count() > 2000);
 }

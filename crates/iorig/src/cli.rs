@@ -46,6 +46,10 @@ pub enum Command {
         /// Output directory [default: ./iorig-report-ID].
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Steps to draw in detail, by number, e.g. 5,10-20 [default: all up
+        /// to 40; beyond, those with warnings first, then in order].
+        #[arg(long, value_name = "LIST")]
+        steps: Option<String>,
         #[command(flatten)]
         store: StoreArgs,
     },

@@ -121,7 +121,12 @@ fn main() -> ExitCode {
         cli::Command::Runs(cmd) => runs_cmd::runs(cmd),
         cli::Command::Verify(args) => verify_cmd::verify(args),
         cli::Command::Profile(args) => profile_cmd::profile(args),
-        cli::Command::Report { id, out, store } => report_cmd::report(id, out, store.db.as_deref()),
+        cli::Command::Report {
+            id,
+            out,
+            steps,
+            store,
+        } => report_cmd::report(id, out, steps.as_deref(), store.db.as_deref()),
         cli::Command::Export {
             id,
             format,

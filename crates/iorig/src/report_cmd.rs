@@ -6,7 +6,7 @@ use crate::cli::ExportFormat;
 use crate::output::Printer;
 use crate::store::{check_output, check_output_dir, open_read_only, write_output};
 use crate::{exit, Failure};
-use iorig_report::html::{render_compare, render_report, Rendered};
+use iorig_report::html::{render_compare, render_report_with, Details, Rendered};
 use iorig_report::model::RunReport;
 use iorig_store::{RunId, Store};
 use std::path::{Path, PathBuf};
@@ -59,13 +59,47 @@ fn write_rendered(dir: &Path, r: &Rendered, printer: &Printer) -> Result<(), Fai
     Ok(())
 }
 
-pub fn report(id: i64, out: Option<PathBuf>, db: Option<&Path>) -> Result<u8, Failure> {
+/// `--steps 5,10-20`: step numbers (from 1), each one in the run.
+fn parse_steps(text: &str, run: &RunReport) -> Result<Vec<i64>, Failure> {
+    let count = run.steps.len() as i64;
+    let bad = |why: String| {
+        Failure::usage(format!(
+            "bad --steps '{text}': {why}; give step numbers from 1 to {count}, e.g. 5,10-20"
+        ))
+    };
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let num = |t: &str| {
+            t.trim()
+                .parse::<i64>()
+                .map_err(|_| bad(format!("'{part}' is not a number or a range")))
+        };
+        let (a, b) = (num(a)?, num(b)?);
+        if a < 1 || b > count || a > b {
+            return Err(bad(format!("'{part}' is outside the run's steps")));
+        }
+        out.extend(a..=b);
+    }
+    Ok(out)
+}
+
+pub fn report(
+    id: i64,
+    out: Option<PathBuf>,
+    steps: Option<&str>,
+    db: Option<&Path>,
+) -> Result<u8, Failure> {
     let printer = Printer::new(false, false);
     let dir = out.unwrap_or_else(|| PathBuf::from(format!("iorig-report-{id}")));
     check_output_dir("--out", &dir)?;
     let store = open_read_only(db)?;
     let run = load(&store, id)?;
-    write_rendered(&dir, &render_report(&run), &printer)?;
+    let details = match steps {
+        Some(text) => Details::Steps(parse_steps(text, &run)?),
+        None => Details::Auto,
+    };
+    write_rendered(&dir, &render_report_with(&run, &details), &printer)?;
     Ok(exit::OK)
 }
 

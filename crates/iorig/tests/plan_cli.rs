@@ -285,6 +285,25 @@ fn curve_rates_follow_the_measured_max_and_the_curve_is_analysed() {
         .expect("curve analysis stored");
     assert_eq!(curve["result"]["points"].as_array().unwrap().len(), 3);
     assert!(curve["result"]["analysis"]["max_iops"].as_f64().unwrap() > 0.0);
+
+    // `report --steps` draws the steps named, and refuses numbers the run
+    // does not have before writing anything.
+    for bad in ["4", "0", "2-1", "x"] {
+        let out = run(&["report", &id, "--steps", bad, "--out", "bad"], dir.path());
+        assert_eq!(out.status.code(), Some(2), "--steps {bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("bad --steps") && err.contains("from 1 to 3"), "{err}");
+        assert!(!dir.path().join("bad").exists());
+    }
+    ok(&["report", &id, "--steps", "2", "--out", "rep"], dir.path());
+    let mut timeseries: Vec<String> = std::fs::read_dir(dir.path().join("rep"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with("-timeseries.svg"))
+        .collect();
+    timeseries.sort();
+    assert_eq!(timeseries, ["step-0001-timeseries.svg"]);
 }
 
 fn db_steps(db: &Path, id: i64) -> Vec<iorig_store::StepRow> {

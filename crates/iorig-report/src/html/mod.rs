@@ -21,10 +21,22 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::ops::Range;
 
-/// Steps drawn in detail (time series and percentiles): beyond this the
-/// page would grow to hundreds of megabytes for a large matrix; the step
-/// table still lists every step.
-pub const MAX_STEP_DETAILS: usize = 100;
+/// Steps drawn in detail (time series and percentiles) unless the caller
+/// names them: a large matrix would otherwise spend most of its report on
+/// hundreds of similar charts (and their PNG copies); the step table still
+/// lists every step, and [`Details::Steps`] draws any others.
+pub const MAX_STEP_DETAILS: usize = 40;
+
+/// Which steps of a run get detail charts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Details {
+    /// Every step when there are at most [`MAX_STEP_DETAILS`]; else the
+    /// steps with warnings first, then the others in order, up to it.
+    #[default]
+    Auto,
+    /// Exactly these steps, by number (from 1, as the tables show them).
+    Steps(Vec<i64>),
+}
 /// Scaling charts per page, for the same reason.
 pub const MAX_SCALING_CHARTS: usize = 40;
 /// Heatmap pairs (IOPS, p99) per page.

@@ -3,8 +3,59 @@
 
 use super::*;
 
-/// The report of one run.
+/// The report of one run, with the default choice of detailed steps.
 pub fn render_report(r: &RunReport) -> Rendered {
+    render_report_with(r, &Details::Auto)
+}
+
+/// Whether a step's results carry a warning worth its detail charts.
+fn needs_a_look(s: &StepReport) -> bool {
+    let f = &s.findings;
+    s.status != iorig_result::StepStatus::Ok
+        || f.generator_bound
+            .as_ref()
+            .is_some_and(|g| g.generator_bound)
+        || f.rate.as_ref().is_some_and(|r| !r.met)
+        || f.outages.as_ref().is_some_and(|o| !o.spans_s.is_empty())
+        || matches!(f.write_cliff, Some(Some(_)))
+        || f.steady_state.as_ref().is_some_and(|v| !v.reached)
+        || f.validation.as_ref().is_some_and(|v| v.errors > 0)
+}
+
+/// The steps drawn in detail, in step order.
+fn detailed_steps<'a>(r: &'a RunReport, details: &Details) -> Vec<&'a StepReport> {
+    let with_results = r.steps.iter().filter(|s| s.has_results());
+    match details {
+        Details::Steps(numbers) => with_results
+            .filter(|s| numbers.contains(&(s.index + 1)))
+            .collect(),
+        Details::Auto => {
+            let all: Vec<&StepReport> = with_results.collect();
+            if all.len() <= MAX_STEP_DETAILS {
+                return all;
+            }
+            let mut chosen: Vec<&StepReport> = all
+                .iter()
+                .copied()
+                .filter(|s| needs_a_look(s))
+                .take(MAX_STEP_DETAILS)
+                .collect();
+            for s in &all {
+                if chosen.len() >= MAX_STEP_DETAILS {
+                    break;
+                }
+                if !chosen.iter().any(|c| c.index == s.index) {
+                    chosen.push(s);
+                }
+            }
+            chosen.sort_by_key(|s| s.index);
+            chosen
+        }
+    }
+}
+
+/// The report of one run, with detail charts for the steps `details` names.
+pub fn render_report_with(r: &RunReport, details: &Details) -> Rendered {
     let mut page = Page::new();
     let run = &r.run.run;
     let title = format!("iorig report: run {}", run.id);
@@ -18,12 +69,7 @@ pub fn render_report(r: &RunReport) -> Rendered {
         esc(&run.started)
     );
 
-    let detailed: Vec<&StepReport> = r
-        .steps
-        .iter()
-        .filter(|s| s.has_results())
-        .take(MAX_STEP_DETAILS)
-        .collect();
+    let detailed = detailed_steps(r, details);
     let scaling = scaling_groups(&r.steps);
     let heatmaps = heatmap_groups(&r.steps);
     let mut nav = vec![("run", "Run"), ("findings", "Findings"), ("steps", "Steps")];
@@ -131,11 +177,16 @@ pub fn render_report(r: &RunReport) -> Rendered {
         page.push("<section id=\"details\"><h2>Step details</h2>\n");
         let with_results = r.steps.iter().filter(|s| s.has_results()).count();
         if with_results > detailed.len() {
+            let how = match details {
+                Details::Auto => "those with warnings first, then in step order",
+                Details::Steps(_) => "the steps asked for",
+            };
             let _ = writeln!(
                 page.body,
-                "<p class=\"note\">Charts of the first {} of {} steps with results; the step table lists all.</p>",
+                "<p class=\"note\">Charts of {} of {} steps with results ({how}); the step table lists all, and <code>iorig report {} --steps 5,10-20</code> draws the ones you name.</p>",
                 detailed.len(),
-                with_results
+                with_results,
+                run.id
             );
         }
         for s in detailed {
