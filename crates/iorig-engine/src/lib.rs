@@ -3,8 +3,8 @@
 //! tests) from worker threads, paces them under a rate limit, and emits one
 //! [`IntervalSample`](run::IntervalSample) per reporting interval on a channel.
 //!
-//! The engine never prints and never touches the result store; the CLI wires the
-//! consumers of its samples.
+//! The engine never prints and never touches the result store; `iorig-run`
+//! turns its samples into events for the store writer and the front end.
 
 pub mod buffers;
 pub mod data;

@@ -7,6 +7,7 @@
 //! neighbouring multiples of 4 KiB whose mean is that average (6 KiB → 4k and
 //! 8k, half each), so the bytes per I/O match and direct I/O stays aligned.
 
+use crate::figures::Figure;
 use crate::profile::Profile;
 use crate::ProfileError;
 use std::fmt::Write as _;
@@ -48,8 +49,8 @@ pub fn bs_for_average(avg_bytes: f64) -> String {
 /// The workload TOML for a profile's total. `source` says where the profile
 /// came from (a line of the header comment).
 pub fn workload_toml(p: &Profile, rate: EmitRate, source: &str) -> Result<String, ProfileError> {
-    let stat = |f: &str| p.stat("total", f).copied().unwrap_or_default();
-    let iops = stat("total_iops");
+    let stat = |f: Figure| *p.total.get(f);
+    let iops = stat(Figure::TotalIops);
     let rate_iops = match rate {
         EmitRate::Mean => iops.mean,
         EmitRate::Peak => iops.peak,
@@ -60,10 +61,14 @@ pub fn workload_toml(p: &Profile, rate: EmitRate, source: &str) -> Result<String
             "the profile saw no I/O on the covered devices, so there is no mix to replay; profile while the application runs, or name its devices with --device".to_owned(),
         ));
     }
-    let read_pct = stat("read_pct_ops").mean.unwrap_or(0.0);
-    let read_avg = stat("read_avg_size_bytes").mean;
-    let write_avg = stat("write_avg_size_bytes").mean;
-    let qd = stat("queue_depth").mean.unwrap_or(1.0).round().max(1.0) as u64;
+    let read_pct = stat(Figure::ReadPctOps).mean.unwrap_or(0.0);
+    let read_avg = stat(Figure::ReadAvgSizeBytes).mean;
+    let write_avg = stat(Figure::WriteAvgSizeBytes).mean;
+    let qd = stat(Figure::QueueDepth)
+        .mean
+        .unwrap_or(1.0)
+        .round()
+        .max(1.0) as u64;
     let kib = |v: Option<f64>| v.map_or("-".to_owned(), |b| format!("{:.1} KiB", b / 1024.0));
     let mut t = String::new();
     let _ = writeln!(t, "# Replays the I/O mix measured by `iorig profile`.");
@@ -77,7 +82,7 @@ pub fn workload_toml(p: &Profile, rate: EmitRate, source: &str) -> Result<String
         read_pct,
         kib(read_avg),
         kib(write_avg),
-        stat("queue_depth").mean.unwrap_or(0.0),
+        stat(Figure::QueueDepth).mean.unwrap_or(0.0),
     );
     let _ = writeln!(
         t,

@@ -2,7 +2,7 @@
 //! deltas, as `iostat -x` computes them, each named with its unit.
 
 use iorig_stats::DiskStat;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Bytes in a diskstats sector (always 512, whatever the device's own).
 pub const SECTOR_BYTES: f64 = 512.0;
@@ -33,26 +33,55 @@ pub struct Figures {
     pub flush_iops: Option<f64>,
 }
 
-/// Every figure's name, in the order of [`Figures`] (the JSON keys).
-pub const FIGURE_NAMES: [&str; 17] = [
-    "read_iops",
-    "write_iops",
-    "total_iops",
-    "read_bw_bytes_per_s",
-    "write_bw_bytes_per_s",
-    "total_bw_bytes_per_s",
-    "read_avg_size_bytes",
-    "write_avg_size_bytes",
-    "read_pct_ops",
-    "read_pct_bytes",
-    "queue_depth",
-    "read_await_ms",
-    "write_await_ms",
-    "util_pct",
-    "discard_iops",
-    "discard_bw_bytes_per_s",
-    "flush_iops",
-];
+/// A figure of [`Figures`], by the name the JSON, the CSV and rule sets
+/// give it; [`Figure::ALL`] is every one, in the order of [`Figures`].
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    strum::Display,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum Figure {
+    ReadIops,
+    WriteIops,
+    TotalIops,
+    ReadBwBytesPerS,
+    WriteBwBytesPerS,
+    TotalBwBytesPerS,
+    ReadAvgSizeBytes,
+    WriteAvgSizeBytes,
+    ReadPctOps,
+    ReadPctBytes,
+    QueueDepth,
+    ReadAwaitMs,
+    WriteAwaitMs,
+    UtilPct,
+    DiscardIops,
+    DiscardBwBytesPerS,
+    FlushIops,
+}
+
+impl Figure {
+    /// Every figure, in the order of [`Figures`].
+    pub const ALL: &'static [Figure] = <Figure as strum::VariantArray>::VARIANTS;
+
+    /// The figure's name (`read_iops`).
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+}
 
 /// Counter deltas over a span of time, possibly summed over devices.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -148,27 +177,26 @@ impl Figures {
         }
     }
 
-    /// A figure by its name ([`FIGURE_NAMES`]).
-    pub fn get(&self, name: &str) -> Option<f64> {
-        match name {
-            "read_iops" => self.read_iops,
-            "write_iops" => self.write_iops,
-            "total_iops" => self.total_iops,
-            "read_bw_bytes_per_s" => self.read_bw_bytes_per_s,
-            "write_bw_bytes_per_s" => self.write_bw_bytes_per_s,
-            "total_bw_bytes_per_s" => self.total_bw_bytes_per_s,
-            "read_avg_size_bytes" => self.read_avg_size_bytes,
-            "write_avg_size_bytes" => self.write_avg_size_bytes,
-            "read_pct_ops" => self.read_pct_ops,
-            "read_pct_bytes" => self.read_pct_bytes,
-            "queue_depth" => self.queue_depth,
-            "read_await_ms" => self.read_await_ms,
-            "write_await_ms" => self.write_await_ms,
-            "util_pct" => self.util_pct,
-            "discard_iops" => self.discard_iops,
-            "discard_bw_bytes_per_s" => self.discard_bw_bytes_per_s,
-            "flush_iops" => self.flush_iops,
-            _ => None,
+    /// One figure.
+    pub fn get(&self, figure: Figure) -> Option<f64> {
+        match figure {
+            Figure::ReadIops => self.read_iops,
+            Figure::WriteIops => self.write_iops,
+            Figure::TotalIops => self.total_iops,
+            Figure::ReadBwBytesPerS => self.read_bw_bytes_per_s,
+            Figure::WriteBwBytesPerS => self.write_bw_bytes_per_s,
+            Figure::TotalBwBytesPerS => self.total_bw_bytes_per_s,
+            Figure::ReadAvgSizeBytes => self.read_avg_size_bytes,
+            Figure::WriteAvgSizeBytes => self.write_avg_size_bytes,
+            Figure::ReadPctOps => self.read_pct_ops,
+            Figure::ReadPctBytes => self.read_pct_bytes,
+            Figure::QueueDepth => self.queue_depth,
+            Figure::ReadAwaitMs => self.read_await_ms,
+            Figure::WriteAwaitMs => self.write_await_ms,
+            Figure::UtilPct => self.util_pct,
+            Figure::DiscardIops => self.discard_iops,
+            Figure::DiscardBwBytesPerS => self.discard_bw_bytes_per_s,
+            Figure::FlushIops => self.flush_iops,
         }
     }
 }
@@ -219,9 +247,23 @@ mod tests {
         assert_eq!(f.discard_iops, Some(1.0));
         assert_eq!(f.discard_bw_bytes_per_s, Some(512.0 * 1024.0));
         assert_eq!(f.flush_iops, None, "not reported");
-        for name in FIGURE_NAMES {
-            assert_eq!(f.get(name).is_some(), name != "flush_iops", "{name}");
+        for &figure in Figure::ALL {
+            assert_eq!(
+                f.get(figure).is_some(),
+                figure != Figure::FlushIops,
+                "{figure}"
+            );
         }
+        // The names are the serialised field names, in order.
+        let keys: Vec<String> = match serde_json::to_value(f).unwrap() {
+            serde_json::Value::Object(m) => m.keys().cloned().collect(),
+            _ => Vec::new(),
+        };
+        let mut names: Vec<String> = Figure::ALL.iter().map(|f| f.name().to_owned()).collect();
+        names.sort();
+        let mut keys = keys;
+        keys.sort();
+        assert_eq!(keys, names);
     }
 
     #[test]

@@ -20,6 +20,6 @@ pub mod snapshot;
 pub use devices::{Covered, DeviceClass, Selection};
 pub use emit::{workload_toml, EmitRate};
 pub use error::ProfileError;
-pub use figures::{Figures, FIGURE_NAMES};
+pub use figures::{Figure, Figures};
 pub use profile::{FigureStat, IntervalFigures, Profile, ProfileBuilder, Summary};
 pub use snapshot::{DeviceCounters, Snapshot};

@@ -9,7 +9,7 @@
 //! handled by [`DiskStat::delta`].
 
 use crate::devices::{cover, Covered, Selection};
-use crate::figures::{Delta, Figures, FIGURE_NAMES};
+use crate::figures::{Delta, Figure, Figures};
 use crate::snapshot::{DeviceCounters, Snapshot};
 use crate::ProfileError;
 use iorig_stats::DiskStat;
@@ -45,21 +45,21 @@ pub struct FigureStat {
 /// Every figure's [`FigureStat`], serialised as `{figure: {mean, p95, peak}}`.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Summary {
-    pub stats: [FigureStat; FIGURE_NAMES.len()],
+    /// Indexed by [`Figure`] (in the order of [`Figure::ALL`]).
+    pub stats: [FigureStat; Figure::ALL.len()],
 }
 
 impl Summary {
-    pub fn get(&self, figure: &str) -> Option<&FigureStat> {
-        let i = FIGURE_NAMES.iter().position(|n| *n == figure)?;
-        Some(&self.stats[i])
+    pub fn get(&self, figure: Figure) -> &FigureStat {
+        &self.stats[figure as usize]
     }
 }
 
 impl Serialize for Summary {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(FIGURE_NAMES.len()))?;
-        for (name, stat) in FIGURE_NAMES.iter().zip(&self.stats) {
-            m.serialize_entry(name, stat)?;
+        let mut m = s.serialize_map(Some(Figure::ALL.len()))?;
+        for (figure, stat) in Figure::ALL.iter().zip(&self.stats) {
+            m.serialize_entry(figure.name(), stat)?;
         }
         m.end()
     }
@@ -78,10 +78,10 @@ pub fn p95(values: &[f64]) -> Option<f64> {
 
 fn summarise(mean: &Figures, series: &[&Figures]) -> Summary {
     let mut out = Summary::default();
-    for (i, name) in FIGURE_NAMES.iter().enumerate() {
-        let values: Vec<f64> = series.iter().filter_map(|f| f.get(name)).collect();
-        out.stats[i] = FigureStat {
-            mean: mean.get(name),
+    for &figure in Figure::ALL {
+        let values: Vec<f64> = series.iter().filter_map(|f| f.get(figure)).collect();
+        out.stats[figure as usize] = FigureStat {
+            mean: mean.get(figure),
             p95: p95(&values),
             peak: values.iter().copied().reduce(f64::max),
         };
@@ -107,11 +107,11 @@ impl Profile {
     }
 
     /// A summarised figure: `scope` is `total` or a device name.
-    pub fn stat(&self, scope: &str, figure: &str) -> Option<&FigureStat> {
+    pub fn stat(&self, scope: &str, figure: Figure) -> Option<&FigureStat> {
         if scope == "total" {
-            self.total.get(figure)
+            Some(self.total.get(figure))
         } else {
-            self.per_device.get(scope)?.get(figure)
+            Some(self.per_device.get(scope)?.get(figure))
         }
     }
 }
@@ -349,15 +349,15 @@ mod tests {
             },
         ];
         let p = profile_recording(snaps, Selection::default()).unwrap();
-        let w = p.stat("total", "write_avg_size_bytes").unwrap();
+        let w = p.stat("total", Figure::WriteAvgSizeBytes).unwrap();
         assert_eq!(w.mean, Some((409_600.0 + 6_553_600.0) / 200.0));
         assert_eq!(w.peak, Some(65_536.0));
-        let iops = p.stat("total", "write_iops").unwrap();
+        let iops = p.stat("total", Figure::WriteIops).unwrap();
         assert_eq!(iops.mean, Some(50.0));
         assert_eq!(iops.peak, Some(100.0));
-        let util = p.stat("total", "util_pct").unwrap();
+        let util = p.stat("total", Figure::UtilPct).unwrap();
         assert_eq!(util.mean, Some((50.0 * 1000.0 + 100.0 * 3000.0) / 4000.0));
-        assert_eq!(p.stat("sda", "write_iops").unwrap().mean, Some(50.0));
+        assert_eq!(p.stat("sda", Figure::WriteIops).unwrap().mean, Some(50.0));
         assert_eq!(p.duration_s(), 4.0);
     }
 

@@ -26,12 +26,9 @@
 //! says = "a faster link will help"
 //! ```
 
-use crate::figures::FIGURE_NAMES;
+use crate::figures::Figure;
 use crate::ProfileError;
 use serde::{Deserialize, Serialize};
-
-/// Every figure a rule may name.
-pub const FIGURES: &[&str] = &FIGURE_NAMES;
 
 const BUILTINS: [(&str, &str); 2] = [
     (
@@ -110,7 +107,7 @@ pub struct Zone {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rule {
     pub name: String,
-    pub figure: String,
+    pub figure: Figure,
     pub scope: String,
     pub stat: Stat,
     pub unit: Unit,
@@ -135,7 +132,7 @@ pub struct Verdict {
     /// The zone's own words, with its bound (`≤ 35 MB/s`).
     pub zone: String,
     pub says: String,
-    pub figure: String,
+    pub figure: Figure,
     pub scope: String,
     pub stat: Stat,
     /// In the figure's base unit.
@@ -174,16 +171,18 @@ enum Quantity {
     Depth,
 }
 
-fn quantity(figure: &str) -> Option<Quantity> {
-    Some(match figure {
-        f if f.ends_with("_bw_bytes_per_s") => Quantity::Bandwidth,
-        f if f.ends_with("_size_bytes") => Quantity::Size,
-        f if f.ends_with("_iops") => Quantity::Rate,
-        f if f.ends_with("_pct") || f.contains("_pct_") => Quantity::Percent,
-        f if f.ends_with("_ms") => Quantity::Millis,
-        "queue_depth" => Quantity::Depth,
-        _ => return None,
-    })
+fn quantity(figure: Figure) -> Quantity {
+    use Figure as F;
+    match figure {
+        F::ReadBwBytesPerS | F::WriteBwBytesPerS | F::TotalBwBytesPerS | F::DiscardBwBytesPerS => {
+            Quantity::Bandwidth
+        }
+        F::ReadAvgSizeBytes | F::WriteAvgSizeBytes => Quantity::Size,
+        F::ReadIops | F::WriteIops | F::TotalIops | F::DiscardIops | F::FlushIops => Quantity::Rate,
+        F::ReadPctOps | F::ReadPctBytes | F::UtilPct => Quantity::Percent,
+        F::ReadAwaitMs | F::WriteAwaitMs => Quantity::Millis,
+        F::QueueDepth => Quantity::Depth,
+    }
 }
 
 const UNITS: [(Quantity, &str, f64); 18] = [
@@ -207,8 +206,8 @@ const UNITS: [(Quantity, &str, f64); 18] = [
     (Quantity::Depth, "", 1.0),
 ];
 
-fn unit_for(figure: &str, name: Option<&str>) -> Result<Unit, String> {
-    let q = quantity(figure).ok_or_else(|| format!("figure `{figure}` has no unit"))?;
+fn unit_for(figure: Figure, name: Option<&str>) -> Result<Unit, String> {
+    let q = quantity(figure);
     let fits: Vec<&(Quantity, &str, f64)> = UNITS.iter().filter(|(uq, _, _)| *uq == q).collect();
     match name {
         None => Ok(Unit {
@@ -297,14 +296,15 @@ impl RuleSet {
         let mut rules = Vec::new();
         for r in f.rules {
             let at = |why: String| bad(format!("rule `{}`: {why}", r.name));
-            if !FIGURES.contains(&r.figure.as_str()) {
-                return Err(at(format!(
+            let figure: Figure = r.figure.parse().map_err(|_| {
+                let names: Vec<&str> = Figure::ALL.iter().map(|f| f.name()).collect();
+                at(format!(
                     "unknown figure `{}`; figures are {}",
                     r.figure,
-                    FIGURES.join(", ")
-                )));
-            }
-            let unit = unit_for(&r.figure, r.unit.as_deref()).map_err(at)?;
+                    names.join(", ")
+                ))
+            })?;
+            let unit = unit_for(figure, r.unit.as_deref()).map_err(at)?;
             if r.zones.is_empty() {
                 return Err(at("no [[rule.zone]]".to_owned()));
             }
@@ -349,7 +349,7 @@ impl RuleSet {
             }
             rules.push(Rule {
                 name: r.name,
-                figure: r.figure,
+                figure,
                 scope: r.scope.unwrap_or_else(|| "total".to_owned()),
                 stat: r.stat.unwrap_or(Stat::Mean),
                 unit,
@@ -375,11 +375,11 @@ impl RuleSet {
 
     /// Judges figures; `lookup(scope, figure, stat)` gives a value in the
     /// figure's base unit.
-    pub fn evaluate(&self, lookup: &dyn Fn(&str, &str, Stat) -> Option<f64>) -> Evaluation {
+    pub fn evaluate(&self, lookup: &dyn Fn(&str, Figure, Stat) -> Option<f64>) -> Evaluation {
         let verdicts: Vec<Verdict> = self
             .rules
             .iter()
-            .map(|r| r.judge(lookup(&r.scope, &r.figure, r.stat)))
+            .map(|r| r.judge(lookup(&r.scope, r.figure, r.stat)))
             .collect();
         Evaluation {
             rule_set: self.name.clone(),
@@ -398,7 +398,7 @@ impl Rule {
                 level: None,
                 zone: "no data".to_owned(),
                 says: String::new(),
-                figure: self.figure.clone(),
+                figure: self.figure,
                 scope: self.scope.clone(),
                 stat: self.stat,
                 value: None,
@@ -427,7 +427,7 @@ impl Rule {
             shown: format!("{what} = {} ({zone})", fmt_in(v, &self.unit)),
             zone,
             says: z.says.clone(),
-            figure: self.figure.clone(),
+            figure: self.figure,
             scope: self.scope.clone(),
             stat: self.stat,
             value: Some(v),
@@ -440,7 +440,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    fn judge(set: &RuleSet, figure: &str, v: f64) -> Verdict {
+    fn judge(set: &RuleSet, figure: Figure, v: f64) -> Verdict {
         let e = set.evaluate(&|_, f, _| (f == figure).then_some(v));
         e.verdicts.into_iter().find(|x| x.figure == figure).unwrap()
     }
@@ -451,7 +451,7 @@ mod tests {
             let set = RuleSet::builtin(name).unwrap();
             assert!(!set.rules.is_empty(), "{name}");
             for r in &set.rules {
-                assert!(FIGURES.contains(&r.figure.as_str()), "{name}: {}", r.figure);
+                assert!(Figure::ALL.contains(&r.figure), "{name}: {}", r.figure);
             }
         }
     }
@@ -459,26 +459,30 @@ mod tests {
     #[test]
     fn replication_link_bandwidth_boundaries() {
         let set = RuleSet::builtin("replication-link").unwrap();
-        let level = |mb: f64| judge(&set, "write_bw_bytes_per_s", mb * 1e6).level.unwrap();
+        let level = |mb: f64| {
+            judge(&set, Figure::WriteBwBytesPerS, mb * 1e6)
+                .level
+                .unwrap()
+        };
         assert_eq!(level(12.0), Level::Green);
         assert_eq!(level(35.0), Level::Green);
         assert_eq!(level(35.000_001), Level::Yellow);
         assert_eq!(level(50.0), Level::Yellow);
         assert_eq!(level(50.000_001), Level::Red);
         assert_eq!(level(80.0), Level::Red);
-        let v = judge(&set, "write_bw_bytes_per_s", 12.3e6);
+        let v = judge(&set, Figure::WriteBwBytesPerS, 12.3e6);
         assert_eq!(
             v.shown,
             "total write_bw_bytes_per_s mean = 12.300 MB/s (≤ 35 MB/s)"
         );
-        let v = judge(&set, "write_bw_bytes_per_s", 80e6);
+        let v = judge(&set, Figure::WriteBwBytesPerS, 80e6);
         assert_eq!(v.zone, "> 50 MB/s");
     }
 
     #[test]
     fn replication_link_write_size_boundaries() {
         let set = RuleSet::builtin("replication-link").unwrap();
-        let level = |b: f64| judge(&set, "write_avg_size_bytes", b).level.unwrap();
+        let level = |b: f64| judge(&set, Figure::WriteAvgSizeBytes, b).level.unwrap();
         assert_eq!(level(8191.0), Level::Green);
         assert_eq!(level(8192.0), Level::Yellow);
         assert_eq!(level(16384.0), Level::Yellow);
@@ -488,12 +492,12 @@ mod tests {
     #[test]
     fn a_missing_figure_has_no_level_and_the_rest_decide() {
         let set = RuleSet::builtin("replication-link").unwrap();
-        let e = set.evaluate(&|_, f, _| (f == "write_bw_bytes_per_s").then_some(60e6));
+        let e = set.evaluate(&|_, f, _| (f == Figure::WriteBwBytesPerS).then_some(60e6));
         assert_eq!(e.overall, Some(Level::Red));
         let size = e
             .verdicts
             .iter()
-            .find(|v| v.figure == "write_avg_size_bytes")
+            .find(|v| v.figure == Figure::WriteAvgSizeBytes)
             .unwrap();
         assert_eq!(size.level, None);
         let none = set.evaluate(&|_, _, _| None);
@@ -538,11 +542,11 @@ mod tests {
              [[rule.zone]]\nbelow = 4\nlevel = 'green'\n[[rule.zone]]\nup_to = 32\nlevel = 'yellow'\n[[rule.zone]]\nlevel = 'red'\n",
         )
         .unwrap();
-        let level = |v: f64| judge(&set, "queue_depth", v).level.unwrap();
+        let level = |v: f64| judge(&set, Figure::QueueDepth, v).level.unwrap();
         assert_eq!(level(3.99), Level::Green);
         assert_eq!(level(4.0), Level::Yellow);
         assert_eq!(level(32.0), Level::Yellow);
         assert_eq!(level(32.5), Level::Red);
-        assert_eq!(judge(&set, "queue_depth", 2.0).stat, Stat::Peak);
+        assert_eq!(judge(&set, Figure::QueueDepth, 2.0).stat, Stat::Peak);
     }
 }

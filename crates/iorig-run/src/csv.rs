@@ -7,7 +7,7 @@
 use crate::event::{Event, Sink};
 use crate::RunError;
 use iorig_outfile::AtomicFile;
-use iorig_profile::FIGURE_NAMES;
+use iorig_profile::Figure;
 use iorig_result::Interval;
 use iorig_stats::OpSummary;
 use std::path::{Path, PathBuf};
@@ -161,7 +161,7 @@ impl ProfileCsv {
         };
         let header = ["t_s", "duration_s", "device"]
             .into_iter()
-            .chain(FIGURE_NAMES.iter().copied());
+            .chain(Figure::ALL.iter().map(|f| f.name()));
         out.write(|w| w.write_record(header));
         Ok(out)
     }
@@ -187,9 +187,9 @@ impl Sink for ProfileCsv {
                 let t = t_s.to_string();
                 for (device, f) in rows {
                     self.write(|w| {
-                        let cells = FIGURE_NAMES
+                        let cells = Figure::ALL
                             .iter()
-                            .map(|n| f.get(n).map(|v| format!("{v}")).unwrap_or_default());
+                            .map(|&n| f.get(n).map(|v| format!("{v}")).unwrap_or_default());
                         w.write_record(
                             [t.clone(), duration_s.clone(), device.to_owned()]
                                 .into_iter()

@@ -11,7 +11,7 @@ use crate::{now_rfc3339, RunError, Stop};
 use iorig_profile::rules::{Evaluation, RuleSet, Stat};
 use iorig_profile::snapshot::{self, Snapshot};
 use iorig_profile::{
-    devices, IntervalFigures, Profile, ProfileBuilder, ProfileError, Selection, FIGURE_NAMES,
+    devices, Figure, IntervalFigures, Profile, ProfileBuilder, ProfileError, Selection,
 };
 use iorig_result::{FigureStat, Finding, ProfileSummary, RunKind, RunStatus, StepRole};
 use serde::Serialize;
@@ -220,24 +220,24 @@ fn stat_of(s: Stat) -> fn(&iorig_profile::FigureStat) -> Option<f64> {
 
 /// Every rule set judged against the profile's figures.
 pub fn evaluate(rules: &[RuleSet], p: &Profile) -> Vec<Evaluation> {
-    let lookup = |scope: &str, figure: &str, s: Stat| p.stat(scope, figure).and_then(stat_of(s));
+    let lookup = |scope: &str, figure: Figure, s: Stat| p.stat(scope, figure).and_then(stat_of(s));
     rules.iter().map(|r| r.evaluate(&lookup)).collect()
 }
 
 /// The stored form of a profile's summary: figure name → statistics.
 fn figure_stats(s: &iorig_profile::Summary) -> BTreeMap<String, FigureStat> {
-    FIGURE_NAMES
+    Figure::ALL
         .iter()
-        .filter_map(|name| {
-            let f = s.get(name)?;
-            Some((
-                (*name).to_owned(),
+        .map(|&figure| {
+            let f = s.get(figure);
+            (
+                figure.name().to_owned(),
                 FigureStat {
                     mean: f.mean,
                     p95: f.p95,
                     peak: f.peak,
                 },
-            ))
+            )
         })
         .collect()
 }

@@ -2,7 +2,7 @@
 //! peak) and the rule sets' verdicts.
 
 use iorig_profile::rules::Evaluation;
-use iorig_profile::{Figures, IntervalFigures, Profile, FIGURE_NAMES};
+use iorig_profile::{Figure, Figures, IntervalFigures, Profile};
 use iorig_result::ProfileSummary;
 use serde::Serialize;
 
@@ -69,30 +69,30 @@ pub fn interval_lines(i: &IntervalFigures, t_s: f64, many: bool) -> Vec<String> 
 }
 
 /// How a figure is shown in the summary: label, divisor, decimals.
-fn shown(figure: &str) -> (&'static str, f64, usize) {
+fn shown(figure: Figure) -> (&'static str, f64, usize) {
+    use Figure as F;
     match figure {
-        "read_iops" => ("read IOPS", 1.0, 1),
-        "write_iops" => ("write IOPS", 1.0, 1),
-        "total_iops" => ("total IOPS", 1.0, 1),
-        "read_bw_bytes_per_s" => ("read MB/s", 1e6, 2),
-        "write_bw_bytes_per_s" => ("write MB/s", 1e6, 2),
-        "total_bw_bytes_per_s" => ("total MB/s", 1e6, 2),
-        "read_avg_size_bytes" => ("avg read KiB", 1024.0, 1),
-        "write_avg_size_bytes" => ("avg write KiB", 1024.0, 1),
-        "read_pct_ops" => ("read % (ops)", 1.0, 1),
-        "read_pct_bytes" => ("read % (bytes)", 1.0, 1),
-        "queue_depth" => ("queue depth", 1.0, 2),
-        "read_await_ms" => ("read await ms", 1.0, 2),
-        "write_await_ms" => ("write await ms", 1.0, 2),
-        "util_pct" => ("util %", 1.0, 1),
-        "discard_iops" => ("discard IOPS", 1.0, 1),
-        "discard_bw_bytes_per_s" => ("discard MB/s", 1e6, 2),
-        "flush_iops" => ("flush IOPS", 1.0, 1),
-        _ => ("?", 1.0, 1),
+        F::ReadIops => ("read IOPS", 1.0, 1),
+        F::WriteIops => ("write IOPS", 1.0, 1),
+        F::TotalIops => ("total IOPS", 1.0, 1),
+        F::ReadBwBytesPerS => ("read MB/s", 1e6, 2),
+        F::WriteBwBytesPerS => ("write MB/s", 1e6, 2),
+        F::TotalBwBytesPerS => ("total MB/s", 1e6, 2),
+        F::ReadAvgSizeBytes => ("avg read KiB", 1024.0, 1),
+        F::WriteAvgSizeBytes => ("avg write KiB", 1024.0, 1),
+        F::ReadPctOps => ("read % (ops)", 1.0, 1),
+        F::ReadPctBytes => ("read % (bytes)", 1.0, 1),
+        F::QueueDepth => ("queue depth", 1.0, 2),
+        F::ReadAwaitMs => ("read await ms", 1.0, 2),
+        F::WriteAwaitMs => ("write await ms", 1.0, 2),
+        F::UtilPct => ("util %", 1.0, 1),
+        F::DiscardIops => ("discard IOPS", 1.0, 1),
+        F::DiscardBwBytesPerS => ("discard MB/s", 1e6, 2),
+        F::FlushIops => ("flush IOPS", 1.0, 1),
     }
 }
 
-fn stat_line(name: &str, mean: Option<f64>, p95: Option<f64>, peak: Option<f64>) -> String {
+fn stat_line(name: Figure, mean: Option<f64>, p95: Option<f64>, peak: Option<f64>) -> String {
     let (label, div, d) = shown(name);
     let f = |v: Option<f64>| v.map_or("-".into(), |x| format!("{:.d$}", x / div));
     format!(
@@ -124,11 +124,11 @@ pub fn summary_lines(p: &Profile) -> Vec<String> {
         ),
         stats_header(),
     ];
-    for (name, stat) in FIGURE_NAMES.iter().zip(&p.total.stats) {
+    for (&figure, stat) in Figure::ALL.iter().zip(&p.total.stats) {
         if stat.mean.is_none() && stat.peak.is_none() {
             continue; // not reported by this kernel, or no I/O of that kind
         }
-        out.push(stat_line(name, stat.mean, stat.p95, stat.peak));
+        out.push(stat_line(figure, stat.mean, stat.p95, stat.peak));
     }
     for d in p.devices.iter().filter(|d| !d.in_total) {
         if let Some(why) = &d.why_not_in_total {
@@ -147,14 +147,14 @@ pub fn stored_lines(summary: &ProfileSummary) -> Vec<String> {
         ),
         stats_header(),
     ];
-    for name in FIGURE_NAMES {
-        let Some(stat) = summary.total.get(name as &str) else {
+    for &figure in Figure::ALL {
+        let Some(stat) = summary.total.get(figure.name()) else {
             continue;
         };
         if stat.mean.is_none() && stat.peak.is_none() {
             continue;
         }
-        out.push(stat_line(name, stat.mean, stat.p95, stat.peak));
+        out.push(stat_line(figure, stat.mean, stat.p95, stat.peak));
     }
     out
 }

@@ -292,7 +292,10 @@ fn curve_rates_follow_the_measured_max_and_the_curve_is_analysed() {
         let out = run(&["report", &id, "--steps", bad, "--out", "bad"], dir.path());
         assert_eq!(out.status.code(), Some(2), "--steps {bad}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("bad --steps") && err.contains("from 1 to 3"), "{err}");
+        assert!(
+            err.contains("bad --steps") && err.contains("from 1 to 3"),
+            "{err}"
+        );
         assert!(!dir.path().join("bad").exists());
     }
     ok(&["report", &id, "--steps", "2", "--out", "rep"], dir.path());

@@ -1,9 +1,6 @@
-//! Host-wide CPU usage from `/proc/stat`, and the CPU time of this process.
-//!
-//! Host figures are shares of all CPU time of all CPUs together (every CPU
-//! busy = 100 %), the way vdbench and `iostat` report them. Process figures are
-//! percent of *one* CPU (like `top` and fio's `usr_cpu`/`sys_cpu`), so a
-//! multi-threaded process can exceed 100 %.
+//! Host-wide CPU usage from `/proc/stat`: shares of all CPU time of all
+//! CPUs together (every CPU busy = 100 %), the way vdbench and `iostat`
+//! report them.
 
 use crate::StatsError;
 use serde::Serialize;

@@ -458,10 +458,7 @@ mod tests {
 
     #[test]
     fn smoke_real_sys_block() {
-        let Some(name) = first_sys_block() else {
-            eprintln!("no /sys/block entries; skipping");
-            return;
-        };
+        let name = first_sys_block().expect("this machine has block devices in /sys/block");
         let stat = DiskStat::read(&Path::new("/sys/block").join(&name).join("stat"))
             .expect("parse a real stat file");
         let mut s = DeviceSampler::new(&[name.clone(), name.clone(), format!("/dev/{name}")]);
@@ -477,18 +474,14 @@ mod tests {
     #[test]
     fn device_for_block_node_and_file() {
         // A block device node maps to its own name, when /dev has one.
-        if let Some(name) = first_sys_block() {
-            let node = Path::new("/dev").join(&name);
-            use std::os::unix::fs::FileTypeExt;
-            let is_blk = std::fs::metadata(&node)
-                .map(|m| m.file_type().is_block_device())
-                .unwrap_or(false);
-            if is_blk {
-                assert_eq!(device_for_path(&node).as_deref(), Some(name.as_str()));
-            } else {
-                eprintln!("{} is not a block node here; skipping", node.display());
-            }
-        }
+        let name = first_sys_block().expect("this machine has block devices in /sys/block");
+        let node = Path::new("/dev").join(&name);
+        use std::os::unix::fs::FileTypeExt;
+        let is_blk = std::fs::metadata(&node)
+            .map(|m| m.file_type().is_block_device())
+            .unwrap_or(false);
+        assert!(is_blk, "{} is a block device node", node.display());
+        assert_eq!(device_for_path(&node).as_deref(), Some(name.as_str()));
         // Regular files: whatever the filesystem, the answer (if any) must be
         // a device the sampler can read.
         for p in [

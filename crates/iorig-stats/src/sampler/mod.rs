@@ -1,8 +1,7 @@
 //! Host CPU and block-device counters, sampled at interval boundaries.
 //!
 //! - [`cpu`]: host-wide CPU usage from `/proc/stat`, to tell whether a result
-//!   was limited by the CPU rather than the storage, and the CPU time of iorig
-//!   itself, so its per-I/O overhead can be compared with fio's `usr_cpu`.
+//!   was limited by the CPU rather than the storage.
 //! - [`device`]: `iostat -x` style figures (`%util`, queue depth, read/write
 //!   await) of the block devices under the job's files, to see what the
 //!   device did, as opposed to the latency the application observed.
