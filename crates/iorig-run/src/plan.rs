@@ -436,14 +436,7 @@ impl Runner<'_> {
         }
         let outcome = &out.outcome;
         let interrupted = self.stop.interrupted();
-        let validation_errors = outcome.validation.as_ref().map_or(0, |v| v.errors);
-        let status = if interrupted {
-            StepStatus::Interrupted
-        } else if outcome.errors > 0 || validation_errors > 0 {
-            StepStatus::Failed
-        } else {
-            StepStatus::Ok
-        };
+        let (status, validation_errors) = out.status(interrupted);
         let summary = step_summary(outcome, &out.targets);
         self.out.send(Event::StepEnded {
             index: step.index,

@@ -123,14 +123,7 @@ pub fn run(
     };
     let outcome = &step.outcome;
     let interrupted = stop.interrupted();
-    let validation_errors = outcome.validation.as_ref().map_or(0, |v| v.errors);
-    let status = if interrupted {
-        StepStatus::Interrupted
-    } else if outcome.errors > 0 || validation_errors > 0 {
-        StepStatus::Failed
-    } else {
-        StepStatus::Ok
-    };
+    let (status, validation_errors) = step.status(interrupted);
     let summary = step_summary(outcome, &step.targets);
     out.send(Event::StepEnded {
         index: 0,

@@ -10,7 +10,7 @@ use crate::{RunError, Stop};
 use crossbeam_channel::unbounded;
 use iorig_engine::run::{self, IntervalSample, Prepared, RunEvent, RunOutcome, TargetInfo};
 use iorig_engine::verify::VerifySetup;
-use iorig_result::Interval;
+use iorig_result::{Interval, StepStatus};
 use iorig_spec::Workload;
 use std::sync::Arc;
 
@@ -63,6 +63,23 @@ pub(crate) struct StepOutput {
     pub verify: Option<Arc<VerifySetup>>,
     /// Per target, the end of its data area (what a key map covers).
     pub extents_bytes: Vec<u64>,
+}
+
+impl StepOutput {
+    /// How the step ended, and its validation errors: interrupted, failed
+    /// (I/O or validation errors) or ok.
+    pub fn status(&self, interrupted: bool) -> (StepStatus, u64) {
+        let o = &self.outcome;
+        let validation_errors = o.validation.as_ref().map_or(0, |v| v.errors);
+        let status = if interrupted {
+            StepStatus::Interrupted
+        } else if o.errors > 0 || validation_errors > 0 {
+            StepStatus::Failed
+        } else {
+            StepStatus::Ok
+        };
+        (status, validation_errors)
+    }
 }
 
 /// Hooks a caller gives [`run_step`].
