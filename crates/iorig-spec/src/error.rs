@@ -7,7 +7,7 @@ use thiserror::Error;
 #[derive(Debug, Error, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum SpecError {
-    #[error("bad size '{value}': {why} (use e.g. 512, 4k, 64m, 10g, 1t or 4KB)")]
+    #[error("bad size '{value}': {why} (use e.g. 512, 4k, 64m, 10g or 1t)")]
     BadSize { value: String, why: String },
     #[error("bad duration '{value}': {why} (use e.g. 500ms, 30s, 5m, 2h)")]
     BadDuration { value: String, why: String },

@@ -9,6 +9,7 @@
 
 mod error;
 pub mod plan;
+pub mod suggest;
 mod units;
 mod workload;
 
@@ -17,7 +18,7 @@ pub use plan::{
     builtin, builtin_text, builtins, estimate_duration, HotSize, Pause, Plan, PlanStep,
     PreconditionSpec, SteadyStateSpec, StepRole,
 };
-pub use units::{format_bytes, format_size, parse_duration, parse_size, sig3};
+pub use units::{format_bytes, format_size, parse_count, parse_duration, parse_size, sig3};
 pub use workload::{
     AccessDist, BsSpec, BsWeight, DataPattern, EngineKind, OneOrMany, RangePct, Rate, StrOrNum,
     SyncMode, Workload, WorkloadFile, WorkloadRecord, DEFAULT_MAX_ERRORS, DEFAULT_SIZE_BYTES,

@@ -1,13 +1,14 @@
 //! Sizes and durations as users write them.
 //!
-//! Lower-case suffixes and a bare `K`/`M`/... are binary (4k = 4096); a suffix spelled
-//! with a capital `B` after a capital letter (`4KB`, `1MB`) is decimal, as on drive
-//! labels. `KiB`/`MiB` are accepted as explicit binary spellings.
+//! Every size suffix is binary, as fio reads them by default (`kb_base=1024`):
+//! `4k`, `4K`, `4KB`, `4kb` and `4KiB` are all 4096. A decimal size is written
+//! as a plain number (`4000`). Durations may be compound (`1m30s`).
 
 use crate::SpecError;
 use std::time::Duration;
 
-/// Parses a size such as `4k`, `64m`, `10g`, `1t`, `4KB` or `512` into bytes.
+/// Parses a size such as `4k`, `64m`, `10g`, `1t`, `4KB` or `512` into bytes
+/// (every suffix binary).
 pub fn parse_size(text: &str) -> Result<u64, SpecError> {
     let bad = |why: &str| SpecError::BadSize {
         value: text.to_string(),
@@ -26,15 +27,15 @@ pub fn parse_size(text: &str) -> Result<u64, SpecError> {
     }
     let multiplier: u64 = match suffix {
         "" | "b" | "B" => 1,
-        "k" | "K" | "kb" | "KiB" | "kib" => 1 << 10,
-        "m" | "M" | "mb" | "MiB" | "mib" => 1 << 20,
-        "g" | "G" | "gb" | "GiB" | "gib" => 1 << 30,
-        "t" | "T" | "tb" | "TiB" | "tib" => 1 << 40,
-        "KB" | "kB" => 1_000,
-        "MB" => 1_000_000,
-        "GB" => 1_000_000_000,
-        "TB" => 1_000_000_000_000,
-        _ => return Err(bad("unknown unit")),
+        "k" | "K" | "kb" | "kB" | "Kb" | "KB" | "KiB" | "kib" | "Kib" => 1 << 10,
+        "m" | "M" | "mb" | "mB" | "Mb" | "MB" | "MiB" | "mib" | "Mib" => 1 << 20,
+        "g" | "G" | "gb" | "gB" | "Gb" | "GB" | "GiB" | "gib" | "Gib" => 1 << 30,
+        "t" | "T" | "tb" | "tB" | "Tb" | "TB" | "TiB" | "tib" | "Tib" => 1 << 40,
+        _ => {
+            return Err(bad(
+                "unknown unit; use k, m, g or t (binary, as fio), or a plain number of bytes",
+            ))
+        }
     };
     let value = if num.contains('.') {
         let f: f64 = num.parse().map_err(|_| bad("not a number"))?;
@@ -53,34 +54,74 @@ pub fn parse_size(text: &str) -> Result<u64, SpecError> {
     Ok(value)
 }
 
-/// Parses a duration such as `500ms`, `30s`, `5m`, `2h` (a bare number is seconds).
+/// Parses a duration such as `500ms`, `30s`, `5m`, `2h` or `1m30s` (a bare
+/// number is seconds; a compound one lists its parts largest first).
 pub fn parse_duration(text: &str) -> Result<Duration, SpecError> {
     let bad = |why: &str| SpecError::BadDuration {
         value: text.to_string(),
         why: why.to_string(),
     };
-    let s = text.trim();
-    let digits_end = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, suffix) = s.split_at(digits_end);
-    if num.is_empty() {
+    let mut rest = text.trim();
+    if rest.is_empty() {
         return Err(bad("no number"));
     }
-    let n: f64 = num.parse().map_err(|_| bad("not a number"))?;
-    let secs = match suffix {
-        "" | "s" | "sec" => n,
-        "ms" => n / 1e3,
-        "us" => n / 1e6,
-        "m" | "min" => n * 60.0,
-        "h" => n * 3600.0,
-        "d" => n * 86400.0,
-        _ => return Err(bad("unknown unit")),
-    };
+    let mut secs = 0.0;
+    let mut last_scale = f64::INFINITY;
+    while !rest.is_empty() {
+        let digits_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (num, after) = rest.split_at(digits_end);
+        if num.is_empty() {
+            return Err(bad("no number"));
+        }
+        let unit_end = after
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(after.len());
+        let (unit, next) = after.split_at(unit_end);
+        let n: f64 = num.parse().map_err(|_| bad("not a number"))?;
+        let scale = match unit {
+            "" if secs == 0.0 && next.is_empty() => 1.0,
+            "s" | "sec" => 1.0,
+            "ms" => 1e-3,
+            "us" => 1e-6,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            "d" => 86400.0,
+            "" => {
+                return Err(bad(
+                    "every part of a compound duration needs a unit, e.g. 1m30s",
+                ))
+            }
+            _ => return Err(bad("unknown unit; use us, ms, s, m, h or d")),
+        };
+        if scale >= last_scale {
+            return Err(bad(
+                "write the parts largest first, each unit once, e.g. 1h2m3s",
+            ));
+        }
+        last_scale = scale;
+        secs += n * scale;
+        rest = next;
+    }
     if !secs.is_finite() || secs > 1e9 {
         return Err(bad("too large"));
     }
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// Parses a count such as `5000`, `5k` or `1.5m` (decimal: k = 1000, m =
+/// 10^6, g = 10^9), as IOPS are written.
+pub fn parse_count(text: &str) -> Option<f64> {
+    let t = text.trim();
+    let (num, factor) = match t.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&t[..i], 1e3),
+        Some((i, 'm' | 'M')) => (&t[..i], 1e6),
+        Some((i, 'g' | 'G')) => (&t[..i], 1e9),
+        _ => (t, 1.0),
+    };
+    let v: f64 = num.trim().parse().ok()?;
+    Some(v * factor)
 }
 
 /// Formats bytes with the largest binary unit that divides them (4096 -> "4k").
@@ -149,11 +190,22 @@ mod tests {
         assert_eq!(parse_size("512"), Ok(512));
         assert_eq!(parse_size("4k"), Ok(4096));
         assert_eq!(parse_size("4K"), Ok(4096));
+        for fio_spelling in ["4KB", "4kB", "4KiB", "4kb", "4Kb"] {
+            assert_eq!(parse_size(fio_spelling), Ok(4096), "{fio_spelling}");
+        }
+        assert_eq!(parse_size("1MB"), Ok(1 << 20));
+        assert_eq!(parse_size("4000"), Ok(4000));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1h2m3s"), Ok(Duration::from_secs(3723)));
+        assert_eq!(parse_duration("2s500ms"), Ok(Duration::from_millis(2500)));
+        assert!(parse_duration("30s1m").is_err());
+        assert!(parse_duration("1m30").is_err());
+        assert_eq!(parse_count("5k"), Some(5000.0));
+        assert_eq!(parse_count("1.5m"), Some(1.5e6));
+        assert_eq!(parse_count("250"), Some(250.0));
         assert_eq!(parse_size("64m"), Ok(64 << 20));
         assert_eq!(parse_size("10g"), Ok(10 << 30));
         assert_eq!(parse_size("1t"), Ok(1 << 40));
-        assert_eq!(parse_size("4KB"), Ok(4000));
-        assert_eq!(parse_size("1MB"), Ok(1_000_000));
         assert_eq!(parse_size("4KiB"), Ok(4096));
         assert_eq!(parse_size("1.5k"), Ok(1536));
         assert!(parse_size("4x").is_err());

@@ -330,9 +330,9 @@ impl Rate {
         if t == "max" {
             return Ok(Rate::Max);
         }
-        let v: f64 = t
-            .parse()
-            .map_err(|_| SpecError::bad("rate", text, "use a number of IOPS or max"))?;
+        let v = crate::units::parse_count(t).ok_or_else(|| {
+            SpecError::bad("rate", text, "use a number of IOPS (5000 or 5k) or max")
+        })?;
         if !(v.is_finite() && v > 0.0) {
             return Err(SpecError::bad(
                 "rate",
@@ -545,7 +545,7 @@ impl WorkloadFile {
     pub fn from_toml(path: &str, text: &str) -> Result<Self, SpecError> {
         toml::from_str(text).map_err(|e| SpecError::BadFile {
             path: path.to_string(),
-            why: e.message().to_string(),
+            why: crate::suggest::unknown_field_hint(e.message()),
         })
     }
 

@@ -55,7 +55,10 @@ pub enum Command {
     },
     /// Export a run as CSV (steps, plus FILE's .intervals.csv), XLSX or JSON.
     Export {
+        /// The run id (iorig runs list).
         id: i64,
+        /// csv: steps to FILE and intervals to FILE.intervals.csv; xlsx: one
+        /// workbook; json: the whole run (schema iorig.run/1).
         #[arg(long, value_name = "csv|xlsx|json")]
         format: ExportFormat,
         /// Output file.
@@ -204,6 +207,7 @@ pub enum RunsCommand {
     },
     /// Show a run and its steps.
     Show {
+        /// The run id (iorig runs list).
         id: i64,
         #[command(flatten)]
         store: StoreArgs,
@@ -213,6 +217,7 @@ pub enum RunsCommand {
     },
     /// Set labels on a run.
     Label {
+        /// The run id (iorig runs list).
         id: i64,
         /// KEY=VALUE (one or more).
         #[arg(required = true, value_name = "KEY=VALUE")]
@@ -222,6 +227,7 @@ pub enum RunsCommand {
     },
     /// Delete a run and everything recorded for it.
     Delete {
+        /// The run id (iorig runs list).
         id: i64,
         #[command(flatten)]
         store: StoreArgs,
@@ -309,7 +315,7 @@ pub struct VerifyArgs {
     /// The journal a `iorig run --journal FILE` kept.
     #[arg(long, value_name = "FILE")]
     pub journal: PathBuf,
-    /// Stop after this many errors [default: 50].
+    /// Stop after this many errors.
     #[arg(long, value_name = "N", default_value_t = 50)]
     pub max_errors: u64,
     /// Read the targets through the page cache (no O_DIRECT).
@@ -340,4 +346,37 @@ pub fn parse_labels(labels: &[String]) -> Result<BTreeMap<String, String>, crate
         out.insert(k.trim().to_string(), v.to_string());
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// Every argument of every subcommand says what it is for in one line,
+    /// and no help text repeats the default clap already shows.
+    #[test]
+    fn every_argument_has_a_description() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                let id = a.get_id().as_str();
+                if matches!(id, "help" | "version") {
+                    continue;
+                }
+                match a.get_help().map(|h| h.to_string()) {
+                    None => missing.push(format!("{path} {id}: no description")),
+                    Some(h) if h.contains("[default:") && !a.get_default_values().is_empty() => {
+                        missing.push(format!("{path} {id}: the default is shown twice"))
+                    }
+                    Some(_) => {}
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "iorig", &mut missing);
+        assert!(missing.is_empty(), "{}", missing.join("\n"));
+    }
 }

@@ -142,6 +142,14 @@ pub fn export(id: i64, format: ExportFormat, out: &Path, db: Option<&Path>) -> R
 }
 
 pub fn compare(ids: &[i64], out: Option<PathBuf>, db: Option<&Path>) -> Result<u8, Failure> {
+    if let Some(twice) = ids
+        .iter()
+        .find(|id| ids.iter().filter(|x| x == id).count() > 1)
+    {
+        return Err(Failure::usage(format!(
+            "run {twice} is given twice; compare different runs, e.g. iorig compare {twice} OTHER"
+        )));
+    }
     let printer = Printer::new(false, false);
     let dir = out.unwrap_or_else(|| {
         let names: Vec<String> = ids.iter().map(|i| i.to_string()).collect();

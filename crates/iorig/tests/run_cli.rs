@@ -797,3 +797,43 @@ extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
 }
+
+#[test]
+fn command_line_mistakes_name_what_is_missing_and_the_nearest_flag() {
+    let dir = tmp();
+    let cases: [(&[&str], &[&str]); 4] = [
+        // A missing option is named, with the usage line.
+        (
+            &["export", "2", "--format", "xlsx"],
+            &["--out <FILE>", "Usage:"],
+        ),
+        (&["plan", "run"], &["<FILE>", "Usage:"]),
+        // A typo gets the nearest flag.
+        (&["run", "--targt", "x"], &["--targt", "--target"]),
+        // A run compared with itself says so before opening any store.
+        (&["compare", "1", "1"], &["run 1 is given twice"]),
+    ];
+    for (args, wanted) in cases {
+        let out = run_raw(args, dir.path());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        for w in wanted {
+            assert!(err.contains(w), "{args:?}: no {w:?} in {err}");
+        }
+    }
+}
+
+#[test]
+fn sizes_rates_and_durations_as_fio_users_write_them() {
+    let dir = tmp();
+    let doc = run_ok(
+        &[
+            "run", "--engine", "null", "--bs", "4KB", "--rate", "2k", "--time", "0m1s", "--no-db",
+            "-q",
+        ],
+        dir.path(),
+    );
+    assert_eq!(doc["workload"]["bs"], "4k", "4KB is 4096, as in fio");
+    assert_eq!(doc["workload"]["rate_iops"], 2000.0);
+    assert_eq!(doc["workload"]["time_s"], 1.0);
+}

@@ -202,9 +202,8 @@ pub(super) fn parse_plan(path: &str, text: &str) -> Result<Plan, SpecError> {
         match key.as_str() {
             "name" => name = Some(nonempty_string(value).map_err(|w| err(format!("name: {w}")))?),
             "description" => {
-                description = Some(
-                    nonempty_string(value).map_err(|w| err(format!("description: {w}")))?,
-                )
+                description =
+                    Some(nonempty_string(value).map_err(|w| err(format!("description: {w}")))?)
             }
             "targets" => targets = Some(parse_targets(value).map_err(err)?),
             "target" => {
@@ -216,8 +215,8 @@ pub(super) fn parse_plan(path: &str, text: &str) -> Result<Plan, SpecError> {
             "size" => {
                 let text = scalar_text(value)
                     .ok_or_else(|| err("size: give a size such as \"1g\"".into()))?;
-                let bytes = parse_size(&text)
-                    .map_err(|e| plan_error(path, Place::Top, e.to_string()))?;
+                let bytes =
+                    parse_size(&text).map_err(|e| plan_error(path, Place::Top, e.to_string()))?;
                 if bytes == 0 {
                     return Err(err("size 0; give a size such as \"1g\"".into()));
                 }
@@ -251,9 +250,19 @@ pub(super) fn parse_plan(path: &str, text: &str) -> Result<Plan, SpecError> {
                 }
             }
             other => {
+                let top = [
+                    "name",
+                    "description",
+                    "targets",
+                    "size",
+                    "hot_size",
+                    "defaults",
+                    "steps",
+                ];
                 return Err(err(format!(
-                    "unknown key '{other}'; a plan's top level takes name, description, targets, size, hot_size, [defaults] and [[steps]] (workload keys go in [defaults] or a step)"
-                )))
+                    "unknown key '{other}';{} a plan's top level takes name, description, targets, size, hot_size, [defaults] and [[steps]] (workload keys go in [defaults] or a step)",
+                    crate::suggest::did_you_mean(other, top)
+                )));
             }
         }
     }
@@ -649,9 +658,10 @@ fn parse_block(path: &str, place: Place, t: &Table) -> Result<Block, SpecError> 
                 format!("'{key}' does not belong to a {kind} step; set kind or remove it")
             }
         } else {
+            let valid = valid_keys_text(&kind, is_defaults);
             format!(
-                "unknown key '{key}'; valid keys here: {}",
-                valid_keys_text(&kind, is_defaults)
+                "unknown key '{key}';{} valid keys here: {valid}",
+                crate::suggest::did_you_mean(key, valid.split(", "))
             )
         };
         return Err(err(why));

@@ -417,3 +417,23 @@ fn hot_size_parse() {
     assert!(HotSize::parse("101%").is_err());
     assert!(HotSize::parse("0").is_err());
 }
+
+#[test]
+fn a_mistyped_key_gets_the_nearest_name() {
+    let e = Plan::from_toml("p.toml", "[[steps]]\ntreads = 4\n")
+        .and_then(|p| p.expand().map(|_| p))
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        e.contains("unknown key 'treads'; Did you mean 'threads'?"),
+        "{e}"
+    );
+    let e = Plan::from_toml("p.toml", "nmae = 'x'\n[[steps]]\nqd = 1\n")
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains("Did you mean 'name'?"), "{e}");
+    let e = crate::WorkloadFile::from_toml("w.toml", "treads = 4\n")
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains("Did you mean 'threads'?"), "{e}");
+}

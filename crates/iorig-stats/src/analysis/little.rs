@@ -159,10 +159,24 @@ impl GeneratorBoundCheck {
                     input.workers, input.host_cpus
                 ));
             }
-            m.push_str(
-                " — the load generator, not the storage, set this limit; \
-                 use fewer workers or a faster host",
-            );
+            // The advice fits the case: too many workers for the CPUs, one
+            // worker with CPUs to spare, or a host too slow for the load.
+            let advice = if input.host_cpus > 0 && input.workers > input.host_cpus {
+                format!(
+                    "use at most {} workers (one per CPU) or a faster host",
+                    input.host_cpus
+                )
+            } else if input.workers == 1 && input.host_cpus > 1 {
+                format!(
+                    "spread the queue over more workers (--threads; this host has {} CPUs) or use a faster host",
+                    input.host_cpus
+                )
+            } else {
+                "use a faster host".to_owned()
+            };
+            m.push_str(&format!(
+                " — the load generator, not the storage, set this limit; {advice}"
+            ));
             m
         });
 
@@ -256,9 +270,24 @@ mod tests {
                 "generator-bound: only 5.3 of 32 I/Os were in flight on average \
                  (IOPS × mean latency); host CPU 97 % busy; 32 workers share 2 CPUs \
                  — the load generator, not the storage, set this limit; \
-                 use fewer workers or a faster host"
+                 use at most 2 workers (one per CPU) or a faster host"
             )
         );
+        // One worker on a host with CPUs to spare is told to spread the load;
+        // enough workers on enough CPUs, to find a faster host.
+        let one = GeneratorBoundCheck::default().evaluate(LittleInput {
+            cpu_busy_pct: 50.0,
+            host_cpus: 8,
+            ..input(iops, 9_000.0, 1, 32)
+        });
+        let m = one.message.unwrap_or_default();
+        assert!(m.ends_with("spread the queue over more workers (--threads; this host has 8 CPUs) or use a faster host"), "{m}");
+        let fitting = GeneratorBoundCheck::default().evaluate(LittleInput {
+            host_cpus: 64,
+            ..input(iops, 9_000.0, 4, 8)
+        });
+        let m = fitting.message.unwrap_or_default();
+        assert!(m.ends_with("set this limit; use a faster host"), "{m}");
     }
 
     #[test]

@@ -33,7 +33,7 @@ fn err(text: &str) {
     let _ = writeln!(e, "{text}");
 }
 
-/// Prints a clap error as one line (help and version print in full).
+/// Prints a clap error as clap renders it (help and version in full).
 pub fn clap_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
@@ -50,14 +50,9 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
             )
         }
         _ => {
-            let text = e.render().to_string();
-            let first = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("bad command line")
-                .trim_start_matches("error: ")
-                .to_string();
-            err(&format!("iorig: {first} (see iorig --help)"));
+            // clap's own rendering: the problem, what is missing or the
+            // nearest flag (`tip: a similar argument exists`), and the usage.
+            let _ = e.print();
             ExitCode::from(exit::USAGE)
         }
     }
