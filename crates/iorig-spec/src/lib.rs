@@ -8,6 +8,7 @@
 //! every rule here is unit-testable.
 
 mod error;
+pub mod foreign;
 pub mod plan;
 pub mod suggest;
 mod units;

@@ -545,7 +545,8 @@ impl WorkloadFile {
     pub fn from_toml(path: &str, text: &str) -> Result<Self, SpecError> {
         toml::from_str(text).map_err(|e| SpecError::BadFile {
             path: path.to_string(),
-            why: crate::suggest::unknown_field_hint(e.message()),
+            why: crate::foreign::foreign_hint("workload", text)
+                .unwrap_or_else(|| crate::suggest::unknown_field_hint(e.message())),
         })
     }
 

@@ -79,6 +79,14 @@ pub enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Print a shell completion script (see README: install it where your
+    /// shell looks, e.g. ~/.local/share/bash-completion/completions/iorig).
+    Completions {
+        /// The shell to complete in.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. iorig man > ~/.local/share/man/man1/iorig.1
+    Man,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -136,6 +136,11 @@ fn main() -> ExitCode {
         cli::Command::Compare { ids, out, store } => {
             report_cmd::compare(&ids, out, store.db.as_deref())
         }
+        cli::Command::Completions { shell } => {
+            output::completions(shell);
+            Ok(exit::OK)
+        }
+        cli::Command::Man => output::man_page(),
     };
     match result {
         Ok(code) => ExitCode::from(code),

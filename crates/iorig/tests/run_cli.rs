@@ -824,6 +824,45 @@ fn command_line_mistakes_name_what_is_missing_and_the_nearest_flag() {
 }
 
 #[test]
+fn a_fio_job_file_or_vdbench_parmfile_is_named_as_such() {
+    let dir = tmp();
+    let fio = dir.path().join("job.fio");
+    std::fs::write(
+        &fio,
+        "[global]\nioengine=libaio\ndirect=1\n[rr]\nrw=randread\nbs=4k\n",
+    )
+    .unwrap();
+    let vd = dir.path().join("parm");
+    std::fs::write(
+        &vd,
+        "sd=sd1,lun=/dev/sdb\nwd=wd1,sd=sd1,xfersize=4k\nrd=r1,wd=wd1,iorate=max\n",
+    )
+    .unwrap();
+    for (args, tool) in [
+        (
+            vec!["run", fio.to_str().unwrap(), "--no-db"],
+            "a fio job file",
+        ),
+        (
+            vec!["plan", "run", fio.to_str().unwrap(), "--no-db"],
+            "a fio job file",
+        ),
+        (
+            vec!["run", vd.to_str().unwrap(), "--no-db"],
+            "a vdbench parameter file",
+        ),
+    ] {
+        let out = run_raw(&args, dir.path());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("looks like {tool}")),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
 fn sizes_rates_and_durations_as_fio_users_write_them() {
     let dir = tmp();
     let doc = run_ok(

@@ -175,6 +175,9 @@ impl Block {
 
 pub(super) fn parse_plan(path: &str, text: &str) -> Result<Plan, SpecError> {
     let top: Table = toml::from_str(text).map_err(|e| {
+        if let Some(hint) = crate::foreign::foreign_hint("plan", text) {
+            return plan_error(path, Place::Top, hint);
+        }
         let line = e
             .span()
             .map(|s| format!(" (line {})", line_of(text, s.start)))

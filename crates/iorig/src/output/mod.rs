@@ -58,6 +58,24 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
     }
 }
 
+/// `iorig completions SHELL`: the completion script on stdout.
+pub fn completions(shell: clap_complete::Shell) {
+    use clap::CommandFactory;
+    let mut cmd = crate::cli::Cli::command();
+    clap_complete::generate(shell, &mut cmd, "iorig", &mut std::io::stdout());
+}
+
+/// `iorig man`: the manual page (roff) on stdout.
+pub fn man_page() -> Result<u8, crate::Failure> {
+    use clap::CommandFactory;
+    let mut page = Vec::new();
+    clap_mangen::Man::new(crate::cli::Cli::command())
+        .render(&mut page)
+        .map_err(|e| crate::Failure::runtime(format!("rendering the manual page: {e}")))?;
+    out(String::from_utf8_lossy(&page).trim_end());
+    Ok(exit::OK)
+}
+
 /// One error line on stderr.
 pub fn error_line(message: &str) {
     err(&format!("iorig: {message}"));
