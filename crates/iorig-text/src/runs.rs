@@ -12,20 +12,83 @@ fn labels_text(labels: &BTreeMap<String, String>) -> String {
         .join(",")
 }
 
-/// One line per run, with its step count.
-pub fn list_lines(runs: &[(RunRow, usize)]) -> Vec<String> {
+/// A stored run as `runs list` shows it.
+pub struct ListedRun {
+    pub run: RunRow,
+    pub steps: Vec<StepRow>,
+    pub targets: Vec<TargetFactsRow>,
+}
+
+/// The figure a run is known by: IOPS for small blocks, MB/s for large ones
+/// (128 KiB and up), of its one measured step, or the best of a plan's.
+fn headline(steps: &[StepRow]) -> String {
+    let measured: Vec<(&StepRow, &iorig_result::Summary)> = steps
+        .iter()
+        .filter_map(|s| Some((s, s.summary.as_ref()?.io()?)))
+        .filter(|(_, sum)| sum.total.ops > 0)
+        .collect();
+    let large = |s: &StepRow| {
+        s.params
+            .as_ref()
+            .and_then(|p| p.single_bs_bytes())
+            .is_some_and(|b| b >= 128 << 10)
+    };
+    let iops = |v: f64| {
+        if v >= 1e6 {
+            format!("{:.2}M IOPS", v / 1e6)
+        } else if v >= 1e4 {
+            format!("{:.1}k IOPS", v / 1e3)
+        } else {
+            format!("{v:.0} IOPS")
+        }
+    };
+    match measured.as_slice() {
+        [] => "-".to_owned(),
+        [(s, sum)] if large(s) => {
+            let mb = sum.total.bw_bytes_per_s / 1e6;
+            if mb >= 1e4 {
+                format!("{:.1} GB/s", mb / 1e3)
+            } else {
+                format!("{mb:.1} MB/s")
+            }
+        }
+        [(_, sum)] => iops(sum.total.iops),
+        many => {
+            let best = many
+                .iter()
+                .map(|(_, sum)| sum.total.iops)
+                .fold(0.0, f64::max);
+            format!("max {}", iops(best))
+        }
+    }
+}
+
+fn targets_text(targets: &[TargetFactsRow]) -> String {
+    match targets {
+        [] => "-".to_owned(),
+        [one] => one.path.clone(),
+        [first, rest @ ..] => format!("{} +{}", first.path, rest.len()),
+    }
+}
+
+/// One line per run: id, kind, status, start, steps, target, the headline
+/// figure and the labels.
+pub fn list_lines(runs: &[ListedRun]) -> Vec<String> {
     let mut out = vec![format!(
-        "{:>5}  {:<7} {:<11} {:<20} {:>5}  labels",
-        "id", "kind", "status", "started", "steps"
+        "{:>5}  {:<7} {:<11} {:<20} {:>5}  {:<28} {:>16}  labels",
+        "id", "kind", "status", "started", "steps", "target", "result"
     )];
-    for (r, steps) in runs {
+    for l in runs {
+        let r = &l.run;
         out.push(format!(
-            "{:>5}  {:<7} {:<11} {:<20} {:>5}  {}",
+            "{:>5}  {:<7} {:<11} {:<20} {:>5}  {:<28} {:>16}  {}",
             r.id.0,
             r.kind.as_str(),
             r.status.as_str(),
             r.started,
-            steps,
+            l.steps.len(),
+            targets_text(&l.targets),
+            headline(&l.steps),
             labels_text(&r.labels)
         ));
     }

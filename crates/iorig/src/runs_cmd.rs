@@ -60,12 +60,15 @@ fn list(printer: &Printer, s: &Store, as_json: bool) -> Result<u8, Failure> {
         printer.line(&text);
         return Ok(exit::OK);
     }
-    let mut counted = Vec::new();
-    for r in runs {
-        let steps = s.steps(r.id).map_err(store_err)?.len();
-        counted.push((r, steps));
+    let mut listed = Vec::new();
+    for run in runs {
+        listed.push(iorig_text::runs::ListedRun {
+            steps: s.steps(run.id).map_err(store_err)?,
+            targets: s.target_facts(run.id).map_err(store_err)?,
+            run,
+        });
     }
-    for l in iorig_text::runs::list_lines(&counted) {
+    for l in iorig_text::runs::list_lines(&listed) {
         printer.line(&l);
     }
     Ok(exit::OK)

@@ -876,3 +876,42 @@ fn sizes_rates_and_durations_as_fio_users_write_them() {
     assert_eq!(doc["workload"]["rate_iops"], 2000.0);
     assert_eq!(doc["workload"]["time_s"], 1.0);
 }
+
+#[test]
+fn runs_list_shows_target_and_result_and_quiet_runs_show_their_id() {
+    let dir = tmp();
+    let target = dir.path().join("t.dat");
+    let t = target.to_str().unwrap();
+    let db = dir.path().join("s.db");
+    let db = db.to_str().unwrap();
+    for bs in ["4k", "1m"] {
+        let out = run_raw(
+            &[
+                "run", "--engine", "null", "--target", t, "--bs", bs, "--time", "1s", "--db", db,
+                "-q",
+            ],
+            dir.path(),
+        );
+        assert_eq!(out.status.code(), Some(0));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("iorig run ") && stdout.contains(": ok"),
+            "{stdout}"
+        );
+    }
+    let out = run_raw(&["runs", "list", "--db", db], dir.path());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].contains("target") && lines[0].contains("result"),
+        "{text}"
+    );
+    assert!(
+        lines[1].contains(t) && lines[1].contains("IOPS"),
+        "small blocks in IOPS: {text}"
+    );
+    assert!(
+        lines[2].contains(t) && lines[2].contains("B/s"),
+        "large blocks in bytes/s: {text}"
+    );
+}

@@ -83,7 +83,18 @@ pub struct Changes {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ComparedStep {
     pub key: StepKey,
+    /// The step's name when every run that has it names it the same (quick's
+    /// `seq-write`, a plan's labels); `None` when they differ or it is a
+    /// single run's `run`.
+    pub name: Option<String>,
     pub per_run: Vec<Option<StepMetrics>>,
+}
+
+impl ComparedStep {
+    /// How the step is shown: its name, else its shape.
+    pub fn label(&self) -> String {
+        self.name.clone().unwrap_or_else(|| self.key.label())
+    }
 }
 
 /// Steps matched across runs, in the first run's order (steps only other
@@ -110,6 +121,7 @@ impl Comparison {
     pub fn of(runs: &[RunReport]) -> Comparison {
         let mut order: Vec<StepKey> = Vec::new();
         let mut found: BTreeMap<StepKey, Vec<Option<StepMetrics>>> = BTreeMap::new();
+        let mut names: BTreeMap<StepKey, Vec<String>> = BTreeMap::new();
         for (ri, r) in runs.iter().enumerate() {
             let mut seen: BTreeMap<StepKey, u32> = BTreeMap::new();
             for s in r.steps.iter().filter(|s| s.has_results()) {
@@ -118,6 +130,7 @@ impl Comparison {
                 let n = seen.entry(key.clone()).or_insert(0);
                 key.occurrence = *n;
                 *n += 1;
+                names.entry(key.clone()).or_default().push(s.name.clone());
                 let slot = found.entry(key.clone()).or_insert_with(|| {
                     order.push(key.clone());
                     vec![None; runs.len()]
@@ -147,7 +160,16 @@ impl Comparison {
                         });
                     }
                 }
-                ComparedStep { key, per_run }
+                let given = names.remove(&key).unwrap_or_default();
+                let name = given
+                    .first()
+                    .filter(|n| *n != "run" && given.iter().all(|g| g == *n))
+                    .cloned();
+                ComparedStep {
+                    key,
+                    name,
+                    per_run,
+                }
             })
             .collect();
         Comparison {
@@ -162,7 +184,7 @@ impl Comparison {
         let width = self
             .steps
             .iter()
-            .map(|s| s.key.label().chars().count())
+            .map(|s| s.label().chars().count())
             .max()
             .unwrap_or(4)
             .max(4);
@@ -171,7 +193,7 @@ impl Comparison {
             "step", "run", "IOPS", "Δ", "MB/s", "Δ", "mean lat", "Δ", "p99 lat", "Δ"
         )];
         for s in &self.steps {
-            let label = s.key.label();
+            let label = s.label();
             for (i, (run, m)) in self.runs.iter().zip(&s.per_run).enumerate() {
                 let name = if i == 0 { label.as_str() } else { "" };
                 let line = match m {
@@ -270,7 +292,7 @@ pub fn render_compare(runs: &[RunReport]) -> (Rendered, Comparison) {
         for s in &cmp.steps {
             for (i, (run, m)) in cmp.runs.iter().zip(&s.per_run).enumerate() {
                 let name = if i == 0 {
-                    esc(&s.key.label())
+                    esc(&s.label())
                 } else {
                     String::new()
                 };
@@ -374,7 +396,7 @@ pub fn render_compare(runs: &[RunReport]) -> (Rendered, Comparison) {
             continue;
         }
         drawn += 1;
-        let title = format!("Latency percentiles by run: {}", s.key.label());
+        let title = format!("Latency percentiles by run: {}", s.label());
         page.chart(
             &format!("compare-percentiles-{drawn}"),
             &title,

@@ -191,9 +191,17 @@ impl Sink for TermSink {
                     }
                 }
             }
-            Event::StepAborted { .. } | Event::Closing | Event::RunEnded { .. } => {
+            Event::StepAborted { .. } | Event::Closing => {
                 self.end_fill();
                 self.printer.end_live();
+            }
+            Event::RunEnded { status } => {
+                self.end_fill();
+                self.printer.end_live();
+                // Quiet output has no title line: the run id still shows.
+                if let (true, Mode::Single { id }) = (self.printer.quiet, &self.mode) {
+                    self.printer.line(&format!("iorig run {id}: {status}"));
+                }
             }
             Event::StepSkipped {
                 index,
