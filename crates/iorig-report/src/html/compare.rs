@@ -165,11 +165,7 @@ impl Comparison {
                     .first()
                     .filter(|n| *n != "run" && given.iter().all(|g| g == *n))
                     .cloned();
-                ComparedStep {
-                    key,
-                    name,
-                    per_run,
-                }
+                ComparedStep { key, name, per_run }
             })
             .collect();
         Comparison {
