@@ -438,7 +438,12 @@ impl WorkerCtx {
                     }
                     continue;
                 }
-                if counting {
+                // Validation's own reads (a pre-read before overwriting known
+                // data, a read-back after a write) are not the workload's:
+                // the validation summary counts them (`pre_reads`,
+                // `after_reads`), the read figures do not.
+                let validation_read = matches!(st.phase, Phase::PreRead | Phase::AfterRead);
+                if counting && !validation_read {
                     let op = if st.read {
                         &mut stats.read
                     } else {

@@ -59,11 +59,13 @@ pub enum Event<'a> {
         /// The plan step it came from (None for `iorig run`).
         plan_step: Option<&'a PlanStep>,
     },
-    /// A new target file is being filled with data before the step runs.
+    /// A scratch file is being created (or grown, from `grown_from_bytes`)
+    /// and filled with data before the step runs.
     Filling {
         path: &'a str,
         done_bytes: u64,
         total_bytes: u64,
+        grown_from_bytes: Option<u64>,
     },
     /// The step's targets are open; its I/O starts now.
     TargetsOpen {

@@ -123,6 +123,7 @@ pub(crate) fn run_step(
             path: &p.path.display().to_string(),
             done_bytes: p.done_bytes,
             total_bytes: p.total_bytes,
+            grown_from_bytes: p.grown_from_bytes,
         });
     })?;
     if w.verify {

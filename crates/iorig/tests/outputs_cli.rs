@@ -25,18 +25,21 @@ fn mkfifo(path: &Path) {
 }
 
 /// A store with one run of the null engine in it.
+/// A store `s.db` holding two short runs (1 and 2), so compare has two.
 fn store_with_a_run(dir: &Path) {
-    let out = run(
-        &[
-            "run", "--engine", "null", "--time", "1s", "--db", "s.db", "-q",
-        ],
-        dir,
-    );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    for _ in 0..2 {
+        let out = run(
+            &[
+                "run", "--engine", "null", "--time", "1s", "--db", "s.db", "-q",
+            ],
+            dir,
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 fn refused(out: &std::process::Output, what: &str) -> String {
@@ -109,7 +112,7 @@ fn outputs_that_are_not_regular_files_are_refused_before_anything_runs() {
         ),
         (vec!["report", "1", "--out", "s.db"], "not a directory"),
         (
-            vec!["compare", "1", "1", "--out", "fifo"],
+            vec!["compare", "1", "2", "--out", "fifo"],
             "not a directory",
         ),
     ] {
@@ -179,7 +182,7 @@ fn read_only_commands_never_create_or_change_the_store() {
             "export", "1", "--format", "json", "--out", "e.json", "--db", "s.db",
         ],
         vec!["report", "1", "--out", "rep", "--db", "s.db"],
-        vec!["compare", "1", "1", "--out", "cmp", "--db", "s.db"],
+        vec!["compare", "1", "2", "--out", "cmp", "--db", "s.db"],
     ] {
         let out = run(&args, d.path());
         assert!(

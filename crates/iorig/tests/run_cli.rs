@@ -802,14 +802,20 @@ extern "C" {
 fn command_line_mistakes_name_what_is_missing_and_the_nearest_flag() {
     let dir = tmp();
     let cases: [(&[&str], &[&str]); 4] = [
-        // A missing option is named, with the usage line.
+        // A missing option is named, with the usage, on one line.
         (
             &["export", "2", "--format", "xlsx"],
-            &["--out <FILE>", "Usage:"],
+            &["provided: --out <FILE>", "(usage: iorig export"],
         ),
-        (&["plan", "run"], &["<FILE>", "Usage:"]),
+        (
+            &["plan", "run"],
+            &["provided: <FILE>", "(usage: iorig plan run"],
+        ),
         // A typo gets the nearest flag.
-        (&["run", "--targt", "x"], &["--targt", "--target"]),
+        (
+            &["run", "--targt", "x"],
+            &["'--targt'", "a similar argument exists: '--target'"],
+        ),
         // A run compared with itself says so before opening any store.
         (&["compare", "1", "1"], &["run 1 is given twice"]),
     ];
@@ -817,6 +823,7 @@ fn command_line_mistakes_name_what_is_missing_and_the_nearest_flag() {
         let out = run_raw(args, dir.path());
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line: {err}");
         for w in wanted {
             assert!(err.contains(w), "{args:?}: no {w:?} in {err}");
         }
@@ -913,5 +920,35 @@ fn runs_list_shows_target_and_result_and_quiet_runs_show_their_id() {
     assert!(
         lines[2].contains(t) && lines[2].contains("B/s"),
         "large blocks in bytes/s: {text}"
+    );
+}
+
+#[test]
+fn a_grown_scratch_file_is_said_to_grow_not_to_be_created() {
+    let dir = tmp();
+    let target = dir.path().join("g.dat");
+    let t = target.to_str().unwrap();
+    let base = [
+        "run",
+        "--engine",
+        "psync",
+        "--buffered",
+        "--target",
+        t,
+        "--time",
+        "200ms",
+        "--no-db",
+        "-q",
+    ];
+    let first = run_raw(&[&base[..], &["--size", "8m"]].concat(), dir.path());
+    assert_eq!(first.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&first.stderr).contains(&format!("creating {t}")));
+    let second = run_raw(&[&base[..], &["--size", "16m"]].concat(), dir.path());
+    assert_eq!(second.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        err.contains(&format!("growing {t} from 8.00 MiB to 16.0 MiB"))
+            && !err.contains("creating"),
+        "{err}"
     );
 }

@@ -520,3 +520,46 @@ fn mixed_block_sizes_both_patterns_and_both_engines_validate_clean() {
     assert_eq!(doc["errors"], 0);
     assert!(doc["units_checked"].as_u64().unwrap() > 3000, "{doc}");
 }
+
+/// Validation's own reads are not the workload's: a write-only run under
+/// `--verify` (and `--verify-after`) reports no reads, and counts its
+/// pre-reads and read-backs in the validation summary.
+#[test]
+fn validation_reads_are_counted_apart_from_the_workload() {
+    let d = tmp();
+    let target = d.path().join("v.dat");
+    for extra in [&["--verify"][..], &["--verify-after"][..]] {
+        let _ = std::fs::remove_file(&target);
+        let args = [
+            &[
+                "run",
+                "--target",
+                path_str(&target),
+                "--size",
+                "4m",
+                "--bs",
+                "4k",
+                "--read",
+                "0",
+                "--time",
+                "1s",
+                "--no-db",
+                "-q",
+            ][..],
+            extra,
+        ]
+        .concat();
+        let (code, doc, stderr) = run_json(&args, d.path());
+        assert_eq!(code, 0, "{stderr}");
+        let s = &doc["summary"];
+        let v = &s["validation"];
+        assert_eq!(s["read"]["ops"], 0, "{extra:?}: no workload reads: {s}");
+        assert!(s["write"]["ops"].as_u64().unwrap() > 1024, "{s}");
+        let validation_reads =
+            v["pre_reads"].as_u64().unwrap() + v["after_reads"].as_u64().unwrap();
+        assert!(
+            validation_reads > 0,
+            "{extra:?}: rewrites were pre-read or read back: {v}"
+        );
+    }
+}

@@ -93,6 +93,9 @@ pub struct FillProgress {
     pub path: PathBuf,
     pub done_bytes: u64,
     pub total_bytes: u64,
+    /// The data area an existing scratch file had before it is grown;
+    /// `None` when the file is being created.
+    pub grown_from_bytes: Option<u64>,
 }
 
 /// How much of each end of a block device is searched for signatures.

@@ -32,7 +32,15 @@ pub(super) fn create_scratch(
         header.resize(FILE_HEADER_BYTES as usize, 0);
         f.write_all_at(&header, 0)
             .map_err(|e| target_err(path, format!("writing the iorig header failed: {e}")))?;
-        fill(&f, path, FILE_HEADER_BYTES, plan.size_bytes, seed, progress)?;
+        fill(
+            &f,
+            path,
+            FILE_HEADER_BYTES,
+            plan.size_bytes,
+            None,
+            seed,
+            progress,
+        )?;
         f.sync_all()
             .map_err(|e| target_err(path, format!("syncing the new scratch file failed: {e}")))?;
         drop_cache(&f);
@@ -107,6 +115,7 @@ pub(super) fn resize_scratch(
             path,
             FILE_HEADER_BYTES + have,
             want - have,
+            Some(have),
             seed,
             progress,
         )?;
@@ -134,6 +143,7 @@ pub(super) fn fill(
     path: &Path,
     start: u64,
     len: u64,
+    grown_from_bytes: Option<u64>,
     seed: u64,
     progress: &mut dyn FnMut(&FillProgress),
 ) -> Result<(), EngineError> {
@@ -144,6 +154,7 @@ pub(super) fn fill(
             path: path.to_path_buf(),
             done_bytes: done,
             total_bytes: len,
+            grown_from_bytes,
         })
     };
     report(0);

@@ -33,7 +33,8 @@ fn err(text: &str) {
     let _ = writeln!(e, "{text}");
 }
 
-/// Prints a clap error as clap renders it (help and version in full).
+/// Prints a clap error as one line from clap's own rendering (help and
+/// version print in full).
 pub fn clap_error(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match e.kind() {
@@ -50,12 +51,43 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
             )
         }
         _ => {
-            // clap's own rendering: the problem, what is missing or the
-            // nearest flag (`tip: a similar argument exists`), and the usage.
-            let _ = e.print();
+            err(&format!("iorig: {}", clap_line(&e.render().to_string())));
             ExitCode::from(exit::USAGE)
         }
     }
+}
+
+/// clap's own rendering (the problem, what is missing, the nearest flag,
+/// the usage) folded into the one line bad input gets.
+fn clap_line(rendered: &str) -> String {
+    let mut problem = String::new();
+    let mut items = Vec::new();
+    let mut tips = Vec::new();
+    let mut usage = None;
+    for line in rendered.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(p) = line.strip_prefix("error: ") {
+            problem = p.trim_end_matches(':').to_owned();
+        } else if let Some(t) = line.strip_prefix("tip: ") {
+            tips.push(t.to_owned());
+        } else if let Some(u) = line.strip_prefix("Usage: ") {
+            usage = Some(u.to_owned());
+        } else if !line.starts_with("For more information") {
+            items.push(line.to_owned());
+        }
+    }
+    let mut out = problem;
+    if !items.is_empty() {
+        out.push_str(": ");
+        out.push_str(&items.join(", "));
+    }
+    for t in tips {
+        out.push_str("; ");
+        out.push_str(&t);
+    }
+    if let Some(u) = usage {
+        out.push_str(&format!(" (usage: {u})"));
+    }
+    out
 }
 
 /// `iorig completions SHELL`: the completion script on stdout.
@@ -149,20 +181,41 @@ impl Printer {
         }
     }
 
-    /// A progress bar for filling a scratch file (terminal only).
-    pub fn fill_bar(&self, path: &str, total_bytes: u64) -> Option<indicatif::ProgressBar> {
+    /// A progress bar for filling a scratch file (terminal only); elsewhere
+    /// one notice saying whether the file is created or grown.
+    pub fn fill_bar(
+        &self,
+        path: &str,
+        total_bytes: u64,
+        grown_from_bytes: Option<u64>,
+    ) -> Option<indicatif::ProgressBar> {
+        let (doing, what) = match grown_from_bytes {
+            None => (
+                "creating",
+                format!(
+                    "creating {path} ({}) filled with random data",
+                    iorig_text::human_bytes(total_bytes)
+                ),
+            ),
+            Some(from) => (
+                "growing",
+                format!(
+                    "growing {path} from {} to {}: filling the new {} with random data",
+                    iorig_text::human_bytes(from),
+                    iorig_text::human_bytes(from + total_bytes),
+                    iorig_text::human_bytes(total_bytes)
+                ),
+            ),
+        };
         if !self.is_terminal() {
-            self.notice(&format!(
-                "creating {path} ({}) filled with random data",
-                iorig_text::human_bytes(total_bytes)
-            ));
+            self.notice(&what);
             return None;
         }
         let pb = indicatif::ProgressBar::new(total_bytes);
         pb.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "creating {prefix}: [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-        ) {
+        if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
+            "{doing} {{prefix}}: [{{bar:30}}] {{bytes}}/{{total_bytes}} {{bytes_per_sec}} eta {{eta}}"
+        )) {
             pb.set_style(style.progress_chars("=> "));
         }
         pb.set_prefix(path.to_string());

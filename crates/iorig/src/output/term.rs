@@ -111,10 +111,11 @@ impl Sink for TermSink {
                 path,
                 done_bytes,
                 total_bytes,
+                grown_from_bytes,
             } => {
                 if self.fill.as_ref().map(|(p, _)| p.as_str()) != Some(path) {
                     self.end_fill();
-                    if let Some(b) = self.printer.fill_bar(path, total_bytes) {
+                    if let Some(b) = self.printer.fill_bar(path, total_bytes, grown_from_bytes) {
                         self.fill = Some((path.to_owned(), b));
                     }
                 }
