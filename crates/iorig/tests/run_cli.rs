@@ -952,3 +952,44 @@ fn a_grown_scratch_file_is_said_to_grow_not_to_be_created() {
         "{err}"
     );
 }
+
+#[test]
+fn a_mistyped_target_is_refused_not_created() {
+    let dir = tmp();
+    let out = run_raw(
+        &["run", "--target", "loop0.imgg", "--read", "0", "--no-db"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("loop0.imgg: no such file; give --size"),
+        "{err}"
+    );
+    assert!(!dir.path().join("loop0.imgg").exists());
+    // With a size it is a new scratch file, as asked.
+    let out = run_raw(
+        &[
+            "run",
+            "--engine",
+            "psync",
+            "--buffered",
+            "--target",
+            "new.dat",
+            "--size",
+            "4m",
+            "--time",
+            "200ms",
+            "--no-db",
+            "-q",
+        ],
+        dir.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.path().join("new.dat").exists());
+}

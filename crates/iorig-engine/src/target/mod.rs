@@ -289,6 +289,15 @@ fn plan_new_file(path: &Path, w: &Workload) -> Result<TargetPlan, EngineError> {
             )))
         }
     };
+    // A mistyped path must not quietly become a new 1 GiB file: without a
+    // size only the default scratch name is created.
+    let default_name = Path::new(iorig_spec::DEFAULT_TARGET).file_name();
+    if w.size_bytes.is_none() && path.file_name() != default_name {
+        return Err(usage(format!(
+            "{p}: no such file; give --size to create a scratch file of that size there (only the default {} is created without one)",
+            iorig_spec::DEFAULT_TARGET
+        )));
+    }
     probe_dir(path, &dir, w.direct)?;
     let size = w.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES);
     let need = size.saturating_add(FILE_HEADER_BYTES);
@@ -846,6 +855,30 @@ mod tests {
         .unwrap()
     }
 
+    fn sized(size: &str) -> WorkloadFile {
+        WorkloadFile {
+            size: Some(iorig_spec::StrOrNum::Str(size.into())),
+            ..WorkloadFile::default()
+        }
+    }
+
+    #[test]
+    fn a_missing_file_is_created_only_with_a_size_or_by_its_default_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let typo = dir.path().join("loop0.imgg");
+        let msg = usage_text(
+            plan_targets(&workload(&[&typo], WorkloadFile::default()), false).unwrap_err(),
+        );
+        assert!(msg.contains("no such file; give --size"), "{msg}");
+        assert!(plan_targets(&workload(&[&typo], sized("8m")), false).is_ok());
+        let default = dir.path().join("iorig-scratch.dat");
+        assert!(plan_targets(&workload(&[&default], WorkloadFile::default()), false).is_ok());
+        assert!(
+            !typo.exists() && !default.exists(),
+            "planning writes nothing"
+        );
+    }
+
     fn plan(size: u64, data_start: u64) -> TargetPlan {
         TargetPlan {
             path: PathBuf::from("t"),
@@ -1060,7 +1093,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.dat");
         let other = dir.path().join(".").join("s.dat");
-        let w = workload(&[&path, &other], WorkloadFile::default());
+        let w = workload(&[&path, &other], sized("1m"));
         let msg = usage_text(plan_targets(&w, false).unwrap_err());
         assert!(msg.contains("twice"), "{msg}");
     }
@@ -1080,7 +1113,7 @@ mod tests {
     fn file_device_is_found_through_sysfs() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.dat");
-        let w = workload(&[&path], WorkloadFile::default());
+        let w = workload(&[&path], sized("1m"));
         let plans = plan_targets(&w, false).unwrap();
         let dev = fs::metadata(dir.path()).unwrap().dev();
         let (major, minor) = iorig_blockdev::major_minor(dev);
