@@ -330,17 +330,35 @@ const FIGURES: [(&str, &str, bool); 5] = [
     ("rand-read-hot", "random read, hot (working set)", false),
 ];
 
-/// The closing lines of `iorig quick`: the five figures.
-pub fn five_figures_lines(results: &[StepResult]) -> Vec<String> {
+/// A step as the five figures read it.
+pub struct FigureStep<'a> {
+    pub name: &'a str,
+    pub status: iorig_result::StepStatus,
+    pub summary: Option<&'a iorig_result::Summary>,
+    pub findings: Vec<&'a Finding>,
+}
+
+impl<'a> FigureStep<'a> {
+    /// A step just run.
+    pub fn of(r: &'a StepResult) -> Self {
+        FigureStep {
+            name: r.step.name.as_deref().unwrap_or(""),
+            status: r.status,
+            summary: r.summary.as_ref(),
+            findings: r.analysis.iter().collect(),
+        }
+    }
+}
+
+/// The closing lines of `iorig quick` (and of `runs show` for a quick run):
+/// the five figures.
+pub fn five_figures_lines(steps: &[FigureStep<'_>]) -> Vec<String> {
     let mut out = vec![String::new(), "five parameters:".to_owned()];
     for (name, what, bandwidth) in FIGURES {
-        let Some(r) = results
-            .iter()
-            .find(|r| r.step.name.as_deref() == Some(name))
-        else {
+        let Some(r) = steps.iter().find(|r| r.name == name) else {
             continue;
         };
-        let Some(s) = &r.summary else {
+        let Some(s) = r.summary else {
             out.push(format!("  {what:<34} {}", r.status.as_str()));
             continue;
         };
@@ -356,8 +374,8 @@ pub fn five_figures_lines(results: &[StepResult]) -> Vec<String> {
         };
         let mut line =
             format!("  {what:<34} {headline:<28} latency mean {mean_ms:.3} ms, p99 {p99_ms:.3} ms");
-        let steady = r.analysis.iter().find_map(|f| match f {
-            iorig_result::Finding::SteadyState(v) => Some(v),
+        let steady = r.findings.iter().find_map(|f| match f {
+            Finding::SteadyState(v) => Some(v),
             _ => None,
         });
         if let Some(v) = steady {

@@ -235,5 +235,27 @@ pub fn show_lines(
             }
         ));
     }
+    // What the run printed at its end: the curves, and quick's five figures.
+    for a in analysis.iter().filter(|a| a.step_id.is_none()) {
+        if let Finding::Curve(c) = &a.finding {
+            out.extend(crate::run::curve_lines(c));
+        }
+    }
+    if run.run.kind == RunKind::Quick {
+        let figure_steps: Vec<crate::run::FigureStep<'_>> = steps
+            .iter()
+            .map(|st| crate::run::FigureStep {
+                name: &st.name,
+                status: st.status,
+                summary: st.summary.as_ref().and_then(|s| s.io()),
+                findings: analysis
+                    .iter()
+                    .filter(|a| a.step_id == Some(st.id))
+                    .map(|a| &a.finding)
+                    .collect(),
+            })
+            .collect();
+        out.extend(crate::run::five_figures_lines(&figure_steps));
+    }
     out
 }

@@ -41,7 +41,11 @@ pub fn quick(a: QuickArgs) -> Result<u8, Failure> {
     )?;
     let printer = Printer::new(false, false);
     if !results.is_empty() {
-        for l in iorig_text::run::five_figures_lines(&results) {
+        let steps: Vec<_> = results
+            .iter()
+            .map(iorig_text::run::FigureStep::of)
+            .collect();
+        for l in iorig_text::run::five_figures_lines(&steps) {
             printer.line(&l);
         }
     }

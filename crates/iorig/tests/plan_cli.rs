@@ -298,6 +298,9 @@ fn curve_rates_follow_the_measured_max_and_the_curve_is_analysed() {
         );
         assert!(!dir.path().join("bad").exists());
     }
+    // `runs show` gives the curve's answer again, as the run printed it.
+    let shown = ok(&["runs", "show", &id], dir.path());
+    assert!(shown.contains("curve 1: max"), "{shown}");
     ok(&["report", &id, "--steps", "2", "--out", "rep"], dir.path());
     let mut timeseries: Vec<String> = std::fs::read_dir(dir.path().join("rep"))
         .unwrap()
@@ -421,6 +424,18 @@ fn quick_prints_five_figures() {
     assert_eq!(list[0]["kind"], "quick");
     assert_eq!(list[0]["status"], "ok");
     let id = list[0]["id"].as_i64().unwrap().to_string();
+    // `runs show` gives the five figures again, from the store, exactly as
+    // the run printed them.
+    let shown = ok(&["runs", "show", &id], dir.path());
+    let printed: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.contains("five parameters:"))
+        .collect();
+    let again: Vec<&str> = shown
+        .lines()
+        .skip_while(|l| !l.contains("five parameters:"))
+        .collect();
+    assert_eq!(again, printed, "runs show:\n{shown}");
     let show = json(&["runs", "show", &id, "--json"], dir.path());
     let hot = show["steps"]
         .as_array()
