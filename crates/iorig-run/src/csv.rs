@@ -87,91 +87,98 @@ pub fn row(i: &Interval) -> Vec<String> {
     out
 }
 
-/// Writes `--csv` as intervals complete.
-pub struct IntervalCsv {
+/// A `--csv` file being written: rows go to a temp file beside it, flushed
+/// as they come, and the file is put in place by [`CsvFile::commit`]. The
+/// first write that fails stops the file and is kept as its fault.
+struct CsvFile {
     out: Option<csv::Writer<AtomicFile>>,
+    path: PathBuf,
+    /// Said after a fault (where the data can still be found).
+    after_fault: &'static str,
     fault: Option<String>,
 }
+
+impl CsvFile {
+    fn create<I, T>(path: &Path, header: I, after_fault: &'static str) -> Result<Self, RunError>
+    where
+        I: IntoIterator<Item = T>,
+        T: AsRef<[u8]>,
+    {
+        let mut file = CsvFile {
+            out: Some(csv::Writer::from_writer(AtomicFile::create("--csv", path)?)),
+            path: path.to_path_buf(),
+            after_fault,
+            fault: None,
+        };
+        file.write(header);
+        Ok(file)
+    }
+
+    fn write<I, T>(&mut self, record: I)
+    where
+        I: IntoIterator<Item = T>,
+        T: AsRef<[u8]>,
+    {
+        let Some(w) = self.out.as_mut() else { return };
+        if let Err(e) = w
+            .write_record(record)
+            .and_then(|_| w.flush().map_err(Into::into))
+        {
+            self.fault = Some(format!(
+                "--csv {}: {e}{}",
+                self.path.display(),
+                self.after_fault
+            ));
+            self.out = None;
+        }
+    }
+
+    /// Puts the file in place (once; a file stopped by a fault is not).
+    fn commit(&mut self) {
+        let Some(w) = self.out.take() else { return };
+        let done = w
+            .into_inner()
+            .map_err(|e| format!("--csv {}: {}", self.path.display(), e.error()))
+            .and_then(|f| f.commit().map_err(|e| format!("--csv: {e}")));
+        if let Err(e) = done {
+            self.fault = Some(format!("{e}{}", self.after_fault));
+        }
+    }
+}
+
+/// Writes `--csv` as intervals complete.
+pub struct IntervalCsv(CsvFile);
 
 impl IntervalCsv {
     /// Creates the temp file now (the path was checked already).
     pub fn create(path: &Path) -> Result<Self, RunError> {
-        let f = AtomicFile::create("--csv", path)?;
-        let mut out = csv::Writer::from_writer(f);
-        let fault = out.write_record(header()).err().map(|e| e.to_string());
-        Ok(IntervalCsv {
-            out: Some(out),
-            fault,
-        })
+        CsvFile::create(path, header(), "; the intervals are in the result store").map(IntervalCsv)
     }
 }
 
 impl Sink for IntervalCsv {
     fn event(&mut self, ev: &Event<'_>) {
         match ev {
-            Event::Interval { interval, .. } => {
-                if let Some(out) = self.out.as_mut() {
-                    if let Err(e) = out
-                        .write_record(row(interval))
-                        .and_then(|_| out.flush().map_err(Into::into))
-                    {
-                        self.fault =
-                            Some(format!("--csv: {e}; the intervals are in the result store"));
-                        self.out = None;
-                    }
-                }
-            }
-            Event::Closing => {
-                if let Some(out) = self.out.take() {
-                    let done = out
-                        .into_inner()
-                        .map_err(|e| e.error().to_string())
-                        .and_then(|f| f.commit().map_err(|e| e.to_string()));
-                    if let Err(e) = done {
-                        self.fault =
-                            Some(format!("--csv: {e}; the intervals are in the result store"));
-                    }
-                }
-            }
+            Event::Interval { interval, .. } => self.0.write(row(interval)),
+            Event::Closing => self.0.commit(),
             _ => {}
         }
     }
 
     fn take_fault(&mut self) -> Option<String> {
-        self.fault.take()
+        self.0.fault.take()
     }
 }
 
 /// A profile's `--csv`: one row per interval for the total and each device.
-pub struct ProfileCsv {
-    out: Option<csv::Writer<AtomicFile>>,
-    path: PathBuf,
-    fault: Option<String>,
-}
-
-type CsvWriter = csv::Writer<AtomicFile>;
+pub struct ProfileCsv(CsvFile);
 
 impl ProfileCsv {
     pub fn create(path: &Path) -> Result<ProfileCsv, RunError> {
-        let f = AtomicFile::create("--csv", path)?;
-        let mut out = ProfileCsv {
-            out: Some(csv::Writer::from_writer(f)),
-            path: path.to_path_buf(),
-            fault: None,
-        };
         let header = ["t_s", "duration_s", "device"]
             .into_iter()
             .chain(Figure::ALL.iter().map(|f| f.name()));
-        out.write(|w| w.write_record(header));
-        Ok(out)
-    }
-
-    fn write(&mut self, f: impl FnOnce(&mut CsvWriter) -> csv::Result<()>) {
-        let Some(w) = self.out.as_mut() else { return };
-        if let Err(e) = f(w).and_then(|_| w.flush().map_err(Into::into)) {
-            self.fault = Some(format!("--csv {}: {e}", self.path.display()));
-            self.out = None;
-        }
+        CsvFile::create(path, header, "").map(ProfileCsv)
     }
 }
 
@@ -186,36 +193,23 @@ impl Sink for ProfileCsv {
                 let duration_s = i.duration_s().to_string();
                 let t = t_s.to_string();
                 for (device, f) in rows {
-                    self.write(|w| {
-                        let cells = Figure::ALL
-                            .iter()
-                            .map(|&n| f.get(n).map(|v| format!("{v}")).unwrap_or_default());
-                        w.write_record(
-                            [t.clone(), duration_s.clone(), device.to_owned()]
-                                .into_iter()
-                                .chain(cells),
-                        )
-                    });
+                    let cells = Figure::ALL
+                        .iter()
+                        .map(|&n| f.get(n).map(|v| format!("{v}")).unwrap_or_default());
+                    self.0.write(
+                        [t.clone(), duration_s.clone(), device.to_owned()]
+                            .into_iter()
+                            .chain(cells),
+                    );
                 }
             }
-            Event::Closing => {
-                if let Some(w) = self.out.take() {
-                    let path = self.path.display().to_string();
-                    let done = w
-                        .into_inner()
-                        .map_err(|e| format!("--csv {path}: {}", e.error()))
-                        .and_then(|f| f.commit().map_err(|e| e.to_string()));
-                    if let Err(e) = done {
-                        self.fault = Some(e);
-                    }
-                }
-            }
+            Event::Closing => self.0.commit(),
             _ => {}
         }
     }
 
     fn take_fault(&mut self) -> Option<String> {
-        self.fault.take()
+        self.0.fault.take()
     }
 }
 

@@ -153,13 +153,6 @@ impl Sink for Fanout<'_> {
     }
 }
 
-/// A sink that ignores everything.
-pub struct Discard;
-
-impl Sink for Discard {
-    fn event(&mut self, _: &Event<'_>) {}
-}
-
 /// A step as the collector saw it begin.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BegunStep {

@@ -109,11 +109,6 @@ impl StoreWriter {
         self.run
     }
 
-    /// The store, for reading what was written.
-    pub fn store(&self) -> Option<&Store> {
-        self.store.as_ref()
-    }
-
     /// Creates the run row with the host's facts. Errors here are fatal: a
     /// store that cannot take a run would lose everything that follows.
     pub fn begin_run(
