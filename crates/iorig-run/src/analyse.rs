@@ -162,7 +162,7 @@ pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
             }
             StepRole::CurveRate { pct, .. } => max_of
                 .get(&group)
-                .map(|max| (max * pct / 100.0).max(1.0).round()),
+                .map(|max| crate::plan::curve_step_rate(*max, pct)),
             _ => None,
         };
         e.0.push(CurvePoint {

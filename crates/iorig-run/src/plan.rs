@@ -354,7 +354,7 @@ impl Runner<'_> {
             return Err(why.clone());
         }
         match self.curve_max.get(&group) {
-            Some(max) if *max > 0.0 => Ok(Some((max * pct / 100.0).max(1.0).round())),
+            Some(max) if *max > 0.0 => Ok(Some(curve_step_rate(*max, pct))),
             _ => Err("the curve's max run measured no IOPS".into()),
         }
     }
@@ -551,6 +551,12 @@ impl Runner<'_> {
             analysis: vec![finding],
         });
     }
+}
+
+/// The rate a curve step runs at: its share of the curve's measured max,
+/// in whole IOPS, at least 1. The curve analysis reads it back the same way.
+pub(crate) fn curve_step_rate(max_iops: f64, pct: f64) -> f64 {
+    (max_iops * pct / 100.0).max(1.0).round()
 }
 
 /// `1h02m03s`, `4m05s`, `12.5s`.
