@@ -445,7 +445,7 @@ pub struct WorkloadFile {
     /// Files or block devices (the command line's repeatable `--target`).
     #[arg(skip)]
     pub target: Option<OneOrMany>,
-    /// Size of a scratch file iorig creates [default: 1g, or an existing file's size].
+    /// Scratch file size (new: 1g; existing iorig file: grown or shrunk to it); on a device or foreign file, test its first SIZE bytes.
     #[arg(long, value_name = "SIZE")]
     pub size: Option<StrOrNum>,
     /// Block size, fixed (4k) or weighted (4k:50,8k:30,64k:20) [default: 4k].

@@ -121,7 +121,7 @@ pub struct RecordArgs {
 pub struct QuickArgs {
     /// File or block device [default: ./iorig-scratch.dat].
     pub target: Option<String>,
-    /// Size of the scratch file iorig creates [default: 1g].
+    /// Scratch file size (new: 1g; existing iorig file: grown or shrunk to it); on a device or foreign file, test its first SIZE bytes.
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Measured time of each step (and of each steady-state round) [default: 10s].
@@ -177,7 +177,7 @@ pub struct PlanRunArgs {
     /// Replace the plan's targets (repeatable).
     #[arg(long = "target", value_name = "PATH")]
     pub targets: Vec<String>,
-    /// Size of scratch files iorig creates.
+    /// Scratch file size (new: 1g; existing iorig file: grown or shrunk to it); on a device or foreign file, test its first SIZE bytes.
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Set every step's measured time (and steady-state round), scaling warmups

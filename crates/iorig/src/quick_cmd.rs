@@ -11,7 +11,6 @@ use iorig_spec::DEFAULT_TARGET;
 use iorig_store::RunKind;
 
 const QUICK_STEP_TIME: &str = "10s";
-const QUICK_SIZE: &str = "1g";
 
 pub fn quick(a: QuickArgs) -> Result<u8, Failure> {
     let mut inv = Invocation::from_builtin("five-params")?;
@@ -19,7 +18,9 @@ pub fn quick(a: QuickArgs) -> Result<u8, Failure> {
         .target
         .clone()
         .unwrap_or_else(|| DEFAULT_TARGET.to_string())]);
-    inv.size = Some(a.size.clone().unwrap_or_else(|| QUICK_SIZE.to_string()));
+    // No default size: a new scratch file is made 1 GiB by the runner, an
+    // existing file or device is tested whole unless --size says otherwise.
+    inv.size = a.size.clone();
     inv.step_time = Some(
         a.step_time
             .clone()

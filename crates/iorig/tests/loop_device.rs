@@ -210,3 +210,56 @@ fn writes_to_a_read_only_device_are_bad_input() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Issue 15, item 5: `--size` on a block device tests its first SIZE bytes and
+/// the run records that size; a `--size` beyond the device is refused with
+/// exit 2 before anything is written.
+#[test]
+#[ignore = "needs root: loop devices, losetup"]
+fn size_limits_a_block_device_and_larger_is_refused() {
+    let lo = LoopDev::new(64 << 20);
+    let before = lo.digest();
+    let out = iorig(&[
+        "run",
+        "--target",
+        &lo.dev,
+        "--size",
+        "16m",
+        "--read",
+        "0",
+        "--time",
+        "1s",
+        "--json",
+        "-",
+        "--allow-destroy",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["targets"][0]["size_bytes"], 16 << 20);
+    assert_eq!(doc["workload"]["size_bytes"], 16 << 20);
+    // Only the first 16 MiB changed: the rest of the device reads as before.
+    let tail = |d: &str| {
+        let mut f = std::fs::File::open(d).unwrap();
+        let mut b = vec![0u8; 48 << 20];
+        use std::io::{Read, Seek};
+        f.seek(std::io::SeekFrom::Start(16 << 20)).unwrap();
+        f.read_exact(&mut b).unwrap();
+        b.iter().all(|&x| x == 0)
+    };
+    assert!(tail(&lo.dev), "bytes past --size were written");
+    assert_ne!(lo.digest(), before, "the first 16 MiB were not written");
+
+    let big = iorig(&[
+        "run", "--target", &lo.dev, "--size", "128m", "--read", "100", "--time", "1s",
+    ]);
+    assert_eq!(big.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&big.stderr);
+    assert!(
+        err.contains("--size 128m is larger than the device") && err.contains("64m"),
+        "{err}"
+    );
+}

@@ -993,3 +993,40 @@ fn a_mistyped_target_is_refused_not_created() {
     );
     assert!(dir.path().join("new.dat").exists());
 }
+
+/// Issue 15, item 5: on a file iorig did not create, `--size` tests its first
+/// SIZE bytes and the run records that size; a larger `--size` is refused with
+/// exit 2 and the file keeps its length (iorig never grows a foreign file).
+#[test]
+fn size_limits_a_foreign_file_and_larger_is_refused() {
+    let dir = tmp();
+    let f = dir.path().join("foreign.bin");
+    std::fs::write(&f, vec![7u8; 8 << 20]).unwrap();
+    let p = f.to_str().unwrap();
+    let doc = run_ok(
+        &[
+            "run",
+            "--target",
+            p,
+            "--size",
+            "2m",
+            "--read",
+            "100",
+            "--time",
+            "1s",
+            "--buffered",
+        ],
+        dir.path(),
+    );
+    assert_eq!(doc["targets"][0]["size_bytes"], 2 << 20);
+    let out = run_raw(
+        &[
+            "run", "--target", p, "--size", "9m", "--read", "100", "--time", "1s",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--size 9m is larger than the file"), "{err}");
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 8 << 20);
+}

@@ -529,7 +529,7 @@ fn plan_existing_file(
                 "{p} is not an iorig scratch file (no iorig header); writing would destroy it — pass --allow-destroy to write to it anyway"
             )));
         }
-        (len, 0, None)
+        (limit_to_size(path, len, w, "file")?, 0, None)
     };
     let write = w.writes() || resize_to.is_some();
     if write && !allow_destroy {
@@ -610,6 +610,7 @@ fn plan_block(
                 .map_err(|e| target_err(path, format!("cannot read the device size: {e}")))?
         }
     };
+    let size = limit_to_size(path, size, w, "device")?;
     if w.writes() {
         if iorig_blockdev::read_only(&probe, name.as_deref()) {
             return Err(usage(format!(
@@ -646,6 +647,24 @@ fn plan_block(
         file: Some(Arc::new(file)),
         guarded: w.writes() && !allow_destroy,
     })
+}
+
+/// The bytes tested on a target iorig does not size itself (a block device, a
+/// file without an iorig header): `--size` limits the range to its first
+/// `--size` bytes, as fio's `size=` does on a device; a `--size` larger than
+/// the target is refused, since iorig never grows what it did not create.
+fn limit_to_size(path: &Path, have: u64, w: &Workload, what: &str) -> Result<u64, EngineError> {
+    match w.size_bytes {
+        Some(want) if want > have => Err(usage(format!(
+            "--size {} is larger than the {what} {} ({}); give --size {} or less, or leave it out to test the whole {what}",
+            show(want),
+            path.display(),
+            show(have),
+            show(have)
+        ))),
+        Some(want) => Ok(want),
+        None => Ok(have),
+    }
 }
 
 fn pct_of(size: u64, pct: f64) -> u64 {
