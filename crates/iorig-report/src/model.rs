@@ -41,6 +41,8 @@ pub struct RunReport {
     pub curves: Vec<CurveReport>,
     /// Plan-level findings other than curves, as stored.
     pub plan_findings: Vec<AnalysisRow>,
+    /// A quick run's five figures; empty for other runs.
+    pub figures: Vec<iorig_result::Figure>,
 }
 
 /// One step of a run.
@@ -201,8 +203,15 @@ impl RunReport {
         }
         curves.sort_by_key(|c| c.group);
 
+        let rows = store.steps(run)?;
+        let figures = if detail.run.kind == iorig_result::RunKind::Quick {
+            let docs: Vec<_> = rows.iter().map(|r| r.doc(&analysis, None)).collect();
+            iorig_result::step_figures(&docs)
+        } else {
+            Vec::new()
+        };
         let mut steps = Vec::new();
-        for row in store.steps(run)? {
+        for row in rows {
             let findings = by_step.get(&row.id).map(Vec::as_slice).unwrap_or(&[]);
             steps.push(step_of(store, row, findings)?);
         }
@@ -213,6 +222,7 @@ impl RunReport {
             steps,
             curves,
             plan_findings,
+            figures,
         })
     }
 

@@ -41,6 +41,7 @@ macro_rules! names {
 }
 
 mod doc;
+mod figures;
 mod finding;
 mod names;
 mod profile;
@@ -49,6 +50,7 @@ mod status;
 mod validation;
 
 pub use doc::{Interval, ResultDoc, RunInfo, StepSummary, Summary, TargetEntry, ToolInfo, SCHEMA};
+pub use figures::{five_figures, Figure, FigureStep, Headline, Steady, FIVE_FIGURES};
 pub use finding::{
     CurveFinding, Finding, FindingError, FindingKind, OffRatePoint, PreconditionFinding, RateCheck,
     SkippedFinding, SteadyStateFinding, WriteCliffFinding,
@@ -58,7 +60,8 @@ pub use iorig_stats::{CpuUsage, DeviceUsage, LatSummary, OpSummary};
 pub use names::TargetKind;
 pub use profile::{FigureStat, ProfileSummary};
 pub use run_doc::{
-    FindingEntry, IntervalCpu, IntervalDoc, RunDoc, RunHeader, StepDoc, TargetDoc, RUN_SCHEMA,
+    step_figures, FindingEntry, IntervalCpu, IntervalDoc, RunDoc, RunHeader, StepDoc, TargetDoc,
+    RUN_SCHEMA,
 };
 pub use status::{HistKind, Op, RunKind, RunStatus, StepRole, StepStatus, UnknownRole};
 pub use validation::{Validation, ValidationErrorEntry};

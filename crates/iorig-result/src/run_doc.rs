@@ -5,8 +5,8 @@
 //! here: the workload part still refuses unknown fields.
 
 use crate::{
-    DeviceUsage, Finding, OpSummary, RunKind, RunStatus, StepRole, StepStatus, StepSummary,
-    WorkloadRecord,
+    five_figures, DeviceUsage, FigureStep, Finding, OpSummary, RunKind, RunStatus, StepRole,
+    StepStatus, StepSummary, WorkloadRecord,
 };
 use iorig_stats::sampler::system::SystemFacts;
 use serde::de::Error as _;
@@ -27,6 +27,10 @@ pub struct RunDoc {
     pub steps: Vec<StepDoc>,
     /// Findings of the whole run (curves).
     pub analysis: Vec<FindingEntry>,
+    /// A quick run's five figures ([`crate::five_figures`]); absent for
+    /// other runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<crate::Figure>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -222,4 +226,18 @@ impl<'de> Deserialize<'de> for StepDoc {
             intervals: of("intervals", typed(8))?,
         })
     }
+}
+
+/// The five figures of stored steps (a quick run's).
+pub fn step_figures(steps: &[StepDoc]) -> Vec<crate::Figure> {
+    let steps: Vec<FigureStep<'_>> = steps
+        .iter()
+        .map(|s| FigureStep {
+            name: &s.name,
+            status: s.status,
+            summary: s.summary.as_ref().and_then(|s| s.io()),
+            findings: s.analysis.iter().collect(),
+        })
+        .collect();
+    five_figures(&steps)
 }

@@ -120,6 +120,21 @@ pub struct StepResult {
     pub analysis: Vec<Finding>,
 }
 
+/// The five figures of steps just run (a quick run's); the store gives the
+/// same from its rows ([`iorig_result::step_figures`]).
+pub fn five_figures(results: &[StepResult]) -> Vec<iorig_result::Figure> {
+    let steps: Vec<iorig_result::FigureStep<'_>> = results
+        .iter()
+        .map(|r| iorig_result::FigureStep {
+            name: r.step.name.as_deref().unwrap_or(""),
+            status: r.status,
+            summary: r.summary.as_ref(),
+            findings: r.analysis.iter().collect(),
+        })
+        .collect();
+    iorig_result::five_figures(&steps)
+}
+
 /// How a plan ended.
 #[derive(Debug)]
 pub struct PlanOutcome {

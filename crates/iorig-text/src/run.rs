@@ -5,7 +5,7 @@
 use crate::table::{self, human_bytes};
 use iorig_engine::run::TargetInfo;
 use iorig_engine::verify::{ValidationError, ValidationSummary};
-use iorig_result::{CurveFinding, Finding, SteadyStateFinding};
+use iorig_result::{CurveFinding, Figure, Finding, Headline, SteadyStateFinding};
 use iorig_run::plan::{fmt_duration, StepResult};
 use iorig_run::PlanProgress;
 use iorig_spec::plan::{Plan, PlanStep, StepRole};
@@ -320,65 +320,28 @@ pub fn plan_table_lines(name: &str, results: &[StepResult], run: Option<i64>) ->
     out
 }
 
-/// The five figures: (step name in five-params, what it measures, bandwidth
-/// (true) or IOPS (false) is the headline).
-const FIGURES: [(&str, &str, bool); 5] = [
-    ("seq-write", "sequential write", true),
-    ("seq-read", "sequential read", true),
-    ("rand-write", "random write", false),
-    ("rand-read-cold", "random read, cold (whole target)", false),
-    ("rand-read-hot", "random read, hot (working set)", false),
-];
-
-/// A step as the five figures read it.
-pub struct FigureStep<'a> {
-    pub name: &'a str,
-    pub status: iorig_result::StepStatus,
-    pub summary: Option<&'a iorig_result::Summary>,
-    pub findings: Vec<&'a Finding>,
-}
-
-impl<'a> FigureStep<'a> {
-    /// A step just run.
-    pub fn of(r: &'a StepResult) -> Self {
-        FigureStep {
-            name: r.step.name.as_deref().unwrap_or(""),
-            status: r.status,
-            summary: r.summary.as_ref(),
-            findings: r.analysis.iter().collect(),
-        }
-    }
-}
-
 /// The closing lines of `iorig quick` (and of `runs show` for a quick run):
 /// the five figures.
-pub fn five_figures_lines(steps: &[FigureStep<'_>]) -> Vec<String> {
+pub fn five_figures_lines(figures: &[Figure]) -> Vec<String> {
     let mut out = vec![String::new(), "five parameters:".to_owned()];
-    for (name, what, bandwidth) in FIGURES {
-        let Some(r) = steps.iter().find(|r| r.name == name) else {
+    for f in figures {
+        let what = &f.what;
+        let (Some(iops), Some(bw), Some(mean), Some(p99)) =
+            (f.iops, f.bw_bytes_per_s, f.lat_mean_ns, f.lat_p99_ns)
+        else {
+            out.push(format!("  {what:<34} {}", f.status.as_str()));
             continue;
         };
-        let Some(s) = r.summary else {
-            out.push(format!("  {what:<34} {}", r.status.as_str()));
-            continue;
-        };
-        let t = &s.total;
-        let iops = t.iops;
-        let mbs = t.bw_bytes_per_s / 1e6;
-        let mean_ms = t.lat_ns.mean as f64 / 1e6;
-        let p99_ms = t.lat_ns.p99 as f64 / 1e6;
-        let headline = if bandwidth {
-            format!("{mbs:>9.1} MB/s ({iops:.0} IOPS)")
-        } else {
-            format!("{iops:>9.0} IOPS ({mbs:.1} MB/s)")
+        let mbs = bw / 1e6;
+        let mean_ms = mean as f64 / 1e6;
+        let p99_ms = p99 as f64 / 1e6;
+        let headline = match f.headline {
+            Headline::Bandwidth => format!("{mbs:>9.1} MB/s ({iops:.0} IOPS)"),
+            Headline::Iops => format!("{iops:>9.0} IOPS ({mbs:.1} MB/s)"),
         };
         let mut line =
             format!("  {what:<34} {headline:<28} latency mean {mean_ms:.3} ms, p99 {p99_ms:.3} ms");
-        let steady = r.findings.iter().find_map(|f| match f {
-            Finding::SteadyState(v) => Some(v),
-            _ => None,
-        });
-        if let Some(v) = steady {
+        if let Some(v) = &f.steady {
             if v.reached {
                 line.push_str(&format!(
                     "; steady after {} round(s), {:.0} s",
@@ -389,8 +352,8 @@ pub fn five_figures_lines(steps: &[FigureStep<'_>]) -> Vec<String> {
                 line.push_str(&format!("; not steady after {} round(s)", v.rounds));
             }
         }
-        if r.status != iorig_result::StepStatus::Ok {
-            line.push_str(&format!(" [{}]", r.status.as_str()));
+        if f.status != iorig_result::StepStatus::Ok {
+            line.push_str(&format!(" [{}]", f.status.as_str()));
         }
         out.push(line);
     }

@@ -242,20 +242,10 @@ pub fn show_lines(
         }
     }
     if run.run.kind == RunKind::Quick {
-        let figure_steps: Vec<crate::run::FigureStep<'_>> = steps
-            .iter()
-            .map(|st| crate::run::FigureStep {
-                name: &st.name,
-                status: st.status,
-                summary: st.summary.as_ref().and_then(|s| s.io()),
-                findings: analysis
-                    .iter()
-                    .filter(|a| a.step_id == Some(st.id))
-                    .map(|a| &a.finding)
-                    .collect(),
-            })
-            .collect();
-        out.extend(crate::run::five_figures_lines(&figure_steps));
+        let docs: Vec<_> = steps.iter().map(|st| st.doc(analysis, None)).collect();
+        out.extend(crate::run::five_figures_lines(&iorig_result::step_figures(
+            &docs,
+        )));
     }
     out
 }

@@ -42,11 +42,8 @@ pub fn quick(a: QuickArgs) -> Result<u8, Failure> {
     )?;
     let printer = Printer::new(false, false);
     if !results.is_empty() {
-        let steps: Vec<_> = results
-            .iter()
-            .map(iorig_text::run::FigureStep::of)
-            .collect();
-        for l in iorig_text::run::five_figures_lines(&steps) {
+        let figures = iorig_run::plan::five_figures(&results);
+        for l in iorig_text::run::five_figures_lines(&figures) {
             printer.line(&l);
         }
     }

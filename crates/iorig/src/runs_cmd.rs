@@ -6,7 +6,6 @@ use crate::output::Printer;
 use crate::store::{open_existing, open_read_only};
 use crate::{exit, Failure};
 use iorig_store::{RunId, Store, StoreError};
-use serde_json::json;
 
 fn store_err(e: StoreError) -> Failure {
     Failure::runtime(format!("result store: {e}"))
@@ -79,33 +78,17 @@ fn show(printer: &Printer, s: &Store, id: i64, as_json: bool) -> Result<u8, Fail
         .get_run(RunId(id))
         .map_err(store_err)?
         .ok_or_else(|| no_run(id))?;
-    let steps = s.steps(RunId(id)).map_err(store_err)?;
-    let analysis = s.analysis(RunId(id)).map_err(store_err)?;
     if as_json {
-        let run_json = json!({
-            "id": run.run.id,
-            "kind": run.run.kind,
-            "status": run.run.status,
-            "started": run.run.started,
-            "ended": run.run.ended,
-            "host": run.run.host,
-            "tool_version": run.run.tool_version,
-            "labels": run.run.labels,
-            "command_line": run.command_line,
-            "system": s.system_facts(RunId(id)).map_err(store_err)?,
-            "targets": s.target_facts(RunId(id)).map_err(store_err)?,
-            "analysis": analysis.iter().filter(|a| a.step_id.is_none())
-                .map(|a| iorig_result::FindingEntry(a.finding.clone())).collect::<Vec<_>>(),
-        });
-        // Each step as in the export (iorig.run/1), without its intervals.
-        let steps_json: Vec<iorig_result::StepDoc> =
-            steps.iter().map(|st| st.doc(&analysis, None)).collect();
-        let doc = json!({"run": run_json, "steps": steps_json});
+        // The export's document (iorig.run/1) without the steps' intervals.
+        let doc = iorig_report::export::show_json(s, RunId(id))
+            .map_err(|e| Failure::runtime(format!("reading run {id}: {e}")))?;
         let text = serde_json::to_string_pretty(&doc)
             .map_err(|e| Failure::runtime(format!("encoding JSON: {e}")))?;
         printer.line(&text);
         return Ok(exit::OK);
     }
+    let steps = s.steps(RunId(id)).map_err(store_err)?;
+    let analysis = s.analysis(RunId(id)).map_err(store_err)?;
     let targets = s.target_facts(RunId(id)).map_err(store_err)?;
     for l in iorig_text::runs::show_lines(&run, &targets, &steps, &analysis) {
         printer.line(&l);

@@ -277,7 +277,7 @@ fn curve_rates_follow_the_measured_max_and_the_curve_is_analysed() {
         );
         assert_eq!(s["status"], "ok");
     }
-    let curve = show["run"]["analysis"]
+    let curve = show["analysis"]
         .as_array()
         .unwrap()
         .iter()
@@ -446,6 +446,68 @@ fn quick_prints_five_figures() {
     // 8 MiB of the 64 MiB target: the first 12.5 %.
     assert!((hot["range_end_pct"].as_f64().unwrap() - 12.5).abs() < 1e-9);
     assert!(hot["analysis"]["steady_state"]["rounds"].as_u64().unwrap() >= 1);
+    // --json carries the five figures as typed records, taken from the
+    // steps' summaries; the export has the same ones.
+    assert_eq!(show["schema"], "iorig.run/1");
+    let figures = show["figures"].as_array().unwrap();
+    let names: Vec<&str> = figures
+        .iter()
+        .map(|f| f["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "seq-write",
+            "seq-read",
+            "rand-write",
+            "rand-read-cold",
+            "rand-read-hot"
+        ]
+    );
+    for f in figures {
+        let step = show["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == f["step"])
+            .unwrap();
+        assert_eq!(f["iops"], step["summary"]["total"]["iops"], "{f}");
+        assert_eq!(
+            f["lat_p99_ns"], step["summary"]["total"]["lat_ns"]["p99"],
+            "{f}"
+        );
+    }
+    assert_eq!(
+        figures[4]["steady"]["rounds"],
+        hot["analysis"]["steady_state"]["rounds"]
+    );
+    ok(
+        &["export", &id, "--format", "json", "--out", "run.json"],
+        dir.path(),
+    );
+    let exported: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("run.json")).unwrap()).unwrap();
+    assert_eq!(exported["figures"], show["figures"]);
+    // The HTML report shows them too, each with its IOPS.
+    ok(&["report", &id, "--out", "r"], dir.path());
+    let html = std::fs::read_to_string(dir.path().join("r/index.html")).unwrap();
+    let section = &html[html
+        .find("<section id=\"figures\">")
+        .expect("no five-figure section")..];
+    let section = &section[..section.find("</section>").unwrap()];
+    for f in figures {
+        let iops = f["iops"].as_f64().unwrap().round() as i64;
+        let mut grouped = String::new();
+        let digits = iops.to_string();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                grouped.push(',');
+            }
+            grouped.push(c);
+        }
+        assert!(section.contains(f["what"].as_str().unwrap()), "{section}");
+        assert!(section.contains(&grouped), "{grouped} not in {section}");
+    }
 }
 
 /// /dev/zram0 set up for the test and reset afterwards.

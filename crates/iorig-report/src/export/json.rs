@@ -4,7 +4,7 @@
 //! entry of iorig.result/1.
 
 use super::RunData;
-use iorig_result::{FindingEntry, RunDoc, RunHeader, RUN_SCHEMA};
+use iorig_result::{step_figures, FindingEntry, RunDoc, RunHeader, RunKind, StepDoc, RUN_SCHEMA};
 use serde_json::Value;
 
 pub(super) fn run_doc(data: &RunData) -> RunDoc {
@@ -14,6 +14,11 @@ pub(super) fn run_doc(data: &RunData) -> RunDoc {
     let plan = d.plan_json.as_deref().map(|text| {
         serde_json::from_str::<Value>(text).unwrap_or_else(|_| Value::String(text.to_owned()))
     });
+    let steps: Vec<StepDoc> = data
+        .steps
+        .iter()
+        .map(|s| s.step.doc(&s.analysis, s.intervals.as_deref()))
+        .collect();
     RunDoc {
         schema: RUN_SCHEMA.to_owned(),
         run: RunHeader {
@@ -30,11 +35,12 @@ pub(super) fn run_doc(data: &RunData) -> RunDoc {
             system: data.system.clone(),
             targets: data.targets.iter().map(|t| t.doc()).collect(),
         },
-        steps: data
-            .steps
-            .iter()
-            .map(|s| s.step.doc(&s.analysis, Some(&s.intervals)))
-            .collect(),
+        figures: if d.run.kind == RunKind::Quick {
+            step_figures(&steps)
+        } else {
+            Vec::new()
+        },
+        steps,
         analysis: data
             .plan_analysis
             .iter()

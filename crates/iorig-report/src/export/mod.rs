@@ -32,7 +32,7 @@ pub struct CsvExport {
 /// The steps and intervals CSV of a run (docs/export.md). Fails with
 /// [`ReportError::NoSuchRun`] when the store has no such run.
 pub fn export_csv(store: &Store, run: RunId) -> Result<CsvExport, ReportError> {
-    let data = RunData::load(store, run)?;
+    let data = RunData::load(store, run, true)?;
     Ok(CsvExport {
         steps_csv: tables::steps_table(&data).to_csv()?,
         intervals_csv: tables::intervals_table(&data).to_csv()?,
@@ -41,7 +41,7 @@ pub fn export_csv(store: &Store, run: RunId) -> Result<CsvExport, ReportError> {
 
 /// The run as XLSX file contents: sheets `steps`, `intervals` and `run`.
 pub fn export_xlsx_bytes(store: &Store, run: RunId) -> Result<Vec<u8>, ReportError> {
-    let data = RunData::load(store, run)?;
+    let data = RunData::load(store, run, true)?;
     let mut book = xlsx::workbook(&data)?;
     book.save_to_buffer()
         .map_err(|e| ReportError::Export(format!("writing XLSX: {e}")))
@@ -50,13 +50,19 @@ pub fn export_xlsx_bytes(store: &Store, run: RunId) -> Result<Vec<u8>, ReportErr
 /// The whole run as one JSON document of schema [`RUN_SCHEMA`]
 /// (docs/export.md).
 pub fn export_json(store: &Store, run: RunId) -> Result<iorig_result::RunDoc, ReportError> {
-    Ok(json::run_doc(&RunData::load(store, run)?))
+    Ok(json::run_doc(&RunData::load(store, run, true)?))
+}
+
+/// The same document without the steps' intervals: `iorig runs show --json`.
+pub fn show_json(store: &Store, run: RunId) -> Result<iorig_result::RunDoc, ReportError> {
+    Ok(json::run_doc(&RunData::load(store, run, false)?))
 }
 
 /// A step with what was stored under it.
 struct StepData {
     step: StepRow,
-    intervals: Vec<IntervalRow>,
+    /// None when the intervals were not read (`runs show --json`).
+    intervals: Option<Vec<IntervalRow>>,
     /// The step's analysis rows, in the order they were stored.
     analysis: Vec<AnalysisRow>,
 }
@@ -73,7 +79,7 @@ struct RunData {
 }
 
 impl RunData {
-    fn load(store: &Store, run: RunId) -> Result<RunData, ReportError> {
+    fn load(store: &Store, run: RunId, with_intervals: bool) -> Result<RunData, ReportError> {
         let detail = store.get_run(run)?.ok_or(ReportError::NoSuchRun(run.0))?;
         let analysis = store.analysis(run)?;
         let steps = store
@@ -81,7 +87,11 @@ impl RunData {
             .into_iter()
             .map(|step| {
                 Ok(StepData {
-                    intervals: store.intervals(step.id)?,
+                    intervals: if with_intervals {
+                        Some(store.intervals(step.id)?)
+                    } else {
+                        None
+                    },
                     analysis: analysis
                         .iter()
                         .filter(|a| a.step_id == Some(step.id))

@@ -436,6 +436,7 @@ pub(super) fn intervals_table(data: &RunData) -> Table {
             .flat_map(|s| {
                 s.intervals
                     .iter()
+                    .flatten()
                     .map(move |i| interval_cells(run_id, s, i))
             })
             .collect(),

@@ -72,7 +72,11 @@ pub fn render_report_with(r: &RunReport, details: &Details) -> Rendered {
     let detailed = detailed_steps(r, details);
     let scaling = scaling_groups(&r.steps);
     let heatmaps = heatmap_groups(&r.steps);
-    let mut nav = vec![("run", "Run"), ("findings", "Findings"), ("steps", "Steps")];
+    let mut nav = vec![("run", "Run")];
+    if !r.figures.is_empty() {
+        nav.push(("figures", "Five figures"));
+    }
+    nav.extend([("findings", "Findings"), ("steps", "Steps")]);
     if !r.curves.is_empty() {
         nav.push(("curves", "Curves"));
     }
@@ -92,6 +96,7 @@ pub fn render_report_with(r: &RunReport, details: &Details) -> Rendered {
     page.push("</nav>\n");
 
     run_section(&mut page, r);
+    figures_section(&mut page, &r.figures);
     findings_section(&mut page, r);
     steps_section(&mut page, r);
 
@@ -562,6 +567,63 @@ pub(super) fn step_notes(s: &StepReport) -> String {
     }
     notes.join("; ")
 }
+
+/// A quick run's five figures, as the terminal printed them at its end.
+fn figures_section(page: &mut Page, figures: &[iorig_result::Figure]) {
+    if figures.is_empty() {
+        return;
+    }
+    page.push("<section id=\"figures\"><h2>Five parameters</h2>\n");
+    let dash = || "–".to_owned();
+    let rows: Vec<Vec<String>> = figures
+        .iter()
+        .map(|f| {
+            let headline = match (f.headline, f.iops, f.bw_bytes_per_s) {
+                (iorig_result::Headline::Bandwidth, _, Some(bw)) => fmt_mb_s(bw) + " MB/s",
+                (iorig_result::Headline::Iops, Some(iops), _) => fmt_iops(iops) + " IOPS",
+                _ => dash(),
+            };
+            let steady = match &f.steady {
+                Some(v) if v.reached => format!(
+                    "after {} round(s), {}",
+                    v.rounds,
+                    fmt_duration_s(v.time_needed_s.unwrap_or(0.0))
+                ),
+                Some(v) => format!(
+                    "<span class=\"warn\">not steady</span> after {} round(s)",
+                    v.rounds
+                ),
+                None => dash(),
+            };
+            vec![
+                esc(&f.what),
+                esc(&f.step),
+                status_span(f.status.as_str()),
+                headline,
+                f.iops.map_or_else(dash, fmt_iops),
+                f.bw_bytes_per_s.map_or_else(dash, fmt_mb_s),
+                f.lat_mean_ns.map_or_else(dash, |n| fmt_lat_ns(n as f64)),
+                f.lat_p99_ns.map_or_else(dash, |n| fmt_lat_ns(n as f64)),
+                steady,
+            ]
+        })
+        .collect();
+    page.push(&table("figures", &FIGURE_TABLE_HEAD, &rows, 3..8));
+    page.push("</section>\n");
+}
+
+/// The five-figure table's header row.
+pub const FIGURE_TABLE_HEAD: [&str; 9] = [
+    "figure",
+    "step",
+    "status",
+    "headline",
+    "IOPS",
+    "MB/s",
+    "mean lat",
+    "p99 lat",
+    "steady state",
+];
 
 pub(super) fn steps_section(page: &mut Page, r: &RunReport) {
     page.push("<section id=\"steps\"><h2>Steps</h2>\n");
