@@ -53,13 +53,15 @@ pub enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
-    /// Export a run as CSV (steps, plus FILE's .intervals.csv), XLSX or JSON.
+    /// Export a run as CSV (steps, plus FILE's .intervals.csv), XLSX, JSON or HdrHistogram log.
     Export {
         /// The run id (iorig runs list).
         id: i64,
         /// csv: steps to FILE and intervals to FILE.intervals.csv; xlsx: one
-        /// workbook; json: the whole run (schema iorig.run/1).
-        #[arg(long, value_name = "csv|xlsx|json")]
+        /// workbook; json: the whole run (schema iorig.run/1); hlog: latency
+        /// histograms per interval to FILE (HdrHistogram interval log) and
+        /// each step's percentiles to FILE.percentiles.csv.
+        #[arg(long, value_name = "csv|xlsx|json|hlog")]
         format: ExportFormat,
         /// Output file.
         #[arg(long, value_name = "FILE")]
@@ -94,6 +96,7 @@ pub enum ExportFormat {
     Csv,
     Xlsx,
     Json,
+    Hlog,
 }
 
 #[derive(Debug, Args)]

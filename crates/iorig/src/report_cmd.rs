@@ -109,6 +109,9 @@ pub fn export(id: i64, format: ExportFormat, out: &Path, db: Option<&Path>) -> R
     if format == ExportFormat::Csv {
         check_output("--out", &out.with_extension("intervals.csv"))?;
     }
+    if format == ExportFormat::Hlog {
+        check_output("--out", &out.with_extension("percentiles.csv"))?;
+    }
     let store = open_read_only(db)?;
     load(&store, id)?;
     let run = RunId(id);
@@ -130,6 +133,17 @@ pub fn export(id: i64, format: ExportFormat, out: &Path, db: Option<&Path>) -> R
                 iorig_report::export::export_xlsx_bytes(&store, run).map_err(|e| fail(&e))?;
             write(out, &bytes)?;
             printer.line(&format!("wrote {}", out.display()));
+        }
+        ExportFormat::Hlog => {
+            let h = iorig_report::export::export_hlog(&store, run).map_err(|e| fail(&e))?;
+            let percentiles = out.with_extension("percentiles.csv");
+            write(out, &h.log)?;
+            write(&percentiles, h.percentiles_csv.as_bytes())?;
+            printer.line(&format!(
+                "wrote {} (interval histograms) and {} (percentiles)",
+                out.display(),
+                percentiles.display()
+            ));
         }
         ExportFormat::Json => {
             let v = iorig_report::export::export_json(&store, run).map_err(|e| fail(&e))?;

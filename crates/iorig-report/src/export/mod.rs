@@ -1,13 +1,15 @@
 //! Exports of one stored run for other tools (docs/export.md): two flat CSV
 //! files (one row per step, one row per step, interval and operation), an
-//! XLSX workbook with the same two tables plus the run's facts, and one JSON
-//! document of the whole run (schema `iorig.run/1`).
+//! XLSX workbook with the same two tables plus the run's facts, one JSON
+//! document of the whole run (schema `iorig.run/1`), and the latency
+//! histograms as an HdrHistogram interval log with a percentile CSV.
 //!
 //! The CSV files and the XLSX sheets are rendered from the same [`Table`]s,
 //! so a column means the same thing, with the same name, everywhere. Nothing
 //! here writes files: the CLI decides where the bytes go (and writes them
 //! only to regular files, atomically).
 
+mod hlog;
 mod json;
 mod tables;
 mod xlsx;
@@ -18,6 +20,7 @@ use iorig_store::{
 };
 use serde_json::Value;
 
+pub use hlog::{export_hlog, HlogExport};
 pub use iorig_result::RUN_SCHEMA;
 
 /// The two CSV files of a run.

@@ -32,7 +32,9 @@ pub struct TermSink {
     pub printer: Printer,
     mode: Mode,
     current: Option<Current>,
-    fill: Option<(String, indicatif::ProgressBar)>,
+    /// The scratch file being filled, and its bar (none off a terminal,
+    /// where one notice is printed per file instead).
+    fill: Option<(String, Option<indicatif::ProgressBar>)>,
     validation_errors: u64,
 }
 
@@ -48,7 +50,7 @@ impl TermSink {
     }
 
     fn end_fill(&mut self) {
-        if let Some((_, b)) = self.fill.take() {
+        if let Some((_, Some(b))) = self.fill.take() {
             b.finish_and_clear();
         }
     }
@@ -115,11 +117,10 @@ impl Sink for TermSink {
             } => {
                 if self.fill.as_ref().map(|(p, _)| p.as_str()) != Some(path) {
                     self.end_fill();
-                    if let Some(b) = self.printer.fill_bar(path, total_bytes, grown_from_bytes) {
-                        self.fill = Some((path.to_owned(), b));
-                    }
+                    let bar = self.printer.fill_bar(path, total_bytes, grown_from_bytes);
+                    self.fill = Some((path.to_owned(), bar));
                 }
-                if let Some((_, b)) = &self.fill {
+                if let Some((_, Some(b))) = &self.fill {
                     b.set_position(done_bytes);
                 }
             }
