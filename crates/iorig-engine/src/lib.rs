@@ -11,6 +11,7 @@ pub mod data;
 pub mod engine;
 mod error;
 pub mod gen;
+pub mod iolog;
 pub mod probe;
 pub mod run;
 pub mod target;

@@ -222,6 +222,10 @@ pub struct Prepared {
     /// precondition's passes × size); workers reserve each I/O's bytes
     /// before issuing it, so the total is exact to within one I/O per worker.
     pub byte_limit: Option<u64>,
+    /// Every counted I/O is sent here, in chunks, when set
+    /// ([`crate::iolog`]); the channel closes when this and the workers'
+    /// copies are dropped.
+    pub io_records: Option<crate::iolog::IoRecordSender>,
     fault_rules: Vec<FaultRule>,
 }
 
@@ -288,6 +292,7 @@ pub fn open(
         extents_bytes,
         verify: None,
         byte_limit: None,
+        io_records: None,
         fault_rules: planned.fault_rules,
     })
 }
@@ -450,6 +455,10 @@ pub fn execute(
         let verify = verify
             .as_ref()
             .map(|v| VerifyWorker::new(v.clone(), counters.clone(), qd, wall_base_ns));
+        let io_records = prepared
+            .io_records
+            .clone()
+            .map(crate::iolog::IoRecorder::new);
         let handle = std::thread::Builder::new()
             .name(format!("iorig-w{id}"))
             .spawn(move || {
@@ -476,6 +485,7 @@ pub fn execute(
                     published_completion: 0,
                     budget,
                     clock: ThreadClock::new(),
+                    io_records,
                 };
                 macro_rules! go {
                     ($engine:expr) => {

@@ -92,6 +92,8 @@ pub(crate) struct WorkerCtx {
     pub budget: Option<Arc<AtomicU64>>,
     /// This thread's busy clock (made on the worker thread).
     pub clock: crate::run::ThreadClock,
+    /// Per-I/O records, when the run keeps them.
+    pub io_records: Option<crate::iolog::IoRecorder>,
 }
 
 /// What a worker measures per interval besides its I/O statistics.
@@ -456,6 +458,18 @@ impl WorkerCtx {
                     op.service_sum_ns += service_ns;
                     if self.period_ns.is_some() {
                         op.service_lat.record(service_ns);
+                    }
+                    if let Some(r) = &mut self.io_records {
+                        r.push(crate::iolog::IoRecord {
+                            start_ns: st.sched_ns,
+                            submit_ns: st.submit_ns,
+                            complete_ns: now,
+                            offset_bytes: st.offset,
+                            size_bytes: st.len,
+                            target: st.target,
+                            worker: self.id,
+                            read: st.read,
+                        });
                     }
                 }
                 if self.verify.is_some() {

@@ -15,6 +15,7 @@
 pub mod analyse;
 pub mod csv;
 pub mod event;
+pub mod iolog;
 pub mod journal;
 pub mod plan;
 pub mod profile;

@@ -24,6 +24,8 @@ pub struct SingleOptions {
     pub allow_destroy: bool,
     /// Journal the validation state to this file (`verify` workloads).
     pub journal: Option<PathBuf>,
+    /// Write every counted I/O to this CSV file ([`crate::iolog`]).
+    pub lat_log: Option<PathBuf>,
 }
 
 /// How a single run ended.
@@ -58,6 +60,9 @@ fn local_id(now: SystemTime) -> String {
 struct SingleHooks<'a> {
     w: &'a Workload,
     journal: Option<&'a std::path::Path>,
+    lat_log: Option<&'a std::path::Path>,
+    /// The per-I/O log's writer, once started.
+    io_log: Option<crate::iolog::IoLogWriter>,
     id: String,
 }
 
@@ -85,8 +90,35 @@ impl StepHooks for SingleHooks<'_> {
         Ok(())
     }
 
+    fn io_records(&mut self) -> Result<Option<iorig_engine::iolog::IoRecordSender>, RunError> {
+        let Some(path) = self.lat_log else {
+            return Ok(None);
+        };
+        let warmup_ns = u64::try_from(self.w.warmup.as_nanos()).unwrap_or(u64::MAX);
+        let (tx, writer) = crate::iolog::start(path, warmup_ns)?;
+        self.io_log = Some(writer);
+        Ok(Some(tx))
+    }
+
     fn interval(&mut self, _sample: &IntervalSample) -> (Control, Option<PlanProgress>) {
         (Control::Continue, None)
+    }
+}
+
+/// Puts the per-I/O log in place (the run's records are all in: the step
+/// ended and dropped its senders) and says how large it is.
+fn finish_io_log(hooks: &mut SingleHooks<'_>, out: &mut Out<'_>) {
+    let (Some(writer), Some(path)) = (hooks.io_log.take(), hooks.lat_log) else {
+        return;
+    };
+    match writer.finish() {
+        Ok(t) => out.notice(&format!(
+            "--lat-log: {} I/O records ({}) in {}",
+            t.records,
+            iorig_spec::format_bytes(t.bytes),
+            path.display()
+        )),
+        Err(e) => out.notice(&e.to_string()),
     }
 }
 
@@ -107,9 +139,13 @@ pub fn run(
     let mut hooks = SingleHooks {
         w,
         journal: opts.journal.as_deref(),
+        lat_log: opts.lat_log.as_deref(),
+        io_log: None,
         id: local_id(now),
     };
-    let step = match run_step(w, 0, opts.allow_destroy, &mut out, stop, &mut hooks) {
+    let step = run_step(w, 0, opts.allow_destroy, &mut out, stop, &mut hooks);
+    finish_io_log(&mut hooks, &mut out);
+    let step = match step {
         Ok(s) => s,
         Err(e) => {
             // Begun in the store (targets passed their checks) but failed

@@ -99,6 +99,11 @@ pub(crate) trait StepHooks {
     fn opened(&mut self, _out: &mut Out<'_>, _targets: &[TargetInfo]) -> Result<(), RunError> {
         Ok(())
     }
+    /// Right before the I/O starts: where to send every counted I/O's
+    /// record, when the caller keeps a per-I/O log.
+    fn io_records(&mut self) -> Result<Option<iorig_engine::iolog::IoRecordSender>, RunError> {
+        Ok(None)
+    }
     /// An interval completed: go on or stop, and where a plan stands.
     fn interval(&mut self, sample: &IntervalSample) -> (Control, Option<PlanProgress>);
 }
@@ -132,6 +137,7 @@ pub(crate) fn run_step(
     }
     prepared.byte_limit = hooks.byte_limit(prepared.space.total_bytes());
     hooks.opened(out, &prepared.info)?;
+    prepared.io_records = hooks.io_records()?;
     out.send(Event::TargetsOpen {
         index,
         targets: &prepared.info,

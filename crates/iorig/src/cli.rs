@@ -265,6 +265,9 @@ pub struct RunArgs {
     /// Write one CSV row per interval to FILE.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Write one CSV row per I/O to FILE (times, op, offset, size, latency); ~64 bytes an I/O, for short runs.
+    #[arg(long, value_name = "FILE")]
+    pub lat_log: Option<PathBuf>,
     #[command(flatten)]
     pub record: RecordArgs,
     /// Allow writing to block devices or files that look in use or hold data.

@@ -56,12 +56,19 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     if let Some(c) = &a.csv {
         check_output("--csv", c)?;
     }
+    if let Some(l) = &a.lat_log {
+        check_output("--lat-log", l)?;
+    }
 
     if let Some(j) = &a.journal {
         check_output("--journal", j)?;
         iorig_run::journal::precheck(j, &w)?;
     }
+    let lat_warning = a.lat_log.as_ref().and_then(|_| lat_log_warning(&w));
     if a.dry_run {
+        if let Some(warning) = &lat_warning {
+            Printer::new(false, a.quiet).notice(warning);
+        }
         if !a.record.no_db {
             check_store(a.record.db.as_deref())?;
         }
@@ -79,6 +86,9 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     // 2. Run (targets are planned and checked before anything is written).
     let printer = Printer::new(json_to_stdout, a.quiet);
     let stop = crate::signals::install();
+    if let Some(warning) = &lat_warning {
+        printer.notice(warning);
+    }
     let mut term = TermSink::new(printer);
     let mut sinks: Vec<&mut dyn Sink> = vec![&mut term];
     if let Some(c) = csv.as_mut() {
@@ -87,6 +97,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     let opts = SingleOptions {
         allow_destroy: a.allow_destroy,
         journal: a.journal.clone(),
+        lat_log: a.lat_log.clone(),
     };
     let outcome = iorig_run::single::run(&w, &opts, &mut store, &mut Fanout(sinks), &stop)?;
     if let Some(j) = &a.json {
@@ -102,6 +113,31 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         exit::OK
     })
 }
+/// Runs longer than this get a warning about the per-I/O log's size.
+const LAT_LOG_SHORT_S: u64 = 60;
+
+/// The size warning for `--lat-log` on a run that is not short: how fast
+/// the file grows at a rate a fast device reaches.
+fn lat_log_warning(w: &Workload) -> Option<String> {
+    let secs = (w.time + w.warmup).as_secs();
+    if secs <= LAT_LOG_SHORT_S {
+        return None;
+    }
+    let iops: u64 = match w.rate {
+        iorig_spec::Rate::Iops(r) => r as u64,
+        iorig_spec::Rate::Max => 100_000,
+    };
+    let per_min = iops * 60 * iorig_run::iolog::ROW_BYTES_ABOUT;
+    Some(format!(
+        "--lat-log writes a row per I/O (~{} bytes): at {} IOPS that is {} a minute, {} for this {} s run; it is meant for short runs (a minute or less)",
+        iorig_run::iolog::ROW_BYTES_ABOUT,
+        iops,
+        iorig_spec::format_bytes(per_min),
+        iorig_spec::format_bytes(per_min / 60 * secs),
+        secs
+    ))
+}
+
 /// `iorig run --dry-run`: the workload is resolved and the targets checked
 /// exactly as a run would (read-only looks); what would run is printed.
 fn dry_run(w: &Workload, allow_destroy: bool, quiet: bool) -> Result<u8, Failure> {

@@ -1,0 +1,168 @@
+//! The per-I/O log (`iorig run --lat-log FILE`): every counted I/O of a run
+//! as one CSV row, written by a thread of its own from the records the
+//! workers hand over ([`iorig_engine::iolog`]). This is iorig's one per-I/O
+//! recorder; fio's `write_lat_log` and block-trace output are to be built on
+//! it.
+//!
+//! The file is written beside its destination and renamed over it when the
+//! run ends, also when it failed or was interrupted, so what was recorded is
+//! kept.
+
+use crate::RunError;
+use iorig_engine::iolog::{IoRecord, IoRecordSender, CHANNEL_CHUNKS};
+use iorig_outfile::AtomicFile;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+
+/// The CSV header: the columns of every row.
+pub const HEADER: &str =
+    "start_ns,submit_ns,complete_ns,lat_ns,op,target,offset_bytes,size_bytes,worker,warmup\n";
+
+/// Bytes a row takes, about (for the size warning): ~60 with nanosecond
+/// times of a run of minutes.
+pub const ROW_BYTES_ABOUT: u64 = 64;
+
+/// What the log holds once written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoLogTotals {
+    pub records: u64,
+    pub bytes: u64,
+}
+
+/// The writer thread and the file it writes.
+pub struct IoLogWriter {
+    path: PathBuf,
+    handle: JoinHandle<Result<IoLogTotals, String>>,
+}
+
+/// Creates the log's temp file and starts its writer; the returned sender
+/// goes to the engine ([`iorig_engine::run::Prepared::io_records`]). I/Os
+/// that completed before `warmup_ns` are marked `warmup`.
+pub fn start(path: &Path, warmup_ns: u64) -> Result<(IoRecordSender, IoLogWriter), RunError> {
+    let file = AtomicFile::create("--lat-log", path).map_err(|e| {
+        if e.is_usage() {
+            RunError::usage(e.to_string())
+        } else {
+            RunError::runtime(format!("--lat-log: {e}"))
+        }
+    })?;
+    let (tx, rx) = crossbeam_channel::bounded::<Vec<IoRecord>>(CHANNEL_CHUNKS);
+    let handle = std::thread::Builder::new()
+        .name("iorig-iolog".into())
+        .spawn(move || write_all(file, rx, warmup_ns))
+        .map_err(|e| RunError::runtime(format!("starting the --lat-log writer: {e}")))?;
+    Ok((
+        tx,
+        IoLogWriter {
+            path: path.to_path_buf(),
+            handle,
+        },
+    ))
+}
+
+impl IoLogWriter {
+    /// Waits for the last records (once every sender is dropped: the run
+    /// ended) and puts the file in place.
+    pub fn finish(self) -> Result<IoLogTotals, RunError> {
+        let p = self.path.display();
+        match self.handle.join() {
+            Ok(Ok(t)) => Ok(t),
+            Ok(Err(e)) => Err(RunError::runtime(format!("--lat-log {p}: {e}"))),
+            Err(_) => Err(RunError::runtime(format!(
+                "--lat-log {p}: the writer thread panicked"
+            ))),
+        }
+    }
+}
+
+fn write_all(
+    file: AtomicFile,
+    rx: crossbeam_channel::Receiver<Vec<IoRecord>>,
+    warmup_ns: u64,
+) -> Result<IoLogTotals, String> {
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let mut totals = IoLogTotals {
+        records: 0,
+        bytes: HEADER.len() as u64,
+    };
+    let mut first_error = out.write_all(HEADER.as_bytes()).err();
+    let mut line = Vec::with_capacity(128);
+    // Drain every chunk even after a write error, so no worker waits on a
+    // full channel for a reader that stopped.
+    for chunk in rx {
+        if first_error.is_some() {
+            continue;
+        }
+        for r in &chunk {
+            line.clear();
+            row(&mut line, r, warmup_ns);
+            totals.bytes += line.len() as u64;
+            if let Err(e) = out.write_all(&line) {
+                first_error = Some(e);
+                break;
+            }
+        }
+        totals.records += chunk.len() as u64;
+    }
+    if let Some(e) = first_error {
+        return Err(e.to_string());
+    }
+    let file = out.into_inner().map_err(|e| e.error().to_string())?;
+    file.commit().map_err(|e| e.to_string())?;
+    Ok(totals)
+}
+
+/// One CSV row; integers through `itoa`, since a run logs millions of them.
+fn row(line: &mut Vec<u8>, r: &IoRecord, warmup_ns: u64) {
+    let mut b = itoa::Buffer::new();
+    for v in [r.start_ns, r.submit_ns, r.complete_ns, r.lat_ns()] {
+        line.extend_from_slice(b.format(v).as_bytes());
+        line.push(b',');
+    }
+    line.extend_from_slice(if r.read { b"read," } else { b"write," });
+    line.extend_from_slice(b.format(r.target).as_bytes());
+    line.push(b',');
+    line.extend_from_slice(b.format(r.offset_bytes).as_bytes());
+    line.push(b',');
+    line.extend_from_slice(b.format(r.size_bytes).as_bytes());
+    line.push(b',');
+    line.extend_from_slice(b.format(r.worker).as_bytes());
+    line.extend_from_slice(if r.complete_ns < warmup_ns {
+        b",1\n"
+    } else {
+        b",0\n"
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_has_every_column_of_the_header() {
+        let r = IoRecord {
+            start_ns: 10,
+            submit_ns: 12,
+            complete_ns: 110,
+            offset_bytes: 1 << 20,
+            size_bytes: 4096,
+            target: 1,
+            worker: 3,
+            read: false,
+        };
+        let mut line = Vec::new();
+        row(&mut line, &r, 100);
+        assert_eq!(
+            String::from_utf8(line.clone()).ok().as_deref(),
+            Some("10,12,110,100,write,1,1048576,4096,3,0\n")
+        );
+        line.clear();
+        row(&mut line, &r, 200);
+        assert!(line.ends_with(b",1\n"));
+        assert_eq!(
+            HEADER.trim_end().split(',').count(),
+            String::from_utf8_lossy(&line).trim_end().split(',').count()
+        );
+    }
+}
