@@ -69,6 +69,17 @@ pub enum Level {
     Red,
 }
 
+impl Level {
+    /// The stored spelling (`green`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Green => "green",
+            Level::Yellow => "yellow",
+            Level::Red => "red",
+        }
+    }
+}
+
 /// The upper bound of a zone.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Bound {

@@ -387,6 +387,48 @@ pub fn time_series_chart(title: &str, s: &TimeSeries) -> Result<String, ReportEr
     })
 }
 
+/// One panel of [`panels_chart`]: its axis, its lines (name, points).
+#[derive(Clone, Debug, Default)]
+pub struct SeriesPanel {
+    pub y_desc: String,
+    pub lines: Vec<(String, Vec<(f64, f64)>)>,
+    /// Label the axis with k/M/G (counts) instead of plain numbers.
+    pub count_axis: bool,
+}
+
+/// Panels over a shared time axis, one under the other (a profile's IOPS,
+/// MB/s, await and utilisation).
+pub fn panels_chart(title: &str, panels: &[SeriesPanel]) -> Result<String, ReportError> {
+    let t_max = max_of(
+        panels
+            .iter()
+            .flat_map(|p| p.lines.iter().flat_map(|l| l.1.iter().map(|v| v.0))),
+    )
+    .max(1.0);
+    let n = panels.len().max(1) as u32;
+    let none = TimeSeries::default();
+    svg_chart(title, (900, 210 * n + 40), |root| {
+        let root = root.titled(title, (FONT, TITLE_PX))?;
+        let areas = root.split_evenly((n as usize, 1));
+        for (area, p) in areas.iter().zip(panels) {
+            let panel = Panel {
+                y_desc: p.y_desc.clone(),
+                lines: p
+                    .lines
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (name, pts))| (name.as_str(), pts.clone(), color(i)))
+                    .collect(),
+                marks: false,
+                fixed_top: None,
+                count_axis: p.count_axis,
+            };
+            draw_time_panel(area, t_max, &panel, &none)?;
+        }
+        Ok(())
+    })
+}
+
 /// A named line of a panel and its colour.
 type PanelLine<'a> = (&'a str, Vec<(f64, f64)>, RGBColor);
 

@@ -463,3 +463,62 @@ fn curve_of(c: &CurveFinding) -> CurveReport {
         analysis: Some(c.analysis.clone()),
     }
 }
+
+/// A stored profile (`iorig profile`): its summary, its intervals and the
+/// verdicts of its rule sets, read from its one step.
+#[derive(Clone, Debug)]
+pub struct ProfileReport {
+    pub run: RunDetail,
+    pub summary: iorig_result::ProfileSummary,
+    pub intervals: Vec<iorig_result::ProfileInterval>,
+    pub evaluations: Vec<iorig_profile::rules::Evaluation>,
+}
+
+impl ProfileReport {
+    /// Reads the profile `run`.
+    pub fn load(store: &Store, run: RunId) -> Result<ProfileReport, ReportError> {
+        let detail = store.get_run(run)?.ok_or(ReportError::NoSuchRun(run.0))?;
+        let analysis = store.analysis(run)?;
+        let steps = store.steps(run)?;
+        let step = steps
+            .first()
+            .ok_or_else(|| ReportError::Export(format!("profile {} has no step", run.0)))?;
+        ProfileReport::from_rows(detail, step, &analysis)
+    }
+
+    /// The profile of a run's header, its step and the step's findings.
+    pub fn from_rows(
+        run: RunDetail,
+        step: &iorig_store::StepRow,
+        analysis: &[AnalysisRow],
+    ) -> Result<ProfileReport, ReportError> {
+        let Some(iorig_result::StepSummary::Profile(summary)) = &step.summary else {
+            return Err(ReportError::Export(format!(
+                "profile {} has no summary (it ended before its first interval)",
+                run.run.id.0
+            )));
+        };
+        let mut intervals = Vec::new();
+        let mut evaluations = Vec::new();
+        for a in analysis.iter().filter(|a| a.step_id == Some(step.id)) {
+            match &a.finding {
+                Finding::ProfileIntervals(v) => {
+                    intervals = iorig_result::ProfileInterval::list_from(v)
+                        .map_err(|e| ReportError::Export(format!("stored intervals: {e}")))?;
+                }
+                Finding::Rules(evals) => evaluations.extend(evals.iter().cloned()),
+                _ => {}
+            }
+        }
+        Ok(ProfileReport {
+            summary: summary.clone(),
+            run,
+            intervals,
+            evaluations,
+        })
+    }
+
+    pub fn id(&self) -> RunId {
+        self.run.run.id
+    }
+}

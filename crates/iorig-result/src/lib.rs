@@ -58,7 +58,7 @@ pub use finding::{
 pub use iorig_spec::{BsWeight, WorkloadRecord};
 pub use iorig_stats::{CpuUsage, DeviceUsage, LatSummary, OpSummary};
 pub use names::TargetKind;
-pub use profile::{FigureStat, ProfileSummary};
+pub use profile::{FigureStat, ProfileInterval, ProfileSummary};
 pub use run_doc::{
     step_figures, FindingEntry, IntervalCpu, IntervalDoc, RunDoc, RunHeader, StepDoc, TargetDoc,
     RUN_SCHEMA,

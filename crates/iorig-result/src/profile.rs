@@ -32,3 +32,23 @@ pub struct ProfileSummary {
     /// Device → figure name → statistics.
     pub devices: BTreeMap<String, BTreeMap<String, FigureStat>>,
 }
+
+/// One interval of a stored profile, as the `profile_intervals` finding
+/// holds it: every figure of the covered devices together (`total`) and of
+/// each device, `None` where the interval has no value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileInterval {
+    /// Seconds from the profile's start to the end of the interval.
+    pub t_s: f64,
+    pub duration_s: f64,
+    pub total: BTreeMap<String, Option<f64>>,
+    pub devices: BTreeMap<String, BTreeMap<String, Option<f64>>>,
+}
+
+impl ProfileInterval {
+    /// The intervals of a stored `profile_intervals` finding.
+    pub fn list_from(v: &serde_json::Value) -> Result<Vec<ProfileInterval>, serde_json::Error> {
+        Vec::<ProfileInterval>::deserialize(v)
+    }
+}

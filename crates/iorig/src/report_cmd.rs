@@ -7,27 +7,31 @@ use crate::output::Printer;
 use crate::store::{check_output, check_output_dir, open_read_only, write_output};
 use crate::{exit, Failure};
 use iorig_report::html::{render_compare, render_report_with, Details, Rendered};
-use iorig_report::model::RunReport;
-use iorig_store::{RunId, Store};
+use iorig_report::html::{render_profile_compare, render_profile_report};
+use iorig_report::model::{ProfileReport, RunReport};
+use iorig_store::{RunId, RunKind, Store};
 use std::path::{Path, PathBuf};
 
-fn load(store: &Store, id: i64) -> Result<RunReport, Failure> {
+/// The kind of stored run `id`; a missing run is bad input.
+fn kind_of(store: &Store, id: i64) -> Result<RunKind, Failure> {
     match store.get_run(RunId(id)) {
-        Ok(Some(r)) if r.run.kind == iorig_store::RunKind::Profile => {
-            return Err(Failure::usage(format!(
-                "run {id} is a profile, which has no report, export or comparison yet; iorig runs show {id} (or --json) shows all of it"
-            )))
-        }
-        Ok(Some(_)) => {}
-        Ok(None) => {
-            return Err(Failure::usage(format!(
-                "no run {id} in the result store; iorig runs list shows the runs"
-            )))
-        }
-        Err(e) => return Err(Failure::runtime(format!("result store: {e}"))),
+        Ok(Some(r)) => Ok(r.run.kind),
+        Ok(None) => Err(Failure::usage(format!(
+            "no run {id} in the result store; iorig runs list shows the runs"
+        ))),
+        Err(e) => Err(Failure::runtime(format!("result store: {e}"))),
     }
+}
+
+fn load(store: &Store, id: i64) -> Result<RunReport, Failure> {
+    kind_of(store, id)?;
     RunReport::load(store, RunId(id))
         .map_err(|e| Failure::runtime(format!("reading run {id}: {e}")))
+}
+
+fn load_profile(store: &Store, id: i64) -> Result<ProfileReport, Failure> {
+    ProfileReport::load(store, RunId(id))
+        .map_err(|e| Failure::runtime(format!("reading profile {id}: {e}")))
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
@@ -94,6 +98,16 @@ pub fn report(
     let dir = out.unwrap_or_else(|| PathBuf::from(format!("iorig-report-{id}")));
     check_output_dir("--out", &dir)?;
     let store = open_read_only(db)?;
+    if kind_of(&store, id)? == RunKind::Profile {
+        if steps.is_some() {
+            return Err(Failure::usage(format!(
+                "run {id} is a profile, which has no steps to draw; leave out --steps"
+            )));
+        }
+        let p = load_profile(&store, id)?;
+        write_rendered(&dir, &render_profile_report(&p), &printer)?;
+        return Ok(exit::OK);
+    }
     let run = load(&store, id)?;
     let details = match steps {
         Some(text) => Details::Steps(parse_steps(text, &run)?),
@@ -113,7 +127,11 @@ pub fn export(id: i64, format: ExportFormat, out: &Path, db: Option<&Path>) -> R
         check_output("--out", &out.with_extension("percentiles.csv"))?;
     }
     let store = open_read_only(db)?;
-    load(&store, id)?;
+    if kind_of(&store, id)? == RunKind::Profile && format == ExportFormat::Hlog {
+        return Err(Failure::usage(format!(
+            "run {id} is a profile: /proc/diskstats gives no latency histograms to export; use --format csv, xlsx or json"
+        )));
+    }
     let run = RunId(id);
     let fail = |e: &dyn std::fmt::Display| Failure::runtime(format!("exporting run {id}: {e}"));
     match format {
@@ -171,6 +189,35 @@ pub fn compare(ids: &[i64], out: Option<PathBuf>, db: Option<&Path>) -> Result<u
     });
     check_output_dir("--out", &dir)?;
     let store = open_read_only(db)?;
+    let kinds = ids
+        .iter()
+        .map(|id| kind_of(&store, *id))
+        .collect::<Result<Vec<_>, _>>()?;
+    let profiles = kinds.iter().filter(|k| **k == RunKind::Profile).count();
+    if profiles == ids.len() {
+        let runs = ids
+            .iter()
+            .map(|id| load_profile(&store, *id))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (rendered, lines) = render_profile_compare(&runs);
+        for l in lines {
+            printer.line(&l);
+        }
+        write_rendered(&dir, &rendered, &printer)?;
+        return Ok(exit::OK);
+    }
+    if profiles > 0 {
+        let which: Vec<String> = ids
+            .iter()
+            .zip(&kinds)
+            .filter(|(_, k)| **k == RunKind::Profile)
+            .map(|(id, _)| id.to_string())
+            .collect();
+        return Err(Failure::usage(format!(
+            "run(s) {} are profiles and the others test runs: compare profiles with profiles, test runs with test runs",
+            which.join(", ")
+        )));
+    }
     let runs = ids
         .iter()
         .map(|id| load(&store, *id))

@@ -712,3 +712,152 @@ fn a_fault_while_sampling_keeps_the_intervals_so_far() {
     assert_eq!(stored["run"]["status"], "failed");
     assert_eq!(stored["steps"][0]["summary"]["intervals"], kept);
 }
+
+/// Issue 15, item 14: a stored profile has a report, exports and a
+/// comparison like a test run: the figures, the verdicts and the series per
+/// interval, with exact numbers from a recording.
+#[test]
+fn a_stored_profile_is_reported_exported_and_compared() {
+    let d = tmp();
+    // Two profiles of one disk over two 8 s intervals: 100 then 300 writes,
+    // and the same disk doing twice as many writes.
+    for (name, k) in [("a", 1u64), ("b", 2)] {
+        let rec = d.path().join(name);
+        let l = |w: u64| Line {
+            w: w * k,
+            ws: w * k * 8,
+            wms: w * k,
+            io_ms: 400,
+            ..Line::default()
+        };
+        record(
+            &rec,
+            &[
+                (T0, vec![("sda", Line::default())]),
+                (T0 + 8_000, vec![("sda", l(100))]),
+                (T0 + 16_000, vec![("sda", l(400))]),
+            ],
+        );
+        let out = run(
+            &[
+                "profile",
+                "--diskstats",
+                rec.to_str().unwrap(),
+                "--db",
+                "p.db",
+                "-q",
+            ],
+            d.path(),
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let ok = |args: &[&str]| {
+        let out = run(args, d.path());
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // CSV: the figures (write_iops mean 25 = 400 writes / 16 s, peak 37.5)
+    // and one row per interval and scope.
+    ok(&[
+        "export", "1", "--db", "p.db", "--format", "csv", "--out", "p.csv",
+    ]);
+    let figures = std::fs::read_to_string(d.path().join("p.csv")).unwrap();
+    assert!(
+        figures.starts_with("run_id,scope,figure,mean,p95,peak\n"),
+        "{figures}"
+    );
+    assert!(figures.contains("1,total,write_iops,25.000,"), "{figures}");
+    assert!(figures.contains("1,sda,write_iops,25.000,"), "{figures}");
+    let line = figures
+        .lines()
+        .find(|l| l.starts_with("1,total,write_iops,"))
+        .unwrap();
+    assert!(line.ends_with(",37.500"), "{line}");
+    let intervals = std::fs::read_to_string(d.path().join("p.intervals.csv")).unwrap();
+    let rows: Vec<&str> = intervals.lines().collect();
+    assert!(
+        rows[0].starts_with("t_s,duration_s,device,read_iops,write_iops,"),
+        "{}",
+        rows[0]
+    );
+    // Two intervals, each a total row and an sda row.
+    assert_eq!(rows.len(), 5, "{intervals}");
+    assert!(
+        rows[1].starts_with("8.000,8.000,total,0.000,12.500,"),
+        "{}",
+        rows[1]
+    );
+    assert!(
+        rows[3].starts_with("16.000,8.000,total,0.000,37.500,"),
+        "{}",
+        rows[3]
+    );
+    // XLSX and JSON.
+    ok(&[
+        "export", "1", "--db", "p.db", "--format", "xlsx", "--out", "p.xlsx",
+    ]);
+    assert!(std::fs::read(d.path().join("p.xlsx"))
+        .unwrap()
+        .starts_with(b"PK"));
+    ok(&[
+        "export", "1", "--db", "p.db", "--format", "json", "--out", "p.json",
+    ]);
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(d.path().join("p.json")).unwrap()).unwrap();
+    assert_eq!(doc["run"]["kind"], "profile");
+    assert_eq!(
+        doc["steps"][0]["summary"]["total"]["write_iops"]["mean"],
+        25.0
+    );
+    // hlog has nothing to export: refused, nothing written.
+    let out = run(
+        &[
+            "export", "1", "--db", "p.db", "--format", "hlog", "--out", "p.hlog",
+        ],
+        d.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!d.path().join("p.hlog").exists());
+    // The report: verdicts, figures and a chart per scope.
+    ok(&["report", "1", "--db", "p.db", "--out", "rep"]);
+    let html = std::fs::read_to_string(d.path().join("rep/index.html")).unwrap();
+    for want in ["Verdicts", "replication-link", "write_iops", "37.5", "sda"] {
+        assert!(
+            html.contains(want),
+            "{want} missing from the profile report"
+        );
+    }
+    assert!(
+        d.path().join("rep/profile-1.svg").exists() && d.path().join("rep/profile-2.svg").exists()
+    );
+    // Compared: profile 2 does twice the writes of profile 1.
+    let said = ok(&["compare", "1", "2", "--db", "p.db", "--out", "cmp"]);
+    let row = said
+        .lines()
+        .find(|l| l.starts_with("write_iops") && l.contains("mean"))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(
+        row.contains("25.0") && row.contains("50.0 (+100.0%)"),
+        "{row}"
+    );
+    assert!(
+        said.contains("profile 2 overall: replication-link"),
+        "{said}"
+    );
+    assert!(d.path().join("cmp/index.html").exists());
+    // A profile is not compared with a test run.
+    ok(&[
+        "run", "--engine", "null", "--time", "200ms", "--db", "p.db", "-q",
+    ]);
+    let out = run(&["compare", "1", "3", "--db", "p.db"], d.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("compare profiles with profiles"));
+}

@@ -11,6 +11,7 @@
 
 mod hlog;
 mod json;
+mod profile;
 mod tables;
 mod xlsx;
 
@@ -26,9 +27,11 @@ pub use iorig_result::RUN_SCHEMA;
 /// The two CSV files of a run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CsvExport {
-    /// One row per step: parameters, summary and key analysis figures.
+    /// One row per step: parameters, summary and key analysis figures. For
+    /// a profile: one row per scope and figure (mean, p95, peak).
     pub steps_csv: String,
     /// One row per step, interval and operation (`read`, `write`, `total`).
+    /// For a profile: one row per interval and scope, as `profile --csv`.
     pub intervals_csv: String,
 }
 
@@ -36,6 +39,13 @@ pub struct CsvExport {
 /// [`ReportError::NoSuchRun`] when the store has no such run.
 pub fn export_csv(store: &Store, run: RunId) -> Result<CsvExport, ReportError> {
     let data = RunData::load(store, run, true)?;
+    if data.detail.run.kind == iorig_result::RunKind::Profile {
+        let p = profile::profile_of(&data)?;
+        return Ok(CsvExport {
+            steps_csv: profile::figures_table(run.0, &p).to_csv()?,
+            intervals_csv: profile::intervals_table(&p).to_csv()?,
+        });
+    }
     Ok(CsvExport {
         steps_csv: tables::steps_table(&data).to_csv()?,
         intervals_csv: tables::intervals_table(&data).to_csv()?,

@@ -26,6 +26,23 @@ fn xlsx_err(e: XlsxError) -> ReportError {
 
 pub(super) fn workbook(data: &RunData) -> Result<Workbook, ReportError> {
     let mut book = Workbook::new();
+    if data.detail.run.kind == iorig_result::RunKind::Profile {
+        // A profile: its figures, intervals and verdicts instead of steps.
+        let p = super::profile::profile_of(data)?;
+        let run_id = data.detail.run.id.0;
+        book.push_worksheet(
+            table_sheet("figures", &super::profile::figures_table(run_id, &p), 3)
+                .map_err(xlsx_err)?,
+        );
+        book.push_worksheet(
+            table_sheet("intervals", &super::profile::intervals_table(&p), 3).map_err(xlsx_err)?,
+        );
+        book.push_worksheet(
+            table_sheet("verdicts", &super::profile::verdicts_table(&p), 2).map_err(xlsx_err)?,
+        );
+        book.push_worksheet(run_sheet(data).map_err(xlsx_err)?);
+        return Ok(book);
+    }
     // The first data columns (run, step, name) stay in view when scrolling
     // right over the many figures of a step.
     book.push_worksheet(table_sheet("steps", &tables::steps_table(data), 3).map_err(xlsx_err)?);

@@ -11,7 +11,7 @@
 
 use crate::charts::{
     self, fmt_iops, fmt_lat_ns, fmt_mb_s, CurveLine, HeatValue, Heatmap, PercentileLine,
-    ScalingLine, ScalingPoint, TimeSeries,
+    ScalingLine, ScalingPoint, SeriesPanel, TimeSeries,
 };
 use crate::model::{CurveReport, RunReport, StepParams, StepReport};
 use crate::ReportError;
@@ -62,11 +62,13 @@ pub struct Rendered {
 mod compare;
 mod grouping;
 mod page;
+mod profile;
 mod report;
 
 pub use compare::*;
 use grouping::*;
 use page::*;
+pub use profile::{render_profile_compare, render_profile_report};
 pub use report::*;
 
 #[cfg(test)]

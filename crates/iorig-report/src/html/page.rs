@@ -100,6 +100,7 @@ table.steps td:nth-child(2), table.steps td:last-child { white-space: normal; mi
 .status-failed, .status-interrupted, .warn { color: var(--bad); font-weight: 600; }
 .status-skipped, .status-pending, .status-running, .muted { color: var(--muted); }
 .up { color: var(--good); } .down { color: var(--bad); }
+.yellow { color: #b7950b; font-weight: 600; }
 .note { color: var(--muted); font-style: italic; }
 ul.findings li { margin: 3px 0; }
 figure { margin: 10px 0 18px; }
