@@ -10,6 +10,7 @@ use rustix::ioctl::{ioctl, opcode, Getter};
 use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io;
+use std::os::fd::AsFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
@@ -165,6 +166,23 @@ pub fn loop_devices_backed_by(dev: u64, ino: u64) -> Vec<String> {
 // writes an int; BLKGETSIZE64 = _IOR(0x12, 114, size_t), which writes a u64.
 const BLKROGET: rustix::ioctl::Opcode = opcode::none(0x12, 94);
 const BLKGETSIZE64: rustix::ioctl::Opcode = opcode::read::<usize>(0x12, 114);
+// BLKDISCARD = _IO(0x12, 119), whose argument points to a u64 [start, len].
+const BLKDISCARD: rustix::ioctl::Opcode = opcode::none(0x12, 119);
+
+/// Discards `len` bytes at `offset` of an open block device (opened for
+/// writing): the device may unmap them, and what reads give afterwards is
+/// the device's to say.
+pub fn discard(f: impl AsFd, offset: u64, len: u64) -> io::Result<()> {
+    // SAFETY: BLKDISCARD is a valid opcode whose argument the kernel reads
+    // as two u64s, which is what the pointer points to.
+    unsafe {
+        ioctl(
+            f,
+            rustix::ioctl::Setter::<BLKDISCARD, [u64; 2]>::new([offset, len]),
+        )
+    }?;
+    Ok(())
+}
 
 /// Size of an open block device in bytes.
 pub fn device_size_bytes(f: &File) -> io::Result<u64> {
@@ -213,6 +231,7 @@ mod tests {
     fn the_ioctl_numbers_are_those_of_linux_fs_h() {
         assert_eq!(BLKGETSIZE64 as u64, 0x8008_1272);
         assert_eq!(BLKROGET as u64, 0x125e);
+        assert_eq!(BLKDISCARD as u64, 0x1277);
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! the access distribution applies to it as one; sequential streams walk it in
 //! order, one region per worker.
 
-use crate::EngineError;
+use crate::{EngineError, OpKind};
 use iorig_spec::{AccessDist, BsSpec, Workload};
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
@@ -443,22 +443,35 @@ impl SizeGen {
 /// Decides read or write by the read share.
 #[derive(Clone, Debug)]
 pub struct OpGen {
+    /// Draws below this are reads.
     threshold: u64,
+    /// Draws at or above `threshold` and below this are trims.
+    trim_threshold: u64,
     mode: u8, // 0 mixed, 1 all reads, 2 all writes
     rng: Xoshiro256PlusPlus,
 }
 
 impl OpGen {
+    /// Reads `read_pct` % of the I/Os, writes the rest.
     pub fn new(read_pct: f64, seed: u64, worker: u32) -> Self {
+        Self::with_trims(read_pct, 0.0, seed, worker)
+    }
+
+    /// Reads `read_pct` %, trims `trim_pct` %, writes the rest. Without
+    /// trims the draws are those of [`OpGen::new`], so a seed gives the same
+    /// reads and writes as before trims existed.
+    pub fn with_trims(read_pct: f64, trim_pct: f64, seed: u64, worker: u32) -> Self {
         let mode = if read_pct >= 100.0 {
             1
-        } else if read_pct <= 0.0 {
+        } else if read_pct <= 0.0 && trim_pct <= 0.0 {
             2
         } else {
             0
         };
+        let at = |pct: f64| (pct.clamp(0.0, 100.0) / 100.0 * u64::MAX as f64) as u64;
         OpGen {
-            threshold: (read_pct / 100.0 * u64::MAX as f64) as u64,
+            threshold: at(read_pct),
+            trim_threshold: at(read_pct + trim_pct),
             mode,
             rng: rng_for(seed, worker, 4),
         }
@@ -466,10 +479,25 @@ impl OpGen {
 
     #[inline]
     pub fn next_is_read(&mut self) -> bool {
+        self.next_op() == OpKind::Read
+    }
+
+    /// The next operation.
+    #[inline]
+    pub fn next_op(&mut self) -> OpKind {
         match self.mode {
-            1 => true,
-            2 => false,
-            _ => self.rng.next_u64() < self.threshold,
+            1 => OpKind::Read,
+            2 => OpKind::Write,
+            _ => {
+                let x = self.rng.next_u64();
+                if x < self.threshold {
+                    OpKind::Read
+                } else if x < self.trim_threshold {
+                    OpKind::Trim
+                } else {
+                    OpKind::Write
+                }
+            }
         }
     }
 }
@@ -718,5 +746,35 @@ mod tests {
         };
         assert_eq!(run(5), run(5));
         assert_ne!(run(5), run(6));
+    }
+
+    /// Reads, trims and writes come in their shares: with n draws each count
+    /// is binomial, so 5 standard deviations bound it for any fixed seed.
+    #[test]
+    fn trims_take_their_share_and_leave_reads_and_writes_as_before() {
+        let n = 100_000u32;
+        let mut g = OpGen::with_trims(50.0, 20.0, 42, 0);
+        let (mut r, mut t, mut w) = (0f64, 0f64, 0f64);
+        for _ in 0..n {
+            match g.next_op() {
+                OpKind::Read => r += 1.0,
+                OpKind::Trim => t += 1.0,
+                OpKind::Write => w += 1.0,
+            }
+        }
+        let n = f64::from(n);
+        for (count, p) in [(r, 0.5), (t, 0.2), (w, 0.3)] {
+            let sd = (n * p * (1.0 - p)).sqrt();
+            assert!((count - n * p).abs() < 5.0 * sd, "{count} of {n} for p {p}");
+        }
+        // Without trims the draws are exactly those of a read/write mix.
+        let mut a = OpGen::new(70.0, 7, 3);
+        let mut b = OpGen::with_trims(70.0, 0.0, 7, 3);
+        for _ in 0..10_000 {
+            assert_eq!(a.next_is_read(), b.next_op() == OpKind::Read);
+        }
+        // All trims.
+        let mut all = OpGen::with_trims(0.0, 100.0, 1, 0);
+        assert!((0..1000).all(|_| all.next_op() == OpKind::Trim));
     }
 }

@@ -26,7 +26,7 @@ pub struct IoRecord {
     /// Index of its target in the workload's target list.
     pub target: u32,
     pub worker: u32,
-    pub read: bool,
+    pub op: crate::OpKind,
 }
 
 impl IoRecord {

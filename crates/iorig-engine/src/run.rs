@@ -367,6 +367,61 @@ pub struct RunOutcome {
     pub journal_batches: u64,
 }
 
+/// What a trim pass ([`trim_working_set`]) did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TrimPass {
+    pub bytes: u64,
+    pub duration: Duration,
+    /// Ended early by a stop request.
+    pub stopped: bool,
+}
+
+/// Bytes discarded per call of a trim pass, so a stop request is seen
+/// between calls on a large device.
+const TRIM_PASS_CHUNK_BYTES: u64 = 1 << 30;
+
+/// Discards the whole working set of every target before a precondition
+/// (its `trim = true`), as SNIA's PTS asks of flash before a test:
+/// `BLKDISCARD` on block devices, punched holes in files. Nothing is done
+/// for the null engine. A target that cannot discard fails the pass.
+pub fn trim_working_set(prepared: &Prepared, stop: &AtomicBool) -> Result<TrimPass, EngineError> {
+    let started = Instant::now();
+    let mut bytes = 0u64;
+    for seg in prepared.space.segments() {
+        let Some(t) = prepared.targets.get(seg.target as usize) else {
+            continue;
+        };
+        let fd = t.file.as_raw_fd();
+        let mut at = seg.start;
+        let end = seg.start + seg.len;
+        while at < end {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(TrimPass {
+                    bytes,
+                    duration: started.elapsed(),
+                    stopped: true,
+                });
+            }
+            let len = (end - at).min(TRIM_PASS_CHUNK_BYTES);
+            let r = crate::engine::psync::trim_range(fd, at, len);
+            if r < 0 {
+                let e = std::io::Error::from_raw_os_error(i32::try_from(-r).unwrap_or(libc::EIO));
+                return Err(EngineError::Usage(format!(
+                    "{}: the trim pass could not discard {len} bytes at offset {at}: {e}; this target does not take discards (remove trim = true from the precondition)",
+                    t.plan.path.display()
+                )));
+            }
+            bytes += len;
+            at += len;
+        }
+    }
+    Ok(TrimPass {
+        bytes,
+        duration: started.elapsed(),
+        stopped: false,
+    })
+}
+
 /// Runs the workload to its end or until `stop` is set, sending every interval
 /// on `events` as soon as it is complete.
 pub fn execute(
@@ -436,7 +491,7 @@ pub fn execute(
             w.seed,
         )?;
         let sizes = SizeGen::new(w, id);
-        let ops = OpGen::new(w.read_pct, w.seed, id);
+        let ops = OpGen::with_trims(w.read_pct, w.trim_pct, w.seed, id);
         let data = DataFiller::with_pool(pool.clone(), w.seed, id);
         let engine_kind = prepared.engine;
         let fds = fds.clone();

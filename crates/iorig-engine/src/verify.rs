@@ -273,6 +273,16 @@ impl VerifyWorker {
         self.setup.keys.release(target, first, count, None);
     }
 
+    /// A trim of the block completed: its units become "never written" (key
+    /// 0, which reads do not check) and are released.
+    pub fn trimmed(&self, target: u32, offset: u64, len: u32) {
+        let (first, count) = self.units(offset, len);
+        let unknown = vec![0u8; count as usize];
+        self.setup
+            .keys
+            .release(target, first, count, Some(&unknown));
+    }
+
     /// Whether any unit of the block holds data of a known write.
     pub fn known(&self, target: u32, offset: u64, len: u32) -> bool {
         let (first, count) = self.units(offset, len);

@@ -124,6 +124,9 @@ const LOCK_TRIES: u32 = 8;
 #[derive(Clone, Copy, Debug, Default)]
 struct SlotState {
     read: bool,
+    /// A trim (discard): no data moves; under validation its units are
+    /// forgotten when it completes.
+    trim: bool,
     target: u32,
     offset: u64,
     len: u32,
@@ -227,7 +230,10 @@ impl WorkerCtx {
                         // fio's lat (slat + clat) counts them.
                         None => now,
                     };
-                    let read = self.ops.next_is_read();
+                    let op = self.ops.next_op();
+                    let read = op == OpKind::Read;
+                    let trim = op == OpKind::Trim;
+                    // Trims take the write sizes.
                     let len = self.sizes.next_bs(read);
                     if let Some(b) = &self.budget {
                         if !reserve(b, len) {
@@ -257,13 +263,15 @@ impl WorkerCtx {
                             }
                             break;
                         }
-                        if !read && v.known(target, offset, len as u32) {
+                        if !read && !trim && v.known(target, offset, len as u32) {
                             phase = Phase::PreRead;
                         }
                     }
                     free.pop();
                     let st = &mut slots[slot as usize];
-                    if !read && phase == Phase::Plain {
+                    // A trim leaves the buffer as it was.
+                    let stale = if trim { st.stale } else { read };
+                    if !read && !trim && phase == Phase::Plain {
                         match engine.buffer_mut(slot).get_mut(..len as usize) {
                             Some(buf) => match &mut self.verify {
                                 Some(v) => v.prepare_write(slot, buf, target, offset, now),
@@ -280,13 +288,14 @@ impl WorkerCtx {
                     let read = read || phase == Phase::PreRead;
                     *st = SlotState {
                         read,
+                        trim,
                         target,
                         offset,
                         len: len as u32,
                         done: 0,
                         sched_ns,
                         submit_ns: 0,
-                        stale: read,
+                        stale: stale || read,
                         submitted: false,
                         phase,
                     };
@@ -448,6 +457,8 @@ impl WorkerCtx {
                 if counting && !validation_read {
                     let op = if st.read {
                         &mut stats.read
+                    } else if st.trim {
+                        &mut stats.trim
                     } else {
                         &mut stats.write
                     };
@@ -468,7 +479,7 @@ impl WorkerCtx {
                             size_bytes: st.len,
                             target: st.target,
                             worker: self.id,
-                            read: st.read,
+                            op: request(c.slot, st).op,
                         });
                     }
                 }
@@ -541,6 +552,12 @@ impl WorkerCtx {
             return Ok(false);
         };
         let len = st.len as usize;
+        if st.trim {
+            // What the trimmed units hold is no longer known: later reads
+            // of them check nothing until they are written again.
+            v.trimmed(st.target, st.offset, st.len);
+            return Ok(false);
+        }
         if st.read {
             let mut errors = Vec::new();
             if let Some(buf) = engine.buffer_mut(slot).get(..len) {
@@ -733,7 +750,13 @@ fn request(slot: u32, st: &SlotState) -> IoRequest {
     IoRequest {
         slot,
         target: st.target,
-        op: if st.read { OpKind::Read } else { OpKind::Write },
+        op: if st.read {
+            OpKind::Read
+        } else if st.trim {
+            OpKind::Trim
+        } else {
+            OpKind::Write
+        },
         offset: st.offset + st.done as u64,
         len: st.len - st.done,
         buf_offset: st.done,

@@ -373,6 +373,7 @@ fn intervals_of(rows: &[IntervalRow]) -> Vec<IntervalPoint> {
         match r.op {
             Op::Read => p.read_iops = r.iops,
             Op::Write => p.write_iops = r.iops,
+            Op::Trim => {}
             Op::Total => {
                 p.total = figures_of(r);
                 p.errors = r.errors;

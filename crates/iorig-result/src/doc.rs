@@ -83,6 +83,9 @@ pub struct Interval {
     pub warmup: bool,
     pub read: OpSummary,
     pub write: OpSummary,
+    /// Trims (discards), when the interval has any (`--trim`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<OpSummary>,
     pub total: OpSummary,
     pub cpu: CpuUsage,
     pub device: Option<DeviceUsage>,
@@ -102,6 +105,10 @@ pub struct Summary {
     pub duration_s: f64,
     pub read: OpSummary,
     pub write: OpSummary,
+    /// Trims (discards), when the step has any (`--trim`); `total` counts
+    /// them too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<OpSummary>,
     pub total: OpSummary,
     pub cpu: CpuUsage,
     pub errors: u64,

@@ -205,6 +205,12 @@ pub struct PreconditionFinding {
     pub written_bytes: u64,
     pub duration_s: f64,
     pub bw_bytes_per_s: f64,
+    /// With `trim = true`: the bytes the trim pass discarded first, and
+    /// its time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trimmed_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim_s: Option<f64>,
 }
 
 /// Why a step was skipped.

@@ -111,6 +111,8 @@ pub struct IntervalDoc {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write: Option<OpSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<OpSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<OpSummary>,
     pub cpu: IntervalCpu,
     pub device: Option<DeviceUsage>,

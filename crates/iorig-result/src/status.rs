@@ -50,7 +50,9 @@ names!(
     Op {
         Read,
         Write,
-        /// Reads and writes together (merged histograms).
+        /// Trims (discards), `--trim`.
+        Trim,
+        /// Every operation together (merged histograms).
         Total,
     }
 );

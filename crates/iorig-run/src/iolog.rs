@@ -10,6 +10,7 @@
 
 use crate::RunError;
 use iorig_engine::iolog::{IoRecord, IoRecordSender, CHANNEL_CHUNKS};
+use iorig_engine::OpKind;
 use iorig_outfile::AtomicFile;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -120,7 +121,11 @@ fn row(line: &mut Vec<u8>, r: &IoRecord, warmup_ns: u64) {
         line.extend_from_slice(b.format(v).as_bytes());
         line.push(b',');
     }
-    line.extend_from_slice(if r.read { b"read," } else { b"write," });
+    line.extend_from_slice(match r.op {
+        OpKind::Read => b"read,",
+        OpKind::Write => b"write,",
+        OpKind::Trim => b"trim,",
+    });
     line.extend_from_slice(b.format(r.target).as_bytes());
     line.push(b',');
     line.extend_from_slice(b.format(r.offset_bytes).as_bytes());
@@ -149,7 +154,7 @@ mod tests {
             size_bytes: 4096,
             target: 1,
             worker: 3,
-            read: false,
+            op: OpKind::Write,
         };
         let mut line = Vec::new();
         row(&mut line, &r, 100);

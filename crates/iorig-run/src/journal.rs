@@ -22,6 +22,11 @@ fn canonical(path: &str) -> String {
 /// the targets (the run would overwrite its own log), and an existing one
 /// of the same targets and unit with no write left in flight.
 pub fn precheck(path: &Path, w: &Workload) -> Result<(), RunError> {
+    if w.trim_pct > 0.0 {
+        return Err(RunError::usage(
+            "--journal does not record trims yet; leave out --trim, or use --verify (trims are then validated in memory)",
+        ));
+    }
     if let Some(t) = w
         .targets
         .iter()

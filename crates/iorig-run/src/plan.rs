@@ -449,6 +449,10 @@ impl Runner<'_> {
                 self.kept_verify = None;
             }
         }
+        if out.trim_pass.is_some() {
+            // The trim pass discarded what kept keys say the blocks hold.
+            self.kept_verify = None;
+        }
         let outcome = &out.outcome;
         let interrupted = self.stop.interrupted();
         let (status, validation_errors) = out.status(interrupted);
@@ -478,6 +482,8 @@ impl Runner<'_> {
                 written_bytes,
                 duration_s: outcome.measured_s,
                 bw_bytes_per_s: bw,
+                trimmed_bytes: out.trim_pass.map(|t| t.bytes),
+                trim_s: out.trim_pass.map(|t| t.duration.as_secs_f64()),
             }));
         }
         for f in &analysis {
@@ -737,6 +743,10 @@ impl StepHooks for PlanHooks<'_> {
     fn opened(&mut self, _out: &mut Out<'_>, _targets: &[TargetInfo]) -> Result<(), RunError> {
         self.step_start = Some(Instant::now());
         Ok(())
+    }
+
+    fn trim_first(&self) -> bool {
+        matches!(self.step.role, StepRole::Precondition(p) if p.trim)
     }
 
     fn interval(&mut self, sample: &IntervalSample) -> (Control, Option<PlanProgress>) {

@@ -63,6 +63,8 @@ pub(crate) struct StepOutput {
     pub verify: Option<Arc<VerifySetup>>,
     /// Per target, the end of its data area (what a key map covers).
     pub extents_bytes: Vec<u64>,
+    /// The trim pass before the I/O, when the hooks asked for one.
+    pub trim_pass: Option<run::TrimPass>,
 }
 
 impl StepOutput {
@@ -98,6 +100,11 @@ pub(crate) trait StepHooks {
     /// The targets passed every check and are open; nothing has run yet.
     fn opened(&mut self, _out: &mut Out<'_>, _targets: &[TargetInfo]) -> Result<(), RunError> {
         Ok(())
+    }
+    /// Discard the whole working set before the I/O (a precondition's
+    /// `trim = true`).
+    fn trim_first(&self) -> bool {
+        false
     }
     /// Right before the I/O starts: where to send every counted I/O's
     /// record, when the caller keeps a per-I/O log.
@@ -144,6 +151,23 @@ pub(crate) fn run_step(
         engine: &engine_name,
         byte_limit: prepared.byte_limit,
     });
+    let trim_pass = if hooks.trim_first() {
+        let bytes = prepared.space.total_bytes();
+        out.notice(&format!(
+            "trim pass: discarding the working set ({}) before writing",
+            iorig_spec::format_bytes(bytes)
+        ));
+        let pass = run::trim_working_set(&prepared, &stop.step)?;
+        out.notice(&format!(
+            "trim pass: discarded {} in {:.1} s{}",
+            iorig_spec::format_bytes(pass.bytes),
+            pass.duration.as_secs_f64(),
+            if pass.stopped { " (stopped)" } else { "" }
+        ));
+        Some(pass)
+    } else {
+        None
+    };
 
     let (tx, rx) = unbounded::<RunEvent>();
     let mut intervals: Vec<Interval> = Vec::new();
@@ -191,5 +215,6 @@ pub(crate) fn run_step(
         intervals,
         verify: prepared.verify.clone(),
         extents_bytes: prepared.extents_bytes.clone(),
+        trim_pass,
     })
 }

@@ -261,8 +261,12 @@ impl Sink for StoreWriter {
                     for (op, stats) in [
                         (Op::Read, &outcome.summary.read),
                         (Op::Write, &outcome.summary.write),
+                        (Op::Trim, &outcome.summary.trim),
                         (Op::Total, &total),
                     ] {
+                        if op == Op::Trim && stats.ops == 0 {
+                            continue;
+                        }
                         s.put_histogram(step, op, HistKind::Lat, &stats.lat)?;
                         if !stats.service_lat.is_empty() {
                             s.put_histogram(step, op, HistKind::ServiceLat, &stats.service_lat)?;

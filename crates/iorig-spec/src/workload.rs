@@ -460,6 +460,9 @@ pub struct WorkloadFile {
     /// Percentage of I/Os that are reads [default: 100].
     #[arg(long, value_name = "PCT")]
     pub read: Option<StrOrNum>,
+    /// Percentage of I/Os that are trims (discards; writes take the rest) [default: 0].
+    #[arg(long, value_name = "PCT")]
+    pub trim: Option<StrOrNum>,
     /// Percentage of I/Os at random offsets; 0 = sequential [default: 100].
     #[arg(long, value_name = "PCT")]
     pub random: Option<StrOrNum>,
@@ -572,6 +575,7 @@ impl WorkloadFile {
             read_bs,
             write_bs,
             read,
+            trim,
             random,
             qd,
             submit_batch,
@@ -649,6 +653,17 @@ impl WorkloadFile {
         let read_bs = direction(&self.read_bs, "read-bs")?;
         let write_bs = direction(&self.write_bs, "write-bs")?;
         let read_pct = pct(&self.read, "read", 100.0)?;
+        let trim_pct = pct(&self.trim, "trim", 0.0)?;
+        if read_pct + trim_pct > 100.0 {
+            return Err(SpecError::bad(
+                "trim",
+                self.trim.as_ref().map(StrOrNum::text).unwrap_or_default(),
+                format!(
+                    "reads ({read_pct}%) and trims together are over 100%; writes take what is left, so give --trim {} or less",
+                    100.0 - read_pct
+                ),
+            ));
+        }
         let random_pct = pct(&self.random, "random", 100.0)?;
         // io_uring rings hold at most 32768 entries and iorig sizes the CQ at
         // twice the depth; deeper queues per worker are better made with threads.
@@ -760,6 +775,7 @@ impl WorkloadFile {
             read_bs,
             write_bs,
             read_pct,
+            trim_pct,
             random_pct,
             qd,
             submit_batch,
@@ -781,6 +797,10 @@ impl WorkloadFile {
         w.validate()?;
         Ok(w)
     }
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 fn pct(v: &Option<StrOrNum>, field: &'static str, default: f64) -> Result<f64, SpecError> {
@@ -831,6 +851,8 @@ pub struct Workload {
     /// Sizes of writes when they differ from `bs` (`write_bs`).
     pub write_bs: Option<BsSpec>,
     pub read_pct: f64,
+    /// Trims (discards) among the I/Os; writes are `100 - read - trim`.
+    pub trim_pct: f64,
     pub random_pct: f64,
     /// Outstanding I/Os per worker.
     pub qd: u32,
@@ -1017,6 +1039,7 @@ impl Workload {
             write_bs: self.write_bs.as_ref().map(BsSpec::to_string),
             align_bytes: self.offset_align_bytes(),
             read_pct: self.read_pct,
+            trim_pct: self.trim_pct,
             random_pct: self.random_pct,
             qd: self.qd,
             submit_batch: self.submit_batch,
@@ -1070,6 +1093,10 @@ pub struct WorkloadRecord {
     pub write_bs: Option<String>,
     pub align_bytes: u64,
     pub read_pct: f64,
+    /// Absent (0) for workloads without trims, and in records stored
+    /// before trims existed.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub trim_pct: f64,
     pub random_pct: f64,
     pub qd: u32,
     pub submit_batch: u32,

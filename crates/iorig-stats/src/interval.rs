@@ -87,6 +87,8 @@ pub struct OpSummary {
 pub struct IntervalStats {
     pub read: OpStats,
     pub write: OpStats,
+    /// Trims (discards); empty for a workload without them.
+    pub trim: OpStats,
     /// I/Os that failed (counted, not timed).
     pub errors: u64,
 }
@@ -95,23 +97,27 @@ impl IntervalStats {
     pub fn merge(&mut self, other: &IntervalStats) {
         self.read.merge(&other.read);
         self.write.merge(&other.write);
+        self.trim.merge(&other.trim);
         self.errors += other.errors;
     }
 
     pub fn reset(&mut self) {
         self.read.reset();
         self.write.reset();
+        self.trim.reset();
         self.errors = 0;
     }
 
-    /// Reads and writes together, from merged histograms.
+    /// Every operation together (reads, writes, trims), from merged
+    /// histograms.
     pub fn total(&self) -> OpStats {
         let mut t = self.read.clone();
         t.merge(&self.write);
+        t.merge(&self.trim);
         t
     }
 
     pub fn ops(&self) -> u64 {
-        self.read.ops + self.write.ops
+        self.read.ops + self.write.ops + self.trim.ops
     }
 }

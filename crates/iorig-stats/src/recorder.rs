@@ -238,6 +238,7 @@ impl WorkerOpStats {
 pub struct WorkerIntervalStats {
     pub read: WorkerOpStats,
     pub write: WorkerOpStats,
+    pub trim: WorkerOpStats,
     /// I/Os that failed (counted, not timed).
     pub errors: u64,
 }
@@ -247,6 +248,7 @@ impl WorkerIntervalStats {
     pub fn merge_into(&self, into: &mut IntervalStats) {
         self.read.merge_into(&mut into.read);
         self.write.merge_into(&mut into.write);
+        self.trim.merge_into(&mut into.trim);
         into.errors += self.errors;
     }
 
@@ -254,15 +256,16 @@ impl WorkerIntervalStats {
     pub fn reset(&mut self) {
         self.read.reset();
         self.write.reset();
+        self.trim.reset();
         self.errors = 0;
     }
 
     pub fn ops(&self) -> u64 {
-        self.read.ops + self.write.ops
+        self.read.ops + self.write.ops + self.trim.ops
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.read.heap_bytes() + self.write.heap_bytes()
+        self.read.heap_bytes() + self.write.heap_bytes() + self.trim.heap_bytes()
     }
 }
 

@@ -202,9 +202,10 @@ impl IntervalRow {
         self
     }
 
-    /// The read, write and total rows of one interval, for
-    /// [`crate::Store::add_intervals`]. Errors are not attributed to an
-    /// operation by the engine, so they go on the total row only.
+    /// The read, write and total rows of one interval (and a trim row when
+    /// it has trims), for [`crate::Store::add_intervals`]. Errors are not
+    /// attributed to an operation by the engine, so they go on the total
+    /// row only.
     pub fn rows_of(
         seq: u64,
         t_s: f64,
@@ -213,18 +214,19 @@ impl IntervalRow {
         stats: &IntervalStats,
         cpu: CpuUsage,
         device: Option<DeviceUsage>,
-    ) -> [IntervalRow; 3] {
+    ) -> Vec<IntervalRow> {
         let row = |op, s: &OpStats| {
             IntervalRow::from_op(seq, t_s, duration_s, warmup, op, &s.summary(duration_s))
                 .with_host(cpu, device)
                 .with_histogram(&s.lat)
         };
         let total = stats.total();
-        [
-            row(Op::Read, &stats.read),
-            row(Op::Write, &stats.write),
-            row(Op::Total, &total).with_errors(stats.errors),
-        ]
+        let mut rows = vec![row(Op::Read, &stats.read), row(Op::Write, &stats.write)];
+        if stats.trim.ops > 0 {
+            rows.push(row(Op::Trim, &stats.trim));
+        }
+        rows.push(row(Op::Total, &total).with_errors(stats.errors));
+        rows
     }
 
     /// The figures as the result JSON's per-operation object (without
@@ -304,6 +306,7 @@ pub fn interval_docs(rows: &[IntervalRow]) -> Vec<IntervalDoc> {
                 warmup: first.warmup,
                 read: op(Op::Read),
                 write: op(Op::Write),
+                trim: op(Op::Trim),
                 total: op(Op::Total),
                 cpu: IntervalCpu {
                     usr_pct: first.cpu_usr_pct,

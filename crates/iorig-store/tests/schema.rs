@@ -217,3 +217,64 @@ fn an_old_store_opened_read_only_is_read_as_new_records_are_written() {
     assert_eq!(step.params.unwrap().bs, "64k");
     assert!(store.intervals(step.id).unwrap().is_empty());
 }
+
+/// Version 4 (trims): a version-3 store keeps its interval and histogram
+/// rows through the copy that admits `trim`, and takes trim rows after it.
+#[test]
+fn a_version_3_store_keeps_its_rows_and_takes_trims() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v3.db");
+    {
+        let conn = Connection::open(&path).unwrap();
+        for m in &iorig_store::MIGRATIONS[..3] {
+            if let iorig_store::Migration::Sql(sql) = m {
+                conn.execute_batch(sql).unwrap();
+            }
+        }
+        conn.pragma_update(None, "user_version", 3).unwrap();
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .unwrap();
+        conn.execute_batch(
+            "INSERT INTO runs (id, kind, status, started, host, tool_version, command_line)
+             VALUES (1, 'run', 'ok', 't', 'h', '0.1.0', 'iorig run');
+             INSERT INTO steps (id, run_id, step_index, name, role, params_json)
+             VALUES (1, 1, 0, 'run', 'run', '{}');
+             INSERT INTO intervals VALUES (1, 0, 1.0, 1.0, 0, 'read', 10, 40960, 10.0, 40960.0,
+               1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1.5, 2.5, NULL, NULL, NULL, NULL, NULL);
+             INSERT INTO histograms VALUES (1, 'read', 'lat', 'measured', x'00');",
+        )
+        .unwrap();
+        // Version 3 refuses a trim row: the copy below is what admits it.
+        assert!(conn
+            .execute_batch("INSERT INTO histograms VALUES (1, 'trim', 'lat', 'measured', x'00');")
+            .is_err());
+    }
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    let step = iorig_store::StepId(1);
+    let rows = store.intervals(step).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].op, iorig_result::Op::Read);
+    assert_eq!((rows[0].ops, rows[0].lat_ns.p99), (10, 7));
+    let trim = iorig_store::IntervalRow::from_op(
+        1,
+        2.0,
+        1.0,
+        false,
+        iorig_result::Op::Trim,
+        &iorig_result::OpSummary::default(),
+    );
+    store.add_intervals(step, &[trim]).unwrap();
+    assert_eq!(store.intervals(step).unwrap().len(), 2);
+    drop(store);
+    let conn = Connection::open(&path).unwrap();
+    let n: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM histograms WHERE op = 'read'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 1, "the histogram row was kept");
+}

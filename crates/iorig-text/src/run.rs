@@ -39,9 +39,14 @@ pub fn describe(w: &Workload, engine_name: &str, targets: &[TargetInfo]) -> Stri
         .map(|t| format!("{} ({}, {})", t.path, t.kind, human_bytes(t.size_bytes)))
         .collect();
     format!(
-        "bs {} read {}% random {}% qd {} x {} worker(s), {}, {}{}, rate {}, {}{} on {}, seed {}",
+        "bs {} read {}%{} random {}% qd {} x {} worker(s), {}, {}{}, rate {}, {}{} on {}, seed {}",
         w.bs_text(),
         w.read_pct,
+        if w.trim_pct > 0.0 {
+            format!(" trim {}%", w.trim_pct)
+        } else {
+            String::new()
+        },
         w.random_pct,
         w.qd,
         w.threads,

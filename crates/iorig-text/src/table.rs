@@ -93,6 +93,7 @@ pub fn summary_lines(
     for (name, op) in [
         ("read", &stats.read),
         ("write", &stats.write),
+        ("trim", &stats.trim),
         ("total", &total),
     ] {
         if op.ops == 0 && name != "total" {

@@ -56,7 +56,7 @@ def check_op(h, op, where):
 def main():
     hlog_path, csv_path, json_path = sys.argv[1:4]
     run = json.load(open(json_path, encoding="utf-8"))
-    lines = {None: [], "read": [], "write": []}
+    lines = {None: [], "read": [], "write": [], "trim": []}
     start_time = None
     for line in open(hlog_path, encoding="utf-8"):
         line = line.rstrip("\n")
@@ -73,7 +73,7 @@ def main():
     if start_time is None:
         fail("no #[StartTime: ...] line")
 
-    cursor = {None: 0, "read": 0, "write": 0}
+    cursor = {None: 0, "read": 0, "write": 0, "trim": 0}
     intervals = 0
     steps = 0
     merged = {}
@@ -84,8 +84,8 @@ def main():
         steps += 1
         total = None
         for i in measured:
-            for tag, key in [(None, "total"), ("read", "read"), ("write", "write")]:
-                if tag is not None and i[key]["ops"] == 0:
+            for tag, key in [(None, "total"), ("read", "read"), ("write", "write"), ("trim", "trim")]:
+                if tag is not None and (key not in i or i[key]["ops"] == 0):
                     continue
                 if cursor[tag] >= len(lines[tag]):
                     fail("step %d interval %d %s: missing from the log" % (step["index"], i["seq"], key))

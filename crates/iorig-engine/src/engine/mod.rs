@@ -23,11 +23,17 @@ pub use null::NullEngine;
 pub use psync::PsyncEngine;
 pub use uring::UringEngine;
 
-/// Read or write.
+/// Read, write or trim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpKind {
     Read,
     Write,
+    /// Discard the range: `BLKDISCARD` on a block device,
+    /// `FALLOC_FL_PUNCH_HOLE` on a file. No buffer is used; a completion
+    /// reports `len` on success. Engines do it synchronously when submitted
+    /// (as fio does): neither io_uring nor psync has an asynchronous discard
+    /// for both kinds of target on the kernels iorig supports.
+    Trim,
 }
 
 /// One I/O handed to an engine: transfer `len` bytes between

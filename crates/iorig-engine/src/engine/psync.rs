@@ -132,8 +132,36 @@ fn neg_errno() -> i64 {
 /// `req.len`), retrying on `EINTR`. Returns the bytes transferred or `-errno`.
 ///
 /// The caller must have checked the request with [`check_request`].
+/// Discards `len` bytes at `offset`: `BLKDISCARD` on a block device,
+/// `FALLOC_FL_PUNCH_HOLE` (keeping the size) on a file. Returns `len`, or
+/// `-errno` (`-EOPNOTSUPP` where neither is supported).
+pub(crate) fn trim_range(fd: RawFd, offset: u64, len: u64) -> i64 {
+    if fd < 0 {
+        return -(libc::EBADF as i64);
+    }
+    // SAFETY: the descriptor is the engine's open target, alive for the call.
+    let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    let block = rustix::fs::fstat(fd).is_ok_and(|st| {
+        rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::BlockDevice
+    });
+    let r = if block {
+        iorig_blockdev::discard(fd, offset, len)
+    } else {
+        use rustix::fs::FallocateFlags as F;
+        rustix::fs::fallocate(fd, F::PUNCH_HOLE | F::KEEP_SIZE, offset, len)
+            .map_err(std::io::Error::from)
+    };
+    match r {
+        Ok(()) => i64::try_from(len).unwrap_or(i64::MAX),
+        Err(e) => -i64::from(e.raw_os_error().unwrap_or(libc::EIO)),
+    }
+}
+
 pub(crate) fn sync_io(fd: RawFd, buffers: &AlignedBuffers, req: &IoRequest, len: u32) -> i64 {
     let len = len.min(req.len);
+    if req.op == OpKind::Trim {
+        return trim_range(fd, req.offset, u64::from(len));
+    }
     if !buffers.contains(req.slot, req.buf_offset, len) {
         return -(libc::EFAULT as i64);
     }
@@ -153,6 +181,7 @@ pub(crate) fn sync_io(fd: RawFd, buffers: &AlignedBuffers, req: &IoRequest, len:
             OpKind::Read => unsafe { libc::pread(fd, buf.cast(), len as usize, offset) },
             // SAFETY: `buf` is valid for reads of `len` bytes (checked above).
             OpKind::Write => unsafe { libc::pwrite(fd, buf.cast(), len as usize, offset) },
+            OpKind::Trim => return trim_range(fd, req.offset, u64::from(len)),
         };
         if n >= 0 {
             return n as i64;

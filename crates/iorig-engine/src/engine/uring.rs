@@ -55,6 +55,9 @@ pub struct UringEngine {
     mode: &'static str,
     /// How long Drop waits for in-flight operations ([`DROP_WAIT`]).
     drop_wait: Duration,
+    /// Trims queued, done at the next submit, and their completions.
+    trims: Vec<IoRequest>,
+    trims_done: Vec<Completion>,
 }
 
 impl std::fmt::Debug for UringEngine {
@@ -203,6 +206,8 @@ impl UringEngine {
             needs_enable,
             mode,
             drop_wait: DROP_WAIT,
+            trims: Vec::new(),
+            trims_done: Vec::new(),
         })
     }
 
@@ -265,6 +270,9 @@ impl UringEngine {
                     (OpKind::Write, false) => opcode::Write::new($fd, buf, req.len)
                         .offset(req.offset)
                         .build(),
+                    // `queue` does trims itself and never makes an entry of
+                    // one; a no-op keeps this total.
+                    (OpKind::Trim, _) => opcode::Nop::new().build(),
                 }
             };
         }
@@ -350,6 +358,11 @@ impl IoEngine for UringEngine {
         {
             return Err(bad_request(NAME, &req, &self.buffers, self.fds.len()));
         }
+        if req.op == OpKind::Trim {
+            // Done synchronously at the next submit (see `OpKind::Trim`).
+            self.trims.push(req);
+            return Ok(());
+        }
         match self.busy.get_mut(req.slot as usize) {
             Some(b) if !*b => *b = true,
             _ => {
@@ -370,8 +383,17 @@ impl IoEngine for UringEngine {
     ) -> Result<(), EngineError> {
         self.enable()?;
         self.push_queued()?;
-        // Never wait for more completions than can come.
-        let want = min_complete.min(self.outstanding) as usize;
+        for req in std::mem::take(&mut self.trims) {
+            let fd = self.fds.get(req.target as usize).copied().unwrap_or(-1);
+            self.trims_done.push(Completion {
+                slot: req.slot,
+                result: super::psync::trim_range(fd, req.offset, u64::from(req.len)),
+            });
+        }
+        // Never wait for more completions than can come; trims done here
+        // count as come.
+        let ready = u32::try_from(self.trims_done.len()).unwrap_or(u32::MAX);
+        let want = min_complete.saturating_sub(ready).min(self.outstanding) as usize;
         if want == 0 && self.ring.submission().is_empty() {
             return Ok(());
         }
@@ -400,6 +422,7 @@ impl IoEngine for UringEngine {
     }
 
     fn reap(&mut self, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        out.append(&mut self.trims_done);
         self.flush_task_work()?;
         let busy = &mut self.busy;
         let mut reaped = 0u32;

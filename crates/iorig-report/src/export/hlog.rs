@@ -58,7 +58,7 @@ pub fn export_hlog(store: &Store, run: RunId) -> Result<HlogExport, ReportError>
         "#iorig run {} ({}) on {}, started {}: latency in nanoseconds, one histogram per measured interval",
         d.run.id.0, d.run.kind, d.run.host, d.run.started
     );
-    head.push_str("#Untagged lines: all operations; Tag=read and Tag=write: one direction each. Warmup intervals are left out.\n");
+    head.push_str("#Untagged lines: all operations; Tag=read, Tag=write and Tag=trim: one operation each. Warmup intervals are left out.\n");
     head.push_str("#[Histogram log format version 1.3]\n");
     let start_s = run_start
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -103,6 +103,7 @@ pub fn export_hlog(store: &Store, run: RunId) -> Result<HlogExport, ReportError>
                     Op::Total => None,
                     Op::Read => Tag::new("read"),
                     Op::Write => Tag::new("write"),
+                    Op::Trim => Tag::new("trim"),
                 };
                 // A direction with no I/O in an interval has nothing to say.
                 if i.op != Op::Total && i.ops == 0 {
@@ -147,7 +148,7 @@ pub fn export_hlog(store: &Store, run: RunId) -> Result<HlogExport, ReportError>
     ])
     .map_err(csv_err)?;
     for s in &data.steps {
-        for op in [Op::Read, Op::Write, Op::Total] {
+        for op in [Op::Read, Op::Write, Op::Trim, Op::Total] {
             let Some(h) = store.histogram(s.step.id, op, HistKind::Lat)? else {
                 continue;
             };

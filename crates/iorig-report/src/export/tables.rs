@@ -69,9 +69,11 @@ fn figure(
 }
 
 fn op_summary(s: &Summary, op: Op) -> &OpSummary {
+    static NO_TRIMS: std::sync::LazyLock<OpSummary> = std::sync::LazyLock::new(OpSummary::default);
     match op {
         Op::Read => &s.read,
         Op::Write => &s.write,
+        Op::Trim => s.trim.as_ref().unwrap_or(&NO_TRIMS),
         Op::Total => &s.total,
     }
 }

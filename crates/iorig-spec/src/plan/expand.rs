@@ -111,6 +111,7 @@ pub(super) fn expand(plan: &Plan) -> Result<Vec<PlanStep>, SpecError> {
                 random,
                 bs_bytes,
                 data,
+                trim,
             } => x.precondition(
                 block,
                 PreconditionSpec {
@@ -118,6 +119,7 @@ pub(super) fn expand(plan: &Plan) -> Result<Vec<PlanStep>, SpecError> {
                     random: *random,
                     bs_bytes: *bs_bytes,
                     data: *data,
+                    trim: *trim,
                 },
             )?,
             _ => x.sweep(block)?,
@@ -409,7 +411,8 @@ fn label(block: &Block, role: &StepRole, axes: &[(String, String)]) -> String {
     let unnamed = block.name.is_none();
     match role {
         StepRole::Precondition(p) if unnamed => parts.push(format!(
-            "precondition {}x {} {}",
+            "precondition {}{}x {} {}",
+            if p.trim { "trim + " } else { "" },
             p.passes,
             if p.random { "random" } else { "seq" },
             format_size(p.bs_bytes)

@@ -104,6 +104,8 @@ pub struct PreconditionSpec {
     pub random: bool,
     pub bs_bytes: u64,
     pub data: DataPattern,
+    /// Discard the whole working set first (SNIA PTS's purge of flash).
+    pub trim: bool,
 }
 
 /// Why a step exists and what the runner must fill in before running it.

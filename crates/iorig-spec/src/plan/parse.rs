@@ -19,6 +19,7 @@ pub(super) const WORKLOAD_KEYS: &[&str] = &[
     "read_bs",
     "write_bs",
     "read",
+    "trim",
     "random",
     "qd",
     "submit_batch",
@@ -138,6 +139,7 @@ pub(super) enum KindParams {
         random: bool,
         bs_bytes: u64,
         data: DataPattern,
+        trim: bool,
     },
     Curve {
         rates_pct: Vec<f64>,
@@ -437,7 +439,7 @@ fn parse_steady_state(value: &Value) -> Result<Option<SteadyStateSpec>, String> 
 /// Kind-specific keys, for messages and checks.
 fn kind_keys(kind: &str) -> &'static [&'static str] {
     match kind {
-        "precondition" => &["passes", "pattern", "bs", "data"],
+        "precondition" => &["passes", "pattern", "bs", "data", "trim"],
         "curve" => &["rates_pct", "stop_latency_ms", "threshold_ms"],
         "qd_cycle" => &["qd_max", "qd_list"],
         _ => &[],
@@ -710,11 +712,17 @@ fn kind_params(kind: &str, values: &[(&str, &Value)]) -> Result<KindParams, Stri
                 Some(Value::String(s)) => DataPattern::parse(s).map_err(|e| e.to_string())?,
                 Some(_) => return Err("data: use \"random\" or \"zero\"".into()),
             };
+            let trim = match get("trim") {
+                None => false,
+                Some(Value::Boolean(b)) => *b,
+                Some(_) => return Err("trim: use true or false".into()),
+            };
             Ok(KindParams::Precondition {
                 passes,
                 random,
                 bs_bytes,
                 data,
+                trim,
             })
         }
         "curve" => {

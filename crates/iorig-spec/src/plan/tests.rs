@@ -226,7 +226,7 @@ fn precondition_is_one_step_without_time() {
     let steps = expand(
         "[defaults]\nbs = '4k'\nthreads = 16\nengine = 'psync'\nread = [0, 100]\npause = '30s'\n\
          [[steps]]\nkind = 'precondition'\npasses = 3\npattern = 'random'\nbs = '16k'\ndata = 'zero'\n\
-         [[steps]]\nkind = 'precondition'\nengine = 'io_uring'\n",
+         [[steps]]\nkind = 'precondition'\nengine = 'io_uring'\ntrim = true\n",
     );
     assert_eq!(steps.len(), 2);
     let spec = PreconditionSpec {
@@ -234,6 +234,7 @@ fn precondition_is_one_step_without_time() {
         random: true,
         bs_bytes: 16 << 10,
         data: DataPattern::Zero,
+        trim: false,
     };
     assert_eq!(steps[0].role, StepRole::Precondition(spec));
     assert_eq!(steps[0].time, None);
@@ -255,9 +256,13 @@ fn precondition_is_one_step_without_time() {
             passes: 2,
             random: false,
             bs_bytes: 128 << 10,
-            data: DataPattern::Random
+            data: DataPattern::Random,
+            trim: true,
         })
     );
+    assert_eq!(steps[1].label, "precondition trim + 2x seq 128k");
+    let e = parse_err("[[steps]]\nkind = 'precondition'\ntrim = 'yes'\n");
+    assert!(e.contains("trim: use true or false"), "{e}");
     let e = parse_err("[[steps]]\nkind = 'precondition'\nread = 50\n");
     assert!(e.contains("does not apply to a precondition"), "{e}");
     let e = parse_err("[[steps]]\nkind = 'precondition'\nsteady_state = true\n");
