@@ -15,8 +15,8 @@ pub struct IoRecord {
     /// When the I/O's latency starts: its scheduled time under a rate, else
     /// when its slot was refilled (as the histograms count it).
     pub start_ns: u64,
-    /// When it was handed to the kernel (the last submission, for an I/O
-    /// resubmitted after a short transfer).
+    /// When it was first handed to the kernel (a resubmission after a short
+    /// transfer or `EAGAIN` keeps this time).
     pub submit_ns: u64,
     /// When its completion was reaped.
     pub complete_ns: u64,

@@ -146,6 +146,26 @@ impl Planned {
             .map(|t| (t.path.display().to_string(), t.size_bytes))
             .collect()
     }
+
+    /// The targets as the run will report them: the planned ones, or the
+    /// null engine's virtual targets of `--size` (1 GiB by default).
+    pub fn target_infos(&self) -> Vec<TargetInfo> {
+        if self.engine == EngineKind::Null {
+            let size = self.workload.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES);
+            return self
+                .workload
+                .targets
+                .iter()
+                .map(|path| TargetInfo {
+                    path: path.clone(),
+                    kind: iorig_result::TargetKind::Null,
+                    size_bytes: size,
+                    device: None,
+                })
+                .collect();
+        }
+        self.targets.iter().map(TargetInfo::from).collect()
+    }
 }
 
 /// Decides engine and targets without writing anything.
@@ -234,6 +254,7 @@ pub fn open(
     planned: Planned,
     progress: &mut dyn FnMut(&FillProgress),
 ) -> Result<Prepared, EngineError> {
+    let virtual_infos = planned.target_infos();
     let w = planned.workload;
     let align = w.offset_align_bytes();
     let max_bs = w.max_bs_bytes();
@@ -241,7 +262,6 @@ pub fn open(
         // No target is opened or created: offsets range over a virtual device of
         // the requested size, so the generators do exactly what they would do.
         let size = w.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES);
-        let mut info = Vec::new();
         let mut segs = Vec::new();
         for (i, path) in w.targets.iter().enumerate() {
             let (start, len) = target::working_set(0, size, &w);
@@ -256,14 +276,8 @@ pub fn open(
                 start,
                 len,
             });
-            info.push(TargetInfo {
-                path: path.clone(),
-                kind: iorig_result::TargetKind::Null,
-                size_bytes: size,
-                device: None,
-            });
         }
-        (Vec::new(), info, segs, Vec::new())
+        (Vec::new(), virtual_infos, segs, Vec::new())
     } else {
         test_pause("open");
         let targets = target::open_targets(&planned.targets, &w, progress)?;

@@ -426,7 +426,13 @@ impl WorkerCtx {
                     };
                     let message = format!(
                         "{} of {} bytes at offset {} of {}: {}",
-                        if st.read { "read" } else { "write" },
+                        if st.read {
+                            "read"
+                        } else if st.trim {
+                            "trim"
+                        } else {
+                            "write"
+                        },
                         st.len,
                         st.offset,
                         self.target_names

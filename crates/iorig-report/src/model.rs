@@ -76,6 +76,8 @@ pub struct StepParams {
     /// The block size when there is only one.
     pub bs_bytes: Option<u64>,
     pub read_pct: f64,
+    /// Trims (`--trim`); 0 without.
+    pub trim_pct: f64,
     pub random_pct: f64,
     pub qd: u32,
     pub threads: u32,
@@ -310,6 +312,7 @@ fn params_of(p: &WorkloadRecord) -> StepParams {
         bs: p.bs_label(),
         bs_bytes: p.single_bs_bytes(),
         read_pct: p.read_pct,
+        trim_pct: p.trim_pct,
         random_pct: p.random_pct,
         qd: p.qd,
         threads: p.threads,

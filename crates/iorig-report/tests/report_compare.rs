@@ -18,6 +18,7 @@ fn key(bs: &str, read: i64, qd: u32, threads: u32) -> StepKey {
     StepKey {
         bs: bs.to_owned(),
         read_permille: read * 10,
+        trim_permille: 0,
         random_permille: 1000,
         qd,
         threads,
@@ -118,4 +119,22 @@ fn compare_overlays_curves_and_leaves_unmatched_steps_apart() {
     assert!(curve.svg.contains(&format!("run {a} mean")));
     assert!(curve.svg.contains(&format!("run {b} mean")));
     assert!(out.index_html.contains("not run"));
+}
+
+/// Steps that differ only in their trims are different steps: the key and
+/// its label say so.
+#[test]
+fn trims_are_part_of_a_steps_identity() {
+    let plain = key("4k", 50, 8, 1);
+    let trimmed = StepKey {
+        trim_permille: 250,
+        ..plain.clone()
+    };
+    assert_ne!(plain, trimmed);
+    assert!(
+        trimmed.label().contains("read 50% trim 25%"),
+        "{}",
+        trimmed.label()
+    );
+    assert!(!plain.label().contains("trim"));
 }

@@ -9,12 +9,16 @@
 //! kept.
 
 use crate::RunError;
+use crossbeam_channel::RecvTimeoutError;
 use iorig_engine::iolog::{IoRecord, IoRecordSender, CHANNEL_CHUNKS};
 use iorig_engine::OpKind;
 use iorig_outfile::AtomicFile;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// The CSV header: the columns of every row.
 pub const HEADER: &str =
@@ -35,6 +39,10 @@ pub struct IoLogTotals {
 pub struct IoLogWriter {
     path: PathBuf,
     handle: JoinHandle<Result<IoLogTotals, String>>,
+    /// Set when the run has ended: the writer takes what is queued and
+    /// stops, without waiting for a worker the run abandoned (stuck in a
+    /// system call on a hung device), which still holds a sender.
+    closing: Arc<AtomicBool>,
 }
 
 /// Creates the log's temp file and starts its writer; the returned sender
@@ -49,15 +57,18 @@ pub fn start(path: &Path, warmup_ns: u64) -> Result<(IoRecordSender, IoLogWriter
         }
     })?;
     let (tx, rx) = crossbeam_channel::bounded::<Vec<IoRecord>>(CHANNEL_CHUNKS);
+    let closing = Arc::new(AtomicBool::new(false));
+    let seen = closing.clone();
     let handle = std::thread::Builder::new()
         .name("iorig-iolog".into())
-        .spawn(move || write_all(file, rx, warmup_ns))
+        .spawn(move || write_all(file, rx, warmup_ns, &seen))
         .map_err(|e| RunError::runtime(format!("starting the --lat-log writer: {e}")))?;
     Ok((
         tx,
         IoLogWriter {
             path: path.to_path_buf(),
             handle,
+            closing,
         },
     ))
 }
@@ -66,6 +77,7 @@ impl IoLogWriter {
     /// Waits for the last records (once every sender is dropped: the run
     /// ended) and puts the file in place.
     pub fn finish(self) -> Result<IoLogTotals, RunError> {
+        self.closing.store(true, Ordering::Release);
         let p = self.path.display();
         match self.handle.join() {
             Ok(Ok(t)) => Ok(t),
@@ -77,10 +89,14 @@ impl IoLogWriter {
     }
 }
 
+/// How often the writer looks whether the run has ended.
+const CLOSING_POLL: Duration = Duration::from_millis(50);
+
 fn write_all(
     file: AtomicFile,
     rx: crossbeam_channel::Receiver<Vec<IoRecord>>,
     warmup_ns: u64,
+    closing: &AtomicBool,
 ) -> Result<IoLogTotals, String> {
     let mut out = BufWriter::with_capacity(1 << 20, file);
     let mut totals = IoLogTotals {
@@ -90,8 +106,21 @@ fn write_all(
     let mut first_error = out.write_all(HEADER.as_bytes()).err();
     let mut line = Vec::with_capacity(128);
     // Drain every chunk even after a write error, so no worker waits on a
-    // full channel for a reader that stopped.
-    for chunk in rx {
+    // full channel for a reader that stopped. The workers that finished
+    // dropped their senders before `closing` is set, so what they logged
+    // is queued by then.
+    loop {
+        let chunk = match rx.recv_timeout(CLOSING_POLL) {
+            Ok(c) => c,
+            Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) if closing.load(Ordering::Acquire) => {
+                match rx.try_recv() {
+                    Ok(c) => c,
+                    Err(_) => break,
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => continue,
+        };
         if first_error.is_some() {
             continue;
         }

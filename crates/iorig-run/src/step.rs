@@ -151,7 +151,8 @@ pub(crate) fn run_step(
         engine: &engine_name,
         byte_limit: prepared.byte_limit,
     });
-    let trim_pass = if hooks.trim_first() {
+    // The null engine has nothing to discard.
+    let trim_pass = if hooks.trim_first() && !prepared.targets.is_empty() {
         let bytes = prepared.space.total_bytes();
         out.notice(&format!(
             "trim pass: discarding the working set ({}) before writing",

@@ -124,7 +124,7 @@ pub struct RecordArgs {
 pub struct QuickArgs {
     /// File or block device [default: ./iorig-scratch.dat].
     pub target: Option<String>,
-    /// Scratch file size (new: 1g; existing iorig file: grown or shrunk to it); on a device or foreign file, test its first SIZE bytes.
+    /// Size of a new scratch file (needed for any name but ./iorig-scratch.dat, which is 1g by default); an existing iorig file is grown or shrunk to it; a device or foreign file has its first SIZE bytes tested.
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Measured time of each step (and of each steady-state round) [default: 10s].
@@ -180,7 +180,7 @@ pub struct PlanRunArgs {
     /// Replace the plan's targets (repeatable).
     #[arg(long = "target", value_name = "PATH")]
     pub targets: Vec<String>,
-    /// Scratch file size (new: 1g; existing iorig file: grown or shrunk to it); on a device or foreign file, test its first SIZE bytes.
+    /// Size of a new scratch file (needed for any name but ./iorig-scratch.dat, which is 1g by default); an existing iorig file is grown or shrunk to it; a device or foreign file has its first SIZE bytes tested.
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Set every step's measured time (and steady-state round), scaling warmups

@@ -18,7 +18,8 @@ pub fn quick(a: QuickArgs) -> Result<u8, Failure> {
         .target
         .clone()
         .unwrap_or_else(|| DEFAULT_TARGET.to_string())]);
-    // No default size: a new scratch file is made 1 GiB by the runner, an
+    // No default size: the default scratch file is made 1 GiB when missing,
+    // another missing file needs --size (a mistyped path is refused), and an
     // existing file or device is tested whole unless --size says otherwise.
     inv.size = a.size.clone();
     inv.step_time = Some(

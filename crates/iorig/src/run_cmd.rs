@@ -146,7 +146,7 @@ fn dry_run(w: &Workload, allow_destroy: bool, quiet: bool) -> Result<u8, Failure
     for n in &planned.notices {
         printer.notice(n);
     }
-    let targets: Vec<TargetInfo> = planned.targets.iter().map(TargetInfo::from).collect();
+    let targets: Vec<TargetInfo> = planned.target_infos();
     printer.line(&format!(
         "would run: {}",
         describe(w, planned.engine.name(), &targets)

@@ -263,3 +263,29 @@ fn size_limits_a_block_device_and_larger_is_refused() {
         "{err}"
     );
 }
+
+/// `--size` limits what is tested, not what is checked: a signature at the
+/// device's end (a backup GPT header alone, which wipefs and blkid do not
+/// report) still refuses a write run that tests only the first MiB.
+#[test]
+#[ignore = "needs root: loop devices, losetup"]
+fn size_does_not_narrow_the_signature_check() {
+    let lo = LoopDev::new(64 << 20);
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&lo.backing)
+            .unwrap();
+        f.seek(SeekFrom::Start((64 << 20) - 512)).unwrap();
+        f.write_all(b"EFI PART").unwrap();
+    }
+    let before = lo.digest();
+    let out = iorig(&[
+        "run", "--target", &lo.dev, "--size", "1m", "--read", "0", "--time", "1s", "--no-db",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("GPT"), "{err}");
+    assert_eq!(lo.digest(), before);
+}

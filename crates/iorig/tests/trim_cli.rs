@@ -297,8 +297,8 @@ fn trims_on_a_block_device_are_discards() {
     );
     // Past --size nothing changed.
     let mut f = std::fs::File::open(&lo.dev).unwrap();
-    let mut tail = vec![0u8; 1 << 20];
-    f.seek(SeekFrom::Start(16 << 20)).unwrap();
+    let mut tail = vec![0u8; 24 << 20];
+    f.seek(SeekFrom::Start(8 << 20)).unwrap();
     f.read_exact(&mut tail).unwrap();
     assert!(tail.iter().all(|&b| b == 0x5a));
 }

@@ -610,6 +610,9 @@ fn plan_block(
                 .map_err(|e| target_err(path, format!("cannot read the device size: {e}")))?
         }
     };
+    // Signatures are looked for over the whole device (backup GPT, md and
+    // ZFS labels sit at its end), whatever range `--size` tests.
+    let whole_bytes = size;
     let size = limit_to_size(path, size, w, "device")?;
     if w.writes() {
         if iorig_blockdev::read_only(&probe, name.as_deref()) {
@@ -634,7 +637,7 @@ fn plan_block(
     }
     drop(probe);
     if w.writes() && !allow_destroy {
-        refuse_signatures(path, &file, size)?;
+        refuse_signatures(path, &file, whole_bytes)?;
     }
     Ok(TargetPlan {
         path: path.to_path_buf(),

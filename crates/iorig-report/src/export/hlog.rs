@@ -80,13 +80,18 @@ pub fn export_hlog(store: &Store, run: RunId) -> Result<HlogExport, ReportError>
             let Some(intervals) = &s.intervals else {
                 continue;
             };
-            // Steps start at whole seconds in the store: their intervals are
-            // exact within a step, their place in the run to the second.
+            // The store's step times are whole seconds, and `started` is
+            // taken before the targets are opened (a fill or trim pass may
+            // follow); `ended` comes right after the last interval, so the
+            // I/O started about that long before it.
+            let last_t_s = intervals.iter().map(|i| i.t_s).fold(0.0, f64::max);
             let step_start = s
                 .step
-                .started
+                .ended
                 .as_deref()
                 .and_then(epoch)
+                .and_then(|t| t.checked_sub(Duration::from_secs_f64(last_t_s)))
+                .or_else(|| s.step.started.as_deref().and_then(epoch))
                 .and_then(|t| t.duration_since(run_start).ok())
                 .unwrap_or_default();
             writer

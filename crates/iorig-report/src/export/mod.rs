@@ -30,7 +30,8 @@ pub struct CsvExport {
     /// One row per step: parameters, summary and key analysis figures. For
     /// a profile: one row per scope and figure (mean, p95, peak).
     pub steps_csv: String,
-    /// One row per step, interval and operation (`read`, `write`, `total`).
+    /// One row per step, interval and operation (`read`, `write`, `trim`
+    /// when the interval had trims, `total`).
     /// For a profile: one row per interval and scope, as `profile --csv`.
     pub intervals_csv: String,
 }

@@ -11,6 +11,8 @@ pub struct StepKey {
     pub bs: String,
     /// Per mille, so the key can be compared exactly.
     pub read_permille: i64,
+    /// Trims per mille (0 without `--trim`).
+    pub trim_permille: i64,
     pub random_permille: i64,
     pub qd: u32,
     pub threads: u32,
@@ -31,6 +33,7 @@ impl StepKey {
         StepKey {
             bs: p.bs.clone(),
             read_permille: (p.read_pct * 10.0).round() as i64,
+            trim_permille: (p.trim_pct * 10.0).round() as i64,
             random_permille: (p.random_pct * 10.0).round() as i64,
             qd: p.qd,
             threads: p.threads,
@@ -41,8 +44,13 @@ impl StepKey {
 
     /// `4k read 70% random 100% qd 8 t4 max`.
     pub fn label(&self) -> String {
+        let trim = if self.trim_permille > 0 {
+            format!(" trim {}%", fmt_pct(self.trim_permille as f64 / 10.0))
+        } else {
+            String::new()
+        };
         let mut s = format!(
-            "{} read {}% random {}% qd {} t{} {}",
+            "{} read {}%{trim} random {}% qd {} t{} {}",
             self.bs,
             fmt_pct(self.read_permille as f64 / 10.0),
             fmt_pct(self.random_permille as f64 / 10.0),

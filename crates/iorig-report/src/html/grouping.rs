@@ -70,6 +70,9 @@ pub(super) fn fixed_text(p: &StepParams, leave_out: &[&str]) -> String {
     };
     add("bs", format!("bs {}", p.bs));
     add("read", format!("read {} %", fmt_pct(p.read_pct)));
+    if p.trim_pct > 0.0 {
+        add("trim", format!("trim {} %", fmt_pct(p.trim_pct)));
+    }
     add("random", format!("random {} %", fmt_pct(p.random_pct)));
     add("qd", format!("qd {}", p.qd));
     add(

@@ -217,9 +217,14 @@ pub(super) fn rate_text(p: &StepParams) -> String {
 /// `4k, read 70 %, random 100 %, qd 8, 4 threads, rate max`.
 pub fn params_text(p: &StepParams) -> String {
     format!(
-        "{}, read {} %, random {} %, qd {}, {} thread{}, rate {}",
+        "{}, read {} %{}, random {} %, qd {}, {} thread{}, rate {}",
         p.bs,
         fmt_pct(p.read_pct),
+        if p.trim_pct > 0.0 {
+            format!(", trim {} %", fmt_pct(p.trim_pct))
+        } else {
+            String::new()
+        },
         fmt_pct(p.random_pct),
         p.qd,
         p.threads,
