@@ -12,21 +12,10 @@
 
 mod common;
 
-use common::{run, tmp};
+use common::{ok, run, tmp};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
-
-fn ok(args: &[&str], dir: &Path) -> String {
-    let out = run(args, dir);
-    assert!(
-        out.status.success(),
-        "iorig {args:?}: {}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 #[test]
 #[ignore = "needs the PyPI package hdrhistogram (.ci/run installs it into a venv)"]

@@ -11,7 +11,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod common;
-use common::{iorig, run, tmp};
+use common::{iorig, ok, run, tmp};
 
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -738,7 +738,7 @@ fn a_stored_profile_is_reported_exported_and_compared() {
                 (T0 + 16_000, vec![("sda", l(400))]),
             ],
         );
-        let out = run(
+        ok(
             &[
                 "profile",
                 "--diskstats",
@@ -749,26 +749,15 @@ fn a_stored_profile_is_reported_exported_and_compared() {
             ],
             d.path(),
         );
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
     }
-    let ok = |args: &[&str]| {
-        let out = run(args, d.path());
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
     // CSV: the figures (write_iops mean 25 = 400 writes / 16 s, peak 37.5)
     // and one row per interval and scope.
-    ok(&[
-        "export", "1", "--db", "p.db", "--format", "csv", "--out", "p.csv",
-    ]);
+    ok(
+        &[
+            "export", "1", "--db", "p.db", "--format", "csv", "--out", "p.csv",
+        ],
+        d.path(),
+    );
     let figures = std::fs::read_to_string(d.path().join("p.csv")).unwrap();
     assert!(
         figures.starts_with("run_id,scope,figure,mean,p95,peak\n"),
@@ -801,15 +790,21 @@ fn a_stored_profile_is_reported_exported_and_compared() {
         rows[3]
     );
     // XLSX and JSON.
-    ok(&[
-        "export", "1", "--db", "p.db", "--format", "xlsx", "--out", "p.xlsx",
-    ]);
+    ok(
+        &[
+            "export", "1", "--db", "p.db", "--format", "xlsx", "--out", "p.xlsx",
+        ],
+        d.path(),
+    );
     assert!(std::fs::read(d.path().join("p.xlsx"))
         .unwrap()
         .starts_with(b"PK"));
-    ok(&[
-        "export", "1", "--db", "p.db", "--format", "json", "--out", "p.json",
-    ]);
+    ok(
+        &[
+            "export", "1", "--db", "p.db", "--format", "json", "--out", "p.json",
+        ],
+        d.path(),
+    );
     let doc: Value =
         serde_json::from_slice(&std::fs::read(d.path().join("p.json")).unwrap()).unwrap();
     assert_eq!(doc["run"]["kind"], "profile");
@@ -827,7 +822,7 @@ fn a_stored_profile_is_reported_exported_and_compared() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!d.path().join("p.hlog").exists());
     // The report: verdicts, figures and a chart per scope.
-    ok(&["report", "1", "--db", "p.db", "--out", "rep"]);
+    ok(&["report", "1", "--db", "p.db", "--out", "rep"], d.path());
     let html = std::fs::read_to_string(d.path().join("rep/index.html")).unwrap();
     for want in ["Verdicts", "replication-link", "write_iops", "37.5", "sda"] {
         assert!(
@@ -839,7 +834,10 @@ fn a_stored_profile_is_reported_exported_and_compared() {
         d.path().join("rep/profile-1.svg").exists() && d.path().join("rep/profile-2.svg").exists()
     );
     // Compared: profile 2 does twice the writes of profile 1.
-    let said = ok(&["compare", "1", "2", "--db", "p.db", "--out", "cmp"]);
+    let said = ok(
+        &["compare", "1", "2", "--db", "p.db", "--out", "cmp"],
+        d.path(),
+    );
     let row = said
         .lines()
         .find(|l| l.starts_with("write_iops") && l.contains("mean"))
@@ -854,9 +852,12 @@ fn a_stored_profile_is_reported_exported_and_compared() {
     );
     assert!(d.path().join("cmp/index.html").exists());
     // A profile is not compared with a test run.
-    ok(&[
-        "run", "--engine", "null", "--time", "200ms", "--db", "p.db", "-q",
-    ]);
+    ok(
+        &[
+            "run", "--engine", "null", "--time", "200ms", "--db", "p.db", "-q",
+        ],
+        d.path(),
+    );
     let out = run(&["compare", "1", "3", "--db", "p.db"], d.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("compare profiles with profiles"));

@@ -8,22 +8,11 @@
 
 mod common;
 
-use common::{run, tmp, LoopDev};
+use common::{ok, run, tmp, LoopDev};
 use serde_json::Value;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
-
-fn ok(args: &[&str], dir: &Path) -> String {
-    let out = run(args, dir);
-    assert!(
-        out.status.success(),
-        "iorig {args:?}: {}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 fn json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()

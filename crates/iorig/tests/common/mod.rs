@@ -24,6 +24,19 @@ pub fn run(args: &[&str], dir: &Path) -> Output {
     iorig().args(args).current_dir(dir).output().unwrap()
 }
 
+/// Runs the binary in `dir`, asserts that it succeeded (showing its
+/// stderr when not), and gives its stdout.
+pub fn ok(args: &[&str], dir: &Path) -> String {
+    let out = run(args, dir);
+    assert!(
+        out.status.success(),
+        "iorig {args:?}: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Whether the tests run as root (loop devices, mkfs, mounts).
 pub fn is_root() -> bool {
     extern "C" {
