@@ -452,15 +452,10 @@ pub struct OpGen {
 }
 
 impl OpGen {
-    /// Reads `read_pct` % of the I/Os, writes the rest.
-    pub fn new(read_pct: f64, seed: u64, worker: u32) -> Self {
-        Self::with_trims(read_pct, 0.0, seed, worker)
-    }
-
     /// Reads `read_pct` %, trims `trim_pct` %, writes the rest. Without
-    /// trims the draws are those of [`OpGen::new`], so a seed gives the same
-    /// reads and writes as before trims existed.
-    pub fn with_trims(read_pct: f64, trim_pct: f64, seed: u64, worker: u32) -> Self {
+    /// trims a draw below the read threshold is a read and anything else a
+    /// write, as before trims existed, so a seed gives the same run.
+    pub fn new(read_pct: f64, trim_pct: f64, seed: u64, worker: u32) -> Self {
         let mode = if read_pct >= 100.0 {
             1
         } else if read_pct <= 0.0 && trim_pct <= 0.0 {
@@ -475,11 +470,6 @@ impl OpGen {
             mode,
             rng: rng_for(seed, worker, 4),
         }
-    }
-
-    #[inline]
-    pub fn next_is_read(&mut self) -> bool {
-        self.next_op() == OpKind::Read
     }
 
     /// The next operation.
@@ -602,13 +592,14 @@ mod tests {
 
     #[test]
     fn read_share_within_one_percent() {
-        let mut g = OpGen::new(70.0, 42, 0);
-        let reads = (0..100_000).filter(|_| g.next_is_read()).count();
+        let mut g = OpGen::new(70.0, 0.0, 42, 0);
+        let reads = (0..100_000).filter(|_| g.next_op() == OpKind::Read).count();
         let pct = reads as f64 / 1000.0;
         assert!((pct - 70.0).abs() <= 1.0, "read {pct}%");
-        assert!((0..1000).all(|_| OpGen::new(100.0, 1, 0).next_is_read()));
-        let mut w = OpGen::new(0.0, 1, 0);
-        assert!((0..1000).all(|_| !w.next_is_read()));
+        let mut r = OpGen::new(100.0, 0.0, 1, 0);
+        assert!((0..1000).all(|_| r.next_op() == OpKind::Read));
+        let mut w = OpGen::new(0.0, 0.0, 1, 0);
+        assert!((0..1000).all(|_| w.next_op() == OpKind::Write));
     }
 
     fn workload(toml: &str) -> Workload {
@@ -622,11 +613,11 @@ mod tests {
     fn sizes_follow_the_direction_and_the_seed() {
         let w = workload("read = 50\nread_bs = '4k'\nwrite_bs = '16k:50,64k:50'\n");
         let draw = || {
-            let mut ops = OpGen::new(w.read_pct, w.seed, 0);
+            let mut ops = OpGen::new(w.read_pct, w.trim_pct, w.seed, 0);
             let mut sizes = SizeGen::new(&w, 0);
             (0..2000)
                 .map(|_| {
-                    let read = ops.next_is_read();
+                    let read = ops.next_op() == OpKind::Read;
                     (read, sizes.next_bs(read))
                 })
                 .collect::<Vec<_>>()
@@ -753,7 +744,7 @@ mod tests {
     #[test]
     fn trims_take_their_share_and_leave_reads_and_writes_as_before() {
         let n = 100_000u32;
-        let mut g = OpGen::with_trims(50.0, 20.0, 42, 0);
+        let mut g = OpGen::new(50.0, 20.0, 42, 0);
         let (mut r, mut t, mut w) = (0f64, 0f64, 0f64);
         for _ in 0..n {
             match g.next_op() {
@@ -767,14 +758,17 @@ mod tests {
             let sd = (n * p * (1.0 - p)).sqrt();
             assert!((count - n * p).abs() < 5.0 * sd, "{count} of {n} for p {p}");
         }
-        // Without trims the draws are exactly those of a read/write mix.
-        let mut a = OpGen::new(70.0, 7, 3);
-        let mut b = OpGen::with_trims(70.0, 0.0, 7, 3);
+        // Without trims the draws are exactly those of the read/write rule
+        // from before trims existed: a read below the threshold, else a write.
+        let mut b = OpGen::new(70.0, 0.0, 7, 3);
+        let mut raw = rng_for(7, 3, 4);
+        let threshold = (0.7 * u64::MAX as f64) as u64;
         for _ in 0..10_000 {
-            assert_eq!(a.next_is_read(), b.next_op() == OpKind::Read);
+            let read = raw.next_u64() < threshold;
+            assert_eq!(read, b.next_op() == OpKind::Read);
         }
         // All trims.
-        let mut all = OpGen::with_trims(0.0, 100.0, 1, 0);
+        let mut all = OpGen::new(0.0, 100.0, 1, 0);
         assert!((0..1000).all(|_| all.next_op() == OpKind::Trim));
     }
 }

@@ -505,7 +505,7 @@ pub fn execute(
             w.seed,
         )?;
         let sizes = SizeGen::new(w, id);
-        let ops = OpGen::with_trims(w.read_pct, w.trim_pct, w.seed, id);
+        let ops = OpGen::new(w.read_pct, w.trim_pct, w.seed, id);
         let data = DataFiller::with_pool(pool.clone(), w.seed, id);
         let engine_kind = prepared.engine;
         let fds = fds.clone();

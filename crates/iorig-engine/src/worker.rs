@@ -140,6 +140,20 @@ struct SlotState {
     phase: Phase,
 }
 
+impl SlotState {
+    /// What the slot's I/O does now.
+    #[inline]
+    fn op(&self) -> OpKind {
+        if self.read {
+            OpKind::Read
+        } else if self.trim {
+            OpKind::Trim
+        } else {
+            OpKind::Write
+        }
+    }
+}
+
 /// How a worker ended.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum WorkerEnd {
@@ -426,12 +440,10 @@ impl WorkerCtx {
                     };
                     let message = format!(
                         "{} of {} bytes at offset {} of {}: {}",
-                        if st.read {
-                            "read"
-                        } else if st.trim {
-                            "trim"
-                        } else {
-                            "write"
+                        match st.op() {
+                            OpKind::Read => "read",
+                            OpKind::Write => "write",
+                            OpKind::Trim => "trim",
                         },
                         st.len,
                         st.offset,
@@ -485,7 +497,7 @@ impl WorkerCtx {
                             size_bytes: st.len,
                             target: st.target,
                             worker: self.id,
-                            op: request(c.slot, st).op,
+                            op: st.op(),
                         });
                     }
                 }
@@ -756,13 +768,7 @@ fn request(slot: u32, st: &SlotState) -> IoRequest {
     IoRequest {
         slot,
         target: st.target,
-        op: if st.read {
-            OpKind::Read
-        } else if st.trim {
-            OpKind::Trim
-        } else {
-            OpKind::Write
-        },
+        op: st.op(),
         offset: st.offset + st.done as u64,
         len: st.len - st.done,
         buf_offset: st.done,

@@ -525,4 +525,12 @@ impl ProfileReport {
     pub fn id(&self) -> RunId {
         self.run.run.id
     }
+
+    /// The figure statistics by scope: `total` first, then each device by
+    /// name.
+    pub fn scopes(&self) -> Vec<(&str, &BTreeMap<String, iorig_result::FigureStat>)> {
+        std::iter::once(("total", &self.summary.total))
+            .chain(self.summary.devices.iter().map(|(d, s)| (d.as_str(), s)))
+            .collect()
+    }
 }

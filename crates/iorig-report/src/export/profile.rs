@@ -6,7 +6,6 @@
 use super::{Cell, Column, Fmt, RunData, Table};
 use crate::ReportError;
 use iorig_profile::figures::Figure;
-use iorig_result::ProfileSummary;
 
 /// A stored profile's figures, intervals and verdicts.
 use crate::model::ProfileReport as ProfileData;
@@ -18,13 +17,6 @@ pub(super) fn profile_of(data: &RunData) -> Result<ProfileData, ReportError> {
         .first()
         .ok_or_else(|| ReportError::Export("the profile has no step".into()))?;
     ProfileData::from_rows(data.detail.clone(), &step.step, &step.analysis)
-}
-
-/// `total` first, then the devices by name.
-fn scopes(s: &ProfileSummary) -> Vec<&str> {
-    std::iter::once("total")
-        .chain(s.devices.keys().map(String::as_str))
-        .collect()
 }
 
 fn col(name: &str, fmt: Fmt) -> Column {
@@ -41,13 +33,7 @@ fn opt(v: Option<f64>) -> Cell {
 /// One row per scope (`total`, then each device) and figure: mean, p95, peak.
 pub(super) fn figures_table(run_id: i64, p: &ProfileData) -> Table {
     let mut rows = Vec::new();
-    for scope in scopes(&p.summary) {
-        let stats = if scope == "total" {
-            Some(&p.summary.total)
-        } else {
-            p.summary.devices.get(scope)
-        };
-        let Some(stats) = stats else { continue };
+    for (scope, stats) in p.scopes() {
         for f in Figure::ALL {
             let st = stats.get(f.name()).copied().unwrap_or_default();
             rows.push(vec![

@@ -22,13 +22,6 @@ fn num(v: Option<f64>) -> String {
     v.map_or_else(|| "–".to_owned(), charts::sig3)
 }
 
-/// Scopes in order: `total`, then each device by name.
-fn scopes(p: &ProfileReport) -> Vec<(&str, &BTreeMap<String, FigureStat>)> {
-    std::iter::once(("total", &p.summary.total))
-        .chain(p.summary.devices.iter().map(|(d, s)| (d.as_str(), s)))
-        .collect()
-}
-
 /// The series of one figure over time in one scope.
 fn series(p: &ProfileReport, scope: &str, figure: Figure) -> Vec<(f64, f64)> {
     p.intervals
@@ -144,7 +137,7 @@ pub fn render_profile_report(p: &ProfileReport) -> Rendered {
     page.push("</section>\n");
 
     page.push("<section id=\"figures\"><h2>Figures: mean, p95 and peak over the intervals</h2>\n");
-    for (scope, stats) in scopes(p) {
+    for (scope, stats) in p.scopes() {
         let _ = writeln!(page.body, "<h3>{}</h3>", esc(scope));
         let rows: Vec<Vec<String>> = Figure::ALL
             .iter()
@@ -166,7 +159,7 @@ pub fn render_profile_report(p: &ProfileReport) -> Rendered {
     if p.intervals.is_empty() {
         page.push("<p class=\"note\">No intervals stored.</p>\n");
     }
-    for (i, (scope, _)) in scopes(p).into_iter().enumerate() {
+    for (i, (scope, _)) in p.scopes().into_iter().enumerate() {
         if p.intervals.is_empty() {
             break;
         }
@@ -233,14 +226,6 @@ const COMPARED: [Figure; 9] = [
     Figure::UtilPct,
 ];
 
-/// Change of `v` against `base`, in percent.
-fn change(base: Option<f64>, v: Option<f64>) -> Option<f64> {
-    match (base, v) {
-        (Some(b), Some(v)) if b != 0.0 => Some((v - b) / b * 100.0),
-        _ => None,
-    }
-}
-
 /// One compared row: figure, statistic, and each profile's value.
 struct ComparedRow {
     figure: &'static str,
@@ -281,8 +266,11 @@ pub fn render_profile_compare(runs: &[ProfileReport]) -> (Rendered, Vec<String>)
         if i == 0 {
             return v;
         }
-        match change(row.values[0], row.values[i]) {
-            Some(c) => format!("{v} ({c:+.1}%)"),
+        match row.values[0]
+            .zip(row.values[i])
+            .and_then(|(b, x)| pct_change(b, x))
+        {
+            Some(c) => format!("{v} ({})", fmt_change(Some(c))),
             None => v,
         }
     };
