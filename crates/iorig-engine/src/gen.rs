@@ -103,13 +103,13 @@ pub fn rng_for(seed: u64, worker: u32, stream: u64) -> Xoshiro256PlusPlus {
 
 /// Uniform integer in [0, n) by multiply-shift (Lemire); bias below 2^-64 * n.
 #[inline]
-fn below(rng: &mut Xoshiro256PlusPlus, n: u64) -> u64 {
+pub(crate) fn below(rng: &mut Xoshiro256PlusPlus, n: u64) -> u64 {
     ((rng.next_u64() as u128 * n as u128) >> 64) as u64
 }
 
 /// Uniform float in [0, 1).
 #[inline]
-fn unit_f64(rng: &mut Xoshiro256PlusPlus) -> f64 {
+pub(crate) fn unit_f64(rng: &mut Xoshiro256PlusPlus) -> f64 {
     (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 

@@ -10,6 +10,7 @@ pub mod buffers;
 pub mod data;
 pub mod engine;
 mod error;
+pub mod fs;
 pub mod gen;
 pub mod iolog;
 pub mod probe;

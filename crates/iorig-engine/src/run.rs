@@ -135,6 +135,10 @@ pub struct Planned {
     /// One line each, for the user (e.g. the io_uring fallback).
     pub notices: Vec<String>,
     fault_rules: Vec<FaultRule>,
+    /// The tree of a file-system workload.
+    pub fs: Option<crate::fs::FsPlan>,
+    /// The tree is looked at again when it is opened, under the same rule.
+    allow_destroy: bool,
 }
 
 impl Planned {
@@ -150,6 +154,9 @@ impl Planned {
     /// The targets as the run will report them: the planned ones, or the
     /// null engine's virtual targets of `--size` (1 GiB by default).
     pub fn target_infos(&self) -> Vec<TargetInfo> {
+        if let Some(fs) = &self.fs {
+            return vec![fs.info()];
+        }
         if self.engine == EngineKind::Null {
             let size = self.workload.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES);
             return self
@@ -170,6 +177,17 @@ impl Planned {
 
 /// Decides engine and targets without writing anything.
 pub fn plan(w: &Workload, allow_destroy: bool) -> Result<Planned, EngineError> {
+    if let Some(f) = &w.fs {
+        return Ok(Planned {
+            workload: w.clone(),
+            engine: EngineKind::Psync,
+            targets: Vec::new(),
+            notices: Vec::new(),
+            fault_rules: Vec::new(),
+            fs: Some(crate::fs::plan(f, allow_destroy)?),
+            allow_destroy,
+        });
+    }
     let mut notices = Vec::new();
     let mut engine = w.engine;
     if engine == EngineKind::IoUring {
@@ -201,6 +219,8 @@ pub fn plan(w: &Workload, allow_destroy: bool) -> Result<Planned, EngineError> {
         targets,
         notices,
         fault_rules,
+        fs: None,
+        allow_destroy,
     })
 }
 
@@ -247,6 +267,9 @@ pub struct Prepared {
     /// copies are dropped.
     pub io_records: Option<crate::iolog::IoRecordSender>,
     fault_rules: Vec<FaultRule>,
+    /// The tree of a file-system workload ([`crate::fs::format`] before
+    /// [`execute`]).
+    pub fs: Option<Arc<crate::fs::FsTarget>>,
 }
 
 /// Creates missing scratch files (reporting fill progress) and opens targets.
@@ -255,6 +278,35 @@ pub fn open(
     progress: &mut dyn FnMut(&FillProgress),
 ) -> Result<Prepared, EngineError> {
     let virtual_infos = planned.target_infos();
+    if let Some(fs) = planned.fs {
+        let w = planned.workload;
+        let target = fs.open(&w, planned.allow_destroy)?;
+        // No byte ranges: a tree's operations pick files, not offsets. The
+        // one-block space keeps the fields every run has well formed.
+        let bs = w.max_bs_bytes();
+        let space = AddressSpace::new(
+            vec![Segment {
+                target: 0,
+                start: 0,
+                len: bs,
+            }],
+            bs,
+            bs,
+        )?;
+        return Ok(Prepared {
+            workload: w,
+            engine: planned.engine,
+            targets: Vec::new(),
+            info: virtual_infos,
+            space: Arc::new(space),
+            extents_bytes: Vec::new(),
+            verify: None,
+            byte_limit: None,
+            io_records: None,
+            fault_rules: Vec::new(),
+            fs: Some(Arc::new(target)),
+        });
+    }
     let w = planned.workload;
     let align = w.offset_align_bytes();
     let max_bs = w.max_bs_bytes();
@@ -308,6 +360,7 @@ pub fn open(
         byte_limit: None,
         io_records: None,
         fault_rules: planned.fault_rules,
+        fs: None,
     })
 }
 
@@ -379,6 +432,9 @@ pub struct RunOutcome {
     /// batches they synced (not part of any I/O's latency).
     pub journal_ns: u64,
     pub journal_batches: u64,
+    /// One line each for the user about how the run went (a file-system
+    /// mix that ran out of work).
+    pub notices: Vec<String>,
 }
 
 /// What a trim pass ([`trim_working_set`]) did.
@@ -443,6 +499,9 @@ pub fn execute(
     stop: Arc<AtomicBool>,
     events: &Sender<RunEvent>,
 ) -> Result<RunOutcome, EngineError> {
+    if let Some(ft) = &prepared.fs {
+        return crate::fs::execute(prepared, ft, stop, events);
+    }
     let w = &prepared.workload;
     let plan = Arc::new(IntervalPlan::new(w.warmup, w.time, w.interval));
     let workers = w.threads;
@@ -749,7 +808,7 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 /// each interval, and emits the intervals in order as they complete. Memory
 /// holds only the intervals still being gathered, whatever the run's length.
 #[allow(clippy::too_many_arguments)]
-fn collect(
+pub(crate) fn collect(
     prepared: &Prepared,
     plan: &IntervalPlan,
     start: Instant,
@@ -1056,6 +1115,7 @@ fn collect(
         limited_bytes: None,
         journal_ns,
         journal_batches,
+        notices: Vec::new(),
     }
 }
 

@@ -5,7 +5,7 @@
 use crate::names::TargetKind;
 use crate::status::RunStatus;
 use crate::validation::Validation;
-use iorig_spec::WorkloadRecord;
+use iorig_spec::{FsOp, WorkloadRecord};
 use iorig_stats::{CpuUsage, DeviceUsage, OpSummary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -87,6 +87,11 @@ pub struct Interval {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trim: Option<OpSummary>,
     pub total: OpSummary,
+    /// A file-system workload's operations by kind (reads and writes
+    /// included), each kind counted in the interval; absent for block
+    /// workloads.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fs_ops: BTreeMap<FsOp, OpSummary>,
     pub cpu: CpuUsage,
     pub device: Option<DeviceUsage>,
     pub errors: u64,
@@ -110,6 +115,9 @@ pub struct Summary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trim: Option<OpSummary>,
     pub total: OpSummary,
+    /// A file-system workload's operations by kind, as in [`Interval`].
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fs_ops: BTreeMap<FsOp, OpSummary>,
     pub cpu: CpuUsage,
     pub errors: u64,
     #[serde(default)]
@@ -117,6 +125,37 @@ pub struct Summary {
     /// Data validation (`--verify`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validation: Option<Validation>,
+    /// How a file-system workload's tree was made ready before the
+    /// operations (the format phase, measured on its own); absent for block
+    /// workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<FormatSummary>,
+}
+
+/// The format phase of a file-system workload: what it found, removed and
+/// created, and how fast.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FormatSummary {
+    /// The `format` mode asked for (no, yes, once, restart, dirs).
+    pub mode: String,
+    /// Files already in place and kept.
+    pub files_kept: u64,
+    pub files_removed: u64,
+    pub dirs_created: u64,
+    pub files_created: u64,
+    /// Data written into the created files.
+    pub bytes_written: u64,
+    pub duration_s: f64,
+    /// Created files per second of the phase.
+    pub files_per_s: f64,
+    pub bw_bytes_per_s: f64,
+    /// Stopped by an interrupt before the tree was complete.
+    #[serde(default)]
+    pub interrupted: bool,
+    /// The phase's operations by kind (mkdir, create, write, delete).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ops: BTreeMap<FsOp, OpSummary>,
 }
 
 /// What a stored step's summary holds: the I/O summary of a step that ran

@@ -49,13 +49,16 @@ mod run_doc;
 mod status;
 mod validation;
 
-pub use doc::{Interval, ResultDoc, RunInfo, StepSummary, Summary, TargetEntry, ToolInfo, SCHEMA};
+pub use doc::{
+    FormatSummary, Interval, ResultDoc, RunInfo, StepSummary, Summary, TargetEntry, ToolInfo,
+    SCHEMA,
+};
 pub use figures::{five_figures, Figure, FigureStep, Headline, Steady, FIVE_FIGURES};
 pub use finding::{
     CurveFinding, Finding, FindingError, FindingKind, OffRatePoint, PreconditionFinding, RateCheck,
     SkippedFinding, SteadyStateFinding, WriteCliffFinding,
 };
-pub use iorig_spec::{BsWeight, WorkloadRecord};
+pub use iorig_spec::{BsWeight, FsOp, FsRecord, WorkloadRecord};
 pub use iorig_stats::{CpuUsage, DeviceUsage, LatSummary, OpSummary};
 pub use names::TargetKind;
 pub use profile::{FigureStat, ProfileInterval, ProfileSummary};

@@ -11,5 +11,7 @@ names!(
         Block,
         /// The null engine's virtual target: nothing is opened.
         Null,
+        /// The anchor directory of a file-system workload's tree.
+        Directory,
     }
 );

@@ -2,15 +2,19 @@
 //!
 //! Events borrow from the runner: a sink that keeps them copies what it
 //! needs ([`Collector`] does). The order for one step of a plan is
-//! `StepBegun`, `Filling`*, `TargetsOpen`, (`Interval` | `WorkerError` |
+//! `StepBegun`, `Filling`* (or `Formatting`* and `Formatted` for a tree),
+//! `TargetsOpen`, (`Interval` | `WorkerError` |
 //! `ValidationError`)*, `StepEnded`, `Finding`*; a single run sends
 //! `RunBegun` before its step's `StepBegun`, a plan `PlanBegun` and every
 //! `StepPending` first; `RunEnded` closes both.
 
+use iorig_engine::fs::FormatProgress;
 use iorig_engine::run::{IntervalSample, RunOutcome, TargetInfo};
 use iorig_engine::verify::ValidationError;
 use iorig_profile::IntervalFigures;
-use iorig_result::{Finding, Interval, ProfileSummary, RunStatus, StepRole, StepStatus, Summary};
+use iorig_result::{
+    Finding, FormatSummary, Interval, ProfileSummary, RunStatus, StepRole, StepStatus, Summary,
+};
 use iorig_spec::plan::PlanStep;
 use iorig_spec::Workload;
 use std::time::Duration;
@@ -66,6 +70,17 @@ pub enum Event<'a> {
         done_bytes: u64,
         total_bytes: u64,
         grown_from_bytes: Option<u64>,
+    },
+    /// A file-system workload's tree is being brought to its shape.
+    Formatting {
+        path: &'a str,
+        progress: &'a FormatProgress,
+    },
+    /// The format phase is over (before `TargetsOpen`).
+    Formatted {
+        index: usize,
+        path: &'a str,
+        summary: &'a FormatSummary,
     },
     /// The step's targets are open; its I/O starts now.
     TargetsOpen {

@@ -456,7 +456,7 @@ impl Runner<'_> {
         let outcome = &out.outcome;
         let interrupted = self.stop.interrupted();
         let (status, validation_errors) = out.status(interrupted);
-        let summary = step_summary(outcome, &out.targets);
+        let summary = step_summary(&out);
         self.out.send(Event::StepEnded {
             index: step.index,
             status,

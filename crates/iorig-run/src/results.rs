@@ -2,11 +2,17 @@
 //! the one place engine figures become the schema the JSON, the store and
 //! the reports share.
 
-use iorig_engine::run::{IntervalSample, RunOutcome, TargetInfo};
+use crate::step::StepOutput;
+use iorig_engine::fs::FormatOutcome;
+use iorig_engine::run::{IntervalSample, TargetInfo};
 use iorig_engine::verify::{ValidationError, ValidationSummary};
-use iorig_result::{Interval, Summary, TargetEntry, Validation, ValidationErrorEntry};
-use iorig_stats::{CpuUsage, IntervalStats};
+use iorig_result::{
+    FormatSummary, FsOp, Interval, Summary, TargetEntry, Validation, ValidationErrorEntry,
+};
+use iorig_spec::FormatMode;
+use iorig_stats::{CpuUsage, IntervalStats, OpSummary};
 use iorig_verify::Expected;
+use std::collections::BTreeMap;
 
 /// Validation errors a summary lists (the rest are counted).
 pub const LISTED_ERRORS: usize = 100;
@@ -29,6 +35,7 @@ pub fn interval_of(s: &IntervalSample) -> Interval {
         write: s.stats.write.summary(s.duration_s),
         trim: (s.stats.trim.ops > 0).then(|| s.stats.trim.summary(s.duration_s)),
         total: s.stats.total().summary(s.duration_s),
+        fs_ops: fs_ops_of(&s.stats, s.duration_s),
         cpu: s.cpu,
         device: s.device,
         errors: s.stats.errors,
@@ -50,15 +57,33 @@ pub fn summary_of(
         write: stats.write.summary(duration_s),
         trim: (stats.trim.ops > 0).then(|| stats.trim.summary(duration_s)),
         total: stats.total().summary(duration_s),
+        fs_ops: fs_ops_of(stats, duration_s),
         cpu,
         errors,
         error_messages: messages.to_vec(),
         validation: None,
+        format: None,
     }
 }
 
-/// The summary of a finished step, with its validation results.
-pub fn step_summary(outcome: &RunOutcome, targets: &[TargetInfo]) -> Summary {
+/// A file-system workload's operations by kind, each kind that was
+/// counted. Its workers count opens and closes around every data
+/// operation, so only a file-system run has `meta` entries; a block run
+/// gets none.
+pub fn fs_ops_of(stats: &IntervalStats, duration_s: f64) -> BTreeMap<FsOp, OpSummary> {
+    if stats.meta.is_empty() {
+        return BTreeMap::new();
+    }
+    FsOp::ALL
+        .iter()
+        .filter_map(|op| stats.fs_op(*op).map(|s| (*op, s.summary(duration_s))))
+        .collect()
+}
+
+/// The summary of a finished step, with its validation results and the
+/// format phase of a file-system workload.
+pub(crate) fn step_summary(step: &StepOutput) -> Summary {
+    let outcome = &step.outcome;
     let mut s = summary_of(
         &outcome.summary,
         outcome.measured_s,
@@ -66,12 +91,32 @@ pub fn step_summary(outcome: &RunOutcome, targets: &[TargetInfo]) -> Summary {
         outcome.summary.errors,
         &outcome.error_messages,
     );
-    let names: Vec<String> = targets.iter().map(|t| t.path.clone()).collect();
+    let names: Vec<String> = step.targets.iter().map(|t| t.path.clone()).collect();
     s.validation = outcome
         .validation
         .as_ref()
         .map(|v| validation_of(v, &names));
+    s.format = step.format.as_ref().map(format_summary);
     s
+}
+
+/// The format phase of a file-system workload, as the result schema has it.
+pub fn format_summary(f: &FormatOutcome) -> FormatSummary {
+    let secs = f.duration.as_secs_f64();
+    let per_s = |v: u64| if secs > 0.0 { v as f64 / secs } else { 0.0 };
+    FormatSummary {
+        mode: f.mode.map_or("", FormatMode::name).to_string(),
+        files_kept: f.files_kept,
+        files_removed: f.files_removed,
+        dirs_created: f.dirs_created,
+        files_created: f.files_created,
+        bytes_written: f.bytes_written,
+        duration_s: secs,
+        files_per_s: per_s(f.files_created),
+        bw_bytes_per_s: per_s(f.bytes_written),
+        interrupted: f.interrupted,
+        ops: fs_ops_of(&f.stats, secs),
+    }
 }
 
 /// `summary.validation` of the result document.

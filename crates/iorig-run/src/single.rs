@@ -160,7 +160,7 @@ pub fn run(
     let outcome = &step.outcome;
     let interrupted = stop.interrupted();
     let (status, validation_errors) = step.status(interrupted);
-    let summary = step_summary(outcome, &step.targets);
+    let summary = step_summary(&step);
     out.send(Event::StepEnded {
         index: 0,
         status,

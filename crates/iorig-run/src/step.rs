@@ -65,6 +65,8 @@ pub(crate) struct StepOutput {
     pub extents_bytes: Vec<u64>,
     /// The trim pass before the I/O, when the hooks asked for one.
     pub trim_pass: Option<run::TrimPass>,
+    /// The format phase of a file-system workload.
+    pub format: Option<iorig_engine::fs::FormatOutcome>,
 }
 
 impl StepOutput {
@@ -142,8 +144,19 @@ pub(crate) fn run_step(
         // None: the engine gives the step a fresh key map of its own.
         prepared.verify = hooks.verify_setup(&prepared)?;
     }
-    prepared.byte_limit = hooks.byte_limit(prepared.space.total_bytes());
-    hooks.opened(out, &prepared.info)?;
+    // A file-system workload's tree is made ready (and measured) once its
+    // anchor passed every check; the byte limit and trims are block ideas.
+    let format = match prepared.fs.clone() {
+        Some(ft) => {
+            hooks.opened(out, &prepared.info)?;
+            Some(format_tree(&ft, w, index, out, stop)?)
+        }
+        None => {
+            prepared.byte_limit = hooks.byte_limit(prepared.space.total_bytes());
+            hooks.opened(out, &prepared.info)?;
+            None
+        }
+    };
     prepared.io_records = hooks.io_records()?;
     out.send(Event::TargetsOpen {
         index,
@@ -152,7 +165,7 @@ pub(crate) fn run_step(
         byte_limit: prepared.byte_limit,
     });
     // The null engine has nothing to discard.
-    let trim_pass = if hooks.trim_first() && !prepared.targets.is_empty() {
+    let trim_pass = if hooks.trim_first() && !prepared.targets.is_empty() && format.is_none() {
         let bytes = prepared.space.total_bytes();
         out.notice(&format!(
             "trim pass: discarding the working set ({}) before writing",
@@ -209,6 +222,21 @@ pub(crate) fn run_step(
         Ok(r) => r?,
         Err(_) => return Err(RunError::runtime("the run thread panicked")),
     };
+    for n in &outcome.notices {
+        out.notice(n);
+    }
+    if let (Some(ft), Some(f)) = (&prepared.fs, &w.fs) {
+        if f.cleanup && !stop.interrupted() {
+            let (files, notices) = iorig_engine::fs::cleanup(ft, w)?;
+            for n in &notices {
+                out.notice(n);
+            }
+            out.notice(&format!(
+                "cleanup: removed the tree in {} ({files} files)",
+                ft.tree.anchor.display()
+            ));
+        }
+    }
     Ok(StepOutput {
         targets: prepared.info.clone(),
         engine_name,
@@ -217,5 +245,34 @@ pub(crate) fn run_step(
         verify: prepared.verify.clone(),
         extents_bytes: prepared.extents_bytes.clone(),
         trim_pass,
+        format,
     })
+}
+
+/// The format phase: progress as `Formatting` events, then `Formatted`
+/// with its summary.
+fn format_tree(
+    ft: &iorig_engine::fs::FsTarget,
+    w: &Workload,
+    index: usize,
+    out: &mut Out<'_>,
+    stop: &Stop,
+) -> Result<iorig_engine::fs::FormatOutcome, RunError> {
+    let path = ft.tree.anchor.display().to_string();
+    let outcome = iorig_engine::fs::format(ft, w, &stop.step, &mut |p| {
+        out.send(Event::Formatting {
+            path: &path,
+            progress: p,
+        });
+    })?;
+    for n in &outcome.notices {
+        out.notice(n);
+    }
+    let summary = crate::results::format_summary(&outcome);
+    out.send(Event::Formatted {
+        index,
+        path: &path,
+        summary: &summary,
+    });
+    Ok(outcome)
 }

@@ -9,12 +9,17 @@
 
 mod error;
 pub mod foreign;
+pub mod fs;
 pub mod plan;
 pub mod suggest;
 mod units;
 mod workload;
 
 pub use error::SpecError;
+pub use fs::{
+    FileIo, FileSelect, FileSizes, FormatMode, FsOp, FsRecord, FsWorkload, OpMix,
+    DEFAULT_MAX_ENTRIES,
+};
 pub use plan::{
     builtin, builtin_text, builtins, estimate_duration, HotSize, Pause, Plan, PlanStep,
     PreconditionSpec, SteadyStateSpec, StepRole,

@@ -1,6 +1,10 @@
 //! The workload: every parameter of one run, as read from a TOML file and the
 //! command line, and its validated, fully resolved form.
 
+use crate::fs::{
+    FileIo, FileSelect, FileSizes, FormatMode, FsOp, FsRecord, FsWorkload, OpMix,
+    DEFAULT_MAX_ENTRIES,
+};
 use crate::units::{format_size, parse_duration, parse_size};
 use crate::SpecError;
 use serde::{Deserialize, Serialize};
@@ -541,6 +545,58 @@ pub struct WorkloadFile {
     /// Stop the run after this many validation errors [default: 50].
     #[arg(long, value_name = "N")]
     pub max_errors: Option<StrOrNum>,
+    /// Directory of a file-system workload (a directory given as --target is one too).
+    #[arg(long, value_name = "DIR", help_heading = "File-system workloads")]
+    pub anchor: Option<String>,
+    /// Directory levels below the anchor [default: 1].
+    #[arg(long, value_name = "N", help_heading = "File-system workloads")]
+    pub depth: Option<StrOrNum>,
+    /// Directories per level; width^depth leaf directories [default: 4].
+    #[arg(long, value_name = "N", help_heading = "File-system workloads")]
+    pub width: Option<StrOrNum>,
+    /// File slots per leaf directory [default: 256].
+    #[arg(long, value_name = "N", help_heading = "File-system workloads")]
+    pub files: Option<StrOrNum>,
+    /// File sizes, fixed (128k) or weighted (4k:70,64k:30); 0 makes empty files [default: 64k].
+    #[arg(
+        long,
+        value_name = "SIZE|SIZE:W,...",
+        help_heading = "File-system workloads"
+    )]
+    pub file_size: Option<StrOrNum>,
+    /// Stop filling slots once the files' sizes reach this total.
+    #[arg(long, value_name = "SIZE", help_heading = "File-system workloads")]
+    pub total_size: Option<StrOrNum>,
+    /// Operations with their shares: read, write, create, delete, mkdir, rmdir, open, stat, setattr, rename, fsync, readdir (e.g. create:20,stat:80) [default: read].
+    #[arg(
+        long,
+        value_name = "OP|OP:PCT,...",
+        help_heading = "File-system workloads"
+    )]
+    pub ops: Option<String>,
+    /// Offsets inside a file: sequential or random [default: sequential].
+    #[arg(long, value_name = "MODE", help_heading = "File-system workloads")]
+    pub fileio: Option<String>,
+    /// Which file an operation picks: random, sequential, or skewed like --dist (zipf:1.2, hot:90/10) [default: random].
+    #[arg(long, value_name = "MODE", help_heading = "File-system workloads")]
+    pub fileselect: Option<String>,
+    /// Reads or writes per open–close [default: the file's size in --bs units].
+    #[arg(long, value_name = "N", help_heading = "File-system workloads")]
+    pub stopafter: Option<StrOrNum>,
+    /// Before the operations: no (use the tree as it is), yes (create it anew), once, restart (create what is missing), dirs (directories only) [default: restart].
+    #[arg(long, value_name = "MODE", help_heading = "File-system workloads")]
+    pub format: Option<String>,
+    /// Remove the tree when the run ends.
+    #[arg(
+        long,
+        num_args = 0,
+        default_missing_value = "true",
+        help_heading = "File-system workloads"
+    )]
+    pub cleanup: Option<bool>,
+    /// Refuse a tree of more entries (directories and file slots) than this [default: 10000000].
+    #[arg(long, value_name = "N", help_heading = "File-system workloads")]
+    pub max_entries: Option<StrOrNum>,
 }
 
 impl WorkloadFile {
@@ -596,7 +652,20 @@ impl WorkloadFile {
             fault,
             verify,
             verify_after,
-            max_errors
+            max_errors,
+            anchor,
+            depth,
+            width,
+            files,
+            file_size,
+            total_size,
+            ops,
+            fileio,
+            fileselect,
+            stopafter,
+            format,
+            cleanup,
+            max_entries
         );
         if let Some(top_labels) = top.labels {
             let labels = self.labels.get_or_insert_with(BTreeMap::new);
@@ -608,13 +677,18 @@ impl WorkloadFile {
     /// Applies defaults and validates every parameter that can be checked without
     /// looking at a target. `default_seed` is used when no seed is given.
     pub fn resolve(&self, default_seed: u64) -> Result<Workload, SpecError> {
-        let targets = match &self.target {
-            None => vec![DEFAULT_TARGET.to_string()],
-            Some(OneOrMany::One(t)) => vec![t.clone()],
-            Some(OneOrMany::Many(v)) if v.is_empty() => {
+        let fs = self.resolve_fs()?;
+        if let Some(f) = &fs {
+            self.check_fs_keys(f)?;
+        }
+        let targets = match (&self.target, &fs) {
+            (_, Some(f)) => vec![f.anchor.clone()],
+            (None, None) => vec![DEFAULT_TARGET.to_string()],
+            (Some(OneOrMany::One(t)), None) => vec![t.clone()],
+            (Some(OneOrMany::Many(v)), None) if v.is_empty() => {
                 return Err(SpecError::bad("target", "[]", "give at least one target"))
             }
-            Some(OneOrMany::Many(v)) => v.clone(),
+            (Some(OneOrMany::Many(v)), None) => v.clone(),
         };
         for t in &targets {
             if t.trim().is_empty() {
@@ -677,9 +751,12 @@ impl WorkloadFile {
             ));
         }
         let threads = count(&self.threads, "threads", 1, 4096)?;
-        let engine = match &self.engine {
-            None => EngineKind::IoUring,
-            Some(e) => EngineKind::parse(e)?,
+        let engine = match (&self.engine, &fs) {
+            // File-system operations are system calls, one at a time per
+            // thread (check_fs_keys refuses any other engine).
+            (_, Some(_)) => EngineKind::Psync,
+            (None, None) => EngineKind::IoUring,
+            (Some(e), None) => EngineKind::parse(e)?,
         };
         let direct = match (self.direct, self.buffered) {
             (Some(true), Some(true)) => {
@@ -793,9 +870,253 @@ impl WorkloadFile {
             seed: self.seed.unwrap_or(default_seed),
             labels: self.labels.clone().unwrap_or_default(),
             fault,
+            fs,
         };
         w.validate()?;
         Ok(w)
+    }
+
+    /// Moves a lone target that is a directory (`is_dir` says) to `anchor`:
+    /// a directory given as the target makes a file-system workload.
+    pub fn take_directory_target(&mut self, is_dir: impl Fn(&str) -> bool) {
+        if self.anchor.is_some() {
+            return;
+        }
+        let lone = match &self.target {
+            Some(OneOrMany::One(t)) => Some(t.clone()),
+            Some(OneOrMany::Many(v)) if v.len() == 1 => Some(v[0].clone()),
+            _ => None,
+        };
+        if let Some(t) = lone.filter(|t| is_dir(t)) {
+            self.anchor = Some(t);
+            self.target = None;
+        }
+    }
+
+    /// The keys that only mean something for a directory tree, given.
+    fn fs_keys_given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        macro_rules! key {
+            ($($f:ident),*) => { $( if self.$f.is_some() { given.push(stringify!($f)); } )* };
+        }
+        key!(
+            depth,
+            width,
+            files,
+            file_size,
+            total_size,
+            ops,
+            fileio,
+            fileselect,
+            stopafter,
+            format,
+            cleanup,
+            max_entries
+        );
+        given
+    }
+
+    /// The tree and its operations, when the workload has an anchor.
+    fn resolve_fs(&self) -> Result<Option<FsWorkload>, SpecError> {
+        let Some(anchor) = &self.anchor else {
+            if let Some(key) = self.fs_keys_given().first() {
+                return Err(SpecError::bad(
+                    "anchor",
+                    "(none)",
+                    format!(
+                        "{key} describes a directory tree; give the tree's directory with --anchor DIR (or as --target)"
+                    ),
+                ));
+            }
+            return Ok(None);
+        };
+        if anchor.trim().is_empty() {
+            return Err(SpecError::bad("anchor", anchor, "empty path"));
+        }
+        if self.target.is_some() {
+            return Err(SpecError::bad(
+                "target",
+                anchor,
+                "a file-system workload has one directory; give it once, as --anchor or as --target",
+            ));
+        }
+        let whole = |v: &Option<StrOrNum>, field: &'static str, default: u64, min: u64| {
+            let Some(v) = v else { return Ok(default) };
+            let text = v.text();
+            let n: u64 = text
+                .trim()
+                .parse()
+                .map_err(|_| SpecError::bad(field, &text, "not a whole number"))?;
+            if n < min {
+                return Err(SpecError::bad(
+                    field,
+                    &text,
+                    format!("must be at least {min}"),
+                ));
+            }
+            Ok(n)
+        };
+        let depth = whole(&self.depth, "depth", 1, 0)?;
+        let width = whole(&self.width, "width", 4, 1)?;
+        let files = whole(&self.files, "files", 256, 0)?;
+        let (Ok(depth), Ok(width)) = (u32::try_from(depth), u32::try_from(width)) else {
+            return Err(SpecError::bad(
+                "depth",
+                depth,
+                "depth and width are far too large; give a tree you can hold",
+            ));
+        };
+        let file_sizes = match &self.file_size {
+            None => FileSizes::single(64 << 10),
+            Some(s) => FileSizes::parse(&s.text())?,
+        };
+        let total_size_bytes = match &self.total_size {
+            None => None,
+            Some(s) => {
+                let v = parse_size(&s.text())?;
+                if v == 0 {
+                    return Err(SpecError::bad(
+                        "total-size",
+                        s.text(),
+                        "a total of 0 holds no file; give e.g. 1g or leave it out",
+                    ));
+                }
+                Some(v)
+            }
+        };
+        let ops = match &self.ops {
+            None => OpMix::single(FsOp::Read),
+            Some(o) => OpMix::parse(o)?,
+        };
+        let fileio = match &self.fileio {
+            None => FileIo::Sequential,
+            Some(t) => FileIo::parse(t)?,
+        };
+        let fileselect = match &self.fileselect {
+            None => FileSelect::Random,
+            Some(t) => FileSelect::parse(t)?,
+        };
+        let stopafter = match &self.stopafter {
+            None => None,
+            Some(_) => Some(count(&self.stopafter, "stopafter", 1, u32::MAX)?),
+        };
+        let format = match &self.format {
+            None => FormatMode::Restart,
+            Some(t) => FormatMode::parse(t)?,
+        };
+        let max_entries = whole(&self.max_entries, "max-entries", DEFAULT_MAX_ENTRIES, 1)?;
+        let f = FsWorkload {
+            anchor: anchor.clone(),
+            depth,
+            width,
+            files,
+            file_sizes,
+            total_size_bytes,
+            ops,
+            fileio,
+            fileselect,
+            stopafter,
+            format,
+            cleanup: self.cleanup.unwrap_or(false),
+            max_entries,
+        };
+        if f.file_slots() == 0 {
+            return Err(SpecError::bad(
+                "files",
+                files,
+                "the tree holds no file slot; give --files 1 or more",
+            ));
+        }
+        let entries = f.entries();
+        if entries > max_entries {
+            return Err(SpecError::bad(
+                "files",
+                format!("depth {depth}, width {width}, files {files}"),
+                format!(
+                    "the tree would hold {entries} entries, over the limit of {max_entries}; make it smaller or raise --max-entries"
+                ),
+            ));
+        }
+        Ok(Some(f))
+    }
+
+    /// Block-workload keys have no meaning in a tree: refused, with what to
+    /// give instead.
+    fn check_fs_keys(&self, f: &FsWorkload) -> Result<(), SpecError> {
+        let refuse = |key: &'static str, given: bool, instead: &str| {
+            if given {
+                Err(SpecError::bad(
+                    key,
+                    "(given)",
+                    format!("a file-system workload has no {key}; {instead}"),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        refuse("size", self.size.is_some(), "give --file-size and --files")?;
+        refuse(
+            "read",
+            self.read.is_some(),
+            "give the operations with --ops",
+        )?;
+        refuse(
+            "trim",
+            self.trim.is_some(),
+            "give the operations with --ops",
+        )?;
+        refuse("random", self.random.is_some(), "give --fileio random")?;
+        refuse("range", self.range.is_some(), "give --total-size")?;
+        refuse(
+            "dist",
+            self.dist.is_some(),
+            "give --fileselect with the distribution, e.g. zipf:1.2",
+        )?;
+        refuse("read-bs", self.read_bs.is_some(), "give --bs")?;
+        refuse("write-bs", self.write_bs.is_some(), "give --bs")?;
+        refuse(
+            "submit-batch",
+            self.submit_batch.is_some(),
+            "operations are one at a time per thread",
+        )?;
+        if let Some(q) = &self.qd {
+            if q.text().trim() != "1" {
+                return Err(SpecError::bad(
+                    "qd",
+                    q.text(),
+                    "file-system operations are one at a time per thread; give more --threads",
+                ));
+            }
+        }
+        if let Some(e) = &self.engine {
+            if EngineKind::parse(e)? != EngineKind::Psync {
+                return Err(SpecError::bad(
+                    "engine",
+                    e,
+                    "file-system operations are system calls, one at a time per thread; drop --engine (or give psync)",
+                ));
+            }
+        }
+        if self.verify.unwrap_or(false) || self.verify_after.unwrap_or(false) {
+            // TODO(issue 16): validation of a tree's files.
+            return Err(SpecError::bad(
+                "verify",
+                "true",
+                "data validation of a directory tree is not built yet; drop --verify",
+            ));
+        }
+        if self.verify.unwrap_or(false) || self.verify_after.unwrap_or(false) {
+            if let Some((op, _)) = f.ops.ops.iter().find(|(o, _)| o.changes_names()) {
+                return Err(SpecError::bad(
+                    "verify",
+                    "true",
+                    format!(
+                        "validation follows the data of a fixed set of files, and {op} changes the set; drop {op} from --ops or drop --verify"
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -880,6 +1201,9 @@ pub struct Workload {
     pub verify_after: bool,
     /// Validation errors after which the run stops.
     pub max_errors: u32,
+    /// The tree and its operations, for a file-system workload (`targets`
+    /// then holds its anchor).
+    pub fs: Option<FsWorkload>,
 }
 
 impl Workload {
@@ -901,6 +1225,15 @@ impl Workload {
                         "direct I/O needs block sizes that are multiples of 512; change --bs or use --buffered",
                     ));
                 }
+            }
+        }
+        if let (true, Some(f)) = (self.direct, &self.fs) {
+            if let Some((odd, _)) = f.file_sizes.sizes.iter().find(|(s, _)| s % 512 != 0) {
+                return Err(SpecError::bad(
+                    "file-size",
+                    format_size(*odd),
+                    "direct I/O needs file sizes that are multiples of 512; change --file-size or use --buffered",
+                ));
             }
         }
         if self.verify {
@@ -1016,8 +1349,16 @@ impl Workload {
     }
 
     /// Whether the workload issues writes (so target safety rules apply).
+    /// Whether the workload changes what its targets hold.
     pub fn writes(&self) -> bool {
-        self.read_pct < 100.0
+        match &self.fs {
+            Some(f) => {
+                f.ops.ops.iter().any(|(o, _)| {
+                    !matches!(o, FsOp::Read | FsOp::Stat | FsOp::Readdir | FsOp::Open)
+                })
+            }
+            None => self.read_pct < 100.0,
+        }
     }
 
     /// The flat record of every resolved parameter, for JSON and the store.
@@ -1063,6 +1404,7 @@ impl Workload {
             verify: self.verify,
             verify_after: self.verify_after,
             max_errors: self.max_errors,
+            fs: self.fs.as_ref().map(FsWorkload::record),
         }
         .with_effective_bs()
     }
@@ -1122,6 +1464,9 @@ pub struct WorkloadRecord {
     pub verify_after: bool,
     #[serde(default)]
     pub max_errors: u32,
+    /// The tree and its operations of a file-system workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs: Option<FsRecord>,
 }
 
 impl WorkloadRecord {

@@ -1,6 +1,7 @@
 //! Counters and histograms of one interval, per operation.
 
 use crate::{LatSummary, LatencyHistogram};
+use iorig_spec::FsOp;
 use serde::{Deserialize, Serialize};
 
 /// Operations of one kind (read or write) in one interval or run.
@@ -91,6 +92,10 @@ pub struct IntervalStats {
     pub trim: OpStats,
     /// I/Os that failed (counted, not timed).
     pub errors: u64,
+    /// A file-system workload's other operations, by [`FsOp::index`]
+    /// (reads and writes are `read` and `write`); empty for block
+    /// workloads.
+    pub meta: Vec<OpStats>,
 }
 
 impl IntervalStats {
@@ -99,6 +104,12 @@ impl IntervalStats {
         self.write.merge(&other.write);
         self.trim.merge(&other.trim);
         self.errors += other.errors;
+        if self.meta.len() < other.meta.len() {
+            self.meta.resize_with(other.meta.len(), OpStats::default);
+        }
+        for (m, o) in self.meta.iter_mut().zip(&other.meta) {
+            m.merge(o);
+        }
     }
 
     pub fn reset(&mut self) {
@@ -106,18 +117,35 @@ impl IntervalStats {
         self.write.reset();
         self.trim.reset();
         self.errors = 0;
+        self.meta.iter_mut().for_each(OpStats::reset);
     }
 
-    /// Every operation together (reads, writes, trims), from merged
-    /// histograms.
+    /// Every operation together (reads, writes, trims, metadata), from
+    /// merged histograms.
     pub fn total(&self) -> OpStats {
         let mut t = self.read.clone();
         t.merge(&self.write);
         t.merge(&self.trim);
+        for m in &self.meta {
+            t.merge(m);
+        }
         t
     }
 
     pub fn ops(&self) -> u64 {
-        self.read.ops + self.write.ops + self.trim.ops
+        self.read.ops
+            + self.write.ops
+            + self.trim.ops
+            + self.meta.iter().map(|m| m.ops).sum::<u64>()
+    }
+
+    /// One kind of file-system operation (None when none was counted).
+    pub fn fs_op(&self, op: FsOp) -> Option<&OpStats> {
+        match op {
+            FsOp::Read => Some(&self.read),
+            FsOp::Write => Some(&self.write),
+            _ => self.meta.get(op.index()),
+        }
+        .filter(|s| s.ops > 0)
     }
 }

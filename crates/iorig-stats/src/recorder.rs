@@ -24,6 +24,7 @@
 //! [`OpStats`] and [`IntervalStats`], with the same field names.
 
 use crate::{IntervalStats, LatencyHistogram, OpStats};
+use iorig_spec::FsOp;
 use std::fmt;
 
 /// log2 of the sub-bucket half count (1024): entries per block.
@@ -241,6 +242,9 @@ pub struct WorkerIntervalStats {
     pub trim: WorkerOpStats,
     /// I/Os that failed (counted, not timed).
     pub errors: u64,
+    /// As [`IntervalStats::meta`]: other file-system operations by
+    /// [`FsOp::index`]; empty for block workloads.
+    pub meta: Vec<WorkerOpStats>,
 }
 
 impl WorkerIntervalStats {
@@ -250,6 +254,12 @@ impl WorkerIntervalStats {
         self.write.merge_into(&mut into.write);
         self.trim.merge_into(&mut into.trim);
         into.errors += self.errors;
+        if into.meta.len() < self.meta.len() {
+            into.meta.resize_with(self.meta.len(), OpStats::default);
+        }
+        for (m, o) in self.meta.iter().zip(into.meta.iter_mut()) {
+            m.merge_into(o);
+        }
     }
 
     /// Clears everything for the next interval; see [`LatencyRecorder::reset`].
@@ -258,14 +268,39 @@ impl WorkerIntervalStats {
         self.write.reset();
         self.trim.reset();
         self.errors = 0;
+        self.meta.iter_mut().for_each(WorkerOpStats::reset);
     }
 
     pub fn ops(&self) -> u64 {
-        self.read.ops + self.write.ops + self.trim.ops
+        self.read.ops
+            + self.write.ops
+            + self.trim.ops
+            + self.meta.iter().map(|m| m.ops).sum::<u64>()
+    }
+
+    /// Where one kind of file-system operation is counted.
+    pub fn fs_op_mut(&mut self, op: FsOp) -> &mut WorkerOpStats {
+        match op {
+            FsOp::Read => &mut self.read,
+            FsOp::Write => &mut self.write,
+            _ => {
+                if self.meta.len() < FsOp::COUNT {
+                    self.meta.resize_with(FsOp::COUNT, WorkerOpStats::default);
+                }
+                &mut self.meta[op.index()]
+            }
+        }
     }
 
     pub fn heap_bytes(&self) -> usize {
-        self.read.heap_bytes() + self.write.heap_bytes() + self.trim.heap_bytes()
+        self.read.heap_bytes()
+            + self.write.heap_bytes()
+            + self.trim.heap_bytes()
+            + self
+                .meta
+                .iter()
+                .map(WorkerOpStats::heap_bytes)
+                .sum::<usize>()
     }
 }
 

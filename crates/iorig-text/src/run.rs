@@ -38,6 +38,38 @@ pub fn describe(w: &Workload, engine_name: &str, targets: &[TargetInfo]) -> Stri
         .iter()
         .map(|t| format!("{} ({}, {})", t.path, t.kind, human_bytes(t.size_bytes)))
         .collect();
+    if let Some(f) = &w.fs {
+        return format!(
+            "ops {} in a tree of depth {} width {} files {} (file size {}), fileio {}, fileselect {}, bs {} x {} thread(s), {}{}, rate {}, {}{} on {}, seed {}",
+            f.ops,
+            f.depth,
+            f.width,
+            f.files,
+            f.file_sizes,
+            f.fileio.name(),
+            f.fileselect,
+            w.bs,
+            w.threads,
+            if w.direct { "direct" } else { "buffered" },
+            match w.sync {
+                SyncMode::None => "",
+                SyncMode::Sync => "+sync",
+                SyncMode::Dsync => "+dsync",
+            },
+            match w.rate {
+                Rate::Max => "max".to_string(),
+                Rate::Iops(r) => format!("{r:.0} ops/s"),
+            },
+            secs(w.time),
+            if w.warmup.is_zero() {
+                String::new()
+            } else {
+                format!(" after {} warmup", secs(w.warmup))
+            },
+            targets.join(", "),
+            w.seed
+        );
+    }
     format!(
         "bs {} read {}%{} random {}% qd {} x {} worker(s), {}, {}{}, rate {}, {}{} on {}, seed {}",
         w.bs_text(),
@@ -363,4 +395,37 @@ pub fn five_figures_lines(figures: &[Figure]) -> Vec<String> {
         out.push(line);
     }
     out
+}
+
+/// What a file-system workload's format phase did, in one line.
+pub fn format_line(path: &str, f: &iorig_result::FormatSummary) -> String {
+    let mut parts = Vec::new();
+    if f.files_removed > 0 {
+        parts.push(format!("removed {} files", f.files_removed));
+    }
+    if f.dirs_created > 0 {
+        parts.push(format!("created {} directories", f.dirs_created));
+    }
+    if f.files_created > 0 {
+        parts.push(format!(
+            "created {} files ({}) at {:.0} files/s, {:.2} MB/s",
+            f.files_created,
+            human_bytes(f.bytes_written),
+            f.files_per_s,
+            f.bw_bytes_per_s / 1e6
+        ));
+    }
+    if f.files_kept > 0 {
+        parts.push(format!("kept {} files", f.files_kept));
+    }
+    if parts.is_empty() {
+        parts.push("nothing to do".to_string());
+    }
+    format!(
+        "format {} of {path}: {} in {:.2} s{}",
+        f.mode,
+        parts.join(", "),
+        f.duration_s,
+        if f.interrupted { " (interrupted)" } else { "" }
+    )
 }

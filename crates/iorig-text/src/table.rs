@@ -1,6 +1,7 @@
 //! The vdbench-style interval table and the summary block.
 
 use iorig_engine::run::IntervalSample;
+use iorig_spec::FsOp;
 use iorig_stats::{CpuUsage, IntervalStats};
 
 pub use iorig_spec::format_bytes as human_bytes;
@@ -61,6 +62,42 @@ pub fn interval_row(sample: &IntervalSample, clock: &str) -> String {
     row(clock, &label, &sample.stats, sample.duration_s, sample.cpu)
 }
 
+/// A file-system workload's rows of one interval (or of the average), one
+/// per operation kind counted, in the table's columns: the kind in the
+/// interval column, no read share. Empty for a block workload.
+pub fn op_rows(stats: &IntervalStats, duration_s: f64) -> Vec<String> {
+    if stats.meta.is_empty() {
+        return Vec::new();
+    }
+    let per_s = |v: u64| {
+        if duration_s > 0.0 {
+            v as f64 / duration_s
+        } else {
+            0.0
+        }
+    };
+    FsOp::ALL
+        .iter()
+        .filter_map(|op| stats.fs_op(*op).map(|s| (op, s)))
+        .map(|(op, s)| {
+            let lat = s.lat.summary();
+            format!(
+                "{:>8} {:>9} {:>10.1} {:>8.2} {:>9} {:>6} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
+                "",
+                op.as_str(),
+                per_s(s.ops),
+                per_s(s.bytes) / 1e6,
+                s.bytes.checked_div(s.ops).unwrap_or(0),
+                "-",
+                ms(lat.mean),
+                ms(lat.max),
+                ms(lat.stddev),
+                ms(lat.p99),
+            )
+        })
+        .collect()
+}
+
 /// The live status line.
 pub fn live_line(sample: &IntervalSample, total_s: f64) -> String {
     let t = sample.stats.total();
@@ -90,19 +127,31 @@ pub fn summary_lines(
         cpu.usr_pct, cpu.sys_pct
     ));
     let total = stats.total();
-    for (name, op) in [
+    let mut kinds: Vec<(&str, &iorig_stats::OpStats)> = vec![
         ("read", &stats.read),
         ("write", &stats.write),
         ("trim", &stats.trim),
-        ("total", &total),
-    ] {
+    ];
+    // A file-system workload lists every kind of operation it counted.
+    let fs = !stats.meta.is_empty();
+    if fs {
+        kinds.extend(
+            FsOp::ALL
+                .iter()
+                .filter(|op| !matches!(op, FsOp::Read | FsOp::Write))
+                .filter_map(|op| stats.fs_op(*op).map(|s| (op.as_str(), s))),
+        );
+    }
+    kinds.push(("total", &total));
+    let (width, rate) = if fs { (7, "ops/s") } else { (5, "IOPS") };
+    for (name, op) in kinds {
         if op.ops == 0 && name != "total" {
             continue;
         }
         let s = op.summary(duration_s);
         let l = s.lat_ns;
         out.push(format!(
-            "  {name:<5} IOPS {:>10.1}  MB/s {:>8.2}  lat ms: mean {:.3} p50 {:.3} p90 {:.3} p99 {:.3} p99.9 {:.3} p99.99 {:.3} max {:.3}",
+            "  {name:<width$} {rate} {:>10.1}  MB/s {:>8.2}  lat ms: mean {:.3} p50 {:.3} p90 {:.3} p99 {:.3} p99.9 {:.3} p99.99 {:.3} max {:.3}",
             s.iops,
             s.bw_bytes_per_s / 1e6,
             ms(l.mean),

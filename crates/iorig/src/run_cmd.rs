@@ -40,7 +40,9 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         layer = WorkloadFile::from_toml(&path.display().to_string(), &text)
             .map_err(|e| Failure::usage(e.to_string()))?;
     }
-    let layer = layer.overlay(cli_layer(&a)?);
+    let mut layer = layer.overlay(cli_layer(&a)?);
+    // A directory as the target is the anchor of a file-system workload.
+    layer.take_directory_target(|t| Path::new(t).is_dir());
     let now = SystemTime::now();
     let default_seed = now
         .duration_since(UNIX_EPOCH)
@@ -57,6 +59,11 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         check_output("--csv", c)?;
     }
     if let Some(l) = &a.lat_log {
+        if w.fs.is_some() {
+            return Err(Failure::usage(
+                "--lat-log records block I/O; a file-system workload's operations are in its intervals and histograms (drop --lat-log)",
+            ));
+        }
         check_output("--lat-log", l)?;
     }
 

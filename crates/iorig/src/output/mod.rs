@@ -222,6 +222,32 @@ impl Printer {
         Some(pb)
     }
 
+    /// A progress bar over the files a format phase creates (terminal
+    /// only); elsewhere one notice.
+    pub fn format_bar(
+        &self,
+        path: &str,
+        files_total: u64,
+        bytes_total: u64,
+    ) -> Option<indicatif::ProgressBar> {
+        if !self.is_terminal() {
+            self.notice(&format!(
+                "format: creating {files_total} files ({}) in {path}",
+                iorig_text::human_bytes(bytes_total)
+            ));
+            return None;
+        }
+        let pb = indicatif::ProgressBar::new(files_total);
+        pb.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "format {prefix}: [{bar:30}] {pos}/{len} files {per_sec} eta {eta}",
+        ) {
+            pb.set_style(style.progress_chars("=> "));
+        }
+        pb.set_prefix(path.to_string());
+        Some(pb)
+    }
+
     /// Writes JSON to stdout (for `--json -`).
     pub fn json_stdout(&self, text: &str) {
         out(text);

@@ -124,6 +124,24 @@ impl Sink for TermSink {
                     b.set_position(done_bytes);
                 }
             }
+            Event::Formatting { path, progress } => {
+                if progress.files_total > 0
+                    && self.fill.as_ref().map(|(p, _)| p.as_str()) != Some(path)
+                {
+                    self.end_fill();
+                    let bar =
+                        self.printer
+                            .format_bar(path, progress.files_total, progress.bytes_total);
+                    self.fill = Some((path.to_owned(), bar));
+                }
+                if let Some((_, Some(b))) = &self.fill {
+                    b.set_position(progress.files_done);
+                }
+            }
+            Event::Formatted { path, summary, .. } => {
+                self.end_fill();
+                self.printer.line(&text::format_line(path, summary));
+            }
             Event::TargetsOpen {
                 targets,
                 engine,
@@ -145,6 +163,9 @@ impl Sink for TermSink {
                 if !self.printer.quiet {
                     self.printer
                         .line(&table::interval_row(sample, &table::wall_clock()));
+                    for l in table::op_rows(&sample.stats, sample.duration_s) {
+                        self.printer.line(&l);
+                    }
                 }
                 let total_s = self
                     .current
@@ -174,6 +195,9 @@ impl Sink for TermSink {
                         outcome.measured_s,
                         outcome.cpu,
                     ));
+                    for l in table::op_rows(&outcome.summary, outcome.measured_s) {
+                        p.line(&l);
+                    }
                 }
                 if let (true, Mode::Plan { steps }, Some(c)) = (p.quiet, &self.mode, &self.current)
                 {

@@ -1,0 +1,337 @@
+//! File-system workloads: a tree of directories and files under an anchor
+//! directory, and metadata and data operations run in it by worker threads
+//! (vdbench's fsd/fwd, mdtest, elbencho).
+//!
+//! The same three steps as a block run: [`plan`] checks the anchor and
+//! writes nothing (a directory, writable, empty or holding only an iorig
+//! tree, room for the tree); `run::open` builds the [`FsTarget`];
+//! [`format`] brings the tree to its shape, measured on its own; then
+//! `run::execute` runs [`execute`]'s workers under the block run's
+//! collector, so intervals, CPU and device figures come the same way.
+//! iorig only ever touches names of its own tree, so a directory left with
+//! something else in it is never emptied.
+
+mod format;
+mod ops;
+pub mod tree;
+mod worker;
+
+pub use format::{cleanup, format, FormatOutcome, FormatProgress};
+pub use tree::{Found, Shape, Tree, MARKER};
+
+use crate::buffers::AlignedBuffers;
+use crate::data::{DataFiller, DataPool};
+use crate::gen::BsGen;
+use crate::run::{IntervalPlan, Prepared, RunEvent, RunOutcome, TargetInfo};
+use crate::worker::WorkerMsg;
+use crate::EngineError;
+use crossbeam_channel::{bounded, unbounded, Sender};
+use iorig_spec::{format_bytes, FormatMode, FsOp, FsWorkload, SyncMode, Workload};
+use iorig_stats::WorkerIntervalStats;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A tree decided but not touched.
+#[derive(Debug)]
+pub struct FsPlan {
+    pub tree: Tree,
+    pub found: Found,
+}
+
+/// The tree of a prepared run.
+#[derive(Debug)]
+pub struct FsTarget {
+    pub tree: Arc<Tree>,
+    /// What the format phase does (`once` is `yes`: the runner turns it
+    /// into `restart` after a run's first step).
+    pub mode: FormatMode,
+    /// The anchor already holds this tree's marker.
+    pub marked: bool,
+    /// The shape of an earlier tree in the anchor that the format replaces.
+    pub old_shape: Option<Shape>,
+    /// O_DIRECT, unless the file system refused it at the format.
+    direct: AtomicBool,
+    sync: SyncMode,
+    pool: Arc<DataPool>,
+}
+
+impl FsTarget {
+    pub fn direct(&self) -> bool {
+        self.direct.load(Ordering::Relaxed)
+    }
+
+    /// Opens the marker with O_DIRECT: a file system that refuses it
+    /// (tmpfs before Linux 6.6, some FUSE) is used buffered, with a notice.
+    fn probe_direct(&self, marker: &std::path::Path, notices: &mut Vec<String>) {
+        if !self.direct() {
+            return;
+        }
+        let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECT;
+        if let Err(e) = rustix::fs::open(marker, flags, rustix::fs::Mode::empty()) {
+            if e == rustix::io::Errno::INVAL {
+                self.direct.store(false, Ordering::Relaxed);
+                notices.push(format!(
+                    "the file system of {} does not take O_DIRECT; its files are used buffered (through the page cache)",
+                    self.tree.anchor.display()
+                ));
+            }
+        }
+    }
+
+    fn data_io(&self, w: &Workload, thread: u32) -> Result<DataIo, EngineError> {
+        Ok(DataIo {
+            buf: AlignedBuffers::new(1, w.bs.max_bytes() as usize)?,
+            data: DataFiller::with_pool(self.pool.clone(), w.seed, thread),
+            bs: BsGen::new(&w.bs, w.seed, thread),
+            direct: self.direct(),
+            sync: self.sync,
+            stale: true,
+        })
+    }
+}
+
+use ops::DataIo;
+
+/// Checks the anchor and the room the tree needs; writes nothing.
+pub fn plan(f: &FsWorkload, allow_destroy: bool) -> Result<FsPlan, EngineError> {
+    let tree = Tree::new(f)?;
+    let anchor = tree.anchor.clone();
+    let found = tree::inspect(&anchor, allow_destroy)?;
+    let same = matches!(&found, Found::Tree { shape, .. } if *shape == tree.shape);
+    if f.format == FormatMode::No {
+        match &found {
+            Found::Empty => {
+                return Err(EngineError::Usage(format!(
+                    "format = no uses an existing tree, but {} holds none; leave --format out (restart builds what is missing)",
+                    anchor.display()
+                )))
+            }
+            Found::Tree { shape, .. } if !same => {
+                return Err(EngineError::Usage(format!(
+                    "format = no uses the tree in {} as it is, but that tree has depth {}, width {}, files {}, file size {}; give that shape, or --format yes to rebuild it",
+                    anchor.display(),
+                    shape.depth,
+                    shape.width,
+                    shape.files,
+                    shape.file_size
+                )))
+            }
+            Found::Tree { .. } => {}
+        }
+    }
+    // A new or rebuilt tree must fit; an existing one was checked when it
+    // was made.
+    if !same || matches!(f.format, FormatMode::Yes | FormatMode::Once) {
+        let makes_files = f.format != FormatMode::Dirs || f.ops.has(FsOp::Create);
+        let bytes = if makes_files { tree.total_bytes() } else { 0 };
+        let dir_slots = if f.ops.has(FsOp::Mkdir) {
+            tree.slots
+        } else {
+            0
+        };
+        let inodes = tree.dirs_in_order().len() as u64 + tree.slots + dir_slots + 1;
+        check_room(&anchor, bytes, inodes)?;
+    }
+    Ok(FsPlan { tree, found })
+}
+
+/// Refuses a tree the anchor's file system has no room for (statvfs).
+fn check_room(anchor: &std::path::Path, bytes: u64, inodes: u64) -> Result<(), EngineError> {
+    let Ok(st) = rustix::fs::statvfs(anchor) else {
+        return Ok(());
+    };
+    let free = st.f_bavail.saturating_mul(st.f_frsize);
+    if bytes > free {
+        return Err(EngineError::Usage(format!(
+            "the tree needs {} but the file system of {} has {} free; make it smaller (--files, --file-size, --width, --depth or --total-size) or use another directory",
+            format_bytes(bytes),
+            anchor.display(),
+            format_bytes(free)
+        )));
+    }
+    // Some file systems (btrfs) report no inode count: nothing to check.
+    if st.f_files > 0 && inodes > st.f_favail {
+        return Err(EngineError::Usage(format!(
+            "the tree needs {inodes} inodes but the file system of {} has {} free; make it smaller (--files, --width or --depth) or use another directory",
+            anchor.display(),
+            st.f_favail
+        )));
+    }
+    Ok(())
+}
+
+impl FsPlan {
+    /// The anchor as the run reports it.
+    pub fn info(&self) -> TargetInfo {
+        TargetInfo {
+            path: self.tree.anchor.display().to_string(),
+            kind: iorig_result::TargetKind::Directory,
+            size_bytes: self.tree.total_bytes(),
+            device: iorig_blockdev::device_for_path(&self.tree.anchor),
+        }
+    }
+
+    /// Looks at the anchor again (it may have changed since the plan) and
+    /// makes the run's target.
+    pub fn open(self, w: &Workload, allow_destroy: bool) -> Result<FsTarget, EngineError> {
+        let f =
+            w.fs.as_ref()
+                .ok_or_else(|| EngineError::Usage("not a file-system workload".into()))?;
+        let found = tree::inspect(&self.tree.anchor, allow_destroy)?;
+        let (marked, old_shape) = match found {
+            Found::Empty => (false, None),
+            Found::Tree { shape, .. } if shape == self.tree.shape => (true, None),
+            Found::Tree { shape, .. } => (true, Some(shape)),
+        };
+        if f.format == FormatMode::No && (!marked || old_shape.is_some()) {
+            return Err(EngineError::Usage(format!(
+                "the tree in {} changed since the run was planned; run again",
+                self.tree.anchor.display()
+            )));
+        }
+        let mode = match f.format {
+            FormatMode::Once => FormatMode::Yes,
+            m => m,
+        };
+        Ok(FsTarget {
+            tree: Arc::new(self.tree),
+            mode,
+            marked,
+            old_shape,
+            direct: AtomicBool::new(w.direct),
+            sync: w.sync,
+            pool: Arc::new(DataPool::new(w.data, w.bs.max_bytes() as usize, w.seed)),
+        })
+    }
+}
+
+/// Runs the operations until the planned time, a stop request, or until
+/// the mix has nothing left to do (every slot full for a create-only mix);
+/// intervals go out on `events` as block runs' do.
+pub(crate) fn execute(
+    prepared: &Prepared,
+    ft: &FsTarget,
+    stop: Arc<AtomicBool>,
+    events: &Sender<RunEvent>,
+) -> Result<RunOutcome, EngineError> {
+    let w = &prepared.workload;
+    let f =
+        w.fs.as_ref()
+            .ok_or_else(|| EngineError::Usage("not a file-system workload".into()))?;
+    let plan = Arc::new(IntervalPlan::new(w.warmup, w.time, w.interval));
+    let workers = w.threads;
+    let shared = Arc::new(worker::Shared::default());
+    let (tx, rx) = unbounded::<WorkerMsg>();
+    let mut spares = Vec::new();
+    let barrier = Arc::new(std::sync::Barrier::new(workers as usize + 1));
+    let start_cell = Arc::new(std::sync::OnceLock::<Instant>::new());
+    let mut handles = Vec::new();
+    for id in 0..workers {
+        let (spare_tx, spare_rx) = bounded::<Box<WorkerIntervalStats>>(2);
+        spares.push(spare_tx);
+        let dio = ft.data_io(w, id)?;
+        let tree = ft.tree.clone();
+        let plan = plan.clone();
+        let stop = stop.clone();
+        let tx = tx.clone();
+        let shared = shared.clone();
+        let barrier = barrier.clone();
+        let start_cell = start_cell.clone();
+        let w = w.clone();
+        let f = f.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("iorig-fs{id}"))
+            .spawn(move || {
+                barrier.wait();
+                let start = loop {
+                    if let Some(s) = start_cell.get() {
+                        break *s;
+                    }
+                    std::thread::yield_now();
+                };
+                match worker::FsWorker::new(
+                    id,
+                    workers,
+                    tree,
+                    &w,
+                    &f,
+                    dio,
+                    start,
+                    plan,
+                    stop,
+                    tx.clone(),
+                    spare_rx,
+                    shared,
+                ) {
+                    Ok(wk) => wk.run(),
+                    Err(e) => {
+                        let _ = tx.send(WorkerMsg::Error {
+                            worker: id,
+                            message: e.to_string(),
+                        });
+                        let _ = tx.send(WorkerMsg::Done { worker: id });
+                    }
+                }
+            })
+            .map_err(|e| EngineError::Io {
+                what: "starting a worker thread".into(),
+                source: e,
+            })?;
+        handles.push(handle);
+    }
+    drop(tx);
+    barrier.wait();
+    let start = Instant::now();
+    let _ = start_cell.set(start);
+    let mut outcome = crate::run::collect(
+        prepared,
+        &plan,
+        start,
+        &stop,
+        rx,
+        &spares,
+        events,
+        None,
+        &shared.last_completion,
+    );
+    // A worker stuck in a system call (a hung NFS server) is left behind
+    // rather than hanging the run, as block workers are.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    for (id, h) in handles.into_iter().enumerate() {
+        while !h.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if h.is_finished() {
+            let _ = h.join();
+        } else {
+            outcome.errors += 1;
+            outcome.error_messages.push(format!(
+                "worker {id} is stuck in a system call (the file system may have hung); it was left behind"
+            ));
+        }
+    }
+    for op in FsOp::ALL {
+        let n = shared.no_slot[op.index()].load(Ordering::Relaxed);
+        if n > 0 {
+            outcome.notices.push(format!(
+                "{op} found no {} to work on {n} time{}",
+                match op {
+                    FsOp::Create => "empty file slot",
+                    FsOp::Mkdir => "empty directory slot",
+                    FsOp::Rmdir => "directory",
+                    _ => "file",
+                },
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+    }
+    if shared.exhausted.load(Ordering::Relaxed) {
+        outcome.notices.push(format!(
+            "the operations ran out of work after {:.1} s: {} (every slot they need is taken); the step ended early",
+            outcome.measured_s,
+            f.ops
+        ));
+    }
+    Ok(outcome)
+}

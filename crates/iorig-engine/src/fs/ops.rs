@@ -1,0 +1,316 @@
+//! The operations themselves: one system call each (a create writes its
+//! file, a session reads or writes inside one open file), each timed and
+//! handed to an [`OpSink`] as it completes. Shared by the format phase and
+//! the workload's workers.
+
+use crate::buffers::AlignedBuffers;
+use crate::data::DataFiller;
+use crate::gen::BsGen;
+use iorig_spec::{FsOp, SyncMode};
+use rustix::fs::{Mode, OFlags};
+use std::os::fd::OwnedFd;
+use std::path::Path;
+
+/// Where completed operations go.
+pub(crate) trait OpSink {
+    /// Nanoseconds since the run's start.
+    fn now_ns(&self) -> u64;
+    /// One operation completed at `now_ns()`: it was due at `sched_ns`
+    /// (its latency counts from there) and really began at `submit_ns`.
+    /// Returns the completion time.
+    fn done(&mut self, op: FsOp, bytes: u64, sched_ns: u64, submit_ns: u64) -> u64;
+    /// When the next transfer of a session is due (waiting for it under a
+    /// rate); None when the run is ending.
+    fn next_due(&mut self) -> Option<u64>;
+}
+
+/// What a worker needs to move data: an aligned buffer, the write
+/// contents, the transfer sizes and the open flags.
+pub(crate) struct DataIo {
+    pub buf: AlignedBuffers,
+    pub data: DataFiller,
+    pub bs: BsGen,
+    pub direct: bool,
+    pub sync: SyncMode,
+    /// The buffer holds read data (a write refreshes it first).
+    pub stale: bool,
+}
+
+impl DataIo {
+    fn flags(&self, write: bool) -> OFlags {
+        let mut f = OFlags::CLOEXEC;
+        if self.direct {
+            f |= OFlags::DIRECT;
+        }
+        if write {
+            f |= match self.sync {
+                SyncMode::None => OFlags::empty(),
+                SyncMode::Sync => OFlags::SYNC,
+                SyncMode::Dsync => OFlags::DSYNC,
+            };
+        }
+        f
+    }
+}
+
+/// An operation's failure, as one line naming what and where.
+pub(crate) fn failed(op: &str, path: &Path, e: impl std::fmt::Display) -> String {
+    format!("{op} {}: {e}", path.display())
+}
+
+fn io(e: rustix::io::Errno) -> std::io::Error {
+    std::io::Error::from(e)
+}
+
+/// Writes `len` bytes of fresh data at `offset`, the rest of a short write
+/// after it; one write operation.
+fn write_at(
+    sink: &mut dyn OpSink,
+    dio: &mut DataIo,
+    fd: &OwnedFd,
+    target: u32,
+    offset: u64,
+    len: usize,
+    sched_ns: u64,
+) -> std::io::Result<u64> {
+    let buf = dio.buf.slot_mut(0);
+    let Some(buf) = buf.get_mut(..len) else {
+        return Err(std::io::Error::other("transfer larger than the buffer"));
+    };
+    dio.data.fill(buf, target, offset, dio.stale);
+    dio.stale = false;
+    let submit = sink.now_ns();
+    let mut done = 0usize;
+    while done < len {
+        match rustix::io::pwrite(fd, &buf[done..], offset + done as u64) {
+            Ok(0) => return Err(std::io::Error::other("wrote 0 bytes")),
+            Ok(n) => done += n,
+            Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
+            Err(e) => return Err(io(e)),
+        }
+    }
+    sink.done(FsOp::Write, len as u64, sched_ns, submit);
+    Ok(len as u64)
+}
+
+/// Creates `path` and writes it to `size` bytes: the create counts from
+/// `sched_ns` to its last write, each write and the close on their own. `replace` truncates a
+/// file that is there (a format rewriting a file of the wrong size) instead
+/// of failing.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn create(
+    sink: &mut dyn OpSink,
+    dio: &mut DataIo,
+    path: &Path,
+    size: u64,
+    target: u32,
+    sched_ns: u64,
+    replace: bool,
+) -> Result<(), String> {
+    let submit = sink.now_ns();
+    let mut flags = dio.flags(true) | OFlags::WRONLY | OFlags::CREATE;
+    flags |= if replace { OFlags::TRUNC } else { OFlags::EXCL };
+    let fd = rustix::fs::open(path, flags, Mode::from_raw_mode(0o644))
+        .map_err(|e| failed("create", path, io(e)))?;
+    let mut at = 0u64;
+    while at < size {
+        let len = dio.bs.next_bs().min(size - at) as usize;
+        let sched = sink.now_ns();
+        write_at(sink, dio, &fd, target, at, len, sched).map_err(|e| failed("write", path, e))?;
+        at += len as u64;
+    }
+    // The create ends with its data down; the close is counted on its own,
+    // as it is after every other open (and as fio's filecreate times only
+    // the open of an empty file).
+    sink.done(FsOp::Create, 0, sched_ns, submit);
+    close(sink, fd);
+    Ok(())
+}
+
+pub(crate) fn delete(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<(), String> {
+    let submit = sink.now_ns();
+    rustix::fs::unlink(path).map_err(|e| failed("delete", path, io(e)))?;
+    sink.done(FsOp::Delete, 0, sched_ns, submit);
+    Ok(())
+}
+
+pub(crate) fn mkdir(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<(), String> {
+    let submit = sink.now_ns();
+    rustix::fs::mkdir(path, Mode::from_raw_mode(0o755))
+        .map_err(|e| failed("mkdir", path, io(e)))?;
+    sink.done(FsOp::Mkdir, 0, sched_ns, submit);
+    Ok(())
+}
+
+pub(crate) fn rmdir(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<(), String> {
+    let submit = sink.now_ns();
+    rustix::fs::rmdir(path).map_err(|e| failed("rmdir", path, io(e)))?;
+    sink.done(FsOp::Rmdir, 0, sched_ns, submit);
+    Ok(())
+}
+
+pub(crate) fn stat(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<(), String> {
+    let submit = sink.now_ns();
+    rustix::fs::stat(path).map_err(|e| failed("stat", path, io(e)))?;
+    sink.done(FsOp::Stat, 0, sched_ns, submit);
+    Ok(())
+}
+
+/// chmod to `mode` and both times set to now: one setattr.
+pub(crate) fn setattr(
+    sink: &mut dyn OpSink,
+    path: &Path,
+    mode: u32,
+    sched_ns: u64,
+) -> Result<(), String> {
+    let submit = sink.now_ns();
+    rustix::fs::chmod(path, Mode::from_raw_mode(mode))
+        .map_err(|e| failed("setattr", path, io(e)))?;
+    let now = rustix::fs::Timestamps {
+        last_access: rustix::fs::Timespec {
+            tv_sec: 0,
+            tv_nsec: rustix::fs::UTIME_NOW,
+        },
+        last_modification: rustix::fs::Timespec {
+            tv_sec: 0,
+            tv_nsec: rustix::fs::UTIME_NOW,
+        },
+    };
+    rustix::fs::utimensat(rustix::fs::CWD, path, &now, rustix::fs::AtFlags::empty())
+        .map_err(|e| failed("setattr", path, io(e)))?;
+    sink.done(FsOp::Setattr, 0, sched_ns, submit);
+    Ok(())
+}
+
+pub(crate) fn rename(
+    sink: &mut dyn OpSink,
+    from: &Path,
+    to: &Path,
+    sched_ns: u64,
+) -> Result<(), String> {
+    let submit = sink.now_ns();
+    rustix::fs::rename(from, to).map_err(|e| failed("rename", from, io(e)))?;
+    sink.done(FsOp::Rename, 0, sched_ns, submit);
+    Ok(())
+}
+
+/// Lists a directory to its end; returns the entries seen.
+pub(crate) fn readdir(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<u64, String> {
+    let submit = sink.now_ns();
+    let mut n = 0u64;
+    for e in std::fs::read_dir(path).map_err(|e| failed("readdir", path, e))? {
+        e.map_err(|e| failed("readdir", path, e))?;
+        n += 1;
+    }
+    sink.done(FsOp::Readdir, 0, sched_ns, submit);
+    Ok(n)
+}
+
+/// Opens `path` (an open operation counted from `sched_ns`).
+fn open(
+    sink: &mut dyn OpSink,
+    path: &Path,
+    flags: OFlags,
+    sched_ns: u64,
+) -> Result<OwnedFd, String> {
+    let submit = sink.now_ns();
+    let fd =
+        rustix::fs::open(path, flags, Mode::empty()).map_err(|e| failed("open", path, io(e)))?;
+    sink.done(FsOp::Open, 0, sched_ns, submit);
+    Ok(fd)
+}
+
+fn close(sink: &mut dyn OpSink, fd: OwnedFd) {
+    let t = sink.now_ns();
+    drop(fd);
+    sink.done(FsOp::Close, 0, t, t);
+}
+
+/// An open and its close, nothing between.
+pub(crate) fn open_close(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<(), String> {
+    let fd = open(sink, path, OFlags::RDONLY | OFlags::CLOEXEC, sched_ns)?;
+    close(sink, fd);
+    Ok(())
+}
+
+/// Open for writing, fsync, close.
+pub(crate) fn fsync(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<(), String> {
+    let t = sink.now_ns();
+    let fd = open(sink, path, OFlags::WRONLY | OFlags::CLOEXEC, t)?;
+    let submit = sink.now_ns();
+    rustix::fs::fsync(&fd).map_err(|e| failed("fsync", path, io(e)))?;
+    sink.done(FsOp::Fsync, 0, sched_ns, submit);
+    close(sink, fd);
+    Ok(())
+}
+
+/// Where the transfers of a session go.
+pub(crate) trait Offsets {
+    /// The next transfer of a session (its `k`-th; the last one ended at
+    /// `at`) in a file of `size` bytes: offset and length; None ends the
+    /// session.
+    fn next(&mut self, k: u64, at: u64, size: u64, len: u64) -> Option<(u64, u64)>;
+}
+
+/// One open–transfers–close of a file: reads or writes of `bs` each, at
+/// most `transfers`, until `offsets` ends the session; the first is due at
+/// `first_sched_ns`, each later one when the sink says.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn session(
+    sink: &mut dyn OpSink,
+    dio: &mut DataIo,
+    path: &Path,
+    size: u64,
+    target: u32,
+    write: bool,
+    transfers: u64,
+    offsets: &mut dyn Offsets,
+    first_sched_ns: u64,
+) -> Result<(), String> {
+    let flags = dio.flags(write)
+        | if write {
+            OFlags::WRONLY
+        } else {
+            OFlags::RDONLY
+        };
+    let t = sink.now_ns();
+    let fd = open(sink, path, flags, t)?;
+    let mut at = 0u64;
+    let mut sched = Some(first_sched_ns);
+    for k in 0..transfers {
+        let Some(s) = sched else { break };
+        let len = dio.bs.next_bs();
+        let Some((off, len)) = offsets.next(k, at, size, len) else {
+            break;
+        };
+        if write {
+            write_at(sink, dio, &fd, target, off, len as usize, s)
+                .map_err(|e| failed("write", path, e))?;
+        } else {
+            let buf = dio.buf.slot_mut(0);
+            let Some(buf) = buf.get_mut(..len as usize) else {
+                return Err(failed("read", path, "transfer larger than the buffer"));
+            };
+            let submit = sink.now_ns();
+            let n = loop {
+                match rustix::io::pread(&fd, &mut *buf, off) {
+                    Ok(n) => break n,
+                    Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
+                    Err(e) => return Err(failed("read", path, io(e))),
+                }
+            };
+            dio.stale = true;
+            if n == 0 {
+                // The end of the file (a renamed file may be shorter).
+                break;
+            }
+            sink.done(FsOp::Read, n as u64, s, submit);
+        }
+        at = off + len;
+        if k + 1 < transfers {
+            sched = sink.next_due();
+        }
+    }
+    close(sink, fd);
+    Ok(())
+}

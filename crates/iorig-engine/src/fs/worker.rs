@@ -1,0 +1,567 @@
+//! A file-system worker: draws operations from the mix, picks their slots,
+//! runs them one at a time, and reports each interval to the collector the
+//! way block workers do.
+//!
+//! Under `--rate` every operation of the mix is due on a schedule (each
+//! transfer of a read or write session is one), and its latency counts from
+//! when it was due: an operation the storage kept waiting is late, and the
+//! lateness is the storage's (no coordinated omission). The opens and
+//! closes around a session and the writes inside a create ride along:
+//! counted and timed, not scheduled.
+
+use super::ops::{self, DataIo, Offsets, OpSink};
+use super::tree::{Tree, Want};
+use crate::gen::{below, rng_for, unit_f64, DistSampler};
+use crate::run::{IntervalPlan, ThreadClock};
+use crate::worker::WorkerMsg;
+use crossbeam_channel::{Receiver, Sender};
+use iorig_spec::{FileIo, FileSelect, FsOp};
+use iorig_stats::WorkerIntervalStats;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Slots looked at from a drawn one before drawing again.
+const PROBE: u64 = 64;
+/// Draws of a slot before an operation is given up as having nothing to do.
+const DRAWS: u32 = 8;
+
+/// Counts shared by a run's workers.
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    /// Operations drawn that found no slot to work on, by kind.
+    pub no_slot: [AtomicU64; FsOp::COUNT],
+    /// The latest completion of any worker (ns from start).
+    pub last_completion: AtomicU64,
+    /// Set by the worker that found the mix has nothing left to do.
+    pub exhausted: AtomicBool,
+}
+
+/// How a worker picks slots.
+pub(crate) enum Select {
+    Random,
+    /// This worker's share of the slots, walked in order.
+    Sequential {
+        from: u64,
+        len: u64,
+        next: u64,
+    },
+    Skewed(DistSampler),
+}
+
+/// The measuring half of a worker: its schedule, its interval statistics
+/// and what it sends the collector. Operations report to it as their
+/// [`OpSink`].
+pub(crate) struct Meter {
+    pub id: u32,
+    pub start: Instant,
+    pub plan: Arc<IntervalPlan>,
+    pub stop: Arc<AtomicBool>,
+    pub period_ns: Option<f64>,
+    pub next_due: f64,
+    pub tx: Sender<WorkerMsg>,
+    pub spare: Receiver<Box<WorkerIntervalStats>>,
+    pub shared: Arc<Shared>,
+    pub stats: Box<WorkerIntervalStats>,
+    pub index: usize,
+    pub next_boundary: u64,
+    pub end_ns: u64,
+    pub clock: ThreadClock,
+    pub cpu_start_ns: u64,
+    pub gap_ns: u64,
+    pub gap_start_ns: u64,
+    pub own_last_completion: u64,
+}
+
+pub(crate) struct FsWorker {
+    pub meter: Meter,
+    pub dio: DataIo,
+    pub tree: Arc<Tree>,
+    /// Cumulative shares of the mix (to 100).
+    pub mix: Vec<(FsOp, f64)>,
+    pub rng: Xoshiro256PlusPlus,
+    pub select: Select,
+    pub fileio: FileIo,
+    pub stopafter: Option<u32>,
+    /// Offsets of random transfers are multiples of this.
+    pub align: u64,
+    /// Transfers of a random session without `stopafter`: the file's size
+    /// over the mean transfer size.
+    pub mean_bs: f64,
+}
+
+impl FsWorker {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: u32,
+        workers: u32,
+        tree: Arc<Tree>,
+        w: &iorig_spec::Workload,
+        f: &iorig_spec::FsWorkload,
+        dio: DataIo,
+        start: Instant,
+        plan: Arc<IntervalPlan>,
+        stop: Arc<AtomicBool>,
+        tx: Sender<WorkerMsg>,
+        spare: Receiver<Box<WorkerIntervalStats>>,
+        shared: Arc<Shared>,
+    ) -> Result<FsWorker, crate::EngineError> {
+        let mut cum = 0.0;
+        let mix = f
+            .ops
+            .ops
+            .iter()
+            .map(|(op, share)| {
+                cum += share;
+                (*op, cum)
+            })
+            .collect();
+        let slots = tree.slots;
+        let select = match f.fileselect {
+            FileSelect::Random => Select::Random,
+            FileSelect::Sequential => {
+                let from = slots * u64::from(id) / u64::from(workers);
+                let to = slots * (u64::from(id) + 1) / u64::from(workers);
+                Select::Sequential {
+                    from,
+                    len: (to - from).max(1),
+                    next: 0,
+                }
+            }
+            FileSelect::Skewed(d) => Select::Skewed(DistSampler::new(d, slots, w.seed)?),
+        };
+        let period_ns = match w.rate {
+            iorig_spec::Rate::Max => None,
+            iorig_spec::Rate::Iops(r) => Some(1e9 * f64::from(workers) / r),
+        };
+        let next_due = period_ns.map_or(0.0, |p| p * f64::from(id) / f64::from(workers));
+        let mut clock = ThreadClock::new();
+        let cpu_start_ns = clock.busy_ns();
+        let total_w: f64 = w.bs.sizes.iter().map(|s| f64::from(s.1)).sum();
+        let mean_bs =
+            w.bs.sizes
+                .iter()
+                .map(|(s, wt)| *s as f64 * f64::from(*wt))
+                .sum::<f64>()
+                / total_w.max(1.0);
+        Ok(FsWorker {
+            meter: Meter {
+                id,
+                start,
+                end_ns: plan.end_ns(),
+                next_boundary: plan.end_of(0),
+                plan,
+                stop,
+                period_ns,
+                next_due,
+                tx,
+                spare,
+                shared,
+                stats: Box::default(),
+                index: 0,
+                clock,
+                cpu_start_ns,
+                gap_ns: 0,
+                gap_start_ns: 0,
+                own_last_completion: 0,
+            },
+            dio,
+            tree,
+            mix,
+            rng: rng_for(w.seed, id, 11),
+            select,
+            fileio: f.fileio,
+            stopafter: f.stopafter,
+            align: w.bs.alignment_bytes().max(1),
+            mean_bs: mean_bs.max(1.0),
+        })
+    }
+
+    /// Runs to the plan's end, a stop request, an error, or until the mix
+    /// has nothing left to do.
+    pub fn run(mut self) {
+        loop {
+            let now = self.meter.now_ns();
+            self.meter.advance(now);
+            if self.meter.stopping(now) || self.meter.shared.exhausted.load(Ordering::Relaxed) {
+                break;
+            }
+            let Some(sched) = self.meter.sched(now) else {
+                continue;
+            };
+            let op = self.draw();
+            match self.run_op(op, sched) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.meter.shared.no_slot[op.index()].fetch_add(1, Ordering::Relaxed);
+                    if self.nothing_left() {
+                        self.meter.shared.exhausted.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                }
+                Err(message) => {
+                    self.meter.stats.errors += 1;
+                    let _ = self.meter.tx.send(WorkerMsg::Error {
+                        worker: self.meter.id,
+                        message,
+                    });
+                    break;
+                }
+            }
+        }
+        self.meter.finish();
+    }
+
+    fn draw(&mut self) -> FsOp {
+        let u = unit_f64(&mut self.rng) * 100.0;
+        self.mix
+            .iter()
+            .find(|(_, cum)| u < *cum)
+            .or(self.mix.last())
+            .map_or(FsOp::Read, |m| m.0)
+    }
+
+    /// Every operation of the mix has nothing to work on.
+    fn nothing_left(&self) -> bool {
+        self.mix.iter().all(|(op, _)| match want_of(*op) {
+            Some(w) => self.tree.none_for(w),
+            None => false,
+        })
+    }
+
+    fn candidate(&mut self) -> u64 {
+        let slots = self.tree.slots.max(1);
+        match &mut self.select {
+            Select::Random => below(&mut self.rng, slots),
+            Select::Sequential { from, len, next } => {
+                let s = *from + *next % *len;
+                *next = (*next + 1) % *len;
+                s.min(slots - 1)
+            }
+            Select::Skewed(d) => d.sample(&mut self.rng).min(slots - 1),
+        }
+    }
+
+    /// A slot holding what `want` asks, taken for this operation.
+    fn pick(&mut self, want: Want) -> Option<u64> {
+        let slots = self.tree.slots;
+        for _ in 0..DRAWS {
+            let c = self.candidate();
+            for k in 0..PROBE.min(slots) {
+                let s = (c + k) % slots;
+                if self.tree.take(s, want) {
+                    if let Select::Sequential { from, len, next } = &mut self.select {
+                        // Go on after the slot taken.
+                        if s >= *from && s < *from + *len {
+                            *next = (s - *from + 1) % *len;
+                        }
+                    }
+                    return Some(s);
+                }
+            }
+            if self.tree.none_for(want) {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// Runs one operation of the mix; false when it found nothing to work
+    /// on.
+    fn run_op(&mut self, op: FsOp, sched: u64) -> Result<bool, String> {
+        let tree = self.tree.clone();
+        if op == FsOp::Readdir {
+            let slot = self.candidate();
+            let path = tree.leaf_path(tree.leaf_of(slot));
+            ops::readdir(&mut self.meter, &path, sched)?;
+            return Ok(true);
+        }
+        let Some(want) = want_of(op) else {
+            return Ok(false);
+        };
+        let Some(slot) = self.pick(want) else {
+            return Ok(false);
+        };
+        let had_dir = tree.has_dir(slot);
+        let had_file = tree.has_file(slot);
+        let r = match op {
+            FsOp::Create => {
+                let r = ops::create(
+                    &mut self.meter,
+                    &mut self.dio,
+                    &tree.file_path(slot),
+                    tree.size_of(slot),
+                    slot as u32,
+                    sched,
+                    false,
+                );
+                tree.release(slot, r.is_ok(), had_dir);
+                r
+            }
+            FsOp::Delete => {
+                let r = ops::delete(&mut self.meter, &tree.file_path(slot), sched);
+                tree.release(slot, r.is_err(), had_dir);
+                r
+            }
+            FsOp::Mkdir => {
+                let r = ops::mkdir(&mut self.meter, &tree.dir_slot_path(slot), sched);
+                tree.release(slot, had_file, r.is_ok());
+                r
+            }
+            FsOp::Rmdir => {
+                let r = ops::rmdir(&mut self.meter, &tree.dir_slot_path(slot), sched);
+                tree.release(slot, had_file, r.is_err());
+                r
+            }
+            FsOp::Stat => {
+                let r = ops::stat(&mut self.meter, &tree.file_path(slot), sched);
+                tree.release(slot, true, had_dir);
+                r
+            }
+            FsOp::Setattr => {
+                let mode = if below(&mut self.rng, 2) == 1 {
+                    0o644
+                } else {
+                    0o600
+                };
+                let r = ops::setattr(&mut self.meter, &tree.file_path(slot), mode, sched);
+                tree.release(slot, true, had_dir);
+                r
+            }
+            FsOp::Open => {
+                let r = ops::open_close(&mut self.meter, &tree.file_path(slot), sched);
+                tree.release(slot, true, had_dir);
+                r
+            }
+            FsOp::Fsync => {
+                let r = ops::fsync(&mut self.meter, &tree.file_path(slot), sched);
+                tree.release(slot, true, had_dir);
+                r
+            }
+            FsOp::Rename => {
+                let Some(to) = self.pick(Want::NoFile) else {
+                    tree.release(slot, true, had_dir);
+                    return Ok(false);
+                };
+                let to_dir = tree.has_dir(to);
+                let r = ops::rename(
+                    &mut self.meter,
+                    &tree.file_path(slot),
+                    &tree.file_path(to),
+                    sched,
+                );
+                let moved = r.is_ok();
+                tree.release(to, moved, to_dir);
+                tree.release(slot, !moved, had_dir);
+                r
+            }
+            FsOp::Read | FsOp::Write => {
+                let r = self.session(slot, op == FsOp::Write, sched);
+                tree.release(slot, true, had_dir);
+                r
+            }
+            FsOp::Close | FsOp::Readdir => Ok(()),
+        };
+        r.map(|()| true)
+    }
+
+    fn session(&mut self, slot: u64, write: bool, sched: u64) -> Result<(), String> {
+        let tree = self.tree.clone();
+        let size = tree.size_of(slot);
+        let random = self.fileio == FileIo::Random;
+        let transfers = match (self.stopafter, random) {
+            (Some(n), _) => u64::from(n),
+            // Sequential: to the end of the file.
+            (None, false) => u64::MAX,
+            (None, true) => ((size as f64 / self.mean_bs).ceil() as u64).max(1),
+        };
+        let mut offsets = SessionOffsets {
+            random,
+            wrap: self.stopafter.is_some(),
+            align: self.align,
+            rng: &mut self.rng,
+        };
+        ops::session(
+            &mut self.meter,
+            &mut self.dio,
+            &tree.file_path(slot),
+            size,
+            slot as u32,
+            write,
+            transfers,
+            &mut offsets,
+            sched,
+        )
+    }
+}
+
+impl Meter {
+    fn now_ns(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    fn stopping(&self, now: u64) -> bool {
+        now >= self.end_ns || self.stop.load(Ordering::Relaxed)
+    }
+
+    /// When the next operation is due: now without a rate; under one, its
+    /// scheduled time once that has come (None after sleeping toward it).
+    fn sched(&mut self, now: u64) -> Option<u64> {
+        let Some(period) = self.period_ns else {
+            return Some(now);
+        };
+        if self.next_due > now as f64 {
+            let wake = (self.next_due as u64)
+                .min(self.next_boundary)
+                .min(self.end_ns);
+            if wake > now {
+                std::thread::sleep(Duration::from_nanos(wake - now));
+            }
+            return None;
+        }
+        let due = self.next_due as u64;
+        self.next_due += period;
+        Some(due)
+    }
+
+    fn fresh_stats(&self) -> Box<WorkerIntervalStats> {
+        match self.spare.try_recv() {
+            Ok(mut s) => {
+                s.reset();
+                s
+            }
+            Err(_) => Box::default(),
+        }
+    }
+
+    /// Sends every interval that ended before `now`.
+    fn advance(&mut self, now: u64) {
+        while now >= self.next_boundary && self.index < self.plan.len() {
+            let fresh = self.fresh_stats();
+            let full = std::mem::replace(&mut self.stats, fresh);
+            self.send_interval(full, self.index);
+            self.index += 1;
+            self.next_boundary = self.plan.end_of(self.index);
+        }
+    }
+
+    fn send_interval(&mut self, stats: Box<WorkerIntervalStats>, index: usize) {
+        let cpu_now = self.clock.busy_ns();
+        let _ = self.tx.send(WorkerMsg::Interval {
+            worker: self.id,
+            index,
+            stats,
+            cpu_ns: cpu_now.saturating_sub(self.cpu_start_ns),
+            gap_ns: self.gap_ns,
+            gap_start_ns: self.gap_start_ns,
+            journal_ns: 0,
+            journal_batches: 0,
+        });
+        self.cpu_start_ns = cpu_now;
+        self.gap_ns = 0;
+        self.gap_start_ns = 0;
+    }
+
+    /// Sends the interval in progress (possibly partial) and ends.
+    fn finish(&mut self) {
+        let now = self.now_ns();
+        self.advance(now);
+        if self.index < self.plan.len() {
+            let stats = std::mem::take(&mut self.stats);
+            self.send_interval(stats, self.index);
+        }
+        let _ = self.tx.send(WorkerMsg::Done { worker: self.id });
+    }
+}
+
+/// What a slot must hold for `op`; None for operations on directories of
+/// the shape (readdir) or that are never drawn (close).
+fn want_of(op: FsOp) -> Option<Want> {
+    match op {
+        FsOp::Create => Some(Want::NoFile),
+        FsOp::Mkdir => Some(Want::NoDir),
+        FsOp::Rmdir => Some(Want::Dir),
+        FsOp::Close | FsOp::Readdir => None,
+        _ => Some(Want::File),
+    }
+}
+
+impl OpSink for Meter {
+    fn now_ns(&self) -> u64 {
+        Meter::now_ns(self)
+    }
+
+    fn done(&mut self, op: FsOp, bytes: u64, sched_ns: u64, submit_ns: u64) -> u64 {
+        let now = Meter::now_ns(self);
+        // The time since any worker's last completion ends here.
+        let prev = self
+            .shared
+            .last_completion
+            .load(Ordering::Relaxed)
+            .max(self.own_last_completion);
+        let gap_end = now.min(self.end_ns);
+        self.own_last_completion = now;
+        self.shared
+            .last_completion
+            .fetch_max(now, Ordering::Relaxed);
+        self.advance(now);
+        if gap_end > prev && gap_end - prev > self.gap_ns {
+            self.gap_ns = gap_end - prev;
+            self.gap_start_ns = prev;
+        }
+        if now < self.end_ns {
+            let period = self.period_ns.is_some();
+            let s = self.stats.fs_op_mut(op);
+            s.ops += 1;
+            s.bytes += bytes;
+            s.lat.record(now.saturating_sub(sched_ns));
+            let service = now.saturating_sub(submit_ns);
+            s.service_sum_ns += service;
+            if period {
+                s.service_lat.record(service);
+            }
+        }
+        now
+    }
+
+    fn next_due(&mut self) -> Option<u64> {
+        loop {
+            let now = Meter::now_ns(self);
+            self.advance(now);
+            if self.stopping(now) {
+                return None;
+            }
+            if let Some(s) = self.sched(now) {
+                return Some(s);
+            }
+        }
+    }
+}
+
+/// Offsets of one session.
+struct SessionOffsets<'a> {
+    random: bool,
+    /// Past the end, start again (a `stopafter` above the file's blocks).
+    wrap: bool,
+    align: u64,
+    rng: &'a mut Xoshiro256PlusPlus,
+}
+
+impl Offsets for SessionOffsets<'_> {
+    fn next(&mut self, _k: u64, at: u64, size: u64, len: u64) -> Option<(u64, u64)> {
+        if size == 0 {
+            return None;
+        }
+        let off = if self.random {
+            below(self.rng, size.div_ceil(self.align)) * self.align
+        } else if at < size {
+            at
+        } else if self.wrap {
+            0
+        } else {
+            return None;
+        };
+        Some((off, len.min(size - off)))
+    }
+}
