@@ -376,11 +376,12 @@ fn intervals_of(rows: &[IntervalRow]) -> Vec<IntervalPoint> {
         match r.op {
             Op::Read => p.read_iops = r.iops,
             Op::Write => p.write_iops = r.iops,
-            Op::Trim => {}
             Op::Total => {
                 p.total = figures_of(r);
                 p.errors = r.errors;
             }
+            // Trims and a tree's metadata kinds have no series of their own.
+            _ => {}
         }
     }
     out

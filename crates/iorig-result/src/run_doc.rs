@@ -8,6 +8,7 @@ use crate::{
     five_figures, DeviceUsage, FigureStep, Finding, OpSummary, RunKind, RunStatus, StepRole,
     StepStatus, StepSummary, WorkloadRecord,
 };
+use iorig_spec::FsOp;
 use iorig_stats::sampler::system::SystemFacts;
 use serde::de::Error as _;
 use serde::ser::Error as _;
@@ -114,6 +115,10 @@ pub struct IntervalDoc {
     pub trim: Option<OpSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<OpSummary>,
+    /// A file-system workload's operations by kind (reads and writes
+    /// included), as `Interval::fs_ops`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fs_ops: BTreeMap<FsOp, OpSummary>,
     pub cpu: IntervalCpu,
     pub device: Option<DeviceUsage>,
     pub errors: u64,

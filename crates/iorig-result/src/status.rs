@@ -54,8 +54,50 @@ names!(
         Trim,
         /// Every operation together (merged histograms).
         Total,
+        /// The metadata operations of a file-system workload (its reads
+        /// and writes are `Read` and `Write`).
+        Create,
+        Delete,
+        Mkdir,
+        Rmdir,
+        Open,
+        Close,
+        Stat,
+        Setattr,
+        Rename,
+        Fsync,
+        Readdir,
     }
 );
+
+impl Op {
+    /// The stored operation of a file-system operation kind.
+    pub fn of_fs(op: iorig_spec::FsOp) -> Op {
+        use iorig_spec::FsOp as F;
+        match op {
+            F::Read => Op::Read,
+            F::Write => Op::Write,
+            F::Create => Op::Create,
+            F::Delete => Op::Delete,
+            F::Mkdir => Op::Mkdir,
+            F::Rmdir => Op::Rmdir,
+            F::Open => Op::Open,
+            F::Close => Op::Close,
+            F::Stat => Op::Stat,
+            F::Setattr => Op::Setattr,
+            F::Rename => Op::Rename,
+            F::Fsync => Op::Fsync,
+            F::Readdir => Op::Readdir,
+        }
+    }
+
+    /// The file-system operation kind a stored operation is, if any.
+    pub fn fs(self) -> Option<iorig_spec::FsOp> {
+        iorig_spec::FsOp::ALL
+            .into_iter()
+            .find(|f| Op::of_fs(*f) == self)
+    }
+}
 
 names!(
     /// Which latency a histogram holds.

@@ -258,13 +258,23 @@ impl Sink for StoreWriter {
                 let summary = StepSummary::Io(Box::new(summary.clone()));
                 let total = outcome.summary.total();
                 self.write("recording the step's histograms", |s| {
-                    for (op, stats) in [
+                    let mut ops = vec![
                         (Op::Read, &outcome.summary.read),
                         (Op::Write, &outcome.summary.write),
                         (Op::Trim, &outcome.summary.trim),
-                        (Op::Total, &total),
-                    ] {
-                        if op == Op::Trim && stats.ops == 0 {
+                    ];
+                    // A file-system workload's other kinds.
+                    for f in iorig_spec::FsOp::ALL {
+                        let op = Op::of_fs(f);
+                        if let Some(st) = outcome.summary.meta.get(f.index()) {
+                            if !matches!(op, Op::Read | Op::Write) {
+                                ops.push((op, st));
+                            }
+                        }
+                    }
+                    ops.push((Op::Total, &total));
+                    for (op, stats) in ops {
+                        if op != Op::Total && op != Op::Read && op != Op::Write && stats.ops == 0 {
                             continue;
                         }
                         s.put_histogram(step, op, HistKind::Lat, &stats.lat)?;

@@ -219,6 +219,58 @@ DROP TABLE histograms;
 ALTER TABLE histograms_v4 RENAME TO histograms;
 "#,
     ),
+    // Version 5: file-system workloads store a row and a histogram per
+    // kind of operation (create, stat, …): the `op` checks admit them,
+    // copying both tables over as version 4 did.
+    Migration::Sql(
+        r#"
+CREATE TABLE intervals_v5 (
+    step_id            INTEGER NOT NULL REFERENCES steps(id) ON DELETE CASCADE,
+    seq                INTEGER NOT NULL,
+    t_s                REAL NOT NULL,
+    duration_s         REAL NOT NULL,
+    warmup             INTEGER NOT NULL CHECK (warmup IN (0, 1)),
+    op                 TEXT NOT NULL CHECK (op IN ('read', 'write', 'trim', 'total', 'create', 'delete', 'mkdir', 'rmdir', 'open', 'close', 'stat', 'setattr', 'rename', 'fsync', 'readdir')),
+    ops                INTEGER NOT NULL,
+    bytes              INTEGER NOT NULL,
+    iops               REAL NOT NULL,
+    bw_bytes_per_s     REAL NOT NULL,
+    lat_min_ns         INTEGER NOT NULL,
+    lat_mean_ns        INTEGER NOT NULL,
+    lat_stddev_ns      INTEGER NOT NULL,
+    lat_max_ns         INTEGER NOT NULL,
+    lat_p50_ns         INTEGER NOT NULL,
+    lat_p90_ns         INTEGER NOT NULL,
+    lat_p99_ns         INTEGER NOT NULL,
+    lat_p99_9_ns       INTEGER NOT NULL,
+    lat_p99_99_ns      INTEGER NOT NULL,
+    errors             INTEGER NOT NULL,
+    cpu_usr_pct        REAL NOT NULL,
+    cpu_sys_pct        REAL NOT NULL,
+    dev_util_pct       REAL,
+    dev_queue_depth    REAL,
+    dev_read_await_ns  INTEGER,
+    dev_write_await_ns INTEGER,
+    lat_hist           BLOB,
+    PRIMARY KEY (step_id, seq, op)
+) WITHOUT ROWID;
+INSERT INTO intervals_v5 SELECT * FROM intervals;
+DROP TABLE intervals;
+ALTER TABLE intervals_v5 RENAME TO intervals;
+
+CREATE TABLE histograms_v5 (
+    step_id INTEGER NOT NULL REFERENCES steps(id) ON DELETE CASCADE,
+    op      TEXT NOT NULL CHECK (op IN ('read', 'write', 'trim', 'total', 'create', 'delete', 'mkdir', 'rmdir', 'open', 'close', 'stat', 'setattr', 'rename', 'fsync', 'readdir')),
+    kind    TEXT NOT NULL CHECK (kind IN ('lat', 'service_lat')),
+    scope   TEXT NOT NULL,
+    data    BLOB NOT NULL,
+    PRIMARY KEY (step_id, op, kind, scope)
+) WITHOUT ROWID;
+INSERT INTO histograms_v5 SELECT * FROM histograms;
+DROP TABLE histograms;
+ALTER TABLE histograms_v5 RENAME TO histograms;
+"#,
+    ),
 ];
 
 /// Re-derives `bs`, `bs_bytes` and the workload's `bs` of steps whose

@@ -1,7 +1,7 @@
 //! What goes into the store and what comes out of it.
 
 use iorig_result::{
-    Finding, IntervalCpu, IntervalDoc, StepDoc, StepSummary, TargetDoc, WorkloadRecord,
+    Finding, FsOp, IntervalCpu, IntervalDoc, StepDoc, StepSummary, TargetDoc, WorkloadRecord,
 };
 use iorig_stats::sampler::system::TargetFacts;
 use iorig_stats::{
@@ -225,6 +225,15 @@ impl IntervalRow {
         if stats.trim.ops > 0 {
             rows.push(row(Op::Trim, &stats.trim));
         }
+        // A file-system workload's other kinds, each one counted.
+        for op in FsOp::ALL {
+            if matches!(op, FsOp::Read | FsOp::Write) {
+                continue;
+            }
+            if let Some(s) = stats.meta.get(op.index()).filter(|s| s.ops > 0) {
+                rows.push(row(Op::of_fs(op), s));
+            }
+        }
         rows.push(row(Op::Total, &total).with_errors(stats.errors));
         rows
     }
@@ -308,6 +317,7 @@ pub fn interval_docs(rows: &[IntervalRow]) -> Vec<IntervalDoc> {
                 write: op(Op::Write),
                 trim: op(Op::Trim),
                 total: op(Op::Total),
+                fs_ops: fs_ops_of(group),
                 cpu: IntervalCpu {
                     usr_pct: first.cpu_usr_pct,
                     sys_pct: first.cpu_sys_pct,
@@ -320,5 +330,23 @@ pub fn interval_docs(rows: &[IntervalRow]) -> Vec<IntervalDoc> {
                     .map_or(0, |r| r.errors),
             })
         })
+        .collect()
+}
+
+/// The file-system operations of one interval's rows: every kind stored,
+/// reads and writes with them when the interval has any other kind (a
+/// block run's reads and writes stay out).
+fn fs_ops_of(group: &[IntervalRow]) -> BTreeMap<FsOp, OpSummary> {
+    let meta = group.iter().any(|r| {
+        r.op.fs()
+            .is_some_and(|f| !matches!(f, FsOp::Read | FsOp::Write))
+    });
+    if !meta {
+        return BTreeMap::new();
+    }
+    group
+        .iter()
+        .filter(|r| r.ops > 0)
+        .filter_map(|r| r.op.fs().map(|f| (f, r.op_summary())))
         .collect()
 }

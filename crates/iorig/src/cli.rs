@@ -249,7 +249,7 @@ pub enum RunsCommand {
 pub struct RunArgs {
     /// Workload TOML file (keys as the long flags; flags override it).
     pub file: Option<PathBuf>,
-    /// File or block device to test (repeatable) [default: ./iorig-scratch.dat].
+    /// File or block device to test (repeatable), or the directory of a file-system workload [default: ./iorig-scratch.dat].
     #[arg(long = "target", value_name = "PATH")]
     pub targets: Vec<String>,
     #[command(flatten)]

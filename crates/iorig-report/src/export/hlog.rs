@@ -109,6 +109,8 @@ pub fn export_hlog(store: &Store, run: RunId) -> Result<HlogExport, ReportError>
                     Op::Read => Tag::new("read"),
                     Op::Write => Tag::new("write"),
                     Op::Trim => Tag::new("trim"),
+                    // A file-system workload's other kinds, by name.
+                    other => Tag::new(other.as_str()),
                 };
                 // A direction with no I/O in an interval has nothing to say.
                 if i.op != Op::Total && i.ops == 0 {

@@ -69,12 +69,13 @@ fn figure(
 }
 
 fn op_summary(s: &Summary, op: Op) -> &OpSummary {
-    static NO_TRIMS: std::sync::LazyLock<OpSummary> = std::sync::LazyLock::new(OpSummary::default);
+    static NONE: std::sync::LazyLock<OpSummary> = std::sync::LazyLock::new(OpSummary::default);
     match op {
         Op::Read => &s.read,
         Op::Write => &s.write,
-        Op::Trim => s.trim.as_ref().unwrap_or(&NO_TRIMS),
+        Op::Trim => s.trim.as_ref().unwrap_or(&NONE),
         Op::Total => &s.total,
+        other => other.fs().and_then(|f| s.fs_ops.get(&f)).unwrap_or(&NONE),
     }
 }
 

@@ -1,0 +1,582 @@
+//! File-system workloads end to end: the tree a TOML of the vdbench guide's
+//! shape builds, what each operation does on disk, the JSON and store
+//! records per operation kind, and the refusals (foreign anchor, entry
+//! limit, free space, bad values) that change nothing.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{ok, run, tmp};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// Every regular file and directory below `root`, as paths relative to it.
+fn walk(root: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut files = Vec::new();
+    let mut dirs = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let rel = e.path().strip_prefix(root).unwrap().to_path_buf();
+            if e.file_type().unwrap().is_dir() {
+                dirs.push(rel);
+                stack.push(e.path());
+            } else {
+                files.push(rel);
+            }
+        }
+    }
+    files.sort();
+    dirs.sort();
+    (files, dirs)
+}
+
+/// The tree's data files (the marker left out).
+fn data_files(root: &Path) -> Vec<PathBuf> {
+    walk(root)
+        .0
+        .into_iter()
+        .filter(|p| p != Path::new(".iorig-tree"))
+        .collect()
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// `summary.fs_ops.OP.ops` of a result document (0 when absent).
+fn ops(doc: &Value, op: &str) -> u64 {
+    doc["summary"]["fs_ops"][op]["ops"].as_u64().unwrap_or(0)
+}
+
+/// Runs a file-system workload on `anchor` with `args` and gives its JSON.
+fn fs_run(dir: &Path, anchor: &Path, args: &[&str]) -> Value {
+    let out = dir.join("out.json");
+    let mut all = vec![
+        "run",
+        "--target",
+        anchor.to_str().unwrap(),
+        "--no-db",
+        "--quiet",
+        "--buffered",
+        "--json",
+        out.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    ok(&all, dir);
+    json(&out)
+}
+
+fn fnv(data: &[u8]) -> u64 {
+    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[test]
+fn the_vdbench_guide_example_builds_exactly_its_tree_and_reads_it() {
+    let dir = tmp();
+    let anchor = dir.path().join("fsd1");
+    std::fs::create_dir(&anchor).unwrap();
+    let toml = dir.path().join("fs.toml");
+    std::fs::write(
+        &toml,
+        format!(
+            "anchor = '{}'\ndepth = 2\nwidth = 2\nfiles = 2\nfile_size = '128k'\nops = 'read'\nbs = '4k'\nfileio = 'sequential'\nfileselect = 'random'\nthreads = 2\nformat = 'yes'\ntime = '2s'\n",
+            anchor.display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out.json");
+    let db = dir.path().join("r.db");
+    ok(
+        &[
+            "run",
+            toml.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--quiet",
+            "--json",
+            out.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let (files, dirs) = walk(&anchor);
+    let data: Vec<&PathBuf> = files
+        .iter()
+        .filter(|p| *p != Path::new(".iorig-tree"))
+        .collect();
+    assert_eq!(data.len(), 2 * 2 * 2, "width^depth x files: {files:?}");
+    assert_eq!(dirs.len(), 2 + 4, "{dirs:?}");
+    for f in &data {
+        assert_eq!(std::fs::metadata(anchor.join(f)).unwrap().len(), 128 << 10);
+    }
+    let doc = json(&out);
+    assert_eq!(doc["targets"][0]["kind"], "directory");
+    assert_eq!(doc["summary"]["format"]["files_created"], 8);
+    assert_eq!(doc["summary"]["format"]["dirs_created"], 6);
+    assert_eq!(doc["summary"]["format"]["bytes_written"], 8 * (128 << 10));
+    assert!(ops(&doc, "read") > 0 && ops(&doc, "open") > 0 && ops(&doc, "close") > 0);
+    assert_eq!(
+        ops(&doc, "read"),
+        doc["summary"]["read"]["ops"].as_u64().unwrap()
+    );
+    // A whole file per open-close: 32 reads of 4k each.
+    let per_open = ops(&doc, "read") as f64 / ops(&doc, "open") as f64;
+    assert!((per_open - 32.0).abs() < 1.0, "{per_open}");
+    for i in doc["intervals"].as_array().unwrap() {
+        assert!(i["fs_ops"]["read"]["ops"].as_u64().unwrap() > 0, "{i}");
+    }
+    // The store has a row per kind per interval, and the export gives them back.
+    let show = ok(
+        &["runs", "show", "1", "--db", db.to_str().unwrap(), "--json"],
+        dir.path(),
+    );
+    let show: Value = serde_json::from_str(&show).unwrap();
+    assert!(
+        show["steps"][0]["summary"]["fs_ops"]["open"]["ops"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    let export = dir.path().join("e.json");
+    ok(
+        &[
+            "export",
+            "1",
+            "--db",
+            db.to_str().unwrap(),
+            "--format",
+            "json",
+            "--out",
+            export.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let e = json(&export);
+    let first = &e["steps"][0]["intervals"][0]["fs_ops"];
+    for op in ["read", "open", "close"] {
+        assert!(first[op]["ops"].as_u64().unwrap() > 0, "{op}: {first}");
+    }
+    // A second run with the same shape keeps the tree.
+    let again = fs_run(
+        dir.path(),
+        &anchor,
+        &[
+            "--depth",
+            "2",
+            "--width",
+            "2",
+            "--files",
+            "2",
+            "--file-size",
+            "128k",
+            "--ops",
+            "stat",
+            "--time",
+            "1s",
+        ],
+    );
+    assert_eq!(again["summary"]["format"]["files_kept"], 8);
+    assert_eq!(again["summary"]["format"]["files_created"], 0);
+}
+
+#[test]
+fn create_fills_empty_slots_to_their_size_and_the_step_ends_when_all_are_full() {
+    let dir = tmp();
+    let anchor = dir.path().join("t");
+    std::fs::create_dir(&anchor).unwrap();
+    let doc = fs_run(
+        dir.path(),
+        &anchor,
+        &[
+            "--depth",
+            "1",
+            "--width",
+            "2",
+            "--files",
+            "10",
+            "--file-size",
+            "8k",
+            "--format",
+            "dirs",
+            "--ops",
+            "create",
+            "--threads",
+            "2",
+            "--time",
+            "30s",
+        ],
+    );
+    let files = data_files(&anchor);
+    assert_eq!(files.len(), 20);
+    for f in &files {
+        assert_eq!(std::fs::metadata(anchor.join(f)).unwrap().len(), 8192);
+    }
+    assert_eq!(ops(&doc, "create"), 20);
+    assert_eq!(ops(&doc, "write"), 40, "two 4k writes per 8k file");
+    assert_eq!(doc["summary"]["write"]["bytes"], 20 * 8192);
+    assert!(
+        doc["summary"]["duration_s"].as_f64().unwrap() < 25.0,
+        "the step ends once every slot holds a file"
+    );
+}
+
+#[test]
+fn delete_removes_files_and_mkdir_then_rmdir_make_and_remove_directories() {
+    let dir = tmp();
+    let anchor = dir.path().join("t");
+    std::fs::create_dir(&anchor).unwrap();
+    let shape = [
+        "--depth",
+        "1",
+        "--width",
+        "2",
+        "--files",
+        "6",
+        "--file-size",
+        "4k",
+    ];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        shape.iter().chain(extra).copied().collect()
+    };
+    let doc = fs_run(
+        dir.path(),
+        &anchor,
+        &with(&["--ops", "delete", "--time", "30s"]),
+    );
+    assert_eq!(ops(&doc, "delete"), 12);
+    assert!(data_files(&anchor).is_empty());
+
+    let doc = fs_run(
+        dir.path(),
+        &anchor,
+        &with(&["--ops", "mkdir", "--format", "no", "--time", "30s"]),
+    );
+    assert_eq!(ops(&doc, "mkdir"), 12);
+    let (_, dirs) = walk(&anchor);
+    let slots: Vec<&PathBuf> = dirs
+        .iter()
+        .filter(|d| d.file_name().unwrap().to_str().unwrap().starts_with('s'))
+        .collect();
+    assert_eq!(slots.len(), 12, "{dirs:?}");
+
+    let doc = fs_run(
+        dir.path(),
+        &anchor,
+        &with(&["--ops", "rmdir", "--format", "no", "--time", "30s"]),
+    );
+    assert_eq!(ops(&doc, "rmdir"), 12);
+    assert_eq!(
+        walk(&anchor).1.len(),
+        2,
+        "only the two leaf directories stay"
+    );
+}
+
+#[test]
+fn rename_moves_files_between_slots_and_keeps_their_data() {
+    let dir = tmp();
+    let anchor = dir.path().join("t");
+    std::fs::create_dir(&anchor).unwrap();
+    let shape = [
+        "--depth",
+        "0",
+        "--files",
+        "4",
+        "--file-size",
+        "16k",
+        "--time",
+        "1s",
+    ];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        shape.iter().chain(extra).copied().collect()
+    };
+    fs_run(dir.path(), &anchor, &with(&["--ops", "stat"]));
+    // One slot emptied: every rename moves a file into the empty one.
+    std::fs::remove_file(anchor.join("f0")).unwrap();
+    let before: BTreeSet<u64> = data_files(&anchor)
+        .iter()
+        .map(|f| fnv(&std::fs::read(anchor.join(f)).unwrap()))
+        .collect();
+    let doc = fs_run(
+        dir.path(),
+        &anchor,
+        &with(&["--ops", "rename", "--format", "no"]),
+    );
+    assert!(ops(&doc, "rename") > 10, "{}", doc["summary"]);
+    let files = data_files(&anchor);
+    assert_eq!(files.len(), 3);
+    let after: BTreeSet<u64> = files
+        .iter()
+        .map(|f| fnv(&std::fs::read(anchor.join(f)).unwrap()))
+        .collect();
+    assert_eq!(before, after, "the same three files, moved");
+}
+
+#[test]
+fn setattr_write_fsync_stat_open_and_readdir_do_what_they_say() {
+    let dir = tmp();
+    let anchor = dir.path().join("t");
+    std::fs::create_dir(&anchor).unwrap();
+    let shape = [
+        "--depth",
+        "1",
+        "--width",
+        "2",
+        "--files",
+        "8",
+        "--file-size",
+        "64k",
+        "--time",
+        "1s",
+    ];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> {
+        shape.iter().chain(extra).copied().collect()
+    };
+    fs_run(dir.path(), &anchor, &with(&["--ops", "stat"]));
+    let files = data_files(&anchor);
+    assert_eq!(files.len(), 16);
+    let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+    let mut hashes = Vec::new();
+    for f in &files {
+        let p = anchor.join(f);
+        std::fs::File::options()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        hashes.push(fnv(&std::fs::read(&p).unwrap()));
+    }
+
+    let doc = fs_run(
+        dir.path(),
+        &anchor,
+        &with(&["--ops", "setattr", "--format", "no"]),
+    );
+    assert!(ops(&doc, "setattr") > 0);
+    let touched = files
+        .iter()
+        .filter(|f| {
+            let m = std::fs::metadata(anchor.join(f)).unwrap();
+            m.modified().unwrap() > old && matches!(m.permissions().mode() & 0o777, 0o644 | 0o600)
+        })
+        .count();
+    assert_eq!(touched, files.len(), "1 s of setattr reaches all 16 files");
+
+    let doc = fs_run(
+        dir.path(),
+        &anchor,
+        &with(&["--ops", "write", "--fileio", "random", "--format", "no"]),
+    );
+    assert!(ops(&doc, "write") > 0);
+    let changed = files
+        .iter()
+        .zip(&hashes)
+        .filter(|(f, h)| fnv(&std::fs::read(anchor.join(f)).unwrap()) != **h)
+        .count();
+    assert!(changed > 0, "writes change the files' data");
+    for f in &files {
+        assert_eq!(std::fs::metadata(anchor.join(f)).unwrap().len(), 64 << 10);
+    }
+
+    let doc = fs_run(
+        dir.path(),
+        &anchor,
+        &with(&["--ops", "fsync", "--format", "no"]),
+    );
+    let fsyncs = ops(&doc, "fsync");
+    assert!(fsyncs > 0);
+    // Each fsync opens and closes its file: at most one open-close pair
+    // straddles the end of the measured time.
+    assert!(
+        ops(&doc, "open").abs_diff(fsyncs) <= 2,
+        "{}",
+        doc["summary"]["fs_ops"]
+    );
+
+    let doc = fs_run(
+        dir.path(),
+        &anchor,
+        &with(&["--ops", "stat:40,open:30,readdir:30", "--format", "no"]),
+    );
+    for op in ["stat", "open", "close", "readdir"] {
+        assert!(ops(&doc, op) > 0, "{op}");
+    }
+    assert_eq!(doc["summary"]["errors"], 0);
+    assert_eq!(
+        data_files(&anchor).len(),
+        16,
+        "none of these changes the tree"
+    );
+}
+
+/// Runs `args` against a fresh anchor holding `seed_files`, asserts exit 2
+/// with a message containing `want`, and that nothing changed.
+fn refused(seed_files: &[&str], args: &[&str], want: &str) {
+    let dir = tmp();
+    let anchor = dir.path().join("t");
+    std::fs::create_dir(&anchor).unwrap();
+    for f in seed_files {
+        std::fs::write(anchor.join(f), b"user data").unwrap();
+    }
+    let db = dir.path().join("r.db");
+    let mut all = vec![
+        "run",
+        "--anchor",
+        anchor.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+        "--time",
+        "1s",
+    ];
+    all.extend_from_slice(args);
+    let out = run(&all, dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(want), "{args:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    let (files, dirs) = walk(&anchor);
+    assert!(dirs.is_empty(), "{dirs:?}");
+    assert_eq!(files.len(), seed_files.len(), "{files:?}");
+    for f in seed_files {
+        assert_eq!(std::fs::read(anchor.join(f)).unwrap(), b"user data");
+    }
+    assert!(!db.exists(), "no store is created");
+}
+
+#[test]
+fn bad_trees_and_foreign_anchors_are_refused_and_nothing_changes() {
+    refused(
+        &["notes.txt"],
+        &[],
+        "holds notes.txt, which iorig did not create",
+    );
+    refused(&["d0"], &["--width", "2"], "which iorig did not create");
+    refused(
+        &[],
+        &["--depth", "3", "--width", "100", "--files", "20"],
+        "over the limit of 10000000",
+    );
+    refused(
+        &[],
+        &["--files", "100", "--file-size", "1t"],
+        "free; make it smaller",
+    );
+    refused(
+        &[],
+        &["--ops", "create:50,chmod:50"],
+        "unknown operation 'chmod'",
+    );
+    refused(&[], &["--ops", "create:50,stat:40"], "add up to 90");
+    refused(&[], &["--file-size", "4q"], "file-size");
+    refused(&[], &["--read", "50"], "give the operations with --ops");
+    refused(&[], &["--qd", "4"], "give more --threads");
+    refused(&[], &["--format", "no"], "holds none");
+    refused(
+        &[],
+        &["--format", "sometimes"],
+        "use no, yes, once, restart or dirs",
+    );
+    refused(&[], &["--engine", "io_uring"], "drop --engine");
+    refused(&[], &["--file-size", "1000"], "multiples of 512");
+}
+
+#[test]
+fn an_anchor_that_is_missing_or_a_file_is_refused() {
+    let dir = tmp();
+    let file = dir.path().join("plain");
+    std::fs::write(&file, b"x").unwrap();
+    for (anchor, want) in [
+        (dir.path().join("missing"), "does not exist"),
+        (file.clone(), "is not a directory"),
+    ] {
+        let out = run(
+            &["run", "--anchor", anchor.to_str().unwrap(), "--no-db"],
+            dir.path(),
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(want), "{err}");
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"x");
+    assert!(!dir.path().join("missing").exists());
+}
+
+#[test]
+fn the_entry_limit_can_be_raised_and_a_tree_of_another_shape_is_rebuilt() {
+    let dir = tmp();
+    let anchor = dir.path().join("t");
+    std::fs::create_dir(&anchor).unwrap();
+    let limited = run(
+        &[
+            "run",
+            "--anchor",
+            anchor.to_str().unwrap(),
+            "--no-db",
+            "--files",
+            "50",
+            "--width",
+            "2",
+            "--max-entries",
+            "20",
+        ],
+        dir.path(),
+    );
+    assert_eq!(limited.status.code(), Some(2));
+    let doc = fs_run(
+        dir.path(),
+        &anchor,
+        &[
+            "--files",
+            "50",
+            "--width",
+            "2",
+            "--max-entries",
+            "200",
+            "--ops",
+            "stat",
+            "--time",
+            "1s",
+        ],
+    );
+    assert_eq!(doc["summary"]["format"]["files_created"], 100);
+    let doc = fs_run(
+        dir.path(),
+        &anchor,
+        &[
+            "--files", "3", "--width", "3", "--ops", "stat", "--time", "1s",
+        ],
+    );
+    assert_eq!(doc["summary"]["format"]["files_removed"], 100);
+    assert_eq!(doc["summary"]["format"]["files_created"], 9);
+    assert_eq!(data_files(&anchor).len(), 9);
+    let (_, dirs) = walk(&anchor);
+    assert_eq!(
+        dirs.len(),
+        3,
+        "the old shape's d0, d1 went, d0..d2 came: {dirs:?}"
+    );
+    // cleanup removes the tree and its marker, and leaves the anchor.
+    fs_run(
+        dir.path(),
+        &anchor,
+        &[
+            "--files",
+            "3",
+            "--width",
+            "3",
+            "--ops",
+            "stat",
+            "--time",
+            "1s",
+            "--cleanup",
+        ],
+    );
+    assert_eq!(walk(&anchor), (vec![], vec![]));
+}
