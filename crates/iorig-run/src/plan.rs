@@ -18,11 +18,11 @@ use iorig_result::{
     Finding, PreconditionFinding, RunKind, RunStatus, SkippedFinding, StepStatus, Summary,
 };
 use iorig_spec::plan::{estimate_duration, HotSize, Pause, Plan, PlanStep, StepRole};
-use iorig_spec::{parse_duration, StrOrNum, Workload};
+use iorig_spec::{parse_duration, FormatMode, StrOrNum, Workload};
 use iorig_stats::analysis::steady_state::SteadyStateDetector;
 use iorig_store::{RunId, Store};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -42,6 +42,12 @@ pub struct Invocation {
     pub size: Option<String>,
     pub hot_size: Option<String>,
     pub step_time: Option<String>,
+    /// File slots per leaf directory of every file-system step.
+    #[serde(default)]
+    pub files: Option<String>,
+    /// File sizes of every file-system step.
+    #[serde(default)]
+    pub file_size: Option<String>,
     /// Permission to destroy is given per invocation and never stored: a
     /// resume re-checks every target and needs it again.
     #[serde(skip)]
@@ -57,6 +63,8 @@ impl Invocation {
             size: None,
             hot_size: None,
             step_time: None,
+            files: None,
+            file_size: None,
             allow_destroy: false,
         }
     }
@@ -87,6 +95,20 @@ impl Invocation {
         let mut plan = Plan::from_toml(&self.source, &self.text).map_err(usage)?;
         if let Some(t) = &self.targets {
             plan.targets = Some(t.clone());
+        }
+        // A lone directory as the target is the anchor of the plan's
+        // file-system steps.
+        if let Some([one]) = plan.targets.as_deref() {
+            if Path::new(one).is_dir() {
+                plan.anchor = Some(one.clone());
+                plan.targets = None;
+            }
+        }
+        if let Some(f) = &self.files {
+            plan.files = Some(f.clone());
+        }
+        if let Some(f) = &self.file_size {
+            plan.file_size = Some(f.clone());
         }
         if let Some(s) = &self.size {
             let bytes = iorig_spec::parse_size(s).map_err(usage)?;
@@ -264,6 +286,7 @@ impl PlanRun {
             curve_max: HashMap::new(),
             curve_stopped: HashMap::new(),
             kept_verify: None,
+            built_trees: HashSet::new(),
         }
         .run()
     }
@@ -279,6 +302,9 @@ struct Runner<'a> {
     /// Validation keys carry over from step to step on the same targets,
     /// so a write step followed by a read step checks what was written.
     kept_verify: Option<(Vec<String>, Arc<VerifySetup>)>,
+    /// Anchors whose tree a step of this run has built: `format = once`
+    /// rebuilds a tree the first time only.
+    built_trees: HashSet<String>,
 }
 
 /// How one step ended, for the loop.
@@ -319,7 +345,10 @@ impl Runner<'_> {
                 }
             };
             let w = match step_workload(step, rate, self.run.inv.allow_destroy) {
-                Ok(w) => w,
+                Ok(mut w) => {
+                    tree_format(&mut w, &mut self.built_trees, false);
+                    w
+                }
                 Err(e) => {
                     self.out.send(Event::RunEnded {
                         status: RunStatus::Failed,
@@ -630,14 +659,35 @@ fn validate_steps(steps: &[PlanStep], allow_destroy: bool) -> Result<(), RunErro
     // Every step is planned: what a target check finds depends on the
     // step's block size, range, size, engine, qd and flags, not only on its
     // targets (the checks only look; a device costs one probe per step).
+    let mut built = HashSet::new();
     for s in steps {
         let rate = matches!(s.role, StepRole::CurveRate { .. }).then_some(1.0);
-        let w = step_workload(s, rate, allow_destroy)?;
+        let mut w = step_workload(s, rate, allow_destroy)?;
+        tree_format(&mut w, &mut built, true);
         engine_run::plan(&w, allow_destroy).map_err(|e| {
             RunError::from(e).context(&format!("step {} ({}): ", s.index + 1, s.label))
         })?;
     }
     Ok(())
+}
+
+/// What a file-system step's format does within its plan: `once` builds
+/// the tree the first time a step of the run uses its anchor and keeps it
+/// after (`restart`). When `checking` (the plan's checks before any step
+/// runs), a step that uses a tree as it is (`no`) after a step that builds
+/// it is checked as the builder leaves it, since the tree is not there yet.
+fn tree_format(w: &mut Workload, built: &mut HashSet<String>, checking: bool) {
+    let Some(f) = w.fs.as_mut() else { return };
+    let seen = built.contains(&f.anchor);
+    f.format = match f.format {
+        FormatMode::Once if seen => FormatMode::Restart,
+        FormatMode::Once => FormatMode::Yes,
+        FormatMode::No if checking && seen => FormatMode::Restart,
+        other => other,
+    };
+    if f.format != FormatMode::No {
+        built.insert(f.anchor.clone());
+    }
 }
 
 /// Whether two target paths name the same file or device.

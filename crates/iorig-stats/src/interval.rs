@@ -96,6 +96,11 @@ pub struct IntervalStats {
     /// (reads and writes are `read` and `write`); empty for block
     /// workloads.
     pub meta: Vec<OpStats>,
+    /// A file-system workload's requested operations: those of its mix
+    /// (each transfer of a read or write, each create, stat, …), not the
+    /// opens and closes around transfers nor the writes inside a create,
+    /// which count only in their own kinds. Its total.
+    pub requested: OpStats,
 }
 
 impl IntervalStats {
@@ -110,6 +115,7 @@ impl IntervalStats {
         for (m, o) in self.meta.iter_mut().zip(&other.meta) {
             m.merge(o);
         }
+        self.requested.merge(&other.requested);
     }
 
     pub fn reset(&mut self) {
@@ -118,25 +124,28 @@ impl IntervalStats {
         self.trim.reset();
         self.errors = 0;
         self.meta.iter_mut().for_each(OpStats::reset);
+        self.requested.reset();
     }
 
-    /// Every operation together (reads, writes, trims, metadata), from
-    /// merged histograms.
+    /// Every operation together, from merged histograms: reads, writes and
+    /// trims of a block workload; a file-system workload's requested
+    /// operations.
     pub fn total(&self) -> OpStats {
+        if !self.meta.is_empty() {
+            return self.requested.clone();
+        }
         let mut t = self.read.clone();
         t.merge(&self.write);
         t.merge(&self.trim);
-        for m in &self.meta {
-            t.merge(m);
-        }
         t
     }
 
+    /// The operations [`IntervalStats::total`] counts.
     pub fn ops(&self) -> u64 {
-        self.read.ops
-            + self.write.ops
-            + self.trim.ops
-            + self.meta.iter().map(|m| m.ops).sum::<u64>()
+        if !self.meta.is_empty() {
+            return self.requested.ops;
+        }
+        self.read.ops + self.write.ops + self.trim.ops
     }
 
     /// One kind of file-system operation (None when none was counted).

@@ -245,6 +245,8 @@ pub struct WorkerIntervalStats {
     /// As [`IntervalStats::meta`]: other file-system operations by
     /// [`FsOp::index`]; empty for block workloads.
     pub meta: Vec<WorkerOpStats>,
+    /// As [`IntervalStats::requested`].
+    pub requested: WorkerOpStats,
 }
 
 impl WorkerIntervalStats {
@@ -260,6 +262,7 @@ impl WorkerIntervalStats {
         for (m, o) in self.meta.iter().zip(into.meta.iter_mut()) {
             m.merge_into(o);
         }
+        self.requested.merge_into(&mut into.requested);
     }
 
     /// Clears everything for the next interval; see [`LatencyRecorder::reset`].
@@ -269,13 +272,15 @@ impl WorkerIntervalStats {
         self.trim.reset();
         self.errors = 0;
         self.meta.iter_mut().for_each(WorkerOpStats::reset);
+        self.requested.reset();
     }
 
+    /// The operations the interval's total counts (as [`IntervalStats::ops`]).
     pub fn ops(&self) -> u64 {
-        self.read.ops
-            + self.write.ops
-            + self.trim.ops
-            + self.meta.iter().map(|m| m.ops).sum::<u64>()
+        if !self.meta.is_empty() {
+            return self.requested.ops;
+        }
+        self.read.ops + self.write.ops + self.trim.ops
     }
 
     /// Where one kind of file-system operation is counted.
@@ -301,6 +306,7 @@ impl WorkerIntervalStats {
                 .iter()
                 .map(WorkerOpStats::heap_bytes)
                 .sum::<usize>()
+            + self.requested.heap_bytes()
     }
 }
 

@@ -147,6 +147,8 @@ pub struct QuickArgs {
     pub quiet: bool,
 }
 
+// Parsed once per process: the size of the biggest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum PlanCommand {
     /// Run a plan file or a built-in plan.
@@ -190,6 +192,12 @@ pub struct PlanRunArgs {
     /// Working set of hot-data steps, a size or a % of the target.
     #[arg(long, value_name = "SIZE|PCT%")]
     pub hot_size: Option<String>,
+    /// File slots per leaf directory of every file-system step (the target a directory).
+    #[arg(long, value_name = "N")]
+    pub files: Option<String>,
+    /// File sizes of every file-system step, e.g. 4k or 4k:70,64k:30.
+    #[arg(long, value_name = "SIZE|SIZE:W,...")]
+    pub file_size: Option<String>,
     /// Print the expanded steps, their count and the estimated time; run nothing.
     #[arg(long)]
     pub dry_run: bool,

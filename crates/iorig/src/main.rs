@@ -84,6 +84,8 @@ fn plan_run(a: cli::PlanRunArgs) -> Result<(u8, Vec<iorig_run::plan::StepResult>
     inv.size = a.size.clone();
     inv.hot_size = a.hot_size.clone();
     inv.step_time = a.step_time.clone();
+    inv.files = a.files.clone();
+    inv.file_size = a.file_size.clone();
     inv.allow_destroy = a.allow_destroy;
     plan_cmd::run_plan(
         inv,

@@ -580,3 +580,82 @@ fn the_entry_limit_can_be_raised_and_a_tree_of_another_shape_is_rebuilt() {
     );
     assert_eq!(walk(&anchor), (vec![], vec![]));
 }
+
+#[test]
+fn the_built_in_file_system_plans_run_on_a_directory_target() {
+    let dir = tmp();
+    let anchor = dir.path().join("t");
+    std::fs::create_dir(&anchor).unwrap();
+    let db = dir.path().join("r.db");
+    let plan = |name: &str, extra: &[&str]| {
+        let mut args = vec![
+            "plan",
+            "run",
+            "--builtin",
+            name,
+            "--target",
+            anchor.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+            "--step-time",
+            "1s",
+            "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        ok(&args, dir.path())
+    };
+    let show = |id: &str| -> Value {
+        serde_json::from_str(&ok(
+            &["runs", "show", id, "--db", db.to_str().unwrap(), "--json"],
+            dir.path(),
+        ))
+        .unwrap()
+    };
+    plan("fs-metadata", &["--files", "50"]);
+    let run = show("1");
+    let steps = run["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 12);
+    for s in steps {
+        // "create threads=2": the block's name, then the swept value.
+        let label = s["name"].as_str().unwrap();
+        let name = label.split(' ').next().unwrap();
+        let fs = &s["summary"]["fs_ops"];
+        assert_eq!(s["status"], "ok", "{name}");
+        assert!(fs[name]["ops"].as_u64().unwrap() > 0, "{name}: {fs}");
+        // The total counts the operations of the mix: a create's close
+        // rides along.
+        assert_eq!(s["summary"]["total"]["ops"], fs[name]["ops"], "{name}");
+        if name != "stat" {
+            assert_eq!(fs[name]["ops"], 8 * 50, "{name}: every slot once");
+        }
+    }
+    plan("fs-smallfile", &["--files", "20"]);
+    let run = show("2");
+    let steps = run["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["summary"]["fs_ops"]["create"]["ops"], 16 * 20);
+    assert!(
+        steps[0]["summary"]["fs_ops"]["write"]["ops"]
+            .as_u64()
+            .unwrap()
+            >= 16 * 20
+    );
+    assert!(
+        steps[1]["summary"]["fs_ops"]["read"]["ops"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    plan("fs-stream", &["--file-size", "4m"]);
+    let run = show("3");
+    let steps = run["steps"].as_array().unwrap();
+    for (s, op) in steps.iter().zip(["write", "read"]) {
+        let fs = &s["summary"]["fs_ops"];
+        assert!(fs[op]["ops"].as_u64().unwrap() > 0, "{op}: {fs}");
+        assert_eq!(
+            fs[op]["bytes"].as_u64().unwrap() % (1 << 20),
+            0,
+            "1m transfers"
+        );
+    }
+    assert_eq!(steps[0]["summary"]["format"]["files_created"], 4);
+}

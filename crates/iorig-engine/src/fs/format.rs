@@ -2,7 +2,7 @@
 //! start (vdbench's `format=`), measured on its own — mkdirs, creates with
 //! their writes, and deletes when files must go first.
 
-use super::ops::{self, DataIo, OpSink};
+use super::ops::{self, DataIo, OpSink, Req};
 use super::tree::{Tree, MARKER};
 use super::FsTarget;
 use crate::EngineError;
@@ -49,13 +49,20 @@ impl OpSink for PhaseSink {
         self.start.elapsed().as_nanos() as u64
     }
 
-    fn done(&mut self, op: FsOp, bytes: u64, sched_ns: u64, submit_ns: u64) -> u64 {
+    fn done(&mut self, op: FsOp, bytes: u64, sched_ns: u64, submit_ns: u64, req: Req) -> u64 {
         let now = self.now_ns();
-        let s = self.stats.fs_op_mut(op);
-        s.ops += 1;
-        s.bytes += bytes;
-        s.lat.record(now.saturating_sub(sched_ns));
-        s.service_sum_ns += now.saturating_sub(submit_ns);
+        let lat = now.saturating_sub(sched_ns);
+        let service = now.saturating_sub(submit_ns);
+        let count = |s: &mut iorig_stats::WorkerOpStats| {
+            s.ops += 1;
+            s.bytes += bytes;
+            s.lat.record(lat);
+            s.service_sum_ns += service;
+        };
+        count(self.stats.fs_op_mut(op));
+        if req == Req::Mix {
+            count(&mut self.stats.requested);
+        }
         now
     }
 
@@ -255,7 +262,7 @@ pub(crate) fn remove_tree(
         let t = sink.now_ns();
         match rustix::fs::rmdir(dir) {
             Ok(()) => {
-                sink.done(FsOp::Rmdir, 0, t, t);
+                sink.done(FsOp::Rmdir, 0, t, t, Req::Mix);
             }
             Err(rustix::io::Errno::NOENT) => {}
             Err(rustix::io::Errno::NOTEMPTY) => kept += 1,
@@ -344,7 +351,7 @@ pub fn format(
         let t = sink.now_ns();
         match rustix::fs::mkdir(&dir, rustix::fs::Mode::from_raw_mode(0o755)) {
             Ok(()) => {
-                sink.done(FsOp::Mkdir, 0, t, t);
+                sink.done(FsOp::Mkdir, 0, t, t, Req::Mix);
                 out.dirs_created += 1;
             }
             Err(rustix::io::Errno::EXIST) => {}

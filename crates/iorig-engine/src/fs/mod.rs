@@ -328,7 +328,7 @@ pub(crate) fn execute(
     }
     if shared.exhausted.load(Ordering::Relaxed) {
         outcome.notices.push(format!(
-            "the operations ran out of work after {:.1} s: {} (every slot they need is taken); the step ended early",
+            "the operations ran out of work after {:.3} s: {} (every slot they need is taken); the step ended early",
             outcome.measured_s,
             f.ops
         ));

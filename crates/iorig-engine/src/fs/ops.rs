@@ -17,11 +17,21 @@ pub(crate) trait OpSink {
     fn now_ns(&self) -> u64;
     /// One operation completed at `now_ns()`: it was due at `sched_ns`
     /// (its latency counts from there) and really began at `submit_ns`.
-    /// Returns the completion time.
-    fn done(&mut self, op: FsOp, bytes: u64, sched_ns: u64, submit_ns: u64) -> u64;
+    /// `Req::Mix` for an operation of the workload's mix (the total counts
+    /// it), `Req::Along` for one that rides along (the open and close
+    /// around transfers, the writes inside a create). Returns the
+    /// completion time.
+    fn done(&mut self, op: FsOp, bytes: u64, sched_ns: u64, submit_ns: u64, req: Req) -> u64;
     /// When the next transfer of a session is due (waiting for it under a
     /// rate); None when the run is ending.
     fn next_due(&mut self) -> Option<u64>;
+}
+
+/// Whether an operation is one of the mix or rides along with one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Req {
+    Mix,
+    Along,
 }
 
 /// What a worker needs to move data: an aligned buffer, the write
@@ -64,6 +74,7 @@ fn io(e: rustix::io::Errno) -> std::io::Error {
 
 /// Writes `len` bytes of fresh data at `offset`, the rest of a short write
 /// after it; one write operation.
+#[allow(clippy::too_many_arguments)]
 fn write_at(
     sink: &mut dyn OpSink,
     dio: &mut DataIo,
@@ -72,6 +83,7 @@ fn write_at(
     offset: u64,
     len: usize,
     sched_ns: u64,
+    req: Req,
 ) -> std::io::Result<u64> {
     let buf = dio.buf.slot_mut(0);
     let Some(buf) = buf.get_mut(..len) else {
@@ -89,7 +101,7 @@ fn write_at(
             Err(e) => return Err(io(e)),
         }
     }
-    sink.done(FsOp::Write, len as u64, sched_ns, submit);
+    sink.done(FsOp::Write, len as u64, sched_ns, submit, req);
     Ok(len as u64)
 }
 
@@ -116,13 +128,14 @@ pub(crate) fn create(
     while at < size {
         let len = dio.bs.next_bs().min(size - at) as usize;
         let sched = sink.now_ns();
-        write_at(sink, dio, &fd, target, at, len, sched).map_err(|e| failed("write", path, e))?;
+        write_at(sink, dio, &fd, target, at, len, sched, Req::Along)
+            .map_err(|e| failed("write", path, e))?;
         at += len as u64;
     }
     // The create ends with its data down; the close is counted on its own,
     // as it is after every other open (and as fio's filecreate times only
     // the open of an empty file).
-    sink.done(FsOp::Create, 0, sched_ns, submit);
+    sink.done(FsOp::Create, size, sched_ns, submit, Req::Mix);
     close(sink, fd);
     Ok(())
 }
@@ -130,7 +143,7 @@ pub(crate) fn create(
 pub(crate) fn delete(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<(), String> {
     let submit = sink.now_ns();
     rustix::fs::unlink(path).map_err(|e| failed("delete", path, io(e)))?;
-    sink.done(FsOp::Delete, 0, sched_ns, submit);
+    sink.done(FsOp::Delete, 0, sched_ns, submit, Req::Mix);
     Ok(())
 }
 
@@ -138,21 +151,21 @@ pub(crate) fn mkdir(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result
     let submit = sink.now_ns();
     rustix::fs::mkdir(path, Mode::from_raw_mode(0o755))
         .map_err(|e| failed("mkdir", path, io(e)))?;
-    sink.done(FsOp::Mkdir, 0, sched_ns, submit);
+    sink.done(FsOp::Mkdir, 0, sched_ns, submit, Req::Mix);
     Ok(())
 }
 
 pub(crate) fn rmdir(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<(), String> {
     let submit = sink.now_ns();
     rustix::fs::rmdir(path).map_err(|e| failed("rmdir", path, io(e)))?;
-    sink.done(FsOp::Rmdir, 0, sched_ns, submit);
+    sink.done(FsOp::Rmdir, 0, sched_ns, submit, Req::Mix);
     Ok(())
 }
 
 pub(crate) fn stat(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<(), String> {
     let submit = sink.now_ns();
     rustix::fs::stat(path).map_err(|e| failed("stat", path, io(e)))?;
-    sink.done(FsOp::Stat, 0, sched_ns, submit);
+    sink.done(FsOp::Stat, 0, sched_ns, submit, Req::Mix);
     Ok(())
 }
 
@@ -178,7 +191,7 @@ pub(crate) fn setattr(
     };
     rustix::fs::utimensat(rustix::fs::CWD, path, &now, rustix::fs::AtFlags::empty())
         .map_err(|e| failed("setattr", path, io(e)))?;
-    sink.done(FsOp::Setattr, 0, sched_ns, submit);
+    sink.done(FsOp::Setattr, 0, sched_ns, submit, Req::Mix);
     Ok(())
 }
 
@@ -190,7 +203,7 @@ pub(crate) fn rename(
 ) -> Result<(), String> {
     let submit = sink.now_ns();
     rustix::fs::rename(from, to).map_err(|e| failed("rename", from, io(e)))?;
-    sink.done(FsOp::Rename, 0, sched_ns, submit);
+    sink.done(FsOp::Rename, 0, sched_ns, submit, Req::Mix);
     Ok(())
 }
 
@@ -202,7 +215,7 @@ pub(crate) fn readdir(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Resu
         e.map_err(|e| failed("readdir", path, e))?;
         n += 1;
     }
-    sink.done(FsOp::Readdir, 0, sched_ns, submit);
+    sink.done(FsOp::Readdir, 0, sched_ns, submit, Req::Mix);
     Ok(n)
 }
 
@@ -212,23 +225,30 @@ fn open(
     path: &Path,
     flags: OFlags,
     sched_ns: u64,
+    req: Req,
 ) -> Result<OwnedFd, String> {
     let submit = sink.now_ns();
     let fd =
         rustix::fs::open(path, flags, Mode::empty()).map_err(|e| failed("open", path, io(e)))?;
-    sink.done(FsOp::Open, 0, sched_ns, submit);
+    sink.done(FsOp::Open, 0, sched_ns, submit, req);
     Ok(fd)
 }
 
 fn close(sink: &mut dyn OpSink, fd: OwnedFd) {
     let t = sink.now_ns();
     drop(fd);
-    sink.done(FsOp::Close, 0, t, t);
+    sink.done(FsOp::Close, 0, t, t, Req::Along);
 }
 
 /// An open and its close, nothing between.
 pub(crate) fn open_close(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<(), String> {
-    let fd = open(sink, path, OFlags::RDONLY | OFlags::CLOEXEC, sched_ns)?;
+    let fd = open(
+        sink,
+        path,
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        sched_ns,
+        Req::Mix,
+    )?;
     close(sink, fd);
     Ok(())
 }
@@ -236,10 +256,10 @@ pub(crate) fn open_close(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> R
 /// Open for writing, fsync, close.
 pub(crate) fn fsync(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<(), String> {
     let t = sink.now_ns();
-    let fd = open(sink, path, OFlags::WRONLY | OFlags::CLOEXEC, t)?;
+    let fd = open(sink, path, OFlags::WRONLY | OFlags::CLOEXEC, t, Req::Along)?;
     let submit = sink.now_ns();
     rustix::fs::fsync(&fd).map_err(|e| failed("fsync", path, io(e)))?;
-    sink.done(FsOp::Fsync, 0, sched_ns, submit);
+    sink.done(FsOp::Fsync, 0, sched_ns, submit, Req::Mix);
     close(sink, fd);
     Ok(())
 }
@@ -274,7 +294,7 @@ pub(crate) fn session(
             OFlags::RDONLY
         };
     let t = sink.now_ns();
-    let fd = open(sink, path, flags, t)?;
+    let fd = open(sink, path, flags, t, Req::Along)?;
     let mut at = 0u64;
     let mut sched = Some(first_sched_ns);
     for k in 0..transfers {
@@ -284,7 +304,7 @@ pub(crate) fn session(
             break;
         };
         if write {
-            write_at(sink, dio, &fd, target, off, len as usize, s)
+            write_at(sink, dio, &fd, target, off, len as usize, s, Req::Mix)
                 .map_err(|e| failed("write", path, e))?;
         } else {
             let buf = dio.buf.slot_mut(0);
@@ -304,7 +324,7 @@ pub(crate) fn session(
                 // The end of the file (a renamed file may be shorter).
                 break;
             }
-            sink.done(FsOp::Read, n as u64, s, submit);
+            sink.done(FsOp::Read, n as u64, s, submit, Req::Mix);
         }
         at = off + len;
         if k + 1 < transfers {

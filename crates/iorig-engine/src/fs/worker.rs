@@ -9,14 +9,14 @@
 //! closes around a session and the writes inside a create ride along:
 //! counted and timed, not scheduled.
 
-use super::ops::{self, DataIo, Offsets, OpSink};
+use super::ops::{self, DataIo, Offsets, OpSink, Req};
 use super::tree::{Tree, Want};
 use crate::gen::{below, rng_for, unit_f64, DistSampler};
 use crate::run::{IntervalPlan, ThreadClock};
 use crate::worker::WorkerMsg;
 use crossbeam_channel::{Receiver, Sender};
 use iorig_spec::{FileIo, FileSelect, FsOp};
-use iorig_stats::WorkerIntervalStats;
+use iorig_stats::{WorkerIntervalStats, WorkerOpStats};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -492,7 +492,7 @@ impl OpSink for Meter {
         Meter::now_ns(self)
     }
 
-    fn done(&mut self, op: FsOp, bytes: u64, sched_ns: u64, submit_ns: u64) -> u64 {
+    fn done(&mut self, op: FsOp, bytes: u64, sched_ns: u64, submit_ns: u64, req: Req) -> u64 {
         let now = Meter::now_ns(self);
         // The time since any worker's last completion ends here.
         let prev = self
@@ -512,14 +512,12 @@ impl OpSink for Meter {
         }
         if now < self.end_ns {
             let period = self.period_ns.is_some();
-            let s = self.stats.fs_op_mut(op);
-            s.ops += 1;
-            s.bytes += bytes;
-            s.lat.record(now.saturating_sub(sched_ns));
+            let lat = now.saturating_sub(sched_ns);
             let service = now.saturating_sub(submit_ns);
-            s.service_sum_ns += service;
-            if period {
-                s.service_lat.record(service);
+            let kind = self.stats.fs_op_mut(op);
+            count(kind, bytes, lat, service, period);
+            if req == Req::Mix {
+                count(&mut self.stats.requested, bytes, lat, service, period);
             }
         }
         now
@@ -563,5 +561,16 @@ impl Offsets for SessionOffsets<'_> {
             return None;
         };
         Some((off, len.min(size - off)))
+    }
+}
+
+/// Counts one completed operation.
+fn count(s: &mut WorkerOpStats, bytes: u64, lat_ns: u64, service_ns: u64, paced: bool) {
+    s.ops += 1;
+    s.bytes += bytes;
+    s.lat.record(lat_ns);
+    s.service_sum_ns += service_ns;
+    if paced {
+        s.service_lat.record(service_ns);
     }
 }

@@ -36,6 +36,21 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         "Profile (randwrite, 70 % read, randread) × bs 1k-1m × sync/async (qd 32, 64) × jobs 1-256, 1 min each, GC pause",
         include_str!("../../builtins/flash-matrix.toml"),
     ),
+    (
+        "fs-metadata",
+        "Metadata rates: create, stat, delete of 10 000 empty files at 1, 2, 4, 8 threads (12 steps)",
+        include_str!("../../builtins/fs-metadata.toml"),
+    ),
+    (
+        "fs-smallfile",
+        "Small files: create 8 000 files of 4k-64k with data, then read them whole (2 steps)",
+        include_str!("../../builtins/fs-smallfile.toml"),
+    ),
+    (
+        "fs-stream",
+        "Streaming: 4 files of 512 MiB, sequential 1m writes then reads, 4 threads (2 steps)",
+        include_str!("../../builtins/fs-stream.toml"),
+    ),
 ];
 
 /// The built-in plan `name`, or `None` if there is none by that name.

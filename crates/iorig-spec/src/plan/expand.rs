@@ -261,6 +261,16 @@ impl Expander<'_> {
         if let Some(t) = &self.plan.targets {
             w.target = Some(OneOrMany::Many(t.clone()));
         }
+        if let Some(a) = &self.plan.anchor {
+            w.anchor = Some(a.clone());
+            w.target = None;
+            if let Some(f) = &self.plan.files {
+                w.files = Some(StrOrNum::Str(f.clone()));
+            }
+            if let Some(f) = &self.plan.file_size {
+                w.file_size = Some(StrOrNum::Str(f.clone()));
+            }
+        }
         if let Some(s) = self.plan.size_bytes {
             w.size = Some(StrOrNum::Str(size_text(s)));
         }

@@ -179,6 +179,13 @@ pub struct Plan {
     pub size_bytes: Option<u64>,
     /// What `hot = true` in a step means.
     pub hot_size: HotSize,
+    /// The directory of the file-system steps (set by the runner when the
+    /// plan's one target is a directory); it replaces every step's targets.
+    pub anchor: Option<String>,
+    /// Every file-system step's `files` and `file_size` (`plan run --files`,
+    /// `--file-size`).
+    pub files: Option<String>,
+    pub file_size: Option<String>,
     defaults: parse::Block,
     steps: Vec<parse::Block>,
     step_time: Option<Duration>,

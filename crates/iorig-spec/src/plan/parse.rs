@@ -42,6 +42,18 @@ pub(super) const WORKLOAD_KEYS: &[&str] = &[
     "verify",
     "verify_after",
     "max_errors",
+    "depth",
+    "width",
+    "files",
+    "file_size",
+    "total_size",
+    "ops",
+    "fileio",
+    "fileselect",
+    "stopafter",
+    "format",
+    "cleanup",
+    "max_entries",
 ];
 
 /// Workload keys whose value is never a sweep axis: `labels` is a table and
@@ -54,6 +66,9 @@ pub(super) const NOT_AXES: &[&str] = &[
     "verify",
     "verify_after",
     "max_errors",
+    "format",
+    "cleanup",
+    "max_entries",
 ];
 
 /// Keys that steer a step rather than its I/O (besides `warmup` and `time`,
@@ -284,6 +299,9 @@ pub(super) fn parse_plan(path: &str, text: &str) -> Result<Plan, SpecError> {
         targets,
         size_bytes,
         hot_size,
+        anchor: None,
+        files: None,
+        file_size: None,
         defaults,
         steps,
         step_time: None,
