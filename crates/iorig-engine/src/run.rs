@@ -184,7 +184,7 @@ pub fn plan(w: &Workload, allow_destroy: bool) -> Result<Planned, EngineError> {
             targets: Vec::new(),
             notices: Vec::new(),
             fault_rules: Vec::new(),
-            fs: Some(crate::fs::plan(f, allow_destroy)?),
+            fs: Some(crate::fs::plan(w, f, allow_destroy)?),
             allow_destroy,
         });
     }
@@ -774,7 +774,7 @@ pub(crate) fn thread_cpu_ns() -> u64 {
 }
 
 /// Lets sleeps under a rate limit wake within microseconds, not the default 50.
-fn set_timer_slack() {
+pub(crate) fn set_timer_slack() {
     // SAFETY: PR_SET_TIMERSLACK takes an integer argument and only affects the
     // calling thread's timer slack; no memory is passed.
     unsafe {

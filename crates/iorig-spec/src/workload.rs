@@ -822,7 +822,8 @@ impl WorkloadFile {
             Some(d) => DataPattern::parse(d)?,
         };
         let fault = self.fault.clone().unwrap_or_default();
-        if !fault.is_empty() && engine != EngineKind::Fault {
+        // A tree's workers take stall rules themselves (tests).
+        if !fault.is_empty() && engine != EngineKind::Fault && fs.is_none() {
             return Err(SpecError::bad(
                 "fault",
                 fault.join(","),

@@ -659,3 +659,57 @@ fn the_built_in_file_system_plans_run_on_a_directory_target() {
     }
     assert_eq!(steps[0]["summary"]["format"]["files_created"], 4);
 }
+
+#[test]
+fn an_operations_rate_holds_and_a_slow_operation_makes_the_late_ones_late() {
+    let dir = tmp();
+    let anchor = dir.path().join("t");
+    std::fs::create_dir(&anchor).unwrap();
+    // One worker at 1000 stats/s for 3 s; its 501st operation stalls
+    // 200 ms. The 200 operations due in the stall go late, by up to 200 ms:
+    // about 1/15 of all, so p99 lies well inside the stall.
+    let doc = fs_run(
+        dir.path(),
+        &anchor,
+        &[
+            "--files",
+            "20",
+            "--ops",
+            "stat",
+            "--rate",
+            "1000",
+            "--time",
+            "3s",
+            "--fault",
+            "stall:after=500:ms=200",
+        ],
+    );
+    let s = &doc["summary"]["fs_ops"]["stat"];
+    let n = s["ops"].as_u64().unwrap();
+    assert!(n.abs_diff(3000) <= 30, "within 1 %: {n}");
+    let ms = |v: &Value| v.as_u64().unwrap() as f64 / 1e6;
+    assert!(ms(&s["lat_ns"]["max"]) >= 195.0, "{s}");
+    assert!(
+        ms(&s["lat_ns"]["p99"]) >= 100.0,
+        "counted from the schedule: {s}"
+    );
+    assert!(
+        ms(&s["service_lat_ns"]["p99"]) < 50.0,
+        "each stat itself is fast: {s}"
+    );
+    // Only stall rules apply to a tree.
+    let out = run(
+        &[
+            "run",
+            "--anchor",
+            anchor.to_str().unwrap(),
+            "--no-db",
+            "--files",
+            "20",
+            "--fault",
+            "eio:after=5",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+}

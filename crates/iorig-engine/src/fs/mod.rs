@@ -37,6 +37,8 @@ use std::time::{Duration, Instant};
 pub struct FsPlan {
     pub tree: Tree,
     pub found: Found,
+    /// Stall rules for tests (`--fault stall:after=N:ms=M`).
+    pub stalls: Vec<crate::engine::fault::FaultRule>,
 }
 
 /// The tree of a prepared run.
@@ -50,6 +52,8 @@ pub struct FsTarget {
     pub marked: bool,
     /// The shape of an earlier tree in the anchor that the format replaces.
     pub old_shape: Option<Shape>,
+    /// Stall rules for tests, applied by each worker to its own operations.
+    pub stalls: Vec<crate::engine::fault::FaultRule>,
     /// O_DIRECT, unless the file system refused it at the format.
     direct: AtomicBool,
     sync: SyncMode,
@@ -94,7 +98,21 @@ impl FsTarget {
 use ops::DataIo;
 
 /// Checks the anchor and the room the tree needs; writes nothing.
-pub fn plan(f: &FsWorkload, allow_destroy: bool) -> Result<FsPlan, EngineError> {
+pub fn plan(w: &Workload, f: &FsWorkload, allow_destroy: bool) -> Result<FsPlan, EngineError> {
+    let mut stalls = Vec::new();
+    for r in &w.fault {
+        match crate::engine::fault::FaultRule::parse(r)? {
+            rule @ crate::engine::fault::FaultRule::Stall {
+                when: crate::engine::fault::FaultTrigger::After(_),
+                ..
+            } => stalls.push(rule),
+            other => {
+                return Err(EngineError::Usage(format!(
+                    "fault rule {other}: a file-system workload takes only stall:after=N:ms=M"
+                )))
+            }
+        }
+    }
     let tree = Tree::new(f)?;
     let anchor = tree.anchor.clone();
     let found = tree::inspect(&anchor, allow_destroy)?;
@@ -133,7 +151,11 @@ pub fn plan(f: &FsWorkload, allow_destroy: bool) -> Result<FsPlan, EngineError> 
         let inodes = tree.dirs_in_order().len() as u64 + tree.slots + dir_slots + 1;
         check_room(&anchor, bytes, inodes)?;
     }
-    Ok(FsPlan { tree, found })
+    Ok(FsPlan {
+        tree,
+        found,
+        stalls,
+    })
 }
 
 /// Refuses a tree the anchor's file system has no room for (statvfs).
@@ -199,6 +221,7 @@ impl FsPlan {
             mode,
             marked,
             old_shape,
+            stalls: self.stalls,
             direct: AtomicBool::new(w.direct),
             sync: w.sync,
             pool: Arc::new(DataPool::new(w.data, w.bs.max_bytes() as usize, w.seed)),
@@ -240,9 +263,11 @@ pub(crate) fn execute(
         let start_cell = start_cell.clone();
         let w = w.clone();
         let f = f.clone();
+        let stalls = ft.stalls.clone();
         let handle = std::thread::Builder::new()
             .name(format!("iorig-fs{id}"))
             .spawn(move || {
+                crate::run::set_timer_slack();
                 barrier.wait();
                 let start = loop {
                     if let Some(s) = start_cell.get() {
@@ -264,7 +289,7 @@ pub(crate) fn execute(
                     spare_rx,
                     shared,
                 ) {
-                    Ok(wk) => wk.run(),
+                    Ok(wk) => wk.with_stalls(stalls).run(),
                     Err(e) => {
                         let _ = tx.send(WorkerMsg::Error {
                             worker: id,

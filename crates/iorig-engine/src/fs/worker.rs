@@ -89,6 +89,10 @@ pub(crate) struct FsWorker {
     /// Transfers of a random session without `stopafter`: the file's size
     /// over the mean transfer size.
     pub mean_bs: f64,
+    /// Test stalls: (operations before it, ms), each once.
+    stalls: Vec<(u64, u64)>,
+    /// Operations of the mix this worker has drawn.
+    drawn: u64,
 }
 
 impl FsWorker {
@@ -175,7 +179,27 @@ impl FsWorker {
             stopafter: f.stopafter,
             align: w.bs.alignment_bytes().max(1),
             mean_bs: mean_bs.max(1.0),
+            stalls: Vec::new(),
+            drawn: 0,
         })
+    }
+
+    /// `stall:after=N:ms=M` rules: this worker's operation N+1 waits M ms
+    /// before it is carried out (a slow operation, for tests of latency
+    /// under a rate). Other forms were refused at the plan.
+    pub fn with_stalls(mut self, rules: Vec<crate::engine::fault::FaultRule>) -> FsWorker {
+        use crate::engine::fault::{FaultRule, FaultTrigger};
+        self.stalls = rules
+            .into_iter()
+            .filter_map(|r| match r {
+                FaultRule::Stall {
+                    when: FaultTrigger::After(n),
+                    ms,
+                } => Some((n, ms)),
+                _ => None,
+            })
+            .collect();
+        self
     }
 
     /// Runs to the plan's end, a stop request, an error, or until the mix
@@ -191,6 +215,11 @@ impl FsWorker {
                 continue;
             };
             let op = self.draw();
+            self.drawn += 1;
+            if let Some(i) = self.stalls.iter().position(|(n, _)| self.drawn == n + 1) {
+                let (_, ms) = self.stalls.swap_remove(i);
+                std::thread::sleep(Duration::from_millis(ms));
+            }
             match self.run_op(op, sched) {
                 Ok(true) => {}
                 Ok(false) => {
