@@ -66,6 +66,18 @@ pub struct StepReport {
     /// Latency against percentile from the step's merged histograms.
     pub percentiles: Vec<PercentileSeries>,
     pub findings: StepFindings,
+    /// A file-system workload's operations by kind (reads and writes
+    /// included): the summary's figures and, per interval, (t_s, figures).
+    /// Empty for a block workload.
+    pub fs_ops: Vec<FsOpReport>,
+}
+
+/// One kind of a file-system workload's operations in a step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FsOpReport {
+    pub op: Op,
+    pub summary: OpFigures,
+    pub intervals: Vec<(f64, OpFigures)>,
 }
 
 /// The parameters that identify a step, from its stored `workload` object.
@@ -265,7 +277,9 @@ fn step_of(
     let io = row.summary.as_ref().and_then(|s| s.io());
     let summary = io.map(summary_of);
     let validation = io.and_then(|s| s.validation.as_ref()).cloned();
-    let intervals = intervals_of(&store.intervals(row.id)?);
+    let rows = store.intervals(row.id)?;
+    let intervals = intervals_of(&rows);
+    let fs_ops = fs_ops_of(io, &rows);
     let mut percentiles = Vec::new();
     let total = store.histogram(row.id, Op::Total, HistKind::Lat)?;
     let read = store.histogram(row.id, Op::Read, HistKind::Lat)?;
@@ -298,6 +312,7 @@ fn step_of(
         started: row.started,
         ended: row.ended,
         intervals,
+        fs_ops,
         percentiles,
         findings: StepFindings::default(),
     };
@@ -353,6 +368,27 @@ fn figures_of(r: &IntervalRow) -> OpFigures {
         bw_bytes_per_s: r.bw_bytes_per_s,
         lat_ns: r.lat_ns,
     }
+}
+
+/// A file-system step's kinds of operation: each kind its summary has,
+/// with its interval rows.
+fn fs_ops_of(io: Option<&Summary>, rows: &[IntervalRow]) -> Vec<FsOpReport> {
+    let Some(io) = io else { return Vec::new() };
+    io.fs_ops
+        .iter()
+        .map(|(f, o)| {
+            let op = Op::of_fs(*f);
+            FsOpReport {
+                op,
+                summary: op_of(o),
+                intervals: rows
+                    .iter()
+                    .filter(|r| r.op == op)
+                    .map(|r| (r.t_s, figures_of(r)))
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 /// Folds the read/write/total rows of each interval into one point.

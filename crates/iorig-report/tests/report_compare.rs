@@ -23,6 +23,7 @@ fn key(bs: &str, read: i64, qd: u32, threads: u32) -> StepKey {
         qd,
         threads,
         rate: "max".to_owned(),
+        tree: None,
         occurrence: 0,
     }
 }

@@ -161,6 +161,55 @@ fn the_vdbench_guide_example_builds_exactly_its_tree_and_reads_it() {
     for op in ["read", "open", "close"] {
         assert!(first[op]["ops"].as_u64().unwrap() > 0, "{op}: {first}");
     }
+    // CSV: the steps table has a column group per kind, the intervals
+    // table a row per kind and interval; the HTML report a row per kind
+    // and a chart of the kinds over time.
+    let csv = dir.path().join("x.csv");
+    ok(
+        &[
+            "export",
+            "1",
+            "--db",
+            db.to_str().unwrap(),
+            "--format",
+            "csv",
+            "--out",
+            csv.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let steps = std::fs::read_to_string(&csv).unwrap();
+    let head: Vec<&str> = steps.lines().next().unwrap().split(',').collect();
+    for col in ["open_ops", "close_iops", "fs_ops", "fs_depth"] {
+        assert!(head.contains(&col), "{col}: {head:?}");
+    }
+    let intervals = std::fs::read_to_string(dir.path().join("x.intervals.csv")).unwrap();
+    for op in ["read", "open", "close", "total"] {
+        let n = intervals
+            .lines()
+            .filter(|l| l.split(',').nth(7) == Some(op))
+            .filter(|l| l.split(',').nth(8).is_some_and(|v| v != "0"))
+            .count();
+        assert!(n >= 2, "{op}: {n} rows with operations");
+    }
+    let rep = dir.path().join("rep");
+    ok(
+        &[
+            "report",
+            "1",
+            "--db",
+            db.to_str().unwrap(),
+            "--out",
+            rep.to_str().unwrap(),
+        ],
+        dir.path(),
+    );
+    let html = std::fs::read_to_string(rep.join("index.html")).unwrap();
+    for op in ["read", "open", "close"] {
+        assert!(html.contains(&format!("<td>{op}</td>")), "{op}");
+    }
+    assert!(rep.join("step-0000-operations.svg").exists());
+
     // A second run with the same shape keeps the tree.
     let again = fs_run(
         dir.path(),

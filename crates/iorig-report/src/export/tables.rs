@@ -2,7 +2,7 @@
 //! both CSV files and of the `steps` and `intervals` XLSX sheets.
 
 use super::{Cell, Column, Fmt, RunData, StepData, Table};
-use iorig_result::{Finding, LatSummary, Op, OpSummary, Summary};
+use iorig_result::{Finding, FsOp, LatSummary, Op, OpSummary, Summary};
 use iorig_store::IntervalRow;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
@@ -105,13 +105,13 @@ fn from_finding(
 }
 
 /// The summary and analysis columns of the steps table.
-fn figures() -> Vec<Figure> {
+fn figures(extra: &[Op]) -> Vec<Figure> {
     let mut out = vec![figure(
         "duration_s",
         Fmt::Dec(3),
         from_summary(|s| Cell::Float(s.duration_s)),
     )];
-    for op in SUMMARY_OPS {
+    for op in SUMMARY_OPS.iter().chain(extra).copied() {
         let name = op.as_str();
         out.push(figure(
             format!("{name}_ops"),
@@ -259,9 +259,38 @@ fn figures() -> Vec<Figure> {
 /// record, flattened one level (the JSON boundary; no key is looked up).
 fn params_of(s: &StepData) -> Map<String, Value> {
     match serde_json::to_value(&s.step.params) {
-        Ok(Value::Object(o)) => o,
+        // A file-system workload's tree (`fs`) becomes `fs_depth`, … .
+        Ok(Value::Object(o)) => o
+            .into_iter()
+            .flat_map(|(k, v)| match v {
+                Value::Object(inner) => inner
+                    .into_iter()
+                    .map(|(ik, iv)| (format!("{k}_{ik}"), iv))
+                    .collect::<Vec<_>>(),
+                v => vec![(k, v)],
+            })
+            .collect(),
         _ => Map::new(),
     }
+}
+
+/// The kinds of a file-system workload's operations (besides reads and
+/// writes) that any step of the run counted, in their order.
+fn fs_kinds(data: &RunData) -> Vec<Op> {
+    FsOp::ALL
+        .into_iter()
+        .filter(|f| !matches!(f, FsOp::Read | FsOp::Write))
+        .filter(|f| {
+            data.steps.iter().any(|s| {
+                s.step
+                    .summary
+                    .as_ref()
+                    .and_then(|x| x.io())
+                    .is_some_and(|x| x.fs_ops.contains_key(f))
+            })
+        })
+        .map(Op::of_fs)
+        .collect()
 }
 
 /// The parameter keys of all steps: the preferred ones present, then the
@@ -300,7 +329,7 @@ fn param_cell(s: &StepData, key: &str, v: Option<&Value>) -> Cell {
 
 /// One row per step (docs/export.md, "Steps").
 pub(super) fn steps_table(data: &RunData) -> Table {
-    let figures = figures();
+    let figures = figures(&fs_kinds(data));
     let params: Vec<Map<String, Value>> = data.steps.iter().map(params_of).collect();
     let keys = param_keys(&params);
     let mut columns: Vec<Column> = STEP_HEAD

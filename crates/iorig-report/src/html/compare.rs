@@ -18,6 +18,8 @@ pub struct StepKey {
     pub threads: u32,
     /// `max`, `5000 IOPS`, or the curve role.
     pub rate: String,
+    /// A file-system step's operations and tree (`create in 1x8x1250 of 0`).
+    pub tree: Option<String>,
     /// Which repetition of the same shape in its run (0 for the first).
     pub occurrence: u32,
 }
@@ -38,6 +40,12 @@ impl StepKey {
             qd: p.qd,
             threads: p.threads,
             rate,
+            tree: s.workload.as_ref().and_then(|w| w.fs.as_ref()).map(|f| {
+                format!(
+                    "{} in {}x{}x{} of {} {} {}",
+                    f.ops, f.depth, f.width, f.files, f.file_size, f.fileio, f.fileselect
+                )
+            }),
             occurrence: 0,
         }
     }
@@ -49,15 +57,18 @@ impl StepKey {
         } else {
             String::new()
         };
-        let mut s = format!(
-            "{} read {}%{trim} random {}% qd {} t{} {}",
-            self.bs,
-            fmt_pct(self.read_permille as f64 / 10.0),
-            fmt_pct(self.random_permille as f64 / 10.0),
-            self.qd,
-            self.threads,
-            self.rate
-        );
+        let mut s = match &self.tree {
+            Some(tree) => format!("{tree} bs {} t{} {}", self.bs, self.threads, self.rate),
+            None => format!(
+                "{} read {}%{trim} random {}% qd {} t{} {}",
+                self.bs,
+                fmt_pct(self.read_permille as f64 / 10.0),
+                fmt_pct(self.random_permille as f64 / 10.0),
+                self.qd,
+                self.threads,
+                self.rate
+            ),
+        };
         if self.occurrence > 0 {
             let _ = write!(s, " #{}", self.occurrence + 1);
         }

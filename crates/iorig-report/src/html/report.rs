@@ -817,28 +817,34 @@ pub(super) fn step_detail(page: &mut Page, s: &StepReport) {
         esc(&params_text(&s.params))
     );
     if let Some(sum) = &s.summary {
-        let rows: Vec<Vec<String>> = [
-            ("read", &sum.read),
-            ("write", &sum.write),
-            ("total", &sum.total),
-        ]
-        .into_iter()
-        .filter(|(name, o)| o.ops > 0 || *name == "total")
-        .map(|(name, o)| {
-            let l = &o.lat_ns;
-            vec![
-                name.to_owned(),
-                fmt_iops(o.iops),
-                fmt_mb_s(o.bw_bytes_per_s),
-                fmt_lat_ns(l.min as f64),
-                fmt_lat_ns(l.mean as f64),
-                fmt_lat_ns(l.p50 as f64),
-                fmt_lat_ns(l.p99 as f64),
-                fmt_lat_ns(l.p99_9 as f64),
-                fmt_lat_ns(l.max as f64),
-            ]
-        })
-        .collect();
+        // A tree's step lists every kind of operation it counted.
+        let kinds: Vec<(&str, &crate::model::OpFigures)> = if s.fs_ops.is_empty() {
+            vec![("read", &sum.read), ("write", &sum.write)]
+        } else {
+            s.fs_ops
+                .iter()
+                .map(|k| (k.op.as_str(), &k.summary))
+                .collect()
+        };
+        let rows: Vec<Vec<String>> = kinds
+            .into_iter()
+            .chain([("total", &sum.total)])
+            .filter(|(name, o)| o.ops > 0 || *name == "total")
+            .map(|(name, o)| {
+                let l = &o.lat_ns;
+                vec![
+                    name.to_owned(),
+                    fmt_iops(o.iops),
+                    fmt_mb_s(o.bw_bytes_per_s),
+                    fmt_lat_ns(l.min as f64),
+                    fmt_lat_ns(l.mean as f64),
+                    fmt_lat_ns(l.p50 as f64),
+                    fmt_lat_ns(l.p99 as f64),
+                    fmt_lat_ns(l.p99_9 as f64),
+                    fmt_lat_ns(l.max as f64),
+                ]
+            })
+            .collect();
         page.push(&table(
             "ops",
             &[
@@ -855,6 +861,37 @@ pub(super) fn step_detail(page: &mut Page, s: &StepReport) {
             &format!("{stem}-timeseries"),
             &title,
             charts::time_series_chart(&title, &time_series_of(s)),
+        );
+    }
+    if s.fs_ops.iter().any(|k| k.intervals.len() > 1) {
+        let title = format!("Step {} operations over time: {}", s.index, s.name);
+        let lines = |f: fn(&crate::model::OpFigures) -> f64| -> Vec<(String, Vec<(f64, f64)>)> {
+            s.fs_ops
+                .iter()
+                .map(|k| {
+                    (
+                        k.op.as_str().to_owned(),
+                        k.intervals.iter().map(|(t, o)| (*t, f(o))).collect(),
+                    )
+                })
+                .collect()
+        };
+        let panels = [
+            charts::SeriesPanel {
+                y_desc: "operations/s".into(),
+                lines: lines(|o| o.iops),
+                count_axis: true,
+            },
+            charts::SeriesPanel {
+                y_desc: "mean latency (ms)".into(),
+                lines: lines(|o| o.lat_ns.mean as f64 / 1e6),
+                count_axis: false,
+            },
+        ];
+        page.chart(
+            &format!("{stem}-operations"),
+            &title,
+            charts::panels_chart(&title, &panels),
         );
     }
     if !s.percentiles.is_empty() {
