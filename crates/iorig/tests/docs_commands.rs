@@ -217,6 +217,10 @@ fn setup() -> Fixture {
     let workload = std::fs::read_to_string(root.join("docs/workload.md")).unwrap();
     let example = toml_block(&workload, "## Example");
     std::fs::write(f.path().join("example.toml"), rewrite_toml(&example, &f)).unwrap();
+    let fs_doc = std::fs::read_to_string(root.join("docs/filesystem.md")).unwrap();
+    let fs_example = toml_block(&fs_doc, "## A workload file");
+    std::fs::write(f.path().join("fs.toml"), rewrite_toml(&fs_example, &f)).unwrap();
+    std::fs::create_dir_all(f.path().join("fsd1")).unwrap();
     let rules = std::fs::read_to_string(root.join("docs/profile-rules.md")).unwrap();
     std::fs::write(f.path().join("my-rules.toml"), toml_block(&rules, "")).unwrap();
     f
@@ -280,6 +284,17 @@ fn rewrite(text: &str, f: &Fixture) -> (Vec<String>, Option<String>) {
             }
             ("--interval", Some(_)) if sub == "profile" => {
                 args.extend(["--interval".into(), "200ms".into()]);
+                i += 2;
+            }
+            // A tree's anchor must exist: the docs make it with mkdir.
+            ("--anchor", Some(v)) => {
+                std::fs::create_dir_all(v).unwrap();
+                args.extend(["--anchor".into(), v.into()]);
+                i += 2;
+            }
+            ("--target", Some(v)) if text.contains("--builtin fs-") => {
+                std::fs::create_dir_all(v).unwrap();
+                args.extend(["--target".into(), v.into()]);
                 i += 2;
             }
             ("--device", Some(_)) => {
