@@ -762,3 +762,84 @@ fn an_operations_rate_holds_and_a_slow_operation_makes_the_late_ones_late() {
     );
     assert_eq!(out.status.code(), Some(2));
 }
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+#[test]
+fn ctrl_c_during_the_format_is_stored_as_interrupted_and_restart_completes_the_tree() {
+    let dir = tmp();
+    let anchor = dir.path().join("t");
+    std::fs::create_dir(&anchor).unwrap();
+    let db = dir.path().join("r.db");
+    let shape = [
+        "--width",
+        "4",
+        "--files",
+        "1000",
+        "--file-size",
+        "32k",
+        "--threads",
+        "1",
+    ];
+    let mut args = vec![
+        "run",
+        "--anchor",
+        anchor.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+        "--ops",
+        "stat",
+        "--time",
+        "1s",
+        "--quiet",
+        "--buffered",
+    ];
+    args.extend_from_slice(&shape);
+    let child = common::iorig()
+        .args(&args)
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once the format has made some of its 4 000 files.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while data_files(&anchor).len() < 200 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: sending SIGINT to our own child process.
+    unsafe {
+        libc_kill(child.id() as i32, 2);
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    let made = data_files(&anchor).len();
+    assert!(made < 4000, "stopped before the end: {made}");
+    assert!(anchor.join(".iorig-tree").exists());
+    let show: Value = serde_json::from_str(&ok(
+        &["runs", "show", "1", "--db", db.to_str().unwrap(), "--json"],
+        dir.path(),
+    ))
+    .unwrap();
+    assert_eq!(show["steps"][0]["status"], "interrupted", "{show}");
+    assert_eq!(show["steps"][0]["summary"]["format"]["interrupted"], true);
+
+    // The next run completes the tree: what is there is kept, the rest
+    // made, a file cut short made again.
+    let mut again = vec!["--ops", "stat", "--time", "1s"];
+    again.extend_from_slice(&shape);
+    let doc = fs_run(dir.path(), &anchor, &again);
+    let f = &doc["summary"]["format"];
+    let kept = f["files_kept"].as_u64().unwrap();
+    let created = f["files_created"].as_u64().unwrap();
+    assert!(kept >= 199 && kept + created == 4000, "{f}");
+    let files = data_files(&anchor);
+    assert_eq!(files.len(), 4000);
+    for p in &files {
+        assert_eq!(std::fs::metadata(anchor.join(p)).unwrap().len(), 32 << 10);
+    }
+}
