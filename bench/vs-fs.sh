@@ -93,17 +93,20 @@
 #                is shown as ABOVE, the slower as BELOW)
 #
 # Also not identical: iorig's workers are threads of one process, fio's jobs
-# are processes. iorig's ops/s is ops over its measured time (first op to the
-# end of the run); fio's is ops over the longest job's runtime, counted from
-# that job's start and kept in whole milliseconds (create and delete runs of
-# 20000 files last ~0.1 s: ~1 % rounding). Each tool reads its own files, which
+# are processes. iorig's ops/s is ops over its measured time (summary
+# .duration_s); fio's is ops over the longest job's runtime, counted from that
+# job's start and kept in whole milliseconds (create and delete runs of 20000
+# files last ~0.1 s: ~1 % rounding). In create and delete, a worker done with
+# its directory ends in fio (the job process exits), while iorig's keeps
+# looking for work until the last one is done (stderr: "create found no empty
+# file slot to work on N times"). Each tool reads its own files, which
 # it wrote itself (same sizes, same directory structure, names of other
 # lengths). Everything runs on one machine: with more workers than CPUs both
 # tools time preemption too.
 #
-# The script writes only to its temp dirs (one under /var/tmp, one in /dev/shm)
-# and, for ext4, to the loop device it set up itself; never to /dev/vda or any
-# other disk directly.
+# The script writes only to its temp dirs (one under /var/tmp or /tmp, one in
+# /dev/shm) and, for ext4, to the loop device it set up itself; never to
+# /dev/vda or any other disk directly.
 #
 # Exit status: 0 when it ran (whatever the verdicts), 2 when a prerequisite is
 # missing and cannot be installed, 1 on errors.
@@ -255,7 +258,6 @@ cd "$WORK"
 # Results: one line per measurement: case<TAB>metric<TAB>round<TAB>tool<TAB>value
 record() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >>"$RESULTS"; }
 SKIPPED=()
-FS_DONE=()
 
 # json_get FILE EXPR... — one line per EXPR, Python over `d` (the document).
 json_get() {
@@ -432,7 +434,6 @@ run_fs() {
         done
     done
     empty_trees "$root"
-    FS_DONE+=("$fs")
 }
 
 # Both trees hold FILES files of 64 KiB at the same time.
@@ -469,11 +470,11 @@ fi
 
 # ---------------------------------------------------------------- ext4
 EXT4_WHY=""
+# Room for both trees' data, plus metadata and journal (MiB).
+EXT4_MIB=$(((DATA_BYTES * 5 / 4 + 512 * 1024 * 1024) >> 20))
 ext4_setup() { # succeeds with our ext4 mounted on $EXT4_MNT; else EXT4_WHY says why
     if ! is_root; then EXT4_WHY="not root (needs a loop device and mount)"; return 1; fi
-    local size avail_kb dev
-    # Room for both trees' data, plus metadata and journal.
-    size=$(((DATA_BYTES / 4 * 5 + 512 * 1024 * 1024) >> 20)) # MiB
+    local size=$EXT4_MIB avail_kb dev
     avail_kb=$(df -P -k "$WORK" | awk 'NR == 2 { print $4 }')
     if ((avail_kb / 1024 < size + 256)); then
         EXT4_WHY="only $((avail_kb / 1024)) MiB free under $WORK for a ${size} MiB backing file"
@@ -498,7 +499,7 @@ ext4_setup() { # succeeds with our ext4 mounted on $EXT4_MNT; else EXT4_WHY says
 if wants ext4; then
     LOOP_DEV=""
     if ext4_setup; then
-        log "ext4: $(((DATA_BYTES / 4 * 5 + 512 * 1024 * 1024) >> 20)) MiB on $LOOP_DEV (sparse file on $(fs_type "$WORK")), mounted on $EXT4_MNT"
+        log "ext4: $EXT4_MIB MiB on $LOOP_DEV (sparse file on $(fs_type "$WORK")), mounted on $EXT4_MNT"
         run_fs ext4 "$EXT4_MNT"
         rm -rf -- "${EXT4_MNT:?}/iorig" "${EXT4_MNT:?}/fio"
     else

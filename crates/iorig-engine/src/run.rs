@@ -930,9 +930,20 @@ pub(crate) fn collect(
         // The planned end counts as a stop too: a worker stuck in a system
         // call then gets STOP_GRACE to report, not forever.
         let at_end = !plan.is_empty() && now_ns >= plan.end_ns();
-        if stopped.is_none() && (stop.load(Ordering::Relaxed) || done.iter().all(|d| *d) || at_end)
-        {
-            stopped = Some((now_ns.min(plan.end_ns()), now));
+        let asked = stop.load(Ordering::Relaxed);
+        let all_done = done.iter().all(|d| *d);
+        if stopped.is_none() && (asked || all_done || at_end) {
+            // Every worker ran out of work by itself (a tree's creates are
+            // all made): the run ended with its last completion, not when
+            // the collector saw the last worker go, so a short run's rate
+            // is not diluted by the collector's wake-up.
+            let last = last_completion.load(Ordering::Relaxed);
+            let end_ns = if all_done && !asked && !at_end && last > 0 {
+                last.min(now_ns)
+            } else {
+                now_ns
+            };
+            stopped = Some((end_ns.min(plan.end_ns()), now));
         }
 
         // Samples for every boundary that has passed, on the collector's own

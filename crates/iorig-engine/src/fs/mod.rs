@@ -353,9 +353,8 @@ pub(crate) fn execute(
     }
     if shared.exhausted.load(Ordering::Relaxed) {
         outcome.notices.push(format!(
-            "the operations ran out of work after {:.3} s: {} (every slot they need is taken); the step ended early",
-            outcome.measured_s,
-            f.ops
+            "the step ended early, after {:.3} s: nothing was left for {} to work on",
+            outcome.measured_s, f.ops
         ));
     }
     Ok(outcome)

@@ -24,8 +24,10 @@ use std::time::{Duration, Instant};
 
 /// Slots looked at from a drawn one before drawing again.
 const PROBE: u64 = 64;
-/// Draws of a slot before an operation is given up as having nothing to do.
+/// Draws of a slot before the slots are scanned in a row.
 const DRAWS: u32 = 8;
+/// Slots scanned in a row when the draws found none.
+const SCAN: u64 = 1 << 20;
 
 /// Counts shared by a run's workers.
 #[derive(Debug, Default)]
@@ -205,6 +207,8 @@ impl FsWorker {
     /// Runs to the plan's end, a stop request, an error, or until the mix
     /// has nothing left to do.
     pub fn run(mut self) {
+        // Operations in a row that found nothing to work on.
+        let mut dry = 0u32;
         loop {
             let now = self.meter.now_ns();
             self.meter.advance(now);
@@ -221,11 +225,19 @@ impl FsWorker {
                 std::thread::sleep(Duration::from_millis(ms));
             }
             match self.run_op(op, sched) {
-                Ok(true) => {}
+                Ok(true) => dry = 0,
                 Ok(false) => {
                     self.meter.shared.no_slot[op.index()].fetch_add(1, Ordering::Relaxed);
                     if self.nothing_left() {
                         self.meter.shared.exhausted.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                    dry += 1;
+                    // Every operation of the mix looked at every slot and
+                    // found none it could take (the rest are being worked
+                    // on by others): this worker is done, as a fio job
+                    // that has processed its files exits.
+                    if dry >= 4 * self.mix.len() as u32 {
                         break;
                     }
                 }
@@ -293,7 +305,14 @@ impl FsWorker {
                 return None;
             }
         }
-        None
+        // The draws found nothing free near them: look at every slot once
+        // (a million at most, about a millisecond), so a worker whose own
+        // share is done helps with the rest, and one that finds nothing
+        // knows there is nothing to take.
+        let from = below(&mut self.rng, slots);
+        (0..slots.min(SCAN))
+            .map(|k| (from + k) % slots)
+            .find(|s| self.tree.take(*s, want))
     }
 
     /// Runs one operation of the mix; false when it found nothing to work
