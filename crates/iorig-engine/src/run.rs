@@ -229,7 +229,8 @@ pub fn plan(w: &Workload, allow_destroy: bool) -> Result<Planned, EngineError> {
 /// minute. The safety tests use it to change a target at a known moment
 /// between the checks and the first write; release builds never pause.
 #[cfg(debug_assertions)]
-fn test_pause(point: &str) {
+#[doc(hidden)]
+pub fn test_pause(point: &str) {
     let Some(dir) = std::env::var_os("IORIG_TEST_PAUSE_DIR") else {
         return;
     };
@@ -242,7 +243,8 @@ fn test_pause(point: &str) {
 }
 
 #[cfg(not(debug_assertions))]
-fn test_pause(_point: &str) {}
+#[doc(hidden)]
+pub fn test_pause(_point: &str) {}
 
 /// A run ready to start: targets created and open.
 #[derive(Debug)]
@@ -281,6 +283,13 @@ pub fn open(
     if let Some(fs) = planned.fs {
         let w = planned.workload;
         let target = fs.open(&w, planned.allow_destroy)?;
+        // Under validation the tree is one target: each file slot a span
+        // of the largest file size.
+        let extents_bytes = if w.verify {
+            vec![target.extent_bytes(w.verify_unit_bytes())]
+        } else {
+            Vec::new()
+        };
         // No byte ranges: a tree's operations pick files, not offsets. The
         // one-block space keeps the fields every run has well formed.
         let bs = w.max_bs_bytes();
@@ -299,7 +308,7 @@ pub fn open(
             targets: Vec::new(),
             info: virtual_infos,
             space: Arc::new(space),
-            extents_bytes: Vec::new(),
+            extents_bytes,
             verify: None,
             byte_limit: None,
             io_records: None,

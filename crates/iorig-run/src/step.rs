@@ -148,8 +148,30 @@ pub(crate) fn run_step(
     // anchor passed every check; the byte limit and trims are block ideas.
     let format = match prepared.fs.clone() {
         Some(ft) => {
+            if w.verify && prepared.verify.is_none() {
+                // Validation needs to know what every file holds: this
+                // step writes them all (an earlier step's keys, kept by a
+                // plan, would say it otherwise).
+                if ft.mode != iorig_spec::FormatMode::Yes {
+                    return Err(RunError::usage(format!(
+                        "--verify on a tree checks files this run wrote: give --format yes (the tree in {} is used as it is with --format {})",
+                        ft.tree.anchor.display(),
+                        ft.mode.name()
+                    )));
+                }
+                let unit = w.verify_unit_bytes();
+                prepared.verify = Some(Arc::new(VerifySetup::fresh(
+                    unit as u32,
+                    &[ft.extent_bytes(unit)],
+                    w.verify_after,
+                    w.seed,
+                )?));
+            }
             hooks.opened(out, &prepared.info)?;
-            Some(format_tree(&ft, w, index, out, stop)?)
+            let done = format_tree(&ft, w, prepared.verify.as_ref(), index, out, stop)?;
+            // Test builds: a test may change the tree here (IORIG_TEST_PAUSE_DIR).
+            run::test_pause("formatted");
+            Some(done)
         }
         None => {
             prepared.byte_limit = hooks.byte_limit(prepared.space.total_bytes());
@@ -254,12 +276,13 @@ pub(crate) fn run_step(
 fn format_tree(
     ft: &iorig_engine::fs::FsTarget,
     w: &Workload,
+    verify: Option<&Arc<VerifySetup>>,
     index: usize,
     out: &mut Out<'_>,
     stop: &Stop,
 ) -> Result<iorig_engine::fs::FormatOutcome, RunError> {
     let path = ft.tree.anchor.display().to_string();
-    let outcome = iorig_engine::fs::format(ft, w, &stop.step, &mut |p| {
+    let outcome = iorig_engine::fs::format(ft, w, verify, &stop.step, &mut |p| {
         out.send(Event::Formatting {
             path: &path,
             progress: p,

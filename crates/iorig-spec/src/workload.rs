@@ -1099,14 +1099,6 @@ impl WorkloadFile {
             }
         }
         if self.verify.unwrap_or(false) || self.verify_after.unwrap_or(false) {
-            // TODO(issue 16): validation of a tree's files.
-            return Err(SpecError::bad(
-                "verify",
-                "true",
-                "data validation of a directory tree is not built yet; drop --verify",
-            ));
-        }
-        if self.verify.unwrap_or(false) || self.verify_after.unwrap_or(false) {
             if let Some((op, _)) = f.ops.ops.iter().find(|(o, _)| o.changes_names()) {
                 return Err(SpecError::bad(
                     "verify",
@@ -1333,6 +1325,18 @@ impl Workload {
                 self.all_sizes().to_string(),
                 "--verify needs block sizes that are multiples of 512 (one header per 512-byte multiple)",
             ));
+        }
+        if let Some(f) = &self.fs {
+            if let Some((odd, _)) = f.file_sizes.sizes.iter().find(|(s, _)| s % unit != 0) {
+                return Err(SpecError::bad(
+                    "file-size",
+                    format_size(*odd),
+                    format!(
+                        "--verify checks whole blocks of {}: give file sizes that are multiples of it",
+                        format_size(unit)
+                    ),
+                ));
+            }
         }
         let all = self.all_sizes();
         if let Some((odd, _)) = all.sizes.iter().find(|(s, _)| s % unit != 0) {

@@ -843,3 +843,84 @@ fn ctrl_c_during_the_format_is_stored_as_interrupted_and_restart_completes_the_t
         assert_eq!(std::fs::metadata(anchor.join(p)).unwrap().len(), 32 << 10);
     }
 }
+
+#[test]
+fn verify_on_a_tree_checks_every_read_and_finds_a_corrupted_file_block() {
+    let dir = tmp();
+    let anchor = dir.path().join("t");
+    std::fs::create_dir(&anchor).unwrap();
+    let shape = [
+        "--depth",
+        "1",
+        "--width",
+        "1",
+        "--files",
+        "4",
+        "--file-size",
+        "64k",
+        "--format",
+        "yes",
+        "--verify",
+    ];
+    // Clean: the format writes stamped files, reads and overwrites check
+    // them (each overwrite reads first), and nothing is wrong.
+    let mut args: Vec<&str> = shape.to_vec();
+    args.extend(["--ops", "read:50,write:50", "--time", "1s"]);
+    let doc = fs_run(dir.path(), &anchor, &args);
+    let v = &doc["summary"]["validation"];
+    assert_eq!(v["errors"], 0, "{v}");
+    assert!(v["units_checked"].as_u64().unwrap() > 100, "{v}");
+    assert!(v["pre_reads"].as_u64().unwrap() > 0, "{v}");
+
+    // A byte of one file changed after the format, before the reads.
+    let pause = dir.path().join("pause");
+    std::fs::create_dir(&pause).unwrap();
+    let out_json = dir.path().join("bad.json");
+    let mut args = vec![
+        "run",
+        "--anchor",
+        anchor.to_str().unwrap(),
+        "--no-db",
+        "--quiet",
+        "--buffered",
+        "--json",
+        out_json.to_str().unwrap(),
+        "--ops",
+        "read",
+        "--fileselect",
+        "sequential",
+        "--time",
+        "2s",
+    ];
+    args.extend_from_slice(&shape);
+    let child = common::iorig()
+        .args(&args)
+        .env("IORIG_TEST_PAUSE_DIR", &pause)
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !pause.join("formatted.ready").exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let victim = anchor.join("d0").join("f2");
+    let mut data = std::fs::read(&victim).unwrap();
+    data[8192 + 1000] ^= 0x55;
+    std::fs::write(&victim, &data).unwrap();
+    std::fs::write(pause.join("formatted.go"), b"").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    let doc = json(&out_json);
+    let v = &doc["summary"]["validation"];
+    assert!(v["errors"].as_u64().unwrap() >= 1, "{v}");
+    let first = &v["error_list"][0];
+    assert!(
+        first["target"].as_str().unwrap().ends_with("d0/f2"),
+        "{first}"
+    );
+    assert_eq!(first["offset_bytes"], 8192, "{first}");
+    assert_eq!(first["kind"], "corrupted", "{first}");
+}

@@ -299,6 +299,7 @@ fn new_id() -> String {
 pub fn format(
     ft: &FsTarget,
     w: &Workload,
+    verify: Option<&std::sync::Arc<crate::verify::VerifySetup>>,
     stop: &AtomicBool,
     progress: &mut dyn FnMut(&FormatProgress),
 ) -> Result<FormatOutcome, EngineError> {
@@ -309,7 +310,11 @@ pub fn format(
         mode: Some(mode),
         ..FormatOutcome::default()
     };
-    let make_dio = |t: u32| ft.data_io(w, t);
+    // Under validation the files are written stamped, as the workload's
+    // writes are, so its reads check them.
+    let validation = verify.map(|v| super::Validation::new(v.clone()));
+    let span = ft.span_bytes(w.verify_unit_bytes());
+    let make_dio = |t: u32| ft.data_io(w, t, validation.as_ref());
     let marker = tree.anchor.join(MARKER);
     // A tree of another shape goes first (it is iorig's: the plan checked).
     if let Some(old) = &ft.old_shape {
@@ -380,6 +385,7 @@ pub fn format(
     let work = |r: &mut PhaseSinkRef<'_>, slot: u64| -> Result<(), String> {
         let t = r.sink.now_ns();
         let size = tree.size_of(slot);
+        r.dio.at_file(slot * span);
         ops::create(
             r.sink,
             r.dio,
@@ -433,7 +439,7 @@ pub fn format(
 pub fn cleanup(ft: &FsTarget, w: &Workload) -> Result<(u64, Vec<String>), EngineError> {
     let never = AtomicBool::new(false);
     let mut out = FormatOutcome::default();
-    let make_dio = |t: u32| ft.data_io(w, t);
+    let make_dio = |t: u32| ft.data_io(w, t, None);
     remove_tree(
         &ft.tree,
         w.threads,

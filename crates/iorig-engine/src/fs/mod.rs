@@ -23,6 +23,7 @@ use crate::buffers::AlignedBuffers;
 use crate::data::{DataFiller, DataPool};
 use crate::gen::BsGen;
 use crate::run::{IntervalPlan, Prepared, RunEvent, RunOutcome, TargetInfo};
+use crate::verify::{ValidationSummary, VerifyCounters, VerifySetup, VerifyWorker};
 use crate::worker::WorkerMsg;
 use crate::EngineError;
 use crossbeam_channel::{bounded, unbounded, Sender};
@@ -83,7 +84,12 @@ impl FsTarget {
         }
     }
 
-    fn data_io(&self, w: &Workload, thread: u32) -> Result<DataIo, EngineError> {
+    fn data_io(
+        &self,
+        w: &Workload,
+        thread: u32,
+        verify: Option<&Validation>,
+    ) -> Result<DataIo, EngineError> {
         Ok(DataIo {
             buf: AlignedBuffers::new(1, w.bs.max_bytes() as usize)?,
             data: DataFiller::with_pool(self.pool.clone(), w.seed, thread),
@@ -91,7 +97,45 @@ impl FsTarget {
             direct: self.direct(),
             sync: self.sync,
             stale: true,
+            verify: verify
+                .map(|v| VerifyWorker::new(v.setup.clone(), v.counters.clone(), 1, v.wall_base_ns)),
+            vbase: 0,
+            errors: Vec::new(),
         })
+    }
+
+    /// Bytes of the validation target each file slot takes: the largest
+    /// file size, in whole validation units.
+    pub fn span_bytes(&self, unit_bytes: u64) -> u64 {
+        self.tree
+            .max_file_bytes()
+            .div_ceil(unit_bytes.max(1))
+            .max(1)
+            * unit_bytes.max(1)
+    }
+
+    /// The validation target's size: every slot's span.
+    pub fn extent_bytes(&self, unit_bytes: u64) -> u64 {
+        self.tree.slots * self.span_bytes(unit_bytes)
+    }
+}
+
+/// What validating workers of a tree share.
+pub(crate) struct Validation {
+    pub setup: Arc<VerifySetup>,
+    pub counters: Arc<VerifyCounters>,
+    pub wall_base_ns: u64,
+}
+
+impl Validation {
+    pub fn new(setup: Arc<VerifySetup>) -> Validation {
+        Validation {
+            setup,
+            counters: Arc::new(VerifyCounters::default()),
+            wall_base_ns: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64),
+        }
     }
 }
 
@@ -245,6 +289,18 @@ pub(crate) fn execute(
     let plan = Arc::new(IntervalPlan::new(w.warmup, w.time, w.interval));
     let workers = w.threads;
     let shared = Arc::new(worker::Shared::default());
+    let unit = w.verify_unit_bytes();
+    let validation = match (&prepared.verify, w.verify) {
+        (Some(v), true) => Some(Validation::new(v.clone())),
+        (None, true) => Some(Validation::new(Arc::new(VerifySetup::fresh(
+            unit as u32,
+            &[ft.extent_bytes(unit)],
+            w.verify_after,
+            w.seed,
+        )?))),
+        (_, false) => None,
+    };
+    let span = ft.span_bytes(unit);
     let (tx, rx) = unbounded::<WorkerMsg>();
     let mut spares = Vec::new();
     let barrier = Arc::new(std::sync::Barrier::new(workers as usize + 1));
@@ -253,7 +309,7 @@ pub(crate) fn execute(
     for id in 0..workers {
         let (spare_tx, spare_rx) = bounded::<Box<WorkerIntervalStats>>(2);
         spares.push(spare_tx);
-        let dio = ft.data_io(w, id)?;
+        let dio = ft.data_io(w, id, validation.as_ref())?;
         let tree = ft.tree.clone();
         let plan = plan.clone();
         let stop = stop.clone();
@@ -289,7 +345,7 @@ pub(crate) fn execute(
                     spare_rx,
                     shared,
                 ) {
-                    Ok(wk) => wk.with_stalls(stalls).run(),
+                    Ok(wk) => wk.with_stalls(stalls).with_span(span).run(),
                     Err(e) => {
                         let _ = tx.send(WorkerMsg::Error {
                             worker: id,
@@ -309,6 +365,9 @@ pub(crate) fn execute(
     barrier.wait();
     let start = Instant::now();
     let _ = start_cell.set(start);
+    let mut summary = validation
+        .as_ref()
+        .map(|v| ValidationSummary::new(u64::from(v.setup.keys.unit_bytes())));
     let mut outcome = crate::run::collect(
         prepared,
         &plan,
@@ -317,7 +376,7 @@ pub(crate) fn execute(
         rx,
         &spares,
         events,
-        None,
+        summary.as_mut().map(|s| (s, u64::from(w.max_errors))),
         &shared.last_completion,
     );
     // A worker stuck in a system call (a hung NFS server) is left behind
@@ -336,6 +395,10 @@ pub(crate) fn execute(
             ));
         }
     }
+    if let (Some(s), Some(v)) = (summary.as_mut(), &validation) {
+        s.take_counts(&v.counters);
+    }
+    outcome.validation = summary;
     for op in FsOp::ALL {
         let n = shared.no_slot[op.index()].load(Ordering::Relaxed);
         if n > 0 {

@@ -6,7 +6,9 @@
 use crate::buffers::AlignedBuffers;
 use crate::data::DataFiller;
 use crate::gen::BsGen;
+use crate::verify::{Phase, VerifyWorker};
 use iorig_spec::{FsOp, SyncMode};
+use iorig_verify::UnitError;
 use rustix::fs::{Mode, OFlags};
 use std::os::fd::OwnedFd;
 use std::path::Path;
@@ -44,9 +46,56 @@ pub(crate) struct DataIo {
     pub sync: SyncMode,
     /// The buffer holds read data (a write refreshes it first).
     pub stale: bool,
+    /// Data validation (`--verify`): the tree is one validation target
+    /// whose file `slot` starts at `slot × span` ([`DataIo::at_file`]).
+    pub verify: Option<VerifyWorker>,
+    /// Where the current file starts in the validation target.
+    pub vbase: u64,
+    /// Validation errors found, with the file they were found in, for the
+    /// caller to report.
+    pub errors: Vec<(std::path::PathBuf, UnitError)>,
 }
 
 impl DataIo {
+    /// The next operation works on the file that starts at `vbase` of the
+    /// validation target.
+    pub fn at_file(&mut self, vbase: u64) {
+        self.vbase = vbase;
+    }
+
+    /// Adds this worker's validation counts to the run's.
+    pub fn flush_counts(&mut self) {
+        if let Some(v) = &mut self.verify {
+            v.flush_counts();
+        }
+    }
+}
+
+/// Reads `buf.len()` bytes at `offset`; fewer only at the end of the file.
+fn pread_full(fd: &OwnedFd, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut done = 0usize;
+    while done < buf.len() {
+        match rustix::io::pread(fd, &mut buf[done..], offset + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
+            Err(e) => return Err(io(e)),
+        }
+    }
+    Ok(done)
+}
+
+impl DataIo {
+    /// Read-write for writes under validation (pre-reads and read-backs
+    /// read what they write over).
+    fn access(&self, write: bool) -> OFlags {
+        match (write, self.verify.is_some()) {
+            (false, _) => OFlags::RDONLY,
+            (true, false) => OFlags::WRONLY,
+            (true, true) => OFlags::RDWR,
+        }
+    }
+
     fn flags(&self, write: bool) -> OFlags {
         let mut f = OFlags::CLOEXEC;
         if self.direct {
@@ -85,11 +134,33 @@ fn write_at(
     sched_ns: u64,
     req: Req,
 ) -> std::io::Result<u64> {
+    let vbase = dio.vbase;
     let buf = dio.buf.slot_mut(0);
     let Some(buf) = buf.get_mut(..len) else {
         return Err(std::io::Error::other("transfer larger than the buffer"));
     };
-    dio.data.fill(buf, target, offset, dio.stale);
+    let voff = vbase + offset;
+    match &mut dio.verify {
+        Some(v) => {
+            if !v.lock(0, voff, len as u32) {
+                return Err(std::io::Error::other(
+                    "validation: the block is held by another I/O",
+                ));
+            }
+            // Data of a known write is read and checked before it is
+            // overwritten, as block runs do.
+            if v.known(0, voff, len as u32) {
+                pread_full(fd, buf, offset)?;
+                let mut errs = Vec::new();
+                v.check(0, buf, 0, voff, Phase::PreRead, &mut errs);
+                dio.errors
+                    .extend(errs.into_iter().map(|e| (std::path::PathBuf::new(), e)));
+            }
+            v.prepare_write(0, buf, 0, voff, sink.now_ns());
+            v.flush_intents().map_err(std::io::Error::other)?;
+        }
+        None => dio.data.fill(buf, target, offset, dio.stale),
+    }
     dio.stale = false;
     let submit = sink.now_ns();
     let mut done = 0usize;
@@ -102,6 +173,24 @@ fn write_at(
         }
     }
     sink.done(FsOp::Write, len as u64, sched_ns, submit, req);
+    if let Some(v) = &mut dio.verify {
+        if v.after_write() {
+            // Journaled as done now; the keys are published after the
+            // read-back.
+            v.write_done(0, 0, voff, len as u32, false);
+            v.finish_writes().map_err(std::io::Error::other)?;
+            pread_full(fd, buf, offset)?;
+            let mut errs = Vec::new();
+            v.check(0, buf, 0, voff, Phase::AfterRead, &mut errs);
+            dio.errors
+                .extend(errs.into_iter().map(|e| (std::path::PathBuf::new(), e)));
+            v.release_written(0, 0, voff);
+            dio.stale = true;
+        } else {
+            v.write_done(0, 0, voff, len as u32, true);
+            v.finish_writes().map_err(std::io::Error::other)?;
+        }
+    }
     Ok(len as u64)
 }
 
@@ -120,7 +209,7 @@ pub(crate) fn create(
     replace: bool,
 ) -> Result<(), String> {
     let submit = sink.now_ns();
-    let mut flags = dio.flags(true) | OFlags::WRONLY | OFlags::CREATE;
+    let mut flags = dio.flags(true) | dio.access(true) | OFlags::CREATE;
     flags |= if replace { OFlags::TRUNC } else { OFlags::EXCL };
     let fd = rustix::fs::open(path, flags, Mode::from_raw_mode(0o644))
         .map_err(|e| failed("create", path, io(e)))?;
@@ -287,12 +376,7 @@ pub(crate) fn session(
     offsets: &mut dyn Offsets,
     first_sched_ns: u64,
 ) -> Result<(), String> {
-    let flags = dio.flags(write)
-        | if write {
-            OFlags::WRONLY
-        } else {
-            OFlags::RDONLY
-        };
+    let flags = dio.flags(write) | dio.access(write);
     let t = sink.now_ns();
     let fd = open(sink, path, flags, t, Req::Along)?;
     let mut at = 0u64;
@@ -311,6 +395,16 @@ pub(crate) fn session(
             let Some(buf) = buf.get_mut(..len as usize) else {
                 return Err(failed("read", path, "transfer larger than the buffer"));
             };
+            let voff = dio.vbase + off;
+            if let Some(v) = &dio.verify {
+                if !v.lock(0, voff, len as u32) {
+                    return Err(failed(
+                        "read",
+                        path,
+                        "validation: the block is held by another I/O",
+                    ));
+                }
+            }
             let submit = sink.now_ns();
             let n = loop {
                 match rustix::io::pread(&fd, &mut *buf, off) {
@@ -320,6 +414,15 @@ pub(crate) fn session(
                 }
             };
             dio.stale = true;
+            if let Some(v) = &mut dio.verify {
+                if n == len as usize {
+                    let mut errs = Vec::new();
+                    v.check(0, buf, 0, voff, Phase::Plain, &mut errs);
+                    dio.errors
+                        .extend(errs.into_iter().map(|e| (path.to_path_buf(), e)));
+                }
+                v.release(0, voff, len as u32);
+            }
             if n == 0 {
                 // The end of the file (a renamed file may be shorter).
                 break;

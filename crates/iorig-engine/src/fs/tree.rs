@@ -197,6 +197,11 @@ impl Tree {
         self.sizes.pick(crate::gen::unit_f64(&mut rng))
     }
 
+    /// The largest size a file of the tree has.
+    pub fn max_file_bytes(&self) -> u64 {
+        self.sizes.max_bytes()
+    }
+
     /// The bytes of every file the tree holds when complete.
     pub fn total_bytes(&self) -> u64 {
         (0..self.slots).map(|s| self.size_of(s)).sum()

@@ -93,6 +93,8 @@ pub(crate) struct FsWorker {
     pub mean_bs: f64,
     /// Test stalls: (operations before it, ms), each once.
     stalls: Vec<(u64, u64)>,
+    /// Bytes of the validation target per file slot.
+    span: u64,
     /// Operations of the mix this worker has drawn.
     drawn: u64,
 }
@@ -179,11 +181,19 @@ impl FsWorker {
             select,
             fileio: f.fileio,
             stopafter: f.stopafter,
-            align: w.bs.alignment_bytes().max(1),
+            // Under validation no transfer covers part of a unit.
+            align: w.offset_align_bytes().max(1),
             mean_bs: mean_bs.max(1.0),
             stalls: Vec::new(),
             drawn: 0,
+            span: 0,
         })
+    }
+
+    /// Where each file starts in the validation target.
+    pub fn with_span(mut self, span: u64) -> FsWorker {
+        self.span = span;
+        self
     }
 
     /// `stall:after=N:ms=M` rules: this worker's operation N+1 waits M ms
@@ -251,7 +261,39 @@ impl FsWorker {
                 }
             }
         }
+        self.dio.flush_counts();
         self.meter.finish();
+    }
+
+    /// Sends the validation errors the last operation found, each with the
+    /// file it was found in and its offset in that file.
+    fn report_validation(&mut self, slot: u64) {
+        if self.dio.errors.is_empty() {
+            return;
+        }
+        let file = self.tree.file_path(slot);
+        let base = slot * self.span;
+        let t_s = self.meter.now_ns() as f64 / 1e9;
+        for (path, mut error) in std::mem::take(&mut self.dio.errors) {
+            error.offset_bytes = error.offset_bytes.saturating_sub(base);
+            if let Some(o) = error.found_offset_bytes.as_mut() {
+                if *o >= base && *o < base + self.span {
+                    *o -= base;
+                }
+            }
+            let path = if path.as_os_str().is_empty() {
+                &file
+            } else {
+                &path
+            };
+            let _ = self.meter.tx.send(WorkerMsg::Validation {
+                error: Box::new(crate::verify::ValidationError {
+                    t_s,
+                    target_path: path.display().to_string(),
+                    error,
+                }),
+            });
+        }
     }
 
     fn draw(&mut self) -> FsOp {
@@ -333,6 +375,7 @@ impl FsWorker {
         };
         let had_dir = tree.has_dir(slot);
         let had_file = tree.has_file(slot);
+        self.dio.at_file(slot * self.span);
         let r = match op {
             FsOp::Create => {
                 let r = ops::create(
@@ -411,6 +454,7 @@ impl FsWorker {
             }
             FsOp::Close | FsOp::Readdir => Ok(()),
         };
+        self.report_validation(slot);
         r.map(|()| true)
     }
 
