@@ -149,16 +149,10 @@ pub(crate) fn run_step(
     let format = match prepared.fs.clone() {
         Some(ft) => {
             if w.verify && prepared.verify.is_none() {
-                // Validation needs to know what every file holds: this
-                // step writes them all (an earlier step's keys, kept by a
-                // plan, would say it otherwise).
-                if ft.mode != iorig_spec::FormatMode::Yes {
-                    return Err(RunError::usage(format!(
-                        "--verify on a tree checks files this run wrote: give --format yes (the tree in {} is used as it is with --format {})",
-                        ft.tree.anchor.display(),
-                        ft.mode.name()
-                    )));
-                }
+                // The format's writes are stamped with the step's keys, so
+                // the key map is made before it. Files kept from before
+                // hold data of unknown keys, which reads do not check (as
+                // an existing file's blocks in a block run).
                 let unit = w.verify_unit_bytes();
                 prepared.verify = Some(Arc::new(VerifySetup::fresh(
                     unit as u32,

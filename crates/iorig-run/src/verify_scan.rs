@@ -14,7 +14,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::OpenOptions;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The first bytes of every unit iorig writes under validation.
@@ -88,7 +88,7 @@ pub fn scan(
     let names: Vec<String> = state.targets.iter().map(|t| t.path.clone()).collect();
     let mut files = Vec::new();
     for t in &state.targets {
-        files.push(open_target(&t.path, t.size_bytes, opts.buffered)?);
+        files.push(Reader::open(&t.path, t.size_bytes, opts.buffered)?);
     }
     let ids: Vec<u32> = (0..state.targets.len())
         .map(|i| target_id(state.tag, i))
@@ -109,13 +109,13 @@ pub fn scan(
     let mut resolved: Vec<Vec<u8>> = state.keys.clone();
     let mut units_read = 0u64;
     let mut bytes_read = 0u64;
-    'targets: for (t, file) in files.iter().enumerate() {
+    'targets: for (t, file) in files.iter_mut().enumerate() {
         let keys = &state.keys[t];
         let mut u = 0usize;
         while u < keys.len() {
             let n = chunk_units.min(keys.len() - u);
             let data = &mut buf.slot_mut(0)[..n * unit];
-            read_full(file, data, (u * unit) as u64).map_err(|e| {
+            file.read(data, (u * unit) as u64, unit).map_err(|e| {
                 RunError::runtime(format!("reading {} at offset {}: {e}", names[t], u * unit))
             })?;
             units_read += n as u64;
@@ -140,10 +140,15 @@ pub fn scan(
                             resolved[t][u + i] = found.unwrap_or(0);
                         }
                     }
-                    Err(error) => {
+                    Err(mut error) => {
+                        // A tree's error names its file and the offset in it.
+                        let (target_path, at) = file
+                            .locate(offset)
+                            .unwrap_or_else(|| (names[t].clone(), offset));
+                        error.offset_bytes = at;
                         let e = ValidationError {
                             t_s: started.elapsed().as_secs_f64(),
-                            target_path: names[t].clone(),
+                            target_path,
                             error,
                         };
                         sink.event(&Event::ValidationError(&e));
@@ -206,6 +211,121 @@ fn check_block(
         return Ok(None);
     }
     check_ours(bytes, ids, target, offset, expected)
+}
+
+/// Where a journaled target's units are read from: a file or device, or
+/// the files of a tree, each at its slot's span of the validation target.
+enum Reader {
+    Plain(std::fs::File),
+    Tree {
+        tree: Box<iorig_engine::fs::Tree>,
+        span: u64,
+        buffered: bool,
+        /// The slot whose file is open, and the file (None: no file there).
+        open: Option<(u64, Option<std::fs::File>)>,
+    },
+}
+
+impl Reader {
+    fn open(path: &str, size_bytes: u64, buffered: bool) -> Result<Reader, RunError> {
+        let p = Path::new(path);
+        if !p.is_dir() {
+            return open_target(path, size_bytes, buffered).map(Reader::Plain);
+        }
+        let marker = p.join(iorig_engine::fs::MARKER);
+        let text = std::fs::read_to_string(&marker).map_err(|e| {
+            RunError::runtime(format!(
+                "{}: {e}; the journal names a tree there, and its marker is gone",
+                marker.display()
+            ))
+        })?;
+        let (_, shape) = iorig_engine::fs::Shape::parse_marker(&text).ok_or_else(|| {
+            RunError::runtime(format!("{} is not a marker iorig wrote", marker.display()))
+        })?;
+        let tree = iorig_engine::fs::Tree::of_shape(p, &shape)
+            .map_err(|e| RunError::runtime(e.to_string()))?;
+        if tree.slots == 0 || !size_bytes.is_multiple_of(tree.slots) {
+            return Err(RunError::runtime(format!(
+                "the tree in {path} has {} file slots now, which does not fit the {size_bytes} bytes journaled for it; it was rebuilt with another shape",
+                tree.slots
+            )));
+        }
+        Ok(Reader::Tree {
+            span: size_bytes / tree.slots,
+            tree: Box::new(tree),
+            buffered,
+            open: None,
+        })
+    }
+
+    /// The file and the offset in it of a tree's `offset`.
+    fn locate(&self, offset: u64) -> Option<(String, u64)> {
+        match self {
+            Reader::Plain(_) => None,
+            Reader::Tree { tree, span, .. } => Some((
+                tree.file_path(offset / span).display().to_string(),
+                offset % span,
+            )),
+        }
+    }
+
+    /// Fills `buf` from `offset`; a tree's bytes past the end of a file (or
+    /// of a file that is not there) read as zeros: never written.
+    fn read(&mut self, buf: &mut [u8], offset: u64, unit: usize) -> std::io::Result<()> {
+        let (tree, span, buffered, open) = match self {
+            Reader::Plain(f) => return read_full(f, buf, offset),
+            Reader::Tree {
+                tree,
+                span,
+                buffered,
+                open,
+            } => (tree, *span, *buffered, open),
+        };
+        for (i, chunk) in buf.chunks_mut(unit).enumerate() {
+            let at = offset + (i * unit) as u64;
+            let slot = at / span;
+            let in_file = at % span;
+            if open.as_ref().map(|o| o.0) != Some(slot) {
+                let path = tree.file_path(slot);
+                let file = match open_file(&path, buffered) {
+                    Ok(f) => Some(f),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                    Err(e) => return Err(e),
+                };
+                *open = Some((slot, file));
+            }
+            chunk.fill(0);
+            if let Some((_, Some(f))) = open.as_ref() {
+                let mut done = 0;
+                while done < chunk.len() {
+                    match f.read_at(&mut chunk[done..], in_file + done as u64) {
+                        Ok(0) => break,
+                        Ok(n) => done += n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Opens one of a tree's files for reading, O_DIRECT unless `buffered` or
+/// the file system refuses it.
+fn open_file(path: &Path, buffered: bool) -> std::io::Result<std::fs::File> {
+    let open = |direct: bool| {
+        let mut o = OpenOptions::new();
+        o.read(true);
+        if direct {
+            o.custom_flags(libc::O_DIRECT);
+        }
+        o.open(path)
+    };
+    match open(!buffered) {
+        Err(e) if !buffered && e.raw_os_error() == Some(libc::EINVAL) => open(false),
+        r => r,
+    }
 }
 
 fn open_target(path: &str, size_bytes: u64, buffered: bool) -> Result<std::fs::File, RunError> {

@@ -924,3 +924,94 @@ fn verify_on_a_tree_checks_every_read_and_finds_a_corrupted_file_block() {
     assert_eq!(first["offset_bytes"], 8192, "{first}");
     assert_eq!(first["kind"], "corrupted", "{first}");
 }
+
+#[test]
+fn a_journaled_tree_killed_mid_run_verifies_clean_and_a_damaged_block_is_found() {
+    let dir = tmp();
+    let anchor = dir.path().join("t");
+    std::fs::create_dir(&anchor).unwrap();
+    let journal = dir.path().join("tree.jnl");
+    let child = common::iorig()
+        .args([
+            "run",
+            "--anchor",
+            anchor.to_str().unwrap(),
+            "--width",
+            "2",
+            "--files",
+            "10",
+            "--file-size",
+            "64k",
+            "--ops",
+            "write",
+            "--fileio",
+            "random",
+            "--format",
+            "yes",
+            "--threads",
+            "2",
+            "--journal",
+            journal.to_str().unwrap(),
+            "--time",
+            "60s",
+            "--no-db",
+            "--quiet",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The format journals 20 files' writes; wait for the workload's too.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::fs::metadata(&journal).map_or(0, |m| m.len()) < 256 << 10
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // SAFETY: sending SIGKILL to our own child process.
+    unsafe {
+        libc_kill(child.id() as i32, 9);
+    }
+    let _ = child.wait_with_output();
+
+    let scan = |expect: i32| -> Value {
+        let out = dir.path().join("v.json");
+        let res = run(
+            &[
+                "verify",
+                "--journal",
+                journal.to_str().unwrap(),
+                "--json",
+                out.to_str().unwrap(),
+            ],
+            dir.path(),
+        );
+        assert_eq!(
+            res.status.code(),
+            Some(expect),
+            "{}",
+            String::from_utf8_lossy(&res.stderr)
+        );
+        json(&out)
+    };
+    let clean = scan(0);
+    assert_eq!(clean["errors"], 0, "{clean}");
+    assert!(
+        clean["written_units"].as_u64().unwrap() >= 20 * 16,
+        "{clean}"
+    );
+
+    let victim = anchor.join("d1").join("f3");
+    let mut data = std::fs::read(&victim).unwrap();
+    data[3 * 4096 + 200] ^= 0xff;
+    std::fs::write(&victim, &data).unwrap();
+    let bad = scan(3);
+    let first = &bad["error_list"][0];
+    assert!(
+        first["target"].as_str().unwrap().ends_with("d1/f3"),
+        "{first}"
+    );
+    assert_eq!(first["offset_bytes"], 3 * 4096, "{first}");
+    assert_eq!(first["kind"], "corrupted", "{first}");
+}
