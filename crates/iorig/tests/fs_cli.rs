@@ -1015,3 +1015,187 @@ fn a_journaled_tree_killed_mid_run_verifies_clean_and_a_damaged_block_is_found()
     assert_eq!(first["offset_bytes"], 3 * 4096, "{first}");
     assert_eq!(first["kind"], "corrupted", "{first}");
 }
+
+#[test]
+fn the_interval_table_has_a_row_per_kind_of_operation() {
+    let dir = tmp();
+    let anchor = dir.path().join("t");
+    std::fs::create_dir(&anchor).unwrap();
+    let out = ok(
+        &[
+            "run",
+            "--anchor",
+            anchor.to_str().unwrap(),
+            "--no-db",
+            "--buffered",
+            "--files",
+            "8",
+            "--ops",
+            "stat:50,read:50",
+            "--time",
+            "2s",
+            "--interval",
+            "1s",
+        ],
+        dir.path(),
+    );
+    for kind in ["stat", "read", "open", "close"] {
+        // Under each interval and under the average line, then in the summary.
+        let rows = out
+            .lines()
+            .filter(|l| l.split_whitespace().next() == Some(kind))
+            .count();
+        assert!(rows >= 3, "{kind}: {rows} rows in\n{out}");
+        assert!(
+            out.lines()
+                .any(|l| l.trim_start().starts_with(kind) && l.contains("ops/s")),
+            "{kind} in the summary"
+        );
+    }
+}
+
+#[test]
+fn an_interrupted_file_system_plan_resumes_to_its_end() {
+    let dir = tmp();
+    let anchor = dir.path().join("t");
+    std::fs::create_dir(&anchor).unwrap();
+    let db = dir.path().join("r.db");
+    let child = common::iorig()
+        .args([
+            "plan",
+            "run",
+            "--builtin",
+            "fs-metadata",
+            "--target",
+            anchor.to_str().unwrap(),
+            "--files",
+            "20",
+            "--step-time",
+            "2s",
+            "--db",
+            db.to_str().unwrap(),
+            "--quiet",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The creates end at once; interrupt during the stat steps.
+    std::thread::sleep(std::time::Duration::from_millis(3000));
+    // SAFETY: sending SIGINT to our own child process.
+    unsafe {
+        libc_kill(child.id() as i32, 2);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ok(
+        &[
+            "plan",
+            "resume",
+            "1",
+            "--db",
+            db.to_str().unwrap(),
+            "--quiet",
+        ],
+        dir.path(),
+    );
+    let show: Value = serde_json::from_str(&ok(
+        &["runs", "show", "1", "--db", db.to_str().unwrap(), "--json"],
+        dir.path(),
+    ))
+    .unwrap();
+    let steps = show["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 12);
+    for s in steps {
+        assert_eq!(s["status"], "ok", "{}", s["name"]);
+    }
+    // The deletes at the end found every file the stat steps left.
+    assert_eq!(steps[11]["summary"]["fs_ops"]["delete"]["ops"], 8 * 20);
+}
+
+/// A small tmpfs with few inodes, mounted for one test and unmounted on drop.
+struct SmallFs {
+    dir: tempfile::TempDir,
+}
+
+impl SmallFs {
+    fn new(inodes: u32) -> SmallFs {
+        assert!(
+            common::is_root(),
+            "this test needs root (run it with --ignored as root)"
+        );
+        let dir = tmp();
+        let st = std::process::Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size=16m,nr_inodes={inodes}"),
+                "tmpfs",
+            ])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount tmpfs");
+        SmallFs { dir }
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+#[test]
+#[ignore = "needs root: mounts a small tmpfs"]
+fn a_tree_over_the_free_inodes_is_refused_before_the_first_create() {
+    let fs = SmallFs::new(100);
+    let anchor = fs.dir.path().join("t");
+    std::fs::create_dir(&anchor).unwrap();
+    let out = run(
+        &[
+            "run",
+            "--anchor",
+            anchor.to_str().unwrap(),
+            "--no-db",
+            "--files",
+            "50",
+            "--width",
+            "4",
+            "--file-size",
+            "4k",
+        ],
+        fs.dir.path(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("inodes"), "{err}");
+    assert_eq!(walk(&anchor), (vec![], vec![]), "nothing was made");
+    // A tree that fits is made.
+    let doc = fs_run(
+        fs.dir.path(),
+        &anchor,
+        &[
+            "--files",
+            "10",
+            "--width",
+            "4",
+            "--file-size",
+            "4k",
+            "--ops",
+            "stat",
+            "--time",
+            "1s",
+        ],
+    );
+    assert_eq!(doc["summary"]["format"]["files_created"], 40);
+}
