@@ -335,24 +335,7 @@ impl Tree {
     /// Records what a slot holds (scans and formats, not concurrent with
     /// operations).
     pub fn set(&self, slot: u64, file: bool, dir: bool) {
-        let Some(s) = self.state.get(slot as usize) else {
-            return;
-        };
-        let old = s.swap(
-            if file { PRESENT } else { 0 } | if dir { DIR_PRESENT } else { 0 },
-            Ordering::Relaxed,
-        );
-        let adjust = |counter: &AtomicU64, was: bool, now: bool| match (was, now) {
-            (false, true) => {
-                counter.fetch_add(1, Ordering::Relaxed);
-            }
-            (true, false) => {
-                counter.fetch_sub(1, Ordering::Relaxed);
-            }
-            _ => {}
-        };
-        adjust(&self.files_present, old & PRESENT != 0, file);
-        adjust(&self.dirs_present, old & DIR_PRESENT != 0, dir);
+        self.put(slot, file, dir);
     }
 
     /// Takes `slot` for one operation when it holds what `want` asks and no
@@ -377,6 +360,13 @@ impl Tree {
     /// Gives a taken slot back, holding a file or directory as the operation
     /// left it.
     pub fn release(&self, slot: u64, file: bool, dir: bool) {
+        self.put(slot, file, dir);
+    }
+
+    /// Sets what a slot holds (clearing its busy bit) and keeps the
+    /// present counts with it. Release: a taken slot's operation happened
+    /// before the next operation to take it.
+    fn put(&self, slot: u64, file: bool, dir: bool) {
         let Some(s) = self.state.get(slot as usize) else {
             return;
         };
