@@ -311,15 +311,17 @@ impl Reader {
     }
 }
 
-/// Opens one of a tree's files for reading, O_DIRECT unless `buffered` or
-/// the file system refuses it.
+/// Opens one of a tree's files for reading (never a link in its place),
+/// O_DIRECT unless `buffered` or the file system refuses it.
 fn open_file(path: &Path, buffered: bool) -> std::io::Result<std::fs::File> {
     let open = |direct: bool| {
         let mut o = OpenOptions::new();
         o.read(true);
-        if direct {
-            o.custom_flags(libc::O_DIRECT);
-        }
+        o.custom_flags(if direct {
+            libc::O_NOFOLLOW | libc::O_DIRECT
+        } else {
+            libc::O_NOFOLLOW
+        });
         o.open(path)
     };
     match open(!buffered) {

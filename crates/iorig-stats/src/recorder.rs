@@ -250,6 +250,16 @@ pub struct WorkerIntervalStats {
 }
 
 impl WorkerIntervalStats {
+    /// A file-system worker's statistics: every kind there from the start,
+    /// so an interval in which only reads and writes completed (a long
+    /// session, a large create) is still counted and shown as one of a
+    /// file-system run.
+    pub fn for_fs() -> WorkerIntervalStats {
+        let mut s = WorkerIntervalStats::default();
+        s.meta.resize_with(FsOp::COUNT, WorkerOpStats::default);
+        s
+    }
+
     /// Adds this interval to `into`, histograms exactly.
     pub fn merge_into(&self, into: &mut IntervalStats) {
         self.read.merge_into(&mut into.read);
@@ -358,6 +368,27 @@ mod tests {
             }
             assert_same_hdr(merged.inner(), &old);
         }
+    }
+
+    #[test]
+    fn a_file_system_interval_with_only_ride_along_writes_stays_one() {
+        // A large create spanning intervals: its writes ride along, no
+        // operation of the mix completes. The interval is still a
+        // file-system one: total 0, the writes in their own kind.
+        let mut w = WorkerIntervalStats::for_fs();
+        w.fs_op_mut(FsOp::Write).ops += 3;
+        w.fs_op_mut(FsOp::Write).bytes += 3 << 20;
+        w.fs_op_mut(FsOp::Write).lat.record(1000);
+        assert_eq!(w.ops(), 0);
+        let mut merged = IntervalStats::default();
+        w.merge_into(&mut merged);
+        assert_eq!(merged.ops(), 0);
+        assert_eq!(merged.total().ops, 0);
+        assert_eq!(merged.fs_op(FsOp::Write).map(|s| s.ops), Some(3));
+        // A block worker's writes are its total.
+        let mut b = WorkerIntervalStats::default();
+        b.write.ops = 3;
+        assert_eq!(b.ops(), 3);
     }
 
     #[test]

@@ -271,7 +271,9 @@ impl StepRow {
                 .filter(|a| a.step_id == Some(self.id))
                 .map(|a| a.finding.clone())
                 .collect(),
-            intervals: intervals.map(interval_docs),
+            intervals: intervals.map(|rows| {
+                interval_docs(rows, self.params.as_ref().is_some_and(|p| p.fs.is_some()))
+            }),
         }
     }
 }
@@ -297,8 +299,9 @@ impl TargetFactsRow {
 }
 
 /// The stored rows (read, write, total per interval) regrouped into one
-/// document per interval.
-pub fn interval_docs(rows: &[IntervalRow]) -> Vec<IntervalDoc> {
+/// document per interval; `fs` for a file-system step's, whose reads and
+/// writes are operation kinds of its own.
+pub fn interval_docs(rows: &[IntervalRow], fs: bool) -> Vec<IntervalDoc> {
     rows.chunk_by(|a, b| a.seq == b.seq)
         .filter_map(|group| {
             let first = group.first()?;
@@ -317,7 +320,11 @@ pub fn interval_docs(rows: &[IntervalRow]) -> Vec<IntervalDoc> {
                 write: op(Op::Write),
                 trim: op(Op::Trim),
                 total: op(Op::Total),
-                fs_ops: fs_ops_of(group),
+                fs_ops: if fs {
+                    fs_ops_of(group)
+                } else {
+                    BTreeMap::new()
+                },
                 cpu: IntervalCpu {
                     usr_pct: first.cpu_usr_pct,
                     sys_pct: first.cpu_sys_pct,
@@ -333,17 +340,8 @@ pub fn interval_docs(rows: &[IntervalRow]) -> Vec<IntervalDoc> {
         .collect()
 }
 
-/// The file-system operations of one interval's rows: every kind stored,
-/// reads and writes with them when the interval has any other kind (a
-/// block run's reads and writes stay out).
+/// The file-system operations of one interval's rows: every kind counted.
 fn fs_ops_of(group: &[IntervalRow]) -> BTreeMap<FsOp, OpSummary> {
-    let meta = group.iter().any(|r| {
-        r.op.fs()
-            .is_some_and(|f| !matches!(f, FsOp::Read | FsOp::Write))
-    });
-    if !meta {
-        return BTreeMap::new();
-    }
     group
         .iter()
         .filter(|r| r.ops > 0)

@@ -1199,3 +1199,191 @@ fn a_tree_over_the_free_inodes_is_refused_before_the_first_create() {
     );
     assert_eq!(doc["summary"]["format"]["files_created"], 40);
 }
+
+/// Runs `args` on `anchor` and asserts exit 2 with one line containing
+/// `want`.
+fn refused_on(dir: &Path, anchor: &Path, args: &[&str], want: &str) {
+    let mut all = vec![
+        "run",
+        "--anchor",
+        anchor.to_str().unwrap(),
+        "--no-db",
+        "--buffered",
+        "--time",
+        "1s",
+    ];
+    all.extend_from_slice(args);
+    let out = run(&all, dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(want), "{args:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+}
+
+#[test]
+fn links_planted_in_a_tree_are_refused_and_what_they_point_to_is_untouched() {
+    use std::os::unix::fs::symlink;
+    let dir = tmp();
+    let anchor = dir.path().join("t");
+    std::fs::create_dir(&anchor).unwrap();
+    let shape = [
+        "--depth",
+        "2",
+        "--width",
+        "2",
+        "--files",
+        "4",
+        "--file-size",
+        "4k",
+    ];
+    let with = |ops: &[&'static str]| -> Vec<&'static str> {
+        let mut v: Vec<&str> = shape.to_vec();
+        v.extend_from_slice(ops);
+        v
+    };
+    fs_run(
+        dir.path(),
+        &anchor,
+        &with(&["--ops", "stat", "--time", "1s"]),
+    );
+    assert_eq!(data_files(&anchor).len(), 16);
+
+    // Outside the anchor: a file and a directory of files named as slots.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, b"precious").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    for f in ["f0", "f1", "f2", "f3"] {
+        std::fs::write(elsewhere.join(f), b"precious").unwrap();
+    }
+    let untouched = || {
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        let mode = std::fs::metadata(&victim).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        for f in ["f0", "f1", "f2", "f3"] {
+            assert_eq!(std::fs::read(elsewhere.join(f)).unwrap(), b"precious");
+        }
+    };
+
+    // A file slot that is a link: every format mode and operation refuses
+    // before touching it (restart would otherwise rewrite a file of the
+    // wrong size, setattr chmod it, write write into it).
+    let slot = anchor.join("d0/d1/f1");
+    std::fs::remove_file(&slot).unwrap();
+    symlink(&victim, &slot).unwrap();
+    for ops in [
+        &["--ops", "setattr"][..],
+        &["--ops", "write"],
+        &["--ops", "stat", "--format", "yes"],
+        &["--ops", "stat", "--format", "no"],
+        &["--ops", "stat", "--cleanup"],
+    ] {
+        refused_on(dir.path(), &anchor, &with(ops), "is a symbolic link");
+        untouched();
+    }
+    std::fs::remove_file(&slot).unwrap();
+
+    // A leaf directory that is a link to a directory of slot names: not
+    // followed for deletes, formats or cleanup.
+    let leaf = anchor.join("d1/d0");
+    std::fs::remove_dir_all(&leaf).unwrap();
+    symlink(&elsewhere, &leaf).unwrap();
+    for ops in [
+        &["--ops", "delete", "--format", "yes"][..],
+        &["--ops", "delete"],
+        &["--ops", "stat", "--cleanup"],
+    ] {
+        refused_on(dir.path(), &anchor, &with(ops), "symbolic link");
+        untouched();
+    }
+    std::fs::remove_file(&leaf).unwrap();
+
+    // A top-level directory or the marker as a link is refused at the plan.
+    let top = anchor.join("d1");
+    std::fs::remove_dir_all(&top).unwrap();
+    symlink(&elsewhere, &top).unwrap();
+    refused_on(
+        dir.path(),
+        &anchor,
+        &with(&["--ops", "stat"]),
+        "holds d1, which is a symbolic link",
+    );
+    untouched();
+    std::fs::remove_file(&top).unwrap();
+    let marker = anchor.join(".iorig-tree");
+    let copy = dir.path().join("marker-copy");
+    std::fs::rename(&marker, &copy).unwrap();
+    symlink(&copy, &marker).unwrap();
+    refused_on(
+        dir.path(),
+        &anchor,
+        &with(&["--ops", "stat"]),
+        "not a plain file",
+    );
+    std::fs::remove_file(&marker).unwrap();
+    std::fs::rename(&copy, &marker).unwrap();
+
+    // With the links gone, restart completes the tree again.
+    let doc = fs_run(
+        dir.path(),
+        &anchor,
+        &with(&["--ops", "stat", "--time", "1s"]),
+    );
+    assert_eq!(data_files(&anchor).len(), 16, "{doc}");
+    untouched();
+}
+
+#[test]
+fn a_tree_in_use_by_another_run_is_refused() {
+    let dir = tmp();
+    let anchor = dir.path().join("t");
+    std::fs::create_dir(&anchor).unwrap();
+    let first = common::iorig()
+        .args([
+            "run",
+            "--anchor",
+            anchor.to_str().unwrap(),
+            "--no-db",
+            "--quiet",
+            "--buffered",
+            "--files",
+            "8",
+            "--ops",
+            "stat",
+            "--time",
+            "20s",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = KillOnDrop(first);
+    // The first run holds the tree once its format is done.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while data_files(&anchor).len() < 32 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(data_files(&anchor).len(), 32);
+    refused_on(
+        dir.path(),
+        &anchor,
+        &["--files", "8", "--ops", "stat"],
+        "another iorig run is using the tree",
+    );
+    assert!(
+        first.0.try_wait().unwrap().is_none(),
+        "the first run goes on"
+    );
+}
+
+/// Kills a child process when the test ends, passed or failed.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

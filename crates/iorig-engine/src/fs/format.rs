@@ -2,12 +2,16 @@
 //! start (vdbench's `format=`), measured on its own — mkdirs, creates with
 //! their writes, and deletes when files must go first.
 
-use super::ops::{self, DataIo, OpSink, Req};
-use super::tree::{Tree, MARKER};
+use super::beneath::{explain, Beneath};
+use super::ops::{self, At, DataIo, OpSink, Req};
+use super::tree::{kind_of, Tree, MARKER};
 use super::FsTarget;
 use crate::EngineError;
 use iorig_spec::{FormatMode, FsOp, Workload};
 use iorig_stats::{IntervalStats, WorkerIntervalStats};
+use rustix::fs::{AtFlags, OFlags};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -66,6 +70,10 @@ impl OpSink for PhaseSink {
         now
     }
 
+    fn paced(&self) -> bool {
+        false
+    }
+
     fn next_due(&mut self) -> Option<u64> {
         Some(self.now_ns())
     }
@@ -79,42 +87,106 @@ struct Scan {
 }
 
 /// Reads every used leaf directory and records which slots hold a file or
-/// a directory.
-fn scan(tree: &Tree) -> Result<Scan, EngineError> {
+/// a directory. A slot's name holding anything else (a link, a directory
+/// named as a file slot, …) is refused: iorig neither follows nor
+/// replaces what it did not make.
+fn scan(tree: &Tree, dirs: &Beneath) -> Result<Scan, EngineError> {
+    use rustix::fs::FileType;
     let mut wrong = Vec::new();
     for leaf in 0..tree.used_leaf_dirs() {
-        let dir = tree.leaf_path(leaf);
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(e) => e,
+        let shown = || tree.leaf_path(leaf);
+        let dir = match dirs.leaf(tree, leaf) {
+            Ok(d) => d,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => {
-                return Err(EngineError::Io {
-                    what: format!("listing {}", dir.display()),
-                    source: e,
-                })
-            }
+            Err(e) => return Err(refused(&shown(), e)),
         };
-        for entry in entries {
+        let listing = rustix::fs::Dir::read_from(&dir).map_err(|e| EngineError::Io {
+            what: format!("listing {}", shown().display()),
+            source: e.into(),
+        })?;
+        for entry in listing {
             let entry = entry.map_err(|e| EngineError::Io {
-                what: format!("listing {}", dir.display()),
-                source: e,
+                what: format!("listing {}", shown().display()),
+                source: e.into(),
             })?;
-            let name = entry.file_name();
-            let Some((slot, is_dir_slot)) = tree.slot_of_name(leaf, &name.to_string_lossy()) else {
+            let name = entry.file_name().to_string_lossy();
+            let Some((slot, is_dir_slot)) = tree.slot_of_name(leaf, &name) else {
                 continue;
             };
+            let st = rustix::fs::statat(&dir, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW)
+                .map_err(|e| EngineError::Io {
+                    what: format!("looking at {}", shown().join(&*name).display()),
+                    source: e.into(),
+                })?;
+            let ty = FileType::from_raw_mode(st.st_mode);
+            let expected = if is_dir_slot {
+                FileType::Directory
+            } else {
+                FileType::RegularFile
+            };
+            if ty != expected {
+                return Err(EngineError::Usage(format!(
+                    "{} is {} where iorig's tree has a {}; iorig neither follows nor replaces it: remove it, or use another anchor",
+                    shown().join(&*name).display(),
+                    kind_of(ty),
+                    if is_dir_slot { "directory" } else { "file" }
+                )));
+            }
             if is_dir_slot {
                 tree.set(slot, tree.has_file(slot), true);
             } else {
                 tree.set(slot, true, tree.has_dir(slot));
-                let len = entry.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
-                if len != tree.size_of(slot) {
+                if st.st_size as u64 != tree.size_of(slot) {
                     wrong.push(slot);
                 }
             }
         }
     }
     Ok(Scan { wrong })
+}
+
+/// A directory of the tree that could not be opened: a link or a
+/// non-directory in its place is the user's to remove (exit 2), anything
+/// else a fault.
+fn refused(path: &std::path::Path, e: std::io::Error) -> EngineError {
+    match e.raw_os_error().map(rustix::io::Errno::from_raw_os_error) {
+        Some(rustix::io::Errno::LOOP | rustix::io::Errno::XDEV | rustix::io::Errno::NOTDIR) => {
+            EngineError::Usage(format!("{}: {}", path.display(), explain(e)))
+        }
+        _ => EngineError::Io {
+            what: format!("opening {}", path.display()),
+            source: e,
+        },
+    }
+}
+
+/// Opens parent directories for a walk over `dirs_in_order`, keeping the
+/// last one (siblings come in a row).
+struct Parents<'a> {
+    dirs: &'a Beneath,
+    last: Option<(PathBuf, OwnedFd)>,
+}
+
+impl Parents<'_> {
+    /// The parent's descriptor and the name of `rel` in it.
+    fn of<'p>(
+        &mut self,
+        rel: &'p Path,
+    ) -> Result<(BorrowedFd<'_>, &'p std::ffi::OsStr), EngineError> {
+        let parent = rel.parent().unwrap_or(Path::new(""));
+        let name = rel.file_name().unwrap_or_default();
+        if self.last.as_ref().is_none_or(|(p, _)| p != parent) {
+            let fd = self
+                .dirs
+                .dir(parent)
+                .map_err(|e| refused(&self.dirs.path().join(parent), e))?;
+            self.last = Some((parent.to_path_buf(), fd));
+        }
+        match &self.last {
+            Some((_, fd)) => Ok((fd.as_fd(), name)),
+            None => Err(EngineError::Usage("no parent directory".into())),
+        }
+    }
 }
 
 /// Runs `work(i)` for every `i` of `items` on `threads` threads (item `i`
@@ -147,7 +219,7 @@ where
                 scope.spawn(move || {
                     let mut sink = PhaseSink {
                         start,
-                        stats: WorkerIntervalStats::default(),
+                        stats: WorkerIntervalStats::for_fs(),
                     };
                     let mut dio = dio;
                     let mut error = None;
@@ -198,10 +270,12 @@ pub(crate) struct PhaseSinkRef<'a> {
     dio: &'a mut DataIo,
 }
 
-/// Removes the files and directory slots the scan found (all of them, or
-/// those `which` picks), counting deletes and rmdirs.
+/// Removes the files and directory slots the scan found, counting deletes
+/// and rmdirs. A directory slot that holds something iorig did not put
+/// there is left, with a notice.
 fn remove_slots(
     tree: &Tree,
+    dirs: &Beneath,
     threads: u32,
     stop: &AtomicBool,
     start: Instant,
@@ -212,21 +286,65 @@ fn remove_slots(
         .filter(|s| tree.has_file(*s) || tree.has_dir(*s))
         .collect();
     let removed = AtomicU64::new(0);
+    let kept = AtomicU64::new(0);
     let work = |r: &mut PhaseSinkRef<'_>, slot: u64| -> Result<(), String> {
         let t = r.sink.now_ns();
+        let show_file = || tree.file_path(slot);
+        let show_dir = || tree.dir_slot_path(slot);
+        let dir = dirs.leaf(tree, tree.leaf_of(slot)).map_err(|e| {
+            format!(
+                "{}: {}",
+                tree.leaf_path(tree.leaf_of(slot)).display(),
+                explain(e)
+            )
+        })?;
         if tree.has_file(slot) {
-            ops::delete(r.sink, &tree.file_path(slot), t)?;
+            let name = tree.file_name(slot);
+            let at = At {
+                dir: dir.as_fd(),
+                name: &name,
+                path: &show_file,
+            };
+            ops::delete(r.sink, &at, t)?;
             removed.fetch_add(1, Ordering::Relaxed);
         }
+        let mut dir_left = false;
         if tree.has_dir(slot) {
-            ops::rmdir(r.sink, &tree.dir_slot_path(slot), t)?;
+            let name = tree.dir_slot_name(slot);
+            let t = r.sink.now_ns();
+            match rustix::fs::unlinkat(&dir, &*name, AtFlags::REMOVEDIR) {
+                Ok(()) => {
+                    r.sink.done(FsOp::Rmdir, 0, t, t, Req::Mix);
+                }
+                Err(rustix::io::Errno::NOENT) => {}
+                Err(rustix::io::Errno::NOTEMPTY | rustix::io::Errno::EXIST) => {
+                    kept.fetch_add(1, Ordering::Relaxed);
+                    dir_left = true;
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "rmdir {}: {}",
+                        show_dir().display(),
+                        std::io::Error::from(e)
+                    ))
+                }
+            }
         }
-        tree.set(slot, false, false);
+        tree.set(slot, false, dir_left);
         Ok(())
     };
     let (stats, err) = parallel(threads, &items, stop, start, make_dio, &work, || {})?;
     out.stats.merge(&stats);
     out.files_removed += removed.load(Ordering::Relaxed);
+    let kept = kept.load(Ordering::Relaxed);
+    if kept > 0 {
+        out.notices.push(format!(
+            "{kept} directory slot{} in {} still hold{} files iorig did not make; left in place",
+            if kept == 1 { "" } else { "s" },
+            tree.anchor.display(),
+            if kept == 1 { "s" } else { "" }
+        ));
+    }
     if let Some(e) = err {
         return Err(EngineError::Io {
             what: "removing the tree's files".into(),
@@ -242,33 +360,45 @@ fn remove_slots(
 /// there are left, with a notice.
 pub(crate) fn remove_tree(
     tree: &Tree,
+    dirs: &Beneath,
     threads: u32,
     stop: &AtomicBool,
     start: Instant,
     make_dio: &(dyn Fn(u32) -> Result<DataIo, EngineError> + Sync),
     out: &mut FormatOutcome,
 ) -> Result<(), EngineError> {
-    scan(tree)?;
-    remove_slots(tree, threads, stop, start, make_dio, out)?;
+    scan(tree, dirs)?;
+    remove_slots(tree, dirs, threads, stop, start, make_dio, out)?;
     if stop.load(Ordering::Relaxed) {
         return Ok(());
     }
     let mut sink = PhaseSink {
         start,
-        stats: WorkerIntervalStats::default(),
+        stats: WorkerIntervalStats::for_fs(),
     };
     let mut kept = 0u64;
-    for dir in tree.dirs_in_order().iter().rev() {
+    let mut parents = Parents { dirs, last: None };
+    for rel in tree.dirs_in_order().iter().rev() {
+        let (parent, name) = match parents.of(rel) {
+            Ok(p) => p,
+            // Its parent is gone already (removed by hand).
+            Err(EngineError::Io { source, .. })
+                if source.kind() == std::io::ErrorKind::NotFound =>
+            {
+                continue
+            }
+            Err(e) => return Err(e),
+        };
         let t = sink.now_ns();
-        match rustix::fs::rmdir(dir) {
+        match rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR) {
             Ok(()) => {
                 sink.done(FsOp::Rmdir, 0, t, t, Req::Mix);
             }
             Err(rustix::io::Errno::NOENT) => {}
-            Err(rustix::io::Errno::NOTEMPTY) => kept += 1,
+            Err(rustix::io::Errno::NOTEMPTY | rustix::io::Errno::EXIST) => kept += 1,
             Err(e) => {
                 return Err(EngineError::Io {
-                    what: format!("removing {}", dir.display()),
+                    what: format!("removing {}", tree.anchor.join(rel).display()),
                     source: e.into(),
                 })
             }
@@ -283,6 +413,40 @@ pub(crate) fn remove_tree(
         ));
     }
     Ok(())
+}
+
+/// Writes the marker (never through a link) and makes it and its name
+/// durable before the tree's first directory: after a crash the anchor
+/// still says whose tree it holds.
+fn write_marker(dirs: &Beneath, text: &str) -> Result<(), EngineError> {
+    let shown = dirs.path().join(MARKER);
+    let fail = |e: rustix::io::Errno| EngineError::Io {
+        what: format!("writing {}", shown.display()),
+        source: e.into(),
+    };
+    let fd = rustix::fs::openat(
+        dirs.anchor(),
+        MARKER,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        rustix::fs::Mode::from_raw_mode(0o644),
+    )
+    .map_err(fail)?;
+    let mut left = text.as_bytes();
+    while !left.is_empty() {
+        match rustix::io::write(&fd, left) {
+            Ok(0) => return Err(fail(rustix::io::Errno::IO)),
+            Ok(n) => left = &left[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(fail(e)),
+        }
+    }
+    rustix::fs::fsync(&fd).map_err(fail)?;
+    // A directory opened read-only takes fsync on Linux; a file system
+    // that refuses it has nothing more to make durable.
+    match rustix::fs::fsync(dirs.anchor()) {
+        Ok(()) | Err(rustix::io::Errno::INVAL | rustix::io::Errno::BADF) => Ok(()),
+        Err(e) => Err(fail(e)),
+    }
 }
 
 /// A fresh id for a new tree's marker.
@@ -315,11 +479,14 @@ pub fn format(
     let validation = verify.map(|v| super::Validation::new(v.clone()));
     let span = ft.span_bytes(w.verify_unit_bytes());
     let make_dio = |t: u32| ft.data_io(w, t, validation.as_ref());
-    let marker = tree.anchor.join(MARKER);
+    let dirs = &*ft.dirs;
     // A tree of another shape goes first (it is iorig's: the plan checked).
     if let Some(old) = &ft.old_shape {
         let old_tree = Tree::of_shape(&tree.anchor, old)?;
-        remove_tree(&old_tree, w.threads, stop, start, &make_dio, &mut out)?;
+        let old_dirs = dirs.for_tree(&old_tree)?;
+        remove_tree(
+            &old_tree, &old_dirs, w.threads, stop, start, &make_dio, &mut out,
+        )?;
         if stop.load(Ordering::Relaxed) {
             out.interrupted = true;
             out.duration = start.elapsed();
@@ -329,17 +496,12 @@ pub fn format(
     if ft.old_shape.is_some() || !ft.marked {
         // The marker goes down before anything else, so an interrupted
         // format leaves a tree iorig knows as its own.
-        std::fs::write(&marker, tree.shape.marker_text(&new_id())).map_err(|e| {
-            EngineError::Io {
-                what: format!("writing {}", marker.display()),
-                source: e,
-            }
-        })?;
+        write_marker(dirs, &tree.shape.marker_text(&new_id()))?;
     }
-    ft.probe_direct(&marker, &mut out.notices);
-    let found = scan(tree)?;
+    ft.probe_direct(&mut out.notices);
+    let found = scan(tree, dirs)?;
     if matches!(mode, FormatMode::Yes | FormatMode::Once | FormatMode::Dirs) {
-        remove_slots(tree, w.threads, stop, start, &make_dio, &mut out)?;
+        remove_slots(tree, dirs, w.threads, stop, start, &make_dio, &mut out)?;
     }
     if mode == FormatMode::No || stop.load(Ordering::Relaxed) {
         out.files_kept = tree.files_present() - found.wrong.len() as u64;
@@ -350,11 +512,13 @@ pub fn format(
     // Directories, parents first.
     let mut sink = PhaseSink {
         start,
-        stats: WorkerIntervalStats::default(),
+        stats: WorkerIntervalStats::for_fs(),
     };
-    for dir in tree.dirs_in_order() {
+    let mut parents = Parents { dirs, last: None };
+    for rel in tree.dirs_in_order() {
+        let (parent, name) = parents.of(&rel)?;
         let t = sink.now_ns();
-        match rustix::fs::mkdir(&dir, rustix::fs::Mode::from_raw_mode(0o755)) {
+        match rustix::fs::mkdirat(parent, name, rustix::fs::Mode::from_raw_mode(0o755)) {
             Ok(()) => {
                 sink.done(FsOp::Mkdir, 0, t, t, Req::Mix);
                 out.dirs_created += 1;
@@ -362,7 +526,7 @@ pub fn format(
             Err(rustix::io::Errno::EXIST) => {}
             Err(e) => {
                 return Err(EngineError::Io {
-                    what: format!("creating {}", dir.display()),
+                    what: format!("creating {}", tree.anchor.join(&rel).display()),
                     source: e.into(),
                 })
             }
@@ -386,10 +550,23 @@ pub fn format(
         let t = r.sink.now_ns();
         let size = tree.size_of(slot);
         r.dio.at_file(slot * span);
+        let show = || tree.file_path(slot);
+        let dir = dirs.leaf(tree, tree.leaf_of(slot)).map_err(|e| {
+            format!(
+                "{}: {}",
+                tree.leaf_path(tree.leaf_of(slot)).display(),
+                explain(e)
+            )
+        })?;
+        let name = tree.file_name(slot);
         ops::create(
             r.sink,
             r.dio,
-            &tree.file_path(slot),
+            &At {
+                dir: dir.as_fd(),
+                name: &name,
+                path: &show,
+            },
             size,
             slot as u32,
             t,
@@ -442,20 +619,21 @@ pub fn cleanup(ft: &FsTarget, w: &Workload) -> Result<(u64, Vec<String>), Engine
     let make_dio = |t: u32| ft.data_io(w, t, None);
     remove_tree(
         &ft.tree,
+        &ft.dirs,
         w.threads,
         &never,
         Instant::now(),
         &make_dio,
         &mut out,
     )?;
-    let marker = ft.tree.anchor.join(MARKER);
     if out.notices.is_empty() {
-        if let Err(e) = std::fs::remove_file(&marker) {
-            if e.kind() != std::io::ErrorKind::NotFound {
+        match rustix::fs::unlinkat(ft.dirs.anchor(), MARKER, AtFlags::empty()) {
+            Ok(()) | Err(rustix::io::Errno::NOENT) => {}
+            Err(e) => {
                 return Err(EngineError::Io {
-                    what: format!("removing {}", marker.display()),
-                    source: e,
-                });
+                    what: format!("removing {}", ft.tree.anchor.join(MARKER).display()),
+                    source: e.into(),
+                })
             }
         }
     }

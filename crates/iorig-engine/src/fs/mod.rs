@@ -11,6 +11,7 @@
 //! iorig only ever touches names of its own tree, so a directory left with
 //! something else in it is never emptied.
 
+mod beneath;
 mod format;
 mod ops;
 pub mod tree;
@@ -55,6 +56,9 @@ pub struct FsTarget {
     pub old_shape: Option<Shape>,
     /// Stall rules for tests, applied by each worker to its own operations.
     pub stalls: Vec<crate::engine::fault::FaultRule>,
+    /// The tree's directories, opened beneath the anchor (which it holds
+    /// locked for the run).
+    dirs: Arc<beneath::Beneath>,
     /// O_DIRECT, unless the file system refused it at the format.
     direct: AtomicBool,
     sync: SyncMode,
@@ -68,12 +72,17 @@ impl FsTarget {
 
     /// Opens the marker with O_DIRECT: a file system that refuses it
     /// (tmpfs before Linux 6.6, some FUSE) is used buffered, with a notice.
-    fn probe_direct(&self, marker: &std::path::Path, notices: &mut Vec<String>) {
+    fn probe_direct(&self, notices: &mut Vec<String>) {
         if !self.direct() {
             return;
         }
-        let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECT;
-        if let Err(e) = rustix::fs::open(marker, flags, rustix::fs::Mode::empty()) {
+        let flags = rustix::fs::OFlags::RDONLY
+            | rustix::fs::OFlags::DIRECT
+            | rustix::fs::OFlags::NOFOLLOW
+            | rustix::fs::OFlags::CLOEXEC;
+        if let Err(e) =
+            rustix::fs::openat(self.dirs.anchor(), MARKER, flags, rustix::fs::Mode::empty())
+        {
             if e == rustix::io::Errno::INVAL {
                 self.direct.store(false, Ordering::Relaxed);
                 notices.push(format!(
@@ -260,7 +269,10 @@ impl FsPlan {
             FormatMode::Once => FormatMode::Yes,
             m => m,
         };
+        let dirs = beneath::Beneath::open(&self.tree)?;
+        dirs.lock()?;
         Ok(FsTarget {
+            dirs: Arc::new(dirs),
             tree: Arc::new(self.tree),
             mode,
             marked,
@@ -306,11 +318,16 @@ pub(crate) fn execute(
     let barrier = Arc::new(std::sync::Barrier::new(workers as usize + 1));
     let start_cell = Arc::new(std::sync::OnceLock::<Instant>::new());
     let mut handles = Vec::new();
-    for id in 0..workers {
+    // Every worker's buffers before the first starts: a failure here must
+    // not leave started workers waiting at the barrier.
+    let dios = (0..workers)
+        .map(|id| ft.data_io(w, id, validation.as_ref()))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (id, dio) in (0..workers).zip(dios) {
         let (spare_tx, spare_rx) = bounded::<Box<WorkerIntervalStats>>(2);
         spares.push(spare_tx);
-        let dio = ft.data_io(w, id, validation.as_ref())?;
         let tree = ft.tree.clone();
+        let dirs = ft.dirs.clone();
         let plan = plan.clone();
         let stop = stop.clone();
         let tx = tx.clone();
@@ -335,6 +352,7 @@ pub(crate) fn execute(
                     id,
                     workers,
                     tree,
+                    dirs,
                     &w,
                     &f,
                     dio,
@@ -411,6 +429,15 @@ pub(crate) fn execute(
                     _ => "file",
                 },
                 if n == 1 { "" } else { "s" }
+            ));
+        }
+    }
+    let dry = shared.ended_dry.load(Ordering::Relaxed);
+    if dry > 0 && !shared.exhausted.load(Ordering::Relaxed) {
+        if let iorig_spec::Rate::Iops(r) = w.rate {
+            // Each worker keeps its own schedule of rate / workers.
+            outcome.notices.push(format!(
+                "{dry} of {workers} workers found nothing left to work on and ended early, taking their share of --rate {r} with them; give fewer --threads or more --files to hold the rate"
             ));
         }
     }

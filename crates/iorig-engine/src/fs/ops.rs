@@ -9,9 +9,21 @@ use crate::gen::BsGen;
 use crate::verify::{Phase, VerifyWorker};
 use iorig_spec::{FsOp, SyncMode};
 use iorig_verify::UnitError;
-use rustix::fs::{Mode, OFlags};
-use std::os::fd::OwnedFd;
-use std::path::Path;
+use rustix::fs::{AtFlags, Mode, OFlags};
+use std::os::fd::{BorrowedFd, OwnedFd};
+use std::path::PathBuf;
+
+/// An entry of the tree: its name in a directory iorig opened beneath the
+/// anchor (see [`super::beneath`]), and its path for messages. Entries are
+/// never followed when they are links: opens carry `O_NOFOLLOW`, stats and
+/// time changes `AT_SYMLINK_NOFOLLOW`, and unlink, rmdir and rename act on
+/// the name itself.
+pub(crate) struct At<'a> {
+    pub dir: BorrowedFd<'a>,
+    pub name: &'a str,
+    /// The entry's path, built only for a message.
+    pub path: &'a dyn Fn() -> PathBuf,
+}
 
 /// Where completed operations go.
 pub(crate) trait OpSink {
@@ -27,6 +39,11 @@ pub(crate) trait OpSink {
     /// When the next transfer of a session is due (waiting for it under a
     /// rate); None when the run is ending.
     fn next_due(&mut self) -> Option<u64>;
+    /// Operations are due on a schedule (`--rate`): their latency counts
+    /// from it. Unpaced, a transfer counts from its system call, as a
+    /// block I/O does from its submission (so not the open before it, nor
+    /// a validation pre-read or journal write).
+    fn paced(&self) -> bool;
 }
 
 /// Whether an operation is one of the mix or rides along with one.
@@ -113,8 +130,8 @@ impl DataIo {
 }
 
 /// An operation's failure, as one line naming what and where.
-pub(crate) fn failed(op: &str, path: &Path, e: impl std::fmt::Display) -> String {
-    format!("{op} {}: {e}", path.display())
+pub(crate) fn failed(op: &str, at: &At<'_>, e: impl std::fmt::Display) -> String {
+    format!("{op} {}: {e}", (at.path)().display())
 }
 
 fn io(e: rustix::io::Errno) -> std::io::Error {
@@ -163,6 +180,7 @@ fn write_at(
     }
     dio.stale = false;
     let submit = sink.now_ns();
+    let sched_ns = if sink.paced() { sched_ns } else { submit };
     let mut done = 0usize;
     while done < len {
         match rustix::io::pwrite(fd, &buf[done..], offset + done as u64) {
@@ -202,16 +220,16 @@ fn write_at(
 pub(crate) fn create(
     sink: &mut dyn OpSink,
     dio: &mut DataIo,
-    path: &Path,
+    path: &At<'_>,
     size: u64,
     target: u32,
     sched_ns: u64,
     replace: bool,
 ) -> Result<(), String> {
     let submit = sink.now_ns();
-    let mut flags = dio.flags(true) | dio.access(true) | OFlags::CREATE;
+    let mut flags = dio.flags(true) | dio.access(true) | OFlags::CREATE | OFlags::NOFOLLOW;
     flags |= if replace { OFlags::TRUNC } else { OFlags::EXCL };
-    let fd = rustix::fs::open(path, flags, Mode::from_raw_mode(0o644))
+    let fd = rustix::fs::openat(path.dir, path.name, flags, Mode::from_raw_mode(0o644))
         .map_err(|e| failed("create", path, io(e)))?;
     let mut at = 0u64;
     while at < size {
@@ -229,45 +247,57 @@ pub(crate) fn create(
     Ok(())
 }
 
-pub(crate) fn delete(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<(), String> {
+pub(crate) fn delete(sink: &mut dyn OpSink, path: &At<'_>, sched_ns: u64) -> Result<(), String> {
     let submit = sink.now_ns();
-    rustix::fs::unlink(path).map_err(|e| failed("delete", path, io(e)))?;
+    rustix::fs::unlinkat(path.dir, path.name, AtFlags::empty())
+        .map_err(|e| failed("delete", path, io(e)))?;
     sink.done(FsOp::Delete, 0, sched_ns, submit, Req::Mix);
     Ok(())
 }
 
-pub(crate) fn mkdir(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<(), String> {
+pub(crate) fn mkdir(sink: &mut dyn OpSink, path: &At<'_>, sched_ns: u64) -> Result<(), String> {
     let submit = sink.now_ns();
-    rustix::fs::mkdir(path, Mode::from_raw_mode(0o755))
+    rustix::fs::mkdirat(path.dir, path.name, Mode::from_raw_mode(0o755))
         .map_err(|e| failed("mkdir", path, io(e)))?;
     sink.done(FsOp::Mkdir, 0, sched_ns, submit, Req::Mix);
     Ok(())
 }
 
-pub(crate) fn rmdir(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<(), String> {
+pub(crate) fn rmdir(sink: &mut dyn OpSink, path: &At<'_>, sched_ns: u64) -> Result<(), String> {
     let submit = sink.now_ns();
-    rustix::fs::rmdir(path).map_err(|e| failed("rmdir", path, io(e)))?;
+    rustix::fs::unlinkat(path.dir, path.name, AtFlags::REMOVEDIR)
+        .map_err(|e| failed("rmdir", path, io(e)))?;
     sink.done(FsOp::Rmdir, 0, sched_ns, submit, Req::Mix);
     Ok(())
 }
 
-pub(crate) fn stat(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<(), String> {
+pub(crate) fn stat(sink: &mut dyn OpSink, path: &At<'_>, sched_ns: u64) -> Result<(), String> {
     let submit = sink.now_ns();
-    rustix::fs::stat(path).map_err(|e| failed("stat", path, io(e)))?;
+    rustix::fs::statat(path.dir, path.name, AtFlags::SYMLINK_NOFOLLOW)
+        .map_err(|e| failed("stat", path, io(e)))?;
     sink.done(FsOp::Stat, 0, sched_ns, submit, Req::Mix);
     Ok(())
 }
 
-/// chmod to `mode` and both times set to now: one setattr.
+/// chmod to `mode` and both times set to now: one setattr. The chmod is by
+/// name in the leaf's descriptor, which follows a link in the slot itself
+/// (Linux before fchmodat2 has no chmod that does not): the format's scan
+/// refuses links in slots before any operation runs, and during the run
+/// only the tree's owner can add one to a directory iorig made.
 pub(crate) fn setattr(
     sink: &mut dyn OpSink,
-    path: &Path,
+    path: &At<'_>,
     mode: u32,
     sched_ns: u64,
 ) -> Result<(), String> {
     let submit = sink.now_ns();
-    rustix::fs::chmod(path, Mode::from_raw_mode(mode))
-        .map_err(|e| failed("setattr", path, io(e)))?;
+    rustix::fs::chmodat(
+        path.dir,
+        path.name,
+        Mode::from_raw_mode(mode),
+        AtFlags::empty(),
+    )
+    .map_err(|e| failed("setattr", path, io(e)))?;
     let now = rustix::fs::Timestamps {
         last_access: rustix::fs::Timespec {
             tv_sec: 0,
@@ -278,7 +308,7 @@ pub(crate) fn setattr(
             tv_nsec: rustix::fs::UTIME_NOW,
         },
     };
-    rustix::fs::utimensat(rustix::fs::CWD, path, &now, rustix::fs::AtFlags::empty())
+    rustix::fs::utimensat(path.dir, path.name, &now, AtFlags::SYMLINK_NOFOLLOW)
         .map_err(|e| failed("setattr", path, io(e)))?;
     sink.done(FsOp::Setattr, 0, sched_ns, submit, Req::Mix);
     Ok(())
@@ -286,22 +316,27 @@ pub(crate) fn setattr(
 
 pub(crate) fn rename(
     sink: &mut dyn OpSink,
-    from: &Path,
-    to: &Path,
+    from: &At<'_>,
+    to: &At<'_>,
     sched_ns: u64,
 ) -> Result<(), String> {
     let submit = sink.now_ns();
-    rustix::fs::rename(from, to).map_err(|e| failed("rename", from, io(e)))?;
+    rustix::fs::renameat(from.dir, from.name, to.dir, to.name)
+        .map_err(|e| failed("rename", from, io(e)))?;
     sink.done(FsOp::Rename, 0, sched_ns, submit, Req::Mix);
     Ok(())
 }
 
-/// Lists a directory to its end; returns the entries seen.
-pub(crate) fn readdir(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<u64, String> {
+/// Lists a directory (`path.dir` itself; its name is for messages) to its
+/// end: an open, the reads of its entries and the close, as `opendir`,
+/// `readdir` and `closedir` do. Returns the entries seen.
+pub(crate) fn readdir(sink: &mut dyn OpSink, path: &At<'_>, sched_ns: u64) -> Result<u64, String> {
     let submit = sink.now_ns();
     let mut n = 0u64;
-    for e in std::fs::read_dir(path).map_err(|e| failed("readdir", path, e))? {
-        e.map_err(|e| failed("readdir", path, e))?;
+    let mut dir =
+        rustix::fs::Dir::read_from(path.dir).map_err(|e| failed("readdir", path, io(e)))?;
+    for e in &mut dir {
+        e.map_err(|e| failed("readdir", path, io(e)))?;
         n += 1;
     }
     sink.done(FsOp::Readdir, 0, sched_ns, submit, Req::Mix);
@@ -311,14 +346,14 @@ pub(crate) fn readdir(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Resu
 /// Opens `path` (an open operation counted from `sched_ns`).
 fn open(
     sink: &mut dyn OpSink,
-    path: &Path,
+    path: &At<'_>,
     flags: OFlags,
     sched_ns: u64,
     req: Req,
 ) -> Result<OwnedFd, String> {
     let submit = sink.now_ns();
-    let fd =
-        rustix::fs::open(path, flags, Mode::empty()).map_err(|e| failed("open", path, io(e)))?;
+    let fd = rustix::fs::openat(path.dir, path.name, flags | OFlags::NOFOLLOW, Mode::empty())
+        .map_err(|e| failed("open", path, io(e)))?;
     sink.done(FsOp::Open, 0, sched_ns, submit, req);
     Ok(fd)
 }
@@ -330,7 +365,11 @@ fn close(sink: &mut dyn OpSink, fd: OwnedFd) {
 }
 
 /// An open and its close, nothing between.
-pub(crate) fn open_close(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<(), String> {
+pub(crate) fn open_close(
+    sink: &mut dyn OpSink,
+    path: &At<'_>,
+    sched_ns: u64,
+) -> Result<(), String> {
     let fd = open(
         sink,
         path,
@@ -343,7 +382,7 @@ pub(crate) fn open_close(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> R
 }
 
 /// Open for writing, fsync, close.
-pub(crate) fn fsync(sink: &mut dyn OpSink, path: &Path, sched_ns: u64) -> Result<(), String> {
+pub(crate) fn fsync(sink: &mut dyn OpSink, path: &At<'_>, sched_ns: u64) -> Result<(), String> {
     let t = sink.now_ns();
     let fd = open(sink, path, OFlags::WRONLY | OFlags::CLOEXEC, t, Req::Along)?;
     let submit = sink.now_ns();
@@ -368,7 +407,7 @@ pub(crate) trait Offsets {
 pub(crate) fn session(
     sink: &mut dyn OpSink,
     dio: &mut DataIo,
-    path: &Path,
+    path: &At<'_>,
     size: u64,
     target: u32,
     write: bool,
@@ -406,6 +445,7 @@ pub(crate) fn session(
                 }
             }
             let submit = sink.now_ns();
+            let s = if sink.paced() { s } else { submit };
             let n = loop {
                 match rustix::io::pread(&fd, &mut *buf, off) {
                     Ok(n) => break n,
@@ -419,7 +459,7 @@ pub(crate) fn session(
                     let mut errs = Vec::new();
                     v.check(0, buf, 0, voff, Phase::Plain, &mut errs);
                     dio.errors
-                        .extend(errs.into_iter().map(|e| (path.to_path_buf(), e)));
+                        .extend(errs.into_iter().map(|e| ((path.path)(), e)));
                 }
                 v.release(0, voff, len as u32);
             }

@@ -213,7 +213,13 @@ impl Tree {
 
     /// The directory of leaf `leaf` (the anchor itself at depth 0).
     pub fn leaf_path(&self, leaf: u64) -> PathBuf {
-        let mut p = self.anchor.clone();
+        self.anchor.join(self.leaf_rel(leaf))
+    }
+
+    /// The directory of leaf `leaf` relative to the anchor (empty at depth
+    /// 0).
+    pub fn leaf_rel(&self, leaf: u64) -> PathBuf {
+        let mut p = PathBuf::new();
         let w = u64::from(self.shape.width);
         for level in 0..self.shape.depth {
             let below = w.saturating_pow(self.shape.depth - 1 - level);
@@ -253,7 +259,7 @@ impl Tree {
     }
 
     /// Every directory of the shape that holds a used slot or leads to one,
-    /// parents before children.
+    /// parents before children, relative to the anchor.
     pub fn dirs_in_order(&self) -> Vec<PathBuf> {
         let used = self.used_leaf_dirs();
         let w = u64::from(self.shape.width);
@@ -263,7 +269,7 @@ impl Tree {
             let below = w.saturating_pow(self.shape.depth - level);
             let count = used.div_ceil(below.max(1));
             for i in 0..count {
-                let mut p = self.anchor.clone();
+                let mut p = PathBuf::new();
                 for l in 0..level {
                     let span = w.saturating_pow(level - 1 - l);
                     p.push(self.level_name((i / span) % w));
@@ -443,6 +449,15 @@ pub fn inspect(anchor: &Path, allow_destroy: bool) -> Result<Found, EngineError>
         )));
     }
     let marker = anchor.join(MARKER);
+    // The marker is read only as a file of the anchor's own: a link there
+    // could make a foreign directory look like iorig's.
+    if let Ok(m) = std::fs::symlink_metadata(&marker) {
+        if !m.file_type().is_file() {
+            return Err(EngineError::Usage(format!(
+                "anchor {shown} holds a {MARKER} that is not a plain file (a link or a directory) and iorig did not write it; remove it, or give another directory"
+            )));
+        }
+    }
     let found = match std::fs::read_to_string(&marker) {
         Ok(text) => match Shape::parse_marker(&text) {
             Some((id, shape)) => Found::Tree { id, shape },
@@ -480,9 +495,47 @@ pub fn inspect(anchor: &Path, allow_destroy: bool) -> Result<Found, EngineError>
                 "anchor {shown} holds {name}, which iorig did not create; give an empty directory (or one with an iorig tree), or --allow-destroy to use it anyway"
             )));
         }
+        // A name of the tree must also be what the tree puts there (never
+        // a link): level directories and directory slots are directories,
+        // file slots and the marker plain files.
+        let ty = std::fs::symlink_metadata(entry.path())
+            .map(|m| rustix::fs::FileType::from_raw_mode(std::os::unix::fs::MetadataExt::mode(&m)))
+            .map_err(|e| EngineError::Usage(format!("anchor {shown}: {name}: {e}")))?;
+        let dir_expected = name != MARKER && !name.starts_with('f');
+        let fits = ty
+            == if dir_expected {
+                rustix::fs::FileType::Directory
+            } else {
+                rustix::fs::FileType::RegularFile
+            };
+        if !fits {
+            return Err(EngineError::Usage(format!(
+                "anchor {shown} holds {name}, which is {} where iorig's tree has a {}; iorig does not follow or replace it: remove it, or give another directory",
+                kind_of(ty),
+                if dir_expected { "directory" } else { "file" }
+            )));
+        }
     }
     Ok(found)
 }
+
+/// How a file type reads in a message.
+pub(crate) fn kind_of(ty: rustix::fs::FileType) -> &'static str {
+    use rustix::fs::FileType;
+    match ty {
+        FileType::Symlink => "a symbolic link",
+        FileType::Directory => "a directory",
+        FileType::RegularFile => "a plain file",
+        FileType::Fifo => "a FIFO",
+        FileType::Socket => "a socket",
+        _ => "a device node",
+    }
+}
+
+/// The most entries a marker's shape may have: a marker past this was not
+/// written by iorig (or was damaged), and a tree of it would not fit in
+/// memory anyway.
+const MARKER_MAX_ENTRIES: u64 = 1 << 32;
 
 impl Tree {
     /// A tree of a stored shape (a marker's), for its names only.
@@ -504,6 +557,13 @@ impl Tree {
             cleanup: false,
             max_entries: u64::MAX,
         };
+        if f.entries() > MARKER_MAX_ENTRIES || f.width == 0 {
+            return Err(EngineError::Usage(format!(
+                "{} describes a tree of {} entries, which iorig never makes; the marker is damaged: remove the tree by hand, or give another directory",
+                anchor.join(MARKER).display(),
+                f.entries()
+            )));
+        }
         Tree::new(&f)
     }
 }
@@ -539,9 +599,10 @@ mod tests {
         assert_eq!(t.leaf_dirs(), 144);
         let dirs = t.dirs_in_order();
         assert_eq!(dirs.len(), 12 + 144);
-        assert_eq!(dirs[0], PathBuf::from("/a/d00"));
-        assert_eq!(dirs[12], PathBuf::from("/a/d00/d00"));
-        assert_eq!(dirs[13], PathBuf::from("/a/d00/d01"));
+        assert_eq!(dirs[0], PathBuf::from("d00"));
+        assert_eq!(dirs[12], PathBuf::from("d00/d00"));
+        assert_eq!(dirs[13], PathBuf::from("d00/d01"));
+        assert_eq!(t.leaf_rel(13), PathBuf::from("d01/d01"));
         assert!(t.owns_top_name("d11") && !t.owns_top_name("d12"));
         assert!(!t.owns_top_name("d1") && t.owns_top_name(MARKER));
         assert_eq!(t.slot_of_name(2, "f07"), Some((207, false)));

@@ -9,7 +9,8 @@
 //! closes around a session and the writes inside a create ride along:
 //! counted and timed, not scheduled.
 
-use super::ops::{self, DataIo, Offsets, OpSink, Req};
+use super::beneath::Beneath;
+use super::ops::{self, At, DataIo, Offsets, OpSink, Req};
 use super::tree::{Tree, Want};
 use crate::gen::{below, rng_for, unit_f64, DistSampler};
 use crate::run::{IntervalPlan, ThreadClock};
@@ -18,6 +19,7 @@ use crossbeam_channel::{Receiver, Sender};
 use iorig_spec::{FileIo, FileSelect, FsOp};
 use iorig_stats::{WorkerIntervalStats, WorkerOpStats};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -38,6 +40,9 @@ pub(crate) struct Shared {
     pub last_completion: AtomicU64,
     /// Set by the worker that found the mix has nothing left to do.
     pub exhausted: AtomicBool,
+    /// Workers that ended before the others because they found nothing
+    /// to take.
+    pub ended_dry: std::sync::atomic::AtomicU32,
 }
 
 /// How a worker picks slots.
@@ -80,6 +85,8 @@ pub(crate) struct FsWorker {
     pub meter: Meter,
     pub dio: DataIo,
     pub tree: Arc<Tree>,
+    /// The tree's directories, opened beneath the anchor.
+    pub dirs: Arc<Beneath>,
     /// Cumulative shares of the mix (to 100).
     pub mix: Vec<(FsOp, f64)>,
     pub rng: Xoshiro256PlusPlus,
@@ -105,6 +112,7 @@ impl FsWorker {
         id: u32,
         workers: u32,
         tree: Arc<Tree>,
+        dirs: Arc<Beneath>,
         w: &iorig_spec::Workload,
         f: &iorig_spec::FsWorkload,
         dio: DataIo,
@@ -166,7 +174,7 @@ impl FsWorker {
                 tx,
                 spare,
                 shared,
-                stats: Box::default(),
+                stats: Box::new(WorkerIntervalStats::for_fs()),
                 index: 0,
                 clock,
                 cpu_start_ns,
@@ -176,6 +184,7 @@ impl FsWorker {
             },
             dio,
             tree,
+            dirs,
             mix,
             rng: rng_for(w.seed, id, 11),
             select,
@@ -248,6 +257,7 @@ impl FsWorker {
                     // on by others): this worker is done, as a fio job
                     // that has processed its files exits.
                     if dry >= 4 * self.mix.len() as u32 {
+                        self.meter.shared.ended_dry.fetch_add(1, Ordering::Relaxed);
                         break;
                     }
                 }
@@ -361,10 +371,19 @@ impl FsWorker {
     /// on.
     fn run_op(&mut self, op: FsOp, sched: u64) -> Result<bool, String> {
         let tree = self.tree.clone();
+        let dirs = self.dirs.clone();
         if op == FsOp::Readdir {
-            let slot = self.candidate();
-            let path = tree.leaf_path(tree.leaf_of(slot));
-            ops::readdir(&mut self.meter, &path, sched)?;
+            let leaf = tree.leaf_of(self.candidate());
+            let show = || tree.leaf_path(leaf);
+            let dir = dirs
+                .leaf(&tree, leaf)
+                .map_err(|e| lookup_failed("readdir", &show(), e))?;
+            let at = At {
+                dir: dir.as_fd(),
+                name: ".",
+                path: &show,
+            };
+            ops::readdir(&mut self.meter, &at, sched)?;
             return Ok(true);
         }
         let Some(want) = want_of(op) else {
@@ -373,15 +392,37 @@ impl FsWorker {
         let Some(slot) = self.pick(want) else {
             return Ok(false);
         };
+        // Without a rate an operation counts from when it is issued, not
+        // from before its slot was looked for.
+        let sched = if self.meter.period_ns.is_none() {
+            self.meter.now_ns()
+        } else {
+            sched
+        };
         let had_dir = tree.has_dir(slot);
         let had_file = tree.has_file(slot);
+        let show_file = || tree.file_path(slot);
+        let show_dir = || tree.dir_slot_path(slot);
+        let dir = match dirs.leaf(&tree, tree.leaf_of(slot)) {
+            Ok(d) => d,
+            Err(e) => {
+                tree.release(slot, had_file, had_dir);
+                return Err(lookup_failed(<&str>::from(op), &show_file(), e));
+            }
+        };
+        let file_name = tree.file_name(slot);
+        let file = At {
+            dir: dir.as_fd(),
+            name: &file_name,
+            path: &show_file,
+        };
         self.dio.at_file(slot * self.span);
         let r = match op {
             FsOp::Create => {
                 let r = ops::create(
                     &mut self.meter,
                     &mut self.dio,
-                    &tree.file_path(slot),
+                    &file,
                     tree.size_of(slot),
                     slot as u32,
                     sched,
@@ -391,22 +432,29 @@ impl FsWorker {
                 r
             }
             FsOp::Delete => {
-                let r = ops::delete(&mut self.meter, &tree.file_path(slot), sched);
+                let r = ops::delete(&mut self.meter, &file, sched);
                 tree.release(slot, r.is_err(), had_dir);
                 r
             }
-            FsOp::Mkdir => {
-                let r = ops::mkdir(&mut self.meter, &tree.dir_slot_path(slot), sched);
-                tree.release(slot, had_file, r.is_ok());
-                r
-            }
-            FsOp::Rmdir => {
-                let r = ops::rmdir(&mut self.meter, &tree.dir_slot_path(slot), sched);
-                tree.release(slot, had_file, r.is_err());
-                r
+            FsOp::Mkdir | FsOp::Rmdir => {
+                let name = tree.dir_slot_name(slot);
+                let at = At {
+                    dir: dir.as_fd(),
+                    name: &name,
+                    path: &show_dir,
+                };
+                if op == FsOp::Mkdir {
+                    let r = ops::mkdir(&mut self.meter, &at, sched);
+                    tree.release(slot, had_file, r.is_ok());
+                    r
+                } else {
+                    let r = ops::rmdir(&mut self.meter, &at, sched);
+                    tree.release(slot, had_file, r.is_err());
+                    r
+                }
             }
             FsOp::Stat => {
-                let r = ops::stat(&mut self.meter, &tree.file_path(slot), sched);
+                let r = ops::stat(&mut self.meter, &file, sched);
                 tree.release(slot, true, had_dir);
                 r
             }
@@ -416,17 +464,17 @@ impl FsWorker {
                 } else {
                     0o600
                 };
-                let r = ops::setattr(&mut self.meter, &tree.file_path(slot), mode, sched);
+                let r = ops::setattr(&mut self.meter, &file, mode, sched);
                 tree.release(slot, true, had_dir);
                 r
             }
             FsOp::Open => {
-                let r = ops::open_close(&mut self.meter, &tree.file_path(slot), sched);
+                let r = ops::open_close(&mut self.meter, &file, sched);
                 tree.release(slot, true, had_dir);
                 r
             }
             FsOp::Fsync => {
-                let r = ops::fsync(&mut self.meter, &tree.file_path(slot), sched);
+                let r = ops::fsync(&mut self.meter, &file, sched);
                 tree.release(slot, true, had_dir);
                 r
             }
@@ -436,19 +484,26 @@ impl FsWorker {
                     return Ok(false);
                 };
                 let to_dir = tree.has_dir(to);
-                let r = ops::rename(
-                    &mut self.meter,
-                    &tree.file_path(slot),
-                    &tree.file_path(to),
-                    sched,
-                );
+                let show_to = || tree.file_path(to);
+                let r = match dirs.leaf(&tree, tree.leaf_of(to)) {
+                    Ok(to_leaf) => {
+                        let to_name = tree.file_name(to);
+                        let dest = At {
+                            dir: to_leaf.as_fd(),
+                            name: &to_name,
+                            path: &show_to,
+                        };
+                        ops::rename(&mut self.meter, &file, &dest, sched)
+                    }
+                    Err(e) => Err(lookup_failed("rename", &show_to(), e)),
+                };
                 let moved = r.is_ok();
                 tree.release(to, moved, to_dir);
                 tree.release(slot, !moved, had_dir);
                 r
             }
             FsOp::Read | FsOp::Write => {
-                let r = self.session(slot, op == FsOp::Write, sched);
+                let r = self.session(slot, &file, op == FsOp::Write, sched);
                 tree.release(slot, true, had_dir);
                 r
             }
@@ -458,9 +513,8 @@ impl FsWorker {
         r.map(|()| true)
     }
 
-    fn session(&mut self, slot: u64, write: bool, sched: u64) -> Result<(), String> {
-        let tree = self.tree.clone();
-        let size = tree.size_of(slot);
+    fn session(&mut self, slot: u64, file: &At<'_>, write: bool, sched: u64) -> Result<(), String> {
+        let size = self.tree.size_of(slot);
         let random = self.fileio == FileIo::Random;
         let transfers = match (self.stopafter, random) {
             (Some(n), _) => u64::from(n),
@@ -477,7 +531,7 @@ impl FsWorker {
         ops::session(
             &mut self.meter,
             &mut self.dio,
-            &tree.file_path(slot),
+            file,
             size,
             slot as u32,
             write,
@@ -486,6 +540,11 @@ impl FsWorker {
             sched,
         )
     }
+}
+
+/// A leaf directory that could not be opened, as one line.
+fn lookup_failed(op: &str, path: &std::path::Path, e: std::io::Error) -> String {
+    format!("{op} {}: {}", path.display(), super::beneath::explain(e))
 }
 
 impl Meter {
@@ -523,7 +582,7 @@ impl Meter {
                 s.reset();
                 s
             }
-            Err(_) => Box::default(),
+            Err(_) => Box::new(WorkerIntervalStats::for_fs()),
         }
     }
 
@@ -613,6 +672,10 @@ impl OpSink for Meter {
             }
         }
         now
+    }
+
+    fn paced(&self) -> bool {
+        self.period_ns.is_some()
     }
 
     fn next_due(&mut self) -> Option<u64> {
