@@ -139,9 +139,41 @@ fn io(e: rustix::io::Errno) -> std::io::Error {
 }
 
 /// Writes `len` bytes of fresh data at `offset`, the rest of a short write
-/// after it; one write operation.
+/// after it; one write operation. Under validation the block's units are
+/// held for the write; a write that fails leaves them released and
+/// unknown (what the file holds there is not known), so the other workers
+/// go on with the file.
 #[allow(clippy::too_many_arguments)]
 fn write_at(
+    sink: &mut dyn OpSink,
+    dio: &mut DataIo,
+    fd: &OwnedFd,
+    target: u32,
+    offset: u64,
+    len: usize,
+    sched_ns: u64,
+    req: Req,
+) -> std::io::Result<u64> {
+    let voff = dio.vbase + offset;
+    if let Some(v) = &dio.verify {
+        if !v.lock(0, voff, len as u32) {
+            return Err(std::io::Error::other(
+                "validation: the block is held by another I/O",
+            ));
+        }
+    }
+    let r = write_locked(sink, dio, fd, target, offset, len, sched_ns, req);
+    if r.is_err() {
+        if let Some(v) = &dio.verify {
+            v.trimmed(0, voff, len as u32);
+        }
+    }
+    r
+}
+
+/// [`write_at`] once the block is held.
+#[allow(clippy::too_many_arguments)]
+fn write_locked(
     sink: &mut dyn OpSink,
     dio: &mut DataIo,
     fd: &OwnedFd,
@@ -159,15 +191,11 @@ fn write_at(
     let voff = vbase + offset;
     match &mut dio.verify {
         Some(v) => {
-            if !v.lock(0, voff, len as u32) {
-                return Err(std::io::Error::other(
-                    "validation: the block is held by another I/O",
-                ));
-            }
             // Data of a known write is read and checked before it is
             // overwritten, as block runs do.
-            if v.known(0, voff, len as u32) {
-                pread_full(fd, buf, offset)?;
+            // A file made anew (a format's create) has nothing to read:
+            // only a whole block read is checked.
+            if v.known(0, voff, len as u32) && pread_full(fd, buf, offset)? == len {
                 let mut errs = Vec::new();
                 v.check(0, buf, 0, voff, Phase::PreRead, &mut errs);
                 dio.errors
@@ -450,7 +478,12 @@ pub(crate) fn session(
                 match rustix::io::pread(&fd, &mut *buf, off) {
                     Ok(n) => break n,
                     Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => {}
-                    Err(e) => return Err(failed("read", path, io(e))),
+                    Err(e) => {
+                        if let Some(v) = &dio.verify {
+                            v.release(0, voff, len as u32);
+                        }
+                        return Err(failed("read", path, io(e)));
+                    }
                 }
             };
             dio.stale = true;

@@ -428,12 +428,16 @@ impl FsWorker {
                     sched,
                     false,
                 );
-                tree.release(slot, r.is_ok(), had_dir);
+                // A failed create may have left a partial file.
+                let there = r.is_ok() || on_disk(dir.as_fd(), &file_name);
+                tree.release(slot, there, had_dir);
                 r
             }
             FsOp::Delete => {
                 let r = ops::delete(&mut self.meter, &file, sched);
-                tree.release(slot, r.is_err(), had_dir);
+                // A file someone else removed is gone all the same.
+                let there = r.is_err() && on_disk(dir.as_fd(), &file_name);
+                tree.release(slot, there, had_dir);
                 r
             }
             FsOp::Mkdir | FsOp::Rmdir => {
@@ -443,15 +447,19 @@ impl FsWorker {
                     name: &name,
                     path: &show_dir,
                 };
-                if op == FsOp::Mkdir {
-                    let r = ops::mkdir(&mut self.meter, &at, sched);
-                    tree.release(slot, had_file, r.is_ok());
-                    r
+                let r = if op == FsOp::Mkdir {
+                    ops::mkdir(&mut self.meter, &at, sched)
                 } else {
-                    let r = ops::rmdir(&mut self.meter, &at, sched);
-                    tree.release(slot, had_file, r.is_err());
-                    r
-                }
+                    ops::rmdir(&mut self.meter, &at, sched)
+                };
+                let there = match (&r, op) {
+                    (Ok(()), FsOp::Mkdir) => true,
+                    (Ok(()), _) => false,
+                    // What a failure left (EEXIST, ENOENT: someone else).
+                    (Err(_), _) => on_disk(dir.as_fd(), &name),
+                };
+                tree.release(slot, had_file, there);
+                r
             }
             FsOp::Stat => {
                 let r = ops::stat(&mut self.meter, &file, sched);
@@ -498,8 +506,16 @@ impl FsWorker {
                     Err(e) => Err(lookup_failed("rename", &show_to(), e)),
                 };
                 let moved = r.is_ok();
-                tree.release(to, moved, to_dir);
-                tree.release(slot, !moved, had_dir);
+                let (to_there, from_there) = if moved {
+                    (true, false)
+                } else {
+                    let to_there = dirs
+                        .leaf(&tree, tree.leaf_of(to))
+                        .is_ok_and(|d| on_disk(d.as_fd(), &tree.file_name(to)));
+                    (to_there, on_disk(dir.as_fd(), &file_name))
+                };
+                tree.release(to, to_there, to_dir);
+                tree.release(slot, from_there, had_dir);
                 r
             }
             FsOp::Read | FsOp::Write => {
@@ -540,6 +556,13 @@ impl FsWorker {
             sched,
         )
     }
+}
+
+/// Whether `name` is in `dir` now (after a failed operation, whose
+/// outcome the slot's state must follow so the other workers do not
+/// stumble on it).
+fn on_disk(dir: std::os::fd::BorrowedFd<'_>, name: &str) -> bool {
+    rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
 }
 
 /// A leaf directory that could not be opened, as one line.
