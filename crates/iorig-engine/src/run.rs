@@ -947,7 +947,10 @@ pub(crate) fn collect(
             // the collector saw the last worker go, so a short run's rate
             // is not diluted by the collector's wake-up.
             let last = last_completion.load(Ordering::Relaxed);
-            let end_ns = if all_done && !asked && !at_end && last > 0 {
+            // A last completion inside an interval already sampled would
+            // leave an empty interval after it: then the run ends now.
+            let in_open_interval = next_sample < plan.len() && last > plan.start_of(next_sample);
+            let end_ns = if all_done && !asked && !at_end && last > 0 && in_open_interval {
                 last.min(now_ns)
             } else {
                 now_ns

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 /// How often (at most) a worker publishes its latest completion time to the
 /// others: the longest-gap figure is exact to within this.
-const GAP_PUBLISH_NS: u64 = 1_000_000;
+pub(crate) const GAP_PUBLISH_NS: u64 = 1_000_000;
 
 /// How long a worker waits for in-flight I/O after the run ends.
 pub(crate) const DRAIN_LIMIT_NS: u64 = 10_000_000_000;
@@ -180,6 +180,10 @@ impl WorkerCtx {
     /// Runs until the plan's end, a stop request, or an error.
     pub fn run<E: IoEngine>(mut self, mut engine: E) -> WorkerEnd {
         let end = self.run_loop(&mut engine);
+        // The exact last completion, so a run whose workers all ended
+        // early ends at it (publishing is otherwise throttled).
+        self.last_completion
+            .fetch_max(self.own_last_completion, Ordering::Relaxed);
         let _ = self.tx.send(WorkerMsg::Done { worker: self.id });
         end
     }

@@ -104,6 +104,11 @@ impl Invocation {
                 plan.targets = None;
             }
         }
+        if (self.files.is_some() || self.file_size.is_some()) && plan.anchor.is_none() {
+            return Err(RunError::usage(
+                "--files and --file-size set the trees of file-system steps, whose anchor is an existing directory given as the one --target; give one (mkdir it first), or drop them",
+            ));
+        }
         if let Some(f) = &self.files {
             plan.files = Some(f.clone());
         }
@@ -326,6 +331,11 @@ impl Runner<'_> {
                 if let (StepRole::CurveMax { group }, Some(s)) = (&step.role, &summary) {
                     self.curve_max.insert(*group, s.total.iops);
                 }
+                // A tree it built (or found) counts as built for the
+                // steps after it: a resumed `once` does not rebuild it.
+                if let Ok(mut w) = step_workload(step, None, self.run.inv.allow_destroy) {
+                    tree_format(&mut w, &mut self.built_trees, false);
+                }
                 self.results.push(StepResult {
                     step: step.clone(),
                     status,
@@ -414,10 +424,15 @@ impl Runner<'_> {
         // A write without validation changes blocks behind the key map's
         // back: the kept keys no longer say what the targets hold, and a
         // later verifying read would call every such block a lost write.
-        if w.writes() && !w.verify {
+        // A tree's format may rewrite or remove files whatever the step's
+        // operations are.
+        let formats = w.fs.as_ref().is_some_and(|f| f.format != FormatMode::No);
+        if (w.writes() || formats) && !w.verify {
+            let anchor = w.fs.as_ref().map(|f| &f.anchor);
             let overlaps = self.kept_verify.as_ref().is_some_and(|(paths, _)| {
                 w.targets
                     .iter()
+                    .chain(anchor)
                     .any(|t| paths.iter().any(|p| same_path(p, t)))
             });
             if overlaps {

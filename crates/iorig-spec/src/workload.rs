@@ -1353,8 +1353,8 @@ impl Workload {
         Ok(())
     }
 
-    /// Whether the workload issues writes (so target safety rules apply).
-    /// Whether the workload changes what its targets hold.
+    /// Whether the workload changes what its targets hold (so target
+    /// safety rules apply).
     pub fn writes(&self) -> bool {
         match &self.fs {
             Some(f) => {

@@ -1387,3 +1387,32 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+#[test]
+fn plan_tree_flags_without_a_directory_target_are_refused() {
+    let dir = tmp();
+    let file = dir.path().join("plain");
+    std::fs::write(&file, vec![0u8; 1 << 20]).unwrap();
+    let missing = dir.path().join("missing");
+    for target in [&file, &missing] {
+        let out = run(
+            &[
+                "plan",
+                "run",
+                "--builtin",
+                "fs-metadata",
+                "--target",
+                target.to_str().unwrap(),
+                "--files",
+                "10",
+                "--no-db",
+            ],
+            dir.path(),
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("--files and --file-size"), "{err}");
+    }
+    assert_eq!(std::fs::read(&file).unwrap().len(), 1 << 20);
+    assert!(!missing.exists());
+}

@@ -202,7 +202,23 @@ pub fn plan(w: &Workload, f: &FsWorkload, allow_destroy: bool) -> Result<FsPlan,
             0
         };
         let inodes = tree.dirs_in_order().len() as u64 + tree.slots + dir_slots + 1;
-        check_room(&anchor, bytes, inodes)?;
+        // The tree there now goes first (another shape, or `yes`): its
+        // room counts as free.
+        let (old_bytes, old_inodes) = match &found {
+            Found::Tree { shape, .. } => {
+                let old = Tree::of_shape(&anchor, shape)?;
+                (
+                    old.total_bytes(),
+                    old.dirs_in_order().len() as u64 + old.slots,
+                )
+            }
+            Found::Empty => (0, 0),
+        };
+        check_room(
+            &anchor,
+            bytes.saturating_sub(old_bytes),
+            inodes.saturating_sub(old_inodes),
+        )?;
     }
     Ok(FsPlan {
         tree,

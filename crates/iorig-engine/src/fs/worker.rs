@@ -79,6 +79,8 @@ pub(crate) struct Meter {
     pub gap_ns: u64,
     pub gap_start_ns: u64,
     pub own_last_completion: u64,
+    /// The completion time last published to `shared.last_completion`.
+    pub published_completion: u64,
 }
 
 pub(crate) struct FsWorker {
@@ -181,6 +183,7 @@ impl FsWorker {
                 gap_ns: 0,
                 gap_start_ns: 0,
                 own_last_completion: 0,
+                published_completion: 0,
             },
             dio,
             tree,
@@ -639,6 +642,9 @@ impl Meter {
 
     /// Sends the interval in progress (possibly partial) and ends.
     fn finish(&mut self) {
+        self.shared
+            .last_completion
+            .fetch_max(self.own_last_completion, Ordering::Relaxed);
         let now = self.now_ns();
         self.advance(now);
         if self.index < self.plan.len() {
@@ -676,9 +682,17 @@ impl OpSink for Meter {
             .max(self.own_last_completion);
         let gap_end = now.min(self.end_ns);
         self.own_last_completion = now;
-        self.shared
-            .last_completion
-            .fetch_max(now, Ordering::Relaxed);
+        // Published at most once per GAP_PUBLISH_NS (and at the end), as
+        // block workers do: one shared cache line for every operation of
+        // every worker would cost more than a stat on tmpfs.
+        if now.saturating_sub(self.published_completion) >= crate::worker::GAP_PUBLISH_NS
+            || gap_end.saturating_sub(prev) >= crate::worker::GAP_PUBLISH_NS
+        {
+            self.shared
+                .last_completion
+                .fetch_max(now, Ordering::Relaxed);
+            self.published_completion = now;
+        }
         self.advance(now);
         if gap_end > prev && gap_end - prev > self.gap_ns {
             self.gap_ns = gap_end - prev;
