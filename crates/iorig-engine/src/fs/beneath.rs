@@ -179,6 +179,16 @@ impl Beneath {
     }
 }
 
+impl Beneath {
+    /// [`Beneath::leaf`] of the leaf holding `slot`, a failure as one line
+    /// naming `op` and the directory.
+    pub fn leaf_of_slot(&self, tree: &Tree, slot: u64, op: &str) -> Result<DirFd<'_>, String> {
+        let leaf = tree.leaf_of(slot);
+        self.leaf(tree, leaf)
+            .map_err(|e| format!("{op} {}: {}", tree.leaf_path(leaf).display(), explain(e)))
+    }
+}
+
 /// What a failed lookup of a tree's directory means, for the user.
 pub(crate) fn explain(e: std::io::Error) -> std::io::Error {
     match e.raw_os_error().map(Errno::from_raw_os_error) {

@@ -291,13 +291,7 @@ fn remove_slots(
         let t = r.sink.now_ns();
         let show_file = || tree.file_path(slot);
         let show_dir = || tree.dir_slot_path(slot);
-        let dir = dirs.leaf(tree, tree.leaf_of(slot)).map_err(|e| {
-            format!(
-                "{}: {}",
-                tree.leaf_path(tree.leaf_of(slot)).display(),
-                explain(e)
-            )
-        })?;
+        let dir = dirs.leaf_of_slot(tree, slot, "delete")?;
         if tree.has_file(slot) {
             let name = tree.file_name(slot);
             let at = At {
@@ -551,13 +545,7 @@ pub fn format(
         let size = tree.size_of(slot);
         r.dio.at_file(slot * span);
         let show = || tree.file_path(slot);
-        let dir = dirs.leaf(tree, tree.leaf_of(slot)).map_err(|e| {
-            format!(
-                "{}: {}",
-                tree.leaf_path(tree.leaf_of(slot)).display(),
-                explain(e)
-            )
-        })?;
+        let dir = dirs.leaf_of_slot(tree, slot, "create")?;
         let name = tree.file_name(slot);
         ops::create(
             r.sink,

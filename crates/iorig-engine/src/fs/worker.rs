@@ -406,11 +406,11 @@ impl FsWorker {
         let had_file = tree.has_file(slot);
         let show_file = || tree.file_path(slot);
         let show_dir = || tree.dir_slot_path(slot);
-        let dir = match dirs.leaf(&tree, tree.leaf_of(slot)) {
+        let dir = match dirs.leaf_of_slot(&tree, slot, op.into()) {
             Ok(d) => d,
             Err(e) => {
                 tree.release(slot, had_file, had_dir);
-                return Err(lookup_failed(<&str>::from(op), &show_file(), e));
+                return Err(e);
             }
         };
         let file_name = tree.file_name(slot);
