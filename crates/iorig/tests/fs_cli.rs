@@ -763,11 +763,6 @@ fn an_operations_rate_holds_and_a_slow_operation_makes_the_late_ones_late() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-extern "C" {
-    #[link_name = "kill"]
-    fn libc_kill(pid: i32, sig: i32) -> i32;
-}
-
 #[test]
 fn ctrl_c_during_the_format_is_stored_as_interrupted_and_restart_completes_the_tree() {
     let dir = tmp();
@@ -810,10 +805,7 @@ fn ctrl_c_during_the_format_is_stored_as_interrupted_and_restart_completes_the_t
     while data_files(&anchor).len() < 200 && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    // SAFETY: sending SIGINT to our own child process.
-    unsafe {
-        libc_kill(child.id() as i32, 2);
-    }
+    common::signal(&child, 2);
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
@@ -969,10 +961,7 @@ fn a_journaled_tree_killed_mid_run_verifies_clean_and_a_damaged_block_is_found()
     {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    // SAFETY: sending SIGKILL to our own child process.
-    unsafe {
-        libc_kill(child.id() as i32, 9);
-    }
+    common::signal(&child, 9);
     let _ = child.wait_with_output();
 
     let scan = |expect: i32| -> Value {
@@ -1083,10 +1072,7 @@ fn an_interrupted_file_system_plan_resumes_to_its_end() {
         .unwrap();
     // The creates end at once; interrupt during the stat steps.
     std::thread::sleep(std::time::Duration::from_millis(3000));
-    // SAFETY: sending SIGINT to our own child process.
-    unsafe {
-        libc_kill(child.id() as i32, 2);
-    }
+    common::signal(&child, 2);
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         out.status.code(),
@@ -1345,8 +1331,8 @@ fn a_tree_in_use_by_another_run_is_refused() {
     let dir = tmp();
     let anchor = dir.path().join("t");
     std::fs::create_dir(&anchor).unwrap();
-    let first = common::iorig()
-        .args([
+    let mut first = common::spawn_quiet(
+        &[
             "run",
             "--anchor",
             anchor.to_str().unwrap(),
@@ -1359,13 +1345,9 @@ fn a_tree_in_use_by_another_run_is_refused() {
             "stat",
             "--time",
             "20s",
-        ])
-        .current_dir(dir.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut first = KillOnDrop(first);
+        ],
+        dir.path(),
+    );
     // The first run holds the tree once its format is done.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while data_files(&anchor).len() < 32 && std::time::Instant::now() < deadline {
@@ -1378,20 +1360,7 @@ fn a_tree_in_use_by_another_run_is_refused() {
         &["--files", "8", "--ops", "stat"],
         "another iorig run is using the tree",
     );
-    assert!(
-        first.0.try_wait().unwrap().is_none(),
-        "the first run goes on"
-    );
-}
-
-/// Kills a child process when the test ends, passed or failed.
-struct KillOnDrop(std::process::Child);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+    assert!(first.try_wait().unwrap().is_none(), "the first run goes on");
 }
 
 #[test]

@@ -376,11 +376,9 @@ impl FsWorker {
         let tree = self.tree.clone();
         let dirs = self.dirs.clone();
         if op == FsOp::Readdir {
-            let leaf = tree.leaf_of(self.candidate());
-            let show = || tree.leaf_path(leaf);
-            let dir = dirs
-                .leaf(&tree, leaf)
-                .map_err(|e| lookup_failed("readdir", &show(), e))?;
+            let slot = self.candidate();
+            let show = || tree.leaf_path(tree.leaf_of(slot));
+            let dir = dirs.leaf_of_slot(&tree, slot, "readdir")?;
             let at = At {
                 dir: dir.as_fd(),
                 name: ".",
@@ -496,25 +494,24 @@ impl FsWorker {
                 };
                 let to_dir = tree.has_dir(to);
                 let show_to = || tree.file_path(to);
-                let r = match dirs.leaf(&tree, tree.leaf_of(to)) {
-                    Ok(to_leaf) => {
-                        let to_name = tree.file_name(to);
+                let to_name = tree.file_name(to);
+                let to_leaf = dirs.leaf_of_slot(&tree, to, "rename");
+                let r = match &to_leaf {
+                    Ok(d) => {
                         let dest = At {
-                            dir: to_leaf.as_fd(),
+                            dir: d.as_fd(),
                             name: &to_name,
                             path: &show_to,
                         };
                         ops::rename(&mut self.meter, &file, &dest, sched)
                     }
-                    Err(e) => Err(lookup_failed("rename", &show_to(), e)),
+                    Err(e) => Err(e.clone()),
                 };
                 let moved = r.is_ok();
                 let (to_there, from_there) = if moved {
                     (true, false)
                 } else {
-                    let to_there = dirs
-                        .leaf(&tree, tree.leaf_of(to))
-                        .is_ok_and(|d| on_disk(d.as_fd(), &tree.file_name(to)));
+                    let to_there = to_leaf.as_ref().is_ok_and(|d| on_disk(d.as_fd(), &to_name));
                     (to_there, on_disk(dir.as_fd(), &file_name))
                 };
                 tree.release(to, to_there, to_dir);
@@ -566,11 +563,6 @@ impl FsWorker {
 /// stumble on it).
 fn on_disk(dir: std::os::fd::BorrowedFd<'_>, name: &str) -> bool {
     rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
-}
-
-/// A leaf directory that could not be opened, as one line.
-fn lookup_failed(op: &str, path: &std::path::Path, e: std::io::Error) -> String {
-    format!("{op} {}: {}", path.display(), super::beneath::explain(e))
 }
 
 impl Meter {
