@@ -23,9 +23,63 @@ pub struct ResultDoc {
     pub run: RunInfo,
     pub workload: WorkloadRecord,
     pub targets: Vec<TargetEntry>,
-    /// Every interval, warmup included, in time order.
+    /// Every interval, warmup included, in time order. With several
+    /// hosts, the totals: interval `k` of every host merged (histograms
+    /// merged, ops and bytes summed).
     pub intervals: Vec<Interval>,
     pub summary: Summary,
+    /// A run on several hosts (`--hosts`): each host's own part.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostResult>,
+}
+
+/// How a host's part of a multi-host run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostStatus {
+    /// It ran to the end with the others.
+    Ok,
+    /// It stopped answering (or its connection broke) mid-step; the
+    /// others went on.
+    Lost,
+}
+
+/// One host of a multi-host run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostResult {
+    /// The name given in the host list (its address unless named).
+    pub name: String,
+    /// The agent's address as the controller reached it.
+    pub address: String,
+    /// The agent machine's own host name.
+    pub hostname: String,
+    pub tool_version: String,
+    pub status: HostStatus,
+    /// The first interval the host did not deliver, when lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_at_interval: Option<usize>,
+    /// When it was lost, seconds from the start of the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_at_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_reason: Option<String>,
+    /// The agent's clock minus the controller's, as measured (ns), and the
+    /// round trip of the measurement it came from (its error is at most
+    /// half that).
+    pub clock_offset_ns: i64,
+    pub clock_rtt_ns: u64,
+    /// How late the host's I/O started against the common start time
+    /// (ns; negative: early), and whether that exceeded the limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_skew_ns: Option<i64>,
+    #[serde(default)]
+    pub start_skew_flagged: bool,
+    pub engine: String,
+    pub targets: Vec<TargetEntry>,
+    /// The host's own figures (its measured intervals merged).
+    pub summary: Summary,
+    pub intervals: Vec<Interval>,
 }
 
 /// The program that wrote a document.

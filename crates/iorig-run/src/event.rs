@@ -91,6 +91,10 @@ pub enum Event<'a> {
         /// A precondition's bytes to write.
         byte_limit: Option<u64>,
     },
+    /// The I/O starts now: a controller's start time was reached,
+    /// `late_ns` after it (negative: early). Sent only when the run waited
+    /// for a given start time.
+    Started { index: usize, late_ns: i64 },
     /// An interval completed.
     Interval {
         index: usize,

@@ -27,7 +27,7 @@ pub mod store;
 pub mod verify_scan;
 
 pub use event::{Collector, Event, PlanProgress, Sink};
-pub use stop::Stop;
+pub use stop::{StartGate, Stop};
 pub use store::StoreWriter;
 
 /// Why a test could not run or went wrong.

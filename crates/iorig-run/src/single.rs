@@ -26,6 +26,9 @@ pub struct SingleOptions {
     pub journal: Option<PathBuf>,
     /// Write every counted I/O to this CSV file ([`crate::iolog`]).
     pub lat_log: Option<PathBuf>,
+    /// Start the I/O when this gate opens (an agent waits for its
+    /// controller's start time); None starts at once.
+    pub start: Option<crate::StartGate>,
 }
 
 /// How a single run ended.
@@ -64,6 +67,7 @@ struct SingleHooks<'a> {
     /// The per-I/O log's writer, once started.
     io_log: Option<crate::iolog::IoLogWriter>,
     id: String,
+    start: Option<&'a crate::StartGate>,
 }
 
 impl StepHooks for SingleHooks<'_> {
@@ -98,6 +102,22 @@ impl StepHooks for SingleHooks<'_> {
         let (tx, writer) = crate::iolog::start(path, warmup_ns)?;
         self.io_log = Some(writer);
         Ok(Some(tx))
+    }
+
+    fn before_io(&mut self, out: &mut Out<'_>, index: usize, stop: &Stop) -> bool {
+        let Some(gate) = self.start else {
+            return true;
+        };
+        let Some(at) = gate.wait(stop) else {
+            return false;
+        };
+        let now = SystemTime::now();
+        let late_ns = match now.duration_since(at) {
+            Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+            Err(e) => -i64::try_from(e.duration().as_nanos()).unwrap_or(i64::MAX),
+        };
+        out.send(Event::Started { index, late_ns });
+        true
     }
 
     fn interval(&mut self, _sample: &IntervalSample) -> (Control, Option<PlanProgress>) {
@@ -142,6 +162,7 @@ pub fn run(
         lat_log: opts.lat_log.as_deref(),
         io_log: None,
         id: local_id(now),
+        start: opts.start.as_ref(),
     };
     let step = run_step(w, 0, opts.allow_destroy, &mut out, stop, &mut hooks);
     finish_io_log(&mut hooks, &mut out);
@@ -209,6 +230,7 @@ pub fn run(
         targets: step.targets.iter().map(target_entry).collect(),
         intervals: step.intervals,
         summary,
+        hosts: Vec::new(),
     };
     Ok(SingleOutcome {
         doc,

@@ -113,6 +113,11 @@ pub(crate) trait StepHooks {
     fn io_records(&mut self) -> Result<Option<iorig_engine::iolog::IoRecordSender>, RunError> {
         Ok(None)
     }
+    /// Right before the I/O starts (after any trim pass): wait for a start
+    /// time. False: the step was stopped while waiting.
+    fn before_io(&mut self, _out: &mut Out<'_>, _index: usize, _stop: &Stop) -> bool {
+        true
+    }
     /// An interval completed: go on or stop, and where a plan stands.
     fn interval(&mut self, sample: &IntervalSample) -> (Control, Option<PlanProgress>);
 }
@@ -199,6 +204,9 @@ pub(crate) fn run_step(
         None
     };
 
+    // A run that was stopped while it waited for its start still runs
+    // `execute`, which sees the stop flag and ends with nothing measured.
+    hooks.before_io(out, index, stop);
     let (tx, rx) = unbounded::<RunEvent>();
     let mut intervals: Vec<Interval> = Vec::new();
     let outcome = std::thread::scope(|scope| {

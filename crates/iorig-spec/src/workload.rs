@@ -403,7 +403,7 @@ impl fmt::Display for RangePct {
 pub const MAX_QD: u32 = 16384;
 
 /// A value that TOML may give as a string or a number (`size = "1g"`, `time = 30`).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(untagged)]
 pub enum StrOrNum {
     Str(String),
@@ -430,7 +430,7 @@ impl StrOrNum {
 }
 
 /// One target or a list of them.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(untagged)]
 pub enum OneOrMany {
     One(String),
@@ -443,7 +443,8 @@ pub enum OneOrMany {
 /// long flags are the same names with dashes (`read_bs` / `--read-bs`); the
 /// doc comments are the flags' help. Values stay text until `resolve`, so a
 /// flag and a key are parsed and checked by the same code.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, clap::Args)]
+// Serialize: a controller hands each agent its workload as these keys.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadFile {
     /// Files or block devices (the command line's repeatable `--target`).

@@ -5,6 +5,7 @@
 //! them, an agent may log them, the web UI may show them; nothing here
 //! prints.
 
+pub mod hosts;
 pub mod profile;
 pub mod run;
 pub mod runs;

@@ -81,6 +81,10 @@ pub enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Serve as a load host for controllers on other machines (`iorig run
+    /// --hosts`): runs one step at a time, streams its intervals, stops its
+    /// I/O when the controller is gone. Ends at Ctrl-C or SIGTERM.
+    Agent(AgentArgs),
     /// Print a shell completion script (see README: install it where your
     /// shell looks, e.g. ~/.local/share/bash-completion/completions/iorig).
     Completions {
@@ -254,6 +258,72 @@ pub enum RunsCommand {
 }
 
 #[derive(Debug, Args)]
+pub struct AgentArgs {
+    /// Address and port to listen on; off loopback a token is required.
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:7420")]
+    pub listen: String,
+    /// File whose first line is the token every request must carry (the
+    /// controller gives the same file).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Allow controllers' --allow-destroy on this host (without it, a
+    /// controller cannot make this agent overwrite data it did not write).
+    #[arg(long)]
+    pub allow_destroy: bool,
+    /// Write each run's own result (schema iorig.result/1) to DIR/RUN.json.
+    #[arg(long, value_name = "DIR")]
+    pub results_dir: Option<PathBuf>,
+    /// Also record each run in this result store [default: none].
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Running on many hosts at once (`iorig agent` on each).
+#[derive(Debug, Args)]
+pub struct HostArgs {
+    /// Run on these agents at once: HOST[:PORT],... (port 7420 by default),
+    /// or k8s:SERVICE.NAMESPACE for every pod behind a headless service.
+    #[arg(long, value_name = "LIST", conflicts_with = "hosts_file")]
+    pub hosts: Option<String>,
+    /// Hosts from a TOML file: [[host]] tables with address and optional
+    /// name, targets, labels, token_file (docs/hosts.md).
+    #[arg(long, value_name = "FILE")]
+    pub hosts_file: Option<PathBuf>,
+    /// The agents' token (a file whose first line is the token).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// IOPS of every host (the total is this times the hosts); without it,
+    /// --rate is the total, split evenly.
+    #[arg(long, value_name = "IOPS")]
+    pub rate_per_host: Option<String>,
+    /// An agent stops its I/O when the controller is silent this long, and
+    /// a host silent this long is lost [default: 10s].
+    #[arg(long, value_name = "DUR")]
+    pub lease: Option<String>,
+    /// Flag a host whose I/O started further than this from the common
+    /// start [default: 5ms].
+    #[arg(long, value_name = "DUR")]
+    pub skew_limit: Option<String>,
+}
+
+impl HostArgs {
+    /// A multi-host flag given without any hosts.
+    pub fn given_without_hosts(&self) -> Option<&'static str> {
+        [
+            (self.token_file.is_some(), "--token-file"),
+            (self.rate_per_host.is_some(), "--rate-per-host"),
+            (self.lease.is_some(), "--lease"),
+            (self.skew_limit.is_some(), "--skew-limit"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
+    }
+}
+
+#[derive(Debug, Args)]
 pub struct RunArgs {
     /// Workload TOML file (keys as the long flags; flags override it).
     pub file: Option<PathBuf>,
@@ -278,6 +348,8 @@ pub struct RunArgs {
     pub lat_log: Option<PathBuf>,
     #[command(flatten)]
     pub record: RecordArgs,
+    #[command(flatten)]
+    pub hosts: HostArgs,
     /// Allow writing to block devices or files that look in use or hold data.
     #[arg(long)]
     pub allow_destroy: bool,

@@ -1,7 +1,9 @@
 //! The `iorig` binary: parses the command line, runs the command, maps failures
 //! to exit codes. Everything that prints lives in `output`.
 
+mod agent_cmd;
 mod cli;
+mod hosts_cmd;
 mod output;
 mod plan_cmd;
 mod profile_cmd;
@@ -138,6 +140,7 @@ fn main() -> ExitCode {
         cli::Command::Compare { ids, out, store } => {
             report_cmd::compare(&ids, out, store.db.as_deref())
         }
+        cli::Command::Agent(args) => agent_cmd::agent(args),
         cli::Command::Completions { shell } => {
             output::completions(shell);
             Ok(exit::OK)

@@ -41,6 +41,15 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
             .map_err(|e| Failure::usage(e.to_string()))?;
     }
     let mut layer = layer.overlay(cli_layer(&a)?);
+    if a.hosts.hosts.is_some() || a.hosts.hosts_file.is_some() {
+        // Targets are the agents' paths: each host looks at its own.
+        return crate::hosts_cmd::run(&a, layer);
+    }
+    if let Some(flag) = a.hosts.given_without_hosts() {
+        return Err(Failure::usage(format!(
+            "{flag} is for runs on several hosts: give --hosts or --hosts-file too"
+        )));
+    }
     // A directory as the target is the anchor of a file-system workload.
     layer.take_directory_target(|t| Path::new(t).is_dir());
     let now = SystemTime::now();
@@ -105,6 +114,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         allow_destroy: a.allow_destroy,
         journal: a.journal.clone(),
         lat_log: a.lat_log.clone(),
+        start: None,
     };
     let outcome = iorig_run::single::run(&w, &opts, &mut store, &mut Fanout(sinks), &stop)?;
     if let Some(j) = &a.json {

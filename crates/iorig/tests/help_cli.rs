@@ -7,7 +7,7 @@
 
 use std::process::Command;
 
-const COMMANDS: [&[&str]; 19] = [
+const COMMANDS: [&[&str]; 20] = [
     &[],
     &["run"],
     &["quick"],
@@ -27,6 +27,7 @@ const COMMANDS: [&[&str]; 19] = [
     &["compare"],
     &["completions"],
     &["man"],
+    &["agent"],
 ];
 
 #[test]

@@ -1,0 +1,1201 @@
+//! The controller: one workload on many agents at once, merged into exact
+//! totals.
+//!
+//! The order is fixed so that bad input stops everything before any host
+//! does I/O: connect and greet every agent (versions, token, duplicates),
+//! measure every clock, have every agent check its own targets; then every
+//! agent prepares (opens, fills, formats) and says it is ready, and only
+//! then does each get the common start time, in its own clock. Interval
+//! `k` of every host covers the same wall-clock span, so the total's
+//! interval `k` is their merge: ops and bytes summed, HDR histograms
+//! merged (percentiles from the merged histogram, never averaged).
+//!
+//! Every call has a deadline. A host silent for longer than the lease, or
+//! whose stream breaks, is marked lost at the interval it did not deliver;
+//! the others go on and the run is told degraded. Each agent stops its own
+//! I/O when the controller's lease renewals stop.
+
+use crate::clock::{self, ClockEstimate, Exchange};
+use crate::hosts::HostSpec;
+use crate::proto::agent_client::AgentClient;
+use crate::proto::{self, run_message::Msg};
+use crate::{wire, AgentError, AUTH_KEY, PROTOCOL_MAJOR, PROTOCOL_MINOR};
+use iorig_engine::run::{IntervalSample, RunOutcome, TargetInfo};
+use iorig_result::{
+    Finding, HostResult, HostStatus, Interval, ResultDoc, RunInfo, RunKind, RunStatus, StepRole,
+    StepStatus, Summary, ToolInfo, SCHEMA,
+};
+use iorig_run::results::{interval_of, summary_of, target_entry};
+use iorig_run::{Event, RunError, Sink, Stop, StoreWriter};
+use iorig_spec::{OneOrMany, StrOrNum, Workload, WorkloadFile};
+use iorig_stats::{CpuUsage, IntervalStats};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::mpsc;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Request, Status};
+
+/// How `--rate` is shared among the hosts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RateShare {
+    /// The workload's own `--rate` is the total, split evenly.
+    Total,
+    /// Every host runs this many IOPS (`--rate-per-host`).
+    PerHost(f64),
+}
+
+/// What a multi-host run needs beyond the workload.
+#[derive(Debug, Clone)]
+pub struct ControllerOptions {
+    pub hosts: Vec<HostSpec>,
+    /// The run's token (`--token-file`), for hosts without their own.
+    pub token: Option<String>,
+    pub rate: RateShare,
+    /// An agent stops its I/O when the controller has not renewed for
+    /// this long; a host silent this long is lost.
+    pub lease: Duration,
+    /// A host whose I/O starts further than this from the common start is
+    /// flagged.
+    pub skew_limit: Duration,
+    pub allow_destroy: bool,
+    /// How long to wait for a connection.
+    pub connect_timeout: Duration,
+}
+
+impl ControllerOptions {
+    pub fn new(hosts: Vec<HostSpec>) -> Self {
+        ControllerOptions {
+            hosts,
+            token: None,
+            rate: RateShare::Total,
+            lease: Duration::from_secs(10),
+            skew_limit: Duration::from_millis(5),
+            allow_destroy: false,
+            connect_timeout: Duration::from_secs(3),
+        }
+    }
+}
+
+/// How a multi-host run ended.
+#[derive(Debug)]
+pub struct MultiOutcome {
+    pub doc: ResultDoc,
+    pub status: StepStatus,
+    pub io_errors: u64,
+    pub interrupted: bool,
+    /// Hosts lost mid-step.
+    pub lost: usize,
+}
+
+/// Clock samples per host; the one with the shortest round trip is kept.
+const CLOCK_SAMPLES: usize = 8;
+/// Deadline of a short call (hello, clock, renew, stop, start).
+const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+/// Deadline of a host's target check (it may probe devices).
+const CHECK_TIMEOUT: Duration = Duration::from_secs(60);
+/// Time between every host's start call and the common start.
+const START_MARGIN: Duration = Duration::from_millis(200);
+
+/// Adds `authorization: Bearer TOKEN` to every call.
+#[derive(Clone)]
+struct Bearer(Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>>);
+
+impl tonic::service::Interceptor for Bearer {
+    fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
+        if let Some(v) = &self.0 {
+            req.metadata_mut().insert(AUTH_KEY, v.clone());
+        }
+        Ok(req)
+    }
+}
+
+type Client = AgentClient<InterceptedService<Channel, Bearer>>;
+
+/// A greeted agent.
+struct Host {
+    spec: HostSpec,
+    client: Client,
+    hello: proto::HelloReply,
+    clock: ClockEstimate,
+    /// The workload keys this host runs.
+    workload_json: String,
+}
+
+fn ns_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+fn request<T>(msg: T, timeout: Duration) -> Request<T> {
+    let mut r = Request::new(msg);
+    r.set_timeout(timeout);
+    r
+}
+
+/// A call with a deadline on our side too (a stalled connection).
+async fn bounded<T>(
+    timeout: Duration,
+    fut: impl std::future::Future<Output = Result<tonic::Response<T>, Status>>,
+) -> Result<T, Status> {
+    match tokio::time::timeout(timeout, fut).await {
+        Ok(r) => r.map(tonic::Response::into_inner),
+        Err(_) => Err(Status::deadline_exceeded(format!(
+            "no answer within {} s",
+            timeout.as_secs_f64()
+        ))),
+    }
+}
+
+/// The message for a call that failed before any I/O.
+fn refusal(host: &HostSpec, what: &str, s: &Status) -> AgentError {
+    let fix = match s.code() {
+        tonic::Code::Unauthenticated => {
+            " (give the agent's token with --token-file, or token_file in the hosts file)"
+        }
+        tonic::Code::Unavailable => {
+            " (is `iorig agent` running there and reachable? check the address and port)"
+        }
+        tonic::Code::DeadlineExceeded => " (the agent did not answer in time)",
+        _ => "",
+    };
+    AgentError::Usage(format!("host {}: {what}: {}{fix}", host.name, s.message()))
+}
+
+/// The workload keys host `i` of `n` runs: its targets, its own seed (so
+/// the hosts do not replay one another's offsets) and its rate share.
+pub fn host_layer(
+    layer: &WorkloadFile,
+    w: &Workload,
+    spec: &HostSpec,
+    i: usize,
+    n: usize,
+    rate: RateShare,
+) -> WorkloadFile {
+    let mut l = layer.clone();
+    if let Some(t) = &spec.targets {
+        l.target = Some(OneOrMany::Many(t.clone()));
+        l.anchor = None;
+    }
+    l.seed = Some(w.seed.wrapping_add(i as u64));
+    let share = match (rate, w.rate) {
+        (RateShare::PerHost(r), _) => Some(r),
+        (RateShare::Total, iorig_spec::Rate::Iops(total)) => Some(total / n as f64),
+        (RateShare::Total, iorig_spec::Rate::Max) => None,
+    };
+    if let Some(r) = share {
+        l.rate = Some(StrOrNum::Float(r));
+    }
+    let mut labels = l.labels.take().unwrap_or_default();
+    labels.extend(spec.labels.clone());
+    l.labels = (!labels.is_empty()).then_some(labels);
+    l
+}
+
+async fn connect(
+    spec: &HostSpec,
+    token: Option<&str>,
+    timeout: Duration,
+) -> Result<Client, AgentError> {
+    let endpoint = Endpoint::from_shared(format!("http://{}", spec.address))
+        .map_err(|e| AgentError::Usage(format!("host {}: bad address: {e}", spec.name)))?
+        .connect_timeout(timeout)
+        .tcp_nodelay(true)
+        .http2_keep_alive_interval(Duration::from_secs(5))
+        .keep_alive_timeout(Duration::from_secs(10))
+        .keep_alive_while_idle(true);
+    let channel = match tokio::time::timeout(timeout, endpoint.connect()).await {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => {
+            return Err(AgentError::Usage(format!(
+                "host {}: cannot connect to {}: {}; is `iorig agent` running there? check the address and port",
+                spec.name,
+                spec.address,
+                source_chain(&e)
+            )))
+        }
+        Err(_) => {
+            return Err(AgentError::Usage(format!(
+                "host {}: no connection to {} within {} s; is the address right and the port open?",
+                spec.name,
+                spec.address,
+                timeout.as_secs_f64()
+            )))
+        }
+    };
+    let bearer = match spec.token.as_deref().or(token) {
+        Some(t) => Some(format!("Bearer {t}").parse().map_err(|_| {
+            AgentError::Usage(
+                "the token has characters a header cannot carry; use letters, digits and +/="
+                    .into(),
+            )
+        })?),
+        None => None,
+    };
+    Ok(AgentClient::with_interceptor(channel, Bearer(bearer)))
+}
+
+fn source_chain(e: &dyn std::error::Error) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        parts.push(s.to_string());
+        cur = s.source();
+    }
+    parts.dedup();
+    parts.join(": ")
+}
+
+/// Connects, greets and times one host.
+async fn greet(
+    spec: HostSpec,
+    token: Option<String>,
+    timeout: Duration,
+) -> Result<Host, AgentError> {
+    let mut client = connect(&spec, token.as_deref(), timeout).await?;
+    let hello = bounded(
+        CALL_TIMEOUT,
+        client.hello(request(
+            proto::HelloRequest {
+                tool_version: crate::tool_version().into(),
+                protocol_major: PROTOCOL_MAJOR,
+                protocol_minor: PROTOCOL_MINOR,
+            },
+            CALL_TIMEOUT,
+        )),
+    )
+    .await
+    .map_err(|s| refusal(&spec, "hello", &s))?;
+    if hello.protocol_major != PROTOCOL_MAJOR {
+        return Err(AgentError::Usage(format!(
+            "host {}: its agent is iorig {} speaking protocol {}.{}, this controller is iorig {} speaking {}.{}; run the same major protocol on both (install iorig {} on the host, or run the controller of the agent's version)",
+            spec.name,
+            hello.tool_version,
+            hello.protocol_major,
+            hello.protocol_minor,
+            crate::tool_version(),
+            PROTOCOL_MAJOR,
+            PROTOCOL_MINOR,
+            crate::tool_version()
+        )));
+    }
+    let mut samples = Vec::with_capacity(CLOCK_SAMPLES);
+    for _ in 0..CLOCK_SAMPLES {
+        let t0 = ns_now();
+        let r = bounded(
+            CALL_TIMEOUT,
+            client.clock(request(proto::ClockRequest {}, CALL_TIMEOUT)),
+        )
+        .await
+        .map_err(|s| refusal(&spec, "clock", &s))?;
+        let t3 = ns_now();
+        samples.push(Exchange {
+            t0_ns: t0,
+            agent_ns: r.agent_unix_ns,
+            t3_ns: t3,
+        });
+    }
+    let clock = clock::best(&samples).unwrap_or(ClockEstimate {
+        offset_ns: 0,
+        rtt_ns: 0,
+    });
+    Ok(Host {
+        spec,
+        client,
+        hello,
+        clock,
+        workload_json: String::new(),
+    })
+}
+
+/// Where a host stands during the step.
+#[derive(Debug, Clone, PartialEq)]
+enum State {
+    Preparing,
+    Ready,
+    Running,
+    Ended,
+    Lost { at_index: usize, why: String },
+}
+
+struct HostRun {
+    state: State,
+    last_heard: Instant,
+    engine: String,
+    targets: Vec<TargetInfo>,
+    start_skew_ns: Option<i64>,
+    samples: Vec<IntervalSample>,
+    doc: Option<ResultDoc>,
+    io_errors: u64,
+    findings: Vec<Finding>,
+}
+
+impl HostRun {
+    fn live(&self) -> bool {
+        matches!(self.state, State::Preparing | State::Ready | State::Running)
+    }
+}
+
+/// What a host's stream task reports.
+enum Report {
+    Msg(usize, Box<Msg>),
+    /// The stream failed (the agent refused, or the connection broke).
+    Failed(usize, Status),
+    /// The stream ended.
+    Closed(usize),
+}
+
+/// Merges interval `k` of every host that has it.
+fn merge_interval(parts: &[&IntervalSample]) -> Option<IntervalSample> {
+    let first = parts.first()?;
+    let mut stats = IntervalStats::default();
+    let mut cpu = CpuUsage::default();
+    let mut gap: Option<(u64, u64)> = None;
+    let mut busy: f64 = 0.0;
+    let mut duration_s: f64 = 0.0;
+    let mut t_s: f64 = 0.0;
+    for p in parts {
+        stats.merge(&p.stats);
+        cpu.usr_pct += p.cpu.usr_pct;
+        cpu.sys_pct += p.cpu.sys_pct;
+        cpu.steal_pct += p.cpu.steal_pct;
+        // The cluster went without completions at most as long as its
+        // best host did.
+        if gap.is_none_or(|(g, _)| p.longest_gap_ns < g) {
+            gap = Some((p.longest_gap_ns, p.gap_start_ns));
+        }
+        busy = busy.max(p.worker_busy_max_pct);
+        duration_s = duration_s.max(p.duration_s);
+        t_s = t_s.max(p.t_s);
+    }
+    let n = parts.len() as f64;
+    cpu.usr_pct /= n;
+    cpu.sys_pct /= n;
+    cpu.steal_pct /= n;
+    let (longest_gap_ns, gap_start_ns) = gap.unwrap_or((0, 0));
+    Some(IntervalSample {
+        index: first.index,
+        t_s,
+        duration_s,
+        warmup: first.warmup,
+        stats,
+        cpu,
+        // Devices are each host's own: in `hosts[]`, not in the total.
+        device: if parts.len() == 1 { first.device } else { None },
+        longest_gap_ns,
+        gap_start_ns,
+        worker_busy_max_pct: busy,
+    })
+}
+
+/// The measured figures of a series of intervals.
+fn summary_of_samples(
+    samples: &[IntervalSample],
+    messages: &[String],
+) -> (Summary, IntervalStats, f64, CpuUsage) {
+    let mut stats = IntervalStats::default();
+    let mut secs = 0.0;
+    let mut cpu = CpuUsage::default();
+    for s in samples.iter().filter(|s| !s.warmup) {
+        stats.merge(&s.stats);
+        secs += s.duration_s;
+        cpu.usr_pct += s.cpu.usr_pct * s.duration_s;
+        cpu.sys_pct += s.cpu.sys_pct * s.duration_s;
+        cpu.steal_pct += s.cpu.steal_pct * s.duration_s;
+    }
+    if secs > 0.0 {
+        cpu.usr_pct /= secs;
+        cpu.sys_pct /= secs;
+        cpu.steal_pct /= secs;
+    }
+    let errors = stats.errors;
+    (
+        summary_of(&stats, secs, cpu, errors, messages),
+        stats,
+        secs,
+        cpu,
+    )
+}
+
+/// Runs `w` (from the keys `layer`) on every host of `opts` and returns the
+/// merged result. Events go to `store` first, then to `sink`.
+pub fn run(
+    layer: &WorkloadFile,
+    w: &Workload,
+    opts: &ControllerOptions,
+    store: &mut StoreWriter,
+    sink: &mut dyn Sink,
+    stop: &Stop,
+) -> Result<MultiOutcome, RunError> {
+    if opts.hosts.is_empty() {
+        return Err(RunError::usage(
+            "no hosts given; give --hosts HOST:PORT,... or --hosts-file FILE",
+        ));
+    }
+    let rt = runtime()?;
+    rt.block_on(run_async(layer, w, opts, store, sink, stop))
+}
+
+struct Out<'a> {
+    store: &'a mut StoreWriter,
+    sink: &'a mut dyn Sink,
+}
+
+impl Out<'_> {
+    fn send(&mut self, ev: Event<'_>) {
+        self.store.event(&ev);
+        if let Some(f) = self.store.take_fault() {
+            self.sink.event(&Event::Notice(&f));
+        }
+        self.sink.event(&ev);
+        if let Some(f) = self.sink.take_fault() {
+            self.sink.event(&Event::Notice(&f));
+        }
+    }
+    fn notice(&mut self, text: &str) {
+        self.send(Event::Notice(text));
+    }
+}
+
+/// What a host said when asked to check its share (`--dry-run`).
+#[derive(Debug, Clone)]
+pub struct HostCheck {
+    pub name: String,
+    pub hostname: String,
+    pub tool_version: String,
+    pub engine: String,
+    pub targets: Vec<TargetInfo>,
+    pub clock_offset_ns: i64,
+    pub clock_rtt_ns: u64,
+}
+
+/// Every host greeted, timed and checked, writing nothing anywhere; the
+/// notices the hosts gave.
+pub fn check(
+    layer: &WorkloadFile,
+    w: &Workload,
+    opts: &ControllerOptions,
+) -> Result<(Vec<HostCheck>, Vec<String>), RunError> {
+    let rt = runtime()?;
+    rt.block_on(async {
+        let (hosts, checked, notices) = greet_and_check(layer, w, opts).await?;
+        let checks = hosts
+            .iter()
+            .zip(checked)
+            .map(|(h, c)| HostCheck {
+                name: h.spec.name.clone(),
+                hostname: h.hello.hostname.clone(),
+                tool_version: h.hello.tool_version.clone(),
+                engine: c.engine.clone(),
+                targets: c
+                    .targets
+                    .iter()
+                    .filter_map(|t| wire::target_of(t).ok())
+                    .collect(),
+                clock_offset_ns: h.clock.offset_ns,
+                clock_rtt_ns: h.clock.rtt_ns,
+            })
+            .collect();
+        Ok((checks, notices))
+    })
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, RunError> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| RunError::runtime(format!("starting the controller's runtime: {e}")))
+}
+
+fn step_request(h: &Host, opts: &ControllerOptions) -> proto::StepRequest {
+    proto::StepRequest {
+        run_id: String::new(),
+        workload_json: h.workload_json.clone(),
+        lease_ms: opts.lease.as_millis() as u64,
+        allow_destroy: opts.allow_destroy,
+    }
+}
+
+/// Phases 1 and 2: greet and time every host, then have each check its own
+/// share of the workload. Any refusal ends everything before any I/O.
+async fn greet_and_check(
+    layer: &WorkloadFile,
+    w: &Workload,
+    opts: &ControllerOptions,
+) -> Result<(Vec<Host>, Vec<proto::CheckReply>, Vec<String>), RunError> {
+    let n = opts.hosts.len();
+    let mut notices = Vec::new();
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, spec) in opts.hosts.iter().cloned().enumerate() {
+        let token = opts.token.clone();
+        let timeout = opts.connect_timeout;
+        tasks.spawn(async move { (i, greet(spec, token, timeout).await) });
+    }
+    let mut greeted: Vec<Option<Host>> = (0..n).map(|_| None).collect();
+    let mut errors = Vec::new();
+    while let Some(r) = tasks.join_next().await {
+        match r {
+            Ok((i, Ok(h))) => greeted[i] = Some(h),
+            Ok((i, Err(e))) => errors.push((i, e.to_string())),
+            Err(e) => errors.push((usize::MAX, e.to_string())),
+        }
+    }
+    if let Some(e) = first_error(errors) {
+        return Err(RunError::usage(e));
+    }
+    let mut hosts: Vec<Host> = greeted.into_iter().flatten().collect();
+    // Two addresses that reach one agent would run it twice.
+    for (i, a) in hosts.iter().enumerate() {
+        if let Some(b) = hosts[..i]
+            .iter()
+            .find(|b| b.hello.instance_id == a.hello.instance_id)
+        {
+            return Err(RunError::usage(format!(
+                "hosts {} and {} are the same agent; give each agent once",
+                b.spec.name, a.spec.name
+            )));
+        }
+    }
+    for h in &hosts {
+        if h.hello.protocol_minor != PROTOCOL_MINOR || h.hello.tool_version != crate::tool_version()
+        {
+            notices.push(format!(
+                "host {}: agent iorig {} (protocol {}.{}), controller iorig {} ({}.{}): compatible, but results are best compared from one version",
+                h.spec.name,
+                h.hello.tool_version,
+                h.hello.protocol_major,
+                h.hello.protocol_minor,
+                crate::tool_version(),
+                PROTOCOL_MAJOR,
+                PROTOCOL_MINOR
+            ));
+        }
+    }
+    for (i, h) in hosts.iter_mut().enumerate() {
+        let l = host_layer(layer, w, &h.spec, i, n, opts.rate);
+        h.workload_json = serde_json::to_string(&l)
+            .map_err(|e| RunError::runtime(format!("workload JSON: {e}")))?;
+    }
+    let mut checks = tokio::task::JoinSet::new();
+    for (i, h) in hosts.iter().enumerate() {
+        let mut client = h.client.clone();
+        let req = step_request(h, opts);
+        checks.spawn(async move {
+            (
+                i,
+                bounded(CHECK_TIMEOUT, client.check(request(req, CHECK_TIMEOUT))).await,
+            )
+        });
+    }
+    let mut checked: Vec<Option<proto::CheckReply>> = (0..n).map(|_| None).collect();
+    let mut errors = Vec::new();
+    while let Some(r) = checks.join_next().await {
+        match r {
+            Ok((i, Ok(c))) => checked[i] = Some(c),
+            Ok((i, Err(s))) => errors.push((
+                i,
+                refusal(&hosts[i].spec, "it refuses the run", &s).to_string(),
+            )),
+            Err(e) => errors.push((usize::MAX, e.to_string())),
+        }
+    }
+    if let Some(e) = first_error(errors) {
+        return Err(RunError::usage(e));
+    }
+    let checked: Vec<proto::CheckReply> = checked.into_iter().flatten().collect();
+    if let Some((i, c)) = checked
+        .iter()
+        .enumerate()
+        .find(|(_, c)| c.engine != checked[0].engine)
+    {
+        let fix = if c.engine == "psync" || checked[0].engine == "psync" {
+            "give --engine psync, or make io_uring usable on every host"
+        } else {
+            "give --engine to choose one"
+        };
+        return Err(RunError::usage(format!(
+            "host {} would run {} but host {} {}: every host must run the same engine; {fix}",
+            hosts[i].spec.name, c.engine, hosts[0].spec.name, checked[0].engine,
+        )));
+    }
+    for (h, c) in hosts.iter().zip(&checked) {
+        for note in &c.notices {
+            notices.push(format!("host {}: {note}", h.spec.name));
+        }
+    }
+    Ok((hosts, checked, notices))
+}
+
+async fn run_async(
+    layer: &WorkloadFile,
+    w: &Workload,
+    opts: &ControllerOptions,
+    store: &mut StoreWriter,
+    sink: &mut dyn Sink,
+    stop: &Stop,
+) -> Result<MultiOutcome, RunError> {
+    let mut out = Out { store, sink };
+    let n = opts.hosts.len();
+    let started = humantime_now();
+    let (hosts, checked, notices) = greet_and_check(layer, w, opts).await?;
+    for note in &notices {
+        out.notice(note);
+    }
+    let step_request = |h: &Host| step_request(h, opts);
+
+    // 3. Every host prepares; the run enters the store once all are ready.
+    let run_id = format!(
+        "{}-{:x}",
+        started.replace([':', '-'], ""),
+        ns_now() as u64 & 0xff_ffff
+    );
+    let (tx, mut rx) = mpsc::channel::<Report>(1024);
+    let mut runs: Vec<HostRun> = Vec::with_capacity(n);
+    for (i, h) in hosts.iter().enumerate() {
+        let mut client = h.client.clone();
+        let mut req = step_request(h);
+        req.run_id = run_id.clone();
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            // The stream has no overall deadline (a step runs for as long
+            // as it runs); silence is caught by the lease below.
+            match bounded(CALL_TIMEOUT, client.run(Request::new(req))).await {
+                Err(s) => {
+                    let _ = tx.send(Report::Failed(i, s)).await;
+                }
+                Ok(mut stream) => loop {
+                    match stream.message().await {
+                        Ok(Some(m)) => {
+                            if let Some(msg) = m.msg {
+                                if tx.send(Report::Msg(i, Box::new(msg))).await.is_err() {
+                                    break;
+                                }
+                            }
+                        }
+                        Ok(None) => {
+                            let _ = tx.send(Report::Closed(i)).await;
+                            break;
+                        }
+                        Err(s) => {
+                            let _ = tx.send(Report::Failed(i, s)).await;
+                            break;
+                        }
+                    }
+                },
+            }
+        });
+        runs.push(HostRun {
+            state: State::Preparing,
+            last_heard: Instant::now(),
+            engine: checked[i].engine.clone(),
+            targets: Vec::new(),
+            start_skew_ns: None,
+            samples: Vec::new(),
+            doc: None,
+            io_errors: 0,
+            findings: Vec::new(),
+        });
+    }
+    drop(tx);
+    // Lease renewals, every quarter lease, until the run ends.
+    let renew_stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for h in &hosts {
+        let mut client = h.client.clone();
+        let run_id = run_id.clone();
+        let every = opts.lease / 4;
+        let done = renew_stop.clone();
+        tokio::spawn(async move {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = bounded(
+                    every.max(Duration::from_millis(100)),
+                    client.renew(request(
+                        proto::RunRef {
+                            run_id: run_id.clone(),
+                        },
+                        every,
+                    )),
+                )
+                .await;
+                tokio::time::sleep(every).await;
+            }
+        });
+    }
+    let stop_all = |hosts: &[Host], runs: &[HostRun]| {
+        let mut calls = Vec::new();
+        for (h, r) in hosts.iter().zip(runs) {
+            if r.live() {
+                let mut client = h.client.clone();
+                let run_id = run_id.clone();
+                calls.push(tokio::spawn(async move {
+                    let _ = bounded(
+                        CALL_TIMEOUT,
+                        client.stop(request(proto::RunRef { run_id }, CALL_TIMEOUT)),
+                    )
+                    .await;
+                }));
+            }
+        }
+        calls
+    };
+
+    let mut stop_sent = false;
+    let mut begun = false;
+    let mut emitted: Vec<Interval> = Vec::new();
+    let mut emitted_samples: Vec<IntervalSample> = Vec::new();
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    loop {
+        // Ctrl-C: every agent stops; their last intervals still come.
+        if stop.interrupted() && !stop_sent {
+            stop_sent = true;
+            for c in stop_all(&hosts, &runs) {
+                let _ = c.await;
+            }
+        }
+        let report = tokio::select! {
+            r = rx.recv() => r,
+            _ = tick.tick() => None,
+        };
+        match report {
+            Some(Report::Msg(i, msg)) => {
+                let r = &mut runs[i];
+                r.last_heard = Instant::now();
+                match *msg {
+                    Msg::Notice(t) => out.notice(&format!("host {}: {t}", hosts[i].spec.name)),
+                    Msg::Opened(o) => {
+                        r.engine = o.engine;
+                        r.targets = o
+                            .targets
+                            .iter()
+                            .filter_map(|t| wire::target_of(t).ok())
+                            .collect();
+                        if r.state == State::Preparing {
+                            r.state = State::Ready;
+                        }
+                    }
+                    Msg::Started(s) => {
+                        r.start_skew_ns = Some(s.start_skew_ns);
+                        if r.state == State::Ready {
+                            r.state = State::Running;
+                        }
+                        if s.start_skew_ns.unsigned_abs() > opts.skew_limit.as_nanos() as u64 {
+                            out.notice(&format!(
+                                "host {}: its I/O started {:.1} ms from the common start (limit {:.1} ms); its intervals are that far off the others'",
+                                hosts[i].spec.name,
+                                s.start_skew_ns as f64 / 1e6,
+                                opts.skew_limit.as_secs_f64() * 1e3
+                            ));
+                        }
+                    }
+                    Msg::Interval(m) => match wire::interval_of(&m) {
+                        Ok(s) => r.samples.push(s),
+                        Err(e) => out.notice(&format!("host {}: {e}", hosts[i].spec.name)),
+                    },
+                    Msg::WorkerError(t) => out.notice(&format!("host {}: {t}", hosts[i].spec.name)),
+                    Msg::FindingJson(j) => {
+                        if let Ok(f) = serde_json::from_str::<Finding>(&j) {
+                            r.findings.push(f);
+                        }
+                    }
+                    Msg::Ended(e) => {
+                        r.io_errors = e.io_errors;
+                        r.doc = serde_json::from_str(&e.result_json).ok();
+                        r.state = State::Ended;
+                    }
+                    Msg::Heartbeat(_) => {}
+                }
+            }
+            Some(Report::Failed(i, s)) if runs[i].live() && !begun => {
+                // Refused while preparing: nothing has started anywhere;
+                // every other host is told to stop.
+                renew_stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                runs[i].state = State::Ended;
+                for c in stop_all(&hosts, &runs) {
+                    let _ = c.await;
+                }
+                let e = refusal(&hosts[i].spec, "preparing", &s);
+                return Err(match s.code() {
+                    tonic::Code::InvalidArgument
+                    | tonic::Code::PermissionDenied
+                    | tonic::Code::FailedPrecondition
+                    | tonic::Code::Unauthenticated => e.into(),
+                    _ => RunError::runtime(e.to_string()),
+                });
+            }
+            Some(Report::Failed(i, s)) if runs[i].live() => {
+                lose(&mut runs[i], &hosts[i].spec, s.message(), &mut out);
+            }
+            Some(Report::Closed(i)) if runs[i].live() && !begun => {
+                renew_stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                for c in stop_all(&hosts, &runs) {
+                    let _ = c.await;
+                }
+                return Err(RunError::runtime(format!(
+                    "host {}: its run ended before it started",
+                    hosts[i].spec.name
+                )));
+            }
+            Some(Report::Closed(i)) if runs[i].live() => {
+                lose(
+                    &mut runs[i],
+                    &hosts[i].spec,
+                    "its stream ended without a result",
+                    &mut out,
+                );
+            }
+            Some(_) | None => {}
+        }
+        // A host silent for a lease is lost (before the start: the run
+        // cannot begin without it).
+        for i in 0..n {
+            if runs[i].live() && runs[i].last_heard.elapsed() > opts.lease {
+                if !begun {
+                    renew_stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    for c in stop_all(&hosts, &runs) {
+                        let _ = c.await;
+                    }
+                    return Err(RunError::runtime(format!(
+                        "host {}: silent for {} s while preparing; nothing was run",
+                        hosts[i].spec.name,
+                        opts.lease.as_secs()
+                    )));
+                }
+                let why = format!(
+                    "silent for more than the lease ({} s)",
+                    opts.lease.as_secs()
+                );
+                lose(&mut runs[i], &hosts[i].spec, &why, &mut out);
+            }
+        }
+        // Every host ready: the run begins; each is given the start time.
+        if !begun && runs.iter().all(|r| r.state == State::Ready) {
+            begun = true;
+            if let Some(id) = out.store.begin_run(RunKind::Run, None, &w.labels)? {
+                out.send(Event::RunBegun {
+                    id: &id.to_string(),
+                });
+            } else {
+                out.send(Event::RunBegun { id: &run_id });
+            }
+            out.send(Event::StepBegun {
+                index: 0,
+                label: "run",
+                role: StepRole::Run,
+                workload: Some(w),
+                plan_step: None,
+            });
+            let all_targets: Vec<TargetInfo> = hosts
+                .iter()
+                .zip(&runs)
+                .flat_map(|(h, r)| {
+                    r.targets.iter().map(|t| TargetInfo {
+                        path: format!("{}:{}", h.spec.name, t.path),
+                        ..t.clone()
+                    })
+                })
+                .collect();
+            out.send(Event::TargetsOpen {
+                index: 0,
+                targets: &all_targets,
+                engine: &runs[0].engine,
+                byte_limit: None,
+            });
+            let max_rtt = hosts.iter().map(|h| h.clock.rtt_ns).max().unwrap_or(0);
+            let start_at_ns = ns_now() + START_MARGIN.as_nanos() as i64 + 2 * max_rtt as i64;
+            let mut calls = Vec::new();
+            for h in &hosts {
+                let mut client = h.client.clone();
+                let req = proto::StartRequest {
+                    run_id: run_id.clone(),
+                    start_unix_ns: start_at_ns + h.clock.offset_ns,
+                };
+                calls.push(tokio::spawn(async move {
+                    bounded(CALL_TIMEOUT, client.start(request(req, CALL_TIMEOUT))).await
+                }));
+            }
+            for (i, c) in calls.into_iter().enumerate() {
+                if !matches!(c.await, Ok(Ok(proto::StartReply { running: true }))) {
+                    lose(
+                        &mut runs[i],
+                        &hosts[i].spec,
+                        "it did not take the start time",
+                        &mut out,
+                    );
+                }
+            }
+        }
+        if begun {
+            emit_ready(&runs, &mut emitted, &mut emitted_samples, &mut out);
+        }
+        if begun && runs.iter().all(|r| !r.live()) {
+            break;
+        }
+    }
+    renew_stop.store(true, std::sync::atomic::Ordering::Relaxed);
+
+    // 4. Totals and each host's part.
+    let interrupted = stop.interrupted();
+    let lost = runs
+        .iter()
+        .filter(|r| matches!(r.state, State::Lost { .. }))
+        .count();
+    let io_errors: u64 = runs.iter().map(|r| r.io_errors).sum();
+    let mut messages: Vec<String> = Vec::new();
+    for (h, r) in hosts.iter().zip(&runs) {
+        if let Some(d) = &r.doc {
+            for m in &d.summary.error_messages {
+                messages.push(format!("host {}: {m}", h.spec.name));
+            }
+        }
+    }
+    let (summary, stats, measured_s, cpu) = summary_of_samples(&emitted_samples, &messages);
+    let status = if interrupted {
+        StepStatus::Interrupted
+    } else if io_errors > 0 || lost > 0 {
+        StepStatus::Failed
+    } else {
+        StepStatus::Ok
+    };
+    let outcome = RunOutcome {
+        summary: stats,
+        measured_s,
+        cpu,
+        errors: io_errors,
+        error_messages: messages,
+        ended_early: interrupted || lost > 0,
+        intervals: emitted.len(),
+        validation: None,
+        worker_busy_pct: Vec::new(),
+        longest_gap_ns: emitted_samples
+            .iter()
+            .filter(|s| !s.warmup)
+            .map(|s| s.longest_gap_ns)
+            .max()
+            .unwrap_or(0),
+        longest_gap_start_s: 0.0,
+        limited_bytes: None,
+        journal_ns: 0,
+        journal_batches: 0,
+        notices: Vec::new(),
+    };
+    out.send(Event::StepEnded {
+        index: 0,
+        status,
+        outcome: &outcome,
+        summary: &summary,
+    });
+    let mut host_results = Vec::with_capacity(n);
+    for (h, r) in hosts.iter().zip(&runs) {
+        for f in &r.findings {
+            out.send(Event::Finding {
+                index: Some(0),
+                finding: f,
+            });
+        }
+        let intervals: Vec<Interval> = r.samples.iter().map(interval_of).collect();
+        let summary = match &r.doc {
+            Some(d) => d.summary.clone(),
+            None => summary_of_samples(&r.samples, &[]).0,
+        };
+        let (status, lost_at_interval, lost_at_s, lost_reason) = match &r.state {
+            State::Lost { at_index, why } => (
+                HostStatus::Lost,
+                Some(*at_index),
+                Some(r.samples.last().map_or(0.0, |s| s.t_s)),
+                Some(why.clone()),
+            ),
+            _ => (HostStatus::Ok, None, None, None),
+        };
+        host_results.push(HostResult {
+            name: h.spec.name.clone(),
+            address: h.spec.address.clone(),
+            hostname: h.hello.hostname.clone(),
+            tool_version: h.hello.tool_version.clone(),
+            status,
+            lost_at_interval,
+            lost_at_s,
+            lost_reason,
+            clock_offset_ns: h.clock.offset_ns,
+            clock_rtt_ns: h.clock.rtt_ns,
+            start_skew_ns: r.start_skew_ns,
+            start_skew_flagged: r
+                .start_skew_ns
+                .is_some_and(|s| s.unsigned_abs() > opts.skew_limit.as_nanos() as u64),
+            engine: r.engine.clone(),
+            targets: r.targets.iter().map(target_entry).collect(),
+            summary,
+            intervals,
+        });
+    }
+    if lost > 0 {
+        out.notice(&format!(
+            "degraded: {lost} of {n} hosts were lost mid-step; the totals after their loss count the other hosts only"
+        ));
+    }
+    out.send(Event::Closing);
+    out.send(Event::RunEnded {
+        status: RunStatus::from(status),
+    });
+    let doc = ResultDoc {
+        schema: SCHEMA.to_owned(),
+        tool: ToolInfo::this(),
+        run: RunInfo {
+            id: out.store.run().map_or(run_id.clone(), |r| r.to_string()),
+            started,
+            host: iorig_run::host_name(),
+            labels: w.labels.clone(),
+            engine: runs.first().map_or_else(String::new, |r| r.engine.clone()),
+            status: RunStatus::from(status),
+        },
+        workload: w.record(),
+        targets: host_results
+            .iter()
+            .flat_map(|h| {
+                h.targets.iter().map(|t| iorig_result::TargetEntry {
+                    path: format!("{}:{}", h.name, t.path),
+                    ..t.clone()
+                })
+            })
+            .collect(),
+        intervals: emitted,
+        summary,
+        hosts: host_results,
+    };
+    Ok(MultiOutcome {
+        doc,
+        status,
+        io_errors,
+        interrupted,
+        lost,
+    })
+}
+
+/// Emits every total interval that no live host still owes.
+fn emit_ready(
+    runs: &[HostRun],
+    emitted: &mut Vec<Interval>,
+    emitted_samples: &mut Vec<IntervalSample>,
+    out: &mut Out<'_>,
+) {
+    loop {
+        let k = emitted.len();
+        if runs.iter().any(|r| r.samples.len() <= k && r.live()) {
+            return;
+        }
+        let parts: Vec<&IntervalSample> = runs.iter().filter_map(|r| r.samples.get(k)).collect();
+        let Some(total) = merge_interval(&parts) else {
+            return;
+        };
+        let interval = interval_of(&total);
+        out.send(Event::Interval {
+            index: 0,
+            sample: &total,
+            interval: &interval,
+            progress: None,
+        });
+        emitted.push(interval);
+        emitted_samples.push(total);
+    }
+}
+
+/// Marks a host lost at the first interval it did not deliver.
+fn lose(r: &mut HostRun, spec: &HostSpec, why: &str, out: &mut Out<'_>) {
+    let at_index = r.samples.len();
+    r.state = State::Lost {
+        at_index,
+        why: why.to_string(),
+    };
+    out.notice(&format!(
+        "host {} lost at interval {} ({}): the step goes on with the other hosts",
+        spec.name,
+        at_index + 1,
+        why
+    ));
+}
+
+/// The first error by host order, with the count of the others.
+fn first_error(mut errors: Vec<(usize, String)>) -> Option<String> {
+    errors.sort_by_key(|(i, _)| *i);
+    let more = errors.len().saturating_sub(1);
+    errors.into_iter().next().map(|(_, e)| {
+        if more > 0 {
+            format!("{e} (and {more} more host(s) refused)")
+        } else {
+            e
+        }
+    })
+}
+
+fn humantime_now() -> String {
+    iorig_run::now_rfc3339()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iorig_stats::OpStats;
+
+    fn sample(index: usize, lats: &[u64], gap: u64) -> IntervalSample {
+        let mut stats = IntervalStats::default();
+        let mut op = OpStats::default();
+        for &l in lats {
+            op.ops += 1;
+            op.bytes += 4096;
+            op.lat.record(l);
+        }
+        stats.read = op;
+        IntervalSample {
+            index,
+            t_s: (index + 1) as f64,
+            duration_s: 1.0,
+            warmup: false,
+            stats,
+            cpu: CpuUsage {
+                usr_pct: 10.0,
+                sys_pct: 20.0,
+                steal_pct: 0.0,
+            },
+            device: None,
+            longest_gap_ns: gap,
+            gap_start_ns: 0,
+            worker_busy_max_pct: 5.0,
+        }
+    }
+
+    #[test]
+    fn a_total_interval_merges_histograms_and_sums_counts() {
+        // Host a: 100 fast I/Os; host b: 100 slow ones. The merged p99 is
+        // the slow host's, not the mean of the two p99s.
+        let a = sample(0, &vec![100_000; 100], 5);
+        let b = sample(0, &vec![10_000_000; 100], 9);
+        let t = merge_interval(&[&a, &b]).expect("merged");
+        assert_eq!(t.stats.read.ops, 200);
+        assert_eq!(t.stats.read.bytes, 200 * 4096);
+        let p99 = t.stats.read.lat.value_at_quantile(0.99);
+        let mut union = iorig_stats::LatencyHistogram::new();
+        union.merge(&a.stats.read.lat);
+        union.merge(&b.stats.read.lat);
+        assert_eq!(p99, union.value_at_quantile(0.99));
+        assert!(p99 >= 9_990_000, "{p99}");
+        assert_eq!(t.longest_gap_ns, 5);
+        assert!((t.cpu.sys_pct - 20.0).abs() < 1e-9);
+        assert!(merge_interval(&[]).is_none());
+    }
+
+    #[test]
+    fn the_rate_is_a_total_unless_given_per_host() {
+        let layer = WorkloadFile {
+            rate: Some(StrOrNum::Str("1000".into())),
+            engine: Some("null".into()),
+            ..WorkloadFile::default()
+        };
+        let w = layer.resolve(7).expect("resolves");
+        let spec = crate::hosts::parse_list("a").expect("host").remove(0);
+        let l = host_layer(&layer, &w, &spec, 1, 4, RateShare::Total);
+        assert_eq!(l.rate, Some(StrOrNum::Float(250.0)));
+        assert_eq!(l.seed, Some(8));
+        let l = host_layer(&layer, &w, &spec, 0, 4, RateShare::PerHost(1000.0));
+        assert_eq!(l.rate, Some(StrOrNum::Float(1000.0)));
+    }
+}

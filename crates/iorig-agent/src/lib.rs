@@ -1,0 +1,84 @@
+//! Many hosts, one test: `iorig agent` (a load host that runs steps for a
+//! controller over gRPC) and the controller that runs one workload on many
+//! agents at once and merges what they measure into exact totals.
+//!
+//! - [`server`]: the agent. One run at a time; every request carries the
+//!   token; a run waits for its absolute start time, streams its intervals
+//!   (with their HDR histograms) and stops its I/O when its lease runs out.
+//! - [`controller`]: hands every host its share of the workload, measures
+//!   each agent's clock, starts them together, merges interval `k` of every
+//!   host into the total's interval `k` (histograms merged, never
+//!   percentiles averaged), and marks a host that stops answering as lost
+//!   while the others go on.
+//! - [`clock`]: the NTP-style offset estimate.
+//! - [`wire`]: the protobuf messages (generated from `proto/`) to and from
+//!   iorig's own types.
+//!
+//! Like `iorig-run`, nothing here prints or exits: events go to a
+//! [`iorig_run::Sink`], results are `iorig-result` documents.
+
+pub mod clock;
+pub mod controller;
+pub mod hosts;
+pub mod server;
+pub mod wire;
+
+/// The generated protobuf and gRPC code (never edited: change `proto/`).
+#[allow(clippy::all, clippy::unwrap_used)]
+pub mod proto {
+    tonic::include_proto!("iorig.agent.v1");
+}
+
+/// The protocol this build speaks. A different major cannot talk; a
+/// different minor can (proto3 peers skip fields they do not know).
+pub const PROTOCOL_MAJOR: u32 = 1;
+pub const PROTOCOL_MINOR: u32 = 0;
+
+/// The metadata key that carries the token (`authorization: Bearer TOKEN`).
+pub const AUTH_KEY: &str = "authorization";
+
+/// What went wrong between a controller and its agents.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// Bad input (a host list, a token, a workload a host refuses): nothing
+    /// ran on any host.
+    #[error("{0}")]
+    Usage(String),
+    /// A fault while running.
+    #[error("{0}")]
+    Runtime(String),
+}
+
+impl From<AgentError> for iorig_run::RunError {
+    fn from(e: AgentError) -> Self {
+        match e {
+            AgentError::Usage(m) => iorig_run::RunError::Usage(m),
+            AgentError::Runtime(m) => iorig_run::RunError::Runtime(m),
+        }
+    }
+}
+
+/// This build's version, as the handshake names it.
+pub fn tool_version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// Reads a token file: its first line, trimmed; empty is refused.
+pub fn read_token(path: &std::path::Path) -> Result<String, AgentError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        AgentError::Usage(format!(
+            "token file {}: {e}; give a file holding the shared token on its first line",
+            path.display()
+        ))
+    })?;
+    let token = text.lines().next().unwrap_or("").trim().to_string();
+    if token.len() < 16 {
+        return Err(AgentError::Usage(format!(
+            "token file {}: the token is shorter than 16 characters; write a longer random one (e.g. `head -c 32 /dev/urandom | base64 > {}`)",
+            path.display(),
+            path.display()
+        )));
+    }
+    Ok(token)
+}

@@ -1,0 +1,182 @@
+//! `iorig run --hosts ...`: one workload on many agents at once.
+
+use crate::cli::{HostArgs, RunArgs};
+use crate::output::term::TermSink;
+use crate::output::Printer;
+use crate::store::{check_output, check_store, writer, StoreChoice};
+use crate::{exit, Failure};
+use iorig_agent::controller::{self, ControllerOptions, RateShare};
+use iorig_run::csv::IntervalCsv;
+use iorig_run::event::Fanout;
+use iorig_run::Sink;
+use iorig_spec::WorkloadFile;
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+fn usage(e: impl ToString) -> Failure {
+    Failure::usage(e.to_string())
+}
+
+/// The controller's options from the command line.
+fn options(
+    h: &HostArgs,
+    layer: &WorkloadFile,
+    allow_destroy: bool,
+) -> Result<ControllerOptions, Failure> {
+    let hosts = match (&h.hosts, &h.hosts_file) {
+        (Some(list), None) => iorig_agent::hosts::parse_list(list).map_err(usage)?,
+        (None, Some(file)) => iorig_agent::hosts::parse_file(file).map_err(usage)?,
+        _ => return Err(Failure::usage("give --hosts or --hosts-file, not both")),
+    };
+    let mut o = ControllerOptions::new(hosts);
+    if let Some(t) = &h.token_file {
+        o.token = Some(iorig_agent::read_token(t).map_err(usage)?);
+    }
+    if let Some(r) = &h.rate_per_host {
+        if layer.rate.is_some() {
+            return Err(Failure::usage(
+                "give --rate (the total of all hosts) or --rate-per-host (each host's), not both",
+            ));
+        }
+        let iops = iorig_spec::parse_count(r)
+            .filter(|v| *v > 0.0)
+            .ok_or_else(|| {
+                Failure::usage(format!("--rate-per-host {r}: give IOPS, e.g. 1000 or 5k"))
+            })?;
+        o.rate = RateShare::PerHost(iops);
+    }
+    if let Some(l) = &h.lease {
+        o.lease = iorig_spec::parse_duration(l).map_err(usage)?;
+        if o.lease < std::time::Duration::from_secs(1) {
+            return Err(Failure::usage(format!("--lease {l}: give at least 1s")));
+        }
+    }
+    if let Some(s) = &h.skew_limit {
+        o.skew_limit = iorig_spec::parse_duration(s).map_err(usage)?;
+    }
+    o.allow_destroy = allow_destroy;
+    Ok(o)
+}
+
+pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
+    for (given, flag, why) in [
+        (
+            a.journal.is_some(),
+            "--journal",
+            "each host would need a journal of its own",
+        ),
+        (
+            a.lat_log.is_some(),
+            "--lat-log",
+            "the per-I/O log is written on the host that does the I/O",
+        ),
+    ] {
+        if given {
+            return Err(Failure::usage(format!(
+                "{flag} is not available with --hosts ({why}); run without it"
+            )));
+        }
+    }
+    let opts = options(&a.hosts, &layer, a.allow_destroy)?;
+    let default_seed = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1);
+    let mut w = layer.resolve(default_seed).map_err(usage)?;
+    let mut layer = layer;
+    // Every host gets the same seed base (plus its index), whatever the
+    // default the agent would pick.
+    layer.seed = Some(w.seed);
+    if let RateShare::PerHost(r) = opts.rate {
+        // The run records the total it asked for.
+        w.rate = iorig_spec::Rate::Iops(r * opts.hosts.len() as f64);
+    }
+    let json_to_stdout = a.json.as_deref() == Some("-");
+    if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
+        check_output("--json", Path::new(j))?;
+    }
+    if let Some(c) = &a.csv {
+        check_output("--csv", c)?;
+    }
+    let printer = Printer::new(json_to_stdout, a.quiet);
+    if a.dry_run {
+        if !a.record.no_db {
+            check_store(a.record.db.as_deref())?;
+        }
+        let (checks, notices) = controller::check(&layer, &w, &opts)?;
+        for n in &notices {
+            printer.notice(n);
+        }
+        for c in &checks {
+            let targets: Vec<String> = c.targets.iter().map(|t| t.path.clone()).collect();
+            printer.line(&format!(
+                "host {} ({}, iorig {}): would run {} on {}; clock offset {:+.3} ms (round trip {:.3} ms)",
+                c.name,
+                c.hostname,
+                c.tool_version,
+                c.engine,
+                targets.join(", "),
+                c.clock_offset_ns as f64 / 1e6,
+                c.clock_rtt_ns as f64 / 1e6
+            ));
+        }
+        printer.line(&format!(
+            "{}; estimated time: {:.0} s; every host checked its targets: ok (nothing was run or written)",
+            rate_line(&w, &opts),
+            (w.warmup + w.time).as_secs_f64()
+        ));
+        return Ok(exit::OK);
+    }
+    let mut store = writer(StoreChoice {
+        db: a.record.db.as_deref(),
+        no_db: a.record.no_db,
+    })?;
+    let mut csv = match &a.csv {
+        Some(path) => Some(IntervalCsv::create(path)?),
+        None => None,
+    };
+    let stop = crate::signals::install();
+    printer.notice(&format!(
+        "{} hosts; {}",
+        opts.hosts.len(),
+        rate_line(&w, &opts)
+    ));
+    let mut term = TermSink::new(printer);
+    let mut sinks: Vec<&mut dyn Sink> = vec![&mut term];
+    if let Some(c) = csv.as_mut() {
+        sinks.push(c);
+    }
+    let outcome = controller::run(&layer, &w, &opts, &mut store, &mut Fanout(sinks), &stop)?;
+    {
+        term.printer.line("");
+        for l in iorig_text::hosts::hosts_lines(&outcome.doc.hosts) {
+            term.printer.line(&l);
+        }
+    }
+    if let Some(j) = &a.json {
+        crate::output::json::write_json_doc(&term.printer, j, &outcome.doc)?;
+    }
+    Ok(if outcome.interrupted {
+        exit::INTERRUPTED
+    } else if outcome.io_errors > 0 || outcome.lost > 0 {
+        exit::RUNTIME
+    } else {
+        exit::OK
+    })
+}
+
+/// What the rate means on many hosts, said once.
+fn rate_line(w: &iorig_spec::Workload, o: &ControllerOptions) -> String {
+    let n = o.hosts.len();
+    match (o.rate, w.rate) {
+        (RateShare::PerHost(r), _) => format!(
+            "rate: {r:.0} IOPS on each host (--rate-per-host), {:.0} in total",
+            r * n as f64
+        ),
+        (RateShare::Total, iorig_spec::Rate::Iops(t)) => format!(
+            "rate: {t:.0} IOPS in total (--rate), {:.1} on each host",
+            t / n as f64
+        ),
+        (RateShare::Total, iorig_spec::Rate::Max) => "rate: unpaced on every host".to_string(),
+    }
+}
