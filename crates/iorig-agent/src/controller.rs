@@ -643,6 +643,7 @@ async fn run_async(
     for note in &notices {
         out.notice(note);
     }
+    out.notice(&format!("{n} hosts; {}", rate_line(w, opts)));
     let step_request = |h: &Host| step_request(h, opts);
 
     // 3. Every host prepares; the run enters the store once all are ready.
@@ -1096,6 +1097,22 @@ fn emit_ready(
         });
         emitted.push(interval);
         emitted_samples.push(total);
+    }
+}
+
+/// What the rate means on many hosts, said once.
+pub fn rate_line(w: &Workload, o: &ControllerOptions) -> String {
+    let n = o.hosts.len().max(1) as f64;
+    match (o.rate, w.rate) {
+        (RateShare::PerHost(r), _) => format!(
+            "rate: {r:.0} IOPS on each host (--rate-per-host), {:.0} in total",
+            r * n
+        ),
+        (RateShare::Total, iorig_spec::Rate::Iops(t)) => format!(
+            "rate: {t:.0} IOPS in total (--rate), {:.1} on each host",
+            t / n
+        ),
+        (RateShare::Total, iorig_spec::Rate::Max) => "rate: unpaced on every host".to_string(),
     }
 }
 

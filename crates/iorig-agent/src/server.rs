@@ -255,9 +255,11 @@ impl Agent for Service {
                     ev = ev_rx.recv() => match ev {
                         Some(m) => {
                             quiet = false;
-                            if out_tx.send(m).await.is_err() {
-                                // The controller is gone: stop the I/O.
-                                stop.interrupt();
+                            // A controller that is gone, or that stopped
+                            // reading for a whole lease, ends the I/O.
+                            match tokio::time::timeout(lease, out_tx.send(m)).await {
+                                Ok(Ok(())) => {}
+                                Ok(Err(_)) | Err(_) => stop.interrupt(),
                             }
                         }
                         None => break,

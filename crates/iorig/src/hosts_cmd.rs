@@ -122,7 +122,7 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
         }
         printer.line(&format!(
             "{}; estimated time: {:.0} s; every host checked its targets: ok (nothing was run or written)",
-            rate_line(&w, &opts),
+            controller::rate_line(&w, &opts),
             (w.warmup + w.time).as_secs_f64()
         ));
         return Ok(exit::OK);
@@ -136,11 +136,6 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
         None => None,
     };
     let stop = crate::signals::install();
-    printer.notice(&format!(
-        "{} hosts; {}",
-        opts.hosts.len(),
-        rate_line(&w, &opts)
-    ));
     let mut term = TermSink::new(printer);
     let mut sinks: Vec<&mut dyn Sink> = vec![&mut term];
     if let Some(c) = csv.as_mut() {
@@ -163,20 +158,4 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
     } else {
         exit::OK
     })
-}
-
-/// What the rate means on many hosts, said once.
-fn rate_line(w: &iorig_spec::Workload, o: &ControllerOptions) -> String {
-    let n = o.hosts.len();
-    match (o.rate, w.rate) {
-        (RateShare::PerHost(r), _) => format!(
-            "rate: {r:.0} IOPS on each host (--rate-per-host), {:.0} in total",
-            r * n as f64
-        ),
-        (RateShare::Total, iorig_spec::Rate::Iops(t)) => format!(
-            "rate: {t:.0} IOPS in total (--rate), {:.1} on each host",
-            t / n as f64
-        ),
-        (RateShare::Total, iorig_spec::Rate::Max) => "rate: unpaced on every host".to_string(),
-    }
 }

@@ -1,0 +1,560 @@
+//! Protects `iorig agent` and `iorig run --hosts`: totals that are the exact
+//! merge of what each agent measured (each agent's own local result is the
+//! reference, not the controller's copy), refusals before any I/O (token,
+//! version, bad host lists, a host without the target), a host lost
+//! mid-step without the controller hanging, agents that stop on their own
+//! when the controller is gone, and clock offsets measured and corrected.
+//!
+//! Every agent listens on its own loopback address (127.0.0.2, .3, ...) on
+//! a port the kernel picks; every process is killed when its guard drops.
+
+mod common;
+
+use common::{guarded, iorig, tmp, wait_child, Guard};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// A running agent: its address and the directory of its own results.
+struct Agent {
+    guard: Guard,
+    addr: String,
+    results: PathBuf,
+    db: PathBuf,
+}
+
+/// Starts an agent on `ip` (a port picked by the kernel) with a results
+/// directory and a store of its own under `dir`; `env` for test settings.
+fn agent(dir: &Path, ip: &str, extra: &[&str], env: &[(&str, &str)]) -> Agent {
+    let results = dir.join(format!("agent-{ip}"));
+    std::fs::create_dir_all(&results).unwrap();
+    let db = results.join("agent.db");
+    let mut cmd = iorig();
+    cmd.args(["agent", "--listen", &format!("{ip}:0"), "--results-dir"])
+        .arg(&results)
+        .arg("--db")
+        .arg(&db)
+        .args(extra)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut guard = guarded(&mut cmd);
+    // The first line says where it listens.
+    let stdout = guard.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the agent says where it listens");
+    let addr = line
+        .split_whitespace()
+        .skip_while(|w| *w != "on")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    Agent {
+        guard,
+        addr,
+        results,
+        db,
+    }
+}
+
+fn hosts_arg(agents: &[&Agent]) -> String {
+    agents
+        .iter()
+        .map(|a| a.addr.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The one local result an agent wrote.
+fn local_doc(a: &Agent) -> Value {
+    let files: Vec<_> = std::fs::read_dir(&a.results)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(
+        files.len(),
+        1,
+        "one local result in {}",
+        a.results.display()
+    );
+    serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap()
+}
+
+fn json_files(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .count()
+}
+
+fn ops(v: &Value) -> u64 {
+    v["total"]["ops"].as_u64().unwrap()
+}
+
+/// Runs the controller to its end (at most two minutes).
+fn controller(dir: &Path, args: &[&str]) -> (i32, String, Value) {
+    let json = dir.join("out.json");
+    let _ = std::fs::remove_file(&json);
+    let mut cmd = iorig();
+    cmd.arg("run")
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .arg("--no-db")
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut g = guarded(&mut cmd);
+    let status = wait_child(&mut g, 120);
+    let mut err = String::new();
+    let _ = std::io::Read::read_to_string(&mut g.stderr.take().unwrap(), &mut err);
+    let doc = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    (status.code().unwrap_or(-1), err, doc)
+}
+
+/// The merged histogram of a run's one step in an agent's own store.
+fn stored_total_hist(db: &Path) -> iorig_stats::LatencyHistogram {
+    let store = iorig_store::Store::open_read_only(db).unwrap();
+    let step = &store.steps(iorig_store::RunId(1)).unwrap()[0];
+    store
+        .histogram(step.id, iorig_store::Op::Total, iorig_store::HistKind::Lat)
+        .unwrap()
+        .unwrap()
+}
+
+#[test]
+fn two_and_four_agents_merge_to_the_exact_sum_of_their_own_results() {
+    for n in [2usize, 4] {
+        let d = tmp();
+        let agents: Vec<Agent> = (0..n)
+            .map(|i| agent(d.path(), &format!("127.0.0.{}", i + 2), &[], &[]))
+            .collect();
+        let refs: Vec<&Agent> = agents.iter().collect();
+        let (code, err, doc) = controller(
+            d.path(),
+            &[
+                "--engine",
+                "null",
+                "--time",
+                "3s",
+                "--interval",
+                "1s",
+                "--rate",
+                &format!("{}", 2000 * n),
+                "--qd",
+                "4",
+                "--hosts",
+                &hosts_arg(&refs),
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains(&format!("rate: {} IOPS in total", 2000 * n)),
+            "{err}"
+        );
+        let hosts = doc["hosts"].as_array().unwrap();
+        assert_eq!(hosts.len(), n);
+        let locals: Vec<Value> = agents.iter().map(local_doc).collect();
+        // Totals: ops and bytes are the sums of each agent's own result.
+        let sum_ops: u64 = locals.iter().map(|l| ops(&l["summary"])).sum();
+        assert_eq!(ops(&doc["summary"]), sum_ops);
+        assert!(sum_ops > 0);
+        let sum_bytes: u64 = locals
+            .iter()
+            .map(|l| l["summary"]["total"]["bytes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            doc["summary"]["total"]["bytes"].as_u64().unwrap(),
+            sum_bytes
+        );
+        // Each rate share is the total's n-th.
+        for l in &locals {
+            assert_eq!(l["workload"]["rate_iops"].as_f64(), Some(2000.0), "{l}");
+        }
+        // Interval k of the total is interval k of every host, summed.
+        let intervals = doc["intervals"].as_array().unwrap();
+        for (k, iv) in intervals.iter().enumerate() {
+            let s: u64 = locals.iter().map(|l| ops(&l["intervals"][k])).sum();
+            assert_eq!(ops(iv), s, "interval {k}");
+        }
+        for l in &locals {
+            assert_eq!(l["intervals"].as_array().unwrap().len(), intervals.len());
+        }
+        // p99 of the total is the p99 of the agents' stored histograms
+        // merged, not an average of their p99s.
+        let mut merged = iorig_stats::LatencyHistogram::new();
+        for a in &agents {
+            merged.merge(&stored_total_hist(&a.db));
+        }
+        assert_eq!(merged.count(), sum_ops);
+        let s = merged.summary();
+        assert_eq!(
+            doc["summary"]["total"]["lat_ns"]["p99"].as_u64(),
+            Some(s.p99)
+        );
+        assert_eq!(
+            doc["summary"]["total"]["lat_ns"]["max"].as_u64(),
+            Some(s.max)
+        );
+        // Each host's part is its own result.
+        for (h, l) in hosts.iter().zip(&locals) {
+            assert_eq!(h["status"], "ok");
+            assert_eq!(h["summary"], l["summary"], "host {}", h["name"]);
+            assert!(h["start_skew_ns"].is_i64());
+        }
+    }
+}
+
+#[test]
+fn a_wrong_token_or_another_protocol_is_refused_before_any_io() {
+    let d = tmp();
+    let tok = d.path().join("token");
+    std::fs::write(&tok, "0123456789abcdef0123456789abcdef\n").unwrap();
+    let bad = d.path().join("bad");
+    std::fs::write(&bad, "ffffffffffffffffffffffffffffffff\n").unwrap();
+    let a = agent(
+        d.path(),
+        "127.0.0.2",
+        &["--token-file", tok.to_str().unwrap()],
+        &[],
+    );
+    let base = ["--engine", "null", "--time", "1s", "--hosts", &a.addr];
+    let mut args = base.to_vec();
+    args.extend(["--token-file", bad.to_str().unwrap()]);
+    let (code, err, _) = controller(d.path(), &args);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&a.addr) && err.contains("token"), "{err}");
+    let (code, err, _) = controller(d.path(), &base);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("needs a token"), "{err}");
+    assert_eq!(json_files(&a.results), 0, "nothing ran");
+    // The right token runs.
+    let mut args = base.to_vec();
+    args.extend(["--token-file", tok.to_str().unwrap()]);
+    let (code, err, _) = controller(d.path(), &args);
+    assert_eq!(code, 0, "{err}");
+
+    // An agent of another protocol major: both versions named.
+    let b = agent(
+        d.path(),
+        "127.0.0.3",
+        &[],
+        &[("IORIG_TEST_PROTOCOL_MAJOR", "2")],
+    );
+    let (code, err, _) = controller(
+        d.path(),
+        &["--engine", "null", "--time", "1s", "--hosts", &b.addr],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("protocol 2.0") && err.contains("speaking 1.0"),
+        "{err}"
+    );
+    assert_eq!(json_files(&b.results), 0);
+}
+
+#[test]
+fn bad_host_lists_exit_2_naming_the_host() {
+    let d = tmp();
+    let a = agent(d.path(), "127.0.0.2", &[], &[]);
+    let b = agent(d.path(), "127.0.0.3", &[], &[]);
+    let both = format!("{},{}", a.addr, b.addr);
+    // A port nothing listens on (an agent's, stopped).
+    let gone = {
+        let mut c = agent(d.path(), "127.0.0.4", &[], &[]);
+        let addr = c.addr.clone();
+        let _ = c.guard.kill();
+        let _ = c.guard.wait();
+        addr
+    };
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["--hosts".into(), format!("{},{gone}", a.addr)],
+            "cannot connect",
+        ),
+        (
+            vec!["--hosts".into(), format!("{},{}", a.addr, a.addr)],
+            "given twice",
+        ),
+        (
+            vec![
+                "--hosts".into(),
+                both.clone(),
+                "--target".into(),
+                "/nonexistent-iorig-dir/f".into(),
+                "--size".into(),
+                "1m".into(),
+            ],
+            "/nonexistent-iorig-dir",
+        ),
+        (
+            vec![
+                "--hosts".into(),
+                both.clone(),
+                "--rate-per-host".into(),
+                "x".into(),
+            ],
+            "--rate-per-host",
+        ),
+    ];
+    for (args, needle) in cases {
+        let mut full: Vec<&str> = vec!["--engine", "null", "--time", "1s"];
+        if args.iter().any(|a| a == "--target") {
+            full = vec!["--engine", "psync", "--time", "1s"];
+        }
+        full.extend(args.iter().map(String::as_str));
+        let (code, err, doc) = controller(d.path(), &full);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert!(doc.is_null());
+    }
+    // A hosts file with a typo names the key.
+    let f = d.path().join("hosts.toml");
+    std::fs::write(&f, format!("[[host]]\naddres = \"{}\"\n", a.addr)).unwrap();
+    let (code, err, _) = controller(
+        d.path(),
+        &[
+            "--engine",
+            "null",
+            "--time",
+            "1s",
+            "--hosts-file",
+            f.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("addres"), "{err}");
+    assert_eq!(
+        json_files(&a.results) + json_files(&b.results),
+        0,
+        "nothing ran"
+    );
+}
+
+#[test]
+fn the_same_agent_under_two_addresses_is_refused() {
+    let d = tmp();
+    // An agent on 127.0.0.1 is reached as 127.0.0.1 and as localhost.
+    let a = agent(d.path(), "127.0.0.1", &[], &[]);
+    let port = a.addr.rsplit(':').next().unwrap();
+    let (code, err, _) = controller(
+        d.path(),
+        &[
+            "--engine",
+            "null",
+            "--time",
+            "1s",
+            "--hosts",
+            &format!("127.0.0.1:{port},localhost:{port}"),
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("are the same agent"), "{err}");
+}
+
+#[test]
+fn a_killed_agent_is_lost_and_the_others_go_on() {
+    let d = tmp();
+    let a = agent(d.path(), "127.0.0.2", &[], &[]);
+    let mut b = agent(d.path(), "127.0.0.3", &[], &[]);
+    let json = d.path().join("out.json");
+    let mut cmd = iorig();
+    cmd.args([
+        "run",
+        "--engine",
+        "null",
+        "--time",
+        "8s",
+        "--interval",
+        "1s",
+        "--rate",
+        "2000",
+        "--hosts",
+    ])
+    .arg(format!("{},{}", a.addr, b.addr))
+    .arg("--json")
+    .arg(&json)
+    .arg("--no-db")
+    .current_dir(d.path())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
+    let t0 = Instant::now();
+    let mut c = guarded(&mut cmd);
+    std::thread::sleep(Duration::from_millis(3500));
+    let _ = b.guard.kill();
+    let status = wait_child(&mut c, 60);
+    assert!(t0.elapsed() < Duration::from_secs(40), "no hang");
+    let mut err = String::new();
+    let _ = std::io::Read::read_to_string(&mut c.stderr.take().unwrap(), &mut err);
+    assert_eq!(status.code(), Some(1), "degraded: {err}");
+    assert!(err.contains("lost at interval"), "{err}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let hosts = doc["hosts"].as_array().unwrap();
+    assert_eq!(hosts[0]["status"], "ok");
+    assert_eq!(hosts[1]["status"], "lost");
+    let lost_at = hosts[1]["lost_at_interval"].as_u64().unwrap() as usize;
+    assert!((1..=6).contains(&lost_at), "{lost_at}");
+    // Every interval is there; after the loss the total is host a's alone.
+    let intervals = doc["intervals"].as_array().unwrap();
+    assert!(intervals.len() >= 8, "{}", intervals.len());
+    let la = local_doc(&a);
+    for k in lost_at + 1..intervals.len() {
+        assert_eq!(ops(&intervals[k]), ops(&la["intervals"][k]), "interval {k}");
+    }
+    for k in 0..lost_at {
+        assert!(
+            ops(&intervals[k]) > ops(&la["intervals"][k]),
+            "interval {k} has both"
+        );
+    }
+}
+
+#[test]
+fn agents_stop_on_their_own_when_the_controller_is_gone() {
+    let d = tmp();
+    let a = agent(d.path(), "127.0.0.2", &[], &[]);
+    let b = agent(d.path(), "127.0.0.3", &[], &[]);
+    let hosts = format!("{},{}", a.addr, b.addr);
+    // A frozen controller keeps its connections open: only the lease can
+    // stop the agents.
+    let mut cmd = iorig();
+    cmd.args([
+        "run", "--engine", "null", "--time", "300s", "--rate", "1000", "--lease", "2s", "--no-db",
+        "--hosts", &hosts,
+    ])
+    .current_dir(d.path())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    let mut c = guarded(&mut cmd);
+    std::thread::sleep(Duration::from_secs(3));
+    common::signal(&c, 19); // SIGSTOP
+    let t = Instant::now();
+    while (json_files(&a.results) < 1 || json_files(&b.results) < 1)
+        && t.elapsed() < Duration::from_secs(30)
+    {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(
+        json_files(&a.results),
+        1,
+        "agent a stopped within the lease"
+    );
+    assert_eq!(
+        json_files(&b.results),
+        1,
+        "agent b stopped within the lease"
+    );
+    assert!(t.elapsed() < Duration::from_secs(15), "{:?}", t.elapsed());
+    let la = local_doc(&a);
+    assert!(la["summary"]["duration_s"].as_f64().unwrap() < 60.0);
+    assert_eq!(la["run"]["status"], "interrupted");
+    common::signal(&c, 9);
+    let _ = wait_child(&mut c, 10);
+
+    // Ctrl-C on a controller stops every agent at once; the run is
+    // interrupted (130) with the completed intervals kept.
+    let json = d.path().join("int.json");
+    let mut cmd = iorig();
+    cmd.args([
+        "run",
+        "--engine",
+        "null",
+        "--time",
+        "300s",
+        "--interval",
+        "1s",
+        "--rate",
+        "1000",
+        "--no-db",
+        "--hosts",
+        &hosts,
+        "--json",
+    ])
+    .arg(&json)
+    .current_dir(d.path())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    let mut c = guarded(&mut cmd);
+    std::thread::sleep(Duration::from_millis(3500));
+    common::signal(&c, 2);
+    let status = wait_child(&mut c, 30);
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(json_files(&a.results), 2);
+    assert_eq!(json_files(&b.results), 2);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(doc["intervals"].as_array().unwrap().len() >= 2);
+    assert_eq!(doc["run"]["status"], "interrupted");
+}
+
+#[test]
+fn a_clock_offset_is_measured_and_the_start_corrected() {
+    let d = tmp();
+    let a = agent(
+        d.path(),
+        "127.0.0.2",
+        &[],
+        &[("IORIG_TEST_CLOCK_OFFSET_NS", "2000000000")],
+    );
+    let b = agent(
+        d.path(),
+        "127.0.0.3",
+        &[],
+        &[("IORIG_TEST_CLOCK_OFFSET_NS", "-1500000000")],
+    );
+    let t0 = Instant::now();
+    let (code, err, doc) = controller(
+        d.path(),
+        &[
+            "--engine",
+            "null",
+            "--time",
+            "2s",
+            "--interval",
+            "1s",
+            "--hosts",
+            &format!("{},{}", a.addr, b.addr),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    // Uncorrected, one host would wait 1.5 s past the other.
+    assert!(t0.elapsed() < Duration::from_secs(30));
+    let hosts = doc["hosts"].as_array().unwrap();
+    for (h, want) in hosts.iter().zip([2_000_000_000i64, -1_500_000_000]) {
+        let off = h["clock_offset_ns"].as_i64().unwrap();
+        let rtt = h["clock_rtt_ns"].as_u64().unwrap() as i64;
+        // NTP's bound: the error is at most half the round trip (plus a
+        // little for the clock reads themselves).
+        assert!(
+            (off - want).abs() <= rtt / 2 + 2_000_000,
+            "{off} vs {want} (rtt {rtt})"
+        );
+        let skew = h["start_skew_ns"].as_i64().unwrap();
+        assert!(skew.abs() < 100_000_000, "started {skew} ns off");
+    }
+    // Both hosts delivered the same intervals.
+    let la = local_doc(&a);
+    let lb = local_doc(&b);
+    assert_eq!(
+        la["intervals"].as_array().unwrap().len(),
+        lb["intervals"].as_array().unwrap().len()
+    );
+}
