@@ -7,6 +7,7 @@
 //!
 //! Every agent listens on its own loopback address (127.0.0.2, .3, ...) on
 //! a port the kernel picks; every process is killed when its guard drops.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 
