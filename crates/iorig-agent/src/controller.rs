@@ -790,7 +790,14 @@ async fn run_async(
                         }
                     }
                     Msg::Interval(m) => match wire::interval_of(&m) {
-                        Ok(s) => r.samples.push(s),
+                        Ok(s) => {
+                            out.send(Event::HostInterval {
+                                index: 0,
+                                host: &hosts[i].spec.name,
+                                sample: &s,
+                            });
+                            r.samples.push(s);
+                        }
                         Err(e) => out.notice(&format!("host {}: {e}", hosts[i].spec.name)),
                     },
                     Msg::WorkerError(t) => out.notice(&format!("host {}: {t}", hosts[i].spec.name)),
@@ -1027,6 +1034,13 @@ async fn run_async(
             targets: r.targets.iter().map(target_entry).collect(),
             summary,
             intervals,
+        });
+    }
+    for (position, h) in host_results.iter().enumerate() {
+        out.send(Event::HostEnded {
+            index: 0,
+            position,
+            host: h,
         });
     }
     if lost > 0 {

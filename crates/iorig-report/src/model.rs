@@ -70,6 +70,16 @@ pub struct StepReport {
     /// included): the summary's figures and, per interval, (t_s, figures).
     /// Empty for a block workload.
     pub fs_ops: Vec<FsOpReport>,
+    /// A step run on several hosts: each host's outcome and intervals (the
+    /// step's own figures are their totals). Empty for one host.
+    pub hosts: Vec<HostReport>,
+}
+
+/// One host of a multi-host step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostReport {
+    pub result: iorig_result::HostResult,
+    pub intervals: Vec<IntervalPoint>,
 }
 
 /// One kind of a file-system workload's operations in a step.
@@ -300,7 +310,19 @@ fn step_of(
     if let Some(h) = service.as_ref().filter(|h| h.count() > 0) {
         percentiles.push(percentile_series("service time (from submission)", h));
     }
+    let hosts = store
+        .step_hosts(row.id)?
+        .into_iter()
+        .map(|result| {
+            let rows = store.host_intervals(row.id, &result.name)?;
+            Ok(HostReport {
+                intervals: intervals_of(&rows),
+                result,
+            })
+        })
+        .collect::<Result<Vec<_>, iorig_store::StoreError>>()?;
     let mut report = StepReport {
+        hosts,
         id: row.id,
         index: row.index,
         name: row.name,

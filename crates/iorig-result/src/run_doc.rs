@@ -149,10 +149,13 @@ pub struct StepDoc {
     pub analysis: Vec<Finding>,
     /// The export has them; `runs show --json` does not.
     pub intervals: Option<Vec<IntervalDoc>>,
+    /// A step run on several hosts: how each host ended and its own
+    /// summary (its intervals are the export's per-host rows, not here).
+    pub hosts: Vec<crate::HostResult>,
 }
 
 /// The step's own keys; they win over workload fields of the same name.
-const STEP_KEYS: [&str; 9] = [
+const STEP_KEYS: [&str; 10] = [
     "index",
     "name",
     "role",
@@ -162,6 +165,7 @@ const STEP_KEYS: [&str; 9] = [
     "summary",
     "analysis",
     "intervals",
+    "hosts",
 ];
 
 fn to_value<T: Serialize, E: serde::ser::Error>(v: &T) -> Result<Value, E> {
@@ -191,6 +195,9 @@ impl Serialize for StepDoc {
         m.insert("analysis".into(), Value::Object(a));
         if let Some(i) = &self.intervals {
             m.insert("intervals".into(), to_value(i)?);
+        }
+        if !self.hosts.is_empty() {
+            m.insert("hosts".into(), to_value(&self.hosts)?);
         }
         Value::Object(m).serialize(s)
     }
@@ -231,6 +238,7 @@ impl<'de> Deserialize<'de> for StepDoc {
             summary: of("summary", typed(6))?,
             analysis,
             intervals: of("intervals", typed(8))?,
+            hosts: of::<Option<Vec<crate::HostResult>>, _>("hosts", typed(9))?.unwrap_or_default(),
         })
     }
 }

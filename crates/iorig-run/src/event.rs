@@ -102,6 +102,20 @@ pub enum Event<'a> {
         interval: &'a Interval,
         progress: Option<&'a PlanProgress>,
     },
+    /// One host's part of an interval of a multi-host step (the total
+    /// comes as `Interval`).
+    HostInterval {
+        index: usize,
+        host: &'a str,
+        sample: &'a IntervalSample,
+    },
+    /// How one host of a multi-host step ended (after `StepEnded`);
+    /// `position` is its place in the host list.
+    HostEnded {
+        index: usize,
+        position: usize,
+        host: &'a iorig_result::HostResult,
+    },
     /// A worker stopped on an I/O error; the others go on.
     WorkerError { worker: u32, message: &'a str },
     /// Data validation found a block that is not what was written.

@@ -246,6 +246,39 @@ impl Sink for StoreWriter {
                 );
                 self.write("recording an interval", |s| s.add_intervals(step, &rows));
             }
+            Event::HostInterval {
+                index,
+                host,
+                sample,
+            } => {
+                let Some(&step) = self.steps.get(&index) else {
+                    return;
+                };
+                let rows = IntervalRow::rows_of(
+                    sample.index as u64,
+                    sample.t_s,
+                    sample.duration_s,
+                    sample.warmup,
+                    &sample.stats,
+                    sample.cpu,
+                    sample.device,
+                );
+                self.write("recording a host's interval", |s| {
+                    s.add_host_intervals(step, host, &rows)
+                });
+            }
+            Event::HostEnded {
+                index,
+                position,
+                host,
+            } => {
+                let Some(&step) = self.steps.get(&index) else {
+                    return;
+                };
+                self.write("recording a host's result", |s| {
+                    s.put_step_host(step, position, host)
+                });
+            }
             Event::StepEnded {
                 index,
                 status,

@@ -271,6 +271,59 @@ DROP TABLE histograms;
 ALTER TABLE histograms_v5 RENAME TO histograms;
 "#,
     ),
+    // Version 6: runs on several hosts. Interval rows gain a host column
+    // (empty: the step's own rows, the totals of a multi-host step; a name:
+    // that host's part), part of the key; `step_hosts` keeps each host's
+    // outcome (status, loss, clock offset, start skew, its summary).
+    Migration::Sql(
+        r#"
+CREATE TABLE intervals_v6 (
+    step_id            INTEGER NOT NULL REFERENCES steps(id) ON DELETE CASCADE,
+    seq                INTEGER NOT NULL,
+    t_s                REAL NOT NULL,
+    duration_s         REAL NOT NULL,
+    warmup             INTEGER NOT NULL CHECK (warmup IN (0, 1)),
+    op                 TEXT NOT NULL CHECK (op IN ('read', 'write', 'trim', 'total', 'create', 'delete', 'mkdir', 'rmdir', 'open', 'close', 'stat', 'setattr', 'rename', 'fsync', 'readdir')),
+    ops                INTEGER NOT NULL,
+    bytes              INTEGER NOT NULL,
+    iops               REAL NOT NULL,
+    bw_bytes_per_s     REAL NOT NULL,
+    lat_min_ns         INTEGER NOT NULL,
+    lat_mean_ns        INTEGER NOT NULL,
+    lat_stddev_ns      INTEGER NOT NULL,
+    lat_max_ns         INTEGER NOT NULL,
+    lat_p50_ns         INTEGER NOT NULL,
+    lat_p90_ns         INTEGER NOT NULL,
+    lat_p99_ns         INTEGER NOT NULL,
+    lat_p99_9_ns       INTEGER NOT NULL,
+    lat_p99_99_ns      INTEGER NOT NULL,
+    errors             INTEGER NOT NULL,
+    cpu_usr_pct        REAL NOT NULL,
+    cpu_sys_pct        REAL NOT NULL,
+    dev_util_pct       REAL,
+    dev_queue_depth    REAL,
+    dev_read_await_ns  INTEGER,
+    dev_write_await_ns INTEGER,
+    lat_hist           BLOB,
+    host               TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (step_id, host, seq, op)
+) WITHOUT ROWID;
+INSERT INTO intervals_v6 SELECT *, '' FROM intervals;
+DROP TABLE intervals;
+ALTER TABLE intervals_v6 RENAME TO intervals;
+
+CREATE TABLE step_hosts (
+    step_id          INTEGER NOT NULL REFERENCES steps(id) ON DELETE CASCADE,
+    host             TEXT NOT NULL,
+    position         INTEGER NOT NULL,
+    status           TEXT NOT NULL CHECK (status IN ('ok', 'lost')),
+    clock_offset_ns  INTEGER NOT NULL,
+    start_skew_ns    INTEGER,
+    result_json      TEXT NOT NULL,
+    PRIMARY KEY (step_id, host)
+) WITHOUT ROWID;
+"#,
+    ),
 ];
 
 /// Re-derives `bs`, `bs_bytes` and the workload's `bs` of steps whose

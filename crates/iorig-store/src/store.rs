@@ -6,11 +6,11 @@ use crate::types::{
     StepRow, StepStatus, TargetFactsRow,
 };
 use crate::StoreError;
-use iorig_result::{Finding, RunStatus, StepSummary, TargetKind};
+use iorig_result::{Finding, HostResult, HostStatus, RunStatus, StepSummary, TargetKind};
 use iorig_stats::sampler::system::{SystemFacts, TargetFacts};
 use iorig_stats::{DeviceUsage, LatSummary, LatencyHistogram};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, Type, ValueRef};
-use rusqlite::{params, Connection, OptionalExtension, Row, ToSql};
+use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row, ToSql};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::str::FromStr;
@@ -225,6 +225,7 @@ impl Store {
         tx.execute("DELETE FROM intervals WHERE step_id = ?1", [step.0])?;
         tx.execute("DELETE FROM histograms WHERE step_id = ?1", [step.0])?;
         tx.execute("DELETE FROM analysis WHERE step_id = ?1", [step.0])?;
+        tx.execute("DELETE FROM step_hosts WHERE step_id = ?1", [step.0])?;
         let n = tx.execute(
             "UPDATE steps SET status = 'pending', started = NULL, ended = NULL,
                               summary_json = NULL
@@ -238,19 +239,87 @@ impl Store {
 
     /// Stores one row of one interval.
     pub fn add_interval(&self, step: StepId, row: &IntervalRow) -> Result<(), StoreError> {
-        insert_interval(&self.conn, step, row).map_err(|e| no_step(e, step))
+        insert_interval(&self.conn, step, "", row).map_err(|e| no_step(e, step))
     }
 
     /// Stores several rows (usually the read, write and total rows of one
     /// interval, see [`IntervalRow::rows_of`]) in one transaction: after a
     /// crash either all of them are there or none.
     pub fn add_intervals(&self, step: StepId, rows: &[IntervalRow]) -> Result<(), StoreError> {
+        self.add_host_intervals(step, "", rows)
+    }
+
+    /// Stores one host's part of an interval of a multi-host step (`host`
+    /// empty: the step's own rows, as [`Store::add_intervals`]).
+    pub fn add_host_intervals(
+        &self,
+        step: StepId,
+        host: &str,
+        rows: &[IntervalRow],
+    ) -> Result<(), StoreError> {
         let tx = self.conn.unchecked_transaction()?;
         for row in rows {
-            insert_interval(&tx, step, row).map_err(|e| no_step(e, step))?;
+            insert_interval(&tx, step, host, row).map_err(|e| no_step(e, step))?;
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// Stores (or replaces) how one host of a multi-host step ended; its
+    /// intervals are the host's interval rows, not part of `result`.
+    pub fn put_step_host(
+        &self,
+        step: StepId,
+        position: usize,
+        result: &HostResult,
+    ) -> Result<(), StoreError> {
+        let mut r = result.clone();
+        r.intervals.clear();
+        self.conn
+            .execute(
+                "INSERT INTO step_hosts (step_id, host, position, status, clock_offset_ns, start_skew_ns, result_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT (step_id, host) DO UPDATE SET position = excluded.position,
+                   status = excluded.status, clock_offset_ns = excluded.clock_offset_ns,
+                   start_skew_ns = excluded.start_skew_ns, result_json = excluded.result_json",
+                params![
+                    step.0,
+                    r.name,
+                    position as i64,
+                    match r.status {
+                        HostStatus::Ok => "ok",
+                        HostStatus::Lost => "lost",
+                    },
+                    r.clock_offset_ns,
+                    r.start_skew_ns,
+                    to_json(&r)?
+                ],
+            )
+            .map_err(|e| no_step(e, step))?;
+        Ok(())
+    }
+
+    /// The hosts of a multi-host step in their order (none for a step run
+    /// on this machine), without their intervals.
+    pub fn step_hosts(&self, step: StepId) -> Result<Vec<HostResult>, StoreError> {
+        if self.version < 6 {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT result_json FROM step_hosts WHERE step_id = ?1 ORDER BY position")?;
+        let rows = stmt.query_map([step.0], |r| r.get::<_, String>(0))?;
+        let mut out = Vec::new();
+        for text in rows {
+            let text = text?;
+            out.push(
+                serde_json::from_str(&text).map_err(|_| StoreError::BadValue {
+                    column: "step_hosts.result_json",
+                    value: text.chars().take(80).collect(),
+                })?,
+            );
+        }
+        Ok(out)
     }
 
     /// Stores (or replaces) the measured-time histogram of a step.
@@ -455,11 +524,26 @@ impl Store {
     /// The stored intervals of a step, in order (read, write, total within
     /// an interval).
     pub fn intervals(&self, step: StepId) -> Result<Vec<IntervalRow>, StoreError> {
+        self.host_intervals(step, "")
+    }
+
+    /// One host's stored intervals of a multi-host step, in order (`host`
+    /// empty: the step's own, its totals).
+    pub fn host_intervals(&self, step: StepId, host: &str) -> Result<Vec<IntervalRow>, StoreError> {
         // Histograms per interval came with schema version 3.
         let lat_hist = if self.version >= 3 {
             "lat_hist"
         } else {
             "NULL"
+        };
+        // Hosts came with version 6; before, every row is the step's own.
+        if self.version < 6 && !host.is_empty() {
+            return Ok(Vec::new());
+        }
+        let host_filter = if self.version >= 6 {
+            "AND host = ?2"
+        } else {
+            ""
         };
         let mut stmt = self.conn.prepare(&format!(
             "SELECT seq, t_s, duration_s, warmup, op, ops, bytes, iops, bw_bytes_per_s,
@@ -468,53 +552,58 @@ impl Store {
                     cpu_usr_pct, cpu_sys_pct,
                     dev_util_pct, dev_queue_depth, dev_read_await_ns, dev_write_await_ns,
                     {lat_hist}
-             FROM intervals WHERE step_id = ?1
+             FROM intervals WHERE step_id = ?1 {host_filter}
              ORDER BY seq, CASE op WHEN 'read' THEN 0 WHEN 'write' THEN 1 ELSE 2 END"
         ))?;
-        let rows = stmt.query_map([step.0], |r| {
-            let u = |i: usize| r.get::<_, i64>(i).map(to_u64);
-            let device = match (
-                r.get::<_, Option<f64>>(21)?,
-                r.get::<_, Option<f64>>(22)?,
-                r.get::<_, Option<i64>>(23)?,
-                r.get::<_, Option<i64>>(24)?,
-            ) {
-                (Some(util_pct), Some(queue_depth), Some(r_ns), Some(w_ns)) => Some(DeviceUsage {
-                    util_pct,
-                    queue_depth,
-                    read_await_ns: to_u64(r_ns),
-                    write_await_ns: to_u64(w_ns),
-                }),
-                _ => None,
-            };
-            Ok(IntervalRow {
-                seq: u(0)?,
-                t_s: r.get(1)?,
-                duration_s: r.get(2)?,
-                warmup: r.get(3)?,
-                op: text_col(r, 4)?,
-                ops: u(5)?,
-                bytes: u(6)?,
-                iops: r.get(7)?,
-                bw_bytes_per_s: r.get(8)?,
-                lat_ns: LatSummary {
-                    min: u(9)?,
-                    mean: u(10)?,
-                    stddev: u(11)?,
-                    max: u(12)?,
-                    p50: u(13)?,
-                    p90: u(14)?,
-                    p99: u(15)?,
-                    p99_9: u(16)?,
-                    p99_99: u(17)?,
-                },
-                errors: u(18)?,
-                cpu_usr_pct: r.get(19)?,
-                cpu_sys_pct: r.get(20)?,
-                device,
-                lat_hist: r.get(25)?,
-            })
-        })?;
+        let rows = stmt.query_map(
+            params_from_iter(host_params(step, host, self.version)),
+            |r| {
+                let u = |i: usize| r.get::<_, i64>(i).map(to_u64);
+                let device = match (
+                    r.get::<_, Option<f64>>(21)?,
+                    r.get::<_, Option<f64>>(22)?,
+                    r.get::<_, Option<i64>>(23)?,
+                    r.get::<_, Option<i64>>(24)?,
+                ) {
+                    (Some(util_pct), Some(queue_depth), Some(r_ns), Some(w_ns)) => {
+                        Some(DeviceUsage {
+                            util_pct,
+                            queue_depth,
+                            read_await_ns: to_u64(r_ns),
+                            write_await_ns: to_u64(w_ns),
+                        })
+                    }
+                    _ => None,
+                };
+                Ok(IntervalRow {
+                    seq: u(0)?,
+                    t_s: r.get(1)?,
+                    duration_s: r.get(2)?,
+                    warmup: r.get(3)?,
+                    op: text_col(r, 4)?,
+                    ops: u(5)?,
+                    bytes: u(6)?,
+                    iops: r.get(7)?,
+                    bw_bytes_per_s: r.get(8)?,
+                    lat_ns: LatSummary {
+                        min: u(9)?,
+                        mean: u(10)?,
+                        stddev: u(11)?,
+                        max: u(12)?,
+                        p50: u(13)?,
+                        p90: u(14)?,
+                        p99: u(15)?,
+                        p99_9: u(16)?,
+                        p99_99: u(17)?,
+                    },
+                    errors: u(18)?,
+                    cpu_usr_pct: r.get(19)?,
+                    cpu_sys_pct: r.get(20)?,
+                    device,
+                    lat_hist: r.get(25)?,
+                })
+            },
+        )?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
@@ -632,15 +721,30 @@ fn step_row(r: &Row<'_>) -> rusqlite::Result<StepRow> {
     })
 }
 
-fn insert_interval(conn: &Connection, step: StepId, row: &IntervalRow) -> rusqlite::Result<()> {
+/// The parameters of an interval query: the step, and the host from
+/// version 6 on.
+fn host_params(step: StepId, host: &str, version: i64) -> Vec<rusqlite::types::Value> {
+    let mut p = vec![rusqlite::types::Value::Integer(step.0)];
+    if version >= 6 {
+        p.push(rusqlite::types::Value::Text(host.to_string()));
+    }
+    p
+}
+
+fn insert_interval(
+    conn: &Connection,
+    step: StepId,
+    host: &str,
+    row: &IntervalRow,
+) -> rusqlite::Result<()> {
     let mut stmt = conn.prepare_cached(
         "INSERT INTO intervals (step_id, seq, t_s, duration_s, warmup, op, ops, bytes, iops,
              bw_bytes_per_s, lat_min_ns, lat_mean_ns, lat_stddev_ns, lat_max_ns, lat_p50_ns,
              lat_p90_ns, lat_p99_ns, lat_p99_9_ns, lat_p99_99_ns, errors, cpu_usr_pct,
              cpu_sys_pct, dev_util_pct, dev_queue_depth, dev_read_await_ns, dev_write_await_ns,
-             lat_hist)
+             lat_hist, host)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-                 ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
+                 ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
     )?;
     let l = &row.lat_ns;
     let d = row.device.as_ref();
@@ -672,6 +776,7 @@ fn insert_interval(conn: &Connection, step: StepId, row: &IntervalRow) -> rusqli
         d.map(|d| to_i64(d.read_await_ns)),
         d.map(|d| to_i64(d.write_await_ns)),
         row.lat_hist,
+        host,
     ])?;
     Ok(())
 }

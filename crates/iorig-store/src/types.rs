@@ -274,6 +274,7 @@ impl StepRow {
             intervals: intervals.map(|rows| {
                 interval_docs(rows, self.params.as_ref().is_some_and(|p| p.fs.is_some()))
             }),
+            hosts: Vec::new(),
         }
     }
 }

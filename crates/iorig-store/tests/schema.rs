@@ -36,6 +36,7 @@ fn migrations_apply_on_an_empty_db_and_reopen_is_idempotent() {
         "intervals",
         "run_labels",
         "runs",
+        "step_hosts",
         "steps",
         "system_facts",
         "target_facts",

@@ -122,6 +122,7 @@ pub fn export(id: i64, format: ExportFormat, out: &Path, db: Option<&Path>) -> R
     check_output("--out", out)?;
     if format == ExportFormat::Csv {
         check_output("--out", &out.with_extension("intervals.csv"))?;
+        check_output("--out", &out.with_extension("hosts.csv"))?;
     }
     if format == ExportFormat::Hlog {
         check_output("--out", &out.with_extension("percentiles.csv"))?;
@@ -145,6 +146,11 @@ pub fn export(id: i64, format: ExportFormat, out: &Path, db: Option<&Path>) -> R
                 out.display(),
                 intervals.display()
             ));
+            if let Some(h) = &csv.hosts_csv {
+                let hosts = out.with_extension("hosts.csv");
+                write(&hosts, h.as_bytes())?;
+                printer.line(&format!("wrote {} (hosts)", hosts.display()));
+            }
         }
         ExportFormat::Xlsx => {
             let bytes =

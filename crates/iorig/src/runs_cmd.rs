@@ -93,5 +93,20 @@ fn show(printer: &Printer, s: &Store, id: i64, as_json: bool) -> Result<u8, Fail
     for l in iorig_text::runs::show_lines(&run, &targets, &steps, &analysis) {
         printer.line(&l);
     }
+    // A multi-host step: each host's own part.
+    for step in &steps {
+        let hosts = s.step_hosts(step.id).map_err(store_err)?;
+        if hosts.is_empty() {
+            continue;
+        }
+        printer.line(&format!(
+            "hosts of step {} ({}):",
+            step.index + 1,
+            step.name
+        ));
+        for l in iorig_text::hosts::hosts_lines(&hosts) {
+            printer.line(&format!("  {l}"));
+        }
+    }
     Ok(exit::OK)
 }

@@ -17,7 +17,11 @@ pub(super) fn run_doc(data: &RunData) -> RunDoc {
     let steps: Vec<StepDoc> = data
         .steps
         .iter()
-        .map(|s| s.step.doc(&s.analysis, s.intervals.as_deref()))
+        .map(|s| {
+            let mut doc = s.step.doc(&s.analysis, s.intervals.as_deref());
+            doc.hosts = s.hosts.clone();
+            doc
+        })
         .collect();
     RunDoc {
         schema: RUN_SCHEMA.to_owned(),

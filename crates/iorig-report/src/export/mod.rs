@@ -34,6 +34,9 @@ pub struct CsvExport {
     /// when the interval had trims, `total`).
     /// For a profile: one row per interval and scope, as `profile --csv`.
     pub intervals_csv: String,
+    /// A run on several hosts: one row per step and host (its status,
+    /// clock, start skew and own figures); None for a one-host run.
+    pub hosts_csv: Option<String>,
 }
 
 /// The steps and intervals CSV of a run (docs/export.md). Fails with
@@ -45,11 +48,18 @@ pub fn export_csv(store: &Store, run: RunId) -> Result<CsvExport, ReportError> {
         return Ok(CsvExport {
             steps_csv: profile::figures_table(run.0, &p).to_csv()?,
             intervals_csv: profile::intervals_table(&p).to_csv()?,
+            hosts_csv: None,
         });
     }
+    let hosts = tables::hosts_table(&data);
     Ok(CsvExport {
         steps_csv: tables::steps_table(&data).to_csv()?,
         intervals_csv: tables::intervals_table(&data).to_csv()?,
+        hosts_csv: if hosts.rows.is_empty() {
+            None
+        } else {
+            Some(hosts.to_csv()?)
+        },
     })
 }
 
@@ -79,6 +89,8 @@ struct StepData {
     intervals: Option<Vec<IntervalRow>>,
     /// The step's analysis rows, in the order they were stored.
     analysis: Vec<AnalysisRow>,
+    /// A multi-host step's hosts, in their order.
+    hosts: Vec<iorig_result::HostResult>,
 }
 
 /// Everything stored about a run, read once so that every export is built
@@ -101,6 +113,7 @@ impl RunData {
             .into_iter()
             .map(|step| {
                 Ok(StepData {
+                    hosts: store.step_hosts(step.id)?,
                     intervals: if with_intervals {
                         Some(store.intervals(step.id)?)
                     } else {

@@ -474,3 +474,80 @@ pub(super) fn intervals_table(data: &RunData) -> Table {
             .collect(),
     }
 }
+
+/// One row per step and host of a multi-host run: how the host ended, its
+/// clock and start, and its own figures (empty for a one-host run).
+pub(super) fn hosts_table(data: &RunData) -> Table {
+    let run_id = data.detail.run.id.0;
+    let columns: [(&str, Fmt); 22] = [
+        ("run_id", Fmt::Int),
+        ("step_index", Fmt::Int),
+        ("step_name", Fmt::Plain),
+        ("host", Fmt::Plain),
+        ("address", Fmt::Plain),
+        ("hostname", Fmt::Plain),
+        ("tool_version", Fmt::Plain),
+        ("status", Fmt::Plain),
+        ("lost_at_interval", Fmt::Int),
+        ("lost_at_s", Fmt::Dec(3)),
+        ("clock_offset_ns", Fmt::Count),
+        ("clock_rtt_ns", Fmt::Count),
+        ("start_skew_ns", Fmt::Count),
+        ("start_skew_flagged", Fmt::Plain),
+        ("engine", Fmt::Plain),
+        ("ops", Fmt::Count),
+        ("iops", Fmt::Dec(1)),
+        ("bw_bytes_per_s", Fmt::Dec(0)),
+        ("lat_mean_ns", Fmt::Count),
+        ("lat_p99_ns", Fmt::Count),
+        ("lat_max_ns", Fmt::Count),
+        ("errors", Fmt::Count),
+    ];
+    let mut rows = Vec::new();
+    for s in &data.steps {
+        for h in &s.hosts {
+            let t = &h.summary.total;
+            rows.push(vec![
+                Cell::Int(run_id),
+                Cell::Int(s.step.index),
+                Cell::Text(s.step.name.clone()),
+                Cell::Text(h.name.clone()),
+                Cell::Text(h.address.clone()),
+                Cell::Text(h.hostname.clone()),
+                Cell::Text(h.tool_version.clone()),
+                Cell::Text(
+                    match h.status {
+                        iorig_result::HostStatus::Ok => "ok",
+                        iorig_result::HostStatus::Lost => "lost",
+                    }
+                    .to_owned(),
+                ),
+                h.lost_at_interval
+                    .map_or(Cell::Empty, |i| Cell::UInt(i as u64 + 1)),
+                h.lost_at_s.map_or(Cell::Empty, Cell::Float),
+                Cell::Int(h.clock_offset_ns),
+                Cell::UInt(h.clock_rtt_ns),
+                h.start_skew_ns.map_or(Cell::Empty, Cell::Int),
+                Cell::Bool(h.start_skew_flagged),
+                Cell::Text(h.engine.clone()),
+                Cell::UInt(t.ops),
+                Cell::Float(t.iops),
+                Cell::Float(t.bw_bytes_per_s),
+                Cell::UInt(t.lat_ns.mean),
+                Cell::UInt(t.lat_ns.p99),
+                Cell::UInt(t.lat_ns.max),
+                Cell::UInt(h.summary.errors),
+            ]);
+        }
+    }
+    Table {
+        columns: columns
+            .iter()
+            .map(|(name, fmt)| Column {
+                name: (*name).to_owned(),
+                fmt: *fmt,
+            })
+            .collect(),
+        rows,
+    }
+}

@@ -49,6 +49,10 @@ pub(super) fn workbook(data: &RunData) -> Result<Workbook, ReportError> {
     book.push_worksheet(
         table_sheet("intervals", &tables::intervals_table(data), 0).map_err(xlsx_err)?,
     );
+    let hosts = tables::hosts_table(data);
+    if !hosts.rows.is_empty() {
+        book.push_worksheet(table_sheet("hosts", &hosts, 4).map_err(xlsx_err)?);
+    }
     book.push_worksheet(run_sheet(data).map_err(xlsx_err)?);
     Ok(book)
 }

@@ -806,6 +806,96 @@ pub(super) fn time_series_of(s: &StepReport) -> TimeSeries {
     }
 }
 
+/// A multi-host step's breakdown: every host's status, clock and figures,
+/// and its IOPS and p99 latency over time beside the others'.
+fn hosts_detail(page: &mut Page, s: &StepReport, stem: &str) {
+    let rows: Vec<Vec<String>> = s
+        .hosts
+        .iter()
+        .map(|h| {
+            let r = &h.result;
+            let t = &r.summary.total;
+            vec![
+                r.name.clone(),
+                match r.status {
+                    iorig_result::HostStatus::Ok => "ok".to_owned(),
+                    iorig_result::HostStatus::Lost => format!(
+                        "lost at interval {}{}",
+                        r.lost_at_interval.map_or(0, |i| i + 1),
+                        r.lost_reason
+                            .as_deref()
+                            .map(|w| format!(" ({w})"))
+                            .unwrap_or_default()
+                    ),
+                },
+                fmt_iops(t.iops),
+                fmt_mb_s(t.bw_bytes_per_s),
+                fmt_lat_ns(t.lat_ns.mean as f64),
+                fmt_lat_ns(t.lat_ns.p99 as f64),
+                format!("{:+.3}", r.clock_offset_ns as f64 / 1e6),
+                r.start_skew_ns.map_or("-".to_owned(), |k| {
+                    format!(
+                        "{:.3}{}",
+                        k as f64 / 1e6,
+                        if r.start_skew_flagged {
+                            " (over the limit)"
+                        } else {
+                            ""
+                        }
+                    )
+                }),
+            ]
+        })
+        .collect();
+    page.push(&table(
+        "hosts",
+        &[
+            "host",
+            "status",
+            "IOPS",
+            "MB/s",
+            "mean",
+            "p99",
+            "clock offset ms",
+            "start skew ms",
+        ],
+        &rows,
+        2..8,
+    ));
+    if s.hosts.iter().all(|h| h.intervals.is_empty()) {
+        return;
+    }
+    let lines = |f: fn(&crate::model::IntervalPoint) -> f64| -> Vec<(String, Vec<(f64, f64)>)> {
+        s.hosts
+            .iter()
+            .map(|h| {
+                (
+                    h.result.name.clone(),
+                    h.intervals.iter().map(|i| (i.t_s, f(i))).collect(),
+                )
+            })
+            .collect()
+    };
+    let title = format!("Step {} per host over time: {}", s.index, s.name);
+    let panels = [
+        charts::SeriesPanel {
+            y_desc: "IOPS".into(),
+            lines: lines(|i| i.total.iops),
+            count_axis: true,
+        },
+        charts::SeriesPanel {
+            y_desc: "p99 latency (ms)".into(),
+            lines: lines(|i| i.total.lat_ns.p99 as f64 / 1e6),
+            count_axis: false,
+        },
+    ];
+    page.chart(
+        &format!("{stem}-hosts"),
+        &title,
+        charts::panels_chart(&title, &panels),
+    );
+}
+
 pub(super) fn step_detail(page: &mut Page, s: &StepReport) {
     let _ = writeln!(
         page.body,
@@ -862,6 +952,9 @@ pub(super) fn step_detail(page: &mut Page, s: &StepReport) {
             &title,
             charts::time_series_chart(&title, &time_series_of(s)),
         );
+    }
+    if !s.hosts.is_empty() {
+        hosts_detail(page, s, &stem);
     }
     if s.fs_ops.iter().any(|k| k.intervals.len() > 1) {
         let title = format!("Step {} operations over time: {}", s.index, s.name);
