@@ -559,3 +559,111 @@ fn a_clock_offset_is_measured_and_the_start_corrected() {
         lb["intervals"].as_array().unwrap().len()
     );
 }
+
+#[test]
+fn a_multi_host_run_is_stored_with_each_hosts_part() {
+    let d = tmp();
+    let a = agent(d.path(), "127.0.0.2", &[], &[]);
+    let b = agent(d.path(), "127.0.0.3", &[], &[]);
+    let db = d.path().join("c.db");
+    let out = common::run(
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--time",
+            "3s",
+            "--interval",
+            "1s",
+            "--rate-per-host",
+            "1500",
+            "--qd",
+            "2",
+            "--hosts",
+            &format!("{},{}", a.addr, b.addr),
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        d.path(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("rate: 1500 IOPS on each host (--rate-per-host), 3000 in total"),
+        "{err}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&a.addr) && stdout.contains(&b.addr), "{stdout}");
+
+    // The store: each host's interval rows merge exactly into the total's.
+    let store = iorig_store::Store::open_read_only(&db).unwrap();
+    let step = &store.steps(iorig_store::RunId(1)).unwrap()[0];
+    let hosts = store.step_hosts(step.id).unwrap();
+    assert_eq!(hosts.len(), 2);
+    let totals = store.intervals(step.id).unwrap();
+    let per_host: Vec<_> = hosts
+        .iter()
+        .map(|h| store.host_intervals(step.id, &h.name).unwrap())
+        .collect();
+    let total_rows: Vec<_> = totals
+        .iter()
+        .filter(|r| r.op == iorig_store::Op::Total)
+        .collect();
+    assert!(total_rows.len() >= 3);
+    for t in &total_rows {
+        let mut merged = iorig_stats::LatencyHistogram::new();
+        let mut ops = 0;
+        for rows in &per_host {
+            let r = rows
+                .iter()
+                .find(|r| r.seq == t.seq && r.op == iorig_store::Op::Total)
+                .expect("each host has the interval");
+            ops += r.ops;
+            merged.merge(&r.histogram().unwrap().unwrap());
+        }
+        assert_eq!(t.ops, ops, "interval {}", t.seq);
+        assert_eq!(
+            t.histogram().unwrap().unwrap().summary(),
+            merged.summary(),
+            "interval {}",
+            t.seq
+        );
+    }
+    // Shown and exported per host.
+    let show = common::ok(&["runs", "show", "1", "--db", db.to_str().unwrap()], d.path());
+    assert!(show.contains("hosts of step 1"), "{show}");
+    let csv = d.path().join("e.csv");
+    common::ok(
+        &[
+            "export",
+            "1",
+            "--format",
+            "csv",
+            "--out",
+            csv.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        d.path(),
+    );
+    let hosts_csv = std::fs::read_to_string(d.path().join("e.hosts.csv")).unwrap();
+    assert_eq!(hosts_csv.lines().count(), 3, "{hosts_csv}");
+    assert!(hosts_csv.contains(&a.addr));
+    let json = d.path().join("e.json");
+    common::ok(
+        &[
+            "export",
+            "1",
+            "--format",
+            "json",
+            "--out",
+            json.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        d.path(),
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(doc["steps"][0]["hosts"].as_array().unwrap().len(), 2);
+    assert_eq!(doc["steps"][0]["hosts"][1]["status"], "ok");
+}
