@@ -329,6 +329,8 @@ struct HostRun {
     doc: Option<ResultDoc>,
     io_errors: u64,
     findings: Vec<Finding>,
+    /// Encoded bytes of the interval messages it sent.
+    interval_bytes: u64,
 }
 
 impl HostRun {
@@ -697,6 +699,7 @@ async fn run_async(
             doc: None,
             io_errors: 0,
             findings: Vec::new(),
+            interval_bytes: 0,
         });
     }
     drop(tx);
@@ -743,6 +746,8 @@ async fn run_async(
 
     let mut stop_sent = false;
     let mut begun = false;
+    let mut start_at_ns: i64 = 0;
+    let mut lags_ns: Vec<i64> = Vec::new();
     let mut emitted: Vec<Interval> = Vec::new();
     let mut emitted_samples: Vec<IntervalSample> = Vec::new();
     let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -762,6 +767,9 @@ async fn run_async(
             Some(Report::Msg(i, msg)) => {
                 let r = &mut runs[i];
                 r.last_heard = Instant::now();
+                if let Msg::Interval(m) = msg.as_ref() {
+                    r.interval_bytes += prost::Message::encoded_len(m) as u64;
+                }
                 match *msg {
                     Msg::Notice(t) => out.notice(&format!("host {}: {t}", hosts[i].spec.name)),
                     Msg::Opened(o) => {
@@ -910,7 +918,7 @@ async fn run_async(
                 byte_limit: None,
             });
             let max_rtt = hosts.iter().map(|h| h.clock.rtt_ns).max().unwrap_or(0);
-            let start_at_ns = ns_now() + START_MARGIN.as_nanos() as i64 + 2 * max_rtt as i64;
+            start_at_ns = ns_now() + START_MARGIN.as_nanos() as i64 + 2 * max_rtt as i64;
             let mut calls = Vec::new();
             for h in &hosts {
                 let mut client = h.client.clone();
@@ -934,7 +942,15 @@ async fn run_async(
             }
         }
         if begun {
+            let before = emitted.len();
             emit_ready(&runs, &mut emitted, &mut emitted_samples, &mut out);
+            // How long after its end (on the common time base) each total
+            // interval could be shown.
+            let now = ns_now();
+            for s in &emitted_samples[before..] {
+                let end = start_at_ns + (s.t_s * 1e9) as i64;
+                lags_ns.push((now - end).max(0));
+            }
         }
         if begun && runs.iter().all(|r| !r.live()) {
             break;
@@ -1042,6 +1058,16 @@ async fn run_async(
             position,
             host: h,
         });
+    }
+    if !emitted.is_empty() {
+        let max_lag = lags_ns.iter().copied().max().unwrap_or(0) as f64 / 1e6;
+        let mean_lag = lags_ns.iter().sum::<i64>() as f64 / lags_ns.len().max(1) as f64 / 1e6;
+        let per_host_interval = runs.iter().map(|r| r.interval_bytes).sum::<u64>() as f64
+            / runs.iter().map(|r| r.samples.len()).sum::<usize>().max(1) as f64;
+        out.notice(&format!(
+            "controller: {} intervals of {n} hosts merged; each total shown {mean_lag:.1} ms after its interval ended on average ({max_lag:.1} ms at most); {per_host_interval:.0} bytes of interval data per host and interval",
+            emitted.len()
+        ));
     }
     if lost > 0 {
         out.notice(&format!(

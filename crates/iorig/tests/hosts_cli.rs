@@ -593,7 +593,10 @@ fn a_multi_host_run_is_stored_with_each_hosts_part() {
         "{err}"
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains(&a.addr) && stdout.contains(&b.addr), "{stdout}");
+    assert!(
+        stdout.contains(&a.addr) && stdout.contains(&b.addr),
+        "{stdout}"
+    );
 
     // The store: each host's interval rows merge exactly into the total's.
     let store = iorig_store::Store::open_read_only(&db).unwrap();
@@ -630,7 +633,10 @@ fn a_multi_host_run_is_stored_with_each_hosts_part() {
         );
     }
     // Shown and exported per host.
-    let show = common::ok(&["runs", "show", "1", "--db", db.to_str().unwrap()], d.path());
+    let show = common::ok(
+        &["runs", "show", "1", "--db", db.to_str().unwrap()],
+        d.path(),
+    );
     assert!(show.contains("hosts of step 1"), "{show}");
     let csv = d.path().join("e.csv");
     common::ok(
