@@ -60,6 +60,9 @@ pub struct ControllerOptions {
     pub allow_destroy: bool,
     /// How long to wait for a connection.
     pub connect_timeout: Duration,
+    /// Mutual TLS to every agent: this controller's certificate and key,
+    /// and the CA the agents' certificates are signed by.
+    pub tls: Option<crate::TlsFiles>,
 }
 
 impl ControllerOptions {
@@ -72,6 +75,7 @@ impl ControllerOptions {
             skew_limit: Duration::from_millis(5),
             allow_destroy: false,
             connect_timeout: Duration::from_secs(3),
+            tls: None,
         }
     }
 }
@@ -196,10 +200,32 @@ pub fn host_layer(
 async fn connect(
     spec: &HostSpec,
     token: Option<&str>,
+    tls: Option<&crate::TlsFiles>,
     timeout: Duration,
 ) -> Result<Client, AgentError> {
-    let endpoint = Endpoint::from_shared(format!("http://{}", spec.address))
-        .map_err(|e| AgentError::Usage(format!("host {}: bad address: {e}", spec.name)))?
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let mut endpoint = Endpoint::from_shared(format!("{scheme}://{}", spec.address))
+        .map_err(|e| AgentError::Usage(format!("host {}: bad address: {e}", spec.name)))?;
+    if let Some(t) = tls {
+        // The agent's certificate must name the host as it is addressed.
+        let host = spec
+            .address
+            .rsplit_once(':')
+            .map_or(spec.address.as_str(), |(h, _)| h)
+            .trim_start_matches('[')
+            .trim_end_matches(']');
+        let config = tonic::transport::ClientTlsConfig::new()
+            .ca_certificate(tonic::transport::Certificate::from_pem(&t.ca_pem))
+            .identity(tonic::transport::Identity::from_pem(
+                &t.cert_pem,
+                &t.key_pem,
+            ))
+            .domain_name(host);
+        endpoint = endpoint
+            .tls_config(config)
+            .map_err(|e| AgentError::Usage(format!("--tls-cert/--tls-key/--tls-ca: {e}")))?;
+    }
+    let endpoint = endpoint
         .connect_timeout(timeout)
         .tcp_nodelay(true)
         .http2_keep_alive_interval(Duration::from_secs(5))
@@ -251,9 +277,10 @@ fn source_chain(e: &dyn std::error::Error) -> String {
 async fn greet(
     spec: HostSpec,
     token: Option<String>,
+    tls: Option<crate::TlsFiles>,
     timeout: Duration,
 ) -> Result<Host, AgentError> {
-    let mut client = connect(&spec, token.as_deref(), timeout).await?;
+    let mut client = connect(&spec, token.as_deref(), tls.as_ref(), timeout).await?;
     let hello = bounded(
         CALL_TIMEOUT,
         client.hello(request(
@@ -532,8 +559,9 @@ async fn greet_and_check(
     let mut tasks = tokio::task::JoinSet::new();
     for (i, spec) in opts.hosts.iter().cloned().enumerate() {
         let token = opts.token.clone();
+        let tls = opts.tls.clone();
         let timeout = opts.connect_timeout;
-        tasks.spawn(async move { (i, greet(spec, token, timeout).await) });
+        tasks.spawn(async move { (i, greet(spec, token, tls, timeout).await) });
     }
     let mut greeted: Vec<Option<Host>> = (0..n).map(|_| None).collect();
     let mut errors = Vec::new();

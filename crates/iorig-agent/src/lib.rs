@@ -59,6 +59,41 @@ impl From<AgentError> for iorig_run::RunError {
     }
 }
 
+/// PEM files for mutual TLS: this side's certificate and key, and the CA
+/// the other side's certificate must be signed by.
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    pub cert_pem: Vec<u8>,
+    pub key_pem: Vec<u8>,
+    pub ca_pem: Vec<u8>,
+}
+
+impl TlsFiles {
+    /// Reads the three files; each must be PEM.
+    pub fn read(
+        cert: &std::path::Path,
+        key: &std::path::Path,
+        ca: &std::path::Path,
+    ) -> Result<TlsFiles, AgentError> {
+        let read = |flag: &str, p: &std::path::Path| -> Result<Vec<u8>, AgentError> {
+            let bytes = std::fs::read(p)
+                .map_err(|e| AgentError::Usage(format!("{flag} {}: {e}", p.display())))?;
+            if !bytes.windows(10).any(|w| w == b"-----BEGIN") {
+                return Err(AgentError::Usage(format!(
+                    "{flag} {}: not a PEM file (no -----BEGIN line); give the PEM form",
+                    p.display()
+                )));
+            }
+            Ok(bytes)
+        };
+        Ok(TlsFiles {
+            cert_pem: read("--tls-cert", cert)?,
+            key_pem: read("--tls-key", key)?,
+            ca_pem: read("--tls-ca", ca)?,
+        })
+    }
+}
+
 /// This build's version, as the handshake names it.
 pub fn tool_version() -> &'static str {
     env!("CARGO_PKG_VERSION")

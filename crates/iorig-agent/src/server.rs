@@ -30,15 +30,17 @@ pub struct AgentConfig {
     pub results_dir: Option<PathBuf>,
     /// Each run is also recorded in this store.
     pub db: Option<PathBuf>,
+    /// Mutual TLS: only controllers with a certificate of this CA connect.
+    pub tls: Option<crate::TlsFiles>,
 }
 
 impl AgentConfig {
     /// Refuses a configuration that would let anyone on a network run I/O
     /// here.
     pub fn check(&self) -> Result<(), AgentError> {
-        if !self.listen.ip().is_loopback() && self.token.is_none() {
+        if !self.listen.ip().is_loopback() && self.token.is_none() && self.tls.is_none() {
             return Err(AgentError::Usage(format!(
-                "--listen {}: an agent off the loopback address needs a token; give --token-file FILE (the controller uses the same file)",
+                "--listen {}: an agent off the loopback address needs authentication; give --token-file FILE (the controller uses the same file) or --tls-cert/--tls-key/--tls-ca",
                 self.listen
             )));
         }
@@ -514,7 +516,19 @@ pub async fn serve(
             }
         }
     };
-    tonic::transport::Server::builder()
+    let mut builder = tonic::transport::Server::builder();
+    if let Some(t) = &config.tls {
+        let tls = tonic::transport::ServerTlsConfig::new()
+            .identity(tonic::transport::Identity::from_pem(
+                &t.cert_pem,
+                &t.key_pem,
+            ))
+            .client_ca_root(tonic::transport::Certificate::from_pem(&t.ca_pem));
+        builder = builder
+            .tls_config(tls)
+            .map_err(|e| AgentError::Usage(format!("--tls-cert/--tls-key/--tls-ca: {e}")))?;
+    }
+    builder
         .http2_keepalive_interval(Some(Duration::from_secs(5)))
         .http2_keepalive_timeout(Some(Duration::from_secs(10)))
         .add_service(AgentServer::with_interceptor(service, auth))
@@ -545,6 +559,7 @@ mod tests {
             allow_destroy: false,
             results_dir: None,
             db: None,
+            tls: None,
         };
         let e = c.check().expect_err("refused");
         assert!(e.to_string().contains("--token-file"), "{e}");

@@ -24,6 +24,7 @@ pub fn agent(a: AgentArgs) -> Result<u8, Failure> {
         allow_destroy: a.allow_destroy,
         results_dir: a.results_dir.clone(),
         db: a.db.clone(),
+        tls: a.tls.files()?,
     };
     config.check().map_err(|e| Failure::usage(e.to_string()))?;
     if let Some(db) = &a.db {
@@ -46,7 +47,12 @@ pub fn agent(a: AgentArgs) -> Result<u8, Failure> {
         printer.line(&format!(
             "iorig agent {} listening on {bound} ({}{}); Ctrl-C ends it",
             env!("CARGO_PKG_VERSION"),
-            if config.token.is_some() { "token required" } else { "loopback, no token" },
+            match (config.token.is_some(), config.tls.is_some()) {
+                (true, true) => "mutual TLS and token required",
+                (false, true) => "mutual TLS required",
+                (true, false) => "token required",
+                (false, false) => "loopback, no token",
+            },
             if config.allow_destroy { ", --allow-destroy allowed" } else { "" }
         ));
         // The process's one signal handler sets `stop`; the server shuts

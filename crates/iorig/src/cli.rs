@@ -276,9 +276,41 @@ pub struct AgentArgs {
     /// Also record each run in this result store [default: none].
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub tls: TlsArgs,
     /// Print nothing but errors.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+/// Mutual TLS between a controller and its agents (all three or none).
+#[derive(Debug, Args)]
+pub struct TlsArgs {
+    /// This side's certificate (PEM); with --tls-key and --tls-ca, mutual
+    /// TLS: each side must show a certificate the CA signed.
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: Option<PathBuf>,
+    /// The CA (PEM) the other side's certificate must be signed by.
+    #[arg(long, value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+}
+
+impl TlsArgs {
+    /// The three files read, or None when none is given.
+    pub fn files(&self) -> Result<Option<iorig_agent::TlsFiles>, crate::Failure> {
+        match (&self.tls_cert, &self.tls_key, &self.tls_ca) {
+            (None, None, None) => Ok(None),
+            (Some(c), Some(k), Some(a)) => iorig_agent::TlsFiles::read(c, k, a)
+                .map(Some)
+                .map_err(|e| crate::Failure::usage(e.to_string())),
+            _ => Err(crate::Failure::usage(
+                "mutual TLS needs all of --tls-cert, --tls-key and --tls-ca",
+            )),
+        }
+    }
 }
 
 /// Running on many hosts at once (`iorig agent` on each).
@@ -307,6 +339,8 @@ pub struct HostArgs {
     /// start [default: 5ms].
     #[arg(long, value_name = "DUR")]
     pub skew_limit: Option<String>,
+    #[command(flatten)]
+    pub tls: TlsArgs,
 }
 
 impl HostArgs {
@@ -317,6 +351,9 @@ impl HostArgs {
             (self.rate_per_host.is_some(), "--rate-per-host"),
             (self.lease.is_some(), "--lease"),
             (self.skew_limit.is_some(), "--skew-limit"),
+            (self.tls.tls_cert.is_some(), "--tls-cert"),
+            (self.tls.tls_key.is_some(), "--tls-key"),
+            (self.tls.tls_ca.is_some(), "--tls-ca"),
         ]
         .into_iter()
         .find_map(|(given, flag)| given.then_some(flag))

@@ -55,6 +55,7 @@ fn options(
         o.skew_limit = iorig_spec::parse_duration(s).map_err(usage)?;
     }
     o.allow_destroy = allow_destroy;
+    o.tls = h.tls.files()?;
     Ok(o)
 }
 

@@ -25,10 +25,20 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// Commands the test does not run, by a piece of their text, and why.
-const SKIPS: &[(&str, &str)] = &[(
-    "iorig plan resume 7",
-    "needs an interrupted plan; plan_cli.rs kill_9_then_resume_finishes_the_plan runs it",
-)];
+const SKIPS: &[(&str, &str)] = &[
+    (
+        "iorig plan resume 7",
+        "needs an interrupted plan; plan_cli.rs kill_9_then_resume_finishes_the_plan runs it",
+    ),
+    (
+        "iorig agent",
+        "a server that runs until stopped; hosts_cli.rs starts agents on loopback addresses and stops them",
+    ),
+    (
+        "--hosts",
+        "needs agents on other hosts; hosts_cli.rs runs the controller against agents it starts",
+    ),
+];
 
 /// A command as the docs show it.
 #[derive(Debug)]

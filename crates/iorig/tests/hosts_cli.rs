@@ -673,3 +673,101 @@ fn a_multi_host_run_is_stored_with_each_hosts_part() {
     assert_eq!(doc["steps"][0]["hosts"].as_array().unwrap().len(), 2);
     assert_eq!(doc["steps"][0]["hosts"][1]["status"], "ok");
 }
+
+/// A CA, an agent certificate for `ip` and a controller certificate, made
+/// with openssl in `dir`; a second CA's controller certificate as a
+/// stranger's. Returns None (the caller says it skips) without openssl.
+fn certificates(dir: &Path, ip: &str) -> Option<()> {
+    if !common::have("openssl") {
+        return None;
+    }
+    let sh = |script: &str| {
+        let st = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success(), "{script}");
+    };
+    for ca in ["ca", "other-ca"] {
+        sh(&format!(
+            "openssl req -x509 -newkey rsa:2048 -nodes -keyout {ca}.key -out {ca}.pem -days 2 -subj /CN={ca}"
+        ));
+    }
+    let issue = |name: &str, ca: &str, ext: &str| {
+        sh(&format!(
+            "openssl req -newkey rsa:2048 -nodes -keyout {name}.key -out {name}.csr -subj /CN={name} && \
+             printf '{ext}' > {name}.ext && \
+             openssl x509 -req -in {name}.csr -CA {ca}.pem -CAkey {ca}.key -CAcreateserial -out {name}.pem -days 2 -extfile {name}.ext"
+        ));
+    };
+    issue(
+        "agent",
+        "ca",
+        &format!("subjectAltName=IP:{ip}\\nextendedKeyUsage=serverAuth\\n"),
+    );
+    issue("controller", "ca", "extendedKeyUsage=clientAuth\\n");
+    issue("stranger", "other-ca", "extendedKeyUsage=clientAuth\\n");
+    Some(())
+}
+
+#[test]
+fn mutual_tls_lets_in_only_a_controller_of_the_ca() {
+    let d = tmp();
+    if certificates(d.path(), "127.0.0.2").is_none() {
+        panic!("openssl is needed to make the test's certificates (apt-get install openssl)");
+    }
+    let p = |f: &str| d.path().join(f).to_str().unwrap().to_owned();
+    let a = agent(
+        d.path(),
+        "127.0.0.2",
+        &[
+            "--tls-cert",
+            &p("agent.pem"),
+            "--tls-key",
+            &p("agent.key"),
+            "--tls-ca",
+            &p("ca.pem"),
+        ],
+        &[],
+    );
+    let base = ["--engine", "null", "--time", "1s", "--hosts", &a.addr];
+    let with = |cert: &str, key: &str| -> Vec<String> {
+        base.iter()
+            .map(|s| s.to_string())
+            .chain([
+                "--tls-cert".into(),
+                p(cert),
+                "--tls-key".into(),
+                p(key),
+                "--tls-ca".into(),
+                p("ca.pem"),
+            ])
+            .collect()
+    };
+    let args = with("controller.pem", "controller.key");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, err, doc) = controller(d.path(), &args);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(doc["hosts"][0]["status"], "ok");
+    // Without TLS, or with a certificate of another CA: refused, nothing run.
+    let (code, err, _) = controller(d.path(), &base);
+    assert_eq!(code, 2, "{err}");
+    let args = with("stranger.pem", "stranger.key");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, err, _) = controller(d.path(), &args);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&a.addr), "{err}");
+    assert_eq!(
+        json_files(&a.results),
+        1,
+        "only the controller of the CA ran"
+    );
+    // Half the TLS flags is refused.
+    let (code, err, _) = controller(d.path(), &[&base[..], &["--tls-ca", &p("ca.pem")]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("needs all of"), "{err}");
+}
