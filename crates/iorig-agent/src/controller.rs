@@ -21,12 +21,11 @@ use crate::proto::agent_client::AgentClient;
 use crate::proto::{self, run_message::Msg};
 use crate::{wire, AgentError, AUTH_KEY, PROTOCOL_MAJOR, PROTOCOL_MINOR};
 use iorig_engine::run::{IntervalSample, RunOutcome, TargetInfo};
-use iorig_result::{
-    Finding, HostResult, HostStatus, Interval, ResultDoc, RunInfo, RunKind, RunStatus, StepRole,
-    StepStatus, Summary, ToolInfo, SCHEMA,
-};
+use iorig_result::{Finding, HostResult, HostStatus, Interval, ResultDoc, Summary};
 use iorig_run::results::{interval_of, summary_of, target_entry};
-use iorig_run::{Event, RunError, Sink, Stop, StoreWriter};
+use iorig_run::{
+    Control, Event, Out, RunError, StepCall, StepExecutor, StepHooks, StepOutput, Stop,
+};
 use iorig_spec::{OneOrMany, StrOrNum, Workload, WorkloadFile};
 use iorig_stats::{CpuUsage, IntervalStats};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -57,7 +56,6 @@ pub struct ControllerOptions {
     /// A host whose I/O starts further than this from the common start is
     /// flagged.
     pub skew_limit: Duration,
-    pub allow_destroy: bool,
     /// How long to wait for a connection.
     pub connect_timeout: Duration,
     /// Mutual TLS to every agent: this controller's certificate and key,
@@ -73,22 +71,10 @@ impl ControllerOptions {
             rate: RateShare::Total,
             lease: Duration::from_secs(10),
             skew_limit: Duration::from_millis(5),
-            allow_destroy: false,
             connect_timeout: Duration::from_secs(3),
             tls: None,
         }
     }
-}
-
-/// How a multi-host run ended.
-#[derive(Debug)]
-pub struct MultiOutcome {
-    pub doc: ResultDoc,
-    pub status: StepStatus,
-    pub io_errors: u64,
-    pub interrupted: bool,
-    /// Hosts lost mid-step.
-    pub lost: usize,
 }
 
 /// Clock samples per host; the one with the shortest round trip is kept.
@@ -356,6 +342,8 @@ struct HostRun {
     doc: Option<ResultDoc>,
     io_errors: u64,
     findings: Vec<Finding>,
+    /// A precondition's bytes on this host.
+    byte_limit: Option<u64>,
     /// Encoded bytes of the interval messages it sent.
     interval_bytes: u64,
 }
@@ -447,69 +435,63 @@ fn summary_of_samples(
     )
 }
 
-/// Runs `w` (from the keys `layer`) on every host of `opts` and returns the
-/// merged result. Events go to `store` first, then to `sink`.
-pub fn run(
-    layer: &WorkloadFile,
-    w: &Workload,
-    opts: &ControllerOptions,
-    store: &mut StoreWriter,
-    sink: &mut dyn Sink,
-    stop: &Stop,
-) -> Result<MultiOutcome, RunError> {
-    if opts.hosts.is_empty() {
-        return Err(RunError::usage(
-            "no hosts given; give --hosts HOST:PORT,... or --hosts-file FILE",
-        ));
-    }
-    let rt = runtime()?;
-    rt.block_on(run_async(layer, w, opts, store, sink, stop))
+/// The hosts of a run, greeted and timed: runs steps on all of them at
+/// once ([`StepExecutor`]), for `iorig run` and for plans.
+pub struct Cluster {
+    rt: tokio::runtime::Runtime,
+    hosts: Vec<Host>,
+    opts: ControllerOptions,
+    /// What the greeting found worth telling (version differences).
+    pub notices: Vec<String>,
+    /// Steps run so far (each has its own run id on the agents).
+    steps: usize,
+    run_id: String,
 }
 
-struct Out<'a> {
-    store: &'a mut StoreWriter,
-    sink: &'a mut dyn Sink,
-}
-
-impl Out<'_> {
-    fn send(&mut self, ev: Event<'_>) {
-        self.store.event(&ev);
-        if let Some(f) = self.store.take_fault() {
-            self.sink.event(&Event::Notice(&f));
+impl Cluster {
+    /// Connects to every host at once, checks versions, token and
+    /// duplicates, and measures every clock. Any refusal is bad input:
+    /// nothing has run anywhere.
+    pub fn connect(opts: ControllerOptions) -> Result<Cluster, RunError> {
+        if opts.hosts.is_empty() {
+            return Err(RunError::usage(
+                "no hosts given; give --hosts HOST:PORT,... or --hosts-file FILE",
+            ));
         }
-        self.sink.event(&ev);
-        if let Some(f) = self.sink.take_fault() {
-            self.sink.event(&Event::Notice(&f));
-        }
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| RunError::runtime(format!("starting the controller's runtime: {e}")))?;
+        let (hosts, notices) = rt.block_on(greet_all(&opts))?;
+        let started = iorig_run::now_rfc3339();
+        Ok(Cluster {
+            rt,
+            hosts,
+            opts,
+            notices,
+            steps: 0,
+            run_id: format!(
+                "{}-{:x}",
+                started.replace([':', '-'], ""),
+                ns_now() as u64 & 0xff_ffff
+            ),
+        })
     }
-    fn notice(&mut self, text: &str) {
-        self.send(Event::Notice(text));
+
+    pub fn options(&self) -> &ControllerOptions {
+        &self.opts
     }
-}
 
-/// What a host said when asked to check its share (`--dry-run`).
-#[derive(Debug, Clone)]
-pub struct HostCheck {
-    pub name: String,
-    pub hostname: String,
-    pub tool_version: String,
-    pub engine: String,
-    pub targets: Vec<TargetInfo>,
-    pub clock_offset_ns: i64,
-    pub clock_rtt_ns: u64,
-}
-
-/// Every host greeted, timed and checked, writing nothing anywhere; the
-/// notices the hosts gave.
-pub fn check(
-    layer: &WorkloadFile,
-    w: &Workload,
-    opts: &ControllerOptions,
-) -> Result<(Vec<HostCheck>, Vec<String>), RunError> {
-    let rt = runtime()?;
-    rt.block_on(async {
-        let (hosts, checked, notices) = greet_and_check(layer, w, opts).await?;
-        let checks = hosts
+    /// Every host checks its share of `call`'s workload, writing nothing.
+    pub fn check_hosts(&mut self, call: &StepCall<'_>) -> Result<Vec<HostCheck>, RunError> {
+        let Cluster {
+            rt, hosts, opts, ..
+        } = self;
+        let (checked, notices) = rt.block_on(check_all(hosts, opts, call))?;
+        self.notices.extend(notices);
+        Ok(self
+            .hosts
             .iter()
             .zip(checked)
             .map(|(h, c)| HostCheck {
@@ -525,35 +507,52 @@ pub fn check(
                 clock_offset_ns: h.clock.offset_ns,
                 clock_rtt_ns: h.clock.rtt_ns,
             })
-            .collect();
-        Ok((checks, notices))
-    })
-}
-
-fn runtime() -> Result<tokio::runtime::Runtime, RunError> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| RunError::runtime(format!("starting the controller's runtime: {e}")))
-}
-
-fn step_request(h: &Host, opts: &ControllerOptions) -> proto::StepRequest {
-    proto::StepRequest {
-        run_id: String::new(),
-        workload_json: h.workload_json.clone(),
-        lease_ms: opts.lease.as_millis() as u64,
-        allow_destroy: opts.allow_destroy,
+            .collect())
     }
 }
 
-/// Phases 1 and 2: greet and time every host, then have each check its own
-/// share of the workload. Any refusal ends everything before any I/O.
-async fn greet_and_check(
-    layer: &WorkloadFile,
-    w: &Workload,
-    opts: &ControllerOptions,
-) -> Result<(Vec<Host>, Vec<proto::CheckReply>, Vec<String>), RunError> {
+impl StepExecutor for Cluster {
+    fn check(&mut self, call: &StepCall<'_>) -> Result<(), RunError> {
+        self.check_hosts(call).map(drop)
+    }
+
+    fn run_step(
+        &mut self,
+        call: &StepCall<'_>,
+        out: &mut Out<'_>,
+        stop: &Stop,
+        hooks: &mut dyn StepHooks,
+    ) -> Result<StepOutput, RunError> {
+        self.steps += 1;
+        let run_id = format!("{}-s{}", self.run_id, self.steps);
+        let Cluster {
+            rt,
+            hosts,
+            opts,
+            notices,
+            ..
+        } = self;
+        for n in notices.drain(..) {
+            out.notice(&n);
+        }
+        rt.block_on(step_async(hosts, opts, &run_id, call, out, stop, hooks))
+    }
+}
+
+/// What a host said when asked to check its share (`--dry-run`).
+#[derive(Debug, Clone)]
+pub struct HostCheck {
+    pub name: String,
+    pub hostname: String,
+    pub tool_version: String,
+    pub engine: String,
+    pub targets: Vec<TargetInfo>,
+    pub clock_offset_ns: i64,
+    pub clock_rtt_ns: u64,
+}
+
+/// Phase 1: greet and time every host at once.
+async fn greet_all(opts: &ControllerOptions) -> Result<(Vec<Host>, Vec<String>), RunError> {
     let n = opts.hosts.len();
     let mut notices = Vec::new();
     let mut tasks = tokio::task::JoinSet::new();
@@ -575,7 +574,7 @@ async fn greet_and_check(
     if let Some(e) = first_error(errors) {
         return Err(RunError::usage(e));
     }
-    let mut hosts: Vec<Host> = greeted.into_iter().flatten().collect();
+    let hosts: Vec<Host> = greeted.into_iter().flatten().collect();
     // Two addresses that reach one agent would run it twice.
     for (i, a) in hosts.iter().enumerate() {
         if let Some(b) = hosts[..i]
@@ -603,15 +602,31 @@ async fn greet_and_check(
             ));
         }
     }
+    Ok((hosts, notices))
+}
+
+/// Phase 2 for one step: every host gets its share of the workload and
+/// checks it, writing nothing; every host must run the same engine.
+async fn check_all(
+    hosts: &mut [Host],
+    opts: &ControllerOptions,
+    call: &StepCall<'_>,
+) -> Result<(Vec<proto::CheckReply>, Vec<String>), RunError> {
+    if call.w.verify {
+        return Err(RunError::usage(
+            "--verify is not available on several hosts yet (each host would keep its own key map); run it on one host",
+        ));
+    }
+    let n = hosts.len();
     for (i, h) in hosts.iter_mut().enumerate() {
-        let l = host_layer(layer, w, &h.spec, i, n, opts.rate);
+        let l = host_layer(call.layer, call.w, &h.spec, i, n, opts.rate);
         h.workload_json = serde_json::to_string(&l)
             .map_err(|e| RunError::runtime(format!("workload JSON: {e}")))?;
     }
     let mut checks = tokio::task::JoinSet::new();
     for (i, h) in hosts.iter().enumerate() {
         let mut client = h.client.clone();
-        let req = step_request(h, opts);
+        let req = step_request(h, opts, call, None);
         checks.spawn(async move {
             (
                 i,
@@ -650,44 +665,86 @@ async fn greet_and_check(
             hosts[i].spec.name, c.engine, hosts[0].spec.name, checked[0].engine,
         )));
     }
+    let mut notices = Vec::new();
     for (h, c) in hosts.iter().zip(&checked) {
         for note in &c.notices {
             notices.push(format!("host {}: {note}", h.spec.name));
         }
     }
-    Ok((hosts, checked, notices))
+    Ok((checked, notices))
 }
 
-async fn run_async(
-    layer: &WorkloadFile,
-    w: &Workload,
+fn step_request(
+    h: &Host,
     opts: &ControllerOptions,
-    store: &mut StoreWriter,
-    sink: &mut dyn Sink,
+    call: &StepCall<'_>,
+    hooks: Option<&dyn StepHooks>,
+) -> proto::StepRequest {
+    proto::StepRequest {
+        run_id: String::new(),
+        workload_json: h.workload_json.clone(),
+        lease_ms: opts.lease.as_millis() as u64,
+        allow_destroy: call.allow_destroy,
+        byte_passes: hooks.and_then(|k| k.byte_passes()).unwrap_or(0),
+        trim_first: hooks.is_some_and(|k| k.trim_first()),
+        hot_size_bytes: call.hot_size_bytes.unwrap_or(0),
+    }
+}
+
+/// Measures every host's clock again (a long plan's clocks drift).
+async fn retime(hosts: &mut [Host]) {
+    for h in hosts.iter_mut() {
+        let mut samples = Vec::with_capacity(CLOCK_SAMPLES);
+        for _ in 0..CLOCK_SAMPLES {
+            let t0 = ns_now();
+            let Ok(r) = bounded(
+                CALL_TIMEOUT,
+                h.client
+                    .clock(request(proto::ClockRequest {}, CALL_TIMEOUT)),
+            )
+            .await
+            else {
+                break;
+            };
+            samples.push(Exchange {
+                t0_ns: t0,
+                agent_ns: r.agent_unix_ns,
+                t3_ns: ns_now(),
+            });
+        }
+        if let Some(c) = clock::best(&samples) {
+            h.clock = c;
+        }
+    }
+}
+
+/// One step on every host: check, prepare, start together, merge.
+#[allow(clippy::too_many_arguments)]
+async fn step_async(
+    hosts: &mut [Host],
+    opts: &ControllerOptions,
+    run_id: &str,
+    call: &StepCall<'_>,
+    out: &mut Out<'_>,
     stop: &Stop,
-) -> Result<MultiOutcome, RunError> {
-    let mut out = Out { store, sink };
-    let n = opts.hosts.len();
-    let started = humantime_now();
-    let (hosts, checked, notices) = greet_and_check(layer, w, opts).await?;
+    hooks: &mut dyn StepHooks,
+) -> Result<StepOutput, RunError> {
+    let n = hosts.len();
+    let index = call.index;
+    let (checked, notices) = check_all(hosts, opts, call).await?;
     for note in &notices {
         out.notice(note);
     }
-    out.notice(&format!("{n} hosts; {}", rate_line(w, opts)));
-    let step_request = |h: &Host| step_request(h, opts);
+    retime(hosts).await;
+    let hosts: &[Host] = hosts;
 
-    // 3. Every host prepares; the run enters the store once all are ready.
-    let run_id = format!(
-        "{}-{:x}",
-        started.replace([':', '-'], ""),
-        ns_now() as u64 & 0xff_ffff
-    );
+    // Every host prepares (opens, fills, formats) and says when it is ready.
     let (tx, mut rx) = mpsc::channel::<Report>(1024);
     let mut runs: Vec<HostRun> = Vec::with_capacity(n);
     for (i, h) in hosts.iter().enumerate() {
         let mut client = h.client.clone();
-        let mut req = step_request(h);
-        req.run_id = run_id.clone();
+        let mut req = step_request(h, opts, call, Some(&*hooks));
+        req.run_id = run_id.to_string();
         let tx = tx.clone();
         tokio::spawn(async move {
             // The stream has no overall deadline (a step runs for as long
@@ -722,6 +779,7 @@ async fn run_async(
             last_heard: Instant::now(),
             engine: checked[i].engine.clone(),
             targets: Vec::new(),
+            byte_limit: None,
             start_skew_ns: None,
             samples: Vec::new(),
             doc: None,
@@ -731,11 +789,11 @@ async fn run_async(
         });
     }
     drop(tx);
-    // Lease renewals, every quarter lease, until the run ends.
+    // Lease renewals, every quarter lease, until the step ends.
     let renew_stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    for h in &hosts {
+    for h in hosts {
         let mut client = h.client.clone();
-        let run_id = run_id.clone();
+        let run_id = run_id.to_string();
         let every = opts.lease / 4;
         let done = renew_stop.clone();
         tokio::spawn(async move {
@@ -754,16 +812,19 @@ async fn run_async(
             }
         });
     }
-    let stop_all = |hosts: &[Host], runs: &[HostRun]| {
+    let stop_all = |runs: &[HostRun], interrupt: bool| {
         let mut calls = Vec::new();
         for (h, r) in hosts.iter().zip(runs) {
             if r.live() {
                 let mut client = h.client.clone();
-                let run_id = run_id.clone();
+                let run_id = run_id.to_string();
                 calls.push(tokio::spawn(async move {
                     let _ = bounded(
                         CALL_TIMEOUT,
-                        client.stop(request(proto::RunRef { run_id }, CALL_TIMEOUT)),
+                        client.stop(request(
+                            proto::StopRequest { run_id, interrupt },
+                            CALL_TIMEOUT,
+                        )),
                     )
                     .await;
                 }));
@@ -771,19 +832,39 @@ async fn run_async(
         }
         calls
     };
+    // Ends every host before an error: nothing is left running anywhere.
+    macro_rules! abort {
+        ($e:expr) => {{
+            renew_stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            for c in stop_all(&runs, true) {
+                let _ = c.await;
+            }
+            return Err($e);
+        }};
+    }
 
-    let mut stop_sent = false;
+    let mut interrupt_sent = false;
+    let mut end_sent = false;
     let mut begun = false;
     let mut start_at_ns: i64 = 0;
     let mut lags_ns: Vec<i64> = Vec::new();
+    let mut all_targets: Vec<TargetInfo> = Vec::new();
     let mut emitted: Vec<Interval> = Vec::new();
     let mut emitted_samples: Vec<IntervalSample> = Vec::new();
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     loop {
         // Ctrl-C: every agent stops; their last intervals still come.
-        if stop.interrupted() && !stop_sent {
-            stop_sent = true;
-            for c in stop_all(&hosts, &runs) {
+        if stop.interrupted() && !interrupt_sent {
+            interrupt_sent = true;
+            for c in stop_all(&runs, true) {
+                let _ = c.await;
+            }
+        }
+        // An early end of the step (steady state reached): every agent
+        // ends its step, not interrupted.
+        if stop.step.load(std::sync::atomic::Ordering::SeqCst) && !end_sent && !interrupt_sent {
+            end_sent = true;
+            for c in stop_all(&runs, false) {
                 let _ = c.await;
             }
         }
@@ -802,6 +883,7 @@ async fn run_async(
                     Msg::Notice(t) => out.notice(&format!("host {}: {t}", hosts[i].spec.name)),
                     Msg::Opened(o) => {
                         r.engine = o.engine;
+                        r.byte_limit = (o.byte_limit > 0).then_some(o.byte_limit);
                         r.targets = o
                             .targets
                             .iter()
@@ -828,7 +910,7 @@ async fn run_async(
                     Msg::Interval(m) => match wire::interval_of(&m) {
                         Ok(s) => {
                             out.send(Event::HostInterval {
-                                index: 0,
+                                index,
                                 host: &hosts[i].spec.name,
                                 sample: &s,
                             });
@@ -839,6 +921,11 @@ async fn run_async(
                     Msg::WorkerError(t) => out.notice(&format!("host {}: {t}", hosts[i].spec.name)),
                     Msg::FindingJson(j) => {
                         if let Ok(f) = serde_json::from_str::<Finding>(&j) {
+                            if let Finding::GeneratorBound(v) = &f {
+                                if let (true, Some(m)) = (v.generator_bound, &v.message) {
+                                    out.notice(&format!("host {}: {m}", hosts[i].spec.name));
+                                }
+                            }
                             r.findings.push(f);
                         }
                     }
@@ -853,13 +940,9 @@ async fn run_async(
             Some(Report::Failed(i, s)) if runs[i].live() && !begun => {
                 // Refused while preparing: nothing has started anywhere;
                 // every other host is told to stop.
-                renew_stop.store(true, std::sync::atomic::Ordering::Relaxed);
                 runs[i].state = State::Ended;
-                for c in stop_all(&hosts, &runs) {
-                    let _ = c.await;
-                }
                 let e = refusal(&hosts[i].spec, "preparing", &s);
-                return Err(match s.code() {
+                abort!(match s.code() {
                     tonic::Code::InvalidArgument
                     | tonic::Code::PermissionDenied
                     | tonic::Code::FailedPrecondition
@@ -868,14 +951,11 @@ async fn run_async(
                 });
             }
             Some(Report::Failed(i, s)) if runs[i].live() => {
-                lose(&mut runs[i], &hosts[i].spec, s.message(), &mut out);
+                lose(&mut runs[i], &hosts[i].spec, s.message(), out);
             }
             Some(Report::Closed(i)) if runs[i].live() && !begun => {
-                renew_stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                for c in stop_all(&hosts, &runs) {
-                    let _ = c.await;
-                }
-                return Err(RunError::runtime(format!(
+                runs[i].state = State::Ended;
+                abort!(RunError::runtime(format!(
                     "host {}: its run ended before it started",
                     hosts[i].spec.name
                 )));
@@ -885,21 +965,17 @@ async fn run_async(
                     &mut runs[i],
                     &hosts[i].spec,
                     "its stream ended without a result",
-                    &mut out,
+                    out,
                 );
             }
             Some(_) | None => {}
         }
-        // A host silent for a lease is lost (before the start: the run
+        // A host silent for a lease is lost (before the start: the step
         // cannot begin without it).
         for i in 0..n {
             if runs[i].live() && runs[i].last_heard.elapsed() > opts.lease {
                 if !begun {
-                    renew_stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                    for c in stop_all(&hosts, &runs) {
-                        let _ = c.await;
-                    }
-                    return Err(RunError::runtime(format!(
+                    abort!(RunError::runtime(format!(
                         "host {}: silent for {} s while preparing; nothing was run",
                         hosts[i].spec.name,
                         opts.lease.as_secs()
@@ -909,27 +985,13 @@ async fn run_async(
                     "silent for more than the lease ({} s)",
                     opts.lease.as_secs()
                 );
-                lose(&mut runs[i], &hosts[i].spec, &why, &mut out);
+                lose(&mut runs[i], &hosts[i].spec, &why, out);
             }
         }
-        // Every host ready: the run begins; each is given the start time.
+        // Every host ready: the step begins; each is given the start time.
         if !begun && runs.iter().all(|r| r.state == State::Ready) {
             begun = true;
-            if let Some(id) = out.store.begin_run(RunKind::Run, None, &w.labels)? {
-                out.send(Event::RunBegun {
-                    id: &id.to_string(),
-                });
-            } else {
-                out.send(Event::RunBegun { id: &run_id });
-            }
-            out.send(Event::StepBegun {
-                index: 0,
-                label: "run",
-                role: StepRole::Run,
-                workload: Some(w),
-                plan_step: None,
-            });
-            let all_targets: Vec<TargetInfo> = hosts
+            all_targets = hosts
                 .iter()
                 .zip(&runs)
                 .flat_map(|(h, r)| {
@@ -939,19 +1001,32 @@ async fn run_async(
                     })
                 })
                 .collect();
+            if let Err(e) = hooks.opened(out, &all_targets) {
+                abort!(e);
+            }
+            // A precondition's bytes: every host's own limit, summed.
+            let limits: Vec<u64> = runs.iter().filter_map(|r| r.byte_limit).collect();
+            let byte_limit = match (hooks.byte_passes(), limits.is_empty()) {
+                (Some(p), false) => {
+                    let total: u64 = limits.iter().sum();
+                    hooks.byte_limit(total / u64::from(p.max(1)));
+                    Some(total)
+                }
+                _ => None,
+            };
             out.send(Event::TargetsOpen {
-                index: 0,
+                index,
                 targets: &all_targets,
                 engine: &runs[0].engine,
-                byte_limit: None,
+                byte_limit,
             });
             let max_rtt = hosts.iter().map(|h| h.clock.rtt_ns).max().unwrap_or(0);
             start_at_ns = ns_now() + START_MARGIN.as_nanos() as i64 + 2 * max_rtt as i64;
             let mut calls = Vec::new();
-            for h in &hosts {
+            for h in hosts {
                 let mut client = h.client.clone();
                 let req = proto::StartRequest {
-                    run_id: run_id.clone(),
+                    run_id: run_id.to_string(),
                     start_unix_ns: start_at_ns + h.clock.offset_ns,
                 };
                 calls.push(tokio::spawn(async move {
@@ -964,14 +1039,22 @@ async fn run_async(
                         &mut runs[i],
                         &hosts[i].spec,
                         "it did not take the start time",
-                        &mut out,
+                        out,
                     );
                 }
             }
         }
         if begun {
             let before = emitted.len();
-            emit_ready(&runs, &mut emitted, &mut emitted_samples, &mut out);
+            emit_ready(
+                &runs,
+                index,
+                &mut emitted,
+                &mut emitted_samples,
+                out,
+                hooks,
+                stop,
+            );
             // How long after its end (on the common time base) each total
             // interval could be shown.
             let now = ns_now();
@@ -986,8 +1069,7 @@ async fn run_async(
     }
     renew_stop.store(true, std::sync::atomic::Ordering::Relaxed);
 
-    // 4. Totals and each host's part.
-    let interrupted = stop.interrupted();
+    // The totals and each host's part.
     let lost = runs
         .iter()
         .filter(|r| matches!(r.state, State::Lost { .. }))
@@ -995,30 +1077,32 @@ async fn run_async(
     let io_errors: u64 = runs.iter().map(|r| r.io_errors).sum();
     let mut messages: Vec<String> = Vec::new();
     for (h, r) in hosts.iter().zip(&runs) {
+        if let State::Lost { at_index, why } = &r.state {
+            messages.push(format!(
+                "host {} lost at interval {} ({why})",
+                h.spec.name,
+                at_index + 1
+            ));
+        }
         if let Some(d) = &r.doc {
             for m in &d.summary.error_messages {
                 messages.push(format!("host {}: {m}", h.spec.name));
             }
         }
     }
-    let (summary, stats, measured_s, cpu) = summary_of_samples(&emitted_samples, &messages);
-    let status = if interrupted {
-        StepStatus::Interrupted
-    } else if io_errors > 0 || lost > 0 {
-        StepStatus::Failed
-    } else {
-        StepStatus::Ok
-    };
+    let (_, stats, measured_s, cpu) = summary_of_samples(&emitted_samples, &messages);
+    let worker_busy_pct: Vec<f64> = Vec::new();
     let outcome = RunOutcome {
         summary: stats,
         measured_s,
         cpu,
-        errors: io_errors,
+        // A lost host fails the step as an I/O error does.
+        errors: io_errors + lost as u64,
         error_messages: messages,
-        ended_early: interrupted || lost > 0,
+        ended_early: stop.interrupted() || lost > 0,
         intervals: emitted.len(),
         validation: None,
-        worker_busy_pct: Vec::new(),
+        worker_busy_pct,
         longest_gap_ns: emitted_samples
             .iter()
             .filter(|s| !s.warmup)
@@ -1031,20 +1115,8 @@ async fn run_async(
         journal_batches: 0,
         notices: Vec::new(),
     };
-    out.send(Event::StepEnded {
-        index: 0,
-        status,
-        outcome: &outcome,
-        summary: &summary,
-    });
     let mut host_results = Vec::with_capacity(n);
     for (h, r) in hosts.iter().zip(&runs) {
-        for f in &r.findings {
-            out.send(Event::Finding {
-                index: Some(0),
-                finding: f,
-            });
-        }
         let intervals: Vec<Interval> = r.samples.iter().map(interval_of).collect();
         let summary = match &r.doc {
             Some(d) => d.summary.clone(),
@@ -1078,11 +1150,12 @@ async fn run_async(
             targets: r.targets.iter().map(target_entry).collect(),
             summary,
             intervals,
+            findings: r.findings.clone(),
         });
     }
     for (position, h) in host_results.iter().enumerate() {
         out.send(Event::HostEnded {
-            index: 0,
+            index,
             position,
             host: h,
         });
@@ -1102,50 +1175,29 @@ async fn run_async(
             "degraded: {lost} of {n} hosts were lost mid-step; the totals after their loss count the other hosts only"
         ));
     }
-    out.send(Event::Closing);
-    out.send(Event::RunEnded {
-        status: RunStatus::from(status),
-    });
-    let doc = ResultDoc {
-        schema: SCHEMA.to_owned(),
-        tool: ToolInfo::this(),
-        run: RunInfo {
-            id: out.store.run().map_or(run_id.clone(), |r| r.to_string()),
-            started,
-            host: iorig_run::host_name(),
-            labels: w.labels.clone(),
-            engine: runs.first().map_or_else(String::new, |r| r.engine.clone()),
-            status: RunStatus::from(status),
-        },
-        workload: w.record(),
-        targets: host_results
-            .iter()
-            .flat_map(|h| {
-                h.targets.iter().map(|t| iorig_result::TargetEntry {
-                    path: format!("{}:{}", h.name, t.path),
-                    ..t.clone()
-                })
-            })
-            .collect(),
+    Ok(StepOutput {
+        targets: all_targets,
+        engine_name: runs.first().map_or_else(String::new, |r| r.engine.clone()),
+        outcome,
         intervals: emitted,
-        summary,
+        verify: None,
+        extents_bytes: Vec::new(),
+        trim_pass: None,
+        format: None,
         hosts: host_results,
-    };
-    Ok(MultiOutcome {
-        doc,
-        status,
-        io_errors,
-        interrupted,
-        lost,
     })
 }
 
-/// Emits every total interval that no live host still owes.
+/// Emits every total interval that no live host still owes, asking the
+/// runner's hooks after each (a steady state ends the step early).
 fn emit_ready(
     runs: &[HostRun],
+    index: usize,
     emitted: &mut Vec<Interval>,
     emitted_samples: &mut Vec<IntervalSample>,
     out: &mut Out<'_>,
+    hooks: &mut dyn StepHooks,
+    stop: &Stop,
 ) {
     loop {
         let k = emitted.len();
@@ -1157,11 +1209,15 @@ fn emit_ready(
             return;
         };
         let interval = interval_of(&total);
+        let (control, progress) = hooks.interval(&total);
+        if control == Control::Stop {
+            stop.stop_step();
+        }
         out.send(Event::Interval {
-            index: 0,
+            index,
             sample: &total,
             interval: &interval,
-            progress: None,
+            progress: progress.as_ref(),
         });
         emitted.push(interval);
         emitted_samples.push(total);
@@ -1210,10 +1266,6 @@ fn first_error(mut errors: Vec<(usize, String)>) -> Option<String> {
             e
         }
     })
-}
-
-fn humantime_now() -> String {
-    iorig_run::now_rfc3339()
 }
 
 #[cfg(test)]

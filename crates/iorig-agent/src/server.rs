@@ -233,6 +233,7 @@ impl Agent for Service {
             .spawn(move || {
                 let result = run_one(
                     &w,
+                    &req,
                     allow_destroy,
                     gate,
                     &config,
@@ -330,7 +331,7 @@ impl Agent for Service {
 
     async fn stop(
         &self,
-        req: Request<proto::RunRef>,
+        req: Request<proto::StopRequest>,
     ) -> Result<Response<proto::StopReply>, Status> {
         let req = req.into_inner();
         let active = self
@@ -339,7 +340,11 @@ impl Agent for Service {
             .map_err(|_| Status::internal("agent state poisoned"))?;
         let running = match active.as_ref() {
             Some(a) if a.run_id == req.run_id => {
-                a.stop.interrupt();
+                if req.interrupt {
+                    a.stop.interrupt();
+                } else {
+                    a.stop.stop_step();
+                }
                 true
             }
             _ => false,
@@ -372,10 +377,14 @@ impl Sink for StreamSink<'_> {
         match *ev {
             Event::Notice(n) => self.send(Msg::Notice(n.to_string())),
             Event::TargetsOpen {
-                targets, engine, ..
+                targets,
+                engine,
+                byte_limit,
+                ..
             } => self.send(Msg::Opened(proto::Opened {
                 engine: engine.to_string(),
                 targets: targets.iter().map(wire::target_msg).collect(),
+                byte_limit: byte_limit.unwrap_or(0),
             })),
             Event::Started { late_ns, .. } => self.send(Msg::Started(proto::Started {
                 started_unix_ns: now_ns() + self.offset_ns,
@@ -396,8 +405,10 @@ impl Sink for StreamSink<'_> {
 }
 
 /// One step on this host, to its end; its own result written locally.
+#[allow(clippy::too_many_arguments)]
 fn run_one(
     w: &Workload,
+    req: &proto::StepRequest,
     allow_destroy: bool,
     gate: StartGate,
     config: &AgentConfig,
@@ -418,6 +429,9 @@ fn run_one(
     let opts = SingleOptions {
         allow_destroy,
         start: Some(gate),
+        byte_passes: (req.byte_passes > 0).then_some(req.byte_passes),
+        trim_first: req.trim_first,
+        hot_size_bytes: (req.hot_size_bytes > 0).then_some(req.hot_size_bytes),
         ..SingleOptions::default()
     };
     let mut sink = StreamSink {

@@ -80,6 +80,10 @@ pub struct HostResult {
     /// The host's own figures (its measured intervals merged).
     pub summary: Summary,
     pub intervals: Vec<Interval>,
+    /// What the host's own analysis found (the generator-bound check
+    /// against its own workers, its rate, its outages).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<crate::Finding>,
 }
 
 /// The program that wrote a document.

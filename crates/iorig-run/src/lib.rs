@@ -21,12 +21,13 @@ pub mod plan;
 pub mod profile;
 pub mod results;
 pub mod single;
-mod step;
+pub mod step;
 pub mod stop;
 pub mod store;
 pub mod verify_scan;
 
 pub use event::{Collector, Event, PlanProgress, Sink};
+pub use step::{Control, Local, Out, StepCall, StepExecutor, StepHooks, StepOutput};
 pub use stop::{StartGate, Stop};
 pub use store::StoreWriter;
 

@@ -9,7 +9,7 @@
 use crate::analyse;
 use crate::event::{Event, PlanProgress, Sink};
 use crate::results::step_summary;
-use crate::step::{run_step, Control, Out, StepHooks};
+use crate::step::{Control, Out, StepCall, StepExecutor, StepHooks};
 use crate::store::StoreWriter;
 use crate::{RunError, Stop};
 use iorig_engine::run::{self as engine_run, IntervalSample, Prepared, TargetInfo};
@@ -18,7 +18,7 @@ use iorig_result::{
     Finding, PreconditionFinding, RunKind, RunStatus, SkippedFinding, StepStatus, Summary,
 };
 use iorig_spec::plan::{estimate_duration, HotSize, Pause, Plan, PlanStep, StepRole};
-use iorig_spec::{parse_duration, FormatMode, StrOrNum, Workload};
+use iorig_spec::{parse_duration, FormatMode, StrOrNum, Workload, WorkloadFile};
 use iorig_stats::analysis::steady_state::SteadyStateDetector;
 use iorig_store::{RunId, Store};
 use serde::{Deserialize, Serialize};
@@ -177,6 +177,9 @@ pub struct PlanRun {
     pub inv: Invocation,
     pub plan: Plan,
     pub steps: Vec<PlanStep>,
+    /// Every step's targets were checked on this machine ([`PlanRun::new`]);
+    /// else the executor checks them when the plan runs.
+    checked: bool,
     /// Steps completed in an earlier session (resume): status and summary.
     done: HashMap<usize, (StepStatus, Option<Summary>)>,
     resume_of: Option<RunId>,
@@ -200,6 +203,33 @@ impl PlanRun {
             inv,
             plan,
             steps,
+            checked: true,
+            done: HashMap::new(),
+            resume_of: None,
+        })
+    }
+
+    /// Expands the plan for another executor (many hosts): every step's
+    /// workload resolves now; its targets are checked where they are, by
+    /// the executor, before the plan's first step runs ([`PlanRun::run_on`]).
+    pub fn for_executor(inv: Invocation) -> Result<Self, RunError> {
+        let plan = inv.plan()?;
+        let steps = plan.expand().map_err(|e| RunError::usage(e.to_string()))?;
+        if steps.is_empty() {
+            return Err(RunError::usage(format!(
+                "plan {} has no steps; add at least one [[steps]] block",
+                plan.path
+            )));
+        }
+        for s in &steps {
+            let rate = matches!(s.role, StepRole::CurveRate { .. }).then_some(1.0);
+            step_workload_on(s, rate, inv.allow_destroy, false)?;
+        }
+        Ok(PlanRun {
+            inv,
+            plan,
+            steps,
+            checked: false,
             done: HashMap::new(),
             resume_of: None,
         })
@@ -263,6 +293,41 @@ impl PlanRun {
         sink: &mut dyn Sink,
         stop: &Stop,
     ) -> Result<PlanOutcome, RunError> {
+        self.run_on(&mut crate::Local, kind, labels, store, sink, stop)
+    }
+
+    /// [`PlanRun::run`] with every step's I/O on `executor`. A plan made
+    /// with [`PlanRun::for_executor`] has every step checked there first,
+    /// before anything runs or is stored.
+    pub fn run_on(
+        self,
+        executor: &mut dyn StepExecutor,
+        kind: RunKind,
+        labels: &BTreeMap<String, String>,
+        store: &mut StoreWriter,
+        sink: &mut dyn Sink,
+        stop: &Stop,
+    ) -> Result<PlanOutcome, RunError> {
+        if !self.checked {
+            let mut built = HashSet::new();
+            let local = executor.is_local();
+            for s in &self.steps {
+                let rate = matches!(s.role, StepRole::CurveRate { .. }).then_some(1.0);
+                let (mut w, mut layer) = step_workload_on(s, rate, self.inv.allow_destroy, local)?;
+                tree_format(&mut w, &mut built, true);
+                tree_layer(&w, &mut layer);
+                let call = StepCall {
+                    w: &w,
+                    layer: &layer,
+                    index: s.index,
+                    allow_destroy: self.inv.allow_destroy,
+                    hot_size_bytes: if local { None } else { s.hot_size_bytes },
+                };
+                executor
+                    .check(&call)
+                    .map_err(|e| e.context(&format!("step {} ({}): ", s.index + 1, s.label)))?;
+            }
+        }
         let mut out = Out { store, sink };
         if self.resume_of.is_none() {
             let plan_json = serde_json::to_string(&self.inv).ok();
@@ -285,6 +350,7 @@ impl PlanRun {
         }
         Runner {
             run: &self,
+            executor,
             out,
             stop,
             results: Vec::new(),
@@ -299,6 +365,7 @@ impl PlanRun {
 
 struct Runner<'a> {
     run: &'a PlanRun,
+    executor: &'a mut dyn StepExecutor,
     out: Out<'a>,
     stop: &'a Stop,
     results: Vec<StepResult>,
@@ -354,10 +421,12 @@ impl Runner<'_> {
                     continue;
                 }
             };
-            let w = match step_workload(step, rate, self.run.inv.allow_destroy) {
-                Ok(mut w) => {
+            let local = self.executor.is_local();
+            let (w, layer) = match step_workload_on(step, rate, self.run.inv.allow_destroy, local) {
+                Ok((mut w, mut layer)) => {
                     tree_format(&mut w, &mut self.built_trees, false);
-                    w
+                    tree_layer(&w, &mut layer);
+                    (w, layer)
                 }
                 Err(e) => {
                     self.out.send(Event::RunEnded {
@@ -366,7 +435,7 @@ impl Runner<'_> {
                     return Err(e);
                 }
             };
-            match self.step(k, step, &w, plan_start)? {
+            match self.step(k, step, &w, &layer, plan_start)? {
                 (Next::Go, _) => {}
                 (Next::Halt, validation) => {
                     failed = !self.stop.interrupted();
@@ -419,6 +488,7 @@ impl Runner<'_> {
         k: usize,
         step: &PlanStep,
         w: &Workload,
+        layer: &WorkloadFile,
         plan_start: Instant,
     ) -> Result<(Next, bool), RunError> {
         // A write without validation changes blocks behind the key map's
@@ -464,8 +534,21 @@ impl Runner<'_> {
             steady_at_round: None,
         };
         self.stop.rearm();
-        let allow = self.run.inv.allow_destroy;
-        let out = match run_step(w, step.index, allow, &mut self.out, self.stop, &mut hooks) {
+        let call = StepCall {
+            w,
+            layer,
+            index: step.index,
+            allow_destroy: self.run.inv.allow_destroy,
+            hot_size_bytes: if self.executor.is_local() {
+                None
+            } else {
+                step.hot_size_bytes
+            },
+        };
+        let out = match self
+            .executor
+            .run_step(&call, &mut self.out, self.stop, &mut hooks)
+        {
             Ok(o) => o,
             Err(e) => {
                 // The step never started (its target vanished, say).
@@ -645,6 +728,17 @@ fn step_workload(
     rate: Option<f64>,
     allow_destroy: bool,
 ) -> Result<Workload, RunError> {
+    step_workload_on(step, rate, allow_destroy, true).map(|(w, _)| w)
+}
+
+/// The step's workload and the keys it was resolved from; `local`: the
+/// hot range is computed here from the target (else each host does it).
+fn step_workload_on(
+    step: &PlanStep,
+    rate: Option<f64>,
+    allow_destroy: bool,
+    local: bool,
+) -> Result<(Workload, WorkloadFile), RunError> {
     let mut wf = step.workload.clone();
     if let StepRole::Precondition(_) = step.role {
         wf.time = Some(StrOrNum::Str(PRECONDITION_TIME.into()));
@@ -661,10 +755,11 @@ fn step_workload(
     let mut w = wf
         .resolve(seed_for(step.index))
         .map_err(|e| RunError::usage(format!("{prefix}{e}")))?;
-    if let Some(hot) = step.hot_size_bytes {
+    if let (Some(hot), true) = (step.hot_size_bytes, local) {
         w = with_hot_range(w, hot, allow_destroy).map_err(|e| e.context(&prefix))?;
     }
-    Ok(w)
+    wf.seed = Some(w.seed);
+    Ok((w, wf))
 }
 
 /// Checks every step before the first I/O: its workload resolves and
@@ -705,6 +800,14 @@ fn tree_format(w: &mut Workload, built: &mut HashSet<String>, checking: bool) {
     }
 }
 
+/// The keys a host resolves the step from carry the format the plan chose
+/// for it (`once` is the first time `yes`, then `restart`).
+fn tree_layer(w: &Workload, layer: &mut WorkloadFile) {
+    if let Some(f) = &w.fs {
+        layer.format = Some(f.format.name().to_string());
+    }
+}
+
 /// Whether two target paths name the same file or device.
 fn same_path(a: &str, b: &str) -> bool {
     iorig_engine::target::same_target(Path::new(a), Path::new(b))
@@ -717,7 +820,7 @@ fn seed_for(index: usize) -> u64 {
 }
 
 /// Limits `w` to the first `hot_bytes` of its (smallest) target.
-fn with_hot_range(
+pub fn with_hot_range(
     mut w: Workload,
     hot_bytes: u64,
     allow_destroy: bool,
@@ -812,6 +915,13 @@ impl StepHooks for PlanHooks<'_> {
 
     fn trim_first(&self) -> bool {
         matches!(self.step.role, StepRole::Precondition(p) if p.trim)
+    }
+
+    fn byte_passes(&self) -> Option<u32> {
+        match self.step.role {
+            StepRole::Precondition(p) => Some(p.passes),
+            _ => None,
+        }
     }
 
     fn interval(&mut self, sample: &IntervalSample) -> (Control, Option<PlanProgress>) {

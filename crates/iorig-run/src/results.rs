@@ -82,7 +82,7 @@ pub fn fs_ops_of(stats: &IntervalStats, duration_s: f64) -> BTreeMap<FsOp, OpSum
 
 /// The summary of a finished step, with its validation results and the
 /// format phase of a file-system workload.
-pub(crate) fn step_summary(step: &StepOutput) -> Summary {
+pub fn step_summary(step: &StepOutput) -> Summary {
     let outcome = &step.outcome;
     let mut s = summary_of(
         &outcome.summary,

@@ -5,7 +5,7 @@
 use crate::analyse::analyse_step;
 use crate::event::{Event, PlanProgress, Sink};
 use crate::results::{step_summary, target_entry};
-use crate::step::{run_step, Control, Out, StepHooks};
+use crate::step::{Control, Out, StepHooks};
 use crate::store::StoreWriter;
 use crate::{host_name, journal, RunError, Stop};
 use iorig_engine::run::{IntervalSample, Prepared, TargetInfo};
@@ -29,6 +29,12 @@ pub struct SingleOptions {
     /// Start the I/O when this gate opens (an agent waits for its
     /// controller's start time); None starts at once.
     pub start: Option<crate::StartGate>,
+    /// A plan step run by an agent for its controller: a precondition's
+    /// passes over the working set (the byte limit), its trim pass, and a
+    /// hot-data step's working set (the range, from this host's target).
+    pub byte_passes: Option<u32>,
+    pub trim_first: bool,
+    pub hot_size_bytes: Option<u64>,
 }
 
 /// How a single run ended.
@@ -68,6 +74,8 @@ struct SingleHooks<'a> {
     io_log: Option<crate::iolog::IoLogWriter>,
     id: String,
     start: Option<&'a crate::StartGate>,
+    byte_passes: Option<u32>,
+    trim_first: bool,
 }
 
 impl StepHooks for SingleHooks<'_> {
@@ -102,6 +110,15 @@ impl StepHooks for SingleHooks<'_> {
         let (tx, writer) = crate::iolog::start(path, warmup_ns)?;
         self.io_log = Some(writer);
         Ok(Some(tx))
+    }
+
+    fn byte_limit(&mut self, working_set_bytes: u64) -> Option<u64> {
+        self.byte_passes
+            .map(|p| working_set_bytes.saturating_mul(u64::from(p)))
+    }
+
+    fn trim_first(&self) -> bool {
+        self.trim_first
     }
 
     fn before_io(&mut self, out: &mut Out<'_>, index: usize, stop: &Stop) -> bool {
@@ -142,8 +159,23 @@ fn finish_io_log(hooks: &mut SingleHooks<'_>, out: &mut Out<'_>) {
     }
 }
 
-/// Runs `w` to its end or an interrupt.
+/// Runs `w` to its end or an interrupt, on this machine.
 pub fn run(
+    w: &Workload,
+    opts: &SingleOptions,
+    store: &mut StoreWriter,
+    sink: &mut dyn Sink,
+    stop: &Stop,
+) -> Result<SingleOutcome, RunError> {
+    let layer = iorig_spec::WorkloadFile::default();
+    run_with(&mut crate::Local, &layer, w, opts, store, sink, stop)
+}
+
+/// Runs `w` (resolved from `layer`) to its end or an interrupt, its step on
+/// `executor`: this machine, or many hosts.
+pub fn run_with(
+    executor: &mut dyn crate::StepExecutor,
+    layer: &iorig_spec::WorkloadFile,
     w: &Workload,
     opts: &SingleOptions,
     store: &mut StoreWriter,
@@ -155,6 +187,15 @@ pub fn run(
     }
     let now = SystemTime::now();
     let started = humantime::format_rfc3339_seconds(now).to_string();
+    // A plan step handed to an agent: its hot range from this host's target.
+    let hot;
+    let w = match opts.hot_size_bytes {
+        Some(bytes) => {
+            hot = crate::plan::with_hot_range(w.clone(), bytes, opts.allow_destroy)?;
+            &hot
+        }
+        None => w,
+    };
     let mut out = Out { store, sink };
     let mut hooks = SingleHooks {
         w,
@@ -163,8 +204,17 @@ pub fn run(
         io_log: None,
         id: local_id(now),
         start: opts.start.as_ref(),
+        byte_passes: opts.byte_passes,
+        trim_first: opts.trim_first,
     };
-    let step = run_step(w, 0, opts.allow_destroy, &mut out, stop, &mut hooks);
+    let call = crate::StepCall {
+        w,
+        layer,
+        index: 0,
+        allow_destroy: opts.allow_destroy,
+        hot_size_bytes: None,
+    };
+    let step = executor.run_step(&call, &mut out, stop, &mut hooks);
     finish_io_log(&mut hooks, &mut out);
     let step = match step {
         Ok(s) => s,
@@ -230,7 +280,7 @@ pub fn run(
         targets: step.targets.iter().map(target_entry).collect(),
         intervals: step.intervals,
         summary,
-        hosts: Vec::new(),
+        hosts: step.hosts,
     };
     Ok(SingleOutcome {
         doc,

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 /// The store writer and the front end's sink: every event goes to the store
 /// first, then to the sink; a store fault reaches the sink as a notice.
-pub(crate) struct Out<'a> {
+pub struct Out<'a> {
     pub store: &'a mut StoreWriter,
     pub sink: &'a mut dyn Sink,
 }
@@ -46,14 +46,14 @@ impl Out<'_> {
 
 /// What the caller wants after an interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Control {
+pub enum Control {
     Continue,
     /// End the step now (its completed intervals are kept).
     Stop,
 }
 
 /// Everything a finished step produced.
-pub(crate) struct StepOutput {
+pub struct StepOutput {
     pub targets: Vec<TargetInfo>,
     /// The engine that ran (io_uring may have fallen back to psync).
     pub engine_name: String,
@@ -67,6 +67,9 @@ pub(crate) struct StepOutput {
     pub trim_pass: Option<run::TrimPass>,
     /// The format phase of a file-system workload.
     pub format: Option<iorig_engine::fs::FormatOutcome>,
+    /// A step run on several hosts: each host's part (the rest of this
+    /// output is their totals). Empty for a step run here.
+    pub hosts: Vec<iorig_result::HostResult>,
 }
 
 impl StepOutput {
@@ -87,7 +90,7 @@ impl StepOutput {
 }
 
 /// Hooks a caller gives [`run_step`].
-pub(crate) trait StepHooks {
+pub trait StepHooks {
     /// For a `verify` workload, once the targets are open: the validation
     /// state to run with (a journal, or a key map kept from an earlier step).
     /// None gives the step a fresh key map of its own.
@@ -108,6 +111,12 @@ pub(crate) trait StepHooks {
     fn trim_first(&self) -> bool {
         false
     }
+    /// A precondition's passes over the working set (what `byte_limit`
+    /// multiplies), for an executor whose hosts each know their own
+    /// working set.
+    fn byte_passes(&self) -> Option<u32> {
+        None
+    }
     /// Right before the I/O starts: where to send every counted I/O's
     /// record, when the caller keeps a per-I/O log.
     fn io_records(&mut self) -> Result<Option<iorig_engine::iolog::IoRecordSender>, RunError> {
@@ -120,6 +129,65 @@ pub(crate) trait StepHooks {
     }
     /// An interval completed: go on or stop, and where a plan stands.
     fn interval(&mut self, sample: &IntervalSample) -> (Control, Option<PlanProgress>);
+}
+
+/// One step for an executor: the resolved workload and the keys it was
+/// resolved from (what a remote host resolves again on its side).
+#[derive(Debug, Clone, Copy)]
+pub struct StepCall<'a> {
+    pub w: &'a Workload,
+    pub layer: &'a iorig_spec::WorkloadFile,
+    pub index: usize,
+    pub allow_destroy: bool,
+    /// A hot-data step's working set, applied to each host's own target
+    /// (this machine's steps have it in `w.range` already).
+    pub hot_size_bytes: Option<u64>,
+}
+
+/// Where a step's I/O runs: [`Local`] on this machine; a controller on many
+/// hosts (iorig-agent). The runners ([`crate::single`], [`crate::plan`])
+/// own everything around a step: the run, its begin and end, analysis.
+pub trait StepExecutor {
+    /// Checks a step before anything runs anywhere (targets, safety,
+    /// space), writing nothing.
+    fn check(&mut self, call: &StepCall<'_>) -> Result<(), RunError>;
+    /// Runs the step to its end, an early stop from the hooks, or an
+    /// interrupt, sending its events through `out`.
+    fn run_step(
+        &mut self,
+        call: &StepCall<'_>,
+        out: &mut Out<'_>,
+        stop: &Stop,
+        hooks: &mut dyn StepHooks,
+    ) -> Result<StepOutput, RunError>;
+    /// Whether steps run on this machine (checks and hot ranges look at
+    /// local targets).
+    fn is_local(&self) -> bool {
+        false
+    }
+}
+
+/// This machine.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Local;
+
+impl StepExecutor for Local {
+    fn check(&mut self, call: &StepCall<'_>) -> Result<(), RunError> {
+        run::plan(call.w, call.allow_destroy)?;
+        Ok(())
+    }
+    fn run_step(
+        &mut self,
+        call: &StepCall<'_>,
+        out: &mut Out<'_>,
+        stop: &Stop,
+        hooks: &mut dyn StepHooks,
+    ) -> Result<StepOutput, RunError> {
+        run_step(call.w, call.index, call.allow_destroy, out, stop, hooks)
+    }
+    fn is_local(&self) -> bool {
+        true
+    }
 }
 
 /// Runs `w` as step `index` to its end, an early stop from the hooks, or an
@@ -270,6 +338,7 @@ pub(crate) fn run_step(
         extents_bytes: prepared.extents_bytes.clone(),
         trim_pass,
         format,
+        hosts: Vec::new(),
     })
 }
 

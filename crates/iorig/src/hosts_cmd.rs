@@ -5,10 +5,12 @@ use crate::output::term::TermSink;
 use crate::output::Printer;
 use crate::store::{check_output, check_store, writer, StoreChoice};
 use crate::{exit, Failure};
-use iorig_agent::controller::{self, ControllerOptions, RateShare};
+use iorig_agent::controller::{self, Cluster, ControllerOptions, RateShare};
 use iorig_run::csv::IntervalCsv;
 use iorig_run::event::Fanout;
+use iorig_run::single::SingleOptions;
 use iorig_run::Sink;
+use iorig_run::StepCall;
 use iorig_spec::WorkloadFile;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -18,11 +20,7 @@ fn usage(e: impl ToString) -> Failure {
 }
 
 /// The controller's options from the command line.
-fn options(
-    h: &HostArgs,
-    layer: &WorkloadFile,
-    allow_destroy: bool,
-) -> Result<ControllerOptions, Failure> {
+pub fn options(h: &HostArgs, layer: &WorkloadFile) -> Result<ControllerOptions, Failure> {
     let hosts = match (&h.hosts, &h.hosts_file) {
         (Some(list), None) => iorig_agent::hosts::parse_list(list).map_err(usage)?,
         (None, Some(file)) => iorig_agent::hosts::parse_file(file).map_err(usage)?,
@@ -54,7 +52,6 @@ fn options(
     if let Some(s) = &h.skew_limit {
         o.skew_limit = iorig_spec::parse_duration(s).map_err(usage)?;
     }
-    o.allow_destroy = allow_destroy;
     o.tls = h.tls.files()?;
     Ok(o)
 }
@@ -78,14 +75,14 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
             )));
         }
     }
-    let opts = options(&a.hosts, &layer, a.allow_destroy)?;
+    let opts = options(&a.hosts, &layer)?;
     let default_seed = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(1);
     let mut w = layer.resolve(default_seed).map_err(usage)?;
     let mut layer = layer;
-    // Every host gets the same seed base (plus its index), whatever the
+    // Every host gets the same seed base (plus its position), whatever the
     // default the agent would pick.
     layer.seed = Some(w.seed);
     if let RateShare::PerHost(r) = opts.rate {
@@ -99,15 +96,25 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
     if let Some(c) = &a.csv {
         check_output("--csv", c)?;
     }
+    if a.dry_run && !a.record.no_db {
+        check_store(a.record.db.as_deref())?;
+    }
+    let rate = controller::rate_line(&w, &opts);
     let printer = Printer::new(json_to_stdout, a.quiet);
+    let mut cluster = Cluster::connect(opts)?;
+    let call = StepCall {
+        w: &w,
+        layer: &layer,
+        index: 0,
+        allow_destroy: a.allow_destroy,
+        hot_size_bytes: None,
+    };
+    // Every host checks its share before anything is written anywhere.
+    let checks = cluster.check_hosts(&call)?;
+    for n in cluster.notices.drain(..) {
+        printer.notice(&n);
+    }
     if a.dry_run {
-        if !a.record.no_db {
-            check_store(a.record.db.as_deref())?;
-        }
-        let (checks, notices) = controller::check(&layer, &w, &opts)?;
-        for n in &notices {
-            printer.notice(n);
-        }
         for c in &checks {
             let targets: Vec<String> = c.targets.iter().map(|t| t.path.clone()).collect();
             printer.line(&format!(
@@ -122,8 +129,7 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
             ));
         }
         printer.line(&format!(
-            "{}; estimated time: {:.0} s; every host checked its targets: ok (nothing was run or written)",
-            controller::rate_line(&w, &opts),
+            "{rate}; estimated time: {:.0} s; every host checked its targets: ok (nothing was run or written)",
             (w.warmup + w.time).as_secs_f64()
         ));
         return Ok(exit::OK);
@@ -137,24 +143,37 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
         None => None,
     };
     let stop = crate::signals::install();
+    printer.notice(&format!("{} hosts; {rate}", checks.len()));
     let mut term = TermSink::new(printer);
     let mut sinks: Vec<&mut dyn Sink> = vec![&mut term];
     if let Some(c) = csv.as_mut() {
         sinks.push(c);
     }
-    let outcome = controller::run(&layer, &w, &opts, &mut store, &mut Fanout(sinks), &stop)?;
-    {
-        term.printer.line("");
-        for l in iorig_text::hosts::hosts_lines(&outcome.doc.hosts) {
-            term.printer.line(&l);
-        }
+    let single = SingleOptions {
+        allow_destroy: a.allow_destroy,
+        ..SingleOptions::default()
+    };
+    let outcome = iorig_run::single::run_with(
+        &mut cluster,
+        &layer,
+        &w,
+        &single,
+        &mut store,
+        &mut Fanout(sinks),
+        &stop,
+    )?;
+    term.printer.line("");
+    for l in iorig_text::hosts::hosts_lines(&outcome.doc.hosts) {
+        term.printer.line(&l);
     }
     if let Some(j) = &a.json {
         crate::output::json::write_json_doc(&term.printer, j, &outcome.doc)?;
     }
     Ok(if outcome.interrupted {
         exit::INTERRUPTED
-    } else if outcome.io_errors > 0 || outcome.lost > 0 {
+    } else if outcome.validation_errors > 0 {
+        exit::VALIDATION
+    } else if outcome.io_errors > 0 {
         exit::RUNTIME
     } else {
         exit::OK

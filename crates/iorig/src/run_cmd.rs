@@ -114,7 +114,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         allow_destroy: a.allow_destroy,
         journal: a.journal.clone(),
         lat_log: a.lat_log.clone(),
-        start: None,
+        ..SingleOptions::default()
     };
     let outcome = iorig_run::single::run(&w, &opts, &mut store, &mut Fanout(sinks), &stop)?;
     if let Some(j) = &a.json {
