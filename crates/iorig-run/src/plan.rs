@@ -296,6 +296,30 @@ impl PlanRun {
         self.run_on(&mut crate::Local, kind, labels, store, sink, stop)
     }
 
+    /// Checks every step where `executor` runs it (each host its own
+    /// targets), writing nothing anywhere: a plan's dry run on many hosts.
+    pub fn check_on(&self, executor: &mut dyn StepExecutor) -> Result<(), RunError> {
+        let mut built = HashSet::new();
+        let local = executor.is_local();
+        for s in &self.steps {
+            let rate = matches!(s.role, StepRole::CurveRate { .. }).then_some(1.0);
+            let (mut w, mut layer) = step_workload_on(s, rate, self.inv.allow_destroy, local)?;
+            tree_format(&mut w, &mut built, true);
+            tree_layer(&w, &mut layer);
+            let call = StepCall {
+                w: &w,
+                layer: &layer,
+                index: s.index,
+                allow_destroy: self.inv.allow_destroy,
+                hot_size_bytes: if local { None } else { s.hot_size_bytes },
+            };
+            executor
+                .check(&call)
+                .map_err(|e| e.context(&format!("step {} ({}): ", s.index + 1, s.label)))?;
+        }
+        Ok(())
+    }
+
     /// [`PlanRun::run`] with every step's I/O on `executor`. A plan made
     /// with [`PlanRun::for_executor`] has every step checked there first,
     /// before anything runs or is stored.

@@ -140,6 +140,8 @@ pub struct QuickArgs {
     pub hot_size: Option<String>,
     #[command(flatten)]
     pub record: RecordArgs,
+    #[command(flatten)]
+    pub hosts: HostArgs,
     /// Print the steps and the estimated time, run nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -210,6 +212,8 @@ pub struct PlanRunArgs {
     pub yes: bool,
     #[command(flatten)]
     pub record: RecordArgs,
+    #[command(flatten)]
+    pub hosts: HostArgs,
     /// Allow writing to block devices or files that look in use or hold data.
     #[arg(long)]
     pub allow_destroy: bool,
@@ -284,7 +288,7 @@ pub struct AgentArgs {
 }
 
 /// Mutual TLS between a controller and its agents (all three or none).
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct TlsArgs {
     /// This side's certificate (PEM); with --tls-key and --tls-ca, mutual
     /// TLS: each side must show a certificate the CA signed.
@@ -314,7 +318,7 @@ impl TlsArgs {
 }
 
 /// Running on many hosts at once (`iorig agent` on each).
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct HostArgs {
     /// Run on these agents at once: HOST[:PORT],... (port 7420 by default),
     /// or k8s:SERVICE.NAMESPACE for every pod behind a headless service.

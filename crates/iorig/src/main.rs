@@ -99,6 +99,7 @@ fn plan_run(a: cli::PlanRunArgs) -> Result<(u8, Vec<iorig_run::plan::StepResult>
             dry_run: a.dry_run,
             yes: a.yes,
             quiet: a.quiet,
+            hosts: a.hosts,
         },
     )
 }

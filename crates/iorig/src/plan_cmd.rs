@@ -2,10 +2,12 @@
 //! check, list (`--dry-run`), run through `iorig-run` with the terminal and
 //! the store as sinks, and print the closing table.
 
+use crate::cli::HostArgs;
 use crate::output::term::TermSink;
 use crate::output::Printer;
 use crate::store::{check_store, open_existing, writer, StoreChoice};
 use crate::{exit, Failure};
+use iorig_agent::controller::{Cluster, ControllerOptions};
 use iorig_result::{RunKind, RunStatus};
 use iorig_run::plan::{fmt_duration, Invocation, PlanOutcome, PlanRun, StepResult};
 use iorig_run::StoreWriter;
@@ -27,6 +29,63 @@ pub struct RunOptions {
     pub dry_run: bool,
     pub yes: bool,
     pub quiet: bool,
+    /// `--hosts` and its options (the plan's `[hosts]` otherwise).
+    pub hosts: HostArgs,
+}
+
+/// The agents a plan runs on: the command line's, else the plan's
+/// `[hosts]` (paths relative to the plan file), else none.
+fn cluster_options(
+    h: &HostArgs,
+    plan: &iorig_spec::Plan,
+) -> Result<Option<ControllerOptions>, Failure> {
+    if h.rate_per_host.is_some() {
+        return Err(Failure::usage(
+            "--rate-per-host is for iorig run; a plan's rates are in its steps (each the total of all hosts)",
+        ));
+    }
+    if h.hosts.is_some() || h.hosts_file.is_some() {
+        return crate::hosts_cmd::options(h, &iorig_spec::WorkloadFile::default()).map(Some);
+    }
+    let Some(ph) = &plan.hosts else {
+        if let Some(flag) = h.given_without_hosts() {
+            return Err(Failure::usage(format!(
+                "{flag} is for runs on several hosts: give --hosts or --hosts-file too (or a [hosts] table in the plan)"
+            )));
+        }
+        return Ok(None);
+    };
+    let dir = Path::new(&plan.path)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let at = |f: &str| dir.join(f);
+    let fail =
+        |e: iorig_agent::AgentError| Failure::usage(format!("plan {} [hosts]: {e}", plan.path));
+    let hosts = match (&ph.list, &ph.file) {
+        (Some(list), _) => iorig_agent::hosts::parse_list(&list.join(",")).map_err(fail)?,
+        (None, Some(f)) => iorig_agent::hosts::parse_file(&at(f)).map_err(fail)?,
+        (None, None) => return Ok(None),
+    };
+    let mut o = ControllerOptions::new(hosts);
+    // The command line's token and TLS win over the plan's.
+    o.token = match (&h.token_file, &ph.token_file) {
+        (Some(t), _) => Some(iorig_agent::read_token(t).map_err(fail)?),
+        (None, Some(t)) => Some(iorig_agent::read_token(&at(t)).map_err(fail)?),
+        (None, None) => None,
+    };
+    o.tls = h.tls.files()?;
+    let dur = |flag: &str, v: &str| {
+        iorig_spec::parse_duration(v)
+            .map_err(|e| Failure::usage(format!("plan {} [hosts] {flag}: {e}", plan.path)))
+    };
+    if let Some(l) = h.lease.as_deref().or(ph.lease.as_deref()) {
+        o.lease = dur("lease", l)?;
+    }
+    if let Some(s) = h.skew_limit.as_deref().or(ph.skew_limit.as_deref()) {
+        o.skew_limit = dur("skew_limit", s)?;
+    }
+    Ok(Some(o))
 }
 
 /// `iorig plan run` and `iorig quick`: expand, check, then run every step.
@@ -35,15 +94,31 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<(u8, Vec<StepResult
     if !opts.no_db {
         check_store(opts.db.as_deref())?;
     }
+    let cluster_opts = cluster_options(&opts.hosts, &inv.plan()?)?;
     // Every step's workload and targets are checked before anything runs or
-    // is written; a dry run finds exactly the errors a real run would.
-    let run = PlanRun::new(inv)?;
+    // is written, here or on every host; a dry run finds exactly the errors
+    // a real run would.
+    let (run, mut cluster) = match cluster_opts {
+        Some(o) => {
+            let run = PlanRun::for_executor(inv)?;
+            let mut cluster = Cluster::connect(o)?;
+            run.check_on(&mut cluster)?;
+            (run, Some(cluster))
+        }
+        None => (PlanRun::new(inv)?, None),
+    };
     let estimate = run.estimate();
     if opts.dry_run {
         for l in text::dry_run_lines(&run.plan, &run.steps, estimate) {
             printer.line(&l);
         }
-        printer.line("every step and target checked: ok (nothing was run or written)");
+        match &cluster {
+            Some(c) => printer.line(&format!(
+                "every step checked on each of {} hosts: ok (nothing was run or written)",
+                c.options().hosts.len()
+            )),
+            None => printer.line("every step and target checked: ok (nothing was run or written)"),
+        }
         return Ok((exit::OK, Vec::new()));
     }
     if estimate > LONG_PLAN && !opts.yes {
@@ -58,7 +133,23 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<(u8, Vec<StepResult
         db: opts.db.as_deref(),
         no_db: opts.no_db,
     })?;
-    execute(run, opts.kind, &opts.labels, &mut store, printer)
+    match cluster.as_mut() {
+        Some(c) => {
+            printer.notice(&format!(
+                "{} hosts; each step's rate is the total of all hosts",
+                c.options().hosts.len()
+            ));
+            execute(run, c, opts.kind, &opts.labels, &mut store, printer)
+        }
+        None => execute(
+            run,
+            &mut iorig_run::Local,
+            opts.kind,
+            &opts.labels,
+            &mut store,
+            printer,
+        ),
+    }
 }
 
 /// `iorig plan resume ID`.
@@ -78,11 +169,19 @@ pub fn resume(
         run.steps.len()
     ));
     let mut store = StoreWriter::resume(store, RunId(id))?;
-    execute(run, RunKind::Plan, &BTreeMap::new(), &mut store, printer)
+    execute(
+        run,
+        &mut iorig_run::Local,
+        RunKind::Plan,
+        &BTreeMap::new(),
+        &mut store,
+        printer,
+    )
 }
 
 fn execute(
     run: PlanRun,
+    executor: &mut dyn iorig_run::StepExecutor,
     kind: RunKind,
     labels: &BTreeMap<String, String>,
     store: &mut StoreWriter,
@@ -91,7 +190,7 @@ fn execute(
     let stop = crate::signals::install();
     let name = run.plan.name.clone();
     let mut term = TermSink::new(printer);
-    let outcome = run.run(kind, labels, store, &mut term, &stop)?;
+    let outcome = run.run_on(executor, kind, labels, store, &mut term, &stop)?;
     let printer = &term.printer;
     for l in text::plan_table_lines(&name, &outcome.results, outcome.run.map(|r| r.0)) {
         printer.line(&l);

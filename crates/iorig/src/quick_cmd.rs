@@ -39,6 +39,7 @@ pub fn quick(a: QuickArgs) -> Result<u8, Failure> {
             dry_run: a.dry_run,
             yes: false,
             quiet: a.quiet,
+            hosts: a.hosts,
         },
     )?;
     let printer = Printer::new(false, false);

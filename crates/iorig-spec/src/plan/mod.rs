@@ -186,9 +186,25 @@ pub struct Plan {
     /// `--file-size`).
     pub files: Option<String>,
     pub file_size: Option<String>,
+    /// `[hosts]`: the agents every step runs on (the command line's
+    /// `--hosts`/`--hosts-file` replace them).
+    pub hosts: Option<PlanHosts>,
     defaults: parse::Block,
     steps: Vec<parse::Block>,
     step_time: Option<Duration>,
+}
+
+/// A plan's `[hosts]` table: `list` (`HOST[:PORT]` entries) or `file` (a
+/// hosts file, relative to the plan), and optionally `token_file`, `lease`
+/// and `skew_limit` as the command line's flags of the same names.
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanHosts {
+    pub list: Option<Vec<String>>,
+    pub file: Option<String>,
+    pub token_file: Option<String>,
+    pub lease: Option<String>,
+    pub skew_limit: Option<String>,
 }
 
 impl Plan {

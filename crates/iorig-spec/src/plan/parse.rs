@@ -218,8 +218,22 @@ pub(super) fn parse_plan(path: &str, text: &str) -> Result<Plan, SpecError> {
         workload: Vec::new(),
     };
     let mut steps = Vec::new();
+    let mut hosts = None;
     for (key, value) in &top {
         match key.as_str() {
+            "hosts" => {
+                let Value::Table(_) = value else {
+                    return Err(err("hosts must be a table: [hosts] with list = [\"host:port\", ...] or file = \"hosts.toml\"".into()));
+                };
+                let h: super::PlanHosts =
+                    value.clone().try_into().map_err(|e: toml::de::Error| {
+                        err(format!("[hosts]: {}", e.message().trim()))
+                    })?;
+                if h.list.is_none() == h.file.is_none() {
+                    return Err(err("[hosts]: give list = [\"host:port\", ...] or file = \"hosts.toml\" (one of them)".into()));
+                }
+                hosts = Some(h);
+            }
             "name" => name = Some(nonempty_string(value).map_err(|w| err(format!("name: {w}")))?),
             "description" => {
                 description =
@@ -276,11 +290,12 @@ pub(super) fn parse_plan(path: &str, text: &str) -> Result<Plan, SpecError> {
                     "targets",
                     "size",
                     "hot_size",
+                    "hosts",
                     "defaults",
                     "steps",
                 ];
                 return Err(err(format!(
-                    "unknown key '{other}';{} a plan's top level takes name, description, targets, size, hot_size, [defaults] and [[steps]] (workload keys go in [defaults] or a step)",
+                    "unknown key '{other}';{} a plan's top level takes name, description, targets, size, hot_size, [hosts], [defaults] and [[steps]] (workload keys go in [defaults] or a step)",
                     crate::suggest::did_you_mean(other, top)
                 )));
             }
@@ -302,6 +317,7 @@ pub(super) fn parse_plan(path: &str, text: &str) -> Result<Plan, SpecError> {
         anchor: None,
         files: None,
         file_size: None,
+        hosts,
         defaults,
         steps,
         step_time: None,
