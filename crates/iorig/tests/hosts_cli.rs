@@ -771,3 +771,73 @@ fn mutual_tls_lets_in_only_a_controller_of_the_ca() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("needs all of"), "{err}");
 }
+
+#[test]
+fn a_plan_and_quick_run_every_step_on_every_host() {
+    let d = tmp();
+    // Each agent works in a directory of its own: quick's scratch file is
+    // ./iorig-scratch.dat on each host.
+    let mk = |ip: &str| {
+        let dir = d.path().join(format!("host-{ip}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        agent(&dir, ip, &[], &[])
+    };
+    let a = mk("127.0.0.2");
+    let b = mk("127.0.0.3");
+    // A plan whose [hosts] table names the agents: the curve's rates come
+    // from the measured total, and every step has both hosts.
+    let plan = d.path().join("p.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"hp\"\n[hosts]\nlist = [\"{}\", \"{}\"]\n[defaults]\nengine = \"null\"\ntime = \"2s\"\ninterval = \"1s\"\n[[steps]]\nkind = \"curve\"\nqd = 2\nrates_pct = [50]\n",
+            a.addr, b.addr
+        ),
+    )
+    .unwrap();
+    let db = d.path().join("p.db");
+    let dry = common::ok(&["plan", "run", plan.to_str().unwrap(), "--dry-run"], d.path());
+    assert!(dry.contains("checked on each of 2 hosts"), "{dry}");
+    common::ok(
+        &["plan", "run", plan.to_str().unwrap(), "--db", db.to_str().unwrap()],
+        d.path(),
+    );
+    let store = iorig_store::Store::open_read_only(&db).unwrap();
+    let steps = store.steps(iorig_store::RunId(1)).unwrap();
+    assert_eq!(steps.len(), 2);
+    let max_iops = steps[0].summary.as_ref().unwrap().io().unwrap().total.iops;
+    let half = steps[1].params.as_ref().unwrap().rate_iops.unwrap();
+    assert!((half - max_iops / 2.0).abs() < 1.0, "{half} vs {max_iops}");
+    for s in &steps {
+        let hosts = store.step_hosts(s.id).unwrap();
+        assert_eq!(hosts.len(), 2, "step {}", s.index);
+        // Each host ran half of the step's total rate.
+        if s.index == 1 {
+            for h in &hosts {
+                let iops = h.summary.total.iops;
+                assert!((iops - half / 2.0).abs() / (half / 2.0) < 0.05, "{iops} vs {half}");
+            }
+        }
+    }
+
+    // quick on both hosts: every step on each host's own scratch file.
+    let out = common::ok(
+        &[
+            "quick",
+            "--size",
+            "16m",
+            "--step-time",
+            "1s",
+            "--no-db",
+            "--hosts",
+            &format!("{},{}", a.addr, b.addr),
+        ],
+        d.path(),
+    );
+    assert!(out.contains("five parameters:"), "{out}");
+    for h in ["127.0.0.2", "127.0.0.3"] {
+        let f = d.path().join(format!("host-{h}")).join("iorig-scratch.dat");
+        assert!(f.exists(), "{}", f.display());
+    }
+    assert!(!d.path().join("iorig-scratch.dat").exists(), "nothing on the controller");
+}
