@@ -1117,7 +1117,12 @@ async fn step_async(
     };
     let mut host_results = Vec::with_capacity(n);
     for (h, r) in hosts.iter().zip(&runs) {
-        let intervals: Vec<Interval> = r.samples.iter().map(interval_of).collect();
+        // The agent's own document has the same intervals, computed there;
+        // a lost host's are computed here from what it delivered.
+        let intervals: Vec<Interval> = match &r.doc {
+            Some(d) if d.intervals.len() == r.samples.len() => d.intervals.clone(),
+            _ => r.samples.iter().map(interval_of).collect(),
+        };
         let summary = match &r.doc {
             Some(d) => d.summary.clone(),
             None => summary_of_samples(&r.samples, &[]).0,

@@ -201,6 +201,20 @@ impl Agent for Service {
         let stop = Stop::new();
         let gate = StartGate::new();
         let renewed = Arc::new(Mutex::new(Instant::now()));
+        // A run that was told to stop (its controller gone) may still be
+        // writing its result: give it a moment to finish.
+        for _ in 0..100 {
+            let ending = self
+                .active
+                .lock()
+                .map_err(|_| Status::internal("agent state poisoned"))?
+                .as_ref()
+                .is_some_and(|a| a.stop.step.load(std::sync::atomic::Ordering::SeqCst));
+            if !ending {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
         {
             let mut active = self
                 .active

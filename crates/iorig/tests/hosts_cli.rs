@@ -493,12 +493,14 @@ fn agents_stop_on_their_own_when_the_controller_is_gone() {
     .arg(&json)
     .current_dir(d.path())
     .stdout(Stdio::null())
-    .stderr(Stdio::null());
+    .stderr(Stdio::piped());
     let mut c = guarded(&mut cmd);
     std::thread::sleep(Duration::from_millis(3500));
     common::signal(&c, 2);
     let status = wait_child(&mut c, 30);
-    assert_eq!(status.code(), Some(130));
+    let mut err = String::new();
+    let _ = std::io::Read::read_to_string(&mut c.stderr.take().unwrap(), &mut err);
+    assert_eq!(status.code(), Some(130), "{err}");
     assert_eq!(json_files(&a.results), 2);
     assert_eq!(json_files(&b.results), 2);
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -796,10 +798,19 @@ fn a_plan_and_quick_run_every_step_on_every_host() {
     )
     .unwrap();
     let db = d.path().join("p.db");
-    let dry = common::ok(&["plan", "run", plan.to_str().unwrap(), "--dry-run"], d.path());
+    let dry = common::ok(
+        &["plan", "run", plan.to_str().unwrap(), "--dry-run"],
+        d.path(),
+    );
     assert!(dry.contains("checked on each of 2 hosts"), "{dry}");
     common::ok(
-        &["plan", "run", plan.to_str().unwrap(), "--db", db.to_str().unwrap()],
+        &[
+            "plan",
+            "run",
+            plan.to_str().unwrap(),
+            "--db",
+            db.to_str().unwrap(),
+        ],
         d.path(),
     );
     let store = iorig_store::Store::open_read_only(&db).unwrap();
@@ -815,7 +826,10 @@ fn a_plan_and_quick_run_every_step_on_every_host() {
         if s.index == 1 {
             for h in &hosts {
                 let iops = h.summary.total.iops;
-                assert!((iops - half / 2.0).abs() / (half / 2.0) < 0.05, "{iops} vs {half}");
+                assert!(
+                    (iops - half / 2.0).abs() / (half / 2.0) < 0.05,
+                    "{iops} vs {half}"
+                );
             }
         }
     }
@@ -839,5 +853,77 @@ fn a_plan_and_quick_run_every_step_on_every_host() {
         let f = d.path().join(format!("host-{h}")).join("iorig-scratch.dat");
         assert!(f.exists(), "{}", f.display());
     }
-    assert!(!d.path().join("iorig-scratch.dat").exists(), "nothing on the controller");
+    assert!(
+        !d.path().join("iorig-scratch.dat").exists(),
+        "nothing on the controller"
+    );
+}
+
+#[test]
+fn a_host_without_io_uring_is_refused_before_any_io() {
+    let d = tmp();
+    let a = agent(d.path(), "127.0.0.2", &[], &[]);
+    let b = agent(
+        d.path(),
+        "127.0.0.3",
+        &[],
+        &[("IORIG_TEST_NO_IO_URING", "1")],
+    );
+    let hosts = format!("{},{}", a.addr, b.addr);
+    // At qd 1 host b would fall back to psync: not the same test.
+    let (code, err, _) = controller(
+        d.path(),
+        &[
+            "--target", "t.dat", "--size", "1m", "--time", "1s", "--hosts", &hosts,
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("same engine") && err.contains(&b.addr),
+        "{err}"
+    );
+    // Deeper queues need io_uring: host b refuses.
+    let (code, err, _) = controller(
+        d.path(),
+        &[
+            "--target", "t.dat", "--size", "1m", "--qd", "8", "--time", "1s", "--hosts", &hosts,
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&b.addr) && err.contains("io_uring is unavailable"),
+        "{err}"
+    );
+    assert_eq!(
+        json_files(&a.results) + json_files(&b.results),
+        0,
+        "nothing ran"
+    );
+    assert!(!d.path().join("t.dat").exists(), "nothing was created");
+}
+
+#[test]
+fn a_killed_controller_stops_its_agents() {
+    let d = tmp();
+    let a = agent(d.path(), "127.0.0.2", &[], &[]);
+    let mut cmd = iorig();
+    cmd.args([
+        "run", "--engine", "null", "--time", "300s", "--rate", "1000", "--no-db", "--hosts",
+        &a.addr,
+    ])
+    .current_dir(d.path())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    let mut c = guarded(&mut cmd);
+    std::thread::sleep(Duration::from_secs(3));
+    common::signal(&c, 9);
+    let _ = wait_child(&mut c, 10);
+    let t = Instant::now();
+    while json_files(&a.results) < 1 && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(json_files(&a.results), 1, "the agent stopped");
+    // Its connection closed: well within the 10 s lease.
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert_eq!(local_doc(&a)["run"]["status"], "interrupted");
 }
