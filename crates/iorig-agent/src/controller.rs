@@ -446,6 +446,12 @@ pub struct Cluster {
     /// Steps run so far (each has its own run id on the agents).
     steps: usize,
     run_id: String,
+    /// The checks of the workload just checked by [`Cluster::check_hosts`],
+    /// which the next step of the same workload uses instead of asking
+    /// every host again.
+    prechecked: Option<(String, Vec<proto::CheckReply>)>,
+    /// When the clocks were last measured.
+    timed_at: Instant,
 }
 
 impl Cluster {
@@ -458,8 +464,9 @@ impl Cluster {
                 "no hosts given; give --hosts HOST:PORT,... or --hosts-file FILE",
             ));
         }
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+        // One thread: the controller mostly waits, and one thread spares
+        // the wake-ups between threads that each message would cost.
+        let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| RunError::runtime(format!("starting the controller's runtime: {e}")))?;
@@ -471,6 +478,8 @@ impl Cluster {
             opts,
             notices,
             steps: 0,
+            prechecked: None,
+            timed_at: Instant::now(),
             run_id: format!(
                 "{}-{:x}",
                 started.replace([':', '-'], ""),
@@ -490,6 +499,7 @@ impl Cluster {
         } = self;
         let (checked, notices) = rt.block_on(check_all(hosts, opts, call))?;
         self.notices.extend(notices);
+        self.prechecked = Some((workloads_key(&self.hosts), checked.clone()));
         Ok(self
             .hosts
             .iter()
@@ -525,6 +535,13 @@ impl StepExecutor for Cluster {
     ) -> Result<StepOutput, RunError> {
         self.steps += 1;
         let run_id = format!("{}-s{}", self.run_id, self.steps);
+        let prechecked = self.prechecked.take();
+        // Clocks drift: a step starting long after the last measurement
+        // measures them again.
+        let retime = self.timed_at.elapsed() > RETIME_AFTER;
+        if retime {
+            self.timed_at = Instant::now();
+        }
         let Cluster {
             rt,
             hosts,
@@ -535,8 +552,22 @@ impl StepExecutor for Cluster {
         for n in notices.drain(..) {
             out.notice(&n);
         }
-        rt.block_on(step_async(hosts, opts, &run_id, call, out, stop, hooks))
+        rt.block_on(step_async(
+            hosts, opts, &run_id, call, prechecked, retime, out, stop, hooks,
+        ))
     }
+}
+
+/// Clocks are measured again before a step when older than this.
+const RETIME_AFTER: Duration = Duration::from_secs(60);
+
+/// Every host's workload keys, to know a check is of the same workload.
+fn workloads_key(hosts: &[Host]) -> String {
+    hosts
+        .iter()
+        .map(|h| h.workload_json.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// What a host said when asked to check its share (`--dry-run`).
@@ -725,17 +756,35 @@ async fn step_async(
     opts: &ControllerOptions,
     run_id: &str,
     call: &StepCall<'_>,
+    prechecked: Option<(String, Vec<proto::CheckReply>)>,
+    retime_clocks: bool,
     out: &mut Out<'_>,
     stop: &Stop,
     hooks: &mut dyn StepHooks,
 ) -> Result<StepOutput, RunError> {
     let n = hosts.len();
     let index = call.index;
-    let (checked, notices) = check_all(hosts, opts, call).await?;
-    for note in &notices {
-        out.notice(note);
+    // The same workload was just checked on every host (`iorig run`
+    // checks before it stores anything): that check stands.
+    let n_hosts = hosts.len();
+    for (i, h) in hosts.iter_mut().enumerate() {
+        let l = host_layer(call.layer, call.w, &h.spec, i, n_hosts, opts.rate);
+        h.workload_json = serde_json::to_string(&l)
+            .map_err(|e| RunError::runtime(format!("workload JSON: {e}")))?;
     }
-    retime(hosts).await;
+    let checked = match prechecked {
+        Some((key, checked)) if key == workloads_key(hosts) && !call.w.verify => checked,
+        _ => {
+            let (checked, notices) = check_all(hosts, opts, call).await?;
+            for note in &notices {
+                out.notice(note);
+            }
+            checked
+        }
+    };
+    if retime_clocks {
+        retime(hosts).await;
+    }
     let hosts: &[Host] = hosts;
 
     // Every host prepares (opens, fills, formats) and says when it is ready.

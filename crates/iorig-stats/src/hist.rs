@@ -128,10 +128,10 @@ impl LatencyHistogram {
 
     /// Reads a histogram written by [`LatencyHistogram::to_bytes`] (or any HDR
     /// V2 histogram), including those stored before the histogram became
-    /// auto-resizing (1 ns..1 h bounds). One of iorig's geometry is added count
-    /// by count, exactly, into a histogram sized to its largest value; one of
-    /// other geometry is re-recorded into iorig's, so every histogram merges
-    /// exactly with every other.
+    /// auto-resizing (1 ns..1 h bounds). One of iorig's geometry is used as it
+    /// was read (set to grow like ours; no copy: a controller reads one per
+    /// host and interval); one of other geometry is re-recorded into iorig's,
+    /// so every histogram merges exactly with every other.
     pub fn from_bytes(bytes: &[u8]) -> Result<LatencyHistogram, StatsError> {
         let mut reader = bytes;
         let read: Histogram<u64> =
@@ -140,13 +140,21 @@ impl LatencyHistogram {
                 .map_err(|e| StatsError::BadHistogram {
                     why: format!("{e:?}"),
                 })?;
+        let ours = read.low() == 1 && read.sigfig() == SIG_FIGS && read.max() < CLAMP_FROM_NS;
+        // Sized to its values (as ours grow): taken as it is, no copy; an
+        // old preallocated 1 h one is copied into one sized to its values.
+        if ours && read.high() <= 4 * read.max().max(4096) {
+            let mut read = read;
+            read.auto(true);
+            return Ok(LatencyHistogram { hist: read });
+        }
         let mut h = LatencyHistogram::new();
-        if read.low() == 1 && read.sigfig() == SIG_FIGS && read.max() < CLAMP_FROM_NS {
+        if ours {
             h.add_hist(&read);
-        } else {
-            for v in read.iter_recorded() {
-                h.record_n(v.value_iterated_to(), v.count_at_value());
-            }
+            return Ok(h);
+        }
+        for v in read.iter_recorded() {
+            h.record_n(v.value_iterated_to(), v.count_at_value());
         }
         Ok(h)
     }

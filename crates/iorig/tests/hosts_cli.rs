@@ -674,6 +674,49 @@ fn a_multi_host_run_is_stored_with_each_hosts_part() {
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(doc["steps"][0]["hosts"].as_array().unwrap().len(), 2);
     assert_eq!(doc["steps"][0]["hosts"][1]["status"], "ok");
+    // The HTML report and a comparison show each host.
+    let rep = d.path().join("rep");
+    common::ok(
+        &[
+            "report",
+            "1",
+            "--db",
+            db.to_str().unwrap(),
+            "--out",
+            rep.to_str().unwrap(),
+        ],
+        d.path(),
+    );
+    let page = std::fs::read_to_string(rep.join("index.html")).unwrap();
+    assert!(page.contains(&a.addr) && page.contains("per host over time"));
+    assert!(rep.join("step-0000-hosts.svg").exists());
+    common::ok(
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--time",
+            "1s",
+            "--hosts",
+            &format!("{},{}", a.addr, b.addr),
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        d.path(),
+    );
+    let cmp = common::ok(
+        &[
+            "compare",
+            "1",
+            "2",
+            "--db",
+            db.to_str().unwrap(),
+            "--out",
+            d.path().join("cmp").to_str().unwrap(),
+        ],
+        d.path(),
+    );
+    assert!(cmp.contains(&format!("host {}", b.addr)), "{cmp}");
 }
 
 /// A CA, an agent certificate for `ip` and a controller certificate, made

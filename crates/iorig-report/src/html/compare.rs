@@ -87,6 +87,20 @@ pub struct StepMetrics {
     /// Against the first run; `None` for the first run itself or when the
     /// first run lacks the step.
     pub change: Option<Changes>,
+    /// A step run on several hosts: each host's own figures.
+    pub hosts: Vec<HostMetrics>,
+}
+
+/// One host's part of a multi-host step in a comparison.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostMetrics {
+    pub name: String,
+    /// `ok`, or `lost at interval N`.
+    pub status: String,
+    pub iops: f64,
+    pub bw_bytes_per_s: f64,
+    pub mean_lat_ns: f64,
+    pub p99_lat_ns: f64,
 }
 
 /// Percentage changes against the first run (`None` when its figure is 0).
@@ -161,6 +175,28 @@ impl Comparison {
                     mean_lat_ns: sum.total.lat_ns.mean as f64,
                     p99_lat_ns: sum.total.lat_ns.p99 as f64,
                     change: None,
+                    hosts: s
+                        .hosts
+                        .iter()
+                        .map(|h| {
+                            let r = &h.result;
+                            let t = &r.summary.total;
+                            HostMetrics {
+                                name: r.name.clone(),
+                                status: match r.status {
+                                    iorig_result::HostStatus::Ok => "ok".into(),
+                                    iorig_result::HostStatus::Lost => format!(
+                                        "lost at interval {}",
+                                        r.lost_at_interval.map_or(0, |i| i + 1)
+                                    ),
+                                },
+                                iops: t.iops,
+                                bw_bytes_per_s: t.bw_bytes_per_s,
+                                mean_lat_ns: t.lat_ns.mean as f64,
+                                p99_lat_ns: t.lat_ns.p99 as f64,
+                            }
+                        })
+                        .collect(),
                 });
             }
         }
@@ -231,6 +267,23 @@ impl Comparison {
                     None => format!("{:<width$}  {:>6}  {:>11}", name, run.0, "–"),
                 };
                 out.push(line.trim_end().to_owned());
+                // A multi-host step: each host below its run's line.
+                for h in m.iter().flat_map(|m| &m.hosts) {
+                    out.push(format!(
+                        "{:<width$}  {:>6}  {:>11} {:>8}  {:>9} {:>8}  {:>10} {:>8}  {:>10}  host {} ({})",
+                        "",
+                        "",
+                        fmt_iops(h.iops),
+                        "",
+                        fmt_mb_s(h.bw_bytes_per_s),
+                        "",
+                        fmt_lat_ns(h.mean_lat_ns),
+                        "",
+                        fmt_lat_ns(h.p99_lat_ns),
+                        h.name,
+                        h.status
+                    ));
+                }
             }
         }
         out
@@ -338,6 +391,35 @@ pub fn render_compare(runs: &[RunReport]) -> (Rendered, Comparison) {
             }
         }
         page.push(&table("compare wide", &COMPARE_TABLE_HEAD, &rows, 2..10));
+        // Steps run on several hosts: each run's hosts side by side.
+        let mut host_rows = Vec::new();
+        for s in &cmp.steps {
+            for (run, m) in cmp.runs.iter().zip(&s.per_run) {
+                for h in m.iter().flat_map(|m| &m.hosts) {
+                    host_rows.push(vec![
+                        esc(&s.label()),
+                        run.0.to_string(),
+                        esc(&h.name),
+                        esc(&h.status),
+                        fmt_iops(h.iops),
+                        fmt_mb_s(h.bw_bytes_per_s),
+                        fmt_lat_ns(h.mean_lat_ns),
+                        fmt_lat_ns(h.p99_lat_ns),
+                    ]);
+                }
+            }
+        }
+        if !host_rows.is_empty() {
+            page.push("<h3>Per host</h3>\n");
+            page.push(&table(
+                "compare hosts",
+                &[
+                    "step", "run", "host", "status", "IOPS", "MB/s", "mean lat", "p99 lat",
+                ],
+                &host_rows,
+                4..8,
+            ));
+        }
     }
     page.push("</section>\n");
 
