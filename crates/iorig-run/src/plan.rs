@@ -48,6 +48,10 @@ pub struct Invocation {
     /// File sizes of every file-system step.
     #[serde(default)]
     pub file_size: Option<String>,
+    /// The hosts the plan ran on (`--hosts`, a hosts file, `[hosts]`):
+    /// their addresses. A resume must not run their steps here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<Vec<String>>,
     /// Permission to destroy is given per invocation and never stored: a
     /// resume re-checks every target and needs it again.
     #[serde(skip)]
@@ -65,6 +69,7 @@ impl Invocation {
             step_time: None,
             files: None,
             file_size: None,
+            hosts: None,
             allow_destroy: false,
         }
     }
@@ -261,6 +266,17 @@ impl PlanRun {
         })?;
         // Runs stored by older versions carry `allow_destroy`; it is ignored.
         inv.allow_destroy = allow_destroy;
+        let on_hosts = inv.hosts.clone().or_else(|| {
+            inv.plan()
+                .ok()
+                .and_then(|p| p.hosts.map(|h| h.list.unwrap_or_default()))
+        });
+        if let Some(hosts) = on_hosts {
+            return Err(RunError::usage(format!(
+                "run {id} ran on several hosts ({}); resuming it on them is not available yet (this machine would run their steps): run the plan again with --hosts",
+                hosts.join(", ")
+            )));
+        }
         let mut me = PlanRun::new(inv)?;
         for row in store.steps(id).map_err(stored)? {
             if row.status.is_complete() {

@@ -100,6 +100,8 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<(u8, Vec<StepResult
     // a real run would.
     let (run, mut cluster) = match cluster_opts {
         Some(o) => {
+            let mut inv = inv;
+            inv.hosts = Some(o.hosts.iter().map(|h| h.address.clone()).collect());
             let run = PlanRun::for_executor(inv)?;
             let mut cluster = Cluster::connect(o)?;
             run.check_on(&mut cluster)?;

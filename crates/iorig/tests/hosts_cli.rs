@@ -970,3 +970,134 @@ fn a_killed_controller_stops_its_agents() {
     assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     assert_eq!(local_doc(&a)["run"]["status"], "interrupted");
 }
+
+#[test]
+fn allow_destroy_needs_the_agents_own_permission() {
+    let d = tmp();
+    let a = agent(d.path(), "127.0.0.2", &[], &[]);
+    let (code, err, _) = controller(
+        d.path(),
+        &[
+            "--engine",
+            "null",
+            "--time",
+            "1s",
+            "--allow-destroy",
+            "--hosts",
+            &a.addr,
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&a.addr) && err.contains("does not allow --allow-destroy"),
+        "{err}"
+    );
+    assert_eq!(json_files(&a.results), 0);
+    let b = agent(d.path(), "127.0.0.3", &["--allow-destroy"], &[]);
+    let (code, err, _) = controller(
+        d.path(),
+        &[
+            "--engine",
+            "null",
+            "--time",
+            "1s",
+            "--allow-destroy",
+            "--hosts",
+            &b.addr,
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn a_file_system_workload_runs_on_each_hosts_own_tree() {
+    let d = tmp();
+    let a = agent(d.path(), "127.0.0.2", &[], &[]);
+    let b = agent(d.path(), "127.0.0.3", &[], &[]);
+    let (ta, tb) = (d.path().join("tree-a"), d.path().join("tree-b"));
+    std::fs::create_dir_all(&ta).unwrap();
+    std::fs::create_dir_all(&tb).unwrap();
+    let hosts = d.path().join("hosts.toml");
+    std::fs::write(
+        &hosts,
+        format!(
+            "[[host]]\nname = \"a\"\naddress = \"{}\"\ntargets = [\"{}\"]\n[[host]]\nname = \"b\"\naddress = \"{}\"\ntargets = [\"{}\"]\n",
+            a.addr,
+            ta.display(),
+            b.addr,
+            tb.display()
+        ),
+    )
+    .unwrap();
+    let (code, err, doc) = controller(
+        d.path(),
+        &[
+            "--anchor",
+            ta.to_str().unwrap(),
+            "--files",
+            "10",
+            "--file-size",
+            "4k",
+            "--ops",
+            "stat:50,read:50",
+            "--time",
+            "2s",
+            "--interval",
+            "1s",
+            "--hosts-file",
+            hosts.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    // Each host built and used its own tree; the totals have both.
+    for t in [&ta, &tb] {
+        assert!(t.join(".iorig-tree").exists(), "{}", t.display());
+    }
+    let stat: u64 = doc["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["summary"]["fs_ops"]["stat"]["ops"].as_u64().unwrap())
+        .sum();
+    assert!(stat > 0);
+    assert_eq!(doc["summary"]["fs_ops"]["stat"]["ops"].as_u64(), Some(stat));
+}
+
+#[test]
+fn a_plan_run_on_hosts_is_not_resumed_here() {
+    let d = tmp();
+    let a = agent(d.path(), "127.0.0.2", &[], &[]);
+    let plan = d.path().join("p.toml");
+    std::fs::write(
+        &plan,
+        "name = \"hp\"\n[defaults]\nengine = \"null\"\ntime = \"30s\"\n[[steps]]\nqd = 1\n[[steps]]\nqd = 2\n",
+    )
+    .unwrap();
+    let db = d.path().join("p.db");
+    let mut cmd = iorig();
+    cmd.args([
+        "plan",
+        "run",
+        plan.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+    ])
+    .args(["--hosts", &a.addr])
+    .current_dir(d.path())
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    let mut c = guarded(&mut cmd);
+    std::thread::sleep(Duration::from_secs(3));
+    common::signal(&c, 2);
+    assert_eq!(wait_child(&mut c, 30).code(), Some(130));
+    let out = common::run(
+        &["plan", "resume", "1", "--db", db.to_str().unwrap()],
+        d.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("ran on several hosts") && err.contains(&a.addr),
+        "{err}"
+    );
+}
