@@ -982,6 +982,17 @@ async fn step_async(
                         r.io_errors = e.io_errors;
                         r.doc = serde_json::from_str(&e.result_json).ok();
                         r.state = State::Ended;
+                        // Interrupted there (its operator, its shutdown)
+                        // while this run went on: the host is gone from
+                        // the rest of the step.
+                        if e.status == "interrupted" && !stop.interrupted() {
+                            lose(
+                                r,
+                                &hosts[i].spec,
+                                "its agent interrupted the run there",
+                                out,
+                            );
+                        }
                     }
                     Msg::Heartbeat(_) => {}
                 }
