@@ -23,9 +23,7 @@ use crate::{wire, AgentError, AUTH_KEY, PROTOCOL_MAJOR, PROTOCOL_MINOR};
 use iorig_engine::run::{IntervalSample, RunOutcome, TargetInfo};
 use iorig_result::{Finding, HostResult, HostStatus, Interval, ResultDoc, Summary};
 use iorig_run::results::{interval_of, summary_of, target_entry};
-use iorig_run::{
-    Control, Event, Out, RunError, StepCall, StepExecutor, StepHooks, StepOutput, Stop,
-};
+use iorig_run::{Event, Out, RunError, StepCall, StepExecutor, StepHooks, StepOutput, Stop};
 use iorig_spec::{OneOrMany, StrOrNum, Workload, WorkloadFile};
 use iorig_stats::{CpuUsage, IntervalStats};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -1273,18 +1271,9 @@ fn emit_ready(
         let Some(total) = merge_interval(&parts) else {
             return;
         };
-        let interval = interval_of(&total);
-        let (control, progress) = hooks.interval(&total);
-        if control == Control::Stop {
-            stop.stop_step();
-        }
-        out.send(Event::Interval {
-            index,
-            sample: &total,
-            interval: &interval,
-            progress: progress.as_ref(),
-        });
-        emitted.push(interval);
+        emitted.push(iorig_run::step::deliver_interval(
+            &total, index, out, stop, hooks,
+        ));
         emitted_samples.push(total);
     }
 }

@@ -99,6 +99,21 @@ fn status_of(e: RunError) -> Status {
 }
 
 impl Service {
+    /// Applies `f` to run `run_id` if it is the one running; whether it was.
+    fn with_run(&self, run_id: &str, f: impl FnOnce(&Active)) -> Result<bool, Status> {
+        let active = self
+            .active
+            .lock()
+            .map_err(|_| Status::internal("agent state poisoned"))?;
+        Ok(match active.as_ref() {
+            Some(a) if a.run_id == run_id => {
+                f(a);
+                true
+            }
+            _ => false,
+        })
+    }
+
     fn protocol_major(&self) -> u32 {
         test_env_i64("IORIG_TEST_PROTOCOL_MAJOR")
             .and_then(|v| u32::try_from(v).ok())
@@ -305,21 +320,12 @@ impl Agent for Service {
         req: Request<proto::StartRequest>,
     ) -> Result<Response<proto::StartReply>, Status> {
         let req = req.into_inner();
-        let active = self
-            .active
-            .lock()
-            .map_err(|_| Status::internal("agent state poisoned"))?;
-        match active.as_ref() {
-            Some(a) if a.run_id == req.run_id => {
-                // The controller's time is in this agent's clock; the gate
-                // takes this machine's real one.
-                let real_ns = req.start_unix_ns - self.clock_offset_ns;
-                let at = UNIX_EPOCH + Duration::from_nanos(u64::try_from(real_ns).unwrap_or(0));
-                a.gate.set(at);
-                Ok(Response::new(proto::StartReply { running: true }))
-            }
-            _ => Ok(Response::new(proto::StartReply { running: false })),
-        }
+        // The controller's time is in this agent's clock; the gate takes
+        // this machine's real one.
+        let real_ns = req.start_unix_ns - self.clock_offset_ns;
+        let at = UNIX_EPOCH + Duration::from_nanos(u64::try_from(real_ns).unwrap_or(0));
+        let running = self.with_run(&req.run_id, |a| a.gate.set(at))?;
+        Ok(Response::new(proto::StartReply { running }))
     }
 
     async fn renew(
@@ -327,19 +333,11 @@ impl Agent for Service {
         req: Request<proto::RunRef>,
     ) -> Result<Response<proto::RenewReply>, Status> {
         let req = req.into_inner();
-        let active = self
-            .active
-            .lock()
-            .map_err(|_| Status::internal("agent state poisoned"))?;
-        let running = match active.as_ref() {
-            Some(a) if a.run_id == req.run_id => {
-                if let Ok(mut r) = a.renewed.lock() {
-                    *r = Instant::now();
-                }
-                true
+        let running = self.with_run(&req.run_id, |a| {
+            if let Ok(mut r) = a.renewed.lock() {
+                *r = Instant::now();
             }
-            _ => false,
-        };
+        })?;
         Ok(Response::new(proto::RenewReply { running }))
     }
 
@@ -348,21 +346,13 @@ impl Agent for Service {
         req: Request<proto::StopRequest>,
     ) -> Result<Response<proto::StopReply>, Status> {
         let req = req.into_inner();
-        let active = self
-            .active
-            .lock()
-            .map_err(|_| Status::internal("agent state poisoned"))?;
-        let running = match active.as_ref() {
-            Some(a) if a.run_id == req.run_id => {
-                if req.interrupt {
-                    a.stop.interrupt();
-                } else {
-                    a.stop.stop_step();
-                }
-                true
+        let running = self.with_run(&req.run_id, |a| {
+            if req.interrupt {
+                a.stop.interrupt();
+            } else {
+                a.stop.stop_step();
             }
-            _ => false,
-        };
+        })?;
         Ok(Response::new(proto::StopReply { running }))
     }
 }

@@ -167,6 +167,19 @@ pub fn five_figures(results: &[StepResult]) -> Vec<iorig_result::Figure> {
     iorig_result::five_figures(&steps)
 }
 
+/// The plan of `inv` and its steps (at least one).
+fn expand(inv: &Invocation) -> Result<(Plan, Vec<PlanStep>), RunError> {
+    let plan = inv.plan()?;
+    let steps = plan.expand().map_err(|e| RunError::usage(e.to_string()))?;
+    if steps.is_empty() {
+        return Err(RunError::usage(format!(
+            "plan {} has no steps; add at least one [[steps]] block",
+            plan.path
+        )));
+    }
+    Ok((plan, steps))
+}
+
 /// How a plan ended.
 #[derive(Debug)]
 pub struct PlanOutcome {
@@ -195,14 +208,7 @@ impl PlanRun {
     /// runs or is written: a dry run finds exactly the errors a real run
     /// would, and a bad step 5 stops the plan before step 1.
     pub fn new(inv: Invocation) -> Result<Self, RunError> {
-        let plan = inv.plan()?;
-        let steps = plan.expand().map_err(|e| RunError::usage(e.to_string()))?;
-        if steps.is_empty() {
-            return Err(RunError::usage(format!(
-                "plan {} has no steps; add at least one [[steps]] block",
-                plan.path
-            )));
-        }
+        let (plan, steps) = expand(&inv)?;
         validate_steps(&steps, inv.allow_destroy)?;
         Ok(PlanRun {
             inv,
@@ -218,14 +224,7 @@ impl PlanRun {
     /// workload resolves now; its targets are checked where they are, by
     /// the executor, before the plan's first step runs ([`PlanRun::run_on`]).
     pub fn for_executor(inv: Invocation) -> Result<Self, RunError> {
-        let plan = inv.plan()?;
-        let steps = plan.expand().map_err(|e| RunError::usage(e.to_string()))?;
-        if steps.is_empty() {
-            return Err(RunError::usage(format!(
-                "plan {} has no steps; add at least one [[steps]] block",
-                plan.path
-            )));
-        }
+        let (plan, steps) = expand(&inv)?;
         for s in &steps {
             let rate = matches!(s.role, StepRole::CurveRate { .. }).then_some(1.0);
             step_workload_on(s, rate, inv.allow_destroy, false)?;

@@ -131,6 +131,29 @@ pub trait StepHooks {
     fn interval(&mut self, sample: &IntervalSample) -> (Control, Option<PlanProgress>);
 }
 
+/// A completed interval of step `index`: the hooks are asked whether to go
+/// on (a stop ends the step), then it goes to the store and the sink.
+pub fn deliver_interval(
+    sample: &IntervalSample,
+    index: usize,
+    out: &mut Out<'_>,
+    stop: &Stop,
+    hooks: &mut dyn StepHooks,
+) -> Interval {
+    let interval = interval_of(sample);
+    let (control, progress) = hooks.interval(sample);
+    if control == Control::Stop {
+        stop.stop_step();
+    }
+    out.send(Event::Interval {
+        index,
+        sample,
+        interval: &interval,
+        progress: progress.as_ref(),
+    });
+    interval
+}
+
 /// One step for an executor: the resolved workload and the keys it was
 /// resolved from (what a remote host resolves again on its side).
 #[derive(Debug, Clone, Copy)]
@@ -286,18 +309,7 @@ pub(crate) fn run_step(
         for ev in rx.iter() {
             match ev {
                 RunEvent::Interval(sample) => {
-                    let interval = interval_of(&sample);
-                    let (control, progress) = hooks.interval(&sample);
-                    if control == Control::Stop {
-                        stop.stop_step();
-                    }
-                    out.send(Event::Interval {
-                        index,
-                        sample: &sample,
-                        interval: &interval,
-                        progress: progress.as_ref(),
-                    });
-                    intervals.push(interval);
+                    intervals.push(deliver_interval(&sample, index, out, stop, hooks));
                 }
                 RunEvent::WorkerError { worker, message } => {
                     out.send(Event::WorkerError {

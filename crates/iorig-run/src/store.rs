@@ -178,6 +178,19 @@ impl StoreWriter {
     }
 }
 
+/// The stored rows of an interval: read, write (trim, fs kinds) and total.
+fn rows_of(sample: &iorig_engine::run::IntervalSample) -> Vec<IntervalRow> {
+    IntervalRow::rows_of(
+        sample.index as u64,
+        sample.t_s,
+        sample.duration_s,
+        sample.warmup,
+        &sample.stats,
+        sample.cpu,
+        sample.device,
+    )
+}
+
 impl Sink for StoreWriter {
     fn event(&mut self, ev: &Event<'_>) {
         let Some(run) = self.run else { return };
@@ -235,15 +248,7 @@ impl Sink for StoreWriter {
                 let Some(&step) = self.steps.get(&index) else {
                     return;
                 };
-                let rows = IntervalRow::rows_of(
-                    sample.index as u64,
-                    sample.t_s,
-                    sample.duration_s,
-                    sample.warmup,
-                    &sample.stats,
-                    sample.cpu,
-                    sample.device,
-                );
+                let rows = rows_of(sample);
                 self.write("recording an interval", |s| s.add_intervals(step, &rows));
             }
             Event::HostInterval {
@@ -254,15 +259,7 @@ impl Sink for StoreWriter {
                 let Some(&step) = self.steps.get(&index) else {
                     return;
                 };
-                let rows = IntervalRow::rows_of(
-                    sample.index as u64,
-                    sample.t_s,
-                    sample.duration_s,
-                    sample.warmup,
-                    &sample.stats,
-                    sample.cpu,
-                    sample.device,
-                );
+                let rows = rows_of(sample);
                 self.write("recording a host's interval", |s| {
                     s.add_host_intervals(step, host, &rows)
                 });

@@ -169,13 +169,5 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
     if let Some(j) = &a.json {
         crate::output::json::write_json_doc(&term.printer, j, &outcome.doc)?;
     }
-    Ok(if outcome.interrupted {
-        exit::INTERRUPTED
-    } else if outcome.validation_errors > 0 {
-        exit::VALIDATION
-    } else if outcome.io_errors > 0 {
-        exit::RUNTIME
-    } else {
-        exit::OK
-    })
+    Ok(crate::run_cmd::exit_code(&outcome))
 }

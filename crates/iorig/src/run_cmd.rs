@@ -120,7 +120,13 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     if let Some(j) = &a.json {
         crate::output::json::write_json_doc(&term.printer, j, &outcome.doc)?;
     }
-    Ok(if outcome.interrupted {
+    Ok(exit_code(&outcome))
+}
+
+/// A finished run's exit code: 130 interrupted, 3 validation errors, 1 I/O
+/// errors (or a host lost), 0 otherwise.
+pub fn exit_code(outcome: &iorig_run::single::SingleOutcome) -> u8 {
+    if outcome.interrupted {
         exit::INTERRUPTED
     } else if outcome.validation_errors > 0 {
         exit::VALIDATION
@@ -128,7 +134,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         exit::RUNTIME
     } else {
         exit::OK
-    })
+    }
 }
 /// Runs longer than this get a warning about the per-I/O log's size.
 const LAT_LOG_SHORT_S: u64 = 60;
