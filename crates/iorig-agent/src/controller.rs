@@ -21,11 +21,11 @@ use crate::proto::agent_client::AgentClient;
 use crate::proto::{self, run_message::Msg};
 use crate::{wire, AgentError, AUTH_KEY, PROTOCOL_MAJOR, PROTOCOL_MINOR};
 use iorig_engine::run::{IntervalSample, RunOutcome, TargetInfo};
-use iorig_result::{Finding, HostResult, HostStatus, Interval, ResultDoc, Summary};
-use iorig_run::results::{interval_of, summary_of, target_entry};
+use iorig_result::{Finding, HostResult, HostStatus, Interval, ResultDoc};
+use iorig_run::merge::{merge_interval, summary_of_samples};
+use iorig_run::results::{interval_of, target_entry};
 use iorig_run::{Event, Out, RunError, StepCall, StepExecutor, StepHooks, StepOutput, Stop};
 use iorig_spec::{OneOrMany, StrOrNum, Workload, WorkloadFile};
-use iorig_stats::{CpuUsage, IntervalStats};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc;
 use tonic::service::interceptor::InterceptedService;
@@ -361,78 +361,6 @@ enum Report {
     Closed(usize),
 }
 
-/// Merges interval `k` of every host that has it.
-fn merge_interval(parts: &[&IntervalSample]) -> Option<IntervalSample> {
-    let first = parts.first()?;
-    let mut stats = IntervalStats::default();
-    let mut cpu = CpuUsage::default();
-    let mut gap: Option<(u64, u64)> = None;
-    let mut busy: f64 = 0.0;
-    let mut duration_s: f64 = 0.0;
-    let mut t_s: f64 = 0.0;
-    for p in parts {
-        stats.merge(&p.stats);
-        cpu.usr_pct += p.cpu.usr_pct;
-        cpu.sys_pct += p.cpu.sys_pct;
-        cpu.steal_pct += p.cpu.steal_pct;
-        // The cluster went without completions at most as long as its
-        // best host did.
-        if gap.is_none_or(|(g, _)| p.longest_gap_ns < g) {
-            gap = Some((p.longest_gap_ns, p.gap_start_ns));
-        }
-        busy = busy.max(p.worker_busy_max_pct);
-        duration_s = duration_s.max(p.duration_s);
-        t_s = t_s.max(p.t_s);
-    }
-    let n = parts.len() as f64;
-    cpu.usr_pct /= n;
-    cpu.sys_pct /= n;
-    cpu.steal_pct /= n;
-    let (longest_gap_ns, gap_start_ns) = gap.unwrap_or((0, 0));
-    Some(IntervalSample {
-        index: first.index,
-        t_s,
-        duration_s,
-        warmup: first.warmup,
-        stats,
-        cpu,
-        // Devices are each host's own: in `hosts[]`, not in the total.
-        device: if parts.len() == 1 { first.device } else { None },
-        longest_gap_ns,
-        gap_start_ns,
-        worker_busy_max_pct: busy,
-    })
-}
-
-/// The measured figures of a series of intervals.
-fn summary_of_samples(
-    samples: &[IntervalSample],
-    messages: &[String],
-) -> (Summary, IntervalStats, f64, CpuUsage) {
-    let mut stats = IntervalStats::default();
-    let mut secs = 0.0;
-    let mut cpu = CpuUsage::default();
-    for s in samples.iter().filter(|s| !s.warmup) {
-        stats.merge(&s.stats);
-        secs += s.duration_s;
-        cpu.usr_pct += s.cpu.usr_pct * s.duration_s;
-        cpu.sys_pct += s.cpu.sys_pct * s.duration_s;
-        cpu.steal_pct += s.cpu.steal_pct * s.duration_s;
-    }
-    if secs > 0.0 {
-        cpu.usr_pct /= secs;
-        cpu.sys_pct /= secs;
-        cpu.steal_pct /= secs;
-    }
-    let errors = stats.errors;
-    (
-        summary_of(&stats, secs, cpu, errors, messages),
-        stats,
-        secs,
-        cpu,
-    )
-}
-
 /// The hosts of a run, greeted and timed: runs steps on all of them at
 /// once ([`StepExecutor`]), for `iorig run` and for plans.
 pub struct Cluster {
@@ -521,6 +449,7 @@ impl Cluster {
 
 impl StepExecutor for Cluster {
     fn check(&mut self, call: &StepCall<'_>) -> Result<(), RunError> {
+        refuse_jobs(call)?;
         self.check_hosts(call).map(drop)
     }
 
@@ -531,6 +460,7 @@ impl StepExecutor for Cluster {
         stop: &Stop,
         hooks: &mut dyn StepHooks,
     ) -> Result<StepOutput, RunError> {
+        refuse_jobs(call)?;
         self.steps += 1;
         let run_id = format!("{}-s{}", self.run_id, self.steps);
         let prechecked = self.prechecked.take();
@@ -1248,7 +1178,19 @@ async fn step_async(
         trim_pass: None,
         format: None,
         hosts: host_results,
+        jobs: Vec::new(),
     })
+}
+
+/// Steps of several jobs run on this machine only (for now).
+fn refuse_jobs(call: &StepCall<'_>) -> Result<(), RunError> {
+    if call.jobs.is_empty() {
+        Ok(())
+    } else {
+        Err(RunError::usage(
+            "a step of several jobs runs on this machine only; run it without --hosts, or give each job its own step",
+        ))
+    }
 }
 
 /// Emits every total interval that no live host still owes, asking the

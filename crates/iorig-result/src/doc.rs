@@ -31,6 +31,29 @@ pub struct ResultDoc {
     /// A run on several hosts (`--hosts`): each host's own part.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostResult>,
+    /// A step of several workloads at once (a plan step's `jobs`, a fio
+    /// job file's concurrent jobs): each one's own part; `summary` and
+    /// `intervals` are their totals.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jobs: Vec<JobResult>,
+}
+
+/// One of several workloads run at once in one step, with its own workers
+/// and figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobResult {
+    /// Its name in the plan (the fio job's section name).
+    pub name: String,
+    pub workload: WorkloadRecord,
+    pub engine: String,
+    pub targets: Vec<TargetEntry>,
+    /// Its own measured intervals merged.
+    pub summary: Summary,
+    /// Its own intervals, warmup included (the store keeps only the
+    /// summary; the totals' intervals are the step's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<Interval>,
 }
 
 /// How a host's part of a multi-host run ended.

@@ -152,10 +152,13 @@ pub struct StepDoc {
     /// A step run on several hosts: how each host ended and its own
     /// summary (its intervals are the export's per-host rows, not here).
     pub hosts: Vec<crate::HostResult>,
+    /// A step of several workloads at once: each one's own part (without
+    /// intervals).
+    pub jobs: Vec<crate::JobResult>,
 }
 
 /// The step's own keys; they win over workload fields of the same name.
-const STEP_KEYS: [&str; 10] = [
+const STEP_KEYS: [&str; 11] = [
     "index",
     "name",
     "role",
@@ -166,6 +169,7 @@ const STEP_KEYS: [&str; 10] = [
     "analysis",
     "intervals",
     "hosts",
+    "jobs",
 ];
 
 fn to_value<T: Serialize, E: serde::ser::Error>(v: &T) -> Result<Value, E> {
@@ -198,6 +202,9 @@ impl Serialize for StepDoc {
         }
         if !self.hosts.is_empty() {
             m.insert("hosts".into(), to_value(&self.hosts)?);
+        }
+        if !self.jobs.is_empty() {
+            m.insert("jobs".into(), to_value(&self.jobs)?);
         }
         Value::Object(m).serialize(s)
     }
@@ -239,6 +246,7 @@ impl<'de> Deserialize<'de> for StepDoc {
             analysis,
             intervals: of("intervals", typed(8))?,
             hosts: of::<Option<Vec<crate::HostResult>>, _>("hosts", typed(9))?.unwrap_or_default(),
+            jobs: of::<Option<Vec<crate::JobResult>>, _>("jobs", typed(10))?.unwrap_or_default(),
         })
     }
 }

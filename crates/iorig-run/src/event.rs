@@ -116,6 +116,13 @@ pub enum Event<'a> {
         position: usize,
         host: &'a iorig_result::HostResult,
     },
+    /// How one job of a step of several ended (before `StepEnded`);
+    /// `position` is its place in the step's jobs.
+    JobEnded {
+        index: usize,
+        position: usize,
+        job: &'a iorig_result::JobResult,
+    },
     /// A worker stopped on an I/O error; the others go on.
     WorkerError { worker: u32, message: &'a str },
     /// Data validation found a block that is not what was written.

@@ -15,8 +15,10 @@
 pub mod analyse;
 pub mod csv;
 pub mod event;
+pub mod group;
 pub mod iolog;
 pub mod journal;
+pub mod merge;
 pub mod plan;
 pub mod profile;
 pub mod results;
@@ -27,6 +29,7 @@ pub mod store;
 pub mod verify_scan;
 
 pub use event::{Collector, Event, PlanProgress, Sink};
+pub use group::{JobCall, JobPart};
 pub use step::{Control, Local, Out, StepCall, StepExecutor, StepHooks, StepOutput};
 pub use stop::{StartGate, Stop};
 pub use store::StoreWriter;

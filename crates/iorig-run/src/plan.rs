@@ -321,12 +321,14 @@ impl PlanRun {
             let (mut w, mut layer) = step_workload_on(s, rate, self.inv.allow_destroy, local)?;
             tree_format(&mut w, &mut built, true);
             tree_layer(&w, &mut layer);
+            let jobs = step_jobs(s)?;
             let call = StepCall {
                 w: &w,
                 layer: &layer,
                 index: s.index,
                 allow_destroy: self.inv.allow_destroy,
                 hot_size_bytes: if local { None } else { s.hot_size_bytes },
+                jobs: &jobs,
             };
             executor
                 .check(&call)
@@ -348,24 +350,7 @@ impl PlanRun {
         stop: &Stop,
     ) -> Result<PlanOutcome, RunError> {
         if !self.checked {
-            let mut built = HashSet::new();
-            let local = executor.is_local();
-            for s in &self.steps {
-                let rate = matches!(s.role, StepRole::CurveRate { .. }).then_some(1.0);
-                let (mut w, mut layer) = step_workload_on(s, rate, self.inv.allow_destroy, local)?;
-                tree_format(&mut w, &mut built, true);
-                tree_layer(&w, &mut layer);
-                let call = StepCall {
-                    w: &w,
-                    layer: &layer,
-                    index: s.index,
-                    allow_destroy: self.inv.allow_destroy,
-                    hot_size_bytes: if local { None } else { s.hot_size_bytes },
-                };
-                executor
-                    .check(&call)
-                    .map_err(|e| e.context(&format!("step {} ({}): ", s.index + 1, s.label)))?;
-            }
+            self.check_on(executor)?;
         }
         let mut out = Out { store, sink };
         if self.resume_of.is_none() {
@@ -573,6 +558,7 @@ impl Runner<'_> {
             steady_at_round: None,
         };
         self.stop.rearm();
+        let jobs = step_jobs(step)?;
         let call = StepCall {
             w,
             layer,
@@ -583,6 +569,7 @@ impl Runner<'_> {
             } else {
                 step.hot_size_bytes
             },
+            jobs: &jobs,
         };
         let out = match self
             .executor
@@ -801,6 +788,31 @@ fn step_workload_on(
     Ok((w, wf))
 }
 
+/// The jobs of a step of several, resolved (each its own seed).
+fn step_jobs(step: &PlanStep) -> Result<Vec<crate::JobCall>, RunError> {
+    step.jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            let w = j
+                .workload
+                .resolve(seed_for(step.index).wrapping_add(i as u64 + 1))
+                .map_err(|e| {
+                    RunError::usage(format!(
+                        "step {} ({}), job '{}': {e}",
+                        step.index + 1,
+                        step.label,
+                        j.name
+                    ))
+                })?;
+            Ok(crate::JobCall {
+                name: j.name.clone(),
+                w,
+            })
+        })
+        .collect()
+}
+
 /// Checks every step before the first I/O: its workload resolves and
 /// validates (hot range included), and its targets pass every safety check
 /// (read-only looks, nothing written).
@@ -813,9 +825,13 @@ fn validate_steps(steps: &[PlanStep], allow_destroy: bool) -> Result<(), RunErro
         let rate = matches!(s.role, StepRole::CurveRate { .. }).then_some(1.0);
         let mut w = step_workload(s, rate, allow_destroy)?;
         tree_format(&mut w, &mut built, true);
-        engine_run::plan(&w, allow_destroy).map_err(|e| {
-            RunError::from(e).context(&format!("step {} ({}): ", s.index + 1, s.label))
-        })?;
+        let ctx = |e: RunError| e.context(&format!("step {} ({}): ", s.index + 1, s.label));
+        let jobs = step_jobs(s)?;
+        if jobs.is_empty() {
+            engine_run::plan(&w, allow_destroy).map_err(|e| ctx(e.into()))?;
+        } else {
+            crate::group::check_jobs(&jobs, allow_destroy).map_err(ctx)?;
+        }
     }
     Ok(())
 }

@@ -213,6 +213,7 @@ pub fn run_with(
         index: 0,
         allow_destroy: opts.allow_destroy,
         hot_size_bytes: None,
+        jobs: &[],
     };
     let step = executor.run_step(&call, &mut out, stop, &mut hooks);
     finish_io_log(&mut hooks, &mut out);
@@ -281,6 +282,7 @@ pub fn run_with(
         intervals: step.intervals,
         summary,
         hosts: step.hosts,
+        jobs: step.jobs.into_iter().map(|j| j.result).collect(),
     };
     Ok(SingleOutcome {
         doc,

@@ -70,6 +70,9 @@ pub struct StepOutput {
     /// A step run on several hosts: each host's part (the rest of this
     /// output is their totals). Empty for a step run here.
     pub hosts: Vec<iorig_result::HostResult>,
+    /// A step of several jobs: each job's part (the rest of this output is
+    /// their totals). Empty for a step of one workload.
+    pub jobs: Vec<crate::JobPart>,
 }
 
 impl StepOutput {
@@ -165,6 +168,8 @@ pub struct StepCall<'a> {
     /// A hot-data step's working set, applied to each host's own target
     /// (this machine's steps have it in `w.range` already).
     pub hot_size_bytes: Option<u64>,
+    /// Workloads that run at once in this step (empty: `w` alone).
+    pub jobs: &'a [crate::JobCall],
 }
 
 /// Where a step's I/O runs: [`Local`] on this machine; a controller on many
@@ -196,6 +201,9 @@ pub struct Local;
 
 impl StepExecutor for Local {
     fn check(&mut self, call: &StepCall<'_>) -> Result<(), RunError> {
+        if !call.jobs.is_empty() {
+            return crate::group::check_jobs(call.jobs, call.allow_destroy);
+        }
         run::plan(call.w, call.allow_destroy)?;
         Ok(())
     }
@@ -206,6 +214,9 @@ impl StepExecutor for Local {
         stop: &Stop,
         hooks: &mut dyn StepHooks,
     ) -> Result<StepOutput, RunError> {
+        if !call.jobs.is_empty() {
+            return crate::group::run_jobs(call, out, stop, hooks);
+        }
         run_step(call.w, call.index, call.allow_destroy, out, stop, hooks)
     }
     fn is_local(&self) -> bool {
@@ -264,7 +275,15 @@ pub(crate) fn run_step(
             Some(done)
         }
         None => {
-            prepared.byte_limit = hooks.byte_limit(prepared.space.total_bytes());
+            // A precondition's passes and the workload's own io_size: the
+            // smaller ends the step.
+            prepared.byte_limit = match (
+                hooks.byte_limit(prepared.space.total_bytes()),
+                w.io_size_bytes,
+            ) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             hooks.opened(out, &prepared.info)?;
             None
         }
@@ -351,6 +370,7 @@ pub(crate) fn run_step(
         trim_pass,
         format,
         hosts: Vec::new(),
+        jobs: Vec::new(),
     })
 }
 

@@ -276,6 +276,18 @@ impl Sink for StoreWriter {
                     s.put_step_host(step, position, host)
                 });
             }
+            Event::JobEnded {
+                index,
+                position,
+                job,
+            } => {
+                let Some(&step) = self.steps.get(&index) else {
+                    return;
+                };
+                self.write("recording a job's result", |s| {
+                    s.put_step_job(step, position, job)
+                });
+            }
             Event::StepEnded {
                 index,
                 status,

@@ -21,7 +21,7 @@ pub use fs::{
     DEFAULT_MAX_ENTRIES,
 };
 pub use plan::{
-    builtin, builtin_text, builtins, estimate_duration, HotSize, Pause, Plan, PlanStep,
+    builtin, builtin_text, builtins, estimate_duration, HotSize, Pause, Plan, PlanJob, PlanStep,
     PreconditionSpec, SteadyStateSpec, StepRole,
 };
 pub use units::{format_bytes, format_size, parse_count, parse_duration, parse_size, sig3};

@@ -512,6 +512,9 @@ pub struct WorkloadFile {
     /// Measured time [default: 30s].
     #[arg(long, value_name = "DUR")]
     pub time: Option<StrOrNum>,
+    /// End once this many bytes were issued (reads, writes and trims together), or at --time, whichever comes first.
+    #[arg(long, value_name = "SIZE")]
+    pub io_size: Option<StrOrNum>,
     /// Time run before measuring, excluded from the summary [default: 0s].
     #[arg(long, value_name = "DUR")]
     pub warmup: Option<StrOrNum>,
@@ -644,6 +647,7 @@ impl WorkloadFile {
             dsync,
             rate,
             time,
+            io_size,
             warmup,
             interval,
             range,
@@ -844,7 +848,22 @@ impl WorkloadFile {
                 ));
             }
         }
+        let io_size_bytes = match &self.io_size {
+            None => None,
+            Some(s) => {
+                let v = parse_size(&s.text())?;
+                if v == 0 {
+                    return Err(SpecError::bad(
+                        "io-size",
+                        s.text(),
+                        "0 bytes; give e.g. 10g, or drop it to run for --time",
+                    ));
+                }
+                Some(v)
+            }
+        };
         let w = Workload {
+            io_size_bytes,
             verify,
             verify_after,
             max_errors,
@@ -1075,6 +1094,11 @@ impl WorkloadFile {
             "give --fileselect with the distribution, e.g. zipf:1.2",
         )?;
         refuse("read-bs", self.read_bs.is_some(), "give --bs")?;
+        refuse(
+            "io-size",
+            self.io_size.is_some(),
+            "end it with --time (or --stopafter per open file)",
+        )?;
         refuse("write-bs", self.write_bs.is_some(), "give --bs")?;
         refuse(
             "submit-batch",
@@ -1180,6 +1204,8 @@ pub struct Workload {
     pub sync: SyncMode,
     pub rate: Rate,
     pub time: Duration,
+    /// End once this many bytes were issued (`io_size`), or at `time`.
+    pub io_size_bytes: Option<u64>,
     pub warmup: Duration,
     pub interval: Duration,
     pub range: RangePct,
@@ -1399,6 +1425,7 @@ impl Workload {
                 Rate::Iops(r) => Some(r),
             },
             time_s: self.time.as_secs_f64(),
+            io_size_bytes: self.io_size_bytes,
             warmup_s: self.warmup.as_secs_f64(),
             interval_s: self.interval.as_secs_f64(),
             range_start_pct: self.range.start_pct,
@@ -1454,6 +1481,9 @@ pub struct WorkloadRecord {
     pub sync: String,
     pub rate_iops: Option<f64>,
     pub time_s: f64,
+    /// The bytes after which the workload ends (`io_size`), when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_size_bytes: Option<u64>,
     pub warmup_s: f64,
     pub interval_s: f64,
     pub range_start_pct: f64,

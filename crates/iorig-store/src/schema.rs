@@ -324,6 +324,20 @@ CREATE TABLE step_hosts (
 ) WITHOUT ROWID;
 "#,
     ),
+    // Version 7: steps of several workloads at once (a plan step's jobs, a
+    // fio file's concurrent jobs): each job's own result (its summary; the
+    // step's intervals are the totals).
+    Migration::Sql(
+        r#"
+CREATE TABLE step_jobs (
+    step_id      INTEGER NOT NULL REFERENCES steps(id) ON DELETE CASCADE,
+    name         TEXT NOT NULL,
+    position     INTEGER NOT NULL,
+    result_json  TEXT NOT NULL,
+    PRIMARY KEY (step_id, name)
+) WITHOUT ROWID;
+"#,
+    ),
 ];
 
 /// Re-derives `bs`, `bs_bytes` and the workload's `bs` of steps whose

@@ -6,7 +6,9 @@ use crate::types::{
     StepRow, StepStatus, TargetFactsRow,
 };
 use crate::StoreError;
-use iorig_result::{Finding, HostResult, HostStatus, RunStatus, StepSummary, TargetKind};
+use iorig_result::{
+    Finding, HostResult, HostStatus, JobResult, RunStatus, StepSummary, TargetKind,
+};
 use iorig_stats::sampler::system::{SystemFacts, TargetFacts};
 use iorig_stats::{DeviceUsage, LatSummary, LatencyHistogram};
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, Type, ValueRef};
@@ -315,6 +317,51 @@ impl Store {
             out.push(
                 serde_json::from_str(&text).map_err(|_| StoreError::BadValue {
                     column: "step_hosts.result_json",
+                    value: text.chars().take(80).collect(),
+                })?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Stores (or replaces) one job's result of a step of several jobs,
+    /// without its intervals.
+    pub fn put_step_job(
+        &self,
+        step: StepId,
+        position: usize,
+        result: &JobResult,
+    ) -> Result<(), StoreError> {
+        let mut r = result.clone();
+        r.intervals.clear();
+        self.conn
+            .execute(
+                "INSERT INTO step_jobs (step_id, name, position, result_json)
+                 VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (step_id, name) DO UPDATE SET position = excluded.position,
+                   result_json = excluded.result_json",
+                params![step.0, r.name, position as i64, to_json(&r)?],
+            )
+            .map_err(|e| no_step(e, step))?;
+        Ok(())
+    }
+
+    /// The jobs of a step of several, in their order (empty for any other
+    /// step).
+    pub fn step_jobs(&self, step: StepId) -> Result<Vec<JobResult>, StoreError> {
+        if self.version < 7 {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self
+            .conn
+            .prepare("SELECT result_json FROM step_jobs WHERE step_id = ?1 ORDER BY position")?;
+        let rows = stmt.query_map([step.0], |r| r.get::<_, String>(0))?;
+        let mut out = Vec::new();
+        for text in rows {
+            let text = text?;
+            out.push(
+                serde_json::from_str(&text).map_err(|_| StoreError::BadValue {
+                    column: "step_jobs.result_json",
                     value: text.chars().take(80).collect(),
                 })?,
             );

@@ -275,6 +275,7 @@ impl StepRow {
                 interval_docs(rows, self.params.as_ref().is_some_and(|p| p.fs.is_some()))
             }),
             hosts: Vec::new(),
+            jobs: Vec::new(),
         }
     }
 }

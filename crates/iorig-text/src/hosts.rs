@@ -1,6 +1,7 @@
-//! The per-host breakdown of a multi-host run.
+//! The per-host breakdown of a multi-host run, and the per-job breakdown
+//! of a step of several jobs.
 
-use iorig_result::{HostResult, HostStatus};
+use iorig_result::{HostResult, HostStatus, JobResult};
 
 fn ms(ns: f64) -> f64 {
     ns / 1e6
@@ -40,6 +41,29 @@ pub fn hosts_lines(hosts: &[HostResult]) -> Vec<String> {
             ms(t.lat_ns.p99 as f64),
             ms(h.clock_offset_ns as f64),
             skew
+        ));
+    }
+    out
+}
+
+/// A table of every job's own figures in a step of several jobs.
+pub fn jobs_lines(jobs: &[JobResult]) -> Vec<String> {
+    let width = jobs.iter().map(|j| j.name.len()).max().unwrap_or(3).max(3);
+    let mut out = vec![format!(
+        "{:<width$} {:>10} {:>10} {:>8} {:>9} {:>9} {:>9}",
+        "job", "read IOPS", "write IOPS", "MB/s", "mean ms", "p99 ms", "errors"
+    )];
+    for j in jobs {
+        let s = &j.summary;
+        out.push(format!(
+            "{:<width$} {:>10.1} {:>10.1} {:>8.2} {:>9.3} {:>9.3} {:>9}",
+            j.name,
+            s.read.iops,
+            s.write.iops,
+            s.total.bw_bytes_per_s / 1e6,
+            ms(s.total.lat_ns.mean as f64),
+            ms(s.total.lat_ns.p99 as f64),
+            s.errors
         ));
     }
     out

@@ -108,6 +108,7 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
         index: 0,
         allow_destroy: a.allow_destroy,
         hot_size_bytes: None,
+        jobs: &[],
     };
     // Every host checks its share before anything is written anywhere.
     let checks = cluster.check_hosts(&call)?;

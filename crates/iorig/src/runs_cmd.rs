@@ -93,6 +93,17 @@ fn show(printer: &Printer, s: &Store, id: i64, as_json: bool) -> Result<u8, Fail
     for l in iorig_text::runs::show_lines(&run, &targets, &steps, &analysis) {
         printer.line(&l);
     }
+    // A step of several jobs: each job's own part.
+    for step in &steps {
+        let jobs = s.step_jobs(step.id).map_err(store_err)?;
+        if jobs.is_empty() {
+            continue;
+        }
+        printer.line(&format!("jobs of step {} ({}):", step.index + 1, step.name));
+        for l in iorig_text::hosts::jobs_lines(&jobs) {
+            printer.line(&format!("  {l}"));
+        }
+    }
     // A multi-host step: each host's own part.
     for step in &steps {
         let hosts = s.step_hosts(step.id).map_err(store_err)?;

@@ -627,13 +627,20 @@ fn plan_block(
     }
     // The descriptor the run uses; a device written to is held exclusively
     // from here on, and its signatures are read through it.
-    let file = open_check(path, w.writes(), w, w.writes())
+    // Jobs of one step may write one device: the first holds it exclusively
+    // against everyone else, the others open it beside that hold.
+    let excl = w.writes() && !exclusive::held(rdev);
+    let file = open_check(path, w.writes(), w, excl)
         .map_err(|e| open_check_error(path, w.writes(), w.direct, &e))?;
     same_object(path, &file)?;
     if file.metadata().map(|m| m.rdev()).ok() != Some(rdev) {
         return Err(usage(format!(
             "{p} changed while it was being checked; run again"
         )));
+    }
+    let file = Arc::new(file);
+    if excl {
+        exclusive::hold(rdev, &file);
     }
     drop(probe);
     if w.writes() && !allow_destroy {
@@ -647,9 +654,29 @@ fn plan_block(
         data_start: 0,
         device: name,
         resize_to: None,
-        file: Some(Arc::new(file)),
+        file: Some(file),
         guarded: w.writes() && !allow_destroy,
     })
+}
+
+/// Block devices this process holds open with `O_EXCL`, while it does.
+mod exclusive {
+    use std::fs::File;
+    use std::sync::{Arc, Mutex, Weak};
+
+    static HELD: Mutex<Vec<(u64, Weak<File>)>> = Mutex::new(Vec::new());
+
+    /// Whether a live descriptor of this process holds `rdev` exclusively.
+    pub(super) fn held(rdev: u64) -> bool {
+        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        held.retain(|(_, f)| f.strong_count() > 0);
+        held.iter().any(|(r, _)| *r == rdev)
+    }
+
+    pub(super) fn hold(rdev: u64, file: &Arc<File>) {
+        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        held.push((rdev, Arc::downgrade(file)));
+    }
 }
 
 /// The bytes tested on a target iorig does not size itself (a block device, a

@@ -20,6 +20,7 @@ pub(super) fn run_doc(data: &RunData) -> RunDoc {
         .map(|s| {
             let mut doc = s.step.doc(&s.analysis, s.intervals.as_deref());
             doc.hosts = s.hosts.clone();
+            doc.jobs = s.jobs.clone();
             doc
         })
         .collect();

@@ -91,6 +91,8 @@ struct StepData {
     analysis: Vec<AnalysisRow>,
     /// A multi-host step's hosts, in their order.
     hosts: Vec<iorig_result::HostResult>,
+    /// A step of several jobs: each job's result, in their order.
+    jobs: Vec<iorig_result::JobResult>,
 }
 
 /// Everything stored about a run, read once so that every export is built
@@ -114,6 +116,7 @@ impl RunData {
             .map(|step| {
                 Ok(StepData {
                     hosts: store.step_hosts(step.id)?,
+                    jobs: store.step_jobs(step.id)?,
                     intervals: if with_intervals {
                         Some(store.intervals(step.id)?)
                     } else {

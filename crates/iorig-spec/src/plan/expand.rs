@@ -5,7 +5,7 @@ use super::parse::{
     plan_error, scalar_text, size_text, Block, HotRef, KindParams, Place, NOT_AXES,
     PRECONDITION_INHERITED_KEYS,
 };
-use super::{HotSize, Pause, Plan, PlanStep, PreconditionSpec, StepRole};
+use super::{HotSize, Pause, Plan, PlanJob, PlanStep, PreconditionSpec, StepRole};
 use crate::units::format_size;
 use crate::{EngineKind, OneOrMany, SpecError, StrOrNum, WorkloadFile, DEFAULT_SIZE_BYTES};
 use std::time::Duration;
@@ -326,7 +326,44 @@ impl Expander<'_> {
                 pause = Pause::Fixed(scale(p, factor, step_time));
             }
         }
-        let r = w.resolve(0).map_err(|e| err(e.to_string()))?;
+        let mut r = w.resolve(0).map_err(|e| err(e.to_string()))?;
+        let mut jobs = Vec::new();
+        if !block.jobs.is_empty() {
+            if steady_state.is_some() || hot.is_some() {
+                return Err(err(
+                    "a step with jobs takes neither steady_state nor hot/hot_size; give each job its own range".into(),
+                ));
+            }
+            // The step's longest job sets its time (for estimates).
+            let mut longest = Duration::ZERO;
+            for job in &block.jobs {
+                let mut t = Table::new();
+                for (k, v) in &job.workload {
+                    t.insert(k.clone(), v.clone());
+                }
+                let jerr = |why: String| err(format!("job '{}': {why}", job.name));
+                let own = to_workload(t).map_err(jerr)?;
+                let jw = w.clone().overlay(own);
+                let jr = jw.resolve(0).map_err(|e| jerr(e.to_string()))?;
+                if jr.interval != r.interval {
+                    return Err(jerr(
+                        "its interval differs from the step's; jobs of one step report on one clock, so give interval in the step".into(),
+                    ));
+                }
+                if jr.fs.is_some() {
+                    return Err(jerr(
+                        "a file-system workload cannot run as one of several jobs yet; give it its own step".into(),
+                    ));
+                }
+                longest = longest.max(jr.warmup + jr.time);
+                jobs.push(PlanJob {
+                    name: job.name.clone(),
+                    workload: jw,
+                });
+            }
+            r.warmup = Duration::ZERO;
+            r.time = longest;
+        }
         Ok(PlanStep {
             index: self.out.len(),
             block: block.number,
@@ -342,6 +379,7 @@ impl Expander<'_> {
             stop_latency_ms: None,
             threshold_ms: None,
             axes,
+            jobs,
         })
     }
 
@@ -407,6 +445,7 @@ impl Expander<'_> {
             stop_latency_ms: None,
             threshold_ms: None,
             axes: Vec::new(),
+            jobs: Vec::new(),
         });
         Ok(())
     }

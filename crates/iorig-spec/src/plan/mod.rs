@@ -130,6 +130,16 @@ pub enum StepRole {
     },
 }
 
+/// One of the workloads a step runs at once (the plan's `jobs`, a fio job,
+/// a vdbench workload definition).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanJob {
+    /// Unique within the step.
+    pub name: String,
+    /// The step's keys with the job's own over them; resolves without error.
+    pub workload: WorkloadFile,
+}
+
 /// One concrete step of an expanded plan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanStep {
@@ -163,6 +173,9 @@ pub struct PlanStep {
     /// The swept values that make this step, outermost axis first, as written
     /// (`("bs", "8k")`).
     pub axes: Vec<(String, String)>,
+    /// Workloads run at once in this step, each with its own workers (empty:
+    /// the step runs `workload` alone). `workload` is then what they share.
+    pub jobs: Vec<PlanJob>,
 }
 
 /// A parsed test plan; see `docs/plans.md` for the format.

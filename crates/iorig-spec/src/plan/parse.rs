@@ -31,6 +31,7 @@ pub(super) const WORKLOAD_KEYS: &[&str] = &[
     "dsync",
     "rate",
     "time",
+    "io_size",
     "warmup",
     "interval",
     "range",
@@ -182,7 +183,21 @@ pub(super) struct Block {
     /// Workload keys in written order; an array is a sweep axis unless the key
     /// is one of [`NOT_AXES`].
     pub workload: Vec<(String, Value)>,
+    /// `jobs`: workloads that run at once in this step, each over the
+    /// step's keys (empty: the step is one workload).
+    pub jobs: Vec<JobBlock>,
 }
+
+/// One entry of a step's `jobs`: its name and its own workload keys
+/// (scalars; `target` and `size` allowed, as each job may have its own).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct JobBlock {
+    pub name: String,
+    pub workload: Vec<(String, Value)>,
+}
+
+/// Most jobs one step runs at once.
+pub(super) const MAX_JOBS: usize = 256;
 
 impl Block {
     pub(super) fn has(&self, key: &str) -> bool {
@@ -216,6 +231,7 @@ pub(super) fn parse_plan(path: &str, text: &str) -> Result<Plan, SpecError> {
         steady_state: None,
         hot: None,
         workload: Vec::new(),
+        jobs: Vec::new(),
     };
     let mut steps = Vec::new();
     let mut hosts = None;
@@ -554,6 +570,7 @@ fn parse_block(path: &str, place: Place, t: &Table) -> Result<Block, SpecError> 
         steady_state: None,
         hot: None,
         workload: Vec::new(),
+        jobs: Vec::new(),
     };
     // Kind-specific values, checked after the loop once all are known.
     let mut kind_values: Vec<(&str, &Value)> = Vec::new();
@@ -561,6 +578,20 @@ fn parse_block(path: &str, place: Place, t: &Table) -> Result<Block, SpecError> 
     for (key, value) in t {
         let key = key.as_str();
         if key == "kind" {
+            continue;
+        }
+        if key == "jobs" {
+            if is_defaults || kind != "run" {
+                return Err(err(format!(
+                    "'jobs' belongs to a run step (jobs run at once within one step){}",
+                    if is_defaults {
+                        ", not to [defaults]"
+                    } else {
+                        "; remove kind or jobs"
+                    }
+                )));
+            }
+            block.jobs = parse_jobs(value).map_err(err)?;
             continue;
         }
         if matches!(key, "target" | "size") {
@@ -708,6 +739,64 @@ fn parse_block(path: &str, place: Place, t: &Table) -> Result<Block, SpecError> 
 
     block.kind = kind_params(&kind, &kind_values).map_err(err)?;
     Ok(block)
+}
+
+/// A step's `jobs = [{ name = "a", ... }, ...]` (or `[[steps.jobs]]`).
+fn parse_jobs(value: &Value) -> Result<Vec<JobBlock>, String> {
+    let Value::Array(items) = value else {
+        return Err("jobs must be an array of tables: write each job as [[steps.jobs]]".into());
+    };
+    if items.is_empty() {
+        return Err("jobs = [] runs nothing; give at least one job or drop jobs".into());
+    }
+    if items.len() > MAX_JOBS {
+        return Err(format!(
+            "{} jobs in one step, more than {MAX_JOBS}; split them over steps",
+            items.len()
+        ));
+    }
+    let mut jobs: Vec<JobBlock> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let Value::Table(t) = item else {
+            return Err(format!("job {} must be a table with a name", i + 1));
+        };
+        let name = match t.get("name") {
+            Some(v) => nonempty_string(v).map_err(|w| format!("job {}: name: {w}", i + 1))?,
+            None => return Err(format!("job {} has no name; give name = \"...\"", i + 1)),
+        };
+        if jobs.iter().any(|j| j.name == name) {
+            return Err(format!(
+                "two jobs are named '{name}'; give each its own name"
+            ));
+        }
+        let mut workload = Vec::new();
+        for (key, v) in t {
+            let key = key.as_str();
+            if key == "name" {
+                continue;
+            }
+            if !WORKLOAD_KEYS.contains(&key) {
+                return Err(format!(
+                    "job '{name}': unknown key '{key}';{} a job takes name and workload keys",
+                    crate::suggest::did_you_mean(key, WORKLOAD_KEYS.iter().copied())
+                ));
+            }
+            if matches!(key, "verify" | "verify_after" | "max_errors") {
+                return Err(format!(
+                    "job '{name}': '{key}': data validation runs on a whole step, not on one of its jobs; give it in the step or [defaults]"
+                ));
+            }
+            if matches!(v, Value::Array(_)) && !matches!(key, "target" | "fault") {
+                return Err(format!(
+                    "job '{name}': '{key}' is a list; a job's keys are single values (sweep in the step)"
+                ));
+            }
+            check_workload_value(key, v).map_err(|w| format!("job '{name}': {w}"))?;
+            workload.push((key.to_string(), v.clone()));
+        }
+        jobs.push(JobBlock { name, workload });
+    }
+    Ok(jobs)
 }
 
 fn kind_params(kind: &str, values: &[(&str, &Value)]) -> Result<KindParams, String> {

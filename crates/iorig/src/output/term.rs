@@ -36,6 +36,8 @@ pub struct TermSink {
     /// where one notice is printed per file instead).
     fill: Option<(String, Option<indicatif::ProgressBar>)>,
     validation_errors: u64,
+    /// The jobs of the step running, as they end (shown with its summary).
+    jobs: Vec<iorig_result::JobResult>,
 }
 
 impl TermSink {
@@ -44,6 +46,7 @@ impl TermSink {
             printer,
             mode: Mode::Plan { steps: 0 },
             current: None,
+            jobs: Vec::new(),
             fill: None,
             validation_errors: 0,
         }
@@ -216,7 +219,14 @@ impl Sink for TermSink {
                         p.line(&l);
                     }
                 }
+                if !self.jobs.is_empty() {
+                    for l in iorig_text::hosts::jobs_lines(&self.jobs) {
+                        p.line(&format!("  {l}"));
+                    }
+                    self.jobs.clear();
+                }
             }
+            Event::JobEnded { job, .. } => self.jobs.push(job.clone()),
             Event::StepAborted { .. } | Event::Closing => {
                 self.end_fill();
                 self.printer.end_live();
