@@ -1,0 +1,1298 @@
+//! fio job files as iorig plans.
+//!
+//! Each job section (with `[global]`'s options before its own, as fio
+//! applies them) becomes one job of a plan step; jobs run at once until a
+//! job with `stonewall` (or `wait_for_previous`) opens the next step, as
+//! fio's groups do. Every option is mapped to its iorig meaning, accepted
+//! with a stated lack of effect, or refused before anything runs with its
+//! file, line and a hint (`--ignore-unsupported` turns the refusals into a
+//! recorded list). `docs/fio.md` lists every option.
+
+pub mod parse;
+pub mod units;
+
+use crate::ImportError;
+use parse::{Loc, Opt, Section};
+use std::fmt::Write as _;
+use std::path::Path;
+use units::SizeOrPct;
+
+/// How to translate.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Options iorig does not support are listed and left out instead of
+    /// refused.
+    pub ignore_unsupported: bool,
+}
+
+/// A job file as an iorig plan.
+#[derive(Debug, Clone)]
+pub struct Translation {
+    /// The plan, as TOML that `iorig plan run` reads.
+    pub plan_toml: String,
+    /// Every job, in file order, and where it runs.
+    pub jobs: Vec<JobMeta>,
+    /// Options accepted without effect, one line each, naming why.
+    pub notices: Vec<String>,
+    /// Options left out under `--ignore-unsupported` (`file:line option`).
+    pub ignored: Vec<String>,
+}
+
+/// One fio job: its name, fio group, and its place in the plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobMeta {
+    pub name: String,
+    /// fio's `groupid`: counted up by `stonewall` and `new_group`.
+    pub groupid: u32,
+    /// The plan step that runs it (from 0) and its position there.
+    pub step: usize,
+    pub position: usize,
+    /// Its options as written (global ones first), for fio's
+    /// `job options`.
+    pub options: Vec<(String, String)>,
+}
+
+/// Options accepted with no effect on what iorig does, and why.
+const NO_EFFECT: &[(&str, &str)] = &[
+    ("thread", "iorig's workers are always threads"),
+    (
+        "group_reporting",
+        "a job's clones (numjobs) are reported as one job",
+    ),
+    (
+        "new_group",
+        "each job is reported on its own and in the step's total",
+    ),
+    ("description", "a comment"),
+    (
+        "gtod_reduce",
+        "iorig times every I/O with the monotonic clock",
+    ),
+    (
+        "clocksource",
+        "iorig times every I/O with the monotonic clock",
+    ),
+    (
+        "random_generator",
+        "iorig's offsets come from its own seeded generator",
+    ),
+    (
+        "randrepeat",
+        "iorig's offsets repeat by seed (randseed) on every run",
+    ),
+    (
+        "norandommap",
+        "iorig draws random offsets with replacement, as fio does with norandommap",
+    ),
+    (
+        "softrandommap",
+        "iorig draws random offsets with replacement, as fio does with norandommap",
+    ),
+    (
+        "invalidate",
+        "iorig drops a scratch file's cached pages after it fills it",
+    ),
+    ("kb_base", "applied to the sizes of this file"),
+    ("unit_base", "iorig reports bytes and decimal MB/s"),
+    (
+        "lat_percentiles",
+        "iorig reports its own percentiles (fio-json: fio's list)",
+    ),
+    (
+        "clat_percentiles",
+        "iorig reports its own percentiles (fio-json: fio's list)",
+    ),
+    (
+        "slat_percentiles",
+        "iorig reports its own percentiles (fio-json: fio's list)",
+    ),
+    (
+        "percentile_list",
+        "iorig reports its own percentiles (fio-json: fio's list)",
+    ),
+    ("per_job_logs", "no fio logs are written"),
+    ("disable_lat", "iorig measures every latency"),
+    ("disable_clat", "iorig measures every latency"),
+    ("disable_slat", "iorig measures every latency"),
+    ("disable_bw_measurement", "iorig measures every interval"),
+    ("fallocate", "iorig creates scratch files filled with data"),
+    ("allow_file_create", "iorig creates missing scratch files"),
+    (
+        "create_on_open",
+        "iorig creates scratch files before the I/O starts",
+    ),
+    ("overwrite", "iorig creates scratch files filled with data"),
+    ("refill_buffers", "iorig writes fresh data for every write"),
+    (
+        "scramble_buffers",
+        "iorig writes fresh data for every write",
+    ),
+    ("iodepth_low", "iorig refills the queue as completions come"),
+    ("iodepth_batch_complete", "iorig reaps what has completed"),
+    (
+        "iodepth_batch_complete_min",
+        "iorig reaps what has completed",
+    ),
+    (
+        "iodepth_batch_complete_max",
+        "iorig reaps what has completed",
+    ),
+    ("fadvise_hint", "iorig gives the kernel no access hints"),
+    (
+        "exitall_on_error",
+        "a failed I/O stops its worker; the others go on",
+    ),
+    (
+        "continue_on_error",
+        "a failed I/O stops its worker; the others go on",
+    ),
+    (
+        "unified_rw_reporting",
+        "iorig reports reads, writes and their total",
+    ),
+    (
+        "ioscheduler",
+        "iorig leaves the device's scheduler as it is (its facts record it)",
+    ),
+];
+
+/// fio options iorig cannot do (yet), with what to do instead.
+const UNSUPPORTED: &[(&str, &str)] = &[
+    (
+        "bsrange",
+        "give the sizes as bssplit (4k/50:64k/50) or iorig's weighted bs",
+    ),
+    (
+        "blocksize_range",
+        "give the sizes as bssplit (4k/50:64k/50)",
+    ),
+    (
+        "blocksize_unaligned",
+        "iorig aligns every offset to the block size",
+    ),
+    (
+        "bs_unaligned",
+        "iorig aligns every offset to the block size",
+    ),
+    ("blockalign", "iorig aligns every offset to the block size"),
+    ("ba", "iorig aligns every offset to the block size"),
+    (
+        "thinktime",
+        "iorig paces with rate_iops instead of think times",
+    ),
+    (
+        "thinktime_blocks",
+        "iorig paces with rate_iops instead of think times",
+    ),
+    (
+        "thinktime_spin",
+        "iorig paces with rate_iops instead of think times",
+    ),
+    (
+        "verify",
+        "use iorig's own validation: iorig run --verify (docs/verify.md)",
+    ),
+    (
+        "do_verify",
+        "use iorig's own validation: iorig run --verify",
+    ),
+    (
+        "verify_only",
+        "use iorig verify after a journaled run (docs/verify.md)",
+    ),
+    (
+        "verify_pattern",
+        "iorig's validation stamps its own pattern",
+    ),
+    ("verify_interval", "iorig's validation checks every block"),
+    (
+        "verify_fatal",
+        "iorig's validation stops after --max-errors",
+    ),
+    ("verify_backlog", "iorig's validation checks as it goes"),
+    (
+        "write_bw_log",
+        "fio-format logs are not written yet; use iorig's --csv per interval",
+    ),
+    (
+        "write_lat_log",
+        "fio-format logs are not written yet; use iorig run --lat-log",
+    ),
+    (
+        "write_iops_log",
+        "fio-format logs are not written yet; use iorig's --csv per interval",
+    ),
+    ("write_hist_log", "use iorig export --format hlog"),
+    ("log_avg_msec", "fio-format logs are not written yet"),
+    ("log_offset", "fio-format logs are not written yet"),
+    ("ss", "use a plan step's steady_state (docs/plans.md)"),
+    ("ss_dur", "use a plan step's steady_state (docs/plans.md)"),
+    ("ss_ramp", "use a plan step's steady_state (docs/plans.md)"),
+    (
+        "steadystate",
+        "use a plan step's steady_state (docs/plans.md)",
+    ),
+    (
+        "steadystate_duration",
+        "use a plan step's steady_state (docs/plans.md)",
+    ),
+    (
+        "steadystate_ramp_time",
+        "use a plan step's steady_state (docs/plans.md)",
+    ),
+    ("cpus_allowed", "pin iorig with taskset instead"),
+    ("cpus_allowed_policy", "pin iorig with taskset instead"),
+    ("cpumask", "pin iorig with taskset instead"),
+    ("numa_cpu_nodes", "pin iorig with numactl instead"),
+    ("numa_mem_policy", "pin iorig with numactl instead"),
+    ("nice", "run iorig under nice instead"),
+    ("prio", "run iorig under ionice instead"),
+    ("prioclass", "run iorig under ionice instead"),
+    ("exitall", "jobs of one step each run to their own end"),
+    (
+        "wait_for",
+        "iorig orders steps by stonewall; put the job after a stonewall",
+    ),
+    ("fill_device", "give size= (the bytes to write) instead"),
+    ("fill_fs", "give size= (the bytes to write) instead"),
+    ("openfiles", "iorig keeps every target open"),
+    (
+        "file_service_type",
+        "iorig spreads I/O over all targets by offset",
+    ),
+    (
+        "unlink",
+        "iorig keeps its scratch files; remove them after the run",
+    ),
+    ("unlink_each_loop", "iorig keeps its scratch files"),
+    ("offset_increment", "give each job its own offset"),
+    (
+        "zonemode",
+        "zoned access is not supported; use range per job",
+    ),
+    ("zonesize", "zoned access is not supported"),
+    ("zonerange", "zoned access is not supported"),
+    ("zoneskip", "zoned access is not supported"),
+    ("io_submit_mode", "iorig submits from its workers"),
+    (
+        "rate_min",
+        "iorig reports whether the rate was met (the rate finding)",
+    ),
+    (
+        "ratemin",
+        "iorig reports whether the rate was met (the rate finding)",
+    ),
+    ("rate_iops_min", "iorig reports whether the rate was met"),
+    ("rate_cycle", "iorig reports whether the rate was met"),
+    (
+        "latency_target",
+        "use a plan's curve step for the best IOPS under a latency (docs/plans.md)",
+    ),
+    ("latency_window", "use a plan's curve step (docs/plans.md)"),
+    (
+        "latency_percentile",
+        "use a plan's curve step (docs/plans.md)",
+    ),
+    ("latency_run", "use a plan's curve step (docs/plans.md)"),
+    ("ignore_error", "a failed I/O stops its worker"),
+    ("error_dump", "errors are stored with the run"),
+    ("exit_what", "jobs of one step each run to their own end"),
+    ("number_ios", "give io_size (bytes) instead"),
+    ("filesize", "give size= for each file"),
+    (
+        "filename_format",
+        "iorig names a job's files JOB.N.F as fio does by default",
+    ),
+    (
+        "buffer_pattern",
+        "iorig writes random, zero, compressible or dedupable data",
+    ),
+    (
+        "dedupe_mode",
+        "dedupe_percentage is mapped; the mode is not",
+    ),
+    (
+        "buffer_compress_chunk",
+        "buffer_compress_percentage is mapped; the chunk is not",
+    ),
+    (
+        "end_fsync",
+        "iorig does not sync at the end; give sync=1 for O_SYNC writes",
+    ),
+    ("fsync_on_close", "iorig does not sync at close"),
+    (
+        "fsync",
+        "periodic fsync is not supported; give sync=1 (O_SYNC) or sync=dsync",
+    ),
+    (
+        "fdatasync",
+        "periodic fdatasync is not supported; give sync=dsync",
+    ),
+    ("write_barrier", "not supported"),
+    ("sync_file_range", "not supported"),
+    ("lockmem", "not supported"),
+    ("mem", "iorig allocates its own aligned buffers"),
+    ("iomem", "iorig allocates its own aligned buffers"),
+    ("hugepage-size", "iorig allocates its own aligned buffers"),
+    ("exec_prerun", "run the command before iorig"),
+    ("exec_postrun", "run the command after iorig"),
+    ("trim_percentage", "give rw=randtrim or iorig's trim share"),
+    ("trim_backlog", "not supported"),
+    (
+        "replay_redirect",
+        "block-trace replay is iorig trace replay (issue 19)",
+    ),
+    (
+        "read_iolog",
+        "block-trace replay is iorig trace replay (issue 19)",
+    ),
+    (
+        "write_iolog",
+        "use iorig run --lat-log for a per-I/O record",
+    ),
+    ("hipri", "polled I/O is not supported"),
+    ("fixedbufs", "iorig registers its buffers itself"),
+    ("registerfiles", "iorig registers its files itself"),
+    ("sqthread_poll", "not supported"),
+    ("nowait", "not supported"),
+    ("uncached", "not supported"),
+    ("serialize_overlap", "not supported"),
+    ("create_serialize", "not supported"),
+    ("create_fsync", "not supported"),
+    ("pre_read", "not supported"),
+    ("loops_increment", "not supported"),
+    ("flow", "not supported"),
+    ("flow_id", "not supported"),
+    ("cgroup", "run iorig in the cgroup instead"),
+    ("uid", "run iorig as that user instead"),
+    ("gid", "run iorig as that group instead"),
+    ("atomic", "not supported"),
+];
+
+/// Every option this file handles itself (mapped to iorig).
+const MAPPED: &[&str] = &[
+    "name",
+    "rw",
+    "readwrite",
+    "rwmixread",
+    "rwmixwrite",
+    "bs",
+    "blocksize",
+    "bssplit",
+    "size",
+    "io_size",
+    "io_limit",
+    "offset",
+    "filename",
+    "directory",
+    "nrfiles",
+    "nr_files",
+    "numjobs",
+    "iodepth",
+    "iodepth_batch",
+    "iodepth_batch_submit",
+    "ioengine",
+    "direct",
+    "buffered",
+    "sync",
+    "runtime",
+    "timeout",
+    "time_based",
+    "ramp_time",
+    "startdelay",
+    "rate",
+    "rate_iops",
+    "rate_process",
+    "percentage_random",
+    "random_distribution",
+    "randseed",
+    "loops",
+    "stonewall",
+    "wait_for_previous",
+    "zero_buffers",
+    "buffer_compress_percentage",
+    "dedupe_percentage",
+];
+
+/// Reads `path` (its text `text`) and translates it.
+pub fn translate(
+    path: &Path,
+    text: &str,
+    loader: &dyn crate::Loader,
+    opts: &Options,
+) -> Result<Translation, ImportError> {
+    let sections = parse::sections(path, text, loader)?;
+    let mut t = Translator {
+        opts,
+        notices: Vec::new(),
+        ignored: Vec::new(),
+        noticed: Vec::new(),
+    };
+    let mut global: Vec<Opt> = Vec::new();
+    let mut steps: Vec<Vec<JobOut>> = Vec::new();
+    let mut metas: Vec<JobMeta> = Vec::new();
+    let mut groupid = 0u32;
+    for s in &sections {
+        if s.name == "global" {
+            // A later [global] applies to the jobs after it, as in fio.
+            global.extend(s.opts.iter().cloned());
+            continue;
+        }
+        let job = t.job(s, &global)?;
+        let starts_group = job.stonewall || job.new_group;
+        if starts_group && !metas.is_empty() {
+            groupid += 1;
+        }
+        if steps.is_empty() || (job.stonewall && !steps.last().is_some_and(|v| v.is_empty())) {
+            steps.push(Vec::new());
+        }
+        let step = steps.len() - 1;
+        let jobs = steps.last_mut().ok_or_else(|| usage(&s.loc, "no step"))?;
+        let mut name = job.name.clone();
+        let mut n = 2;
+        while jobs.iter().any(|j| j.name == name) {
+            name = format!("{}#{n}", job.name);
+            n += 1;
+        }
+        metas.push(JobMeta {
+            name: name.clone(),
+            groupid,
+            step,
+            position: jobs.len(),
+            options: global
+                .iter()
+                .chain(&s.opts)
+                .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()))
+                .collect(),
+        });
+        jobs.push(JobOut { name, ..job });
+    }
+    if metas.is_empty() {
+        let file = path.display();
+        return Err(ImportError::Usage(format!(
+            "{file}: no job sections, only [global]; add a job such as [job1] with rw=randread"
+        )));
+    }
+    let plan_name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "fio".into());
+    let plan_toml = emit_plan(&plan_name, path, &steps, &t.ignored);
+    Ok(Translation {
+        plan_toml,
+        jobs: metas,
+        notices: t.notices,
+        ignored: t.ignored,
+    })
+}
+
+fn usage(loc: &Loc, why: impl std::fmt::Display) -> ImportError {
+    ImportError::Usage(format!("{loc}: {why}"))
+}
+
+struct Translator<'a> {
+    opts: &'a Options,
+    notices: Vec<String>,
+    ignored: Vec<String>,
+    /// Options already told about (once per option name).
+    noticed: Vec<String>,
+}
+
+/// A job as iorig workload keys.
+#[derive(Debug, Clone, Default)]
+struct JobOut {
+    name: String,
+    stonewall: bool,
+    new_group: bool,
+    keys: Vec<(&'static str, toml::Value)>,
+}
+
+/// Direction-pair values as fio writes them: `A` (both) or `A,B`.
+fn pair(v: &str) -> (String, String) {
+    let mut it = v.split(',');
+    let r = it.next().unwrap_or("").trim().to_string();
+    let w = it
+        .next()
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| r.clone());
+    let w = if w.is_empty() { r.clone() } else { w };
+    (r, w)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Rw {
+    Read,
+    Write,
+    Trim,
+    Mixed,
+}
+
+/// What a job's options say, before it becomes iorig keys.
+struct State {
+    name: String,
+    kb_base: u64,
+    rw: (Rw, bool),
+    read_mix: Option<f64>,
+    bs: Option<(u64, u64)>,
+    bssplit: Option<(String, String)>,
+    size: Option<SizeOrPct>,
+    io_size: Option<u64>,
+    offset: Option<SizeOrPct>,
+    filenames: Option<Vec<String>>,
+    directory: Option<String>,
+    nrfiles: u64,
+    numjobs: u64,
+    iodepth: u64,
+    batch: Option<u64>,
+    engine: &'static str,
+    engine_sync: bool,
+    direct: bool,
+    sync: Option<&'static str>,
+    runtime_ns: Option<u64>,
+    time_based: bool,
+    ramp_ns: u64,
+    rate_bytes: Option<(u64, u64)>,
+    rate_iops: Option<(u64, u64)>,
+    pct_random: Option<f64>,
+    dist: Option<String>,
+    seed: Option<u64>,
+    loops: u64,
+    stonewall: bool,
+    new_group: bool,
+    data: Option<String>,
+}
+
+impl Translator<'_> {
+    fn notice_once(&mut self, key: &str, line: String) {
+        if !self.noticed.iter().any(|k| k == key) {
+            self.noticed.push(key.to_string());
+            self.notices.push(line);
+        }
+    }
+
+    fn job(&mut self, s: &Section, global: &[Opt]) -> Result<JobOut, ImportError> {
+        let mut st = State {
+            name: s.name.clone(),
+            kb_base: 1024,
+            rw: (Rw::Read, false),
+            read_mix: None,
+            bs: None,
+            bssplit: None,
+            size: None,
+            io_size: None,
+            offset: None,
+            filenames: None,
+            directory: None,
+            nrfiles: 1,
+            numjobs: 1,
+            iodepth: 1,
+            batch: None,
+            // fio's default engine on Linux.
+            engine: "psync",
+            engine_sync: true,
+            direct: false,
+            sync: None,
+            runtime_ns: None,
+            time_based: false,
+            ramp_ns: 0,
+            rate_bytes: None,
+            rate_iops: None,
+            pct_random: None,
+            dist: None,
+            seed: None,
+            loops: 1,
+            stonewall: false,
+            new_group: false,
+            data: None,
+        };
+        for o in global.iter().chain(&s.opts) {
+            self.apply(&mut st, o)?;
+        }
+        self.finish(st, &s.loc)
+    }
+
+    fn apply(&mut self, st: &mut State, o: &Opt) -> Result<(), ImportError> {
+        let key = o.key.as_str();
+        let val = o.value.as_deref();
+        let loc = &o.loc;
+        let bad = |why: String| usage(loc, format!("{key}: {why}"));
+        let need = || -> Result<&str, ImportError> {
+            val.filter(|v| !v.is_empty())
+                .ok_or_else(|| usage(loc, format!("{key} needs a value, e.g. {key}=...")))
+        };
+        if let Some((_, why)) = NO_EFFECT.iter().find(|(k, _)| *k == key) {
+            if key == "kb_base" {
+                st.kb_base = match need()? {
+                    "1000" => 1000,
+                    "1024" => 1024,
+                    other => return Err(bad(format!("'{other}': give 1024 or 1000"))),
+                };
+            }
+            if key == "new_group" {
+                st.new_group = true;
+            }
+            self.notice_once(
+                key,
+                format!("{loc}: {key}: accepted with no effect ({why})"),
+            );
+            return Ok(());
+        }
+        if let Some((_, hint)) = UNSUPPORTED.iter().find(|(k, _)| *k == key) {
+            // A zero or off value of an unsupported option asks for nothing.
+            let off = matches!(val.map(str::trim), Some("0") | Some("none") | Some(""))
+                && !matches!(key, "verify_pattern" | "buffer_pattern");
+            if off {
+                return Ok(());
+            }
+            if self.opts.ignore_unsupported {
+                self.ignored.push(format!("{loc} {key}"));
+                return Ok(());
+            }
+            return Err(usage(
+                loc,
+                format!(
+                    "{key} is not supported by iorig: {hint}; remove it, or pass --ignore-unsupported to run without it"
+                ),
+            ));
+        }
+        if !MAPPED.contains(&key) {
+            let known = MAPPED
+                .iter()
+                .copied()
+                .chain(NO_EFFECT.iter().map(|(k, _)| *k))
+                .chain(UNSUPPORTED.iter().map(|(k, _)| *k));
+            return Err(usage(
+                loc,
+                format!(
+                    "unknown fio option '{key}';{} see docs/fio.md for the options iorig reads",
+                    iorig_spec::suggest::did_you_mean(key, known)
+                ),
+            ));
+        }
+        match key {
+            "name" => st.name = need()?.to_string(),
+            "rw" | "readwrite" => {
+                let v = need()?;
+                let (mode, skip) = match v.split_once(':') {
+                    Some((m, s)) => (m, Some(s)),
+                    None => (v, None),
+                };
+                if let Some(s) = skip {
+                    let n = units::size(s, st.kb_base).map_err(&bad)?;
+                    if n > 0 {
+                        if self.opts.ignore_unsupported {
+                            self.ignored.push(format!("{loc} {key}=...:{s}"));
+                        } else {
+                            return Err(bad(format!(
+                                "the ':{s}' skip between sequential I/Os is not supported; remove it, or pass --ignore-unsupported"
+                            )));
+                        }
+                    }
+                }
+                st.rw = match mode {
+                    "read" => (Rw::Read, false),
+                    "write" => (Rw::Write, false),
+                    "trim" => (Rw::Trim, false),
+                    "randread" => (Rw::Read, true),
+                    "randwrite" => (Rw::Write, true),
+                    "randtrim" => (Rw::Trim, true),
+                    "rw" | "readwrite" => (Rw::Mixed, false),
+                    "randrw" => (Rw::Mixed, true),
+                    "trimwrite" | "randtrimwrite" => {
+                        return Err(bad(format!(
+                            "'{mode}' (a trim before each write) is not supported; give iorig's trim share with rw=randrw"
+                        )))
+                    }
+                    other => {
+                        return Err(bad(format!(
+                            "'{other}' is not an access pattern; give read, write, randread, randwrite, rw, randrw, trim or randtrim"
+                        )))
+                    }
+                };
+            }
+            "rwmixread" | "rwmixwrite" => {
+                let p = units::int(need()?).map_err(&bad)?;
+                if p > 100 {
+                    return Err(bad(format!("{p} is above 100")));
+                }
+                st.read_mix = Some(if key == "rwmixread" {
+                    p as f64
+                } else {
+                    100.0 - p as f64
+                });
+            }
+            "bs" | "blocksize" => {
+                let (r, w) = pair(need()?);
+                let r = units::size(&r, st.kb_base).map_err(&bad)?;
+                let w = units::size(&w, st.kb_base).map_err(&bad)?;
+                if r == 0 || w == 0 {
+                    return Err(bad("a block size of 0".into()));
+                }
+                st.bs = Some((r, w));
+            }
+            "bssplit" => {
+                let (r, w) = pair(need()?);
+                st.bssplit = Some((
+                    bssplit(&r, st.kb_base).map_err(&bad)?,
+                    bssplit(&w, st.kb_base).map_err(&bad)?,
+                ));
+            }
+            "size" => st.size = Some(units::size_or_pct(need()?, st.kb_base).map_err(&bad)?),
+            "io_size" | "io_limit" => {
+                st.io_size = Some(units::size(need()?, st.kb_base).map_err(&bad)?)
+            }
+            "offset" => st.offset = Some(units::size_or_pct(need()?, st.kb_base).map_err(&bad)?),
+            "filename" => {
+                let names: Vec<String> = need()?
+                    .split(':')
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                    .map(str::to_string)
+                    .collect();
+                if names.is_empty() {
+                    return Err(bad("no file names".into()));
+                }
+                st.filenames = Some(names);
+            }
+            "directory" => {
+                let d = need()?;
+                if d.contains(':') {
+                    return Err(bad(
+                        "several directories are not supported; give one directory".into(),
+                    ));
+                }
+                st.directory = Some(d.to_string());
+            }
+            "nrfiles" | "nr_files" => {
+                st.nrfiles = units::int(need()?).map_err(&bad)?.max(1);
+            }
+            "numjobs" => {
+                let n = units::int(need()?).map_err(&bad)?;
+                if n == 0 || n > 4096 {
+                    return Err(bad(format!("{n}: give 1 to 4096")));
+                }
+                st.numjobs = n;
+            }
+            "iodepth" => {
+                let n = units::int(need()?).map_err(&bad)?;
+                if n == 0 || n > 16384 {
+                    return Err(bad(format!("{n}: give 1 to 16384")));
+                }
+                st.iodepth = n;
+            }
+            "iodepth_batch" | "iodepth_batch_submit" => {
+                st.batch = Some(units::int(need()?).map_err(&bad)?);
+            }
+            "ioengine" => {
+                let v = need()?;
+                let (engine, sync) = match v {
+                    "libaio" | "io_uring" | "posixaio" => ("io_uring", false),
+                    "psync" | "pvsync" | "pvsync2" | "sync" | "vsync" => ("psync", true),
+                    "null" => ("null", false),
+                    other => {
+                        return Err(bad(format!(
+                            "engine '{other}' is not supported; iorig runs libaio and io_uring jobs on io_uring, psync/pvsync/pvsync2/sync on psync, null on null"
+                        )))
+                    }
+                };
+                if v != engine {
+                    self.notice_once(
+                        &format!("ioengine={v}"),
+                        format!("{loc}: ioengine={v} runs on iorig's {engine} engine"),
+                    );
+                }
+                st.engine = engine;
+                st.engine_sync = sync;
+            }
+            "direct" => st.direct = units::flag(val).map_err(&bad)?,
+            "buffered" => st.direct = !units::flag(val).map_err(&bad)?,
+            "sync" => {
+                st.sync = match val.map(str::trim) {
+                    None | Some("1") | Some("sync") => Some("sync"),
+                    Some("0") | Some("none") => None,
+                    Some("dsync") => Some("dsync"),
+                    Some(other) => {
+                        return Err(bad(format!("'{other}': give 0, 1 (sync) or dsync")))
+                    }
+                }
+            }
+            "runtime" | "timeout" => {
+                let ns = units::time_ns(need()?, 1_000_000_000).map_err(&bad)?;
+                st.runtime_ns = (ns > 0).then_some(ns);
+            }
+            "time_based" => st.time_based = units::flag(val).map_err(&bad)?,
+            "ramp_time" => st.ramp_ns = units::time_ns(need()?, 1_000_000_000).map_err(&bad)?,
+            "startdelay" => {
+                let ns = units::time_ns(need()?, 1_000_000_000).map_err(&bad)?;
+                if ns > 0 {
+                    if self.opts.ignore_unsupported {
+                        self.ignored.push(format!("{loc} {key}"));
+                    } else {
+                        return Err(bad(
+                            "a delayed start is not supported (jobs of a step start together); remove it, or pass --ignore-unsupported".into(),
+                        ));
+                    }
+                }
+            }
+            "rate" => {
+                let (r, w) = pair(need()?);
+                let p = |s: &str| -> Result<u64, ImportError> {
+                    if s.is_empty() {
+                        Ok(0)
+                    } else {
+                        units::size(s, st.kb_base).map_err(&bad)
+                    }
+                };
+                st.rate_bytes = Some((p(&r)?, p(&w)?));
+            }
+            "rate_iops" => {
+                let (r, w) = pair(need()?);
+                let p = |s: &str| -> Result<u64, ImportError> {
+                    if s.is_empty() {
+                        Ok(0)
+                    } else {
+                        units::int(s).map_err(&bad)
+                    }
+                };
+                st.rate_iops = Some((p(&r)?, p(&w)?));
+            }
+            "rate_process" => match need()? {
+                "linear" => {}
+                other => {
+                    return Err(bad(format!(
+                        "'{other}': iorig paces I/Os on a fixed schedule (linear); remove it"
+                    )))
+                }
+            },
+            "percentage_random" => {
+                let (r, w) = pair(need()?);
+                if r != w {
+                    return Err(bad(
+                        "different random shares for reads and writes are not supported; give one value".into(),
+                    ));
+                }
+                let p = units::int(&r).map_err(&bad)?;
+                if p > 100 {
+                    return Err(bad(format!("{p} is above 100")));
+                }
+                st.pct_random = Some(p as f64);
+            }
+            "random_distribution" => {
+                let v = need()?;
+                st.dist = match v.split_once(':') {
+                    None if v == "random" => None,
+                    Some(("zipf", t)) => Some(format!("zipf:{t}")),
+                    Some(("pareto", h)) => Some(format!("pareto:{h}")),
+                    _ => {
+                        return Err(bad(format!(
+                            "'{v}' is not supported; iorig has random, zipf:THETA and pareto:H (and its own hot:IO%/SPACE%)"
+                        )))
+                    }
+                };
+            }
+            "randseed" => st.seed = Some(units::int(need()?).map_err(&bad)?),
+            "loops" => st.loops = units::int(need()?).map_err(&bad)?.max(1),
+            "stonewall" | "wait_for_previous" => st.stonewall = units::flag(val).map_err(&bad)?,
+            "zero_buffers" => {
+                if units::flag(val).map_err(&bad)? {
+                    st.data = Some("zero".into());
+                }
+            }
+            "buffer_compress_percentage" | "dedupe_percentage" => {
+                let p = units::int(need()?).map_err(&bad)?;
+                if p >= 100 {
+                    return Err(bad(format!("{p}: give 0 to 99")));
+                }
+                if p > 0 {
+                    let ratio = 100.0 / (100.0 - p as f64);
+                    let kind = if key == "dedupe_percentage" {
+                        "dedup"
+                    } else {
+                        "compress"
+                    };
+                    st.data = Some(format!("{kind}:{}", trim_float(ratio)));
+                }
+            }
+            _ => return Err(bad("not handled".into())),
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, st: State, loc: &Loc) -> Result<JobOut, ImportError> {
+        let name = st.name.clone();
+        let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
+        let mut keys: Vec<(&'static str, toml::Value)> = Vec::new();
+        let s = |v: &str| toml::Value::String(v.to_string());
+        let i = |v: u64| toml::Value::Integer(v.min(i64::MAX as u64) as i64);
+
+        // Targets: the named files, or the job's own files in its directory.
+        let files: Vec<String> = match &st.filenames {
+            Some(names) => names
+                .iter()
+                .map(|n| match &st.directory {
+                    Some(d) if !Path::new(n).is_absolute() => format!("{d}/{n}"),
+                    _ => n.clone(),
+                })
+                .collect(),
+            None => {
+                let dir = st.directory.clone().unwrap_or_else(|| ".".into());
+                let mut v = Vec::new();
+                for n in 0..st.numjobs {
+                    for f in 0..st.nrfiles {
+                        v.push(format!("{dir}/{}.{n}.{f}", st.name));
+                    }
+                }
+                v
+            }
+        };
+        let per_job_files = if st.filenames.is_some() {
+            files.len() as u64
+        } else {
+            st.nrfiles
+        };
+        keys.push((
+            "target",
+            toml::Value::Array(files.iter().map(|f| s(f)).collect()),
+        ));
+        // fio's size is a job's bytes over all its files.
+        let (size_bytes, range_end_pct) = match st.size {
+            Some(SizeOrPct::Bytes(b)) => (Some(b / per_job_files.max(1)), None),
+            Some(SizeOrPct::Pct(p)) => (None, Some(p)),
+            None => (None, None),
+        };
+        if size_bytes == Some(0) {
+            return Err(jerr(format!(
+                "size is smaller than its {per_job_files} files; give a larger size"
+            )));
+        }
+        let mut range: Option<(f64, f64)> = range_end_pct.map(|e| (0.0, e));
+        let mut target_size = size_bytes;
+        match (st.offset, size_bytes) {
+            (None, _) | (Some(SizeOrPct::Bytes(0)), _) => {}
+            (Some(SizeOrPct::Pct(p)), _) => {
+                let end = range.map_or(100.0, |r| r.1);
+                if p >= end {
+                    return Err(jerr(format!("offset {p}% leaves nothing to test")));
+                }
+                range = Some((p, (p + end).min(100.0)));
+            }
+            (Some(SizeOrPct::Bytes(off)), Some(sz)) => {
+                // The files reach to offset + size; the range is the tail.
+                let total = off + sz;
+                target_size = Some(total);
+                range = Some((off as f64 * 100.0 / total as f64, 100.0));
+            }
+            (Some(SizeOrPct::Bytes(_)), None) => {
+                return Err(jerr(
+                    "offset in bytes needs size (iorig tests a share of each target); give size=, or offset as a percentage".into(),
+                ))
+            }
+        }
+        if let Some(b) = target_size {
+            keys.push(("size", s(&iorig_spec::format_size(b))));
+        }
+        if let Some((a, b)) = range {
+            keys.push((
+                "range",
+                s(&format!("{}%-{}%", trim_float(a), trim_float(b))),
+            ));
+        }
+
+        // Block sizes.
+        let (read_bs, write_bs) = match (&st.bssplit, st.bs) {
+            (Some((r, w)), _) => (r.clone(), w.clone()),
+            (None, Some((r, w))) => (iorig_spec::format_size(r), iorig_spec::format_size(w)),
+            (None, None) => ("4k".to_string(), "4k".to_string()),
+        };
+        let (mode, random) = st.rw;
+        let read_pct = match mode {
+            Rw::Read => 100.0,
+            Rw::Write | Rw::Trim => 0.0,
+            Rw::Mixed => st.read_mix.unwrap_or(50.0),
+        };
+        if read_bs == write_bs {
+            keys.push(("bs", s(&read_bs)));
+        } else {
+            match mode {
+                Rw::Read => keys.push(("bs", s(&read_bs))),
+                Rw::Write | Rw::Trim => keys.push(("bs", s(&write_bs))),
+                Rw::Mixed => {
+                    keys.push(("read_bs", s(&read_bs)));
+                    keys.push(("write_bs", s(&write_bs)));
+                }
+            }
+        }
+        keys.push(("read", toml::Value::Float(read_pct)));
+        if mode == Rw::Trim {
+            keys.push(("trim", i(100)));
+        }
+        let random_pct = if random {
+            st.pct_random.unwrap_or(100.0)
+        } else {
+            0.0
+        };
+        keys.push(("random", toml::Value::Float(random_pct)));
+        if let Some(d) = &st.dist {
+            keys.push(("dist", s(d)));
+        }
+
+        // Engine, depth, workers.
+        keys.push(("engine", s(st.engine)));
+        let qd = if st.engine_sync {
+            if st.iodepth > 1 {
+                self.notice_once(
+                    "iodepth-sync",
+                    format!(
+                        "{loc}: job '{}': iodepth={} has no effect on a synchronous engine (as in fio); each of its {} worker(s) keeps one I/O in flight",
+                        st.name, st.iodepth, st.numjobs
+                    ),
+                );
+            }
+            1
+        } else {
+            st.iodepth
+        };
+        keys.push(("qd", i(qd)));
+        if let Some(b) = st.batch.filter(|b| *b > 1 && !st.engine_sync) {
+            keys.push(("submit_batch", i(b.min(qd))));
+        }
+        keys.push(("threads", i(st.numjobs)));
+        if st.direct {
+            keys.push(("direct", toml::Value::Boolean(true)));
+        } else {
+            keys.push(("buffered", toml::Value::Boolean(true)));
+        }
+        match st.sync {
+            Some("sync") => keys.push(("sync", toml::Value::Boolean(true))),
+            Some(_) => keys.push(("dsync", toml::Value::Boolean(true))),
+            None => {}
+        }
+
+        // Rate: fio's is per job clone; iorig's is the job's total.
+        let rate_iops = match (st.rate_iops, st.rate_bytes) {
+            (Some(_), Some(_)) => {
+                return Err(jerr("give rate or rate_iops, not both".into()));
+            }
+            (Some((r, w)), None) => one_rate(mode, r, w).map_err(&jerr)?,
+            (None, Some((r, w))) => {
+                let bytes = one_rate(mode, r, w).map_err(&jerr)?;
+                match bytes {
+                    None => None,
+                    Some(b) => {
+                        let bs = match mode {
+                            Rw::Read => &read_bs,
+                            _ => &write_bs,
+                        };
+                        let bs = iorig_spec::parse_size(bs).map_err(|_| {
+                            jerr(format!(
+                                "rate in bytes/s with mixed block sizes ({bs}) has no single IOPS; give rate_iops"
+                            ))
+                        })?;
+                        Some((b / bs).max(1))
+                    }
+                }
+            }
+            (None, None) => None,
+        };
+        if let Some(r) = rate_iops {
+            keys.push(("rate", i(r * st.numjobs)));
+        }
+
+        // Time and bytes: time_based runs for runtime; otherwise the job
+        // ends when each clone did its bytes (size × loops), or at runtime.
+        let io_per_clone = match (st.io_size, size_bytes) {
+            (Some(b), _) => Some(b),
+            (None, Some(b)) => Some(b * per_job_files),
+            (None, None) => None,
+        };
+        if st.time_based {
+            let Some(rt) = st.runtime_ns else {
+                return Err(jerr(
+                    "time_based without runtime runs until stopped; give runtime=".into(),
+                ));
+            };
+            keys.push(("time", s(&ns_text(rt))));
+        } else {
+            let Some(io) = io_per_clone else {
+                return Err(jerr(
+                    "without size= iorig cannot tell when the job ends (fio would use the whole file or device); give size=, or runtime= with time_based".into(),
+                ));
+            };
+            let total = io
+                .saturating_mul(st.loops)
+                .saturating_mul(if st.filenames.is_some() {
+                    st.numjobs
+                } else {
+                    st.numjobs
+                });
+            keys.push(("io_size", s(&iorig_spec::format_size(total))));
+            keys.push((
+                "time",
+                s(&st.runtime_ns.map_or_else(|| "1000h".to_string(), ns_text)),
+            ));
+        }
+        if st.ramp_ns > 0 {
+            keys.push(("warmup", s(&ns_text(st.ramp_ns))));
+        }
+        if let Some(seed) = st.seed {
+            keys.push(("seed", i(seed)));
+        }
+        if let Some(d) = &st.data {
+            keys.push(("data", s(d)));
+        }
+        Ok(JobOut {
+            name: st.name,
+            stonewall: st.stonewall,
+            new_group: st.new_group,
+            keys,
+        })
+    }
+}
+
+/// The one rate of a job: fio's `r,w` pair, of which the job's directions
+/// use one, or both alike.
+fn one_rate(mode: Rw, r: u64, w: u64) -> Result<Option<u64>, String> {
+    let v = match mode {
+        Rw::Read => r,
+        Rw::Write | Rw::Trim => w,
+        Rw::Mixed if r == w => r,
+        Rw::Mixed if w == 0 || r == 0 => {
+            return Err(
+                "a rate for one direction of a mixed job is not supported; give one rate for both".into(),
+            )
+        }
+        Rw::Mixed => {
+            return Err(format!(
+                "different read and write rates ({r},{w}) are not supported; give one rate, or split the job in two"
+            ))
+        }
+    };
+    Ok((v > 0).then_some(v))
+}
+
+/// fio's `bssplit` (`4k/10:64k/50:32k/`) as iorig's weighted list
+/// (`4k:10,64k:50,32k:40`): an entry without a share takes what is left,
+/// split evenly.
+fn bssplit(text: &str, kb_base: u64) -> Result<String, String> {
+    let mut sizes: Vec<(u64, Option<u64>)> = Vec::new();
+    for part in text.split(':').map(str::trim).filter(|p| !p.is_empty()) {
+        let (b, p) = match part.split_once('/') {
+            Some((b, p)) if p.trim().is_empty() => (b, None),
+            Some((b, p)) => (b, Some(units::int(p)?)),
+            None => (part, None),
+        };
+        let bytes = units::size(b, kb_base)?;
+        if bytes == 0 {
+            return Err(format!("'{part}': a block size of 0"));
+        }
+        sizes.push((bytes, p));
+    }
+    if sizes.is_empty() {
+        return Err("no block sizes; write e.g. 4k/50:64k/50".into());
+    }
+    let given: u64 = sizes.iter().filter_map(|(_, p)| *p).sum();
+    if given > 100 {
+        return Err(format!("the shares add up to {given}%, more than 100"));
+    }
+    let open = sizes.iter().filter(|(_, p)| p.is_none()).count() as u64;
+    let left = 100 - given;
+    if open == 0 && left > 0 {
+        return Err(format!(
+            "the shares add up to {given}%, not 100; fix them or leave one share empty to take the rest"
+        ));
+    }
+    let mut out = Vec::new();
+    let mut k = 0;
+    for (b, p) in sizes {
+        let w = match p {
+            Some(p) => p,
+            None => {
+                // The rest, split evenly; the first open entries take any
+                // remainder so the shares add up to 100.
+                k += 1;
+                left / open + u64::from(k <= left % open)
+            }
+        };
+        if w > 0 {
+            out.push(format!("{}:{w}", iorig_spec::format_size(b)));
+        }
+    }
+    if out.is_empty() {
+        return Err("every share is 0".into());
+    }
+    Ok(out.join(","))
+}
+
+fn trim_float(v: f64) -> String {
+    let t = format!("{v:.6}");
+    let t = t.trim_end_matches('0').trim_end_matches('.');
+    t.to_string()
+}
+
+/// Exact duration text iorig reads back.
+fn ns_text(ns: u64) -> String {
+    if ns.is_multiple_of(1_000_000_000) {
+        format!("{}s", ns / 1_000_000_000)
+    } else if ns.is_multiple_of(1_000_000) {
+        format!("{}ms", ns / 1_000_000)
+    } else {
+        format!("{}us", (ns / 1_000).max(1))
+    }
+}
+
+fn quoted(v: &str) -> String {
+    toml::Value::String(v.to_string()).to_string()
+}
+
+/// The plan: one step per group of concurrent jobs, each job a
+/// `[[steps.jobs]]` table.
+fn emit_plan(name: &str, path: &Path, steps: &[Vec<JobOut>], ignored: &[String]) -> String {
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "# Translated by iorig import from the fio job file {}.",
+        path.display()
+    );
+    let _ = writeln!(t, "name = {}", quoted(name));
+    let _ = writeln!(
+        t,
+        "description = {}",
+        quoted(&format!("fio job file {}", path.display()))
+    );
+    // Labels recorded with every step: where it came from and what was
+    // left out.
+    let _ = writeln!(t, "\n[defaults]");
+    let mut labels = vec![("source".to_string(), format!("fio:{}", path.display()))];
+    if !ignored.is_empty() {
+        labels.push(("ignored".to_string(), ignored.join("; ")));
+    }
+    let _ = writeln!(
+        t,
+        "labels = {{ {} }}",
+        labels
+            .iter()
+            .map(|(k, v)| format!("{} = {}", quoted(k), quoted(v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for (k, jobs) in steps.iter().enumerate() {
+        let _ = writeln!(t, "\n[[steps]]");
+        let step_name = if jobs.len() == 1 {
+            jobs[0].name.clone()
+        } else {
+            format!("group {}", k + 1)
+        };
+        let _ = writeln!(t, "name = {}", quoted(&step_name));
+        for j in jobs {
+            let _ = writeln!(t, "\n[[steps.jobs]]");
+            let _ = writeln!(t, "name = {}", quoted(&j.name));
+            for (key, v) in &j.keys {
+                let _ = writeln!(t, "{key} = {v}");
+            }
+        }
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests;

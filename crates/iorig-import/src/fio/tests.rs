@@ -1,0 +1,220 @@
+#![allow(clippy::unwrap_used)]
+//! What the translation protects: each fio option's meaning in iorig's
+//! keys, fio's grouping by stonewall, and refusals that name file, line
+//! and option.
+
+use super::*;
+use std::collections::BTreeMap;
+
+struct Mem(BTreeMap<String, String>, BTreeMap<String, String>);
+
+impl crate::Loader for Mem {
+    fn read(&self, path: &Path) -> std::io::Result<String> {
+        self.0
+            .get(&path.display().to_string())
+            .cloned()
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))
+    }
+    fn env(&self, name: &str) -> Option<String> {
+        self.1.get(name).cloned()
+    }
+}
+
+fn mem() -> Mem {
+    Mem(BTreeMap::new(), BTreeMap::new())
+}
+
+fn tr(text: &str) -> Result<Translation, String> {
+    translate(Path::new("t.fio"), text, &mem(), &Options::default()).map_err(|e| e.to_string())
+}
+
+fn plan(text: &str) -> toml::Table {
+    toml::from_str(&tr(text).unwrap().plan_toml).unwrap()
+}
+
+fn job(p: &toml::Table, step: usize, j: usize) -> toml::Table {
+    p["steps"].as_array().unwrap()[step]["jobs"]
+        .as_array()
+        .unwrap()[j]
+        .as_table()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn a_random_read_job_maps_to_iorig_keys() {
+    let p = plan(
+        "[global]\nioengine=libaio\ndirect=1\nbs=4k\nsize=1g\nruntime=30\ntime_based\n\n[rr]\nrw=randread\niodepth=32\nnumjobs=4\nfilename=/dev/loop7\n",
+    );
+    let j = job(&p, 0, 0);
+    assert_eq!(j["name"].as_str(), Some("rr"));
+    assert_eq!(
+        j["target"].as_array().unwrap()[0].as_str(),
+        Some("/dev/loop7")
+    );
+    assert_eq!(j["engine"].as_str(), Some("io_uring"));
+    assert_eq!(j["qd"].as_integer(), Some(32));
+    assert_eq!(j["threads"].as_integer(), Some(4));
+    assert_eq!(j["read"].as_float(), Some(100.0));
+    assert_eq!(j["random"].as_float(), Some(100.0));
+    assert_eq!(j["direct"].as_bool(), Some(true));
+    assert_eq!(j["time"].as_str(), Some("30s"));
+    assert_eq!(j["size"].as_str(), Some("1g"));
+    assert!(j.get("io_size").is_none());
+}
+
+#[test]
+fn without_time_based_a_job_ends_by_its_bytes() {
+    let p = plan("[w]\nrw=write\nbs=1m\nsize=64m\nloops=2\nnumjobs=2\n");
+    let j = job(&p, 0, 0);
+    // Two clones, each its own file of 64m, each written twice.
+    assert_eq!(j["io_size"].as_str(), Some("256m"));
+    assert_eq!(j["time"].as_str(), Some("1000h"));
+    let t: Vec<&str> = j["target"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(t, ["./w.0.0", "./w.1.0"]);
+    // fio's defaults: psync, buffered, sequential.
+    assert_eq!(j["engine"].as_str(), Some("psync"));
+    assert_eq!(j["buffered"].as_bool(), Some(true));
+    assert_eq!(j["random"].as_float(), Some(0.0));
+    assert_eq!(j["read"].as_float(), Some(0.0));
+}
+
+#[test]
+fn stonewall_starts_a_new_step_and_jobs_between_run_together() {
+    let t = tr("[global]\nsize=16m\n[a]\nrw=read\n[b]\nrw=write\n[c]\nstonewall\nrw=randread\n[d]\nnew_group\nrw=randwrite\n").unwrap();
+    let at: Vec<(usize, usize, u32)> = t
+        .jobs
+        .iter()
+        .map(|j| (j.step, j.position, j.groupid))
+        .collect();
+    assert_eq!(at, [(0, 0, 0), (0, 1, 0), (1, 0, 1), (1, 1, 2)]);
+    let p: toml::Table = toml::from_str(&t.plan_toml).unwrap();
+    assert_eq!(p["steps"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn mixes_sizes_rates_and_distributions() {
+    let p = plan("[m]\nrw=randrw\nrwmixwrite=30\nbssplit=4k/10:64k/50:32k/\nsize=10%\nrate_iops=500\nnumjobs=2\nioengine=io_uring\niodepth=8\nruntime=10s\ntime_based\nrandom_distribution=zipf:1.2\nrandseed=42\nbuffer_compress_percentage=50\nfilename=/tmp/x\n");
+    let j = job(&p, 0, 0);
+    assert_eq!(j["read"].as_float(), Some(70.0));
+    assert_eq!(j["bs"].as_str(), Some("4k:10,64k:50,32k:40"));
+    assert_eq!(j["range"].as_str(), Some("0%-10%"));
+    // rate_iops is per clone in fio; iorig's rate is the job's total.
+    assert_eq!(j["rate"].as_integer(), Some(1000));
+    assert_eq!(j["dist"].as_str(), Some("zipf:1.2"));
+    assert_eq!(j["seed"].as_integer(), Some(42));
+    assert_eq!(j["data"].as_str(), Some("compress:2"));
+    let p = plan("[r]\nrw=read\nbs=64k\nrate=1m\nsize=1g\nfilename=/tmp/x\n");
+    assert_eq!(job(&p, 0, 0)["rate"].as_integer(), Some(16));
+}
+
+#[test]
+fn offsets_env_and_includes() {
+    let mut m = mem();
+    m.0.insert("./inc.fio".into(), "[global]\nbs=8k\n".into());
+    m.1.insert("DEV".into(), "/tmp/dev1".into());
+    let t = translate(
+        Path::new("./t.fio"),
+        "include inc.fio\n[j]\nfilename=${DEV}\nsize=1g\noffset=1g\nrw=randread\n",
+        &m,
+        &Options::default(),
+    )
+    .unwrap();
+    let p: toml::Table = toml::from_str(&t.plan_toml).unwrap();
+    let j = job(&p, 0, 0);
+    assert_eq!(
+        j["target"].as_array().unwrap()[0].as_str(),
+        Some("/tmp/dev1")
+    );
+    assert_eq!(j["bs"].as_str(), Some("8k"));
+    assert_eq!(j["size"].as_str(), Some("2g"));
+    assert_eq!(j["range"].as_str(), Some("50%-100%"));
+}
+
+#[test]
+fn refusals_name_file_line_and_option() {
+    let e = tr("[j]\nsize=1g\nthinktime=10\n").unwrap_err();
+    assert!(e.starts_with("t.fio:3: thinktime is not supported"), "{e}");
+    assert!(e.contains("--ignore-unsupported"), "{e}");
+    let e = tr("[j]\nsize=1g\nrw=randred\n").unwrap_err();
+    assert!(e.starts_with("t.fio:3: rw: 'randred'"), "{e}");
+    let e = tr("[j]\nsize=1g\niodepht=4\n").unwrap_err();
+    assert!(
+        e.contains("unknown fio option 'iodepht'") && e.contains("iodepth"),
+        "{e}"
+    );
+    let e = tr("[j]\nfilename=${NOPE}\n").unwrap_err();
+    assert!(e.starts_with("t.fio:2: ${NOPE} is not set"), "{e}");
+    let e = tr("rw=read\n").unwrap_err();
+    assert!(e.contains("before any section"), "{e}");
+    let e = tr("[j]\nioengine=rbd\nsize=1g\n").unwrap_err();
+    assert!(e.contains("engine 'rbd' is not supported"), "{e}");
+    let e = tr("[j]\nrw=read\n").unwrap_err();
+    assert!(e.contains("without size="), "{e}");
+    let e = tr("[global]\nbs=4k\n").unwrap_err();
+    assert!(e.contains("no job sections"), "{e}");
+    let mut m = mem();
+    m.0.insert("./a.fio".into(), "include b.fio\n".into());
+    m.0.insert("./b.fio".into(), "include a.fio\n".into());
+    let e = translate(
+        Path::new("./a.fio"),
+        "include b.fio\n",
+        &m,
+        &Options::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("includes itself"), "{e}");
+    let e = translate(
+        Path::new("./a.fio"),
+        "include c.fio\n",
+        &m,
+        &Options::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("./a.fio:1: include ./c.fio"), "{e}");
+}
+
+#[test]
+fn ignore_unsupported_lists_what_it_left_out() {
+    let t = translate(
+        Path::new("t.fio"),
+        "[j]\nsize=1g\nthinktime=10\ncpus_allowed=0-3\n",
+        &mem(),
+        &Options {
+            ignore_unsupported: true,
+        },
+    )
+    .unwrap();
+    assert_eq!(t.ignored, ["t.fio:3 thinktime", "t.fio:4 cpus_allowed"]);
+    assert!(t
+        .plan_toml
+        .contains("t.fio:3 thinktime; t.fio:4 cpus_allowed"));
+}
+
+#[test]
+fn every_translated_plan_is_an_iorig_plan() {
+    for text in [
+        "[a]\nrw=randread\nsize=16m\n",
+        "[global]\nsize=16m\nioengine=libaio\niodepth=4\ndirect=1\n[a]\nrw=randrw\n[b]\nrw=write\nbs=4k,64k\n[c]\nstonewall\nrw=read\nruntime=2\ntime_based\n",
+    ] {
+        let t = tr(text).unwrap();
+        let p = iorig_spec::Plan::from_toml("t.fio", &t.plan_toml).unwrap();
+        let steps = p.expand().unwrap();
+        assert!(steps.iter().all(|s| !s.jobs.is_empty()), "{}", t.plan_toml);
+    }
+}
+
+#[test]
+fn bssplit_shares() {
+    assert_eq!(bssplit("4k/50:64k/50", 1024).unwrap(), "4k:50,64k:50");
+    assert_eq!(bssplit("4k/10:8k:16k", 1024).unwrap(), "4k:10,8k:45,16k:45");
+    assert!(bssplit("4k/60:8k/60", 1024).is_err());
+    assert!(bssplit("4k/50:8k/40", 1024).is_err());
+}
