@@ -88,6 +88,12 @@ impl Invocation {
         Ok(Invocation::of(format!("builtin:{name}"), text.to_string()))
     }
 
+    /// A plan made from another tool's file (a fio job file): `source`
+    /// says where from, `text` is the plan TOML it became.
+    pub fn from_text(source: String, text: String) -> Self {
+        Invocation::of(source, text)
+    }
+
     pub fn from_file(path: &Path) -> Result<Self, RunError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| RunError::usage(format!("plan file {}: {e}", path.display())))?;
@@ -150,6 +156,8 @@ pub struct StepResult {
     pub status: StepStatus,
     pub summary: Option<Summary>,
     pub analysis: Vec<Finding>,
+    /// A step of several jobs: each job's part.
+    pub jobs: Vec<crate::JobPart>,
 }
 
 /// The five figures of steps just run (a quick run's); the store gives the
@@ -432,6 +440,7 @@ impl Runner<'_> {
                     status,
                     summary,
                     analysis: Vec::new(),
+                    jobs: Vec::new(),
                 });
                 continue;
             }
@@ -670,6 +679,7 @@ impl Runner<'_> {
             status,
             summary: Some(summary),
             analysis,
+            jobs: out.jobs.clone(),
         });
         if interrupted {
             return Ok((Next::Halt, false));
@@ -723,6 +733,7 @@ impl Runner<'_> {
             status: StepStatus::Skipped,
             summary: None,
             analysis: vec![finding],
+            jobs: Vec::new(),
         });
     }
 }

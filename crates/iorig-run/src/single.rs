@@ -46,6 +46,9 @@ pub struct SingleOutcome {
     pub io_errors: u64,
     pub validation_errors: u64,
     pub interrupted: bool,
+    /// The measured intervals merged (histograms whole), for exporters
+    /// that want percentiles of their own choosing (fio's JSON).
+    pub stats: iorig_stats::IntervalStats,
 }
 
 /// A run id for a run outside the store: time and a mix of clock and pid.
@@ -266,6 +269,7 @@ pub fn run_with(
     out.send(Event::RunEnded {
         status: RunStatus::from(status),
     });
+    let stats = step.outcome.summary.clone();
     let doc = ResultDoc {
         schema: SCHEMA.to_owned(),
         tool: ToolInfo::this(),
@@ -290,5 +294,6 @@ pub fn run_with(
         io_errors: step.outcome.errors,
         validation_errors,
         interrupted,
+        stats,
     })
 }

@@ -25,6 +25,19 @@ pub enum Command {
     /// The five-parameter characterisation (sequential write and read, random
     /// write, random read cold and hot) on a scratch file or TARGET.
     Quick(QuickArgs),
+    /// Print a fio job file as the equivalent iorig plan (TOML); exit 2 with
+    /// the file, line and reason when an option cannot be translated.
+    Import {
+        /// The job file.
+        file: PathBuf,
+        /// What FILE is: fio or vdbench [default: told from its content].
+        #[arg(long, value_name = "FORMAT")]
+        format: Option<String>,
+        /// Leave out the options iorig does not support (listed on stderr and
+        /// in the plan's labels) instead of refusing the file.
+        #[arg(long)]
+        ignore_unsupported: bool,
+    },
     /// Test plans: sweeps, curves, preconditioning, steady state.
     #[command(subcommand)]
     Plan(PlanCommand),
@@ -364,10 +377,31 @@ impl HostArgs {
     }
 }
 
+/// Reading other tools' files (`iorig run FILE`, `iorig import FILE`).
+#[derive(Debug, Default, Args)]
+pub struct ForeignArgs {
+    /// What FILE is: fio, vdbench or iorig [default: told from its content]
+    /// (`--format` is a file-system workload's format mode).
+    #[arg(long, value_name = "FORMAT")]
+    pub input_format: Option<String>,
+    /// Leave out the job file's options iorig does not support (listed in the
+    /// output and stored with the run) instead of refusing the file.
+    #[arg(long)]
+    pub ignore_unsupported: bool,
+}
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Workload TOML file (keys as the long flags; flags override it).
+    /// Workload TOML file (keys as the long flags; flags override it), or a
+    /// fio job file (docs/fio.md), told apart by content.
     pub file: Option<PathBuf>,
+    #[command(flatten)]
+    pub foreign: ForeignArgs,
+    /// Shape of the machine-readable result: iorig (iorig.result/1), fio-json
+    /// or fio-json+ (fio's --output-format=json[+]); to --json FILE|-, or to
+    /// stdout with the text on stderr [default: iorig].
+    #[arg(long, value_name = "FORMAT")]
+    pub output_format: Option<String>,
     /// File or block device to test (repeatable), or the directory of a file-system workload [default: ./iorig-scratch.dat].
     #[arg(long = "target", value_name = "PATH")]
     pub targets: Vec<String>,

@@ -3,6 +3,7 @@
 
 mod agent_cmd;
 mod cli;
+mod foreign_cmd;
 mod hosts_cmd;
 mod output;
 mod plan_cmd;
@@ -70,7 +71,7 @@ impl From<iorig_outfile::OutputError> for Failure {
     }
 }
 
-fn plan_run(a: cli::PlanRunArgs) -> Result<(u8, Vec<iorig_run::plan::StepResult>), Failure> {
+fn plan_run(a: cli::PlanRunArgs) -> Result<plan_cmd::PlanDone, Failure> {
     let mut inv = match (&a.file, &a.builtin) {
         (_, Some(name)) => iorig_run::plan::Invocation::from_builtin(name)?,
         (Some(path), None) => iorig_run::plan::Invocation::from_file(path)?,
@@ -100,6 +101,7 @@ fn plan_run(a: cli::PlanRunArgs) -> Result<(u8, Vec<iorig_run::plan::StepResult>
             yes: a.yes,
             quiet: a.quiet,
             hosts: a.hosts,
+            text_to_stderr: false,
         },
     )
 }
@@ -112,13 +114,26 @@ fn main() -> ExitCode {
     let result = match cli.command {
         cli::Command::Run(args) => run_cmd::run(*args),
         cli::Command::Quick(args) => quick_cmd::quick(args),
-        cli::Command::Plan(cli::PlanCommand::Run(a)) => plan_run(a).map(|(code, _)| code),
+        cli::Command::Import {
+            file,
+            format,
+            ignore_unsupported,
+        } => foreign_cmd::import(
+            &file,
+            &cli::ForeignArgs {
+                input_format: format,
+                ignore_unsupported,
+            },
+        ),
+        cli::Command::Plan(cli::PlanCommand::Run(a)) => plan_run(a).map(|(code, _, _)| code),
         cli::Command::Plan(cli::PlanCommand::Resume {
             id,
             store,
             quiet,
             allow_destroy,
-        }) => plan_cmd::resume(id, store.db.as_deref(), quiet, allow_destroy).map(|(code, _)| code),
+        }) => {
+            plan_cmd::resume(id, store.db.as_deref(), quiet, allow_destroy).map(|(code, _, _)| code)
+        }
         cli::Command::Plan(cli::PlanCommand::Builtins) => {
             plan_cmd::list_builtins(&output::Printer::new(false, false));
             Ok(exit::OK)

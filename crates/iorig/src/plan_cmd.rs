@@ -31,7 +31,12 @@ pub struct RunOptions {
     pub quiet: bool,
     /// `--hosts` and its options (the plan's `[hosts]` otherwise).
     pub hosts: HostArgs,
+    /// The text goes to stderr (a machine-readable result takes stdout).
+    pub text_to_stderr: bool,
 }
+
+/// How a plan run ended: its exit code, its steps, and its id in the store.
+pub type PlanDone = (u8, Vec<StepResult>, Option<RunId>);
 
 /// The agents a plan runs on: the command line's, else the plan's
 /// `[hosts]` (paths relative to the plan file), else none.
@@ -89,8 +94,8 @@ fn cluster_options(
 }
 
 /// `iorig plan run` and `iorig quick`: expand, check, then run every step.
-pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<(u8, Vec<StepResult>), Failure> {
-    let printer = Printer::new(false, opts.quiet);
+pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<PlanDone, Failure> {
+    let printer = Printer::new(opts.text_to_stderr, opts.quiet);
     if !opts.no_db {
         check_store(opts.db.as_deref())?;
     }
@@ -121,7 +126,7 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<(u8, Vec<StepResult
             )),
             None => printer.line("every step and target checked: ok (nothing was run or written)"),
         }
-        return Ok((exit::OK, Vec::new()));
+        return Ok((exit::OK, Vec::new(), None));
     }
     if estimate > LONG_PLAN && !opts.yes {
         return Err(Failure::usage(format!(
@@ -160,7 +165,7 @@ pub fn resume(
     db: Option<&Path>,
     quiet: bool,
     allow_destroy: bool,
-) -> Result<(u8, Vec<StepResult>), Failure> {
+) -> Result<PlanDone, Failure> {
     let store = open_existing(db)?;
     let run = PlanRun::resume(&store, RunId(id), allow_destroy)?;
     let printer = Printer::new(false, quiet);
@@ -188,7 +193,7 @@ fn execute(
     labels: &BTreeMap<String, String>,
     store: &mut StoreWriter,
     printer: Printer,
-) -> Result<(u8, Vec<StepResult>), Failure> {
+) -> Result<PlanDone, Failure> {
     let stop = crate::signals::install();
     let name = run.plan.name.clone();
     let mut term = TermSink::new(printer);
@@ -216,7 +221,7 @@ fn execute(
         RunStatus::Failed => exit::RUNTIME,
         _ => exit::OK,
     };
-    Ok((code, results))
+    Ok((code, results, run))
 }
 
 /// `iorig plan builtins`.

@@ -29,7 +29,7 @@ pub fn quick(a: QuickArgs) -> Result<u8, Failure> {
     );
     inv.hot_size = a.hot_size.clone();
     inv.allow_destroy = a.allow_destroy;
-    let (code, results) = run_plan(
+    let (code, results, _) = run_plan(
         inv,
         RunOptions {
             kind: RunKind::Quick,
@@ -40,6 +40,7 @@ pub fn quick(a: QuickArgs) -> Result<u8, Failure> {
             yes: false,
             quiet: a.quiet,
             hosts: a.hosts,
+            text_to_stderr: false,
         },
     )?;
     let printer = Printer::new(false, false);

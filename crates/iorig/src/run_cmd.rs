@@ -2,6 +2,7 @@
 //! table, JSON and CSV.
 
 use crate::cli::{parse_labels, RunArgs};
+use crate::foreign_cmd::OutputFormat;
 use crate::output::term::TermSink;
 use crate::output::Printer;
 use crate::store::{check_output, check_store, writer, StoreChoice};
@@ -37,11 +38,24 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     if let Some(path) = &a.file {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Failure::usage(format!("workload file {}: {e}", path.display())))?;
+        match crate::foreign_cmd::format_of(&a.foreign, &text)? {
+            iorig_import::Format::Iorig => {}
+            other => return crate::foreign_cmd::run(&a, path, &text, other),
+        }
         layer = WorkloadFile::from_toml(&path.display().to_string(), &text)
             .map_err(|e| Failure::usage(e.to_string()))?;
+    } else if a.foreign.input_format.is_some() || a.foreign.ignore_unsupported {
+        return Err(Failure::usage(
+            "--input-format and --ignore-unsupported are for a job file given as FILE; give one",
+        ));
     }
     let mut layer = layer.overlay(cli_layer(&a)?);
     if a.hosts.hosts.is_some() || a.hosts.hosts_file.is_some() {
+        if OutputFormat::parse(a.output_format.as_deref())?.is_fio() {
+            return Err(Failure::usage(
+                "--output-format fio-json is not written for runs on several hosts yet; drop it (--json gives iorig's document with every host's part)",
+            ));
+        }
         // Targets are the agents' paths: each host looks at its own.
         return crate::hosts_cmd::run(&a, layer);
     }
@@ -60,7 +74,10 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     let w = layer
         .resolve(default_seed)
         .map_err(|e| Failure::usage(e.to_string()))?;
-    let json_to_stdout = a.json.as_deref() == Some("-");
+    let out_format = OutputFormat::parse(a.output_format.as_deref())?;
+    // fio's JSON without --json goes to stdout, the text to stderr.
+    let json_to_stdout =
+        a.json.as_deref() == Some("-") || (out_format.is_fio() && a.json.is_none());
     if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
         check_output("--json", Path::new(j))?;
     }
@@ -117,8 +134,17 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         ..SingleOptions::default()
     };
     let outcome = iorig_run::single::run(&w, &opts, &mut store, &mut Fanout(sinks), &stop)?;
-    if let Some(j) = &a.json {
-        crate::output::json::write_json_doc(&term.printer, j, &outcome.doc)?;
+    match out_format {
+        OutputFormat::Iorig => {
+            if let Some(j) = &a.json {
+                crate::output::json::write_json_doc(&term.printer, j, &outcome.doc)?;
+            }
+        }
+        f => {
+            let doc = crate::foreign_cmd::fio_document_of_run(&layer, &outcome, f);
+            let dest = a.json.as_deref().unwrap_or("-");
+            crate::output::json::write_json_doc(&term.printer, dest, &doc)?;
+        }
     }
     Ok(exit_code(&outcome))
 }

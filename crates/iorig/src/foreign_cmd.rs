@@ -1,0 +1,273 @@
+//! Other tools' files: `iorig import FILE` prints the iorig plan a fio job
+//! file becomes, and `iorig run FILE` runs it as that plan (the same
+//! translation, so what import shows is what runs); `--output-format
+//! fio-json[+]` writes the result in fio's JSON shape.
+
+use crate::cli::{ForeignArgs, RunArgs};
+use crate::output::Printer;
+use crate::plan_cmd::{run_plan, RunOptions};
+use crate::store::check_output;
+use crate::{exit, Failure};
+use iorig_import::fio::{self, JobMeta, Translation};
+use iorig_import::{fio_json, Format, SystemLoader};
+use iorig_run::plan::{Invocation, StepResult};
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The shape of `--json` (and of stdout when no --json is given for fio's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    Iorig,
+    FioJson,
+    FioJsonPlus,
+}
+
+impl OutputFormat {
+    pub fn parse(v: Option<&str>) -> Result<OutputFormat, Failure> {
+        match v {
+            None | Some("iorig") => Ok(OutputFormat::Iorig),
+            Some("fio-json") | Some("json") => Ok(OutputFormat::FioJson),
+            Some("fio-json+") | Some("json+") => Ok(OutputFormat::FioJsonPlus),
+            Some(other) => Err(Failure::usage(format!(
+                "--output-format {other}: unknown; give iorig, fio-json or fio-json+"
+            ))),
+        }
+    }
+    pub fn is_fio(self) -> bool {
+        self != OutputFormat::Iorig
+    }
+}
+
+/// The format of FILE: `--format`, else its content.
+pub fn format_of(f: &ForeignArgs, text: &str) -> Result<Format, Failure> {
+    match &f.input_format {
+        Some(v) => Format::parse(v).map_err(|e| Failure::usage(e.to_string())),
+        None => Ok(iorig_import::detect(text)),
+    }
+}
+
+fn read(path: &Path) -> Result<String, Failure> {
+    std::fs::read_to_string(path).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
+}
+
+fn translate_fio(path: &Path, text: &str, f: &ForeignArgs) -> Result<Translation, Failure> {
+    fio::translate(
+        path,
+        text,
+        &SystemLoader,
+        &fio::Options {
+            ignore_unsupported: f.ignore_unsupported,
+        },
+    )
+    .map_err(|e| Failure::usage(e.to_string()))
+}
+
+fn tell(printer: &Printer, t: &Translation) {
+    for n in &t.notices {
+        printer.notice(n);
+    }
+    if !t.ignored.is_empty() {
+        printer.notice(&format!(
+            "left out (--ignore-unsupported): {}",
+            t.ignored.join("; ")
+        ));
+    }
+}
+
+/// `iorig import FILE`.
+pub fn import(path: &Path, f: &ForeignArgs) -> Result<u8, Failure> {
+    let text = read(path)?;
+    match format_of(f, &text)? {
+        Format::Fio => {
+            let t = translate_fio(path, &text, f)?;
+            // The plan on stdout, what was said about it on stderr.
+            let printer = Printer::new(true, false);
+            tell(&printer, &t);
+            printer.json_stdout(t.plan_toml.trim_end());
+            Ok(exit::OK)
+        }
+        Format::Vdbench => Err(Failure::usage(format!(
+            "{}: vdbench parameter files are not read yet; translate it by hand (docs/plans.md)",
+            path.display()
+        ))),
+        Format::Iorig => Err(Failure::usage(format!(
+            "{}: this is not a fio job file (no [job] sections with fio options); give --format fio if it is one",
+            path.display()
+        ))),
+    }
+}
+
+/// `iorig run FILE` with a fio job file: the plan it becomes, run here.
+pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, Failure> {
+    if format == Format::Vdbench {
+        return Err(Failure::usage(format!(
+            "{}: vdbench parameter files are not read yet; translate it by hand (docs/plans.md)",
+            path.display()
+        )));
+    }
+    refuse_flags(a)?;
+    let out_format = OutputFormat::parse(a.output_format.as_deref())?;
+    if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
+        check_output("--json", Path::new(j))?;
+    }
+    if out_format == OutputFormat::Iorig && a.json.is_some() && a.record.no_db {
+        return Err(Failure::usage(
+            "--json of a job file's run is the stored run (iorig.run/1); drop --no-db, or give --output-format fio-json",
+        ));
+    }
+    let t = translate_fio(path, text, &a.foreign)?;
+    // fio's JSON goes to stdout unless --json names a file; the text then
+    // goes to stderr, so stdout is one JSON document and nothing else.
+    let json_stdout = a.json.as_deref() == Some("-") || (out_format.is_fio() && a.json.is_none());
+    let printer = Printer::new(json_stdout, a.quiet);
+    tell(&printer, &t);
+    let mut inv = Invocation::from_text(format!("fio:{}", path.display()), t.plan_toml.clone());
+    inv.allow_destroy = a.allow_destroy;
+    let (code, results, run) = run_plan(
+        inv,
+        RunOptions {
+            kind: iorig_store::RunKind::Plan,
+            db: a.record.db.clone(),
+            no_db: a.record.no_db,
+            labels: crate::cli::parse_labels(&a.record.labels)?,
+            dry_run: a.dry_run,
+            // A job that ends by its bytes has no time to estimate.
+            yes: true,
+            quiet: a.quiet,
+            hosts: crate::cli::HostArgs::default(),
+            text_to_stderr: json_stdout,
+        },
+    )?;
+    if a.dry_run {
+        return Ok(code);
+    }
+    let dest = a.json.clone().unwrap_or_else(|| "-".into());
+    match out_format {
+        OutputFormat::Iorig => {
+            if let (Some(_), Some(id)) = (&a.json, run) {
+                let store = crate::store::open_existing(a.record.db.as_deref())?;
+                let doc = iorig_report::export::export_json(&store, id)
+                    .map_err(|e| Failure::runtime(e.to_string()))?;
+                crate::output::json::write_json_doc(&printer, &dest, &doc)?;
+            }
+        }
+        f => {
+            let doc = fio_document(&t.jobs, &results, f == OutputFormat::FioJsonPlus);
+            crate::output::json::write_json_doc(&printer, &dest, &doc)?;
+        }
+    }
+    Ok(code)
+}
+
+/// Flags that describe a workload or its outputs belong to iorig's own
+/// workloads; a job file says all of that itself.
+fn refuse_flags(a: &RunArgs) -> Result<(), Failure> {
+    let given = [
+        (!a.targets.is_empty(), "--target"),
+        (
+            a.workload != iorig_spec::WorkloadFile::default(),
+            "workload flags (--bs, --rw, ...)",
+        ),
+        (a.journal.is_some(), "--journal"),
+        (a.csv.is_some(), "--csv"),
+        (a.lat_log.is_some(), "--lat-log"),
+        (
+            a.hosts.hosts.is_some() || a.hosts.hosts_file.is_some(),
+            "--hosts",
+        ),
+    ];
+    if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
+        return Err(Failure::usage(format!(
+            "{flag} does not apply to a job file, which sets its own targets and options; edit the file, or run iorig import FILE > plan.toml and change the plan"
+        )));
+    }
+    Ok(())
+}
+
+/// fio's JSON document of the jobs that ran.
+fn fio_document(jobs: &[JobMeta], results: &[StepResult], plus: bool) -> serde_json::Value {
+    let mut figures = Vec::new();
+    let mut disks: Vec<fio_json::DiskUtil> = Vec::new();
+    for m in jobs {
+        let Some(part) = results.get(m.step).and_then(|r| r.jobs.get(m.position)) else {
+            // Not run (an earlier step failed or was interrupted).
+            continue;
+        };
+        let r = &part.result;
+        let measured: Vec<f64> = r
+            .intervals
+            .iter()
+            .filter(|i| !i.warmup)
+            .filter_map(|i| i.device.map(|d| d.util_pct))
+            .collect();
+        if !measured.is_empty() {
+            let util = measured.iter().sum::<f64>() / measured.len() as f64;
+            for t in &r.targets {
+                if let Some(name) = &t.device {
+                    match disks.iter_mut().find(|d| d.name == *name) {
+                        Some(d) => d.util_pct = d.util_pct.max(util),
+                        None => disks.push(fio_json::DiskUtil {
+                            name: name.clone(),
+                            util_pct: util,
+                        }),
+                    }
+                }
+            }
+        }
+        figures.push(fio_json::JobFigures {
+            name: &m.name,
+            groupid: m.groupid,
+            options: &m.options,
+            stats: &part.stats,
+            intervals: &r.intervals,
+            runtime_s: r.summary.duration_s,
+            usr_cpu_pct: r.summary.cpu.usr_pct,
+            sys_cpu_pct: r.summary.cpu.sys_pct,
+            errors: r.summary.errors,
+            qd: r.workload.qd,
+        });
+    }
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    fio_json::document(&figures, &disks, plus, ms)
+}
+
+/// fio's JSON document of one `iorig run` workload: one job, named after
+/// the run, its options the workload's keys.
+pub fn fio_document_of_run(
+    layer: &iorig_spec::WorkloadFile,
+    outcome: &iorig_run::single::SingleOutcome,
+    f: OutputFormat,
+) -> serde_json::Value {
+    let mut options = Vec::new();
+    if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(layer) {
+        for (k, v) in m {
+            let text = match v {
+                serde_json::Value::Null => continue,
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            };
+            options.push((k, text));
+        }
+    }
+    let d = &outcome.doc;
+    let figures = fio_json::JobFigures {
+        name: "iorig",
+        groupid: 0,
+        options: &options,
+        stats: &outcome.stats,
+        intervals: &d.intervals,
+        runtime_s: d.summary.duration_s,
+        usr_cpu_pct: d.summary.cpu.usr_pct,
+        sys_cpu_pct: d.summary.cpu.sys_pct,
+        errors: d.summary.errors,
+        qd: d.workload.qd,
+    };
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    fio_json::document(&[figures], &[], f == OutputFormat::FioJsonPlus, ms)
+}
