@@ -141,6 +141,7 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
     if a.dry_run {
         return Ok(code);
     }
+    write_logs(&t.jobs, &results)?;
     let dest = a.json.clone().unwrap_or_else(|| "-".into());
     match out_format {
         OutputFormat::Iorig => {
@@ -157,6 +158,79 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
         }
     }
     Ok(code)
+}
+
+/// fio's `*_bw.1.log`, `*_iops.1.log` and `*_lat/_clat/_slat.1.log` of
+/// the jobs that asked for them: one line per measured interval and
+/// direction (`msec, value, ddir, 0, 0`), values averaged over the interval
+/// as fio does with `log_avg_msec` (bandwidth in KiB/s, latency in ns).
+fn write_logs(jobs: &[JobMeta], results: &[StepResult]) -> Result<(), Failure> {
+    for m in jobs {
+        let l = &m.logs;
+        if l.bw.is_none() && l.lat.is_none() && l.iops.is_none() {
+            continue;
+        }
+        let Some(part) = results.get(m.step).and_then(|r| r.jobs.get(m.position)) else {
+            continue;
+        };
+        let r = &part.result;
+        let w = &r.workload;
+        let dirs: Vec<(u8, fn(&iorig_result::Interval) -> &iorig_result::OpSummary)> = [
+            (
+                w.read_pct > 0.0,
+                0u8,
+                (|i: &iorig_result::Interval| &i.read) as fn(&_) -> &_,
+            ),
+            (
+                w.read_pct + w.trim_pct < 100.0,
+                1u8,
+                (|i: &iorig_result::Interval| &i.write) as fn(&_) -> &_,
+            ),
+        ]
+        .into_iter()
+        .filter(|(on, _, _)| *on)
+        .map(|(_, d, f)| (d, f))
+        .collect();
+        let warm_end_s = r
+            .intervals
+            .iter()
+            .filter(|i| i.warmup)
+            .map(|i| i.t_s)
+            .fold(0.0, f64::max);
+        let lines = |value: &dyn Fn(&iorig_result::OpSummary) -> f64| -> String {
+            let mut out = String::new();
+            for i in r.intervals.iter().filter(|i| !i.warmup) {
+                let ms = ((i.t_s - warm_end_s) * 1e3).round() as u64;
+                for (d, pick) in &dirs {
+                    out.push_str(&format!(
+                        "{ms}, {}, {d}, 0, 0\n",
+                        value(pick(i)).round() as u64
+                    ));
+                }
+            }
+            out
+        };
+        let write = |name: &str, kind: &str, text: String| -> Result<(), Failure> {
+            let path = format!("{name}_{kind}.1.log");
+            crate::store::write_output("write_*_log", Path::new(&path), text.as_bytes())
+        };
+        if let Some(n) = &l.bw {
+            write(n, "bw", lines(&|o| o.bw_bytes_per_s / 1024.0))?;
+        }
+        if let Some(n) = &l.iops {
+            write(n, "iops", lines(&|o| o.iops))?;
+        }
+        if let Some(n) = &l.lat {
+            write(n, "lat", lines(&|o| o.lat_ns.mean as f64))?;
+            write(
+                n,
+                "clat",
+                lines(&|o| o.service_lat_ns.map_or(o.lat_ns.mean, |s| s.mean) as f64),
+            )?;
+            write(n, "slat", lines(&|_| 0.0))?;
+        }
+    }
+    Ok(())
 }
 
 /// Flags that describe a workload or its outputs belong to iorig's own

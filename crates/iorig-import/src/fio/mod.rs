@@ -50,6 +50,19 @@ pub struct JobMeta {
     /// Its options as written (global ones first), for fio's
     /// `job options`.
     pub options: Vec<(String, String)>,
+    /// fio-format logs it asks for.
+    pub logs: Logs,
+}
+
+/// fio's `write_bw_log`, `write_lat_log`, `write_iops_log`: the name each
+/// log file starts with (`NAME_bw.1.log`), and `log_avg_msec`, the
+/// averaging window (iorig's reporting interval of the job).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Logs {
+    pub bw: Option<String>,
+    pub lat: Option<String>,
+    pub iops: Option<String>,
+    pub avg_msec: Option<u64>,
 }
 
 /// Options accepted with no effect on what iorig does, and why.
@@ -210,20 +223,7 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "iorig's validation stops after --max-errors",
     ),
     ("verify_backlog", "iorig's validation checks as it goes"),
-    (
-        "write_bw_log",
-        "fio-format logs are not written yet; use iorig's --csv per interval",
-    ),
-    (
-        "write_lat_log",
-        "fio-format logs are not written yet; use iorig run --lat-log",
-    ),
-    (
-        "write_iops_log",
-        "fio-format logs are not written yet; use iorig's --csv per interval",
-    ),
     ("write_hist_log", "use iorig export --format hlog"),
-    ("log_avg_msec", "fio-format logs are not written yet"),
     ("log_offset", "fio-format logs are not written yet"),
     ("ss", "use a plan step's steady_state (docs/plans.md)"),
     ("ss_dur", "use a plan step's steady_state (docs/plans.md)"),
@@ -412,6 +412,10 @@ const MAPPED: &[&str] = &[
     "zero_buffers",
     "buffer_compress_percentage",
     "dedupe_percentage",
+    "write_bw_log",
+    "write_lat_log",
+    "write_iops_log",
+    "log_avg_msec",
 ];
 
 /// Reads `path` (its text `text`) and translates it.
@@ -464,6 +468,7 @@ pub fn translate(
                 .chain(&s.opts)
                 .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()))
                 .collect(),
+            logs: job.logs.clone(),
         });
         jobs.push(JobOut { name, ..job });
     }
@@ -505,6 +510,7 @@ struct JobOut {
     stonewall: bool,
     new_group: bool,
     keys: Vec<(&'static str, toml::Value)>,
+    logs: Logs,
 }
 
 /// Direction-pair values as fio writes them: `A` (both) or `A,B`.
@@ -560,6 +566,7 @@ struct State {
     stonewall: bool,
     new_group: bool,
     data: Option<String>,
+    logs: Logs,
 }
 
 impl Translator<'_> {
@@ -604,6 +611,7 @@ impl Translator<'_> {
             stonewall: false,
             new_group: false,
             data: None,
+            logs: Logs::default(),
         };
         for o in global.iter().chain(&s.opts) {
             self.apply(&mut st, o)?;
@@ -913,6 +921,28 @@ impl Translator<'_> {
                     st.data = Some(format!("{kind}:{}", trim_float(ratio)));
                 }
             }
+            "write_bw_log" | "write_lat_log" | "write_iops_log" => {
+                // A bare option names the log after the job.
+                let name = match val.map(str::trim) {
+                    None | Some("") | Some("1") => st.name.clone(),
+                    Some("0") => return Ok(()),
+                    Some(v) => v.to_string(),
+                };
+                match key {
+                    "write_bw_log" => st.logs.bw = Some(name),
+                    "write_lat_log" => st.logs.lat = Some(name),
+                    _ => st.logs.iops = Some(name),
+                }
+            }
+            "log_avg_msec" => {
+                let ms = units::int(need()?).map_err(&bad)?;
+                if ms > 0 && ms < 10 {
+                    return Err(bad(format!(
+                        "{ms} ms: iorig's intervals are at least 10 ms; give 10 or more"
+                    )));
+                }
+                st.logs.avg_msec = (ms > 0).then_some(ms);
+            }
             _ => return Err(bad("not handled".into())),
         }
         Ok(())
@@ -1140,11 +1170,15 @@ impl Translator<'_> {
         if let Some(d) = &st.data {
             keys.push(("data", s(d)));
         }
+        if let Some(ms) = st.logs.avg_msec {
+            keys.push(("interval", s(&format!("{ms}ms"))));
+        }
         Ok(JobOut {
             name: st.name,
             stonewall: st.stonewall,
             new_group: st.new_group,
             keys,
+            logs: st.logs,
         })
     }
 }

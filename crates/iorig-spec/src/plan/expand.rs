@@ -336,6 +336,7 @@ impl Expander<'_> {
             }
             // The step's longest job sets its time (for estimates).
             let mut longest = Duration::ZERO;
+            let mut first: Option<(Duration, Duration)> = None;
             for job in &block.jobs {
                 let mut t = Table::new();
                 for (k, v) in &job.workload {
@@ -345,10 +346,17 @@ impl Expander<'_> {
                 let own = to_workload(t).map_err(jerr)?;
                 let jw = w.clone().overlay(own);
                 let jr = jw.resolve(0).map_err(|e| jerr(e.to_string()))?;
-                if jr.interval != r.interval {
-                    return Err(jerr(
-                        "its interval differs from the step's; jobs of one step report on one clock, so give interval in the step".into(),
-                    ));
+                // One clock for the step: its jobs' intervals and warmups
+                // are the first job's.
+                if let Some(first) = &first {
+                    let (interval, warmup): &(Duration, Duration) = first;
+                    if jr.interval != *interval || jr.warmup != *warmup {
+                        return Err(jerr(
+                            "its interval or warmup differs from the step's first job's; jobs of one step report on one clock, so give interval and warmup in the step".into(),
+                        ));
+                    }
+                } else {
+                    first = Some((jr.interval, jr.warmup));
                 }
                 if jr.fs.is_some() {
                     return Err(jerr(
