@@ -1267,7 +1267,7 @@ fn first_error(mut errors: Vec<(usize, String)>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use iorig_stats::OpStats;
+    use iorig_stats::{CpuUsage, IntervalStats, OpStats};
 
     fn sample(index: usize, lats: &[u64], gap: u64) -> IntervalSample {
         let mut stats = IntervalStats::default();

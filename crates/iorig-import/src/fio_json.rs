@@ -53,7 +53,15 @@ pub struct DiskUtil {
 
 /// The whole document. `plus`: `json+` (latency bins under `clat_ns` and
 /// `lat_ns`).
-pub fn document(jobs: &[JobFigures<'_>], disks: &[DiskUtil], plus: bool, unix_ms: u64) -> Value {
+/// `global`: the `[global]` options (fio's `global options`, left out
+/// when empty, as fio does).
+pub fn document(
+    jobs: &[JobFigures<'_>],
+    global: &[(String, String)],
+    disks: &[DiskUtil],
+    plus: bool,
+    unix_ms: u64,
+) -> Value {
     let version = format!("iorig-{}", env!("CARGO_PKG_VERSION"));
     let jobs: Vec<Value> = jobs.iter().map(|j| job(j, plus)).collect();
     let disks: Vec<Value> = disks
@@ -67,14 +75,22 @@ pub fn document(jobs: &[JobFigures<'_>], disks: &[DiskUtil], plus: bool, unix_ms
             })
         })
         .collect();
-    json!({
+    let mut doc = json!({
         "fio version": version,
         "timestamp": unix_ms / 1000,
         "timestamp_ms": unix_ms,
         "time": "",
         "jobs": jobs,
         "disk_util": disks,
-    })
+    });
+    if !global.is_empty() {
+        let mut g = Map::new();
+        for (k, v) in global {
+            g.insert(k.clone(), Value::String(v.clone()));
+        }
+        doc["global options"] = Value::Object(g);
+    }
+    doc
 }
 
 fn job(j: &JobFigures<'_>, plus: bool) -> Value {
@@ -376,7 +392,7 @@ mod tests {
             errors: 0,
             qd: 8,
         };
-        let d = document(&[j], &[], true, 1_700_000_000_000);
+        let d = document(&[j], &[], &[], true, 1_700_000_000_000);
         let r = &d["jobs"][0]["read"];
         assert_eq!(r["total_ios"], 1000);
         assert_eq!(r["io_kbytes"], 4000);

@@ -43,9 +43,12 @@ pub fn foreign_format(text: &str) -> Option<&'static str> {
         "rwmixread=",
         "time_based",
     ];
+    // `include FILE` is fio's own directive.
     let fio_lines = lines
         .iter()
-        .filter(|l| fio_keys.iter().any(|k| l.replace(' ', "").starts_with(k)))
+        .filter(|l| {
+            fio_keys.iter().any(|k| l.replace(' ', "").starts_with(k)) || l.starts_with("include ")
+        })
         .count();
     let has_section = lines.iter().any(|l| l.starts_with('[') && l.ends_with(']'));
     let unquoted = lines.iter().any(|l| {
@@ -61,7 +64,9 @@ pub fn foreign_format(text: &str) -> Option<&'static str> {
                 && !v.starts_with('{')
         })
     });
-    if fio_lines >= 2 && (has_section || unquoted) {
+    // An unquoted text value is not TOML: with a fio key beside it, the
+    // file is a job file (even one with a broken section line).
+    if (fio_lines >= 2 && has_section) || (fio_lines >= 1 && unquoted) {
         return Some("a fio job file");
     }
     None

@@ -122,6 +122,14 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
     let printer = Printer::new(json_stdout, a.quiet);
     tell(&printer, &t);
     let mut inv = Invocation::from_text(format!("fio:{}", path.display()), t.plan_toml.clone());
+    // The stored run says where it came from and what was left out.
+    let mut labels = crate::cli::parse_labels(&a.record.labels)?;
+    labels
+        .entry("source".into())
+        .or_insert_with(|| format!("fio:{}", path.display()));
+    if !t.ignored.is_empty() {
+        labels.insert("ignored".into(), t.ignored.join("; "));
+    }
     inv.allow_destroy = a.allow_destroy;
     let (code, results, run) = run_plan(
         inv,
@@ -129,7 +137,7 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
             kind: iorig_store::RunKind::Plan,
             db: a.record.db.clone(),
             no_db: a.record.no_db,
-            labels: crate::cli::parse_labels(&a.record.labels)?,
+            labels,
             dry_run: a.dry_run,
             // A job that ends by its bytes has no time to estimate.
             yes: true,
@@ -153,12 +161,15 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
             }
         }
         f => {
-            let doc = fio_document(&t.jobs, &results, f == OutputFormat::FioJsonPlus);
+            let doc = fio_document(&t, &results, f == OutputFormat::FioJsonPlus);
             crate::output::json::write_json_doc(&printer, &dest, &doc)?;
         }
     }
     Ok(code)
 }
+
+/// One direction's figures of an interval.
+type Pick = fn(&iorig_result::Interval) -> &iorig_result::OpSummary;
 
 /// fio's `*_bw.1.log`, `*_iops.1.log` and `*_lat/_clat/_slat.1.log` of
 /// the jobs that asked for them: one line per measured interval and
@@ -175,22 +186,14 @@ fn write_logs(jobs: &[JobMeta], results: &[StepResult]) -> Result<(), Failure> {
         };
         let r = &part.result;
         let w = &r.workload;
-        let dirs: Vec<(u8, fn(&iorig_result::Interval) -> &iorig_result::OpSummary)> = [
-            (
-                w.read_pct > 0.0,
-                0u8,
-                (|i: &iorig_result::Interval| &i.read) as fn(&_) -> &_,
-            ),
-            (
-                w.read_pct + w.trim_pct < 100.0,
-                1u8,
-                (|i: &iorig_result::Interval| &i.write) as fn(&_) -> &_,
-            ),
-        ]
-        .into_iter()
-        .filter(|(on, _, _)| *on)
-        .map(|(_, d, f)| (d, f))
-        .collect();
+        // fio's directions: 0 read, 1 write.
+        let mut dirs: Vec<(u8, Pick)> = Vec::new();
+        if w.read_pct > 0.0 {
+            dirs.push((0, |i| &i.read));
+        }
+        if w.read_pct + w.trim_pct < 100.0 {
+            dirs.push((1, |i| &i.write));
+        }
         let warm_end_s = r
             .intervals
             .iter()
@@ -259,7 +262,8 @@ fn refuse_flags(a: &RunArgs) -> Result<(), Failure> {
 }
 
 /// fio's JSON document of the jobs that ran.
-fn fio_document(jobs: &[JobMeta], results: &[StepResult], plus: bool) -> serde_json::Value {
+fn fio_document(t: &Translation, results: &[StepResult], plus: bool) -> serde_json::Value {
+    let jobs = &t.jobs;
     let mut figures = Vec::new();
     let mut disks: Vec<fio_json::DiskUtil> = Vec::new();
     for m in jobs {
@@ -305,7 +309,7 @@ fn fio_document(jobs: &[JobMeta], results: &[StepResult], plus: bool) -> serde_j
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
-    fio_json::document(&figures, &disks, plus, ms)
+    fio_json::document(&figures, &t.global_options, &disks, plus, ms)
 }
 
 /// fio's JSON document of one `iorig run` workload: one job, named after
@@ -343,5 +347,5 @@ pub fn fio_document_of_run(
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0);
-    fio_json::document(&[figures], &[], f == OutputFormat::FioJsonPlus, ms)
+    fio_json::document(&[figures], &[], &[], f == OutputFormat::FioJsonPlus, ms)
 }

@@ -7,10 +7,11 @@
 
 use std::process::Command;
 
-const COMMANDS: [&[&str]; 20] = [
+const COMMANDS: [&[&str]; 21] = [
     &[],
     &["run"],
     &["quick"],
+    &["import"],
     &["plan"],
     &["plan", "run"],
     &["plan", "resume"],

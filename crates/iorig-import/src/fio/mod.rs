@@ -36,6 +36,8 @@ pub struct Translation {
     pub notices: Vec<String>,
     /// Options left out under `--ignore-unsupported` (`file:line option`).
     pub ignored: Vec<String>,
+    /// The `[global]` options as written (fio's `global options`).
+    pub global_options: Vec<(String, String)>,
 }
 
 /// One fio job: its name, fio group, and its place in the plan.
@@ -488,6 +490,10 @@ pub fn translate(
         jobs: metas,
         notices: t.notices,
         ignored: t.ignored,
+        global_options: global
+            .iter()
+            .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()))
+            .collect(),
     })
 }
 
@@ -1150,11 +1156,7 @@ impl Translator<'_> {
             };
             let total = io
                 .saturating_mul(st.loops)
-                .saturating_mul(if st.filenames.is_some() {
-                    st.numjobs
-                } else {
-                    st.numjobs
-                });
+                .saturating_mul(st.numjobs);
             keys.push(("io_size", s(&iorig_spec::format_size(total))));
             keys.push((
                 "time",

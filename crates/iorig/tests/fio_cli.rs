@@ -1,0 +1,576 @@
+//! What this protects: fio job files run as they are. Every job file of
+//! the corpus in `tests/fio/run` runs and shows its options' effect in the
+//! fio-shaped JSON it writes (read share, block sizes, bytes, rate, groups,
+//! logs); every file in `tests/fio/refused` is refused with exit 2, its
+//! file, line and option (snapshot), and nothing written. The tests that
+//! need fio itself, fio-plot or a loop device are `#[ignore]`d with the
+//! reason and run by `.ci/run` as root.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{iorig, tmp};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn corpus(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fio")
+        .join(name)
+}
+
+/// Runs a corpus job file with `${T}` = a fresh directory; gives the
+/// directory and fio's JSON of the run.
+fn run_job(name: &str, extra: &[&str]) -> (tempfile::TempDir, Value) {
+    let dir = tmp();
+    let out = iorig()
+        .arg("run")
+        .arg(corpus(&format!("run/{name}")))
+        .args(["--output-format", "fio-json+", "--no-db", "-q"])
+        .args(extra)
+        .env("T", dir.path())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{name}: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{name}: stdout is not one JSON document ({e}):\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    (dir, doc)
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn random_reads_at_a_queue_depth() {
+    let (_d, doc) = run_job("randread.fio", &[]);
+    let j = &doc["jobs"][0];
+    assert_eq!(j["jobname"], "randread");
+    assert!(doc["fio version"].as_str().unwrap().starts_with("iorig-"));
+    let r = &j["read"];
+    assert!(u(&r["total_ios"]) > 0);
+    assert_eq!(u(&r["io_bytes"]), u(&r["total_ios"]) * 4096);
+    assert_eq!(u(&j["write"]["total_ios"]), 0);
+    assert_eq!(f(&j["iodepth_level"]["8"]), 100.0);
+    // Percentiles keyed as fio keys them, from the histogram.
+    let p = &r["clat_ns"]["percentile"];
+    assert!(u(&p["50.000000"]) <= u(&p["99.000000"]));
+    assert!(u(&p["99.000000"]) <= u(&r["clat_ns"]["max"]));
+    assert!(r["clat_ns"]["bins"].as_object().unwrap().len() > 1);
+}
+
+#[test]
+fn a_job_without_time_based_ends_by_its_bytes() {
+    let (d, doc) = run_job("seqwrite-size.fio", &[]);
+    let w = &doc["jobs"][0]["write"];
+    // Two clones, each its own 4m file written once.
+    assert_eq!(u(&w["io_bytes"]), 8 << 20);
+    assert_eq!(u(&w["total_ios"]), 128);
+    assert!(d.path().join("seqwrite.0.0").is_file());
+    assert!(d.path().join("seqwrite.1.0").is_file());
+    let (_d, doc) = run_job("loops.fio", &[]);
+    assert_eq!(u(&doc["jobs"][0]["read"]["io_bytes"]), 3 << 20);
+    let (_d, doc) = run_job("mixed-io-size.fio", &[]);
+    let j = &doc["jobs"][0];
+    let (r, w) = (u(&j["read"]["total_ios"]), u(&j["write"]["total_ios"]));
+    assert_eq!((r + w) * 4096, 16 << 20);
+    // 4096 draws at 70 %: the share's standard deviation is 0.72 points;
+    // 4 of them is a failure once in 15,000 runs.
+    let share = r as f64 / (r + w) as f64;
+    assert!((share - 0.7).abs() < 0.029, "read share {share}");
+}
+
+#[test]
+fn block_sizes_split_and_per_direction() {
+    let (_d, doc) = run_job("bssplit.fio", &[]);
+    let r = &doc["jobs"][0]["read"];
+    let mean = u(&r["io_bytes"]) as f64 / u(&r["total_ios"]) as f64;
+    // Half 4k, half 64k: 34,816 bytes on average; the share of 64k over n
+    // I/Os has a standard deviation of 0.5/sqrt(n).
+    let n = u(&r["total_ios"]) as f64;
+    let tol = 4.0 * 0.5 / n.sqrt() * 61_440.0;
+    assert!((mean - 34_816.0).abs() < tol, "mean {mean} ± {tol}");
+    let (_d, doc) = run_job("bs-per-direction.fio", &[]);
+    let j = &doc["jobs"][0];
+    assert_eq!(u(&j["read"]["io_bytes"]), u(&j["read"]["total_ios"]) * 4096);
+    assert_eq!(
+        u(&j["write"]["io_bytes"]),
+        u(&j["write"]["total_ios"]) * 65536
+    );
+}
+
+#[test]
+fn rate_iops_is_per_clone() {
+    let (_d, doc) = run_job("rate.fio", &[]);
+    let iops = f(&doc["jobs"][0]["read"]["iops"]);
+    assert!((iops - 400.0).abs() < 20.0, "iops {iops}");
+}
+
+#[test]
+fn jobs_run_together_until_a_stonewall() {
+    let dir = tmp();
+    let db = dir.path().join("t.db");
+    let out = iorig()
+        .arg("run")
+        .arg(corpus("run/groups.fio"))
+        .args(["--output-format", "fio-json", "-q", "--db"])
+        .arg(&db)
+        .env("T", dir.path())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let jobs = doc["jobs"].as_array().unwrap();
+    let names: Vec<&str> = jobs
+        .iter()
+        .map(|j| j["jobname"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["a", "b", "c"]);
+    let groups: Vec<u64> = jobs.iter().map(|j| u(&j["groupid"])).collect();
+    assert_eq!(groups, [0, 0, 1]);
+    assert!(u(&jobs[0]["read"]["total_ios"]) > 0 && u(&jobs[1]["write"]["total_ios"]) > 0);
+    // Stored as a run of two steps, the first with both jobs.
+    let show = common::ok(
+        &["runs", "show", "1", "--json", "--db", db.to_str().unwrap()],
+        dir.path(),
+    );
+    let run: Value = serde_json::from_str(&show).unwrap();
+    let steps = run["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    let step_jobs: Vec<&str> = steps[0]["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(step_jobs, ["a", "b"]);
+    // The step's total is its jobs' sum (ops exactly; both ran at once).
+    let total = u(&steps[0]["summary"]["total"]["ops"]);
+    let parts: u64 = steps[0]["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| u(&j["summary"]["total"]["ops"]))
+        .sum();
+    assert_eq!(total, parts);
+    let source = run["run"]["labels"]["source"].as_str().unwrap_or_default();
+    assert!(source.starts_with("fio:"), "{}", run["run"]);
+}
+
+#[test]
+fn includes_ramp_null_and_accepted_options() {
+    let (d, doc) = run_job("include.fio", &[]);
+    let r = &doc["jobs"][0]["read"];
+    assert_eq!(u(&r["io_bytes"]), 4 << 20);
+    assert_eq!(u(&r["total_ios"]), 256);
+    assert!(d.path().join("inc.0.0").is_file());
+    let (_d, doc) = run_job("ramp.fio", &[]);
+    let rt = u(&doc["jobs"][0]["job_runtime"]);
+    assert!((900..=1100).contains(&rt), "measured {rt} ms");
+    let (d, doc) = run_job("null.fio", &[]);
+    assert!(u(&doc["jobs"][0]["read"]["total_ios"]) > 1000);
+    assert!(
+        common::names(d.path()).is_empty(),
+        "{:?}",
+        common::names(d.path())
+    );
+    let (_d, doc) = run_job("accepted.fio", &[]);
+    assert!(u(&doc["jobs"][0]["read"]["total_ios"]) > 0);
+    let (_d, doc) = run_job("ssd-test.fio", &[]);
+    let names: Vec<&str> = doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["jobname"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["seq-read", "rand-read", "seq-write", "rand-write"]);
+    let groups: Vec<u64> = doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| u(&j["groupid"]))
+        .collect();
+    assert_eq!(groups, [0, 1, 2, 3]);
+}
+
+#[test]
+fn logs_in_fios_format() {
+    let (d, _doc) = run_job("logs.fio", &[]);
+    for kind in ["bw", "iops", "lat", "clat", "slat"] {
+        let text = std::fs::read_to_string(d.path().join(format!("logged_{kind}.1.log")))
+            .unwrap_or_else(|e| panic!("{kind}: {e}"));
+        let lines: Vec<&str> = text.lines().collect();
+        // Four 250 ms intervals, a read and a write line each.
+        assert_eq!(lines.len(), 8, "{kind}: {text}");
+        let fields: Vec<&str> = lines[0].split(", ").collect();
+        assert_eq!(fields.len(), 5, "{kind}: {}", lines[0]);
+        assert_eq!(fields[0], "250");
+        assert!(["0", "1"].contains(&fields[2]));
+    }
+}
+
+#[test]
+fn import_prints_the_plan_that_runs() {
+    let dir = tmp();
+    let out = iorig()
+        .arg("import")
+        .arg(corpus("run/groups.fio"))
+        .env("T", "/data")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    // The printed plan runs as a plan, with the same steps.
+    let plan = dir.path().join("p.toml");
+    std::fs::write(&plan, text.replace("/data", dir.path().to_str().unwrap())).unwrap();
+    let dry = common::ok(
+        &["plan", "run", plan.to_str().unwrap(), "--dry-run"],
+        dir.path(),
+    );
+    assert!(dry.contains("2 step"), "{dry}");
+    // --dry-run of the job file itself: no I/O, nothing written.
+    let out = iorig()
+        .arg("run")
+        .arg(corpus("run/groups.fio"))
+        .args(["--dry-run"])
+        .env("T", dir.path())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let names = common::names(dir.path());
+    assert_eq!(names, ["p.toml"], "{names:?}");
+}
+
+#[test]
+fn refused_job_files_name_file_line_and_option() {
+    let dir = tmp();
+    let base = corpus("refused");
+    let mut files: Vec<_> = std::fs::read_dir(&base)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "fio") && !p.ends_with("loop-b.fio"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 8);
+    for p in files {
+        let name = p.file_name().unwrap().to_str().unwrap().to_string();
+        let out = iorig()
+            .arg("run")
+            .arg(format!("tests/fio/refused/{name}"))
+            .args(["--db", dir.path().join("t.db").to_str().unwrap()])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(err.lines().count(), 1, "{name}: one line: {err}");
+        insta::assert_snapshot!(
+            format!("fio_refused_{}", name.trim_end_matches(".fio")),
+            err
+        );
+        assert!(
+            common::names(dir.path()).is_empty(),
+            "{name} wrote something"
+        );
+    }
+    // --ignore-unsupported runs it, saying what it left out.
+    let out = iorig()
+        .arg("run")
+        .arg(corpus("refused/thinktime.fio"))
+        .args([
+            "--ignore-unsupported",
+            "--no-db",
+            "-q",
+            "--output-format",
+            "fio-json",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("left out (--ignore-unsupported)") && err.contains("thinktime"),
+        "{err}"
+    );
+    // Workload flags do not mix with a job file.
+    let out = iorig()
+        .arg("run")
+        .arg(corpus("run/randread.fio"))
+        .args(["--bs", "8k", "--no-db"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// Every key fio writes under `jobs[]`, `jobs[].read` and `jobs[].write`
+/// is in iorig's fio-json for the same job file.
+#[test]
+#[ignore = "needs fio; .ci/run installs it and runs the ignored tests as root"]
+fn fio_json_has_every_key_fio_writes() {
+    assert!(common::have("fio"), "fio is not installed");
+    let (d, ours) = run_job("randread.fio", &[]);
+    let out = Command::new("fio")
+        .arg(corpus("run/randread.fio"))
+        .args(["--output-format=json+"])
+        .env("T", d.path())
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let keys = |v: &Value| -> Vec<String> {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    for path in [
+        &[][..],
+        &["read"][..],
+        &["write"][..],
+        &["read", "clat_ns"][..],
+    ] {
+        let mut a = &theirs["jobs"][0];
+        let mut b = &ours["jobs"][0];
+        for p in path {
+            a = &a[*p];
+            b = &b[*p];
+        }
+        let missing: Vec<String> = keys(a).into_iter().filter(|k| b.get(k).is_none()).collect();
+        assert!(missing.is_empty(), "jobs[0].{path:?} lacks {missing:?}");
+    }
+    let missing: Vec<String> = keys(&theirs)
+        .into_iter()
+        .filter(|k| ours.get(k).is_none())
+        .collect();
+    assert!(missing.is_empty(), "top level lacks {missing:?}");
+}
+
+/// fio-plot (PyPI) draws its standard graphs from iorig's fio-json and
+/// logs.
+#[test]
+#[ignore = "needs fio-plot in the CI venv (IORIG_TEST_PYTHON); .ci/run installs it"]
+fn fio_plot_reads_iorigs_json_and_logs() {
+    let python = std::env::var("IORIG_TEST_PYTHON").expect("IORIG_TEST_PYTHON (set by .ci/run)");
+    let fio_plot = Path::new(&python).with_file_name("fio-plot");
+    assert!(fio_plot.is_file(), "{} missing", fio_plot.display());
+    let dir = tmp();
+    let json_dir = dir.path().join("json");
+    std::fs::create_dir(&json_dir).unwrap();
+    let job = dir.path().join("randread.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[randread-iodepth-4-numjobs-1]\nfilename={}/data\nsize=8m\nrw=randread\nbs=4k\nioengine=libaio\niodepth=4\nnumjobs=1\nruntime=2\ntime_based\nwrite_bw_log=randread-iodepth-4-numjobs-1\nwrite_iops_log=randread-iodepth-4-numjobs-1\nwrite_lat_log=randread-iodepth-4-numjobs-1\nlog_avg_msec=500\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let out = iorig()
+        .arg("run")
+        .arg(&job)
+        .args(["--no-db", "-q", "--output-format", "fio-json+", "--json"])
+        .arg(json_dir.join("randread-iodepth-4-numjobs-1.json"))
+        .current_dir(&json_dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (mode, extra) in [
+        ("-l", &["-d", "4", "-n", "1"][..]),
+        ("-H", &["-d", "4", "-n", "1"][..]),
+        ("-g", &["-d", "4", "-n", "1", "-t", "bw", "iops", "lat"][..]),
+    ] {
+        // With the extension: fio-plot writes its metadata to the name as given.
+        let png = dir
+            .path()
+            .join(format!("graph{}.png", mode.trim_start_matches('-')));
+        let out = Command::new(&fio_plot)
+            .arg("-i")
+            .arg(&json_dir)
+            .args(["-T", "iorig", mode, "-r", "randread"])
+            .args(extra)
+            .arg("-o")
+            .arg(&png)
+            .env("MPLBACKEND", "Agg")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success()
+                && png.is_file()
+                && std::fs::metadata(&png).unwrap().len() > 10_000,
+            "fio-plot {mode}: {}\n{}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// What a loop device saw from fio and from iorig running the same job
+/// file: I/O sizes, read share and total bytes agree within 1 %.
+#[test]
+#[ignore = "needs root (a loop device) and fio; .ci/run runs it as root"]
+fn fio_and_iorig_send_the_same_io_to_a_device() {
+    assert!(common::have("fio"), "fio is not installed");
+    let dev = common::LoopDev::new(512 << 20);
+    let name = Path::new(&dev.dev)
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    let stat = || -> [u64; 4] {
+        let s = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+        let v: Vec<u64> = s.split_whitespace().map(|x| x.parse().unwrap()).collect();
+        // reads completed, sectors read, writes completed, sectors written
+        [v[0], v[2], v[4], v[6]]
+    };
+    let dir = tmp();
+    for (label, body) in [
+        ("randrw 70/30 4k", "rw=randrw\nrwmixread=70\nbs=4k\nsize=256m\nioengine=libaio\niodepth=8\n"),
+        ("seq write 128k", "rw=write\nbs=128k\nsize=256m\nioengine=libaio\niodepth=4\n"),
+        // Without norandommap fio shrinks I/Os to fit holes in its map; iorig
+        // draws with replacement, as fio does with norandommap.
+        ("bssplit reads", "rw=randread\nbssplit=4k/50:64k/50\nnorandommap\nsize=256m\nio_size=128m\nioengine=psync\n"),
+    ] {
+        let job = dir.path().join("j.fio");
+        std::fs::write(&job, format!("[j]\nfilename={}\ndirect=1\n{body}", dev.dev)).unwrap();
+        let measure = |cmd: &mut Command| -> [u64; 4] {
+            let before = stat();
+            let out = cmd.output().unwrap();
+            assert!(out.status.success(), "{label}: {}", String::from_utf8_lossy(&out.stderr));
+            let after = stat();
+            [0, 1, 2, 3].map(|i| after[i] - before[i])
+        };
+        let fio = measure(Command::new("fio").arg(&job).arg("--output=/dev/null"));
+        let ours = measure(
+            iorig()
+                .arg("run")
+                .arg(&job)
+                .args(["--no-db", "-q", "--allow-destroy"])
+                .current_dir(dir.path()),
+        );
+        let bytes = |s: &[u64; 4]| (s[1] + s[3]) * 512;
+        let close = |a: f64, b: f64| (a - b).abs() <= 0.01 * b.abs().max(1.0);
+        assert!(close(bytes(&ours) as f64, bytes(&fio) as f64), "{label}: bytes {ours:?} vs fio {fio:?}");
+        let read_share = |s: &[u64; 4]| s[1] as f64 / (s[1] + s[3]).max(1) as f64;
+        assert!(
+            (read_share(&ours) - read_share(&fio)).abs() <= 0.01,
+            "{label}: read share {ours:?} vs fio {fio:?}"
+        );
+        let size = |ios: u64, sectors: u64| if ios == 0 { 0.0 } else { sectors as f64 * 512.0 / ios as f64 };
+        assert!(close(size(ours[0], ours[1]), size(fio[0], fio[1])), "{label}: read sizes {ours:?} vs {fio:?}");
+        assert!(close(size(ours[2], ours[3]), size(fio[2], fio[3])), "{label}: write sizes {ours:?} vs {fio:?}");
+    }
+}
+
+/// The fio-shaped figures are iorig's own: ops, bytes, IOPS and p99 equal
+/// the stored run's for the same run.
+#[test]
+fn fio_json_equals_the_native_result() {
+    let dir = tmp();
+    let db = dir.path().join("t.db");
+    let db = db.to_str().unwrap();
+    let fio = common::ok(
+        &[
+            "run",
+            "--target",
+            "s.dat",
+            "--size",
+            "8m",
+            "--time",
+            "1s",
+            "--read",
+            "70",
+            "--bs",
+            "4k",
+            "--qd",
+            "4",
+            "--db",
+            db,
+            "-q",
+            "--output-format",
+            "fio-json",
+        ],
+        dir.path(),
+    );
+    let fio: Value = serde_json::from_str(&fio).unwrap();
+    let out = dir.path().join("x.json");
+    common::ok(
+        &[
+            "export",
+            "1",
+            "--format",
+            "json",
+            "--out",
+            out.to_str().unwrap(),
+            "--db",
+            db,
+        ],
+        dir.path(),
+    );
+    let native: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let s = &native["steps"][0]["summary"];
+    for (dir_fio, dir_native) in [("read", "read"), ("write", "write")] {
+        let a = &fio["jobs"][0][dir_fio];
+        let b = &s[dir_native];
+        assert_eq!(u(&a["total_ios"]), u(&b["ops"]), "{dir_fio} ops");
+        assert_eq!(u(&a["io_bytes"]), u(&b["bytes"]), "{dir_fio} bytes");
+        let (ia, ib) = (f(&a["iops"]), f(&b["iops"]));
+        assert!(
+            (ia - ib).abs() <= 1e-6 * ib.max(1.0),
+            "{dir_fio} iops {ia} vs {ib}"
+        );
+        assert_eq!(
+            u(&a["clat_ns"]["percentile"]["99.000000"]),
+            u(&b["lat_ns"]["p99"]),
+            "{dir_fio} p99"
+        );
+        assert_eq!(
+            u(&a["clat_ns"]["max"]),
+            u(&b["lat_ns"]["max"]),
+            "{dir_fio} max"
+        );
+    }
+}
