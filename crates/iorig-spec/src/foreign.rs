@@ -77,7 +77,7 @@ pub fn foreign_format(text: &str) -> Option<&'static str> {
 pub fn foreign_hint(what: &str, text: &str) -> Option<String> {
     foreign_format(text).map(|tool| {
         format!(
-            "this looks like {tool}, which iorig does not read yet; write the {what} as iorig TOML (docs/workload.md, docs/plans.md), e.g. bs = \"4k\", read = 70, qd = 16"
+            "this looks like {tool}, not an iorig {what}; run it as it is with iorig run FILE (iorig import FILE prints the plan it becomes)"
         )
     })
 }

@@ -25,8 +25,9 @@ pub enum Command {
     /// The five-parameter characterisation (sequential write and read, random
     /// write, random read cold and hot) on a scratch file or TARGET.
     Quick(QuickArgs),
-    /// Print a fio job file as the equivalent iorig plan (TOML); exit 2 with
-    /// the file, line and reason when an option cannot be translated.
+    /// Print a fio job file or a vdbench parameter file as the equivalent
+    /// iorig plan (TOML); exit 2 with the file, line and reason when something
+    /// cannot be translated.
     Import {
         /// The job file.
         file: PathBuf,
@@ -37,6 +38,9 @@ pub enum Command {
         /// in the plan's labels) instead of refusing the file.
         #[arg(long)]
         ignore_unsupported: bool,
+        /// A vdbench parameter file's $NAME (repeatable).
+        #[arg(long = "set", value_name = "NAME=VALUE")]
+        set: Vec<String>,
     },
     /// Test plans: sweeps, curves, preconditioning, steady state.
     #[command(subcommand)]
@@ -388,12 +392,19 @@ pub struct ForeignArgs {
     /// output and stored with the run) instead of refusing the file.
     #[arg(long)]
     pub ignore_unsupported: bool,
+    /// A vdbench parameter file's $NAME (repeatable), as vdbench's NAME=VALUE.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Write vdbench's flatfile.html and summary.html of the run into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub vdbench_out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Workload TOML file (keys as the long flags; flags override it), or a
-    /// fio job file (docs/fio.md), told apart by content.
+    /// Workload TOML file (keys as the long flags; flags override it), a fio
+    /// job file (docs/fio.md) or a vdbench parameter file (docs/vdbench.md),
+    /// told apart by content.
     pub file: Option<PathBuf>,
     #[command(flatten)]
     pub foreign: ForeignArgs,

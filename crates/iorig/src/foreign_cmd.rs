@@ -62,14 +62,90 @@ fn translate_fio(path: &Path, text: &str, f: &ForeignArgs) -> Result<Translation
     .map_err(|e| Failure::usage(e.to_string()))
 }
 
-fn tell(printer: &Printer, t: &Translation) {
-    for n in &t.notices {
+/// `--set NAME=VALUE` as vdbench's variables.
+fn vars(f: &ForeignArgs) -> Result<std::collections::BTreeMap<String, String>, Failure> {
+    f.set
+        .iter()
+        .map(|kv| {
+            kv.split_once('=')
+                .filter(|(k, _)| !k.is_empty())
+                .map(|(k, v)| (k.trim_start_matches('$').to_string(), v.to_string()))
+                .ok_or_else(|| {
+                    Failure::usage(format!(
+                        "--set {kv}: write NAME=VALUE, e.g. --set lun=/dev/sdb"
+                    ))
+                })
+        })
+        .collect()
+}
+
+/// A job file or parameter file as an iorig plan.
+struct Plan {
+    toml: String,
+    notices: Vec<String>,
+    ignored: Vec<String>,
+    /// The fio translation (its jobs and logs), for fio's shapes.
+    fio: Option<Translation>,
+    source: String,
+}
+
+fn translate(
+    path: &Path,
+    text: &str,
+    format: Format,
+    f: &ForeignArgs,
+    verify: bool,
+) -> Result<Plan, Failure> {
+    match format {
+        Format::Fio => {
+            if !f.set.is_empty() {
+                return Err(Failure::usage(
+                    "--set gives a vdbench parameter file's $variables; a fio job file takes ${VAR} from the environment",
+                ));
+            }
+            let t = translate_fio(path, text, f)?;
+            Ok(Plan {
+                toml: t.plan_toml.clone(),
+                notices: t.notices.clone(),
+                ignored: t.ignored.clone(),
+                source: format!("fio:{}", path.display()),
+                fio: Some(t),
+            })
+        }
+        Format::Vdbench => {
+            let t = iorig_import::vdbench::translate(
+                path,
+                text,
+                &iorig_import::vdbench::Options {
+                    vars: vars(f)?,
+                    ignore_unsupported: f.ignore_unsupported,
+                    verify,
+                },
+            )
+            .map_err(|e| Failure::usage(e.to_string()))?;
+            Ok(Plan {
+                toml: t.plan_toml,
+                notices: t.notices,
+                ignored: t.ignored,
+                source: format!("vdbench:{}", path.display()),
+                fio: None,
+            })
+        }
+        Format::Iorig => Err(Failure::usage(format!(
+            "{}: this is neither a fio job file nor a vdbench parameter file; give --format fio or --format vdbench if it is one",
+            path.display()
+        ))),
+    }
+}
+
+fn tell_plan(printer: &Printer, p: &Plan) {
+    for n in &p.notices {
         printer.notice(n);
     }
-    if !t.ignored.is_empty() {
+    if !p.ignored.is_empty() {
         printer.notice(&format!(
             "left out (--ignore-unsupported): {}",
-            t.ignored.join("; ")
+            p.ignored.join("; ")
         ));
     }
 }
@@ -77,60 +153,55 @@ fn tell(printer: &Printer, t: &Translation) {
 /// `iorig import FILE`.
 pub fn import(path: &Path, f: &ForeignArgs) -> Result<u8, Failure> {
     let text = read(path)?;
-    match format_of(f, &text)? {
-        Format::Fio => {
-            let t = translate_fio(path, &text, f)?;
-            // The plan on stdout, what was said about it on stderr.
-            let printer = Printer::new(true, false);
-            tell(&printer, &t);
-            printer.json_stdout(t.plan_toml.trim_end());
-            Ok(exit::OK)
-        }
-        Format::Vdbench => Err(Failure::usage(format!(
-            "{}: vdbench parameter files are not read yet; translate it by hand (docs/plans.md)",
-            path.display()
-        ))),
-        Format::Iorig => Err(Failure::usage(format!(
-            "{}: this is not a fio job file (no [job] sections with fio options); give --format fio if it is one",
-            path.display()
-        ))),
-    }
+    let format = format_of(f, &text)?;
+    let p = translate(path, &text, format, f, false)?;
+    // The plan on stdout, what was said about it on stderr.
+    let printer = Printer::new(true, false);
+    tell_plan(&printer, &p);
+    printer.json_stdout(p.toml.trim_end());
+    Ok(exit::OK)
 }
 
-/// `iorig run FILE` with a fio job file: the plan it becomes, run here.
+/// `iorig run FILE` with a fio job file or a vdbench parameter file: the
+/// plan it becomes, run here (or on the parameter file's hosts).
 pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, Failure> {
-    if format == Format::Vdbench {
-        return Err(Failure::usage(format!(
-            "{}: vdbench parameter files are not read yet; translate it by hand (docs/plans.md)",
-            path.display()
-        )));
-    }
-    refuse_flags(a)?;
+    refuse_flags(a, format)?;
     let out_format = OutputFormat::parse(a.output_format.as_deref())?;
+    if out_format.is_fio() && format != Format::Fio {
+        return Err(Failure::usage(
+            "--output-format fio-json is written for fio job files and iorig workloads; drop it (--vdbench-out DIR writes vdbench's own files)",
+        ));
+    }
     if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
         check_output("--json", Path::new(j))?;
     }
-    if out_format == OutputFormat::Iorig && a.json.is_some() && a.record.no_db {
+    if (out_format == OutputFormat::Iorig && a.json.is_some() || a.foreign.vdbench_out.is_some())
+        && a.record.no_db
+    {
         return Err(Failure::usage(
-            "--json of a job file's run is the stored run (iorig.run/1); drop --no-db, or give --output-format fio-json",
+            "--json (iorig's shape) and --vdbench-out of a job file's run are made from the stored run; drop --no-db",
         ));
     }
-    let t = translate_fio(path, text, &a.foreign)?;
+    if let Some(d) = &a.foreign.vdbench_out {
+        crate::vdbench_out::check(d)?;
+    }
+    let verify = a.workload.verify == Some(true);
+    let p = translate(path, text, format, &a.foreign, verify)?;
     // fio's JSON goes to stdout unless --json names a file; the text then
     // goes to stderr, so stdout is one JSON document and nothing else.
     let json_stdout = a.json.as_deref() == Some("-") || (out_format.is_fio() && a.json.is_none());
     let printer = Printer::new(json_stdout, a.quiet);
-    tell(&printer, &t);
-    let mut inv = Invocation::from_text(format!("fio:{}", path.display()), t.plan_toml.clone());
+    tell_plan(&printer, &p);
+    let mut inv = Invocation::from_text(p.source.clone(), p.toml.clone());
+    inv.allow_destroy = a.allow_destroy;
     // The stored run says where it came from and what was left out.
     let mut labels = crate::cli::parse_labels(&a.record.labels)?;
     labels
         .entry("source".into())
-        .or_insert_with(|| format!("fio:{}", path.display()));
-    if !t.ignored.is_empty() {
-        labels.insert("ignored".into(), t.ignored.join("; "));
+        .or_insert_with(|| p.source.clone());
+    if !p.ignored.is_empty() {
+        labels.insert("ignored".into(), p.ignored.join("; "));
     }
-    inv.allow_destroy = a.allow_destroy;
     let (code, results, run) = run_plan(
         inv,
         RunOptions {
@@ -149,10 +220,21 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
     if a.dry_run {
         return Ok(code);
     }
-    write_logs(&t.jobs, &results)?;
+    if let Some(t) = &p.fio {
+        write_logs(&t.jobs, &results)?;
+    }
+    if let (Some(d), Some(id)) = (&a.foreign.vdbench_out, run) {
+        let store = crate::store::open_existing(a.record.db.as_deref())?;
+        crate::vdbench_out::write(&store, id, d)?;
+        printer.notice(&format!(
+            "vdbench files: {}/flatfile.html, {}/summary.html",
+            d.display(),
+            d.display()
+        ));
+    }
     let dest = a.json.clone().unwrap_or_else(|| "-".into());
-    match out_format {
-        OutputFormat::Iorig => {
+    match (out_format, &p.fio) {
+        (OutputFormat::Iorig, _) => {
             if let (Some(_), Some(id)) = (&a.json, run) {
                 let store = crate::store::open_existing(a.record.db.as_deref())?;
                 let doc = iorig_report::export::export_json(&store, id)
@@ -160,10 +242,11 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
                 crate::output::json::write_json_doc(&printer, &dest, &doc)?;
             }
         }
-        f => {
-            let doc = fio_document(&t, &results, f == OutputFormat::FioJsonPlus);
+        (f, Some(t)) => {
+            let doc = fio_document(t, &results, f == OutputFormat::FioJsonPlus);
             crate::output::json::write_json_doc(&printer, &dest, &doc)?;
         }
+        (_, None) => {}
     }
     Ok(code)
 }
@@ -237,13 +320,18 @@ fn write_logs(jobs: &[JobMeta], results: &[StepResult]) -> Result<(), Failure> {
 }
 
 /// Flags that describe a workload or its outputs belong to iorig's own
-/// workloads; a job file says all of that itself.
-fn refuse_flags(a: &RunArgs) -> Result<(), Failure> {
+/// workloads; a job file says all of that itself. `--verify` is vdbench's
+/// `-v` for a parameter file.
+fn refuse_flags(a: &RunArgs, format: Format) -> Result<(), Failure> {
+    let mut w = a.workload.clone();
+    if format == Format::Vdbench {
+        w.verify = None;
+    }
     let given = [
         (!a.targets.is_empty(), "--target"),
         (
-            a.workload != iorig_spec::WorkloadFile::default(),
-            "workload flags (--bs, --rw, ...)",
+            w != iorig_spec::WorkloadFile::default(),
+            "workload flags (--bs, --read, ...)",
         ),
         (a.journal.is_some(), "--journal"),
         (a.csv.is_some(), "--csv"),
@@ -255,8 +343,13 @@ fn refuse_flags(a: &RunArgs) -> Result<(), Failure> {
     ];
     if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
         return Err(Failure::usage(format!(
-            "{flag} does not apply to a job file, which sets its own targets and options; edit the file, or run iorig import FILE > plan.toml and change the plan"
+            "{flag} does not apply to a job or parameter file, which sets its own targets and options; edit the file, or run iorig import FILE > plan.toml and change the plan"
         )));
+    }
+    if format == Format::Fio && !a.foreign.set.is_empty() {
+        return Err(Failure::usage(
+            "--set gives a vdbench parameter file's $variables; a fio job file takes ${VAR} from the environment",
+        ));
     }
     Ok(())
 }

@@ -14,6 +14,7 @@ mod run_cmd;
 mod runs_cmd;
 mod signals;
 mod store;
+mod vdbench_out;
 mod verify_cmd;
 
 use clap::Parser;
@@ -118,11 +119,14 @@ fn main() -> ExitCode {
             file,
             format,
             ignore_unsupported,
+            set,
         } => foreign_cmd::import(
             &file,
             &cli::ForeignArgs {
                 input_format: format,
                 ignore_unsupported,
+                set,
+                vdbench_out: None,
             },
         ),
         cli::Command::Plan(cli::PlanCommand::Run(a)) => plan_run(a).map(|(code, _, _)| code),

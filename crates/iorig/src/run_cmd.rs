@@ -39,14 +39,24 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Failure::usage(format!("workload file {}: {e}", path.display())))?;
         match crate::foreign_cmd::format_of(&a.foreign, &text)? {
-            iorig_import::Format::Iorig => {}
+            iorig_import::Format::Iorig => {
+                if !a.foreign.set.is_empty() || a.foreign.vdbench_out.is_some() {
+                    return Err(Failure::usage(
+                        "--set and --vdbench-out are for a vdbench parameter file (or a fio job file for --vdbench-out); FILE is an iorig workload",
+                    ));
+                }
+            }
             other => return crate::foreign_cmd::run(&a, path, &text, other),
         }
         layer = WorkloadFile::from_toml(&path.display().to_string(), &text)
             .map_err(|e| Failure::usage(e.to_string()))?;
-    } else if a.foreign.input_format.is_some() || a.foreign.ignore_unsupported {
+    } else if a.foreign.input_format.is_some()
+        || a.foreign.ignore_unsupported
+        || !a.foreign.set.is_empty()
+        || a.foreign.vdbench_out.is_some()
+    {
         return Err(Failure::usage(
-            "--input-format and --ignore-unsupported are for a job file given as FILE; give one",
+            "--input-format, --ignore-unsupported, --set and --vdbench-out are for a job or parameter file given as FILE; give one",
         ));
     }
     let mut layer = layer.overlay(cli_layer(&a)?);

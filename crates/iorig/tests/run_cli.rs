@@ -845,17 +845,15 @@ fn a_fio_job_file_or_vdbench_parmfile_is_named_as_such() {
         "sd=sd1,lun=/dev/sdb\nwd=wd1,sd=sd1,xfersize=4k\nrd=r1,wd=wd1,iorate=max\n",
     )
     .unwrap();
+    // A plan or a workload that is another tool's file: named as such,
+    // with the command that runs it.
     for (args, tool) in [
-        (
-            vec!["run", fio.to_str().unwrap(), "--no-db"],
-            "a fio job file",
-        ),
         (
             vec!["plan", "run", fio.to_str().unwrap(), "--no-db"],
             "a fio job file",
         ),
         (
-            vec!["run", vd.to_str().unwrap(), "--no-db"],
+            vec!["plan", "run", vd.to_str().unwrap(), "--no-db"],
             "a vdbench parameter file",
         ),
     ] {
@@ -863,10 +861,18 @@ fn a_fio_job_file_or_vdbench_parmfile_is_named_as_such() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
-            err.contains(&format!("looks like {tool}")),
+            err.contains(&format!("looks like {tool}")) && err.contains("iorig run FILE"),
             "{args:?}: {err}"
         );
     }
+    // iorig run reads it, and says what it cannot run (file:line).
+    let out = run_raw(&["run", fio.to_str().unwrap(), "--no-db"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("job.fio:4: job 'rr'") && err.contains("size="),
+        "{err}"
+    );
 }
 
 #[test]

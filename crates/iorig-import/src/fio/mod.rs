@@ -1154,9 +1154,7 @@ impl Translator<'_> {
                     "without size= iorig cannot tell when the job ends (fio would use the whole file or device); give size=, or runtime= with time_based".into(),
                 ));
             };
-            let total = io
-                .saturating_mul(st.loops)
-                .saturating_mul(st.numjobs);
+            let total = io.saturating_mul(st.loops).saturating_mul(st.numjobs);
             keys.push(("io_size", s(&iorig_spec::format_size(total))));
             keys.push((
                 "time",

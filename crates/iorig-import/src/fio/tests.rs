@@ -218,3 +218,20 @@ fn bssplit_shares() {
     assert!(bssplit("4k/60:8k/60", 1024).is_err());
     assert!(bssplit("4k/50:8k/40", 1024).is_err());
 }
+
+/// docs/fio.md names every option this translation knows, in a table row.
+#[test]
+fn the_docs_list_every_option() {
+    let doc = include_str!("../../../../docs/fio.md");
+    let missing: Vec<&str> = MAPPED
+        .iter()
+        .copied()
+        .chain(NO_EFFECT.iter().map(|(k, _)| *k))
+        .chain(UNSUPPORTED.iter().map(|(k, _)| *k))
+        .filter(|k| {
+            !doc.lines()
+                .any(|l| l.starts_with('|') && l.contains(&format!("`{k}`")))
+        })
+        .collect();
+    assert!(missing.is_empty(), "docs/fio.md lacks {missing:?}");
+}

@@ -13,6 +13,7 @@ mod hlog;
 mod json;
 mod profile;
 mod tables;
+mod vdbench;
 mod xlsx;
 
 use crate::ReportError;
@@ -23,6 +24,7 @@ use serde_json::Value;
 
 pub use hlog::{export_hlog, HlogExport};
 pub use iorig_result::RUN_SCHEMA;
+pub use vdbench::{export_vdbench, VdbenchExport, FLAT_COLUMNS};
 
 /// The two CSV files of a run.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,0 +1,1361 @@
+//! vdbench parameter files as iorig plans.
+//!
+//! General parameters, storage (`sd`), workload (`wd`) and run (`rd`)
+//! definitions for raw I/O, and file-system definitions (`fsd`, `fwd`)
+//! with their run definitions; `default` entries, `sd=sd*` wildcards and
+//! lists, `$variable`s from `--set NAME=VALUE`, `hd=` hosts. Each `rd`
+//! becomes a plan step (its `for*` loops and a list of rates sweep it,
+//! `iorate=curve` makes a curve step with vdbench's default points); the
+//! workloads of one `rd` run at once as the step's jobs, sharing its rate
+//! by `skew`. `docs/vdbench.md` lists every parameter.
+
+use crate::ImportError;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// How to translate.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `--set NAME=VALUE`: the values of `$NAME`.
+    pub vars: BTreeMap<String, String>,
+    /// Parameters iorig does not support are listed and left out instead
+    /// of refused.
+    pub ignore_unsupported: bool,
+    /// `--verify` (vdbench's `-v`): data validation on every step.
+    pub verify: bool,
+}
+
+/// A parameter file as an iorig plan.
+#[derive(Debug, Clone)]
+pub struct Translation {
+    pub plan_toml: String,
+    /// What was accepted without effect, one line each.
+    pub notices: Vec<String>,
+    /// What `--ignore-unsupported` left out (`file:line parameter`).
+    pub ignored: Vec<String>,
+    /// The run definitions, in order, with the number of plan steps each
+    /// became (for the flatfile's run names).
+    pub runs: Vec<(String, usize)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Loc {
+    file: String,
+    line: usize,
+}
+
+impl std::fmt::Display for Loc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+fn usage(loc: &Loc, why: impl std::fmt::Display) -> ImportError {
+    ImportError::Usage(format!("{loc}: {why}"))
+}
+
+/// A parameter's value: one item or a parenthesised list.
+#[derive(Debug, Clone, PartialEq)]
+enum Val {
+    One(String),
+    List(Vec<String>),
+}
+
+impl Val {
+    fn items(&self) -> Vec<String> {
+        match self {
+            Val::One(s) => vec![s.clone()],
+            Val::List(v) => v.clone(),
+        }
+    }
+}
+
+/// One definition line (`sd=...`, `wd=...`), or the general parameters.
+#[derive(Debug, Clone)]
+struct Def {
+    /// sd, wd, rd, hd, fsd, fwd; "" for a general parameter.
+    kind: String,
+    name: String,
+    params: Vec<(String, Val)>,
+    loc: Loc,
+}
+
+impl Def {
+    fn get(&self, key: &str) -> Option<&Val> {
+        self.params
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+    fn one(&self, key: &str) -> Option<String> {
+        self.get(key).map(|v| v.items().join(","))
+    }
+}
+
+const KINDS: &[&str] = &["sd", "wd", "rd", "hd", "fsd", "fwd"];
+
+/// Splits `a=1,b=(2,3),c="x,y"` at the commas outside parentheses and
+/// quotes.
+fn split_params(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut depth = 0i32;
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '"' => {
+                quoted = !quoted;
+                cur.push(c);
+            }
+            '(' if !quoted => {
+                depth += 1;
+                cur.push(c);
+            }
+            ')' if !quoted => {
+                depth -= 1;
+                cur.push(c);
+            }
+            ',' if !quoted && depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur);
+    }
+    out.into_iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn parse_val(v: &str) -> Val {
+    let v = v.trim();
+    if let Some(inner) = v.strip_prefix('(').and_then(|s| s.strip_suffix(')')) {
+        Val::List(
+            split_params(inner)
+                .into_iter()
+                .map(|s| s.trim_matches('"').to_string())
+                .collect(),
+        )
+    } else {
+        Val::One(v.trim_matches('"').to_string())
+    }
+}
+
+/// `$name` replaced from `vars`.
+fn substitute(
+    line: &str,
+    vars: &BTreeMap<String, String>,
+    loc: &Loc,
+) -> Result<String, ImportError> {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.char_indices().peekable();
+    while let Some((_, c)) = chars.next() {
+        if c != '$' {
+            out.push(c);
+            continue;
+        }
+        let braced = chars.peek().is_some_and(|(_, c)| *c == '{');
+        if braced {
+            chars.next();
+        }
+        let mut name = String::new();
+        while let Some((_, c)) = chars.peek() {
+            if c.is_ascii_alphanumeric() || *c == '_' {
+                name.push(*c);
+                chars.next();
+            } else {
+                break;
+            }
+        }
+        if braced {
+            chars.next();
+        }
+        if name.is_empty() {
+            out.push('$');
+            continue;
+        }
+        match vars.get(&name) {
+            Some(v) => out.push_str(v),
+            None => {
+                return Err(usage(
+                    loc,
+                    format!("${name} is not defined; give it with --set {name}=VALUE"),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every definition of the file, in order (continuation lines joined).
+fn definitions(
+    path: &Path,
+    text: &str,
+    vars: &BTreeMap<String, String>,
+) -> Result<Vec<Def>, ImportError> {
+    let file = path.display().to_string();
+    let mut logical: Vec<(String, Loc)> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let loc = Loc {
+            file: file.clone(),
+            line: i + 1,
+        };
+        let line = raw.trim();
+        if line.is_empty()
+            || line.starts_with('*')
+            || line.starts_with('#')
+            || line.starts_with("//")
+        {
+            continue;
+        }
+        let line = substitute(line, vars, &loc)?;
+        // A line ending in a comma continues on the next; so does one
+        // that starts with a comma.
+        match logical.last_mut() {
+            Some((prev, _)) if prev.ends_with(',') || line.starts_with(',') => {
+                prev.push_str(&line);
+            }
+            _ => logical.push((line, loc)),
+        }
+    }
+    let mut defs = Vec::new();
+    for (line, loc) in logical {
+        let parts = split_params(&line);
+        let mut params = Vec::new();
+        for p in &parts {
+            let Some((k, v)) = p.split_once('=') else {
+                return Err(usage(
+                    &loc,
+                    format!("'{p}' is not a parameter; write name=value (e.g. xfersize=4k)"),
+                ));
+            };
+            params.push((k.trim().to_ascii_lowercase(), parse_val(v)));
+        }
+        let Some((first_key, first_val)) = params.first().cloned() else {
+            continue;
+        };
+        if KINDS.contains(&first_key.as_str()) {
+            let name = match &first_val {
+                Val::One(n) if !n.is_empty() => n.clone(),
+                _ => {
+                    return Err(usage(
+                        &loc,
+                        format!("{first_key}= needs a name, e.g. {first_key}={first_key}1"),
+                    ))
+                }
+            };
+            defs.push(Def {
+                kind: first_key,
+                name,
+                params: params[1..].to_vec(),
+                loc,
+            });
+        } else {
+            defs.push(Def {
+                kind: String::new(),
+                name: String::new(),
+                params,
+                loc,
+            });
+        }
+    }
+    Ok(defs)
+}
+
+/// A size as vdbench writes it (binary suffixes k, m, g, t).
+fn size(v: &str) -> Result<u64, String> {
+    crate::fio::units::size(v, 1024)
+        .map_err(|_| format!("'{v}' is not a size; write e.g. 4k, 1m, 10g"))
+}
+
+fn number(v: &str) -> Result<f64, String> {
+    v.trim()
+        .parse::<f64>()
+        .map_err(|_| format!("'{v}' is not a number"))
+}
+
+/// Seconds, or with an s/m/h suffix.
+fn seconds(v: &str) -> Result<String, String> {
+    let t = v.trim();
+    let (n, unit) = match t.chars().last() {
+        Some('s') => (&t[..t.len() - 1], "s"),
+        Some('m') => (&t[..t.len() - 1], "m"),
+        Some('h') => (&t[..t.len() - 1], "h"),
+        _ => (t, "s"),
+    };
+    let x = number(n)?;
+    if x < 0.0 {
+        return Err(format!("'{v}' is negative"));
+    }
+    let secs = match unit {
+        "m" => x * 60.0,
+        "h" => x * 3600.0,
+        _ => x,
+    };
+    Ok(if secs.fract() == 0.0 {
+        format!("{}s", secs as u64)
+    } else {
+        format!("{}ms", (secs * 1000.0).round() as u64)
+    })
+}
+
+/// Parameters accepted with no effect, and why.
+const NO_EFFECT: &[(&str, &str)] = &[
+    ("messagescan", "iorig reads no system log"),
+    (
+        "report",
+        "iorig stores every run; its reports are iorig report and export",
+    ),
+    ("histogram", "iorig keeps full HDR histograms"),
+    ("debug", "no vdbench debug modes"),
+    (
+        "create_anchors",
+        "iorig creates a missing anchor's tree (format)",
+    ),
+    ("monitor", "iorig stops on Ctrl-C"),
+    ("vdbench", "agents run iorig"),
+    ("shell", "agents are reached over iorig's protocol"),
+    ("user", "agents are reached over iorig's protocol"),
+    ("jvms", "one iorig process per host"),
+    ("clients", "one iorig process per host"),
+    ("priority", "workloads of a step run at once"),
+    ("distribution", "iorig paces on a fixed schedule"),
+    ("align", "iorig aligns every offset to the block size"),
+    (
+        "compratio",
+        "give data compressibility with iorig's data key",
+    ),
+];
+
+/// Parameters iorig cannot do, with what to do instead.
+const UNSUPPORTED: &[(&str, &str)] = &[
+    ("journal", "journaled validation of a parameter file is not supported yet; run an iorig workload with --journal"),
+    ("maxdata", "end the run with elapsed"),
+    ("hotband", "use rhpct/hitarea, or iorig's dist (hot:IO%/SPACE%)"),
+    ("streams", "not supported"),
+    ("replay", "block-trace replay is a later iorig feature"),
+    ("dedupratio", "give iorig's data = \"dedup:R\" in a workload"),
+    ("dedupunit", "give iorig's data = \"dedup:R\" in a workload"),
+    ("offset", "use range"),
+    ("count", "list each sd"),
+    ("fwdrate_curve", "not supported"),
+    ("include", "paste the included file in"),
+    ("endcmd", "run commands around iorig"),
+    ("startcmd", "run commands around iorig"),
+];
+
+/// What one `wd` (or `fwd` group) becomes: iorig keys.
+type Keys = Vec<(String, toml::Value)>;
+
+struct Tr<'a> {
+    opts: &'a Options,
+    notices: Vec<String>,
+    ignored: Vec<String>,
+    noticed: Vec<String>,
+}
+
+impl Tr<'_> {
+    /// Handles the parameters a definition kind does not map: accepted
+    /// without effect (said once), or refused / ignored.
+    fn other(&mut self, d: &Def, key: &str) -> Result<(), ImportError> {
+        if let Some((_, why)) = NO_EFFECT.iter().find(|(k, _)| *k == key) {
+            if !self.noticed.iter().any(|k| k == key) {
+                self.noticed.push(key.to_string());
+                self.notices
+                    .push(format!("{}: {key}: accepted with no effect ({why})", d.loc));
+            }
+            return Ok(());
+        }
+        let hint = UNSUPPORTED
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, h)| h.to_string());
+        let what = if d.kind.is_empty() {
+            "general parameter".to_string()
+        } else {
+            format!("{} parameter", d.kind)
+        };
+        match hint {
+            Some(h) if self.opts.ignore_unsupported => {
+                self.ignored.push(format!("{} {key}", d.loc));
+                let _ = h;
+                Ok(())
+            }
+            Some(h) => Err(usage(
+                &d.loc,
+                format!("{what} '{key}' is not supported by iorig: {h}; remove it, or pass --ignore-unsupported"),
+            )),
+            None => Err(usage(
+                &d.loc,
+                format!("unknown {what} '{key}'; see docs/vdbench.md for the parameters iorig reads"),
+            )),
+        }
+    }
+}
+
+/// Reads `path` (its text `text`) and translates it.
+pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation, ImportError> {
+    let defs = definitions(path, text, &opts.vars)?;
+    let mut tr = Tr {
+        opts,
+        notices: Vec::new(),
+        ignored: Vec::new(),
+        noticed: Vec::new(),
+    };
+    let mut verify = opts.verify;
+    let mut max_errors: Option<u64> = None;
+    let mut hosts: Vec<String> = Vec::new();
+    // Definitions with their `default` entries applied.
+    let mut defaults: BTreeMap<String, Vec<(String, Val)>> = BTreeMap::new();
+    let mut sds: Vec<Def> = Vec::new();
+    let mut wds: Vec<Def> = Vec::new();
+    let mut fsds: Vec<Def> = Vec::new();
+    let mut fwds: Vec<Def> = Vec::new();
+    let mut rds: Vec<Def> = Vec::new();
+    for d in defs {
+        if d.kind.is_empty() {
+            for (k, v) in &d.params {
+                let one = v.items().join(",");
+                match k.as_str() {
+                    "validate" | "data_validation" => {
+                        verify = !matches!(one.as_str(), "no" | "false" | "0");
+                    }
+                    "data_errors" => {
+                        let n =
+                            number(&one).map_err(|w| usage(&d.loc, format!("data_errors: {w}")))?;
+                        verify = true;
+                        max_errors = Some(n.max(1.0) as u64);
+                    }
+                    _ => tr.other(&d, k)?,
+                }
+            }
+            continue;
+        }
+        if d.name == "default" {
+            defaults
+                .entry(d.kind.clone())
+                .or_default()
+                .extend(d.params.clone());
+            continue;
+        }
+        let mut full = d.clone();
+        let mut params = defaults.get(&d.kind).cloned().unwrap_or_default();
+        params.extend(d.params.clone());
+        full.params = params;
+        let list = match d.kind.as_str() {
+            "sd" => &mut sds,
+            "wd" => &mut wds,
+            "fsd" => &mut fsds,
+            "fwd" => &mut fwds,
+            "rd" => &mut rds,
+            _ => {
+                // hd=: a host; system= names its agent.
+                for (k, _) in &full.params {
+                    if !matches!(k.as_str(), "system") {
+                        tr.other(&full, k)?;
+                    }
+                }
+                let addr = full.one("system").unwrap_or_else(|| full.name.clone());
+                hosts.push(addr);
+                continue;
+            }
+        };
+        if list.iter().any(|x| x.name == full.name) {
+            return Err(usage(
+                &d.loc,
+                format!(
+                    "{}={} is defined twice; give each its own name",
+                    d.kind, d.name
+                ),
+            ));
+        }
+        list.push(full);
+    }
+    if rds.is_empty() {
+        return Err(ImportError::Usage(format!(
+            "{}: no run definition (rd=); add e.g. rd=run1,wd=wd1,iorate=max,elapsed=60,interval=1",
+            path.display()
+        )));
+    }
+
+    // Each rd, in order, as plan steps.
+    let mut steps = String::new();
+    let mut runs = Vec::new();
+    let mut plan_targets: Option<Vec<String>> = None;
+    let mut plan_size: Option<String> = None;
+    for rd in &rds {
+        let (text, n) = if rd.get("fwd").is_some() {
+            tr.fs_run(rd, &fsds, &fwds, &mut plan_targets)?
+        } else {
+            tr.raw_run(rd, &sds, &wds, &mut plan_targets, &mut plan_size)?
+        };
+        steps.push_str(&text);
+        runs.push((rd.name.clone(), n));
+    }
+
+    let mut t = String::new();
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "vdbench".into());
+    let _ = writeln!(
+        t,
+        "# Translated by iorig import from the vdbench parameter file {}.",
+        path.display()
+    );
+    let _ = writeln!(t, "name = {}", q(&name));
+    let _ = writeln!(
+        t,
+        "description = {}",
+        q(&format!("vdbench parameter file {}", path.display()))
+    );
+    if let Some(tg) = &plan_targets {
+        let _ = writeln!(
+            t,
+            "targets = [{}]",
+            tg.iter().map(|s| q(s)).collect::<Vec<_>>().join(", ")
+        );
+    }
+    if let Some(sz) = &plan_size {
+        let _ = writeln!(t, "size = {}", q(sz));
+    }
+    if !hosts.is_empty() {
+        let _ = writeln!(t, "\n[hosts]");
+        let _ = writeln!(
+            t,
+            "list = [{}]",
+            hosts.iter().map(|s| q(s)).collect::<Vec<_>>().join(", ")
+        );
+    }
+    let _ = writeln!(t, "\n[defaults]");
+    let mut labels = vec![("source".to_string(), format!("vdbench:{}", path.display()))];
+    if !tr.ignored.is_empty() {
+        labels.push(("ignored".to_string(), tr.ignored.join("; ")));
+    }
+    let _ = writeln!(
+        t,
+        "labels = {{ {} }}",
+        labels
+            .iter()
+            .map(|(k, v)| format!("{} = {}", q(k), q(v)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if verify {
+        let _ = writeln!(t, "verify = true");
+        if let Some(m) = max_errors {
+            let _ = writeln!(t, "max_errors = {m}");
+        }
+    }
+    t.push_str(&steps);
+    Ok(Translation {
+        plan_toml: t,
+        notices: tr.notices,
+        ignored: tr.ignored,
+        runs,
+    })
+}
+
+fn q(v: &str) -> String {
+    toml::Value::String(v.to_string()).to_string()
+}
+
+/// Names from a `sd=`/`wd=` reference: one, a list, or `prefix*`.
+fn select<'a>(
+    refs: &Val,
+    all: &'a [Def],
+    what: &str,
+    loc: &Loc,
+) -> Result<Vec<&'a Def>, ImportError> {
+    let mut out: Vec<&Def> = Vec::new();
+    for r in refs.items() {
+        let matched: Vec<&Def> = match r.strip_suffix('*') {
+            Some(prefix) => all.iter().filter(|d| d.name.starts_with(prefix)).collect(),
+            None => all.iter().filter(|d| d.name == r).collect(),
+        };
+        if matched.is_empty() {
+            return Err(usage(
+                loc,
+                format!(
+                    "{what}={r} is not defined; define it before (defined: {})",
+                    if all.is_empty() {
+                        "none".to_string()
+                    } else {
+                        all.iter()
+                            .map(|d| d.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                ),
+            ));
+        }
+        for m in matched {
+            if !out.iter().any(|d| d.name == m.name) {
+                out.push(m);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// xfersize: `4k` or a distribution `(4k,50,8k,50)`.
+fn xfersize(v: &Val) -> Result<String, String> {
+    match v {
+        Val::One(s) => Ok(iorig_spec::format_size(size(s)?)),
+        Val::List(items) if items.len() == 1 => Ok(iorig_spec::format_size(size(&items[0])?)),
+        Val::List(items) => {
+            if items.len() % 2 != 0 {
+                return Err("a distribution is pairs of size and percentage: (4k,50,8k,50)".into());
+            }
+            let mut parts = Vec::new();
+            let mut total = 0.0;
+            for pair in items.chunks(2) {
+                let b = size(&pair[0])?;
+                let p = number(&pair[1])?;
+                total += p;
+                parts.push(format!(
+                    "{}:{}",
+                    iorig_spec::format_size(b),
+                    p.round() as u64
+                ));
+            }
+            if (total - 100.0).abs() > 0.01 {
+                return Err(format!("the percentages add up to {total}, not 100"));
+            }
+            Ok(parts.join(","))
+        }
+    }
+}
+
+/// seekpct as iorig's `random` share: 0/seq/sequential, 100/random, eof
+/// (sequential, one pass), or a number.
+fn seekpct(v: &str) -> Result<(f64, bool), String> {
+    match v.trim() {
+        "seq" | "sequential" => Ok((0.0, false)),
+        "eof" => Ok((0.0, true)),
+        "random" | "rand" => Ok((100.0, false)),
+        n => {
+            let p = number(n)?;
+            if !(0.0..=100.0).contains(&p) {
+                return Err(format!("{p} is not a percentage"));
+            }
+            Ok((p, false))
+        }
+    }
+}
+
+impl Tr<'_> {
+    /// A raw-I/O run definition.
+    fn raw_run(
+        &mut self,
+        rd: &Def,
+        sds: &[Def],
+        wds: &[Def],
+        plan_targets: &mut Option<Vec<String>>,
+        plan_size: &mut Option<String>,
+    ) -> Result<(String, usize), ImportError> {
+        let loc = &rd.loc;
+        let bad = |k: &str, w: String| usage(loc, format!("rd={}: {k}: {w}", rd.name));
+        let wd_ref = rd.get("wd").ok_or_else(|| {
+            usage(
+                loc,
+                format!("rd={} names no wd=; add wd=wd1 (or wd=wd*)", rd.name),
+            )
+        })?;
+        let chosen = select(wd_ref, wds, "wd", loc)?;
+        // rd-level parameters.
+        let mut step: Keys = Vec::new();
+        let mut sweeps: Vec<(String, toml::Value)> = Vec::new();
+        let mut kind = "run";
+        let mut curve: Option<Vec<f64>> = None;
+        let mut rate: Option<String> = None;
+        let mut threads_per_sd: u64 = 8;
+        let mut openflags: Option<String> = None;
+        for (k, v) in &rd.params {
+            let one = v.items().join(",");
+            match k.as_str() {
+                "wd" => {}
+                "iorate" => match v {
+                    Val::List(items) if items.len() > 1 => {
+                        let vals: Result<Vec<toml::Value>, String> = items
+                            .iter()
+                            .map(|i| {
+                                if i == "max" {
+                                    Ok(toml::Value::String("max".into()))
+                                } else {
+                                    number(i).map(|n| toml::Value::Integer(n.round() as i64))
+                                }
+                            })
+                            .collect();
+                        sweeps.push((
+                            "rate".into(),
+                            toml::Value::Array(vals.map_err(|w| bad(k, w))?),
+                        ));
+                    }
+                    _ => match one.as_str() {
+                        "max" => rate = Some("max".into()),
+                        "curve" => kind = "curve",
+                        n => {
+                            number(n).map_err(|w| bad(k, w))?;
+                            rate = Some(n.to_string());
+                        }
+                    },
+                },
+                "curve" => {
+                    curve = Some(
+                        v.items()
+                            .iter()
+                            .map(|i| number(i))
+                            .collect::<Result<_, _>>()
+                            .map_err(|w| bad(k, w))?,
+                    );
+                }
+                "elapsed" => step.push((
+                    "time".into(),
+                    toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
+                )),
+                "warmup" => step.push((
+                    "warmup".into(),
+                    toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
+                )),
+                "interval" => step.push((
+                    "interval".into(),
+                    toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
+                )),
+                "pause" => step.push((
+                    "pause".into(),
+                    toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
+                )),
+                "threads" => threads_per_sd = number(&one).map_err(|w| bad(k, w))?.max(1.0) as u64,
+                "openflags" => openflags = Some(one),
+                "forxfersize" => {
+                    let vals = v
+                        .items()
+                        .iter()
+                        .map(|i| size(i).map(|b| toml::Value::String(iorig_spec::format_size(b))))
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(|w| bad(k, w))?;
+                    sweeps.push(("bs".into(), toml::Value::Array(vals)));
+                }
+                "forthreads" => {
+                    let vals = v
+                        .items()
+                        .iter()
+                        .map(|i| number(i).map(|n| toml::Value::Integer(n.max(1.0) as i64)))
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(|w| bad(k, w))?;
+                    sweeps.push(("threads".into(), toml::Value::Array(vals)));
+                }
+                "forrdpct" => {
+                    let vals = v
+                        .items()
+                        .iter()
+                        .map(|i| number(i).map(toml::Value::Float))
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(|w| bad(k, w))?;
+                    sweeps.push(("read".into(), toml::Value::Array(vals)));
+                }
+                "forseekpct" => {
+                    let vals = v
+                        .items()
+                        .iter()
+                        .map(|i| {
+                            seekpct(i).and_then(|(p, eof)| {
+                                if eof {
+                                    Err("eof in a loop is not supported; give 0".to_string())
+                                } else {
+                                    Ok(toml::Value::Float(p))
+                                }
+                            })
+                        })
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(|w| bad(k, w))?;
+                    sweeps.push(("random".into(), toml::Value::Array(vals)));
+                }
+                "forrate" | "forrates" => {
+                    let vals = v
+                        .items()
+                        .iter()
+                        .map(|i| {
+                            if i == "max" {
+                                Ok(toml::Value::String("max".into()))
+                            } else {
+                                number(i).map(|n| toml::Value::Integer(n.round() as i64))
+                            }
+                        })
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(|w| bad(k, w))?;
+                    sweeps.push(("rate".into(), toml::Value::Array(vals)));
+                }
+                _ => self.other(rd, k)?,
+            }
+        }
+        if kind == "curve" && chosen.len() > 1 {
+            return Err(bad(
+                "iorate",
+                "curve with several workloads is not supported; give each wd its own rd".into(),
+            ));
+        }
+        if kind == "curve" && sweeps.iter().any(|(k, _)| k == "rate") {
+            return Err(bad(
+                "iorate",
+                "curve and a list of rates both set the rate; keep one".into(),
+            ));
+        }
+        if rate.is_none() && kind == "run" && !sweeps.iter().any(|(k, _)| k == "rate") {
+            return Err(bad(
+                "iorate",
+                "missing; vdbench needs it too: give iorate=max, a number, or curve".into(),
+            ));
+        }
+        let swept: Vec<String> = sweeps.iter().map(|(k, _)| k.clone()).collect();
+        // Each wd as a job.
+        let n = chosen.len();
+        let skews: Vec<Option<f64>> = chosen
+            .iter()
+            .map(|w| w.one("skew").and_then(|s| number(&s).ok()))
+            .collect();
+        let given: f64 = skews.iter().flatten().sum();
+        let open = skews.iter().filter(|s| s.is_none()).count();
+        if given > 100.01 || (open == 0 && (given - 100.0).abs() > 0.01 && n > 1) {
+            return Err(bad(
+                "skew",
+                format!("the workloads' skews add up to {given}, not 100"),
+            ));
+        }
+        let share = |i: usize| -> f64 {
+            match skews[i] {
+                Some(s) => s,
+                None if open > 0 => (100.0 - given) / open as f64,
+                None => 100.0 / n as f64,
+            }
+        };
+        let mut jobs: Vec<(String, Keys)> = Vec::new();
+        for (i, wd) in chosen.iter().enumerate() {
+            let wloc = &wd.loc;
+            let wbad = |k: &str, w: String| usage(wloc, format!("wd={}: {k}: {w}", wd.name));
+            let sd_ref = wd.get("sd").ok_or_else(|| {
+                wbad(
+                    "sd",
+                    "missing; name the storage, e.g. sd=sd1 or sd=sd*".into(),
+                )
+            })?;
+            let my_sds = select(sd_ref, sds, "sd", wloc)?;
+            let mut keys: Keys = Vec::new();
+            let mut targets = Vec::new();
+            let mut sizes = Vec::new();
+            let mut flags = openflags.clone();
+            let mut sd_threads = threads_per_sd;
+            for sd in &my_sds {
+                let mut lun = None;
+                for (k, v) in &sd.params {
+                    let one = v.items().join(",");
+                    match k.as_str() {
+                        "lun" => lun = Some(one),
+                        "size" => {
+                            sizes.push(size(&one).map_err(|w| {
+                                usage(&sd.loc, format!("sd={}: size: {w}", sd.name))
+                            })?)
+                        }
+                        "threads" => {
+                            sd_threads = number(&one)
+                                .map_err(|w| {
+                                    usage(&sd.loc, format!("sd={}: threads: {w}", sd.name))
+                                })?
+                                .max(1.0) as u64
+                        }
+                        "openflags" => flags = Some(one),
+                        "range" => {
+                            let r = v.items();
+                            if r.len() != 2 {
+                                return Err(usage(
+                                    &sd.loc,
+                                    format!("sd={}: range: give (start%,end%)", sd.name),
+                                ));
+                            }
+                            keys.push((
+                                "range".into(),
+                                toml::Value::String(format!("{}%-{}%", r[0], r[1])),
+                            ));
+                        }
+                        "host" | "hd" => {
+                            return Err(usage(
+                                &sd.loc,
+                                format!(
+                                    "sd={}: {k}: iorig runs every step on all hosts; drop it",
+                                    sd.name
+                                ),
+                            ))
+                        }
+                        _ => self.other(sd, k)?,
+                    }
+                }
+                let lun = lun.ok_or_else(|| {
+                    usage(
+                        &sd.loc,
+                        format!("sd={} has no lun=; give the device or file", sd.name),
+                    )
+                })?;
+                targets.push(lun);
+            }
+            keys.insert(
+                0,
+                (
+                    "target".into(),
+                    toml::Value::Array(
+                        targets
+                            .iter()
+                            .map(|t| toml::Value::String(t.clone()))
+                            .collect(),
+                    ),
+                ),
+            );
+            if let Some(s) = sizes.iter().min() {
+                keys.push((
+                    "size".into(),
+                    toml::Value::String(iorig_spec::format_size(*s)),
+                ));
+            }
+            // vdbench's defaults: 4k, reads, random.
+            let mut read = 100.0;
+            let mut random = 100.0;
+            let mut eof = false;
+            let mut bs = "4k".to_string();
+            let mut hit: (Option<f64>, Option<f64>, u64) = (None, None, 1 << 20);
+            for (k, v) in &wd.params {
+                let one = v.items().join(",");
+                match k.as_str() {
+                    "sd" | "skew" => {}
+                    "xfersize" => bs = xfersize(v).map_err(|w| wbad(k, w))?,
+                    "rdpct" => read = number(&one).map_err(|w| wbad(k, w))?,
+                    "seekpct" => (random, eof) = seekpct(&one).map_err(|w| wbad(k, w))?,
+                    "range" => {
+                        let r = v.items();
+                        if r.len() != 2 {
+                            return Err(wbad(k, "give (start%,end%)".into()));
+                        }
+                        keys.retain(|(k, _)| k != "range");
+                        keys.push((
+                            "range".into(),
+                            toml::Value::String(format!("{}%-{}%", r[0], r[1])),
+                        ));
+                    }
+                    "iorate" => {
+                        number(&one).map_err(|w| wbad(k, w))?;
+                        keys.push(("rate".into(), toml::Value::String(one.clone())));
+                    }
+                    "openflags" => flags = Some(one),
+                    "rhpct" => hit.0 = Some(number(&one).map_err(|w| wbad(k, w))?),
+                    "whpct" => hit.1 = Some(number(&one).map_err(|w| wbad(k, w))?),
+                    "hitarea" => hit.2 = size(&one).map_err(|w| wbad(k, w))?,
+                    "host" | "hd" => {
+                        return Err(wbad(
+                            k,
+                            "iorig runs every step on all hosts; drop it".into(),
+                        ))
+                    }
+                    _ => self.other(wd, k)?,
+                }
+            }
+            if !swept.iter().any(|s| s == "bs") {
+                keys.push(("bs".into(), toml::Value::String(bs.clone())));
+            }
+            if !swept.iter().any(|s| s == "read") {
+                keys.push(("read".into(), toml::Value::Float(read)));
+            }
+            if !swept.iter().any(|s| s == "random") {
+                keys.push(("random".into(), toml::Value::Float(random)));
+            }
+            if eof {
+                let Some(s) = sizes.iter().min() else {
+                    return Err(wbad(
+                        "seekpct",
+                        "eof needs the sd's size= (one pass over it)".into(),
+                    ));
+                };
+                keys.push((
+                    "io_size".into(),
+                    toml::Value::String(iorig_spec::format_size(*s * my_sds.len() as u64)),
+                ));
+            }
+            if hit.0.is_some() || hit.1.is_some() {
+                let io = hit.0.or(hit.1).unwrap_or(0.0);
+                if hit.1.is_some_and(|w| (w - io).abs() > 0.01) && read < 100.0 && read > 0.0 {
+                    return Err(wbad(
+                        "whpct",
+                        "a write hit share other than rhpct is not supported; give one".into(),
+                    ));
+                }
+                let Some(s) = sizes.iter().min() else {
+                    return Err(wbad(
+                        "rhpct",
+                        "the hit area's share needs the sd's size=".into(),
+                    ));
+                };
+                let space = (hit.2 as f64 / *s as f64 * 100.0).clamp(0.001, 100.0);
+                keys.push((
+                    "dist".into(),
+                    toml::Value::String(format!("hot:{io}/{space:.4}")),
+                ));
+            }
+            // vdbench threads: blocking I/Os, each one in flight, per sd.
+            keys.push(("engine".into(), toml::Value::String("psync".into())));
+            keys.push(("qd".into(), toml::Value::Integer(1)));
+            let flags = flags.unwrap_or_default();
+            let direct = flags
+                .split(',')
+                .any(|f| matches!(f.trim(), "o_direct" | "directio"));
+            keys.push((
+                if direct { "direct" } else { "buffered" }.into(),
+                toml::Value::Boolean(true),
+            ));
+            if flags.split(',').any(|f| f.trim() == "o_sync") {
+                keys.push(("sync".into(), toml::Value::Boolean(true)));
+            } else if flags.split(',').any(|f| f.trim() == "o_dsync") {
+                keys.push(("dsync".into(), toml::Value::Boolean(true)));
+            }
+            let total_threads = sd_threads * my_sds.len() as u64;
+            if !swept.iter().any(|s| s == "threads") {
+                let t = if n > 1 && rate.as_deref() == Some("max") {
+                    // At max, the skew shares the threads.
+                    ((total_threads as f64 * share(i) / 100.0).round() as u64).max(1)
+                } else {
+                    total_threads
+                };
+                keys.push(("threads".into(), toml::Value::Integer(t as i64)));
+            }
+            if let Some(r) = rate.as_deref().filter(|r| *r != "max") {
+                if !keys.iter().any(|(k, _)| k == "rate") {
+                    let total: f64 = r.parse().unwrap_or(0.0);
+                    let mine = (total * share(i) / 100.0).max(1.0).round();
+                    keys.push(("rate".into(), toml::Value::Integer(mine as i64)));
+                }
+            }
+            jobs.push((wd.name.clone(), keys));
+        }
+        // The step.
+        let combos: usize = sweeps
+            .iter()
+            .map(|(_, v)| v.as_array().map_or(1, Vec::len))
+            .product();
+        let per = if kind == "curve" {
+            1 + curve.as_ref().map_or(6, Vec::len)
+        } else {
+            1
+        };
+        if kind == "curve" || jobs.len() == 1 {
+            // One workload is the step itself, on the plan's storage (so
+            // it may run on hosts; a curve step cannot hold jobs). Storage
+            // other than an earlier step's makes it a one-job step.
+            let (_, keys) = &jobs[0];
+            let tg: Vec<String> = keys
+                .iter()
+                .find(|(k, _)| k == "target")
+                .and_then(|(_, v)| v.as_array().cloned())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect();
+            let sz = keys
+                .iter()
+                .find(|(k, _)| k == "size")
+                .and_then(|(_, v)| v.as_str().map(str::to_string));
+            let fits = plan_targets.as_ref().is_none_or(|t| *t == tg)
+                && (plan_size.is_none() || *plan_size == sz);
+            if fits {
+                *plan_targets = Some(tg.clone());
+                *plan_size = sz.clone();
+            }
+            if !fits && kind == "curve" {
+                return Err(bad(
+                    "iorate",
+                    "a curve on other storage than an earlier step's; give it its own parameter file".into(),
+                ));
+            }
+        }
+        if (kind == "curve" || jobs.len() == 1)
+            && plan_targets.as_ref().is_some_and(|t| {
+                jobs[0].1.iter().any(|(k, v)| {
+                    k == "target"
+                        && v.as_array().is_some_and(|a| {
+                            a.iter()
+                                .filter_map(|x| x.as_str())
+                                .eq(t.iter().map(String::as_str))
+                        })
+                })
+            })
+        {
+            let (_, keys) = &jobs[0];
+            let mut t = String::new();
+            let _ = writeln!(t, "\n[[steps]]");
+            let _ = writeln!(t, "name = {}", q(&rd.name));
+            if kind == "curve" {
+                let _ = writeln!(t, "kind = \"curve\"");
+            }
+            if let (Some(c), "curve") = (&curve, kind) {
+                let _ = writeln!(
+                    t,
+                    "rates_pct = [{}]",
+                    c.iter()
+                        .map(|p| p.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+            for (k, v) in step.iter().chain(sweeps.iter()) {
+                let _ = writeln!(t, "{k} = {v}");
+            }
+            for (k, v) in keys {
+                let skip = k == "target" || k == "size" || (k == "rate" && kind == "curve");
+                if !skip {
+                    let _ = writeln!(t, "{k} = {v}");
+                }
+            }
+            return Ok((t, combos * per));
+        }
+        // Jobs (one or more) run at once.
+        let mut t = String::new();
+        let _ = writeln!(t, "\n[[steps]]");
+        let _ = writeln!(t, "name = {}", q(&rd.name));
+        for (k, v) in &step {
+            let _ = writeln!(t, "{k} = {v}");
+        }
+        for (k, v) in &sweeps {
+            let _ = writeln!(t, "{k} = {v}");
+        }
+        for (name, keys) in &jobs {
+            let _ = writeln!(t, "\n[[steps.jobs]]");
+            let _ = writeln!(t, "name = {}", q(name));
+            for (k, v) in keys {
+                let _ = writeln!(t, "{k} = {v}");
+            }
+        }
+        Ok((t, combos * per))
+    }
+
+    /// A file-system run definition: its fwds mixed by skew into one
+    /// workload on their fsd's tree.
+    fn fs_run(
+        &mut self,
+        rd: &Def,
+        fsds: &[Def],
+        fwds: &[Def],
+        plan_targets: &mut Option<Vec<String>>,
+    ) -> Result<(String, usize), ImportError> {
+        let loc = &rd.loc;
+        let bad = |k: &str, w: String| usage(loc, format!("rd={}: {k}: {w}", rd.name));
+        let chosen = select(
+            rd.get("fwd").ok_or_else(|| bad("fwd", "missing".into()))?,
+            fwds,
+            "fwd",
+            loc,
+        )?;
+        let mut step: Keys = Vec::new();
+        let mut sweeps: Keys = Vec::new();
+        for (k, v) in &rd.params {
+            let one = v.items().join(",");
+            match k.as_str() {
+                "fwd" => {}
+                "fwdrate" => match one.as_str() {
+                    "max" => {}
+                    n => {
+                        number(n).map_err(|w| bad(k, w))?;
+                        step.push(("rate".into(), toml::Value::String(n.into())));
+                    }
+                },
+                "format" => {
+                    let m = match v.items().first().map(String::as_str).unwrap_or("no") {
+                        "yes" => "yes",
+                        "no" => "no",
+                        "restart" => "restart",
+                        "once" => "once",
+                        "dirs" => "dirs",
+                        other => return Err(bad(
+                            k,
+                            format!(
+                                "'{other}' is not supported; give yes, no, restart, once or dirs"
+                            ),
+                        )),
+                    };
+                    step.push(("format".into(), toml::Value::String(m.into())));
+                }
+                "elapsed" => step.push((
+                    "time".into(),
+                    toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
+                )),
+                "warmup" => step.push((
+                    "warmup".into(),
+                    toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
+                )),
+                "interval" => step.push((
+                    "interval".into(),
+                    toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
+                )),
+                "pause" => step.push((
+                    "pause".into(),
+                    toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
+                )),
+                "forthreads" => {
+                    let vals = v
+                        .items()
+                        .iter()
+                        .map(|i| number(i).map(|n| toml::Value::Integer(n.max(1.0) as i64)))
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(|w| bad(k, w))?;
+                    sweeps.push(("threads".into(), toml::Value::Array(vals)));
+                }
+                "forxfersize" => {
+                    let vals = v
+                        .items()
+                        .iter()
+                        .map(|i| size(i).map(|b| toml::Value::String(iorig_spec::format_size(b))))
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(|w| bad(k, w))?;
+                    sweeps.push(("bs".into(), toml::Value::Array(vals)));
+                }
+                _ => self.other(rd, k)?,
+            }
+        }
+        // The fwds must share their fsd and I/O shape; their operations
+        // become one mix by skew.
+        let mut shared: Option<Keys> = None;
+        let mut ops: Vec<(String, f64)> = Vec::new();
+        let n = chosen.len();
+        for fwd in &chosen {
+            let floc = &fwd.loc;
+            let fbad = |k: &str, w: String| usage(floc, format!("fwd={}: {k}: {w}", fwd.name));
+            let fsd_ref = fwd.get("fsd").ok_or_else(|| {
+                fbad("fsd", "missing; name the file system, e.g. fsd=fsd1".into())
+            })?;
+            let my = select(fsd_ref, fsds, "fsd", floc)?;
+            if my.len() != 1 {
+                return Err(fbad("fsd", "one fsd per fwd is supported".into()));
+            }
+            let fsd = my[0];
+            let mut keys: Keys = Vec::new();
+            let mut anchor = None;
+            for (k, v) in &fsd.params {
+                let one = v.items().join(",");
+                let sbad = |w: String| usage(&fsd.loc, format!("fsd={}: {k}: {w}", fsd.name));
+                match k.as_str() {
+                    "anchor" => anchor = Some(one),
+                    "depth" | "width" | "files" => {
+                        number(&one).map_err(sbad)?;
+                        keys.push((
+                            k.clone(),
+                            toml::Value::Integer(number(&one).unwrap_or(0.0) as i64),
+                        ));
+                    }
+                    "size" | "sizes" => {
+                        let sz = xfersize(v).map_err(sbad)?;
+                        keys.push(("file_size".into(), toml::Value::String(sz)));
+                    }
+                    "openflags" => {
+                        if one
+                            .split(',')
+                            .any(|f| matches!(f.trim(), "o_direct" | "directio"))
+                        {
+                            keys.push(("direct".into(), toml::Value::Boolean(true)));
+                        }
+                    }
+                    _ => self.other(fsd, k)?,
+                }
+            }
+            let anchor = anchor.ok_or_else(|| {
+                usage(
+                    &fsd.loc,
+                    format!("fsd={} has no anchor=; give the directory", fsd.name),
+                )
+            })?;
+            match plan_targets {
+                Some(t) if t.first() != Some(&anchor) => {
+                    return Err(fbad(
+                        "fsd",
+                        format!("a second anchor ({anchor}); iorig runs one tree per plan"),
+                    ));
+                }
+                _ => *plan_targets = Some(vec![anchor]),
+            }
+            let mut op = "read".to_string();
+            let mut rdpct: Option<f64> = None;
+            for (k, v) in &fwd.params {
+                let one = v.items().join(",");
+                match k.as_str() {
+                    "fsd" | "skew" => {}
+                    "operation" => {
+                        op = match one.as_str() {
+                            "read" | "write" | "create" | "delete" | "mkdir" | "rmdir" | "open" | "close" | "setattr" => one.clone(),
+                            "getattr" => "stat".into(),
+                            other => return Err(fbad(k, format!("'{other}' is not supported; iorig has read, write, create, delete, mkdir, rmdir, open, close, getattr, setattr"))),
+                        }
+                    }
+                    "rdpct" => rdpct = Some(number(&one).map_err(|w| fbad(k, w))?),
+                    "xfersize" => keys.push(("bs".into(), toml::Value::String(xfersize(v).map_err(|w| fbad(k, w))?))),
+                    "fileio" => keys.push(("fileio".into(), toml::Value::String(match one.as_str() { "random" => "random", "sequential" | "seq" => "sequential", o => return Err(fbad(k, format!("'{o}': give random or sequential"))) }.into()))),
+                    "fileselect" => keys.push(("fileselect".into(), toml::Value::String(match one.as_str() { "random" => "random", "sequential" | "seq" => "sequential", o => return Err(fbad(k, format!("'{o}': give random or sequential"))) }.into()))),
+                    "threads" => keys.push(("threads".into(), toml::Value::Integer(number(&one).map_err(|w| fbad(k, w))?.max(1.0) as i64))),
+                    "stopafter" => keys.push(("stopafter".into(), toml::Value::Integer(number(&one).map_err(|w| fbad(k, w))? as i64))),
+                    _ => self.other(fwd, k)?,
+                }
+            }
+            let skew = fwd
+                .one("skew")
+                .and_then(|s| number(&s).ok())
+                .unwrap_or(100.0 / n as f64);
+            match (op.as_str(), rdpct) {
+                ("read" | "write", Some(p)) => {
+                    ops.push(("read".into(), skew * p / 100.0));
+                    ops.push(("write".into(), skew * (100.0 - p) / 100.0));
+                }
+                _ => ops.push((op.clone(), skew)),
+            }
+            match &shared {
+                None => shared = Some(keys),
+                Some(s) if *s == keys => {}
+                Some(_) => {
+                    return Err(fbad(
+                        "fsd",
+                        "the fwds of one rd must share their fsd, xfersize, fileio, fileselect and threads (iorig mixes their operations by skew in one workload)".into(),
+                    ))
+                }
+            }
+        }
+        let mut t = String::new();
+        let _ = writeln!(t, "\n[[steps]]");
+        let _ = writeln!(t, "name = {}", q(&rd.name));
+        for (k, v) in step
+            .iter()
+            .chain(shared.iter().flatten())
+            .chain(sweeps.iter())
+        {
+            let _ = writeln!(t, "{k} = {v}");
+        }
+        // Operations with the same name add up.
+        let mut merged: Vec<(String, f64)> = Vec::new();
+        for (o, w) in ops {
+            match merged.iter_mut().find(|(m, _)| *m == o) {
+                Some((_, x)) => *x += w,
+                None => merged.push((o, w)),
+            }
+        }
+        let mix: Vec<String> = merged
+            .iter()
+            .filter(|(_, w)| *w > 0.0)
+            .map(|(o, w)| format!("{o}:{}", (w * 1000.0).round() / 1000.0))
+            .collect();
+        let _ = writeln!(t, "ops = {}", q(&mix.join(",")));
+        let combos: usize = sweeps
+            .iter()
+            .map(|(_, v)| v.as_array().map_or(1, Vec::len))
+            .product();
+        Ok((t, combos))
+    }
+}
+
+#[cfg(test)]
+mod tests;

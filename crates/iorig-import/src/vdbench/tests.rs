@@ -1,0 +1,189 @@
+#![allow(clippy::unwrap_used)]
+//! What the translation protects: each vdbench parameter's meaning in
+//! iorig's plan, `default` entries, wildcards, variables, and refusals
+//! that name file, line and parameter.
+
+use super::*;
+
+fn tr_with(text: &str, vars: &[(&str, &str)]) -> Result<Translation, String> {
+    let opts = Options {
+        vars: vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..Options::default()
+    };
+    translate(Path::new("parm"), text, &opts).map_err(|e| e.to_string())
+}
+
+fn plan(text: &str) -> toml::Table {
+    let t = tr_with(text, &[]).unwrap();
+    // Every translation is an iorig plan.
+    let p = iorig_spec::Plan::from_toml("parm", &t.plan_toml)
+        .unwrap_or_else(|e| panic!("{e}\n{}", t.plan_toml));
+    p.expand()
+        .unwrap_or_else(|e| panic!("{e}\n{}", t.plan_toml));
+    toml::from_str(&t.plan_toml).unwrap()
+}
+
+fn parsed(text: &str) -> toml::Table {
+    let t = tr_with(text, &[]).unwrap();
+    iorig_spec::Plan::from_toml("parm", &t.plan_toml).unwrap();
+    toml::from_str(&t.plan_toml).unwrap()
+}
+
+fn step(p: &toml::Table, i: usize) -> toml::Table {
+    p["steps"].as_array().unwrap()[i]
+        .as_table()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn the_guides_raw_example() {
+    // The vdbench guide's first example: 100 % random 4k reads at max.
+    let p = plan("sd=sd1,lun=/dev/sdb,openflags=o_direct\nwd=wd1,sd=sd1,xfersize=4096,rdpct=100\nrd=run1,wd=wd1,iorate=max,elapsed=10,interval=1\n");
+    assert_eq!(
+        p["targets"].as_array().unwrap()[0].as_str(),
+        Some("/dev/sdb")
+    );
+    let s = step(&p, 0);
+    assert_eq!(s["name"].as_str(), Some("run1"));
+    assert_eq!(s["bs"].as_str(), Some("4k"));
+    assert_eq!(s["read"].as_float(), Some(100.0));
+    assert_eq!(s["random"].as_float(), Some(100.0));
+    assert_eq!(s["time"].as_str(), Some("10s"));
+    assert_eq!(s["interval"].as_str(), Some("1s"));
+    assert_eq!(s["direct"].as_bool(), Some(true));
+    // vdbench's 8 threads per sd, each one blocking I/O.
+    assert_eq!(s["threads"].as_integer(), Some(8));
+    assert_eq!(s["engine"].as_str(), Some("psync"));
+}
+
+#[test]
+fn loops_sweep_and_curves_use_vdbenchs_points() {
+    let p = plan("sd=sd1,lun=/tmp/f,size=1g\nwd=wd1,sd=sd1,seekpct=0\nrd=r1,wd=wd1,iorate=max,elapsed=5,forxfersize=(4k,64k),forthreads=(1,4),forrdpct=(0,100)\nrd=r2,wd=wd1,iorate=curve,elapsed=5\n");
+    let s = step(&p, 0);
+    assert_eq!(s["bs"].as_array().unwrap().len(), 2);
+    assert_eq!(s["threads"].as_array().unwrap().len(), 2);
+    assert_eq!(s["read"].as_array().unwrap().len(), 2);
+    assert_eq!(s["random"].as_float(), Some(0.0));
+    let c = step(&p, 1);
+    assert_eq!(c["kind"].as_str(), Some("curve"));
+    assert_eq!(p["size"].as_str(), Some("1g"));
+    let t = tr_with("sd=sd1,lun=/tmp/f,size=1g\nwd=wd1,sd=sd1\nrd=r1,wd=wd1,iorate=max,elapsed=5,forxfersize=(4k,64k),forthreads=(1,4),forrdpct=(0,100)\nrd=r2,wd=wd1,iorate=curve,elapsed=5\n", &[]).unwrap();
+    // 8 combinations; a curve of max and vdbench's 6 points.
+    assert_eq!(t.runs, [("r1".to_string(), 8), ("r2".to_string(), 7)]);
+}
+
+#[test]
+fn workloads_of_one_run_share_it_by_skew() {
+    let p = plan("sd=default,size=64m\nsd=sd1,lun=/tmp/a\nsd=sd2,lun=/tmp/b\nwd=default,xfersize=(4k,50,64k,50)\nwd=wd1,sd=sd*,rdpct=70,skew=75\nwd=wd2,sd=sd2,rdpct=0,seekpct=0\nrd=r1,wd=(wd1,wd2),iorate=1000,elapsed=5,threads=4\n");
+    let s = step(&p, 0);
+    let jobs = s["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    let j1 = jobs[0].as_table().unwrap();
+    let j2 = jobs[1].as_table().unwrap();
+    assert_eq!(j1["target"].as_array().unwrap().len(), 2);
+    assert_eq!(j1["bs"].as_str(), Some("4k:50,64k:50"));
+    assert_eq!(j1["rate"].as_integer(), Some(750));
+    assert_eq!(j2["rate"].as_integer(), Some(250));
+    assert_eq!(j1["threads"].as_integer(), Some(8));
+    assert_eq!(j2["threads"].as_integer(), Some(4));
+    assert_eq!(j2["size"].as_str(), Some("64m"));
+}
+
+#[test]
+fn variables_and_continuations() {
+    let t = tr_with("* comment\nsd=sd1,lun=$lun,\n  size=1g\nwd=wd1,sd=sd1\nrd=r1,wd=wd1,iorate=max,elapsed=$secs\n", &[("lun", "/tmp/x"), ("secs", "7")]).unwrap();
+    assert!(t.plan_toml.contains("\"/tmp/x\""), "{}", t.plan_toml);
+    assert!(t.plan_toml.contains("time = \"7s\""), "{}", t.plan_toml);
+    let e = tr_with(
+        "sd=sd1,lun=$lun\nwd=wd1,sd=sd1\nrd=r1,wd=wd1,iorate=max\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        e.starts_with("parm:1: $lun is not defined; give it with --set lun=VALUE"),
+        "{e}"
+    );
+}
+
+#[test]
+fn validation_hit_areas_and_eof() {
+    let p = plan("data_errors=5\nsd=sd1,lun=/tmp/x,size=100m\nwd=wd1,sd=sd1,rhpct=90,hitarea=10m\nwd=wd2,sd=sd1,seekpct=eof,rdpct=0\nrd=r1,wd=wd1,iorate=max,elapsed=3\nrd=r2,wd=wd2,iorate=max,elapsed=3\n");
+    assert_eq!(p["defaults"]["verify"].as_bool(), Some(true));
+    assert_eq!(p["defaults"]["max_errors"].as_integer(), Some(5));
+    assert_eq!(step(&p, 0)["dist"].as_str(), Some("hot:90/10.0000"));
+    assert_eq!(step(&p, 1)["io_size"].as_str(), Some("100m"));
+}
+
+#[test]
+fn file_system_runs_mix_their_operations_by_skew() {
+    // The anchor becomes the plan's when the directory exists (at run
+    // time); here the plan is only parsed.
+    let p = parsed("fsd=fsd1,anchor=/tmp/dir,depth=2,width=3,files=10,size=64k\nfwd=fwd1,fsd=fsd1,operation=read,xfersize=4k,fileio=sequential,fileselect=random,threads=2,skew=60\nfwd=fwd2,fsd=fsd1,operation=getattr,xfersize=4k,fileio=sequential,fileselect=random,threads=2,skew=40\nrd=rd1,fwd=fwd*,fwdrate=max,format=yes,elapsed=5,interval=1\n");
+    assert_eq!(
+        p["targets"].as_array().unwrap()[0].as_str(),
+        Some("/tmp/dir")
+    );
+    let s = step(&p, 0);
+    assert_eq!(s["ops"].as_str(), Some("read:60,stat:40"));
+    assert_eq!(s["depth"].as_integer(), Some(2));
+    assert_eq!(s["file_size"].as_str(), Some("64k"));
+    assert_eq!(s["format"].as_str(), Some("yes"));
+    assert_eq!(s["fileio"].as_str(), Some("sequential"));
+}
+
+#[test]
+fn hosts_become_the_plans_hosts() {
+    let p = plan("hd=default,vdbench=/opt/vdbench,user=root,shell=ssh\nhd=hd1,system=10.0.0.1\nhd=hd2,system=10.0.0.2\nsd=sd1,lun=/dev/sdb\nwd=wd1,sd=sd1\nrd=r1,wd=wd1,iorate=max,elapsed=5\n");
+    let list: Vec<&str> = p["hosts"]["list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(list, ["10.0.0.1", "10.0.0.2"]);
+}
+
+#[test]
+fn refusals_name_file_line_and_parameter() {
+    let e = tr_with(
+        "sd=sd1,lun=/x\nwd=wd1,sd=sd9\nrd=r1,wd=wd1,iorate=max\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.starts_with("parm:2: sd=sd9 is not defined"), "{e}");
+    let e = tr_with(
+        "sd=sd1,lun=/x\nwd=wd1,sd=sd1\nrd=r1,wd=wd2,iorate=max\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.starts_with("parm:3: wd=wd2 is not defined"), "{e}");
+    let e = tr_with(
+        "sd=sd1,lun=/x\nwd=wd1,sd=sd1,bogus=1\nrd=r1,wd=wd1,iorate=max\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.contains("unknown wd parameter 'bogus'"), "{e}");
+    let e = tr_with(
+        "sd=sd1,lun=/x\nwd=wd1,sd=sd1,hotband=(10,20)\nrd=r1,wd=wd1,iorate=max\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("'hotband' is not supported") && e.starts_with("parm:2:"),
+        "{e}"
+    );
+    let e = tr_with("sd=sd1,lun=/x\nwd=wd1,sd=sd1\nrd=r1,wd=wd1\n", &[]).unwrap_err();
+    assert!(e.contains("iorate: missing"), "{e}");
+    let e = tr_with("sd=sd1,lun=/x\nwd=wd1,sd=sd1\n", &[]).unwrap_err();
+    assert!(e.contains("no run definition"), "{e}");
+    let e = tr_with(
+        "sd=sd1,lun=/x\nsd=sd1,lun=/y\nwd=wd1,sd=sd1\nrd=r1,wd=wd1,iorate=max\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.contains("defined twice"), "{e}");
+}
