@@ -339,7 +339,7 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("hotband", "use rhpct/hitarea, or iorig's dist (hot:IO%/SPACE%)"),
     ("streams", "not supported"),
     ("replay", "block-trace replay is a later iorig feature"),
-    ("dedupratio", "give iorig's data = \"dedup:R\" in a workload"),
+    ("dedupratio", "give iorig's data = \"dedup:R\" in a workload (dedupratio=1 asks for nothing)"),
     ("dedupunit", "give iorig's data = \"dedup:R\" in a workload"),
     ("offset", "use range"),
     ("count", "list each sd"),
@@ -425,6 +425,7 @@ pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation,
                     "validate" | "data_validation" => {
                         verify = !matches!(one.as_str(), "no" | "false" | "0");
                     }
+                    "dedupratio" | "compratio" if number(&one).is_ok_and(|r| r <= 1.0) => {}
                     "data_errors" => {
                         let n =
                             number(&one).map_err(|w| usage(&d.loc, format!("data_errors: {w}")))?;
@@ -851,6 +852,7 @@ impl Tr<'_> {
             let mut sizes = Vec::new();
             let mut flags = openflags.clone();
             let mut sd_threads = threads_per_sd;
+            let mut sd_hitarea: Option<u64> = None;
             for sd in &my_sds {
                 let mut lun = None;
                 for (k, v) in &sd.params {
@@ -870,6 +872,12 @@ impl Tr<'_> {
                                 .max(1.0) as u64
                         }
                         "openflags" => flags = Some(one),
+                        // Where a wd's rhpct/whpct hits go (1m by default).
+                        "hitarea" => {
+                            sd_hitarea = Some(size(&one).map_err(|w| {
+                                usage(&sd.loc, format!("sd={}: hitarea: {w}", sd.name))
+                            })?)
+                        }
                         "range" => {
                             let r = v.items();
                             if r.len() != 2 {
@@ -926,7 +934,8 @@ impl Tr<'_> {
             let mut random = 100.0;
             let mut eof = false;
             let mut bs = "4k".to_string();
-            let mut hit: (Option<f64>, Option<f64>, u64) = (None, None, 1 << 20);
+            let mut hit: (Option<f64>, Option<f64>, u64) =
+                (None, None, sd_hitarea.unwrap_or(1 << 20));
             for (k, v) in &wd.params {
                 let one = v.items().join(",");
                 match k.as_str() {
@@ -983,7 +992,7 @@ impl Tr<'_> {
                     toml::Value::String(iorig_spec::format_size(*s * my_sds.len() as u64)),
                 ));
             }
-            if hit.0.is_some() || hit.1.is_some() {
+            if hit.0.is_some_and(|p| p > 0.0) || hit.1.is_some_and(|p| p > 0.0) {
                 let io = hit.0.or(hit.1).unwrap_or(0.0);
                 if hit.1.is_some_and(|w| (w - io).abs() > 0.01) && read < 100.0 && read > 0.0 {
                     return Err(wbad(
@@ -1175,12 +1184,14 @@ impl Tr<'_> {
                         "restart" => "restart",
                         "once" => "once",
                         "dirs" => "dirs",
-                        other => return Err(bad(
-                            k,
-                            format!(
+                        other => {
+                            return Err(bad(
+                                k,
+                                format!(
                                 "'{other}' is not supported; give yes, no, restart, once or dirs"
                             ),
-                        )),
+                            ))
+                        }
                     };
                     step.push(("format".into(), toml::Value::String(m.into())));
                 }
