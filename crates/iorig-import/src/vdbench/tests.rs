@@ -187,3 +187,68 @@ fn refusals_name_file_line_and_parameter() {
     .unwrap_err();
     assert!(e.contains("defined twice"), "{e}");
 }
+
+/// docs/vdbench.md names every parameter this translation knows, in a
+/// table row.
+#[test]
+fn the_docs_list_every_parameter() {
+    let doc = include_str!("../../../../docs/vdbench.md");
+    let mapped = [
+        "validate",
+        "data_validation",
+        "data_errors",
+        "dedupratio",
+        "compratio",
+        "lun",
+        "size",
+        "threads",
+        "openflags",
+        "range",
+        "hitarea",
+        "sd",
+        "xfersize",
+        "rdpct",
+        "seekpct",
+        "skew",
+        "iorate",
+        "rhpct",
+        "whpct",
+        "wd",
+        "curve",
+        "elapsed",
+        "warmup",
+        "interval",
+        "pause",
+        "forxfersize",
+        "forthreads",
+        "forrdpct",
+        "forseekpct",
+        "forrate",
+        "forrates",
+        "anchor",
+        "depth",
+        "width",
+        "files",
+        "sizes",
+        "fsd",
+        "operation",
+        "fileio",
+        "fileselect",
+        "stopafter",
+        "fwd",
+        "fwdrate",
+        "format",
+        "system",
+    ];
+    let missing: Vec<&str> = mapped
+        .iter()
+        .copied()
+        .chain(NO_EFFECT.iter().map(|(k, _)| *k))
+        .chain(UNSUPPORTED.iter().map(|(k, _)| *k))
+        .filter(|k| {
+            !doc.lines()
+                .any(|l| l.starts_with('|') && l.contains(&format!("`{k}`")))
+        })
+        .collect();
+    assert!(missing.is_empty(), "docs/vdbench.md lacks {missing:?}");
+}

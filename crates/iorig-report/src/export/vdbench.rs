@@ -97,41 +97,46 @@ fn by_interval(
     out
 }
 
-fn row_of(
-    started: Option<&str>,
+/// What one row is made from.
+struct RowIn<'a> {
+    started: Option<&'a str>,
     interval: String,
     reqrate: Option<f64>,
-    read: Option<&iorig_result::OpSummary>,
-    write: Option<&iorig_result::OpSummary>,
-    total: &iorig_result::OpSummary,
+    read: Option<&'a iorig_result::OpSummary>,
+    write: Option<&'a iorig_result::OpSummary>,
+    total: &'a iorig_result::OpSummary,
     t_s: f64,
     queue_depth: Option<f64>,
+    /// User and system CPU %.
     cpu: (f64, f64),
-) -> Row {
+}
+
+fn row_of(i: RowIn<'_>) -> Row {
+    let total = i.total;
     let ops = total.ops.max(1) as f64;
-    let read_ops = read.map_or(0, |r| r.ops) as f64;
+    let read_ops = i.read.map_or(0, |r| r.ops) as f64;
     let rate = total.iops;
     let resp = ms(total.lat_ns.mean);
     Row {
-        tod: tod(started, t_s),
-        interval,
-        reqrate: reqrate.unwrap_or(rate),
+        tod: tod(i.started, i.t_s),
+        interval: i.interval,
+        reqrate: i.reqrate.unwrap_or(rate),
         rate,
         mb: total.bw_bytes_per_s / 1_048_576.0,
         bytes_io: total.bytes as f64 / ops,
         read_pct: read_ops * 100.0 / ops,
         resp,
-        read_resp: read.map_or(0.0, |r| ms(r.lat_ns.mean)),
-        write_resp: write.map_or(0.0, |w| ms(w.lat_ns.mean)),
+        read_resp: i.read.map_or(0.0, |r| ms(r.lat_ns.mean)),
+        write_resp: i.write.map_or(0.0, |w| ms(w.lat_ns.mean)),
         resp_max: ms(total.lat_ns.max),
-        read_max: read.map_or(0.0, |r| ms(r.lat_ns.max)),
-        write_max: write.map_or(0.0, |w| ms(w.lat_ns.max)),
+        read_max: i.read.map_or(0.0, |r| ms(r.lat_ns.max)),
+        write_max: i.write.map_or(0.0, |w| ms(w.lat_ns.max)),
         resp_std: ms(total.lat_ns.stddev),
         // The device's own queue when sampled; else Little's law.
-        queue_depth: queue_depth.unwrap_or(rate * resp / 1e3),
-        cpu_used: cpu.0 + cpu.1,
-        cpu_user: cpu.0,
-        cpu_sys: cpu.1,
+        queue_depth: i.queue_depth.unwrap_or(rate * resp / 1e3),
+        cpu_used: i.cpu.0 + i.cpu.1,
+        cpu_user: i.cpu.0,
+        cpu_sys: i.cpu.1,
     }
 }
 
@@ -253,17 +258,18 @@ pub fn export_vdbench(store: &Store, run: RunId) -> Result<VdbenchExport, Report
             first.get_or_insert(k + 1);
             let rs = r.map(IntervalRow::op_summary);
             let ws = w.map(IntervalRow::op_summary);
-            let row = row_of(
+            let total = t.op_summary();
+            let row = row_of(RowIn {
                 started,
-                (k + 1).to_string(),
+                interval: (k + 1).to_string(),
                 reqrate,
-                rs.as_ref(),
-                ws.as_ref(),
-                &t.op_summary(),
-                t.t_s,
-                t.device.map(|d| d.queue_depth),
-                (t.cpu_usr_pct, t.cpu_sys_pct),
-            );
+                read: rs.as_ref(),
+                write: ws.as_ref(),
+                total: &total,
+                t_s: t.t_s,
+                queue_depth: t.device.map(|d| d.queue_depth),
+                cpu: (t.cpu_usr_pct, t.cpu_sys_pct),
+            });
             let _ = writeln!(
                 flat,
                 "{} {name} {} {:.2} {:.2} {:.2} {:.0} {:.2} {:.3} {:.3} {:.3} {:.3} {:.3} {:.3} {:.3} {xfer:.0} {threads} {rdpct} {seekpct} {:.2} {:.1} {:.1}",
@@ -281,17 +287,17 @@ pub fn export_vdbench(store: &Store, run: RunId) -> Result<VdbenchExport, Report
                 .filter(|r| r.op == Op::Total)
                 .map(|r| r.t_s)
                 .fold(0.0, f64::max);
-            let row = row_of(
+            let row = row_of(RowIn {
                 started,
-                format!("avg_{}-{last}", first.unwrap_or(1)),
+                interval: format!("avg_{}-{last}", first.unwrap_or(1)),
                 reqrate,
-                Some(&io.read),
-                Some(&io.write),
-                &io.total,
-                end_t,
-                None,
-                (io.cpu.usr_pct, io.cpu.sys_pct),
-            );
+                read: Some(&io.read),
+                write: Some(&io.write),
+                total: &io.total,
+                t_s: end_t,
+                queue_depth: None,
+                cpu: (io.cpu.usr_pct, io.cpu.sys_pct),
+            });
             if measured > 0 {
                 summary_line(&mut sum, &row);
             }
