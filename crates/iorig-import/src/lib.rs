@@ -50,8 +50,13 @@ impl Format {
     }
 }
 
-/// The format a file's text is in, from its content.
+/// The format a file's text is in, from its content: what parses as TOML
+/// is iorig's (a fio job file of numbers and flags only needs
+/// `--input-format fio`); otherwise what it looks like.
 pub fn detect(text: &str) -> Format {
+    if text.parse::<toml::Table>().is_ok() {
+        return Format::Iorig;
+    }
     match iorig_spec::foreign::foreign_format(text) {
         Some(t) if t.contains("fio") => Format::Fio,
         Some(_) => Format::Vdbench,
@@ -86,5 +91,28 @@ fn beside(base: &Path, path: &str) -> PathBuf {
         p.to_path_buf()
     } else {
         base.parent().unwrap_or(Path::new(".")).join(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detection_by_content() {
+        // iorig TOML with fio-like keys and trailing comments stays iorig's.
+        assert_eq!(
+            detect("bs = \"4k\"   # block size\nsize = \"1g\"\nqd = 32 # deep\n"),
+            Format::Iorig
+        );
+        assert_eq!(
+            detect("[global]\nrw=randread\nbs=4k\n[j]\nsize=1g\n"),
+            Format::Fio
+        );
+        assert_eq!(detect("include common.inc\n[j]\nrw=read\n"), Format::Fio);
+        assert_eq!(
+            detect("sd=sd1,lun=/dev/sdb\nwd=wd1,sd=sd1\nrd=r1,wd=wd1,iorate=max\n"),
+            Format::Vdbench
+        );
     }
 }

@@ -776,7 +776,11 @@ fn step_workload_on(
     allow_destroy: bool,
     local: bool,
 ) -> Result<(Workload, WorkloadFile), RunError> {
-    let mut wf = step.workload.clone();
+    // A step of one job is that job (its targets, sizes, validation).
+    let mut wf = match step.jobs.as_slice() {
+        [one] => one.workload.clone(),
+        _ => step.workload.clone(),
+    };
     if let StepRole::Precondition(_) = step.role {
         wf.time = Some(StrOrNum::Str(PRECONDITION_TIME.into()));
         wf.warmup = Some(StrOrNum::Str("0s".into()));
@@ -805,17 +809,20 @@ fn step_jobs(step: &PlanStep) -> Result<Vec<crate::JobCall>, RunError> {
         .iter()
         .enumerate()
         .map(|(i, j)| {
-            let w = j
-                .workload
-                .resolve(seed_for(step.index).wrapping_add(i as u64 + 1))
-                .map_err(|e| {
-                    RunError::usage(format!(
-                        "step {} ({}), job '{}': {e}",
-                        step.index + 1,
-                        step.label,
-                        j.name
-                    ))
-                })?;
+            // One job has the step's seed (it is the step).
+            let seed = if step.jobs.len() == 1 {
+                seed_for(step.index)
+            } else {
+                seed_for(step.index).wrapping_add(i as u64 + 1)
+            };
+            let w = j.workload.resolve(seed).map_err(|e| {
+                RunError::usage(format!(
+                    "step {} ({}), job '{}': {e}",
+                    step.index + 1,
+                    step.label,
+                    j.name
+                ))
+            })?;
             Ok(crate::JobCall {
                 name: j.name.clone(),
                 w,

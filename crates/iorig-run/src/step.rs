@@ -214,10 +214,33 @@ impl StepExecutor for Local {
         stop: &Stop,
         hooks: &mut dyn StepHooks,
     ) -> Result<StepOutput, RunError> {
-        if !call.jobs.is_empty() {
-            return crate::group::run_jobs(call, out, stop, hooks);
+        match call.jobs {
+            [] => run_step(call.w, call.index, call.allow_destroy, out, stop, hooks),
+            // One job is the step itself (with all a step can do: validation
+            // kept between steps, a file-system tree), reported as its job.
+            [one] => {
+                let mut o = run_step(&one.w, call.index, call.allow_destroy, out, stop, hooks)?;
+                let result = iorig_result::JobResult {
+                    name: one.name.clone(),
+                    workload: one.w.record(),
+                    engine: o.engine_name.clone(),
+                    targets: o.targets.iter().map(crate::results::target_entry).collect(),
+                    summary: crate::results::step_summary(&o),
+                    intervals: o.intervals.clone(),
+                };
+                out.send(Event::JobEnded {
+                    index: call.index,
+                    position: 0,
+                    job: &result,
+                });
+                o.jobs = vec![crate::JobPart {
+                    result,
+                    stats: o.outcome.summary.clone(),
+                }];
+                Ok(o)
+            }
+            _ => crate::group::run_jobs(call, out, stop, hooks),
         }
-        run_step(call.w, call.index, call.allow_destroy, out, stop, hooks)
     }
     fn is_local(&self) -> bool {
         true

@@ -66,7 +66,10 @@ pub fn foreign_format(text: &str) -> Option<&'static str> {
     });
     // An unquoted text value is not TOML: with a fio key beside it, the
     // file is a job file (even one with a broken section line).
-    if (fio_lines >= 2 && has_section) || (fio_lines >= 1 && unquoted) {
+    let opens_section = lines.iter().any(|l| l.starts_with('['));
+    if (fio_lines >= 2 && (has_section || unquoted))
+        || (fio_lines >= 1 && unquoted && opens_section)
+    {
         return Some("a fio job file");
     }
     None

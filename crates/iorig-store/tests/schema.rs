@@ -37,6 +37,7 @@ fn migrations_apply_on_an_empty_db_and_reopen_is_idempotent() {
         "run_labels",
         "runs",
         "step_hosts",
+        "step_jobs",
         "steps",
         "system_facts",
         "target_facts",

@@ -312,6 +312,39 @@ pub fn dry_run_lines(plan: &Plan, steps: &[PlanStep], estimate: Duration) -> Vec
             rate,
             time
         ));
+        // A step of several jobs: each job's own keys and targets.
+        for j in &s.jobs {
+            let jw = &j.workload;
+            let targets = match &jw.target {
+                Some(iorig_spec::OneOrMany::One(t)) => t.clone(),
+                Some(iorig_spec::OneOrMany::Many(v)) => v.join(","),
+                None => plan
+                    .targets
+                    .as_ref()
+                    .map(|t| t.join(","))
+                    .unwrap_or_else(|| "./iorig-scratch.dat".into()),
+            };
+            let mut extra = String::new();
+            if let Some(io) = &jw.io_size {
+                extra.push_str(&format!(" io_size {}", text_of(&Some(io.clone()))));
+            }
+            out.push(format!(
+                "{:>5}  {:<14} {:<40} {:>6} {:>5} {:>6} {:>5} {:>7} {:>8} {:>8}  {targets}{extra}",
+                "",
+                "  job",
+                j.name,
+                text_of(&jw.bs),
+                text_of(&jw.read),
+                text_of(&jw.random),
+                text_of(&jw.qd),
+                text_of(&jw.threads),
+                text_of(&jw.rate),
+                text_of(&jw.time)
+            ));
+        }
+    }
+    if let Some(t) = &plan.targets {
+        out.push(format!("targets: {}", t.join(", ")));
     }
     out
 }

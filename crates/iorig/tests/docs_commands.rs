@@ -231,6 +231,17 @@ fn setup() -> Fixture {
     let fs_example = toml_block(&fs_doc, "## A workload file");
     std::fs::write(f.path().join("fs.toml"), rewrite_toml(&fs_example, &f)).unwrap();
     std::fs::create_dir_all(f.path().join("fsd1")).unwrap();
+    // The job file and the parameter file the fio and vdbench pages run.
+    std::fs::write(
+        f.path().join("job.fio"),
+        "[global]\nsize=16m\nruntime=1\ntime_based\n[reader]\nfilename=job.dat\nrw=randread\nbs=4k\n[writer]\nfilename=job.dat\nrw=randwrite\nbs=64k\nrate_iops=50\n",
+    )
+    .unwrap();
+    std::fs::write(
+        f.path().join("parmfile"),
+        "sd=sd1,lun=$lun,size=16m\nwd=wd1,sd=sd1,xfersize=4k,rdpct=100\nrd=run1,wd=wd1,iorate=max,elapsed=1,interval=1\n",
+    )
+    .unwrap();
     let rules = std::fs::read_to_string(root.join("docs/profile-rules.md")).unwrap();
     std::fs::write(f.path().join("my-rules.toml"), toml_block(&rules, "")).unwrap();
     f
@@ -327,6 +338,12 @@ fn rewrite(text: &str, f: &Fixture) -> (Vec<String>, Option<String>) {
                 args.push(f.lo.dev.clone());
                 i += 1;
             }
+            // `--set lun=/dev/sdb`: a vdbench variable naming a device.
+            _ if w.contains("=/dev/") => {
+                let (k, _) = w.split_once('=').unwrap();
+                args.push(format!("{k}={}", f.lo.dev));
+                i += 1;
+            }
             _ => {
                 args.push(w.to_owned());
                 i += 1;
@@ -339,8 +356,12 @@ fn rewrite(text: &str, f: &Fixture) -> (Vec<String>, Option<String>) {
             args.extend([flag.to_owned(), value.to_owned()]);
         }
     };
+    // A job file or parameter file sets its own time (the fixture's are short).
+    let job_file = words
+        .get(2)
+        .is_some_and(|w| w.ends_with(".fio") || w.starts_with("parmfile"));
     match sub {
-        "run" => add("--time", "1s"),
+        "run" if !job_file => add("--time", "1s"),
         "profile" if !text.contains("--diskstats") => {
             add("--time", "1s");
             add("--interval", "200ms");
@@ -372,15 +393,26 @@ fn check(args: &[String], stdout: &str, f: &Fixture) -> Result<(), String> {
         Ok(v["schema"].as_str().unwrap_or("").to_owned())
     };
     let sub: Vec<&str> = args.iter().take(2).map(String::as_str).collect();
+    let fio_shape = value_of("--output-format").is_some_and(|f| f.starts_with("fio-json"));
     if let Some(j) = value_of("--json") {
-        let want = if sub[0] == "profile" {
-            "iorig.profile/1"
+        if fio_shape {
+            // fio's shape: no schema key, a version and jobs.
+            let text =
+                std::fs::read_to_string(f.path().join(&j)).map_err(|e| format!("{j}: {e}"))?;
+            let v: Value = serde_json::from_str(&text).map_err(|e| format!("{j}: {e}"))?;
+            if !(v["fio version"].is_string() && v["jobs"].is_array()) {
+                return Err(format!("--json {j}: not fio's JSON shape"));
+            }
         } else {
-            "iorig.result/1"
-        };
-        let got = schema_of(&j)?;
-        if got != want {
-            return Err(format!("--json {j}: schema {got:?}, the docs say {want}"));
+            let want = if sub[0] == "profile" {
+                "iorig.profile/1"
+            } else {
+                "iorig.result/1"
+            };
+            let got = schema_of(&j)?;
+            if got != want {
+                return Err(format!("--json {j}: schema {got:?}, the docs say {want}"));
+            }
         }
     }
     match sub.as_slice() {

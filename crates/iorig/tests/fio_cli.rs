@@ -574,3 +574,35 @@ fn fio_json_equals_the_native_result() {
         );
     }
 }
+
+/// fio's verify is iorig's validation of the step: every write read back.
+#[test]
+fn verify_is_iorigs_validation() {
+    let dir = tmp();
+    let db = dir.path().join("t.db");
+    let out = iorig()
+        .arg("run")
+        .arg(corpus("run/verify.fio"))
+        .args(["-q", "--db"])
+        .arg(&db)
+        .env("T", dir.path())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let show = common::ok(
+        &["runs", "show", "1", "--json", "--db", db.to_str().unwrap()],
+        dir.path(),
+    );
+    let run: Value = serde_json::from_str(&show).unwrap();
+    let v = &run["steps"][0]["summary"]["validation"];
+    // 1024 writes of 4k, read back and checked as they complete.
+    assert_eq!(u(&v["errors"]), 0, "{v}");
+    // (the last few read-backs may be in flight when the budget ends it)
+    assert!(u(&v["after_reads"]) >= 1000, "{v}");
+    assert_eq!(run["steps"][0]["verify_after"], true);
+}

@@ -204,14 +204,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "iorig paces with rate_iops instead of think times",
     ),
     (
-        "verify",
-        "use iorig's own validation: iorig run --verify (docs/verify.md)",
-    ),
-    (
-        "do_verify",
-        "use iorig's own validation: iorig run --verify",
-    ),
-    (
         "verify_only",
         "use iorig verify after a journaled run (docs/verify.md)",
     ),
@@ -219,12 +211,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "verify_pattern",
         "iorig's validation stamps its own pattern",
     ),
-    ("verify_interval", "iorig's validation checks every block"),
-    (
-        "verify_fatal",
-        "iorig's validation stops after --max-errors",
-    ),
-    ("verify_backlog", "iorig's validation checks as it goes"),
     ("write_hist_log", "use iorig export --format hlog"),
     ("log_offset", "fio-format logs are not written yet"),
     ("ss", "use a plan step's steady_state (docs/plans.md)"),
@@ -299,7 +285,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("ignore_error", "a failed I/O stops its worker"),
     ("error_dump", "errors are stored with the run"),
     ("exit_what", "jobs of one step each run to their own end"),
-    ("number_ios", "give io_size (bytes) instead"),
     ("filesize", "give size= for each file"),
     (
         "filename_format",
@@ -418,6 +403,12 @@ const MAPPED: &[&str] = &[
     "write_lat_log",
     "write_iops_log",
     "log_avg_msec",
+    "verify",
+    "do_verify",
+    "verify_fatal",
+    "verify_backlog",
+    "verify_interval",
+    "number_ios",
 ];
 
 /// Reads `path` (its text `text`) and translates it.
@@ -474,6 +465,14 @@ pub fn translate(
         });
         jobs.push(JobOut { name, ..job });
     }
+    for jobs in &steps {
+        if let (true, Some(v)) = (jobs.len() > 1, jobs.iter().find_map(|j| j.verify.as_ref())) {
+            return Err(usage(
+                &v.loc,
+                "verify in a job that runs at once with others is not supported (iorig validates a whole step); put stonewall before and after it",
+            ));
+        }
+    }
     if metas.is_empty() {
         let file = path.display();
         return Err(ImportError::Usage(format!(
@@ -517,6 +516,16 @@ struct JobOut {
     new_group: bool,
     keys: Vec<(&'static str, toml::Value)>,
     logs: Logs,
+    verify: Option<Verify>,
+}
+
+/// A job's data validation: written blocks read back at once (`after`),
+/// and stop at the first error (`verify_fatal`).
+#[derive(Debug, Clone, PartialEq)]
+struct Verify {
+    after: bool,
+    max_errors: Option<u64>,
+    loc: Loc,
 }
 
 /// Direction-pair values as fio writes them: `A` (both) or `A,B`.
@@ -573,6 +582,13 @@ struct State {
     new_group: bool,
     data: Option<String>,
     logs: Logs,
+    /// fio's verify (a checksum named), do_verify, verify_fatal.
+    verify: bool,
+    /// Where `verify` was written, for messages.
+    verify_loc: Option<Loc>,
+    do_verify: bool,
+    verify_fatal: bool,
+    number_ios: Option<u64>,
 }
 
 impl Translator<'_> {
@@ -618,6 +634,11 @@ impl Translator<'_> {
             new_group: false,
             data: None,
             logs: Logs::default(),
+            verify: false,
+            verify_loc: None,
+            do_verify: true,
+            verify_fatal: false,
+            number_ios: None,
         };
         for o in global.iter().chain(&s.opts) {
             self.apply(&mut st, o)?;
@@ -927,6 +948,30 @@ impl Translator<'_> {
                     st.data = Some(format!("{kind}:{}", trim_float(ratio)));
                 }
             }
+            "verify" => {
+                st.verify = !matches!(need()?.trim(), "0" | "none");
+                st.verify_loc = Some(loc.clone());
+                if st.verify {
+                    self.notice_once(
+                        "verify",
+                        format!(
+                            "{loc}: verify: iorig's own validation (a CRC-32C stamp per block; each written block read back and checked at once, reads of known blocks checked), not fio's checksum and verify pass (docs/verify.md)"
+                        ),
+                    );
+                }
+            }
+            "do_verify" => st.do_verify = units::flag(val).map_err(&bad)?,
+            "number_ios" => {
+                let n = units::int(need()?).map_err(&bad)?;
+                st.number_ios = (n > 0).then_some(n);
+            }
+            "verify_fatal" => st.verify_fatal = units::flag(val).map_err(&bad)?,
+            "verify_backlog" | "verify_interval" => {
+                self.notice_once(
+                    key,
+                    format!("{loc}: {key}: accepted with no effect (iorig checks each block as it is read back)"),
+                );
+            }
             "write_bw_log" | "write_lat_log" | "write_iops_log" => {
                 // A bare option names the log after the job.
                 let name = match val.map(str::trim) {
@@ -1136,7 +1181,26 @@ impl Translator<'_> {
 
         // Time and bytes: time_based runs for runtime; otherwise the job
         // ends when each clone did its bytes (size × loops), or at runtime.
-        let io_per_clone = match (st.io_size, size_bytes) {
+        // number_ios: I/Os of one block size each (fio ends a clone there).
+        let ios_bytes = match st.number_ios {
+            None => None,
+            Some(n) => {
+                let bs = match mode {
+                    Rw::Read => &read_bs,
+                    _ => &write_bs,
+                };
+                let one = iorig_spec::parse_size(bs)
+                    .ok()
+                    .filter(|_| read_bs == write_bs || mode != Rw::Mixed);
+                let Some(one) = one else {
+                    return Err(jerr(format!(
+                        "number_ios with mixed block sizes ({read_bs}/{write_bs}) has no byte count; give io_size"
+                    )));
+                };
+                Some(n.saturating_mul(one))
+            }
+        };
+        let io_per_clone = match (ios_bytes.or(st.io_size), size_bytes) {
             (Some(b), _) => Some(b),
             (None, Some(b)) => Some(b * per_job_files),
             (None, None) => None,
@@ -1173,12 +1237,19 @@ impl Translator<'_> {
         if let Some(ms) = st.logs.avg_msec {
             keys.push(("interval", s(&format!("{ms}ms"))));
         }
+        // Validation belongs to a step: carried beside the job's keys.
+        let verify = (st.verify && st.do_verify).then(|| Verify {
+            after: mode != Rw::Read,
+            max_errors: st.verify_fatal.then_some(1),
+            loc: st.verify_loc.clone().unwrap_or_else(|| loc.clone()),
+        });
         Ok(JobOut {
             name: st.name,
             stonewall: st.stonewall,
             new_group: st.new_group,
             keys,
             logs: st.logs,
+            verify,
         })
     }
 }
@@ -1317,6 +1388,16 @@ fn emit_plan(name: &str, path: &Path, steps: &[Vec<JobOut>], ignored: &[String])
             format!("group {}", k + 1)
         };
         let _ = writeln!(t, "name = {}", quoted(&step_name));
+        if let Some(v) = jobs.iter().find_map(|j| j.verify.as_ref()) {
+            let _ = writeln!(
+                t,
+                "{} = true",
+                if v.after { "verify_after" } else { "verify" }
+            );
+            if let Some(m) = v.max_errors {
+                let _ = writeln!(t, "max_errors = {m}");
+            }
+        }
         for j in jobs {
             let _ = writeln!(t, "\n[[steps.jobs]]");
             let _ = writeln!(t, "name = {}", quoted(&j.name));

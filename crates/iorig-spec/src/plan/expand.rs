@@ -358,7 +358,7 @@ impl Expander<'_> {
                 } else {
                     first = Some((jr.interval, jr.warmup));
                 }
-                if jr.fs.is_some() {
+                if jr.fs.is_some() && block.jobs.len() > 1 {
                     return Err(jerr(
                         "a file-system workload cannot run as one of several jobs yet; give it its own step".into(),
                     ));
