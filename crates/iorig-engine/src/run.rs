@@ -177,6 +177,7 @@ impl Planned {
 
 /// Decides engine and targets without writing anything.
 pub fn plan(w: &Workload, allow_destroy: bool) -> Result<Planned, EngineError> {
+    check_cpus(w)?;
     if let Some(f) = &w.fs {
         return Ok(Planned {
             workload: w.clone(),
@@ -589,6 +590,7 @@ pub fn execute(
         let names = names.clone();
         let last_completion = last_completion.clone();
         let budget = budget.clone();
+        let cpus = prepared.workload.cpus.clone();
         let verify = verify
             .as_ref()
             .map(|v| VerifyWorker::new(v.clone(), counters.clone(), qd, wall_base_ns));
@@ -600,6 +602,7 @@ pub fn execute(
             .name(format!("iorig-w{id}"))
             .spawn(move || {
                 set_timer_slack();
+                pin_to(&cpus);
                 let make_ctx = |start: Instant| WorkerCtx {
                     id,
                     qd,
@@ -780,6 +783,49 @@ pub(crate) fn thread_cpu_ns() -> u64 {
         return 0;
     }
     (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
+}
+
+/// Keeps the calling worker thread on `cpus` (none: anywhere). The set was
+/// checked against the process's own when the run was planned.
+pub(crate) fn pin_to(cpus: &[usize]) {
+    if cpus.is_empty() {
+        return;
+    }
+    let mut set = rustix::thread::CpuSet::new();
+    for c in cpus {
+        set.set(*c);
+    }
+    // A CPU taken offline since planning leaves the worker where it is.
+    let _ = rustix::thread::sched_setaffinity(None, &set);
+}
+
+/// The workload's CPUs must be ones this process may run on.
+fn check_cpus(w: &Workload) -> Result<(), EngineError> {
+    if w.cpus.is_empty() {
+        return Ok(());
+    }
+    let allowed = rustix::thread::sched_getaffinity(None)
+        .map_err(|e| EngineError::Usage(format!("--cpus: reading this process's CPUs: {e}")))?;
+    let missing: Vec<String> = w
+        .cpus
+        .iter()
+        .filter(|c| !allowed.is_set(**c))
+        .map(|c| c.to_string())
+        .collect();
+    if !missing.is_empty() {
+        let mut have = Vec::new();
+        for c in 0..rustix::thread::CpuSet::MAX_CPU {
+            if allowed.is_set(c) {
+                have.push(c.to_string());
+            }
+        }
+        return Err(EngineError::Usage(format!(
+            "--cpus names CPU(s) {} that this process may not run on; it may run on {}",
+            missing.join(","),
+            have.join(",")
+        )));
+    }
+    Ok(())
 }
 
 /// Lets sleeps under a rate limit wake within microseconds, not the default 50.

@@ -20,6 +20,8 @@ use std::collections::BTreeMap;
 pub struct JobCall {
     pub name: String,
     pub w: Workload,
+    /// When it ends, the step's other jobs end too (fio's `exitall`).
+    pub exitall: bool,
 }
 
 /// What one job of a finished step measured, beside its typed result: the
@@ -141,7 +143,12 @@ pub(crate) fn run_jobs(
                     });
                 }
                 Ok(RunEvent::Validation(e)) => out.send(Event::ValidationError(&e)),
-                Err(_) => open[j] = false,
+                Err(_) => {
+                    open[j] = false;
+                    if call.jobs[j].exitall {
+                        stop.stop_step();
+                    }
+                }
             }
             loop {
                 let ready = (0..n).all(|j| !open[j] || pending[j].contains_key(&next));

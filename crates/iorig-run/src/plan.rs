@@ -826,6 +826,7 @@ fn step_jobs(step: &PlanStep) -> Result<Vec<crate::JobCall>, RunError> {
             Ok(crate::JobCall {
                 name: j.name.clone(),
                 w,
+                exitall: j.exitall,
             })
         })
         .collect()

@@ -481,6 +481,9 @@ pub struct WorkloadFile {
     /// Total workers [default: 1].
     #[arg(long, value_name = "N")]
     pub threads: Option<StrOrNum>,
+    /// Run the workers on these CPUs only, e.g. 0-3,8 (fio's cpus_allowed) [default: any].
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
     /// I/O engine: io_uring, psync or null [default: io_uring].
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
@@ -640,6 +643,7 @@ impl WorkloadFile {
             qd,
             submit_batch,
             threads,
+            cpus,
             engine,
             direct,
             buffered,
@@ -862,8 +866,13 @@ impl WorkloadFile {
                 Some(v)
             }
         };
+        let cpus = match &self.cpus {
+            None => Vec::new(),
+            Some(text) => parse_cpu_list(text)?,
+        };
         let w = Workload {
             io_size_bytes,
+            cpus,
             verify,
             verify_after,
             max_errors,
@@ -1178,6 +1187,46 @@ fn count(
     Ok(n as u32)
 }
 
+/// Most CPUs a `cpus` list may name (a CPU number's bound, as glibc's
+/// cpu_set_t).
+const MAX_CPUS: usize = 1024;
+
+/// `0-3,8,10-11` as CPU numbers, sorted, each once.
+pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, SpecError> {
+    let bad = |why: &str| SpecError::bad("cpus", text, why.to_string());
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        if part.is_empty() {
+            return Err(bad("an empty entry; write e.g. 0-3,8"));
+        }
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part, part),
+        };
+        let n = |v: &str| -> Result<usize, SpecError> {
+            v.parse::<usize>()
+                .ok()
+                .filter(|n| *n < MAX_CPUS)
+                .ok_or_else(|| {
+                    bad(&format!(
+                        "'{v}' is not a CPU number (0 to {})",
+                        MAX_CPUS - 1
+                    ))
+                })
+        };
+        let (a, b) = (n(a)?, n(b)?);
+        if a > b {
+            return Err(bad(&format!(
+                "'{part}' runs backwards; write the lower CPU first"
+            )));
+        }
+        out.extend(a..=b);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
 /// A validated workload: everything the engine needs, nothing left to default.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Workload {
@@ -1206,6 +1255,8 @@ pub struct Workload {
     pub time: Duration,
     /// End once this many bytes were issued (`io_size`), or at `time`.
     pub io_size_bytes: Option<u64>,
+    /// The CPUs the workers may run on (`cpus`); empty: any.
+    pub cpus: Vec<usize>,
     pub warmup: Duration,
     pub interval: Duration,
     pub range: RangePct,
@@ -1426,6 +1477,7 @@ impl Workload {
             },
             time_s: self.time.as_secs_f64(),
             io_size_bytes: self.io_size_bytes,
+            cpus: self.cpus.clone(),
             warmup_s: self.warmup.as_secs_f64(),
             interval_s: self.interval.as_secs_f64(),
             range_start_pct: self.range.start_pct,
@@ -1484,6 +1536,9 @@ pub struct WorkloadRecord {
     /// The bytes after which the workload ends (`io_size`), when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_size_bytes: Option<u64>,
+    /// The CPUs the workers ran on (`cpus`); absent: any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpus: Vec<usize>,
     pub warmup_s: f64,
     pub interval_s: f64,
     pub range_start_pct: f64,

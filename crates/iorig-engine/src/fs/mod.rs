@@ -357,6 +357,7 @@ pub(crate) fn execute(
             .name(format!("iorig-fs{id}"))
             .spawn(move || {
                 crate::run::set_timer_slack();
+                crate::run::pin_to(&w.cpus);
                 barrier.wait();
                 let start = loop {
                     if let Some(s) = start_cell.get() {

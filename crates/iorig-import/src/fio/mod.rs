@@ -228,15 +228,11 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "steadystate_ramp_time",
         "use a plan step's steady_state (docs/plans.md)",
     ),
-    ("cpus_allowed", "pin iorig with taskset instead"),
-    ("cpus_allowed_policy", "pin iorig with taskset instead"),
-    ("cpumask", "pin iorig with taskset instead"),
     ("numa_cpu_nodes", "pin iorig with numactl instead"),
     ("numa_mem_policy", "pin iorig with numactl instead"),
     ("nice", "run iorig under nice instead"),
     ("prio", "run iorig under ionice instead"),
     ("prioclass", "run iorig under ionice instead"),
-    ("exitall", "jobs of one step each run to their own end"),
     (
         "wait_for",
         "iorig orders steps by stonewall; put the job after a stonewall",
@@ -284,7 +280,7 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("latency_run", "use a plan's curve step (docs/plans.md)"),
     ("ignore_error", "a failed I/O stops its worker"),
     ("error_dump", "errors are stored with the run"),
-    ("exit_what", "jobs of one step each run to their own end"),
+    ("exit_what", "exitall ends the job's whole step"),
     ("filesize", "give size= for each file"),
     (
         "filename_format",
@@ -409,6 +405,10 @@ const MAPPED: &[&str] = &[
     "verify_backlog",
     "verify_interval",
     "number_ios",
+    "cpus_allowed",
+    "cpus_allowed_policy",
+    "cpumask",
+    "exitall",
 ];
 
 /// Reads `path` (its text `text`) and translates it.
@@ -589,6 +589,8 @@ struct State {
     do_verify: bool,
     verify_fatal: bool,
     number_ios: Option<u64>,
+    cpus: Option<String>,
+    exitall: bool,
 }
 
 impl Translator<'_> {
@@ -639,6 +641,8 @@ impl Translator<'_> {
             do_verify: true,
             verify_fatal: false,
             number_ios: None,
+            cpus: None,
+            exitall: false,
         };
         for o in global.iter().chain(&s.opts) {
             self.apply(&mut st, o)?;
@@ -961,6 +965,30 @@ impl Translator<'_> {
                 }
             }
             "do_verify" => st.do_verify = units::flag(val).map_err(&bad)?,
+            "exitall" => st.exitall = units::flag(val).map_err(&bad)?,
+            "cpus_allowed" => {
+                let v = need()?;
+                iorig_spec::parse_cpu_list(v).map_err(|e| bad(e.to_string()))?;
+                st.cpus = Some(v.to_string());
+            }
+            "cpumask" => {
+                let v = need()?;
+                let mask = u64::from_str_radix(v.trim_start_matches("0x").trim_start_matches("0X"), 16)
+                    .map_err(|_| bad(format!("'{v}' is not a hexadecimal CPU mask")))?;
+                let cpus: Vec<String> = (0..64).filter(|b| mask >> b & 1 == 1).map(|b| b.to_string()).collect();
+                if cpus.is_empty() {
+                    return Err(bad("an empty mask names no CPU".into()));
+                }
+                st.cpus = Some(cpus.join(","));
+            }
+            "cpus_allowed_policy" => match need()? {
+                "shared" => {}
+                other => {
+                    return Err(bad(format!(
+                        "'{other}': iorig's workers share their CPUs (shared); give each job its own cpus_allowed instead"
+                    )))
+                }
+            },
             "number_ios" => {
                 let n = units::int(need()?).map_err(&bad)?;
                 st.number_ios = (n > 0).then_some(n);
@@ -1233,6 +1261,12 @@ impl Translator<'_> {
         }
         if let Some(d) = &st.data {
             keys.push(("data", s(d)));
+        }
+        if let Some(c) = &st.cpus {
+            keys.push(("cpus", s(c)));
+        }
+        if st.exitall {
+            keys.push(("exitall", toml::Value::Boolean(true)));
         }
         if let Some(ms) = st.logs.avg_msec {
             keys.push(("interval", s(&format!("{ms}ms"))));

@@ -185,17 +185,17 @@ fn refusals_name_file_line_and_option() {
 fn ignore_unsupported_lists_what_it_left_out() {
     let t = translate(
         Path::new("t.fio"),
-        "[j]\nsize=1g\nthinktime=10\ncpus_allowed=0-3\n",
+        "[j]\nsize=1g\nthinktime=10\nnice=5\n",
         &mem(),
         &Options {
             ignore_unsupported: true,
         },
     )
     .unwrap();
-    assert_eq!(t.ignored, ["t.fio:3 thinktime", "t.fio:4 cpus_allowed"]);
+    assert_eq!(t.ignored, ["t.fio:3 thinktime", "t.fio:4 nice"]);
     assert!(t
         .plan_toml
-        .contains("t.fio:3 thinktime; t.fio:4 cpus_allowed"));
+        .contains("t.fio:3 thinktime; t.fio:4 nice"));
 }
 
 #[test]
@@ -234,4 +234,16 @@ fn the_docs_list_every_option() {
         })
         .collect();
     assert!(missing.is_empty(), "docs/fio.md lacks {missing:?}");
+}
+
+#[test]
+fn cpus_and_exitall() {
+    let p = plan("[a]\nsize=1m\ncpus_allowed=0-1,3\nexitall\n[b]\nsize=1m\ncpumask=0x5\n");
+    assert_eq!(job(&p, 0, 0)["cpus"].as_str(), Some("0-1,3"));
+    assert_eq!(job(&p, 0, 0)["exitall"].as_bool(), Some(true));
+    assert_eq!(job(&p, 0, 1)["cpus"].as_str(), Some("0,2"));
+    let e = tr("[a]\nsize=1m\ncpus_allowed_policy=split\n").unwrap_err();
+    assert!(e.contains("split"), "{e}");
+    let e = tr("[a]\nsize=1m\ncpus_allowed=3-1\n").unwrap_err();
+    assert!(e.contains("backwards"), "{e}");
 }

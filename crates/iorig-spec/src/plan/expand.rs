@@ -367,6 +367,7 @@ impl Expander<'_> {
                 jobs.push(PlanJob {
                     name: job.name.clone(),
                     workload: jw,
+                    exitall: job.exitall,
                 });
             }
             r.warmup = Duration::ZERO;

@@ -138,6 +138,8 @@ pub struct PlanJob {
     pub name: String,
     /// The step's keys with the job's own over them; resolves without error.
     pub workload: WorkloadFile,
+    /// When this job ends, the step's other jobs end too (fio's `exitall`).
+    pub exitall: bool,
 }
 
 /// One concrete step of an expanded plan.

@@ -24,6 +24,7 @@ pub(super) const WORKLOAD_KEYS: &[&str] = &[
     "qd",
     "submit_batch",
     "threads",
+    "cpus",
     "engine",
     "direct",
     "buffered",
@@ -194,6 +195,8 @@ pub(super) struct Block {
 pub(super) struct JobBlock {
     pub name: String,
     pub workload: Vec<(String, Value)>,
+    /// `exitall = true`: when this job ends, the step's other jobs end.
+    pub exitall: bool,
 }
 
 /// Most jobs one step runs at once.
@@ -770,9 +773,17 @@ fn parse_jobs(value: &Value) -> Result<Vec<JobBlock>, String> {
             ));
         }
         let mut workload = Vec::new();
+        let mut exitall = false;
         for (key, v) in t {
             let key = key.as_str();
             if key == "name" {
+                continue;
+            }
+            if key == "exitall" {
+                let Value::Boolean(b) = v else {
+                    return Err(format!("job '{name}': exitall is true or false"));
+                };
+                exitall = *b;
                 continue;
             }
             if !WORKLOAD_KEYS.contains(&key) {
@@ -794,7 +805,11 @@ fn parse_jobs(value: &Value) -> Result<Vec<JobBlock>, String> {
             check_workload_value(key, v).map_err(|w| format!("job '{name}': {w}"))?;
             workload.push((key.to_string(), v.clone()));
         }
-        jobs.push(JobBlock { name, workload });
+        jobs.push(JobBlock {
+            name,
+            workload,
+            exitall,
+        });
     }
     Ok(jobs)
 }
