@@ -175,6 +175,10 @@ impl Planned {
     }
 }
 
+/// The seeded stream of a worker's Poisson gaps (apart from the generators'
+/// streams, so arrivals never shift which offsets are visited).
+const ARRIVAL_STREAM: u64 = 0xA7_7117;
+
 /// Decides engine and targets without writing anything.
 pub fn plan(w: &Workload, allow_destroy: bool) -> Result<Planned, EngineError> {
     check_cpus(w)?;
@@ -591,6 +595,8 @@ pub fn execute(
         let last_completion = last_completion.clone();
         let budget = budget.clone();
         let cpus = prepared.workload.cpus.clone();
+        let (w_arrivals, think, seed) = (w.arrivals, w.think, w.seed);
+        let start_delay_ns = w.start_delay.as_nanos() as u64;
         let verify = verify
             .as_ref()
             .map(|v| VerifyWorker::new(v.clone(), counters.clone(), qd, wall_base_ns));
@@ -617,6 +623,10 @@ pub fn execute(
                     stop,
                     period_ns,
                     phase_ns: period_ns.map_or(0.0, |p| p * id as f64 / workers as f64),
+                    poisson: (w_arrivals == iorig_spec::Arrivals::Poisson)
+                        .then(|| crate::gen::rng_for(seed, id, ARRIVAL_STREAM)),
+                    think,
+                    start_delay_ns,
                     tx,
                     spare: spare_rx,
                     verify,
@@ -1191,6 +1201,24 @@ pub(crate) fn collect(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pinned_worker_runs_only_on_its_cpus() {
+        let allowed = rustix::thread::sched_getaffinity(None).expect("affinity");
+        let first = (0..rustix::thread::CpuSet::MAX_CPU)
+            .find(|c| allowed.is_set(*c))
+            .expect("a CPU");
+        let seen = std::thread::spawn(move || {
+            pin_to(&[first]);
+            let now = rustix::thread::sched_getaffinity(None).expect("affinity");
+            (0..rustix::thread::CpuSet::MAX_CPU)
+                .filter(|c| now.is_set(*c))
+                .collect::<Vec<_>>()
+        })
+        .join()
+        .expect("thread");
+        assert_eq!(seen, vec![first]);
+    }
 
     #[test]
     fn interval_plan_with_warmup() {

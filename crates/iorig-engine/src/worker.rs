@@ -78,6 +78,13 @@ pub(crate) struct WorkerCtx {
     pub period_ns: Option<f64>,
     /// First scheduled time (staggers workers under a rate limit).
     pub phase_ns: f64,
+    /// Under a rate, draws exponential gaps (Poisson arrivals) instead of
+    /// spacing I/Os evenly.
+    pub poisson: Option<rand_xoshiro::Xoshiro256PlusPlus>,
+    /// Pauses after every so many I/Os (fio's thinktime).
+    pub think: Option<iorig_spec::Think>,
+    /// No I/O before this time (ns from the start).
+    pub start_delay_ns: u64,
     pub tx: Sender<WorkerMsg>,
     /// Interval buffers handed back by the collector for reuse.
     pub spare: Receiver<Box<WorkerIntervalStats>>,
@@ -200,7 +207,13 @@ impl WorkerCtx {
         let mut stats = self.fresh_stats();
         let mut index = 0usize;
         let mut next_boundary = self.plan.end_of(0);
-        let mut next_due = self.phase_ns;
+        let mut next_due = self.phase_ns + self.start_delay_ns as f64;
+        // No I/O is issued before this time (a start delay, then think times).
+        let mut idle_until = self.start_delay_ns;
+        // I/Os issued since the last think time, and whether one is due once
+        // those have completed.
+        let mut issued_since_think = 0u32;
+        let mut think_due = false;
         let mut now = self.now_ns();
         let mut stopping = false;
         let mut stop_seen_ns = 0u64;
@@ -230,7 +243,7 @@ impl WorkerCtx {
                 return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
             }
             // Fill free slots.
-            if !stopping {
+            if !stopping && !think_due && now >= idle_until {
                 while let Some(&slot) = free.last() {
                     let sched_ns = match self.period_ns {
                         Some(period) => {
@@ -238,7 +251,11 @@ impl WorkerCtx {
                                 break;
                             }
                             let due = next_due as u64;
-                            next_due += period;
+                            next_due += match &mut self.poisson {
+                                // Exponential with mean `period`: -ln(1 - U).
+                                Some(rng) => -period * (1.0 - crate::gen::unit_f64(rng)).ln(),
+                                None => period,
+                            };
                             due
                         }
                         // Uncontrolled: the I/O exists from the moment its slot
@@ -324,6 +341,15 @@ impl WorkerCtx {
                     }
                     to_stamp.push(slot);
                     inflight += 1;
+                    if let Some(t) = &self.think {
+                        issued_since_think += 1;
+                        if issued_since_think >= t.every {
+                            // Pause once these I/Os have completed, as fio
+                            // quiesces before its think time.
+                            issued_since_think = 0;
+                            think_due = true;
+                        }
+                    }
                     // A journal syncs its intents before each submission, so
                     // journaled writes go out as one batch per refill: one
                     // sync for many writes instead of one per write.
@@ -345,13 +371,34 @@ impl WorkerCtx {
                 if stopping {
                     break;
                 }
-                // Rate-limited and idle: sleep until the next I/O is due (or the
-                // interval ends, so the report is not late).
-                let wake = (next_due as u64).min(next_boundary).min(end_ns);
+                if think_due {
+                    think_due = false;
+                    if let Some(t) = self.think {
+                        idle_until = now + t.time.as_nanos() as u64;
+                        let spin_until = (now + t.spin.as_nanos() as u64).min(end_ns);
+                        while self.now_ns() < spin_until {
+                            std::hint::spin_loop();
+                        }
+                        now = self.now_ns();
+                    }
+                }
+                // Rate-limited, pausing or delayed: sleep until the next I/O is
+                // due (or the interval ends, so the report is not late).
+                let due = match self.period_ns {
+                    Some(_) => next_due as u64,
+                    None => now,
+                };
+                let wake = due.max(idle_until).min(next_boundary).min(end_ns);
                 if wake > now {
                     std::thread::sleep(Duration::from_nanos(wake - now));
                 }
+                let idle = now < idle_until;
                 now = self.now_ns();
+                if idle && now >= idle_until {
+                    // A pause or delay is over: the silence before it was the
+                    // workload's own, not an outage of the storage.
+                    self.own_last_completion = self.own_last_completion.max(idle_until);
+                }
                 self.advance(&mut stats, &mut index, &mut next_boundary, now, &mut extras);
                 continue;
             }

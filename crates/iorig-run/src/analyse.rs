@@ -28,6 +28,86 @@ fn host_cpus() -> u32 {
         .unwrap_or(1)
 }
 
+/// The load a step offered: one workload's, or its jobs' together.
+struct Load {
+    /// Outstanding I/Os it could keep (workers × qd, summed over jobs).
+    slots: u32,
+    /// Paced by design (a rate, think times or a start delay): idle slots
+    /// are then no sign of a slow generator.
+    paced: bool,
+    /// The rate asked for, when all of the load was paced by rate, as an
+    /// average over the measured time (a start delay's idle part left out).
+    rate_iops: Option<f64>,
+    /// Whether the engine was null; None when jobs mixed engines.
+    engine_null: Option<bool>,
+}
+
+impl Load {
+    fn of(w: &Workload, out: &StepOutput) -> Load {
+        if out.jobs.len() <= 1 {
+            return Load {
+                slots: w.threads.saturating_mul(w.qd),
+                // Think times and a start delay idle the queue by design,
+                // as a rate does.
+                paced: matches!(w.rate, Rate::Iops(_))
+                    || w.think.is_some()
+                    || !w.start_delay.is_zero(),
+                rate_iops: match w.rate {
+                    Rate::Iops(r) => Some(
+                        r * active_share(
+                            out.outcome.measured_s,
+                            w.start_delay.as_secs_f64(),
+                            w.warmup.as_secs_f64(),
+                        ),
+                    ),
+                    Rate::Max => None,
+                },
+                engine_null: Some(w.engine == EngineKind::Null),
+            };
+        }
+        let recs = out.jobs.iter().map(|j| &j.result.workload);
+        let nulls: Vec<bool> = recs.clone().map(|r| r.engine == "null").collect();
+        Load {
+            slots: recs
+                .clone()
+                .map(|r| r.threads.saturating_mul(r.qd))
+                .fold(0u32, u32::saturating_add),
+            paced: recs.clone().any(|r| {
+                r.rate_iops.is_some() || r.think_time_s.is_some() || r.start_delay_s.is_some()
+            }),
+            rate_iops: recs
+                .clone()
+                .map(|r| {
+                    r.rate_iops.map(|rate| {
+                        rate * active_share(
+                            out.outcome.measured_s,
+                            r.start_delay_s.unwrap_or(0.0),
+                            r.warmup_s,
+                        )
+                    })
+                })
+                .sum(),
+            engine_null: if nulls.iter().all(|n| *n) {
+                Some(true)
+            } else if nulls.iter().all(|n| !*n) {
+                Some(false)
+            } else {
+                None
+            },
+        }
+    }
+}
+
+/// The share of the measured time a workload issued I/O in: a start delay
+/// (counted from the start, warmup included) idles the first part.
+fn active_share(measured_s: f64, delay_s: f64, warmup_s: f64) -> f64 {
+    if measured_s <= 0.0 {
+        return 1.0;
+    }
+    let idle = (delay_s - warmup_s).clamp(0.0, measured_s);
+    (measured_s - idle) / measured_s
+}
+
 /// Every check that applies to any step.
 pub(crate) fn analyse_step(w: &Workload, out: &StepOutput) -> Vec<Finding> {
     let mut found = Vec::new();
@@ -40,13 +120,14 @@ pub(crate) fn analyse_step(w: &Workload, out: &StepOutput) -> Vec<Finding> {
     // looking for.
     // On several hosts each agent checks its own workers (the totals have
     // hosts × workers in flight, on no one machine's CPUs).
-    if w.engine != EngineKind::Null && total.ops > 0 && out.hosts.is_empty() {
+    let load = Load::of(w, out);
+    if load.engine_null == Some(false) && total.ops > 0 && out.hosts.is_empty() {
         let verdict = GeneratorBoundCheck::default().evaluate(LittleInput {
             iops: total.iops,
             mean_lat_ns: outcome.summary.total().service_mean_ns(),
-            workers: w.threads,
-            qd: w.qd,
-            rate_limited: matches!(w.rate, Rate::Iops(_)),
+            workers: load.slots,
+            qd: 1,
+            rate_limited: load.paced,
             cpu_busy_pct: outcome.cpu.usr_pct + outcome.cpu.sys_pct,
             host_cpus: host_cpus(),
             worker_busy_max_pct: outcome.worker_busy_pct.iter().copied().fold(0.0, f64::max),
@@ -70,7 +151,7 @@ pub(crate) fn analyse_step(w: &Workload, out: &StepOutput) -> Vec<Finding> {
 
     // A paced run that did not run at its rate says so: its latency is
     // that of another load than the one asked for.
-    if let Rate::Iops(requested) = w.rate {
+    if let Some(requested) = load.rate_iops {
         if outcome.measured_s > 0.0 {
             let error_pct = 100.0 * (total.iops / requested - 1.0);
             let met = error_pct.abs() <= RATE_TOLERANCE_PCT;
@@ -89,6 +170,8 @@ pub(crate) fn analyse_step(w: &Workload, out: &StepOutput) -> Vec<Finding> {
         .intervals
         .iter()
         .filter(|i| !i.warmup)
+        // A start delay's intervals are idle by design, not an outage.
+        .filter(|i| i.t_s - i.duration_s + 1e-9 >= w.start_delay.as_secs_f64())
         .map(|i| SeriesPoint {
             // `t_s` of an interval is its end; the analysis wants its start.
             t_s: i.t_s - i.duration_s,

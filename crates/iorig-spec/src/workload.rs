@@ -518,6 +518,21 @@ pub struct WorkloadFile {
     /// End once this many bytes were issued (reads, writes and trims together), or at --time, whichever comes first.
     #[arg(long, value_name = "SIZE")]
     pub io_size: Option<StrOrNum>,
+    /// How I/Os arrive under --rate: uniform (evenly spaced) or poisson (random gaps of the same mean, as open-system traffic) [default: uniform].
+    #[arg(long, value_name = "uniform|poisson")]
+    pub arrivals: Option<String>,
+    /// Each worker pauses this long after every --think-every I/Os, once they have completed (fio's thinktime) [default: no pause].
+    #[arg(long, value_name = "DUR")]
+    pub think_time: Option<StrOrNum>,
+    /// I/Os a worker issues between two pauses of --think-time [default: 1].
+    #[arg(long, value_name = "N")]
+    pub think_every: Option<StrOrNum>,
+    /// The part of each --think-time pause spent spinning on the CPU instead of sleeping [default: 0s].
+    #[arg(long, value_name = "DUR")]
+    pub think_spin: Option<StrOrNum>,
+    /// Workers wait this long before their first I/O; --time counts from the start, delay included [default: 0s].
+    #[arg(long, value_name = "DUR")]
+    pub start_delay: Option<StrOrNum>,
     /// Time run before measuring, excluded from the summary [default: 0s].
     #[arg(long, value_name = "DUR")]
     pub warmup: Option<StrOrNum>,
@@ -652,6 +667,11 @@ impl WorkloadFile {
             rate,
             time,
             io_size,
+            arrivals,
+            think_time,
+            think_every,
+            think_spin,
+            start_delay,
             warmup,
             interval,
             range,
@@ -870,8 +890,62 @@ impl WorkloadFile {
             None => Vec::new(),
             Some(text) => parse_cpu_list(text)?,
         };
+        let arrivals = match &self.arrivals {
+            None => Arrivals::Uniform,
+            Some(a) => Arrivals::parse(a)?,
+        };
+        if arrivals == Arrivals::Poisson && rate == Rate::Max {
+            return Err(SpecError::bad(
+                "arrivals",
+                "poisson",
+                "arrivals shape a paced rate; add --rate IOPS or drop --arrivals",
+            ));
+        }
+        let think = match &self.think_time {
+            None => {
+                if self.think_every.is_some() || self.think_spin.is_some() {
+                    return Err(SpecError::bad(
+                        "think-time",
+                        "missing",
+                        "--think-every and --think-spin shape the pauses of --think-time; add --think-time DUR",
+                    ));
+                }
+                None
+            }
+            Some(t) => {
+                let time = parse_duration(&t.text())?;
+                let spin = dur(&self.think_spin, Duration::ZERO)?;
+                if spin > time {
+                    return Err(SpecError::bad(
+                        "think-spin",
+                        format!("{spin:?}"),
+                        "it is the spinning part of --think-time, so at most that long",
+                    ));
+                }
+                if rate != Rate::Max {
+                    return Err(SpecError::bad(
+                        "think-time",
+                        t.text(),
+                        "--rate already paces the I/Os; give one of --rate and --think-time",
+                    ));
+                }
+                let every = count(&self.think_every, "think-every", 1, u32::MAX)?;
+                (!time.is_zero()).then_some(Think { time, spin, every })
+            }
+        };
+        let start_delay = dur(&self.start_delay, Duration::ZERO)?;
+        if start_delay >= time {
+            return Err(SpecError::bad(
+                "start-delay",
+                format!("{start_delay:?}"),
+                "the delay is inside --time, so it must be shorter; lengthen --time",
+            ));
+        }
         let w = Workload {
             io_size_bytes,
+            arrivals,
+            think,
+            start_delay,
             cpus,
             verify,
             verify_after,
@@ -1110,6 +1184,21 @@ impl WorkloadFile {
         )?;
         refuse("write-bs", self.write_bs.is_some(), "give --bs")?;
         refuse(
+            "think-time",
+            self.think_time.is_some() || self.think_every.is_some() || self.think_spin.is_some(),
+            "pace a tree's operations with --rate",
+        )?;
+        refuse(
+            "start-delay",
+            self.start_delay.is_some(),
+            "a tree's workers start together; put a pause step before it",
+        )?;
+        refuse(
+            "arrivals",
+            self.arrivals.is_some(),
+            "a tree's operations are paced evenly",
+        )?;
+        refuse(
             "submit-batch",
             self.submit_batch.is_some(),
             "operations are one at a time per thread",
@@ -1227,6 +1316,43 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, SpecError> {
     Ok(out)
 }
 
+/// How I/Os arrive under a rate limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrivals {
+    /// Evenly spaced: one every 1/rate seconds.
+    Uniform,
+    /// A Poisson process: exponential gaps with mean 1/rate.
+    Poisson,
+}
+
+impl Arrivals {
+    pub fn parse(text: &str) -> Result<Self, SpecError> {
+        match text.trim() {
+            "uniform" | "linear" => Ok(Arrivals::Uniform),
+            "poisson" => Ok(Arrivals::Poisson),
+            _ => Err(SpecError::bad("arrivals", text, "use uniform or poisson")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Arrivals::Uniform => "uniform",
+            Arrivals::Poisson => "poisson",
+        }
+    }
+}
+
+/// Pauses a worker takes between I/Os (fio's thinktime).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Think {
+    /// The whole pause.
+    pub time: Duration,
+    /// The part of it spent spinning rather than asleep.
+    pub spin: Duration,
+    /// I/Os issued between pauses.
+    pub every: u32,
+}
+
 /// A validated workload: everything the engine needs, nothing left to default.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Workload {
@@ -1255,6 +1381,12 @@ pub struct Workload {
     pub time: Duration,
     /// End once this many bytes were issued (`io_size`), or at `time`.
     pub io_size_bytes: Option<u64>,
+    /// How I/Os arrive under a rate.
+    pub arrivals: Arrivals,
+    /// Pauses between I/Os (`think_time`), none when absent.
+    pub think: Option<Think>,
+    /// Idle time before the first I/O, inside `time`.
+    pub start_delay: Duration,
     /// The CPUs the workers may run on (`cpus`); empty: any.
     pub cpus: Vec<usize>,
     pub warmup: Duration,
@@ -1478,6 +1610,12 @@ impl Workload {
             time_s: self.time.as_secs_f64(),
             io_size_bytes: self.io_size_bytes,
             cpus: self.cpus.clone(),
+            arrivals: (self.arrivals != Arrivals::Uniform)
+                .then(|| self.arrivals.name().to_string()),
+            think_time_s: self.think.map(|t| t.time.as_secs_f64()),
+            think_every: self.think.map(|t| t.every),
+            think_spin_s: self.think.map(|t| t.spin.as_secs_f64()),
+            start_delay_s: (!self.start_delay.is_zero()).then_some(self.start_delay.as_secs_f64()),
             warmup_s: self.warmup.as_secs_f64(),
             interval_s: self.interval.as_secs_f64(),
             range_start_pct: self.range.start_pct,
@@ -1539,6 +1677,19 @@ pub struct WorkloadRecord {
     /// The CPUs the workers ran on (`cpus`); absent: any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpus: Vec<usize>,
+    /// The arrival process under a rate, when not uniform.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<String>,
+    /// The pause after every `think_every` I/Os, when there were pauses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_time_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_every: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_spin_s: Option<f64>,
+    /// The idle time before the first I/O, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_delay_s: Option<f64>,
     pub warmup_s: f64,
     pub interval_s: f64,
     pub range_start_pct: f64,

@@ -305,7 +305,7 @@ fn refused_job_files_name_file_line_and_option() {
     // --ignore-unsupported runs it, saying what it left out.
     let out = iorig()
         .arg("run")
-        .arg(corpus("refused/thinktime.fio"))
+        .arg(corpus("refused/nice.fio"))
         .args([
             "--ignore-unsupported",
             "--no-db",
@@ -323,7 +323,7 @@ fn refused_job_files_name_file_line_and_option() {
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("left out (--ignore-unsupported)") && err.contains("thinktime"),
+        err.contains("left out (--ignore-unsupported)") && err.contains("nice"),
         "{err}"
     );
     // Workload flags do not mix with a job file.
@@ -630,4 +630,30 @@ fn exitall_ends_the_step_and_cpus_pin_the_workers() {
     assert!(long < 5_000, "the long job ran {long} ms");
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
     assert_eq!(jobs[1]["job options"]["cpus_allowed"], "0");
+}
+
+#[test]
+fn thinktime_poisson_arrivals_and_startdelay_shape_each_job() {
+    let (_d, doc) = run_job("pacing.fio", &[]);
+    let job = |name: &str| {
+        doc["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["jobname"] == name)
+            .unwrap_or_else(|| panic!("no job {name}"))
+            .clone()
+    };
+    // 4 I/Os, then 2 ms of thinking: at most one batch per 2 ms of the 2 s.
+    let think = u(&job("think")["read"]["total_ios"]);
+    assert!((400..=4 * 1001).contains(&think), "think: {think} I/Os");
+    // 500 IOPS for 2 s as a Poisson process: 1000 arrivals, sd sqrt(1000).
+    let poisson = u(&job("poisson")["read"]["total_ios"]) as f64;
+    assert!(
+        (poisson - 1000.0).abs() < 5.0 * 1000f64.sqrt(),
+        "poisson: {poisson}"
+    );
+    // 200 IOPS from 1 s on: 200, not the 400 of the whole 2 s.
+    let late = u(&job("late")["read"]["total_ios"]) as f64;
+    assert!((late - 200.0).abs() < 30.0, "late: {late}");
 }

@@ -192,16 +192,8 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("blockalign", "iorig aligns every offset to the block size"),
     ("ba", "iorig aligns every offset to the block size"),
     (
-        "thinktime",
-        "iorig paces with rate_iops instead of think times",
-    ),
-    (
-        "thinktime_blocks",
-        "iorig paces with rate_iops instead of think times",
-    ),
-    (
-        "thinktime_spin",
-        "iorig paces with rate_iops instead of think times",
+        "thinktime_iotime",
+        "iorig pauses after a count of I/Os (thinktime_blocks), not after a time of I/O",
     ),
     (
         "verify_only",
@@ -386,6 +378,10 @@ const MAPPED: &[&str] = &[
     "rate",
     "rate_iops",
     "rate_process",
+    "thinktime",
+    "thinktime_spin",
+    "thinktime_blocks",
+    "thinktime_blocks_type",
     "percentage_random",
     "random_distribution",
     "randseed",
@@ -591,6 +587,12 @@ struct State {
     number_ios: Option<u64>,
     cpus: Option<String>,
     exitall: bool,
+    poisson: bool,
+    /// fio's thinktime, thinktime_spin (µs by default) and thinktime_blocks.
+    think_ns: u64,
+    think_spin_ns: u64,
+    think_blocks: u64,
+    start_delay_ns: u64,
 }
 
 impl Translator<'_> {
@@ -643,6 +645,11 @@ impl Translator<'_> {
             number_ios: None,
             cpus: None,
             exitall: false,
+            poisson: false,
+            think_ns: 0,
+            think_spin_ns: 0,
+            think_blocks: 1,
+            start_delay_ns: 0,
         };
         for o in global.iter().chain(&s.opts) {
             self.apply(&mut st, o)?;
@@ -862,17 +869,24 @@ impl Translator<'_> {
             "time_based" => st.time_based = units::flag(val).map_err(&bad)?,
             "ramp_time" => st.ramp_ns = units::time_ns(need()?, 1_000_000_000).map_err(&bad)?,
             "startdelay" => {
-                let ns = units::time_ns(need()?, 1_000_000_000).map_err(&bad)?;
-                if ns > 0 {
-                    if self.opts.ignore_unsupported {
-                        self.ignored.push(format!("{loc} {key}"));
-                    } else {
-                        return Err(bad(
-                            "a delayed start is not supported (jobs of a step start together); remove it, or pass --ignore-unsupported".into(),
-                        ));
-                    }
+                let v = need()?;
+                if v.contains('-') {
+                    return Err(bad(format!(
+                        "'{v}': a random delay from a range is not supported; give one time"
+                    )));
                 }
+                st.start_delay_ns = units::time_ns(v, 1_000_000_000).map_err(&bad)?;
             }
+            "thinktime" => st.think_ns = units::time_ns(need()?, 1_000).map_err(&bad)?,
+            "thinktime_spin" => st.think_spin_ns = units::time_ns(need()?, 1_000).map_err(&bad)?,
+            "thinktime_blocks" => st.think_blocks = units::int(need()?).map_err(&bad)?.max(1),
+            "thinktime_blocks_type" => match need()? {
+                "complete" | "issue" => self.notice_once(
+                    key,
+                    format!("{loc}: {key}: iorig counts I/Os as they are issued and pauses once they have completed, which is what both types amount to"),
+                ),
+                other => return Err(bad(format!("'{other}': give complete or issue"))),
+            },
             "rate" => {
                 let (r, w) = pair(need()?);
                 let p = |s: &str| -> Result<u64, ImportError> {
@@ -895,14 +909,13 @@ impl Translator<'_> {
                 };
                 st.rate_iops = Some((p(&r)?, p(&w)?));
             }
-            "rate_process" => match need()? {
-                "linear" => {}
-                other => {
-                    return Err(bad(format!(
-                        "'{other}': iorig paces I/Os on a fixed schedule (linear); remove it"
-                    )))
+            "rate_process" => {
+                st.poisson = match need()? {
+                    "linear" => false,
+                    "poisson" => true,
+                    other => return Err(bad(format!("'{other}': give linear or poisson"))),
                 }
-            },
+            }
             "percentage_random" => {
                 let (r, w) = pair(need()?);
                 if r != w {
@@ -1205,6 +1218,29 @@ impl Translator<'_> {
         };
         if let Some(r) = rate_iops {
             keys.push(("rate", i(r * st.numjobs)));
+            if st.poisson {
+                keys.push(("arrivals", s("poisson")));
+            }
+        }
+        if st.think_ns > 0 {
+            if rate_iops.is_some() {
+                return Err(jerr(
+                    "thinktime together with a rate is not supported (iorig paces by one or the other); give rate_iops or thinktime".into(),
+                ));
+            }
+            if st.think_spin_ns > st.think_ns {
+                return Err(jerr(
+                    "thinktime_spin is longer than thinktime; the spin is part of the think time"
+                        .into(),
+                ));
+            }
+            keys.push(("think_time", s(&ns_text(st.think_ns))));
+            if st.think_blocks > 1 {
+                keys.push(("think_every", i(st.think_blocks)));
+            }
+            if st.think_spin_ns > 0 {
+                keys.push(("think_spin", s(&ns_text(st.think_spin_ns))));
+            }
         }
 
         // Time and bytes: time_based runs for runtime; otherwise the job
@@ -1239,7 +1275,7 @@ impl Translator<'_> {
                     "time_based without runtime runs until stopped; give runtime=".into(),
                 ));
             };
-            keys.push(("time", s(&ns_text(rt))));
+            keys.push(("time", s(&ns_text(rt + st.start_delay_ns))));
         } else {
             let Some(io) = io_per_clone else {
                 return Err(jerr(
@@ -1250,8 +1286,14 @@ impl Translator<'_> {
             keys.push(("io_size", s(&iorig_spec::format_size(total))));
             keys.push((
                 "time",
-                s(&st.runtime_ns.map_or_else(|| "1000h".to_string(), ns_text)),
+                s(&st
+                    .runtime_ns
+                    .map_or_else(|| "1000h".to_string(), |rt| ns_text(rt + st.start_delay_ns))),
             ));
+        }
+        if st.start_delay_ns > 0 {
+            // fio's runtime starts after the delay; iorig's time holds it.
+            keys.push(("start_delay", s(&ns_text(st.start_delay_ns))));
         }
         if st.ramp_ns > 0 {
             keys.push(("warmup", s(&ns_text(st.ramp_ns))));

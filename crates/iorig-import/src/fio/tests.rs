@@ -138,8 +138,8 @@ fn offsets_env_and_includes() {
 
 #[test]
 fn refusals_name_file_line_and_option() {
-    let e = tr("[j]\nsize=1g\nthinktime=10\n").unwrap_err();
-    assert!(e.starts_with("t.fio:3: thinktime is not supported"), "{e}");
+    let e = tr("[j]\nsize=1g\nprio=3\n").unwrap_err();
+    assert!(e.starts_with("t.fio:3: prio is not supported"), "{e}");
     assert!(e.contains("--ignore-unsupported"), "{e}");
     let e = tr("[j]\nsize=1g\nrw=randred\n").unwrap_err();
     assert!(e.starts_with("t.fio:3: rw: 'randred'"), "{e}");
@@ -185,17 +185,15 @@ fn refusals_name_file_line_and_option() {
 fn ignore_unsupported_lists_what_it_left_out() {
     let t = translate(
         Path::new("t.fio"),
-        "[j]\nsize=1g\nthinktime=10\nnice=5\n",
+        "[j]\nsize=1g\nprio=3\nnice=5\n",
         &mem(),
         &Options {
             ignore_unsupported: true,
         },
     )
     .unwrap();
-    assert_eq!(t.ignored, ["t.fio:3 thinktime", "t.fio:4 nice"]);
-    assert!(t
-        .plan_toml
-        .contains("t.fio:3 thinktime; t.fio:4 nice"));
+    assert_eq!(t.ignored, ["t.fio:3 prio", "t.fio:4 nice"]);
+    assert!(t.plan_toml.contains("t.fio:3 prio; t.fio:4 nice"));
 }
 
 #[test]

@@ -1,0 +1,152 @@
+//! Protects how a workload spaces its I/Os beyond a plain rate (issue 18,
+//! fio's `rate_process`, `thinktime*` and `startdelay`): `--arrivals poisson`
+//! draws exponential gaps of the rate's mean, `--think-time` pauses each
+//! worker after every `--think-every` I/Os once they completed, and
+//! `--start-delay` issues nothing before its time. Each is read from the
+//! per-I/O log (`--lat-log`), i.e. from what was actually submitted.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{ok, run, tmp};
+use std::path::Path;
+
+/// Scheduled start of every I/O in the log, in order.
+fn starts(path: &Path) -> Vec<u64> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = head.iter().position(|h| *h == "start_ns").unwrap();
+    let mut v: Vec<u64> = lines
+        .map(|l| l.split(',').nth(col).unwrap().parse().unwrap())
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+fn gaps(starts: &[u64]) -> Vec<f64> {
+    starts.windows(2).map(|w| (w[1] - w[0]) as f64).collect()
+}
+
+fn mean_sd(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n;
+    (m, var.sqrt())
+}
+
+#[test]
+fn poisson_arrivals_have_exponential_gaps_of_the_rates_mean() {
+    let dir = tmp();
+    let d = dir.path();
+    let base = [
+        "run", "--target", "t.dat", "--size", "16m", "--bs", "4k", "--rate", "2000", "--qd", "8",
+        "--time", "3s", "--no-db", "-q",
+    ];
+    let mut uni = base.to_vec();
+    uni.extend(["--lat-log", "u.csv"]);
+    ok(&uni, d);
+    let mut poi = base.to_vec();
+    poi.extend(["--arrivals", "poisson", "--seed", "7", "--lat-log", "p.csv"]);
+    ok(&poi, d);
+
+    let (um, usd) = mean_sd(&gaps(&starts(&d.join("u.csv"))));
+    assert!((um - 500_000.0).abs() < 1_000.0, "uniform mean gap {um}");
+    assert!(usd / um < 0.01, "uniform gaps vary: cv {}", usd / um);
+
+    let g = gaps(&starts(&d.join("p.csv")));
+    let n = g.len() as f64;
+    assert!(n > 4_000.0, "{n} gaps");
+    let (pm, psd) = mean_sd(&g);
+    // The mean of n exponential gaps has sd mean/sqrt(n); the sample cv of an
+    // exponential has sd about sqrt(2/n) (kurtosis 9). 5 sd each.
+    assert!(
+        (pm - 500_000.0).abs() < 5.0 * 500_000.0 / n.sqrt(),
+        "poisson mean gap {pm}"
+    );
+    let cv = psd / pm;
+    assert!((cv - 1.0).abs() < 5.0 * (2.0 / n).sqrt(), "poisson cv {cv}");
+}
+
+#[test]
+fn think_time_pauses_after_every_n_ios_and_start_delay_holds_the_first() {
+    let dir = tmp();
+    let d = dir.path();
+    let out = run(
+        &[
+            "run",
+            "--target",
+            "t.dat",
+            "--size",
+            "16m",
+            "--bs",
+            "4k",
+            "--qd",
+            "4",
+            "--think-time",
+            "5ms",
+            "--think-every",
+            "4",
+            "--start-delay",
+            "300ms",
+            "--time",
+            "2s",
+            "--no-db",
+            "--json",
+            "r.json",
+            "--lat-log",
+            "l.csv",
+        ],
+        d,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // Idle by design is not a slow generator.
+    assert!(!err.contains("generator-bound"), "{err}");
+    let s = starts(&d.join("l.csv"));
+    assert!(s[0] >= 300_000_000, "first I/O at {} ns", s[0]);
+    // Batches of 4 go out together; between batches at least the think time.
+    let g = gaps(&s);
+    let long: Vec<usize> = (0..g.len()).filter(|&i| g[i] >= 5e6).collect();
+    assert!(long.len() >= 100, "only {} pauses", long.len());
+    for (k, i) in long.iter().enumerate() {
+        assert_eq!(*i, 4 * k + 3, "pause after I/O {i}, not after each 4th");
+    }
+    // At most one batch per think time over the 1.7 s after the delay.
+    assert!(s.len() <= 4 * (1700 / 5 + 1), "{} I/Os", s.len());
+
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("r.json")).unwrap()).unwrap();
+    assert_eq!(r["workload"]["think_time_s"], 0.005);
+    assert_eq!(r["workload"]["think_every"], 4);
+    assert_eq!(r["workload"]["start_delay_s"], 0.3);
+}
+
+#[test]
+fn pacing_options_that_contradict_are_refused() {
+    let dir = tmp();
+    let d = dir.path();
+    for (args, says) in [
+        (&["--arrivals", "poisson"][..], "add --rate"),
+        (&["--arrivals", "bursty"][..], "uniform or poisson"),
+        (&["--think-every", "4"][..], "add --think-time"),
+        (
+            &["--think-time", "1ms", "--think-spin", "2ms"][..],
+            "at most",
+        ),
+        (
+            &["--think-time", "1ms", "--rate", "100"][..],
+            "one of --rate",
+        ),
+        (&["--start-delay", "5s", "--time", "2s"][..], "shorter"),
+    ] {
+        let mut a = vec!["run", "--target", "t.dat", "--size", "1m", "--db", "x.db"];
+        a.extend(args);
+        let out = run(&a, d);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert!(!d.join("x.db").exists() && !d.join("t.dat").exists());
+}
