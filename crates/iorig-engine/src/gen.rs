@@ -247,6 +247,13 @@ pub struct OffsetGen {
     pos: u64,
     rng_offset: Xoshiro256PlusPlus,
     rng_seek: Xoshiro256PlusPlus,
+    /// I/Os per random seek (fio's `randread:N`): a seek, then N-1
+    /// sequential I/Os.
+    run_length: u32,
+    /// I/Os left in the current run.
+    run_left: u32,
+    /// Bytes left out after each sequential I/O (fio's `read:SIZE`).
+    skip: u64,
 }
 
 impl OffsetGen {
@@ -298,14 +305,35 @@ impl OffsetGen {
             pos: start,
             rng_offset: rng_for(seed, worker, 1),
             rng_seek: rng_for(seed, worker, 2),
+            run_length: 1,
+            run_left: 0,
+            skip: 0,
         })
+    }
+
+    /// Runs of `run_length` I/Os per random seek, and `skip` bytes left out
+    /// after each sequential I/O.
+    pub fn with_runs(mut self, run_length: u32, skip: u64) -> Self {
+        self.run_length = run_length.max(1);
+        self.skip = skip;
+        self
     }
 
     /// The next I/O of `len` bytes: (target index, absolute byte offset).
     #[inline]
     pub fn next(&mut self, len: u64) -> (u32, u64) {
-        let random = self.always_random
-            || (!self.never_random && self.rng_seek.next_u64() < self.random_threshold);
+        let random = if self.run_length > 1 {
+            let seek = self.run_left == 0;
+            self.run_left = if seek {
+                self.run_length - 1
+            } else {
+                self.run_left - 1
+            };
+            seek
+        } else {
+            self.always_random
+                || (!self.never_random && self.rng_seek.next_u64() < self.random_threshold)
+        };
         if random {
             let unit = self.dist.sample(&mut self.rng_offset);
             let v = unit * self.space.align;
@@ -317,7 +345,7 @@ impl OffsetGen {
                 off = (seg.len - len) / self.space.align * self.space.align;
             }
             // A later sequential I/O continues after this one (vdbench seekpct).
-            self.pos = self.space.begins[i] + off + len;
+            self.pos = self.space.begins[i] + off + len + self.skip;
             if self.pos >= self.region_end {
                 self.pos = self.region_start;
             }
@@ -335,7 +363,7 @@ impl OffsetGen {
             let (i, off) = self.space.locate(self.pos);
             let seg = self.space.segs[i];
             if off + len <= seg.len {
-                self.pos += len;
+                self.pos += len + self.skip;
                 if self.pos >= self.region_end {
                     self.pos = self.region_start;
                 }
@@ -387,11 +415,11 @@ impl BsGen {
             return self.sizes[0];
         }
         let r = below(&mut self.rng, self.total);
+        // Binary search: a bsrange can list hundreds of sizes.
         let i = self
             .cum
-            .iter()
-            .position(|&c| r < c)
-            .unwrap_or(self.sizes.len() - 1);
+            .partition_point(|&c| c <= r)
+            .min(self.sizes.len() - 1);
         self.sizes[i]
     }
 }
@@ -588,6 +616,30 @@ mod tests {
                 (0, base)
             ]
         );
+    }
+
+    #[test]
+    fn runs_follow_each_seek_and_skips_leave_holes() {
+        let sp = space(&[1 << 24], 4096, 4096);
+        // fio's randread:4: a random offset, then three that follow it.
+        let mut g = OffsetGen::new(sp.clone(), AccessDist::Uniform, 100.0, 4096, 0, 1, 5)
+            .unwrap()
+            .with_runs(4, 0);
+        let offs: Vec<u64> = (0..400).map(|_| g.next(4096).1).collect();
+        for run in offs.chunks(4) {
+            for k in 1..4 {
+                assert_eq!(run[k], run[0] + 4096 * k as u64, "{run:?}");
+            }
+        }
+        let seeks: std::collections::BTreeSet<u64> = offs.iter().step_by(4).copied().collect();
+        assert!(seeks.len() > 90, "seeks repeat: {}", seeks.len());
+        // fio's read:8k: each sequential I/O leaves 8k out after itself.
+        let mut g = OffsetGen::new(sp, AccessDist::Uniform, 0.0, 4096, 0, 1, 5)
+            .unwrap()
+            .with_runs(1, 8192);
+        let offs: Vec<u64> = (0..5).map(|_| g.next(4096).1).collect();
+        let base = 1 << 20;
+        assert_eq!(offs, (0..5).map(|k| base + k * 12288).collect::<Vec<u64>>());
     }
 
     #[test]

@@ -576,7 +576,8 @@ pub fn execute(
             id,
             workers,
             w.seed,
-        )?;
+        )?
+        .with_runs(w.run_length, w.skip_bytes);
         let sizes = SizeGen::new(w, id);
         let ops = OpGen::new(w.read_pct, w.trim_pct, w.seed, id);
         let data = DataFiller::with_pool(pool.clone(), w.seed, id);

@@ -69,6 +69,11 @@ pub trait Loader {
     fn read(&self, path: &Path) -> std::io::Result<String>;
     /// The environment variable `name`, for `${name}`.
     fn env(&self, name: &str) -> Option<String>;
+    /// Whether a target named in the file exists (fio sizes a job by its
+    /// existing files when no size is given).
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
 }
 
 /// The file system and the process environment.

@@ -74,7 +74,7 @@ pub(crate) fn run_jobs(
             });
         })
         .map_err(|e| job_err(j, e))?;
-        p.byte_limit = j.w.io_size_bytes;
+        p.byte_limit = j.w.io_limit_bytes(p.space.total_bytes());
         prepared.push(p);
     }
     // The step's targets: each once, in the order the jobs name them.

@@ -302,7 +302,7 @@ pub(crate) fn run_step(
             // smaller ends the step.
             prepared.byte_limit = match (
                 hooks.byte_limit(prepared.space.total_bytes()),
-                w.io_size_bytes,
+                w.io_limit_bytes(prepared.space.total_bytes()),
             ) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),

@@ -471,6 +471,15 @@ pub struct WorkloadFile {
     /// Percentage of I/Os at random offsets; 0 = sequential [default: 100].
     #[arg(long, value_name = "PCT")]
     pub random: Option<StrOrNum>,
+    /// I/Os per random seek: each random offset is followed by N-1 sequential I/Os (fio's randread:N) [default: 1].
+    #[arg(long, value_name = "N")]
+    pub run_length: Option<StrOrNum>,
+    /// Bytes left out after every sequential I/O, e.g. 4k: a stride of bs + skip (fio's read:4k) [default: 0].
+    #[arg(long, value_name = "SIZE")]
+    pub skip: Option<StrOrNum>,
+    /// Offsets are multiples of this, e.g. 512 [default: the block size; 4k or smaller for mixed sizes].
+    #[arg(long, value_name = "SIZE")]
+    pub align: Option<StrOrNum>,
     /// Outstanding I/Os per worker [default: 1].
     #[arg(long, value_name = "N")]
     pub qd: Option<StrOrNum>,
@@ -515,7 +524,7 @@ pub struct WorkloadFile {
     /// Measured time [default: 30s].
     #[arg(long, value_name = "DUR")]
     pub time: Option<StrOrNum>,
-    /// End once this many bytes were issued (reads, writes and trims together), or at --time, whichever comes first.
+    /// End once this many bytes were issued (reads, writes and trims together), or at --time, whichever comes first; N% is a share of the working set (200% = two passes).
     #[arg(long, value_name = "SIZE")]
     pub io_size: Option<StrOrNum>,
     /// How I/Os arrive under --rate: uniform (evenly spaced) or poisson (random gaps of the same mean, as open-system traffic) [default: uniform].
@@ -667,6 +676,9 @@ impl WorkloadFile {
             rate,
             time,
             io_size,
+            run_length,
+            skip,
+            align,
             arrivals,
             think_time,
             think_every,
@@ -872,8 +884,28 @@ impl WorkloadFile {
                 ));
             }
         }
+        let mut io_size_pct = None;
         let io_size_bytes = match &self.io_size {
             None => None,
+            Some(s) if s.text().trim().ends_with('%') => {
+                let t = s.text();
+                let v: f64 = t.trim().trim_end_matches('%').trim().parse().map_err(|_| {
+                    SpecError::bad(
+                        "io-size",
+                        &t,
+                        "give bytes (10g) or a share of the working set (100%)",
+                    )
+                })?;
+                if !(v.is_finite() && v > 0.0 && v <= 1e6) {
+                    return Err(SpecError::bad(
+                        "io-size",
+                        &t,
+                        "a share of the working set above 0%, e.g. 100% for one pass",
+                    ));
+                }
+                io_size_pct = Some(v);
+                None
+            }
             Some(s) => {
                 let v = parse_size(&s.text())?;
                 if v == 0 {
@@ -941,8 +973,45 @@ impl WorkloadFile {
                 "the delay is inside --time, so it must be shorter; lengthen --time",
             ));
         }
+        let run_length = count(&self.run_length, "run-length", 1, u32::MAX)?;
+        if run_length > 1 && random_pct < 100.0 {
+            return Err(SpecError::bad(
+                "run-length",
+                run_length,
+                "runs follow each random seek of a fully random workload; drop --random or --run-length",
+            ));
+        }
+        let skip_bytes = match &self.skip {
+            None => 0,
+            Some(v) => parse_size(&v.text())?,
+        };
+        if skip_bytes > 0 && random_pct >= 100.0 && run_length <= 1 {
+            return Err(SpecError::bad(
+                "skip",
+                format_size(skip_bytes),
+                "skips lie between sequential I/Os; add --random 0 (or --run-length N)",
+            ));
+        }
+        let align_bytes = match &self.align {
+            None => None,
+            Some(v) => {
+                let a = parse_size(&v.text())?;
+                if a == 0 || !a.is_multiple_of(512) || a > 1 << 30 {
+                    return Err(SpecError::bad(
+                        "align",
+                        v.text(),
+                        "offsets align to a multiple of 512 bytes, e.g. 512 or 4k",
+                    ));
+                }
+                Some(a)
+            }
+        };
         let w = Workload {
             io_size_bytes,
+            io_size_pct,
+            run_length,
+            skip_bytes,
+            align_bytes,
             arrivals,
             think,
             start_delay,
@@ -1199,6 +1268,12 @@ impl WorkloadFile {
             "a tree's operations are paced evenly",
         )?;
         refuse(
+            "run-length",
+            self.run_length.is_some() || self.skip.is_some(),
+            "give --fileio sequential or random",
+        )?;
+        refuse("align", self.align.is_some(), "a file's I/Os align to --bs")?;
+        refuse(
             "submit-batch",
             self.submit_batch.is_some(),
             "operations are one at a time per thread",
@@ -1368,6 +1443,12 @@ pub struct Workload {
     /// Trims (discards) among the I/Os; writes are `100 - read - trim`.
     pub trim_pct: f64,
     pub random_pct: f64,
+    /// I/Os per random seek (the rest follow sequentially).
+    pub run_length: u32,
+    /// Bytes left out after each sequential I/O.
+    pub skip_bytes: u64,
+    /// Offset alignment when given (`align`); otherwise from the sizes.
+    pub align_bytes: Option<u64>,
     /// Outstanding I/Os per worker.
     pub qd: u32,
     /// I/Os queued before one submission call; 1 submits each at once.
@@ -1381,6 +1462,8 @@ pub struct Workload {
     pub time: Duration,
     /// End once this many bytes were issued (`io_size`), or at `time`.
     pub io_size_bytes: Option<u64>,
+    /// `io_size` as a share of the working set (100 = one pass), instead.
+    pub io_size_pct: Option<f64>,
     /// How I/Os arrive under a rate.
     pub arrivals: Arrivals,
     /// Pauses between I/Os (`think_time`), none when absent.
@@ -1410,6 +1493,16 @@ pub struct Workload {
 }
 
 impl Workload {
+    /// The bytes after which the workload ends (`io_size`), given the bytes
+    /// of its working set over all targets.
+    pub fn io_limit_bytes(&self, working_set_bytes: u64) -> Option<u64> {
+        match (self.io_size_bytes, self.io_size_pct) {
+            (Some(b), _) => Some(b),
+            (None, Some(p)) => Some(((working_set_bytes as f64 * p / 100.0).round() as u64).max(1)),
+            (None, None) => None,
+        }
+    }
+
     /// Rules between parameters that need no target.
     pub fn validate(&self) -> Result<(), SpecError> {
         if self.engine == EngineKind::Psync && self.qd > 1 {
@@ -1439,7 +1532,27 @@ impl Workload {
                 ));
             }
         }
+        if !self
+            .skip_bytes
+            .is_multiple_of(self.offset_align_bytes().max(1))
+        {
+            return Err(SpecError::bad(
+                "skip",
+                format_size(self.skip_bytes),
+                format!(
+                    "a skip keeps offsets aligned only as a multiple of {}; round it",
+                    format_size(self.offset_align_bytes())
+                ),
+            ));
+        }
         if self.verify {
+            if let Some(a) = self.align_bytes {
+                return Err(SpecError::bad(
+                    "align",
+                    format_size(a),
+                    "validation aligns I/Os to its own unit (the smallest block size); drop --align",
+                ));
+            }
             self.validate_verify()?;
         }
         if let Rate::Iops(r) = self.rate {
@@ -1506,6 +1619,9 @@ impl Workload {
     /// The alignment of every offset: the block-size alignment, or the
     /// validation unit under `verify` (so no I/O covers part of a unit).
     pub fn offset_align_bytes(&self) -> u64 {
+        if let Some(a) = self.align_bytes {
+            return a;
+        }
         if self.verify {
             self.verify_unit_bytes()
         } else {
@@ -1597,6 +1713,8 @@ impl Workload {
             read_pct: self.read_pct,
             trim_pct: self.trim_pct,
             random_pct: self.random_pct,
+            run_length: (self.run_length > 1).then_some(self.run_length),
+            skip_bytes: (self.skip_bytes > 0).then_some(self.skip_bytes),
             qd: self.qd,
             submit_batch: self.submit_batch,
             threads: self.threads,
@@ -1609,6 +1727,7 @@ impl Workload {
             },
             time_s: self.time.as_secs_f64(),
             io_size_bytes: self.io_size_bytes,
+            io_size_pct: self.io_size_pct,
             cpus: self.cpus.clone(),
             arrivals: (self.arrivals != Arrivals::Uniform)
                 .then(|| self.arrivals.name().to_string()),
@@ -1663,6 +1782,12 @@ pub struct WorkloadRecord {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub trim_pct: f64,
     pub random_pct: f64,
+    /// I/Os per random seek, when runs follow each seek.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_length: Option<u32>,
+    /// Bytes left out after each sequential I/O, when any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_bytes: Option<u64>,
     pub qd: u32,
     pub submit_batch: u32,
     pub threads: u32,
@@ -1674,6 +1799,9 @@ pub struct WorkloadRecord {
     /// The bytes after which the workload ends (`io_size`), when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_size_bytes: Option<u64>,
+    /// `io_size` as a share of the working set, when given so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_size_pct: Option<f64>,
     /// The CPUs the workers ran on (`cpus`); absent: any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpus: Vec<usize>,

@@ -473,6 +473,9 @@ fn fio_and_iorig_send_the_same_io_to_a_device() {
         // Without norandommap fio shrinks I/Os to fit holes in its map; iorig
         // draws with replacement, as fio does with norandommap.
         ("bssplit reads", "rw=randread\nbssplit=4k/50:64k/50\nnorandommap\nsize=256m\nio_size=128m\nioengine=psync\n"),
+        ("bsrange reads", "rw=randread\nbsrange=4k-16k\nnorandommap\nsize=256m\nio_size=64m\nioengine=psync\n"),
+        ("reads with holes", "rw=read:12k\nbs=4k\nsize=256m\nio_size=32m\nioengine=psync\n"),
+        ("runs of 8 per seek", "rw=randread:8\nbs=4k\nnorandommap\nsize=256m\nio_size=32m\nioengine=libaio\niodepth=4\n"),
     ] {
         let job = dir.path().join("j.fio");
         std::fs::write(&job, format!("[j]\nfilename={}\ndirect=1\n{body}", dev.dev)).unwrap();
@@ -500,16 +503,21 @@ fn fio_and_iorig_send_the_same_io_to_a_device() {
             "{label}: read share {ours:?} vs fio {fio:?}"
         );
         let size = |ios: u64, sectors: u64| if ios == 0 { 0.0 } else { sectors as f64 * 512.0 / ios as f64 };
-        if label.starts_with("bssplit") {
-            // Each tool draws 4k or 64k at random: its mean size is
-            // 34,816 bytes with a standard deviation of
-            // 0.5 × 61,440 / sqrt(n); 4 of them is a failure once in
-            // 15,000 runs.
+        // Random sizes: each tool's mean read size is the sizes' mean with a
+        // standard deviation of sd / sqrt(n); 4 of them is a failure once in
+        // 15,000 runs. bssplit: 4k or 64k, mean 34,816, sd 30,720.
+        // bsrange 4k-16k: 4, 8, 12 or 16k, mean 10,240, sd 4096 × sqrt(1.25).
+        let random_sizes = match label {
+            "bssplit reads" => Some((34_816.0, 30_720.0)),
+            "bsrange reads" => Some((10_240.0, 4096.0 * 1.25f64.sqrt())),
+            _ => None,
+        };
+        if let Some((mean_bytes, sd_bytes)) = random_sizes {
             for (who, s) in [("iorig", &ours), ("fio", &fio)] {
                 let n = s[0] as f64;
-                let tol = 4.0 * 0.5 * 61_440.0 / n.sqrt();
+                let tol = 4.0 * sd_bytes / n.sqrt();
                 let mean = size(s[0], s[1]);
-                assert!((mean - 34_816.0).abs() <= tol, "{label}: {who}'s mean read size {mean} ± {tol}");
+                assert!((mean - mean_bytes).abs() <= tol, "{label}: {who}'s mean read size {mean} ± {tol}");
             }
         } else {
             assert!(close(size(ours[0], ours[1]), size(fio[0], fio[1])), "{label}: read sizes {ours:?} vs {fio:?}");
@@ -656,4 +664,36 @@ fn thinktime_poisson_arrivals_and_startdelay_shape_each_job() {
     // 200 IOPS from 1 s on: 200, not the 400 of the whole 2 s.
     let late = u(&job("late")["read"]["total_ios"]) as f64;
     assert!((late - 200.0).abs() < 30.0, "late: {late}");
+}
+
+#[test]
+fn without_size_a_job_reads_its_whole_file_each_loop() {
+    let dir = tmp();
+    let d = dir.path();
+    std::fs::write(d.join("data.bin"), vec![7u8; 2 << 20]).unwrap();
+    std::fs::write(
+        d.join("j.fio"),
+        "[whole]\nfilename=data.bin\nrw=read\nbs=64k\nloops=2\n",
+    )
+    .unwrap();
+    let out = iorig()
+        .args([
+            "run",
+            "j.fio",
+            "--output-format",
+            "fio-json",
+            "--no-db",
+            "-q",
+        ])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(u(&doc["jobs"][0]["read"]["io_bytes"]), 2 * (2 << 20));
+    assert_eq!(u(&doc["jobs"][0]["read"]["total_ios"]), 2 * 32);
 }

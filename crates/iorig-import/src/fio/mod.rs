@@ -174,24 +174,6 @@ const NO_EFFECT: &[(&str, &str)] = &[
 /// fio options iorig cannot do (yet), with what to do instead.
 const UNSUPPORTED: &[(&str, &str)] = &[
     (
-        "bsrange",
-        "give the sizes as bssplit (4k/50:64k/50) or iorig's weighted bs",
-    ),
-    (
-        "blocksize_range",
-        "give the sizes as bssplit (4k/50:64k/50)",
-    ),
-    (
-        "blocksize_unaligned",
-        "iorig aligns every offset to the block size",
-    ),
-    (
-        "bs_unaligned",
-        "iorig aligns every offset to the block size",
-    ),
-    ("blockalign", "iorig aligns every offset to the block size"),
-    ("ba", "iorig aligns every offset to the block size"),
-    (
         "thinktime_iotime",
         "iorig pauses after a count of I/Os (thinktime_blocks), not after a time of I/O",
     ),
@@ -229,7 +211,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "wait_for",
         "iorig orders steps by stonewall; put the job after a stonewall",
     ),
-    ("fill_device", "give size= (the bytes to write) instead"),
     ("fill_fs", "give size= (the bytes to write) instead"),
     ("openfiles", "iorig keeps every target open"),
     (
@@ -405,6 +386,13 @@ const MAPPED: &[&str] = &[
     "cpus_allowed_policy",
     "cpumask",
     "exitall",
+    "fill_device",
+    "bsrange",
+    "blocksize_range",
+    "blocksize_unaligned",
+    "bs_unaligned",
+    "blockalign",
+    "ba",
 ];
 
 /// Reads `path` (its text `text`) and translates it.
@@ -417,6 +405,7 @@ pub fn translate(
     let sections = parse::sections(path, text, loader)?;
     let mut t = Translator {
         opts,
+        loader,
         notices: Vec::new(),
         ignored: Vec::new(),
         noticed: Vec::new(),
@@ -498,6 +487,7 @@ fn usage(loc: &Loc, why: impl std::fmt::Display) -> ImportError {
 
 struct Translator<'a> {
     opts: &'a Options,
+    loader: &'a dyn crate::Loader,
     notices: Vec<String>,
     ignored: Vec<String>,
     /// Options already told about (once per option name).
@@ -552,6 +542,12 @@ struct State {
     read_mix: Option<f64>,
     bs: Option<(u64, u64)>,
     bssplit: Option<(String, String)>,
+    /// fio's bsrange per direction: (min, max).
+    bsrange: Option<((u64, u64), (u64, u64))>,
+    bs_unaligned: bool,
+    align: Option<u64>,
+    /// rw's `:N`: a skip in bytes (sequential) or I/Os per seek (random).
+    rw_suffix: Option<(String, Loc)>,
     size: Option<SizeOrPct>,
     io_size: Option<u64>,
     offset: Option<SizeOrPct>,
@@ -587,6 +583,7 @@ struct State {
     number_ios: Option<u64>,
     cpus: Option<String>,
     exitall: bool,
+    fill_device: Option<Loc>,
     poisson: bool,
     /// fio's thinktime, thinktime_spin (µs by default) and thinktime_blocks.
     think_ns: u64,
@@ -611,6 +608,10 @@ impl Translator<'_> {
             read_mix: None,
             bs: None,
             bssplit: None,
+            bsrange: None,
+            bs_unaligned: false,
+            align: None,
+            rw_suffix: None,
             size: None,
             io_size: None,
             offset: None,
@@ -645,6 +646,7 @@ impl Translator<'_> {
             number_ios: None,
             cpus: None,
             exitall: false,
+            fill_device: None,
             poisson: false,
             think_ns: 0,
             think_spin_ns: 0,
@@ -723,18 +725,9 @@ impl Translator<'_> {
                     Some((m, s)) => (m, Some(s)),
                     None => (v, None),
                 };
-                if let Some(s) = skip {
-                    let n = units::size(s, st.kb_base).map_err(&bad)?;
-                    if n > 0 {
-                        if self.opts.ignore_unsupported {
-                            self.ignored.push(format!("{loc} {key}=...:{s}"));
-                        } else {
-                            return Err(bad(format!(
-                                "the ':{s}' skip between sequential I/Os is not supported; remove it, or pass --ignore-unsupported"
-                            )));
-                        }
-                    }
-                }
+                // Read once the mode is known: a size for sequential
+                // modes, a count for random ones.
+                st.rw_suffix = skip.map(|s| (s.to_string(), loc.clone()));
                 st.rw = match mode {
                     "read" => (Rw::Read, false),
                     "write" => (Rw::Write, false),
@@ -782,6 +775,34 @@ impl Translator<'_> {
                     bssplit(&r, st.kb_base).map_err(&bad)?,
                     bssplit(&w, st.kb_base).map_err(&bad)?,
                 ));
+            }
+            "bsrange" | "blocksize_range" => {
+                let (r, w) = pair(need()?);
+                let range = |t: &str| -> Result<(u64, u64), ImportError> {
+                    let (a, b) = t
+                        .split_once('-')
+                        .ok_or_else(|| bad(format!("'{t}': give MIN-MAX, e.g. 4k-64k")))?;
+                    let a = units::size(a, st.kb_base).map_err(&bad)?;
+                    let b = units::size(b, st.kb_base).map_err(&bad)?;
+                    if a == 0 || a > b {
+                        return Err(bad(format!("'{t}': give MIN-MAX with 0 < MIN <= MAX")));
+                    }
+                    Ok((a, b))
+                };
+                st.bsrange = Some((range(&r)?, range(&w)?));
+            }
+            "blocksize_unaligned" | "bs_unaligned" => {
+                st.bs_unaligned = units::flag(val).map_err(&bad)?;
+            }
+            "blockalign" | "ba" => {
+                let (r, w) = pair(need()?);
+                if r != w {
+                    return Err(bad(
+                        "different alignments for reads and writes are not supported; give one".into(),
+                    ));
+                }
+                let a = units::size(&r, st.kb_base).map_err(&bad)?;
+                st.align = (a > 0).then_some(a);
             }
             "size" => st.size = Some(units::size_or_pct(need()?, st.kb_base).map_err(&bad)?),
             "io_size" | "io_limit" => {
@@ -979,6 +1000,9 @@ impl Translator<'_> {
             }
             "do_verify" => st.do_verify = units::flag(val).map_err(&bad)?,
             "exitall" => st.exitall = units::flag(val).map_err(&bad)?,
+            "fill_device" => {
+                st.fill_device = units::flag(val).map_err(&bad)?.then(|| loc.clone());
+            }
             "cpus_allowed" => {
                 let v = need()?;
                 iorig_spec::parse_cpu_list(v).map_err(|e| bad(e.to_string()))?;
@@ -1044,6 +1068,8 @@ impl Translator<'_> {
         let name = st.name.clone();
         let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
         let mut keys: Vec<(&'static str, toml::Value)> = Vec::new();
+        // Keys decided before their place in the order.
+        let mut keys_pre: Vec<(&'static str, toml::Value)> = Vec::new();
         let s = |v: &str| toml::Value::String(v.to_string());
         let i = |v: u64| toml::Value::Integer(v.min(i64::MAX as u64) as i64);
 
@@ -1067,6 +1093,22 @@ impl Translator<'_> {
                 v
             }
         };
+        if let Some(at) = &st.fill_device {
+            // On a device fio's size is already the whole device; on a file
+            // it writes until the file system is full.
+            if st.filenames.is_none() || files.iter().any(|f| !f.starts_with("/dev/")) {
+                return Err(usage(
+                    at,
+                    "fill_device on files (writing until the file system is full) is not supported; give size=",
+                ));
+            }
+            self.notice_once(
+                "fill_device",
+                format!(
+                    "{at}: fill_device: the job covers the whole device, as it does without size="
+                ),
+            );
+        }
         let per_job_files = if st.filenames.is_some() {
             files.len() as u64
         } else {
@@ -1123,10 +1165,39 @@ impl Translator<'_> {
         // Block sizes.
         let (read_bs, write_bs) = match (&st.bssplit, st.bs) {
             (Some((r, w)), _) => (r.clone(), w.clone()),
+            (None, _) if st.bsrange.is_some() => {
+                let ((rmin, rmax), (wmin, wmax)) = st.bsrange.unwrap_or_default();
+                (
+                    bsrange(rmin, rmax, st.bs_unaligned).map_err(&jerr)?,
+                    bsrange(wmin, wmax, st.bs_unaligned).map_err(&jerr)?,
+                )
+            }
             (None, Some((r, w))) => (iorig_spec::format_size(r), iorig_spec::format_size(w)),
             (None, None) => ("4k".to_string(), "4k".to_string()),
         };
         let (mode, random) = st.rw;
+        if let Some((suffix, at)) = &st.rw_suffix {
+            let e = |why: String| usage(at, format!("rw: ':{suffix}': {why}"));
+            if random {
+                let n = units::int(suffix).map_err(&e)?;
+                if n > 1 {
+                    if st.pct_random.is_some_and(|p| p < 100.0) {
+                        return Err(e(
+                            "I/Os per seek together with percentage_random is not supported; give one".into(),
+                        ));
+                    }
+                    keys_pre.push(("run_length", i(n)));
+                }
+            } else {
+                let n = units::size(suffix, st.kb_base).map_err(&e)?;
+                if n > 0 {
+                    keys_pre.push(("skip", s(&iorig_spec::format_size(n))));
+                }
+            }
+        }
+        if let Some(a) = st.align {
+            keys_pre.push(("align", s(&iorig_spec::format_size(a))));
+        }
         let read_pct = match mode {
             Rw::Read => 100.0,
             Rw::Write | Rw::Trim => 0.0,
@@ -1154,6 +1225,7 @@ impl Translator<'_> {
             0.0
         };
         keys.push(("random", toml::Value::Float(random_pct)));
+        keys.append(&mut keys_pre);
         if let Some(d) = &st.dist {
             keys.push(("dist", s(d)));
         }
@@ -1265,8 +1337,18 @@ impl Translator<'_> {
             }
         };
         let io_per_clone = match (ios_bytes.or(st.io_size), size_bytes) {
-            (Some(b), _) => Some(b),
-            (None, Some(b)) => Some(b * per_job_files),
+            (Some(b), _) => Some(IoAmount::Bytes(b)),
+            (None, Some(b)) => Some(IoAmount::Bytes(b * per_job_files)),
+            // fio's size defaults to the named files' (or devices') own,
+            // and a percentage is of them: a clone does its working set.
+            (None, None) if st.filenames.is_some() || range_end_pct.is_some() => {
+                if let Some(f) = files.iter().find(|f| !self.loader.exists(Path::new(f))) {
+                    return Err(jerr(format!(
+                        "{f} does not exist and no size= says how large to make it (fio refuses this too); give size="
+                    )));
+                }
+                Some(IoAmount::Pct(100))
+            }
             (None, None) => None,
         };
         if st.time_based {
@@ -1279,11 +1361,15 @@ impl Translator<'_> {
         } else {
             let Some(io) = io_per_clone else {
                 return Err(jerr(
-                    "without size= iorig cannot tell when the job ends (fio would use the whole file or device); give size=, or runtime= with time_based".into(),
+                    "without size= or filename= iorig cannot tell what to create or when the job ends; give size=, or runtime= with time_based".into(),
                 ));
             };
-            let total = io.saturating_mul(st.loops).saturating_mul(st.numjobs);
-            keys.push(("io_size", s(&iorig_spec::format_size(total))));
+            let times = st.loops.saturating_mul(st.numjobs);
+            let io_size = match io {
+                IoAmount::Bytes(b) => iorig_spec::format_size(b.saturating_mul(times)),
+                IoAmount::Pct(p) => format!("{}%", p.saturating_mul(times)),
+            };
+            keys.push(("io_size", s(&io_size)));
             keys.push((
                 "time",
                 s(&st
@@ -1328,6 +1414,61 @@ impl Translator<'_> {
             verify,
         })
     }
+}
+
+/// fio's bsrange as iorig's weighted sizes, with fio's odds: a size drawn
+/// evenly from [min, min + max), rounded down to a multiple of min (of 512
+/// with bs_unaligned, the sector alignment iorig keeps), capped at max.
+fn bsrange(min: u64, max: u64, unaligned: bool) -> Result<String, String> {
+    if min == max {
+        return Ok(iorig_spec::format_size(min));
+    }
+    let step = if unaligned { 512 } else { min };
+    if !step.is_multiple_of(512) || !min.is_multiple_of(512) {
+        return Err(format!(
+            "bsrange {min}-{max}: iorig's sizes are multiples of 512 bytes; give such a range"
+        ));
+    }
+    if (max - min) / step > 4096 {
+        return Err(format!(
+            "bsrange {min}-{max} spans over 4096 sizes; give bssplit with the sizes that matter"
+        ));
+    }
+    // Each size gets the length of the draws that land on it.
+    let mut sizes: Vec<(u64, u64)> = Vec::new();
+    let end = min + max;
+    let mut v = if unaligned { min / step * step } else { min };
+    while v < end {
+        let lo = v.max(min);
+        let hi = (v + step).min(end);
+        let size = v.clamp(min, max);
+        match sizes.last_mut() {
+            Some(last) if last.0 == size => last.1 += hi - lo,
+            _ => sizes.push((size, hi - lo)),
+        }
+        v += step;
+    }
+    let g = sizes.iter().fold(0, |a, s| gcd(a, s.1));
+    Ok(sizes
+        .iter()
+        .map(|(size, w)| format!("{}:{}", iorig_spec::format_size(*size), w / g.max(1)))
+        .collect::<Vec<_>>()
+        .join(","))
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// What one clone of a job transfers before it ends.
+enum IoAmount {
+    Bytes(u64),
+    /// A share of the job's working set (its files' own size).
+    Pct(u64),
 }
 
 /// The one rate of a job: fio's `r,w` pair, of which the job's directions

@@ -18,6 +18,10 @@ impl crate::Loader for Mem {
     fn env(&self, name: &str) -> Option<String> {
         self.1.get(name).cloned()
     }
+    /// Every target exists but those named "missing".
+    fn exists(&self, path: &Path) -> bool {
+        !path.to_string_lossy().contains("missing")
+    }
 }
 
 fn mem() -> Mem {
@@ -244,4 +248,36 @@ fn cpus_and_exitall() {
     assert!(e.contains("split"), "{e}");
     let e = tr("[a]\nsize=1m\ncpus_allowed=3-1\n").unwrap_err();
     assert!(e.contains("backwards"), "{e}");
+}
+
+#[test]
+fn bsrange_gets_fios_odds_and_rw_suffixes_become_runs_and_skips() {
+    let p = plan("[j]\nsize=1g\nrw=randread\nbsrange=4k-16k\n");
+    assert_eq!(job(&p, 0, 0)["bs"].as_str(), Some("4k:1,8k:1,12k:1,16k:1"));
+    // Draws in [4k, 14k): 12k and above are capped at 10k.
+    let p = plan("[j]\nsize=1g\nrw=randread\nbsrange=4k-10k\n");
+    assert_eq!(job(&p, 0, 0)["bs"].as_str(), Some("4k:2,8k:2,10k:1"));
+    // bs_unaligned: any 512-byte multiple, the cap taking min/max.
+    let p = plan("[j]\nsize=1g\nrw=randread\nbsrange=1k-2k\nbs_unaligned\n");
+    assert_eq!(job(&p, 0, 0)["bs"].as_str(), Some("1k:1,1536:1,2k:2"));
+    let p = plan("[j]\nsize=1g\nrw=randread:8\nblockalign=512\n");
+    assert_eq!(job(&p, 0, 0)["run_length"].as_integer(), Some(8));
+    assert_eq!(job(&p, 0, 0)["align"].as_str(), Some("512"));
+    let p = plan("[j]\nsize=1g\nrw=write:8k\n");
+    assert_eq!(job(&p, 0, 0)["skip"].as_str(), Some("8k"));
+    let e = tr("[j]\nsize=1g\nbsrange=4k\n").unwrap_err();
+    assert!(e.contains("give MIN-MAX"), "{e}");
+}
+
+#[test]
+fn without_size_a_job_covers_its_existing_files() {
+    let p = plan("[j]\nfilename=/dev/sdz\nrw=randread\nnumjobs=2\nloops=3\n");
+    assert_eq!(job(&p, 0, 0)["io_size"].as_str(), Some("600%"));
+    assert!(job(&p, 0, 0).get("size").is_none());
+    let p = plan("[j]\nfilename=/dev/sdz\nrw=write\nfill_device=1\n");
+    assert_eq!(job(&p, 0, 0)["io_size"].as_str(), Some("100%"));
+    let e = tr("[j]\nfilename=/tmp/missing\nrw=read\n").unwrap_err();
+    assert!(e.contains("does not exist and no size="), "{e}");
+    let e = tr("[j]\ndirectory=/tmp\nsize=1g\nfill_device=1\n").unwrap_err();
+    assert!(e.contains("fill_device on files"), "{e}");
 }
