@@ -177,6 +177,16 @@ pub struct SteadyStateFinding {
     pub time_needed_s: Option<f64>,
     pub round_iops: Vec<f64>,
     pub verdict: SteadyStateVerdict,
+    /// The rule judged by, when not SNIA PTS (`deviation:10%`, `slope:1%`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// Rounds at the start that were measured but not judged.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ramp_rounds: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 impl SteadyStateFinding {

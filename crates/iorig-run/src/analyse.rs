@@ -9,7 +9,7 @@ use crate::step::StepOutput;
 use iorig_result::{
     CurveFinding, Finding, OffRatePoint, RateCheck, SteadyStateFinding, WriteCliffFinding,
 };
-use iorig_spec::plan::{SteadyStateSpec, StepRole};
+use iorig_spec::plan::{SteadyRule, SteadyStateSpec, StepRole};
 use iorig_spec::{EngineKind, Rate, Workload};
 use iorig_stats::analysis::curve::{analyze_curve, CurvePoint, RATE_TOLERANCE_PCT};
 use iorig_stats::analysis::little::{GeneratorBoundCheck, LittleInput};
@@ -199,14 +199,28 @@ pub(crate) fn analyse_step(w: &Workload, out: &StepOutput) -> Vec<Finding> {
     found
 }
 
+/// The judge of a step's rounds under its rule.
+pub(crate) fn detector(spec: &SteadyStateSpec) -> SteadyStateDetector {
+    let w = spec.window as usize;
+    let pct = |m: u32| f64::from(m) / 1000.0;
+    match spec.rule {
+        SteadyRule::Pts => SteadyStateDetector::new(w, 20.0, 10.0),
+        SteadyRule::DeviationMilliPct(m) => SteadyStateDetector::fio(w, pct(m), f64::INFINITY),
+        SteadyRule::SlopeMilliPct(m) => SteadyStateDetector::fio(w, f64::INFINITY, pct(m)),
+    }
+}
+
 /// The steady-state verdict of a step measured in rounds.
 pub fn steady_state_verdict(
     rounds: &[f64],
     spec: SteadyStateSpec,
     steady_at_round: Option<usize>,
 ) -> SteadyStateFinding {
-    let detector = SteadyStateDetector::new(spec.window as usize, 20.0, 10.0);
-    let verdict = detector.check(rounds);
+    let judged = &rounds[spec.ramp_rounds().min(rounds.len())..];
+    let mut verdict = detector(&spec).check(judged);
+    // Round numbers count from the step's first round, ramp included.
+    verdict.rounds_used = rounds.len();
+    verdict.window_start_round += rounds.len() - judged.len();
     SteadyStateFinding {
         reached: verdict.reached,
         rounds: rounds.len() as u64,
@@ -217,6 +231,8 @@ pub fn steady_state_verdict(
         time_needed_s: steady_at_round.map(|r| r as f64 * spec.round.as_secs_f64()),
         round_iops: rounds.to_vec(),
         verdict,
+        rule: (spec.rule != SteadyRule::Pts).then(|| spec.rule.to_string()),
+        ramp_rounds: spec.ramp_rounds().min(rounds.len()) as u64,
     }
 }
 

@@ -19,7 +19,6 @@ use iorig_result::{
 };
 use iorig_spec::plan::{estimate_duration, HotSize, Pause, Plan, PlanStep, StepRole};
 use iorig_spec::{parse_duration, FormatMode, StrOrNum, Workload, WorkloadFile};
-use iorig_stats::analysis::steady_state::SteadyStateDetector;
 use iorig_store::{RunId, Store};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -1011,8 +1010,8 @@ impl StepHooks for PlanHooks<'_> {
                     .push(self.round_ops as f64 / self.round_s.max(1e-9));
                 self.round_ops = 0;
                 self.round_s = 0.0;
-                let detector = SteadyStateDetector::new(ss.window as usize, 20.0, 10.0);
-                if detector.check(&self.rounds).reached {
+                let judged = &self.rounds[ss.ramp_rounds().min(self.rounds.len())..];
+                if crate::analyse::detector(&ss).check(judged).reached {
                     self.steady_at_round = Some(self.rounds.len());
                     control = Control::Stop;
                 }

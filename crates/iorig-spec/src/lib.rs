@@ -22,7 +22,7 @@ pub use fs::{
 };
 pub use plan::{
     builtin, builtin_text, builtins, estimate_duration, HotSize, Pause, Plan, PlanJob, PlanStep,
-    PreconditionSpec, SteadyStateSpec, StepRole,
+    PreconditionSpec, SteadyRule, SteadyStateSpec, StepRole,
 };
 pub use units::{format_bytes, format_size, parse_count, parse_duration, parse_size, sig3};
 pub use workload::{

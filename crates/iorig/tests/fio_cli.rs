@@ -697,3 +697,13 @@ fn without_size_a_job_reads_its_whole_file_each_loop() {
     assert_eq!(u(&doc["jobs"][0]["read"]["io_bytes"]), 2 * (2 << 20));
     assert_eq!(u(&doc["jobs"][0]["read"]["total_ios"]), 2 * 32);
 }
+
+#[test]
+fn steadystate_ends_the_job_once_its_iops_settle() {
+    let started = std::time::Instant::now();
+    let (_d, doc) = run_job("steadystate.fio", &[]);
+    let ms = u(&doc["jobs"][0]["job_runtime"]);
+    // A ramp second and a 3 s window: 4 s, not the 30 s runtime.
+    assert!((3_500..=10_000).contains(&ms), "ran {ms} ms");
+    assert!(started.elapsed() < std::time::Duration::from_secs(25));
+}

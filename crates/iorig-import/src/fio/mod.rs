@@ -187,21 +187,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ),
     ("write_hist_log", "use iorig export --format hlog"),
     ("log_offset", "fio-format logs are not written yet"),
-    ("ss", "use a plan step's steady_state (docs/plans.md)"),
-    ("ss_dur", "use a plan step's steady_state (docs/plans.md)"),
-    ("ss_ramp", "use a plan step's steady_state (docs/plans.md)"),
-    (
-        "steadystate",
-        "use a plan step's steady_state (docs/plans.md)",
-    ),
-    (
-        "steadystate_duration",
-        "use a plan step's steady_state (docs/plans.md)",
-    ),
-    (
-        "steadystate_ramp_time",
-        "use a plan step's steady_state (docs/plans.md)",
-    ),
     ("numa_cpu_nodes", "pin iorig with numactl instead"),
     ("numa_mem_policy", "pin iorig with numactl instead"),
     ("nice", "run iorig under nice instead"),
@@ -387,6 +372,12 @@ const MAPPED: &[&str] = &[
     "cpumask",
     "exitall",
     "fill_device",
+    "ss",
+    "steadystate",
+    "ss_dur",
+    "steadystate_duration",
+    "ss_ramp",
+    "steadystate_ramp_time",
     "bsrange",
     "blocksize_range",
     "blocksize_unaligned",
@@ -451,6 +442,12 @@ pub fn translate(
         jobs.push(JobOut { name, ..job });
     }
     for jobs in &steps {
+        if let (true, Some(v)) = (jobs.len() > 1, jobs.iter().find_map(|j| j.steady.as_ref())) {
+            return Err(usage(
+                &v.loc,
+                "ss in a job that runs at once with others is not supported (iorig judges a whole step); put stonewall before and after it",
+            ));
+        }
         if let (true, Some(v)) = (jobs.len() > 1, jobs.iter().find_map(|j| j.verify.as_ref())) {
             return Err(usage(
                 &v.loc,
@@ -503,6 +500,19 @@ struct JobOut {
     keys: Vec<(&'static str, toml::Value)>,
     logs: Logs,
     verify: Option<Verify>,
+    steady: Option<Steady>,
+}
+
+/// fio's steady-state detection as a plan step's `steady_state`: one-second
+/// rounds (fio samples each second), a window of `ss_dur`, judged after
+/// `ss_ramp`, for at most the job's runtime.
+#[derive(Debug, Clone, PartialEq)]
+struct Steady {
+    rule: String,
+    window_rounds: u64,
+    ramp_ns: u64,
+    max_rounds: u64,
+    loc: Loc,
 }
 
 /// A job's data validation: written blocks read back at once (`after`),
@@ -585,6 +595,10 @@ struct State {
     exitall: bool,
     fill_device: Option<Loc>,
     poisson: bool,
+    /// fio's ss (metric, rule), ss_dur and ss_ramp.
+    ss: Option<(String, Loc)>,
+    ss_dur_ns: u64,
+    ss_ramp_ns: u64,
     /// fio's thinktime, thinktime_spin (µs by default) and thinktime_blocks.
     think_ns: u64,
     think_spin_ns: u64,
@@ -648,6 +662,9 @@ impl Translator<'_> {
             exitall: false,
             fill_device: None,
             poisson: false,
+            ss: None,
+            ss_dur_ns: 0,
+            ss_ramp_ns: 0,
             think_ns: 0,
             think_spin_ns: 0,
             think_blocks: 1,
@@ -897,6 +914,16 @@ impl Translator<'_> {
                     )));
                 }
                 st.start_delay_ns = units::time_ns(v, 1_000_000_000).map_err(&bad)?;
+            }
+            "ss" | "steadystate" => {
+                let v = need()?;
+                st.ss = (!matches!(v.trim(), "0" | "none")).then(|| (v.to_string(), loc.clone()));
+            }
+            "ss_dur" | "steadystate_duration" => {
+                st.ss_dur_ns = units::time_ns(need()?, 1_000_000_000).map_err(&bad)?;
+            }
+            "ss_ramp" | "steadystate_ramp_time" => {
+                st.ss_ramp_ns = units::time_ns(need()?, 1_000_000_000).map_err(&bad)?;
             }
             "thinktime" => st.think_ns = units::time_ns(need()?, 1_000).map_err(&bad)?,
             "thinktime_spin" => st.think_spin_ns = units::time_ns(need()?, 1_000).map_err(&bad)?,
@@ -1405,7 +1432,58 @@ impl Translator<'_> {
             max_errors: st.verify_fatal.then_some(1),
             loc: st.verify_loc.clone().unwrap_or_else(|| loc.clone()),
         });
+        let steady = match &st.ss {
+            None => None,
+            Some((v, at)) => {
+                let e = |why: String| usage(at, format!("ss={v}: {why}"));
+                let (metric, limit) = v.split_once(':').ok_or_else(|| {
+                    e("give METRIC:LIMIT%, e.g. iops:10% or bw_slope:0.1%".into())
+                })?;
+                let pct = limit.trim().strip_suffix('%').ok_or_else(|| {
+                    e("an absolute limit is not supported; give it as a percentage of the mean, e.g. iops:10%".into())
+                })?;
+                let kind = match metric.trim() {
+                    "iops" | "bw" => "deviation",
+                    "iops_slope" | "bw_slope" => "slope",
+                    other => {
+                        return Err(e(format!(
+                            "'{other}': give iops, iops_slope, bw or bw_slope"
+                        )))
+                    }
+                };
+                // Bandwidth and IOPS move together when every I/O has one
+                // size, and both limits are relative to the mean.
+                if metric.starts_with("bw") && (read_bs != write_bs || read_bs.contains(':')) {
+                    return Err(e(
+                        "a bandwidth rule with mixed block sizes is not supported (iorig judges IOPS); give iops or iops_slope".into(),
+                    ));
+                }
+                if st.ss_dur_ns < 1_000_000_000 {
+                    return Err(e("give ss_dur (the window, 2s or more)".into()));
+                }
+                let window_rounds = st.ss_dur_ns.div_ceil(1_000_000_000).max(2);
+                let ramp_rounds = st.ss_ramp_ns.div_ceil(1_000_000_000);
+                let max_rounds = match st.runtime_ns {
+                    Some(rt) => rt.div_ceil(1_000_000_000),
+                    None => 100_000,
+                };
+                if window_rounds + ramp_rounds > max_rounds {
+                    return Err(e(format!(
+                        "ss_ramp and ss_dur ({}s) exceed the runtime ({max_rounds}s), so steadiness is never judged; lengthen runtime",
+                        window_rounds + ramp_rounds
+                    )));
+                }
+                Some(Steady {
+                    rule: format!("{kind}:{}", pct.trim()).replace(' ', "") + "%",
+                    window_rounds,
+                    ramp_ns: st.ss_ramp_ns,
+                    max_rounds,
+                    loc: at.clone(),
+                })
+            }
+        };
         Ok(JobOut {
+            steady,
             name: st.name,
             stonewall: st.stonewall,
             new_group: st.new_group,
@@ -1614,6 +1692,20 @@ fn emit_plan(name: &str, path: &Path, steps: &[Vec<JobOut>], ignored: &[String])
             if let Some(m) = v.max_errors {
                 let _ = writeln!(t, "max_errors = {m}");
             }
+        }
+        if let Some(ss) = jobs.iter().find_map(|j| j.steady.as_ref()) {
+            let ramp = if ss.ramp_ns > 0 {
+                format!(", ramp = {}", quoted(&ns_text(ss.ramp_ns)))
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                t,
+                "steady_state = {{ round = \"1s\", window = {}, max_rounds = {}, rule = {}{ramp} }}",
+                ss.window_rounds,
+                ss.max_rounds,
+                quoted(&ss.rule)
+            );
         }
         for j in jobs {
             let _ = writeln!(t, "\n[[steps.jobs]]");

@@ -281,3 +281,42 @@ fn without_size_a_job_covers_its_existing_files() {
     let e = tr("[j]\ndirectory=/tmp\nsize=1g\nfill_device=1\n").unwrap_err();
     assert!(e.contains("fill_device on files"), "{e}");
 }
+
+#[test]
+fn steady_state_follows_fios_rules() {
+    let p = plan("[j]\nsize=1g\nrw=randread\nruntime=60\ntime_based\nss=iops_slope:0.5%\nss_dur=10s\nss_ramp=5\n");
+    let ss = p["steps"].as_array().unwrap()[0]["steady_state"]
+        .as_table()
+        .unwrap()
+        .clone();
+    assert_eq!(ss["round"].as_str(), Some("1s"));
+    assert_eq!(ss["window"].as_integer(), Some(10));
+    assert_eq!(ss["max_rounds"].as_integer(), Some(60));
+    assert_eq!(ss["rule"].as_str(), Some("slope:0.5%"));
+    assert_eq!(ss["ramp"].as_str(), Some("5s"));
+    let p = plan("[j]\nsize=1g\nrw=randread\nruntime=60\ntime_based\nss=bw:10%\nss_dur=10\n");
+    let ss = p["steps"].as_array().unwrap()[0]["steady_state"]
+        .as_table()
+        .unwrap()
+        .clone();
+    assert_eq!(ss["rule"].as_str(), Some("deviation:10%"));
+    for (text, says) in [
+        ("ss=iops:300\nss_dur=10\n", "as a percentage"),
+        ("ss=iops:10%\n", "give ss_dur"),
+        ("ss=iops:10%\nss_dur=50\nss_ramp=20\n", "exceed the runtime"),
+        (
+            "ss=bw:10%\nss_dur=10\nbssplit=4k/50:8k/50\n",
+            "mixed block sizes",
+        ),
+        ("ss=lat:10%\nss_dur=10\n", "give iops"),
+    ] {
+        let e = tr(&format!(
+            "[j]\nsize=1g\nrw=randread\nruntime=60\ntime_based\n{text}"
+        ))
+        .unwrap_err();
+        assert!(e.contains(says), "{text}: {e}");
+    }
+    let e = tr("[a]\nsize=1g\nruntime=60\ntime_based\nss=iops:10%\nss_dur=10\n[b]\nsize=1g\n")
+        .unwrap_err();
+    assert!(e.contains("runs at once with others"), "{e}");
+}

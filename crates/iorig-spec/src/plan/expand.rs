@@ -329,9 +329,15 @@ impl Expander<'_> {
         let mut r = w.resolve(0).map_err(|e| err(e.to_string()))?;
         let mut jobs = Vec::new();
         if !block.jobs.is_empty() {
-            if steady_state.is_some() || hot.is_some() {
+            if hot.is_some() {
                 return Err(err(
-                    "a step with jobs takes neither steady_state nor hot/hot_size; give each job its own range".into(),
+                    "a step with jobs takes no hot/hot_size; give each job its own range".into(),
+                ));
+            }
+            // Rounds judge one workload's rate; a single job is that.
+            if steady_state.is_some() && block.jobs.len() > 1 {
+                return Err(err(
+                    "a step of several jobs takes no steady_state (rounds judge one workload's rate); give each job its own step".into(),
                 ));
             }
             // The step's longest job sets its time (for estimates).

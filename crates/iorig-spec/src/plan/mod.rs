@@ -83,6 +83,66 @@ pub struct SteadyStateSpec {
     pub max_rounds: u32,
     /// Number of most recent rounds judged together for steadiness.
     pub window: u32,
+    /// What "steady" means over the window.
+    pub rule: SteadyRule,
+    /// Rounds before this time are measured but not judged (fio's
+    /// `ss_ramp`).
+    pub ramp: Duration,
+}
+
+/// How the rounds of a window are judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SteadyRule {
+    /// SNIA PTS: range within 20 % of the mean and the fitted line's
+    /// excursion within 10 %.
+    Pts,
+    /// Every round within this many thousandths of a percent of the mean
+    /// (fio's `ss=iops:X%`).
+    DeviationMilliPct(u32),
+    /// The fitted line's slope per round within this many thousandths of a
+    /// percent of the mean (fio's `ss=iops_slope:X%`).
+    SlopeMilliPct(u32),
+}
+
+impl SteadyRule {
+    /// `pts`, `deviation:10%` or `slope:0.5%`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let t = text.trim();
+        if t == "pts" {
+            return Ok(SteadyRule::Pts);
+        }
+        let bad = || {
+            format!("steady_state.rule '{text}': give pts, deviation:PCT% or slope:PCT% (e.g. deviation:10%)")
+        };
+        let (kind, pct) = t.split_once(':').ok_or_else(bad)?;
+        let v: f64 = pct
+            .trim()
+            .strip_suffix('%')
+            .ok_or_else(bad)?
+            .trim()
+            .parse()
+            .map_err(|_| bad())?;
+        if !(v.is_finite() && v > 0.0 && v <= 1000.0) {
+            return Err(bad());
+        }
+        let milli = (v * 1000.0).round().max(1.0) as u32;
+        match kind.trim() {
+            "deviation" => Ok(SteadyRule::DeviationMilliPct(milli)),
+            "slope" => Ok(SteadyRule::SlopeMilliPct(milli)),
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl std::fmt::Display for SteadyRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pct = |m: u32| m as f64 / 1000.0;
+        match self {
+            SteadyRule::Pts => write!(f, "pts"),
+            SteadyRule::DeviationMilliPct(m) => write!(f, "deviation:{}%", pct(*m)),
+            SteadyRule::SlopeMilliPct(m) => write!(f, "slope:{}%", pct(*m)),
+        }
+    }
 }
 
 impl SteadyStateSpec {
@@ -92,7 +152,19 @@ impl SteadyStateSpec {
         round: Duration::from_secs(60),
         max_rounds: 10,
         window: 5,
+        rule: SteadyRule::Pts,
+        ramp: Duration::ZERO,
     };
+
+    /// Rounds at the start that are not judged (those starting before
+    /// `ramp`).
+    pub fn ramp_rounds(&self) -> usize {
+        let r = self.round.as_secs_f64();
+        if r <= 0.0 {
+            return 0;
+        }
+        (self.ramp.as_secs_f64() / r - 1e-9).ceil().max(0.0) as usize
+    }
 }
 
 /// Fill each target `passes` times before measuring anything.

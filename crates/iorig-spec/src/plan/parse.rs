@@ -481,9 +481,18 @@ fn parse_steady_state(value: &Value) -> Result<Option<SteadyStateSpec>, String> 
                 spec.window = whole_number(v, 2, 100_000)
                     .map_err(|w| format!("steady_state.window: {w}"))?
             }
+            "rule" => {
+                let Value::String(r) = v else {
+                    return Err("steady_state.rule: give a string such as \"deviation:10%\"".into());
+                };
+                spec.rule = super::SteadyRule::parse(r)?;
+            }
+            "ramp" => {
+                spec.ramp = duration_value(v).map_err(|w| format!("steady_state.ramp: {w}"))?;
+            }
             other => {
                 return Err(format!(
-                    "unknown key 'steady_state.{other}'; steady_state takes round, max_rounds and window"
+                    "unknown key 'steady_state.{other}'; steady_state takes round, max_rounds, window, rule and ramp"
                 ))
             }
         }
@@ -492,6 +501,14 @@ fn parse_steady_state(value: &Value) -> Result<Option<SteadyStateSpec>, String> 
         return Err(format!(
             "steady_state.window {} is above max_rounds {}; steadiness is judged over the last window rounds, so raise max_rounds or lower window",
             spec.window, spec.max_rounds
+        ));
+    }
+    if spec.window as usize + spec.ramp_rounds() > spec.max_rounds as usize {
+        return Err(format!(
+            "steady_state: the ramp's {} round(s) and the window's {} leave no judged window within max_rounds {}; raise max_rounds",
+            spec.ramp_rounds(),
+            spec.window,
+            spec.max_rounds
         ));
     }
     Ok(Some(spec))

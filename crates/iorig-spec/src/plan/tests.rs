@@ -285,7 +285,8 @@ fn pause_hot_size_and_steady_state() {
         Some(SteadyStateSpec {
             round: Duration::from_secs(30),
             max_rounds: 8,
-            window: 4
+            window: 4,
+            ..SteadyStateSpec::DEFAULT
         })
     );
     assert_eq!(steps[0].time, Some(Duration::from_secs(30)));
@@ -448,4 +449,34 @@ fn a_mistyped_key_gets_the_nearest_name() {
         .expect_err("refused")
         .to_string();
     assert!(e.contains("Did you mean 'threads'?"), "{e}");
+}
+
+#[test]
+fn steady_state_rules_and_ramp() {
+    use super::SteadyRule;
+    assert_eq!(SteadyRule::parse("pts"), Ok(SteadyRule::Pts));
+    assert_eq!(
+        SteadyRule::parse("deviation:10%"),
+        Ok(SteadyRule::DeviationMilliPct(10_000))
+    );
+    assert_eq!(
+        SteadyRule::parse("slope:0.25%"),
+        Ok(SteadyRule::SlopeMilliPct(250))
+    );
+    assert_eq!(SteadyRule::SlopeMilliPct(250).to_string(), "slope:0.25%");
+    assert!(SteadyRule::parse("slope:0.25").is_err());
+    assert!(SteadyRule::parse("range:5%").is_err());
+    let spec = SteadyStateSpec {
+        round: Duration::from_secs(1),
+        ramp: Duration::from_millis(2500),
+        ..SteadyStateSpec::DEFAULT
+    };
+    assert_eq!(spec.ramp_rounds(), 3);
+    let e = Plan::from_toml(
+        "p",
+        "[[steps]]\nsteady_state = { round = \"1s\", window = 5, max_rounds = 6, ramp = \"2s\" }\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("raise max_rounds"), "{e}");
 }

@@ -22,6 +22,19 @@ pub struct SteadyStateDetector {
     /// Largest allowed rise or fall of the fitted line across the window, as
     /// a percentage of the window mean (SNIA: 10).
     pub max_slope_excursion_pct: f64,
+    /// Largest allowed distance of any round from the window mean, as a
+    /// percentage of the mean (fio's `ss=iops:X%`); infinite: not judged.
+    #[serde(default = "unlimited")]
+    pub max_deviation_pct: f64,
+    /// Largest allowed |slope| per round of the least-squares line, as a
+    /// percentage of the mean (fio's `ss=iops_slope:X%`); infinite: not
+    /// judged.
+    #[serde(default = "unlimited")]
+    pub max_slope_pct: f64,
+}
+
+fn unlimited() -> f64 {
+    f64::INFINITY
 }
 
 impl Default for SteadyStateDetector {
@@ -46,6 +59,12 @@ pub struct SteadyStateVerdict {
     pub range_pct: f64,
     /// |slope| × (window − 1) of the least-squares line, as a percentage of the mean.
     pub slope_excursion_pct: f64,
+    /// The largest |round − mean| of the window, as a percentage of the mean.
+    #[serde(default)]
+    pub deviation_pct: f64,
+    /// |slope| per round, as a percentage of the mean.
+    #[serde(default)]
+    pub slope_pct: f64,
     /// Why steady state was not reached; `None` when it was.
     pub reason: Option<String>,
 }
@@ -56,6 +75,21 @@ impl SteadyStateDetector {
             window_rounds,
             max_range_pct,
             max_slope_excursion_pct,
+            max_deviation_pct: f64::INFINITY,
+            max_slope_pct: f64::INFINITY,
+        }
+    }
+
+    /// fio's rules: every round within `max_deviation_pct` of the mean
+    /// (`ss=iops:X%`), or a slope per round within `max_slope_pct` of it
+    /// (`ss=iops_slope:X%`); the SNIA limits are off.
+    pub fn fio(window_rounds: usize, max_deviation_pct: f64, max_slope_pct: f64) -> Self {
+        SteadyStateDetector {
+            window_rounds,
+            max_range_pct: f64::INFINITY,
+            max_slope_excursion_pct: f64::INFINITY,
+            max_deviation_pct,
+            max_slope_pct,
         }
     }
 
@@ -71,6 +105,8 @@ impl SteadyStateDetector {
             mean: 0.0,
             range_pct: 0.0,
             slope_excursion_pct: 0.0,
+            deviation_pct: 0.0,
+            slope_pct: 0.0,
             reason: None,
         };
         if n < w {
@@ -98,7 +134,10 @@ impl SteadyStateDetector {
             });
         // Multiply before dividing so that exact inputs give exact percentages.
         verdict.range_pct = 100.0 * (max - min) / mean;
-        verdict.slope_excursion_pct = 100.0 * slope(window).abs() * (w - 1) as f64 / mean;
+        let fitted = slope(window).abs();
+        verdict.slope_excursion_pct = 100.0 * fitted * (w - 1) as f64 / mean;
+        verdict.slope_pct = 100.0 * fitted / mean;
+        verdict.deviation_pct = 100.0 * (max - mean).max(mean - min) / mean;
 
         let mut why = Vec::new();
         if verdict.range_pct > self.max_range_pct {
@@ -111,6 +150,18 @@ impl SteadyStateDetector {
             why.push(format!(
                 "slope excursion {:.1} % > {} %",
                 verdict.slope_excursion_pct, self.max_slope_excursion_pct
+            ));
+        }
+        if verdict.deviation_pct > self.max_deviation_pct {
+            why.push(format!(
+                "a round {:.1} % from the mean > {} %",
+                verdict.deviation_pct, self.max_deviation_pct
+            ));
+        }
+        if verdict.slope_pct > self.max_slope_pct {
+            why.push(format!(
+                "slope {:.3} % of the mean per round > {} %",
+                verdict.slope_pct, self.max_slope_pct
             ));
         }
         verdict.reached = why.is_empty();
@@ -180,6 +231,26 @@ mod tests {
         assert!(v.reached, "{v:?}");
         assert_eq!(v.rounds_used, 8);
         assert_eq!(v.window_start_round, 3);
+    }
+
+    #[test]
+    fn fios_deviation_and_slope_rules() {
+        // Mean 100, rounds at most 3 from it; slope 0.
+        let rounds = [100.0, 103.0, 97.0, 100.0, 100.0];
+        let v = SteadyStateDetector::fio(5, 3.0, f64::INFINITY).check(&rounds);
+        assert!(v.reached, "{v:?}");
+        assert!((v.deviation_pct - 3.0).abs() < EPS);
+        let v = SteadyStateDetector::fio(5, 2.0, f64::INFINITY).check(&rounds);
+        assert_eq!(
+            v.reason.as_deref(),
+            Some("a round 3.0 % from the mean > 2 %")
+        );
+        // A steady climb of 1 per round around a mean of 100: slope 1 %.
+        let ramp = [98.0, 99.0, 100.0, 101.0, 102.0];
+        let v = SteadyStateDetector::fio(5, f64::INFINITY, 1.0).check(&ramp);
+        assert!(v.reached && (v.slope_pct - 1.0).abs() < EPS, "{v:?}");
+        let v = SteadyStateDetector::fio(5, f64::INFINITY, 0.5).check(&ramp);
+        assert!(!v.reached, "{v:?}");
     }
 
     #[test]
