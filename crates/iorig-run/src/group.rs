@@ -59,8 +59,10 @@ pub(crate) fn run_jobs(
     // holds exclusively is opened beside that hold.
     let mut prepared: Vec<Prepared> = Vec::with_capacity(call.jobs.len());
     let mut engines: Vec<String> = Vec::new();
+    let mut created: Vec<Vec<std::path::PathBuf>> = Vec::new();
     for j in call.jobs {
         let planned = run::plan(&j.w, call.allow_destroy).map_err(|e| job_err(j, e))?;
+        created.push(crate::step::created_paths(&planned));
         for n in &planned.notices {
             out.notice(&format!("job '{}': {n}", j.name));
         }
@@ -202,6 +204,11 @@ pub(crate) fn run_jobs(
             job: &result,
         });
         jobs.push(JobPart { result, stats });
+    }
+    for (j, paths) in created.iter().enumerate() {
+        if call.jobs[j].w.unlink {
+            crate::step::unlink_created(paths, out);
+        }
     }
     let outcome = merge_outcomes(outcomes, &totals);
     Ok(StepOutput {

@@ -261,6 +261,7 @@ pub(crate) fn run_step(
     for n in &planned.notices {
         out.notice(n);
     }
+    let created = created_paths(&planned);
     let engine_name = planned.engine.name().to_string();
     let mut prepared = run::open(planned, &mut |p| {
         out.send(Event::Filling {
@@ -371,6 +372,9 @@ pub(crate) fn run_step(
     for n in &outcome.notices {
         out.notice(n);
     }
+    if w.unlink {
+        unlink_created(&created, out);
+    }
     if let (Some(ft), Some(f)) = (&prepared.fs, &w.fs) {
         if f.cleanup && !stop.interrupted() {
             let (files, notices) = iorig_engine::fs::cleanup(ft, w)?;
@@ -395,6 +399,35 @@ pub(crate) fn run_step(
         hosts: Vec::new(),
         jobs: Vec::new(),
     })
+}
+
+/// The scratch files a planned step will create: the only ones `unlink`
+/// removes.
+pub(crate) fn created_paths(planned: &run::Planned) -> Vec<std::path::PathBuf> {
+    planned
+        .targets
+        .iter()
+        .filter(|t| !t.exists)
+        .map(|t| t.path.clone())
+        .collect()
+}
+
+/// Removes the scratch files a step created (`unlink`), saying which.
+pub(crate) fn unlink_created(paths: &[std::path::PathBuf], out: &mut Out<'_>) {
+    let mut removed = Vec::new();
+    for p in paths {
+        match std::fs::remove_file(p) {
+            Ok(()) => removed.push(p.display().to_string()),
+            Err(e) => out.notice(&format!("unlink: could not remove {}: {e}", p.display())),
+        }
+    }
+    if !removed.is_empty() {
+        out.notice(&format!(
+            "unlink: removed the {} scratch file(s) this step created: {}",
+            removed.len(),
+            removed.join(", ")
+        ));
+    }
 }
 
 /// The format phase: progress as `Formatting` events, then `Formatted`

@@ -518,6 +518,9 @@ pub struct WorkloadFile {
     /// Open for writing with O_DSYNC.
     #[arg(long, num_args = 0, default_missing_value = "true")]
     pub dsync: Option<bool>,
+    /// Remove the scratch files this run created once it ends (fio's unlink); files that existed before are kept.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    pub unlink: Option<bool>,
     /// Total IOPS, paced on a schedule, or max [default: max].
     #[arg(long, value_name = "IOPS|max")]
     pub rate: Option<StrOrNum>,
@@ -676,6 +679,7 @@ impl WorkloadFile {
             rate,
             time,
             io_size,
+            unlink,
             run_length,
             skip,
             align,
@@ -1007,6 +1011,7 @@ impl WorkloadFile {
             }
         };
         let w = Workload {
+            unlink: self.unlink.unwrap_or(false),
             io_size_bytes,
             io_size_pct,
             run_length,
@@ -1274,6 +1279,11 @@ impl WorkloadFile {
         )?;
         refuse("align", self.align.is_some(), "a file's I/Os align to --bs")?;
         refuse(
+            "unlink",
+            self.unlink.is_some(),
+            "give --cleanup to remove the tree",
+        )?;
+        refuse(
             "submit-batch",
             self.submit_batch.is_some(),
             "operations are one at a time per thread",
@@ -1464,6 +1474,8 @@ pub struct Workload {
     pub io_size_bytes: Option<u64>,
     /// `io_size` as a share of the working set (100 = one pass), instead.
     pub io_size_pct: Option<f64>,
+    /// Remove the scratch files the run created when it ends.
+    pub unlink: bool,
     /// How I/Os arrive under a rate.
     pub arrivals: Arrivals,
     /// Pauses between I/Os (`think_time`), none when absent.
@@ -1729,6 +1741,7 @@ impl Workload {
             io_size_bytes: self.io_size_bytes,
             io_size_pct: self.io_size_pct,
             cpus: self.cpus.clone(),
+            unlink: self.unlink,
             arrivals: (self.arrivals != Arrivals::Uniform)
                 .then(|| self.arrivals.name().to_string()),
             think_time_s: self.think.map(|t| t.time.as_secs_f64()),
@@ -1805,6 +1818,9 @@ pub struct WorkloadRecord {
     /// The CPUs the workers ran on (`cpus`); absent: any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpus: Vec<usize>,
+    /// The scratch files the run created were removed at its end.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unlink: bool,
     /// The arrival process under a rate, when not uniform.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrivals: Option<String>,

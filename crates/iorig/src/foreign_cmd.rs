@@ -256,7 +256,8 @@ type Pick = fn(&iorig_result::Interval) -> &iorig_result::OpSummary;
 
 /// fio's `*_bw.1.log`, `*_iops.1.log` and `*_lat/_clat/_slat.1.log` of
 /// the jobs that asked for them: one line per measured interval and
-/// direction (`msec, value, ddir, 0, 0`), values averaged over the interval
+/// direction (`msec, value, ddir, 0, 0`, with `log_offset` `msec, value,
+/// ddir, 0, 0, 0`), values averaged over the interval
 /// as fio does with `log_avg_msec` (bandwidth in KiB/s, latency in ns).
 fn write_logs(jobs: &[JobMeta], results: &[StepResult]) -> Result<(), Failure> {
     for m in jobs {
@@ -288,8 +289,11 @@ fn write_logs(jobs: &[JobMeta], results: &[StepResult]) -> Result<(), Failure> {
             for i in r.intervals.iter().filter(|i| !i.warmup) {
                 let ms = ((i.t_s - warm_end_s) * 1e3).round() as u64;
                 for (d, pick) in &dirs {
+                    // time, value, ddir, bs, [offset,] priority: an
+                    // averaged line has no one block size or offset.
+                    let offset = if l.offset { "0, " } else { "" };
                     out.push_str(&format!(
-                        "{ms}, {}, {d}, 0, 0\n",
+                        "{ms}, {}, {d}, 0, {offset}0\n",
                         value(pick(i)).round() as u64
                     ));
                 }

@@ -707,3 +707,35 @@ fn steadystate_ends_the_job_once_its_iops_settle() {
     assert!((3_500..=10_000).contains(&ms), "ran {ms} ms");
     assert!(started.elapsed() < std::time::Duration::from_secs(25));
 }
+
+#[test]
+fn clones_side_by_side_unlink_and_log_offset() {
+    let dir = tmp();
+    let d = dir.path();
+    std::fs::write(d.join("shared.dat"), vec![1u8; 8 << 20]).unwrap();
+    let out = iorig()
+        .arg("run")
+        .arg(corpus("run/housekeeping.fio"))
+        .args(["--output-format", "fio-json", "--no-db", "-q"])
+        .env("T", d)
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Four clones of 2 MiB each: the whole 8 MiB file once.
+    assert_eq!(u(&doc["jobs"][0]["read"]["io_bytes"]), 8 << 20);
+    // unlink removes what the job created, never a file that was there.
+    assert!(d.join("shared.dat").exists());
+    for f in ["own.0.0", "own.0.1"] {
+        assert!(!d.join(f).exists(), "{f} is still there");
+    }
+    assert!(
+        err.contains("unlink: removed the 2 scratch file(s)"),
+        "{err}"
+    );
+    let log = std::fs::read_to_string(d.join("own_bw.1.log")).unwrap();
+    let first = log.lines().next().unwrap();
+    assert_eq!(first.split(", ").count(), 6, "{first}");
+}

@@ -65,6 +65,9 @@ pub struct Logs {
     pub lat: Option<String>,
     pub iops: Option<String>,
     pub avg_msec: Option<u64>,
+    /// `log_offset`: each line carries an offset column (0 for averaged
+    /// lines, as fio writes them).
+    pub offset: bool,
 }
 
 /// Options accepted with no effect on what iorig does, and why.
@@ -158,10 +161,6 @@ const NO_EFFECT: &[(&str, &str)] = &[
         "a failed I/O stops its worker; the others go on",
     ),
     (
-        "continue_on_error",
-        "a failed I/O stops its worker; the others go on",
-    ),
-    (
         "unified_rw_reporting",
         "iorig reports reads, writes and their total",
     ),
@@ -186,7 +185,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "iorig's validation stamps its own pattern",
     ),
     ("write_hist_log", "use iorig export --format hlog"),
-    ("log_offset", "fio-format logs are not written yet"),
     ("numa_cpu_nodes", "pin iorig with numactl instead"),
     ("numa_mem_policy", "pin iorig with numactl instead"),
     ("nice", "run iorig under nice instead"),
@@ -197,17 +195,7 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "iorig orders steps by stonewall; put the job after a stonewall",
     ),
     ("fill_fs", "give size= (the bytes to write) instead"),
-    ("openfiles", "iorig keeps every target open"),
-    (
-        "file_service_type",
-        "iorig spreads I/O over all targets by offset",
-    ),
-    (
-        "unlink",
-        "iorig keeps its scratch files; remove them after the run",
-    ),
     ("unlink_each_loop", "iorig keeps its scratch files"),
-    ("offset_increment", "give each job its own offset"),
     (
         "zonemode",
         "zoned access is not supported; use range per job",
@@ -215,7 +203,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("zonesize", "zoned access is not supported"),
     ("zonerange", "zoned access is not supported"),
     ("zoneskip", "zoned access is not supported"),
-    ("io_submit_mode", "iorig submits from its workers"),
     (
         "rate_min",
         "iorig reports whether the rate was met (the rate finding)",
@@ -236,9 +223,11 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "use a plan's curve step (docs/plans.md)",
     ),
     ("latency_run", "use a plan's curve step (docs/plans.md)"),
-    ("ignore_error", "a failed I/O stops its worker"),
+    (
+        "ignore_error",
+        "iorig ends a worker at its first failed I/O, whatever the error",
+    ),
     ("error_dump", "errors are stored with the run"),
-    ("exit_what", "exitall ends the job's whole step"),
     ("filesize", "give size= for each file"),
     (
         "filename_format",
@@ -372,6 +361,14 @@ const MAPPED: &[&str] = &[
     "cpumask",
     "exitall",
     "fill_device",
+    "offset_increment",
+    "unlink",
+    "log_offset",
+    "openfiles",
+    "file_service_type",
+    "io_submit_mode",
+    "continue_on_error",
+    "exit_what",
     "ss",
     "steadystate",
     "ss_dur",
@@ -595,6 +592,12 @@ struct State {
     exitall: bool,
     fill_device: Option<Loc>,
     poisson: bool,
+    offset_increment: Option<SizeOrPct>,
+    unlink: bool,
+    openfiles: Option<u64>,
+    file_service: Option<(String, Loc)>,
+    /// continue_on_error=verify: validation errors do not end the job.
+    continue_verify: bool,
     /// fio's ss (metric, rule), ss_dur and ss_ramp.
     ss: Option<(String, Loc)>,
     ss_dur_ns: u64,
@@ -662,6 +665,11 @@ impl Translator<'_> {
             exitall: false,
             fill_device: None,
             poisson: false,
+            offset_increment: None,
+            unlink: false,
+            openfiles: None,
+            file_service: None,
+            continue_verify: false,
             ss: None,
             ss_dur_ns: 0,
             ss_ramp_ns: 0,
@@ -1027,6 +1035,53 @@ impl Translator<'_> {
             }
             "do_verify" => st.do_verify = units::flag(val).map_err(&bad)?,
             "exitall" => st.exitall = units::flag(val).map_err(&bad)?,
+            "offset_increment" => {
+                let v = units::size_or_pct(need()?, st.kb_base).map_err(&bad)?;
+                st.offset_increment = match v {
+                    SizeOrPct::Bytes(0) => None,
+                    other => Some(other),
+                };
+            }
+            "unlink" => st.unlink = units::flag(val).map_err(&bad)?,
+            "log_offset" => st.logs.offset = units::flag(val).map_err(&bad)?,
+            "openfiles" => st.openfiles = Some(units::int(need()?).map_err(&bad)?),
+            "file_service_type" => {
+                let v = need()?;
+                let kind = v.split(':').next().unwrap_or(v).trim();
+                match kind {
+                    "random" | "roundrobin" | "sequential" => st.file_service = Some((kind.to_string(), loc.clone())),
+                    other => {
+                        return Err(bad(format!(
+                            "'{other}': iorig spreads I/O over a job's files by offset; random, roundrobin and sequential are read"
+                        )))
+                    }
+                }
+            }
+            "io_submit_mode" => match need()? {
+                "inline" => {}
+                "offload" => self.notice_once(
+                    key,
+                    format!("{loc}: io_submit_mode=offload: accepted; iorig submits from each worker itself (fio hands submissions to a pool of threads), the same I/O stream"),
+                ),
+                other => return Err(bad(format!("'{other}': give inline or offload"))),
+            },
+            "continue_on_error" => match need()?.trim() {
+                "none" | "0" => {}
+                "verify" => st.continue_verify = true,
+                other => {
+                    return Err(bad(format!(
+                        "'{other}': iorig ends a worker at its first failed I/O (fio's none); only none and verify (keep going after validation errors) are supported"
+                    )))
+                }
+            },
+            "exit_what" => match need()? {
+                "group" | "stonewall" => {}
+                other => {
+                    return Err(bad(format!(
+                        "'{other}': exitall ends the job's step (its group), which is fio's group and stonewall; all is not supported"
+                    )))
+                }
+            },
             "fill_device" => {
                 st.fill_device = units::flag(val).map_err(&bad)?.then(|| loc.clone());
             }
@@ -1156,9 +1211,39 @@ impl Translator<'_> {
                 "size is smaller than its {per_job_files} files; give a larger size"
             )));
         }
+        // offset_increment: clone i starts i increments further. When the
+        // increment is the clone's size the clones lie side by side, which
+        // is iorig's one job over their union: sequential workers each take
+        // their own stretch of it, random ones spread over it evenly.
+        let clones_side_by_side = match st.offset_increment {
+            None => 1,
+            Some(_) if st.numjobs == 1 => 1,
+            Some(inc) => {
+                let same = match (inc, st.size) {
+                    (SizeOrPct::Bytes(i), Some(SizeOrPct::Bytes(_))) => {
+                        per_job_files == 1 && Some(i) == size_bytes
+                    }
+                    (SizeOrPct::Pct(i), Some(SizeOrPct::Pct(p))) => (i - p).abs() < 1e-9,
+                    _ => false,
+                };
+                if !same || st.filenames.is_none() {
+                    return Err(jerr(
+                        "offset_increment is supported when it equals size on one named file or device (the clones side by side); give size= equal to it and filename=".into(),
+                    ));
+                }
+                st.numjobs
+            }
+        };
+        let range_end_pct = range_end_pct.map(|e| e * clones_side_by_side as f64);
+        if range_end_pct.is_some_and(|e| e > 100.0 + 1e-9) {
+            return Err(jerr(
+                "the clones' sizes (size × numjobs) pass the end of the target".into(),
+            ));
+        }
+        let span_bytes = size_bytes.map(|b| b * clones_side_by_side);
         let mut range: Option<(f64, f64)> = range_end_pct.map(|e| (0.0, e));
-        let mut target_size = size_bytes;
-        match (st.offset, size_bytes) {
+        let mut target_size = span_bytes;
+        match (st.offset, span_bytes) {
             (None, _) | (Some(SizeOrPct::Bytes(0)), _) => {}
             (Some(SizeOrPct::Pct(p)), _) => {
                 let end = range.map_or(100.0, |r| r.1);
@@ -1423,13 +1508,61 @@ impl Translator<'_> {
         if st.exitall {
             keys.push(("exitall", toml::Value::Boolean(true)));
         }
+        if st.unlink {
+            keys.push(("unlink", toml::Value::Boolean(true)));
+        }
+        if let Some(n) = st.openfiles {
+            if n < per_job_files {
+                return Err(jerr(format!(
+                    "openfiles={n} is below its {per_job_files} files; iorig keeps every file open, so give openfiles={per_job_files} or more (or drop it)"
+                )));
+            }
+        }
+        if let Some((kind, at)) = &st.file_service {
+            // With one file there is nothing to choose. Random offsets over
+            // the files laid end to end give each file its share, as fio's
+            // random and roundrobin do; a sequential job walks them in order,
+            // as fio's sequential does.
+            let fits = per_job_files == 1
+                || (random && kind != "sequential")
+                || (!random && kind == "sequential");
+            if !fits {
+                return Err(usage(
+                    at,
+                    format!(
+                        "file_service_type={kind} with {} access over {per_job_files} files is not iorig's order ({}); give file_service_type={}",
+                        if random { "random" } else { "sequential" },
+                        if random {
+                            "each I/O at a random place among all files"
+                        } else {
+                            "one file after another"
+                        },
+                        if random { "random" } else { "sequential" }
+                    ),
+                ));
+            }
+        } else if !random && per_job_files > 1 {
+            self.notice_once(
+                "file_service_type",
+                format!(
+                    "{loc}: job '{}': fio interleaves a sequential job's {per_job_files} files round-robin by default; iorig reads them one after another (fio's file_service_type=sequential)",
+                    st.name
+                ),
+            );
+        }
         if let Some(ms) = st.logs.avg_msec {
             keys.push(("interval", s(&format!("{ms}ms"))));
         }
         // Validation belongs to a step: carried beside the job's keys.
         let verify = (st.verify && st.do_verify).then(|| Verify {
             after: mode != Rw::Read,
-            max_errors: st.verify_fatal.then_some(1),
+            max_errors: if st.verify_fatal {
+                Some(1)
+            } else if st.continue_verify {
+                Some(u64::from(u32::MAX))
+            } else {
+                None
+            },
             loc: st.verify_loc.clone().unwrap_or_else(|| loc.clone()),
         });
         let steady = match &st.ss {

@@ -320,3 +320,52 @@ fn steady_state_follows_fios_rules() {
         .unwrap_err();
     assert!(e.contains("runs at once with others"), "{e}");
 }
+
+#[test]
+fn everyday_options_map_or_refuse_with_reason() {
+    // Clones side by side over a quarter each: one job over the whole.
+    let p = plan("[j]\nfilename=/dev/sdz\nsize=25%\noffset_increment=25%\nnumjobs=4\nrw=read\n");
+    assert_eq!(job(&p, 0, 0)["range"].as_str(), Some("0%-100%"));
+    assert_eq!(job(&p, 0, 0)["threads"].as_integer(), Some(4));
+    let p = plan("[j]\nfilename=/tmp/f\nsize=1g\noffset_increment=1g\nnumjobs=2\nrw=read\n");
+    assert_eq!(job(&p, 0, 0)["size"].as_str(), Some("2g"));
+    let e = tr("[j]\nfilename=/tmp/f\nsize=1g\noffset_increment=2g\nnumjobs=2\n").unwrap_err();
+    assert!(
+        e.contains("offset_increment is supported when it equals size"),
+        "{e}"
+    );
+    let e = tr("[j]\nfilename=/dev/sdz\nsize=50%\noffset_increment=50%\nnumjobs=3\n").unwrap_err();
+    assert!(e.contains("pass the end"), "{e}");
+    // unlink, continue_on_error=verify, exit_what.
+    let p = plan("[j]\nsize=1g\nrw=randwrite\nunlink=1\nverify=crc32c\ncontinue_on_error=verify\nexitall\nexit_what=stonewall\n");
+    assert_eq!(job(&p, 0, 0)["unlink"].as_bool(), Some(true));
+    assert_eq!(
+        p["steps"].as_array().unwrap()[0]["max_errors"].as_integer(),
+        Some(i64::from(u32::MAX))
+    );
+    for (text, says) in [
+        ("continue_on_error=all\n", "first failed I/O"),
+        ("exitall\nexit_what=all\n", "all is not supported"),
+        ("nrfiles=4\nopenfiles=2\n", "keeps every file open"),
+        (
+            "nrfiles=2\nrw=read\nfile_service_type=roundrobin\n",
+            "give file_service_type=sequential",
+        ),
+        (
+            "nrfiles=2\nrw=randread\nfile_service_type=sequential\n",
+            "give file_service_type=random",
+        ),
+        ("nrfiles=2\nfile_service_type=zipf:1.2\n", "'zipf'"),
+        ("io_submit_mode=later\n", "inline or offload"),
+    ] {
+        let e = tr(&format!("[j]\nsize=1g\n{text}")).unwrap_err();
+        assert!(e.contains(says), "{text}: {e}");
+    }
+    let t = tr("[j]\nsize=1g\nnrfiles=2\nrw=read\n").unwrap();
+    assert!(
+        t.notices.iter().any(|n| n.contains("round-robin")),
+        "{:?}",
+        t.notices
+    );
+    assert!(tr("[j]\nsize=1g\nnrfiles=2\nrw=randread\nfile_service_type=roundrobin:4\nopenfiles=2\nio_submit_mode=offload\n").is_ok());
+}

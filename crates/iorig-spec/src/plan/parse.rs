@@ -32,6 +32,7 @@ pub(super) const WORKLOAD_KEYS: &[&str] = &[
     "direct",
     "buffered",
     "sync",
+    "unlink",
     "dsync",
     "rate",
     "time",
