@@ -55,6 +55,7 @@ pub fn stats_msg(s: &IntervalStats) -> proto::StatsMsg {
         errors: s.errors,
         meta: s.meta.iter().map(op_msg).collect(),
         requested: Some(op_msg(&s.requested)),
+        sync: Some(op_msg(&s.sync)),
     }
 }
 
@@ -73,6 +74,7 @@ pub fn stats_of(m: Option<&proto::StatsMsg>) -> Result<IntervalStats, AgentError
             .map(|o| op_of(Some(o)))
             .collect::<Result<_, _>>()?,
         requested: op_of(m.requested.as_ref())?,
+        sync: op_of(m.sync.as_ref())?,
     })
 }
 

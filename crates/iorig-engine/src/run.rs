@@ -597,6 +597,22 @@ pub fn execute(
         let budget = budget.clone();
         let cpus = prepared.workload.cpus.clone();
         let (w_arrivals, think, seed) = (w.arrivals, w.think, w.seed);
+        // Each worker syncs through handles of its own.
+        let sync = match w.sync_every {
+            None => None,
+            Some(rule) => {
+                let files = prepared
+                    .targets
+                    .iter()
+                    .map(|t| t.file.try_clone())
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| EngineError::Io {
+                        what: "opening a target again to sync it".into(),
+                        source: e,
+                    })?;
+                Some((rule, files))
+            }
+        };
         let start_delay_ns = w.start_delay.as_nanos() as u64;
         let verify = verify
             .as_ref()
@@ -628,6 +644,7 @@ pub fn execute(
                         .then(|| crate::gen::rng_for(seed, id, ARRIVAL_STREAM)),
                     think,
                     start_delay_ns,
+                    sync,
                     tx,
                     spare: spare_rx,
                     verify,

@@ -85,6 +85,9 @@ pub(crate) struct WorkerCtx {
     pub think: Option<iorig_spec::Think>,
     /// No I/O before this time (ns from the start).
     pub start_delay_ns: u64,
+    /// fsync/fdatasync after every so many writes: the rule and this
+    /// worker's own handles of the targets.
+    pub sync: Option<(iorig_spec::SyncEvery, Vec<std::fs::File>)>,
     pub tx: Sender<WorkerMsg>,
     /// Interval buffers handed back by the collector for reuse.
     pub spare: Receiver<Box<WorkerIntervalStats>>,
@@ -214,6 +217,11 @@ impl WorkerCtx {
         // those have completed.
         let mut issued_since_think = 0u32;
         let mut think_due = false;
+        // Writes since the last sync, the targets they went to, and whether
+        // a sync is due once they have completed.
+        let mut writes_since_sync = 0u32;
+        let mut written: Vec<bool> = vec![false; self.sync.as_ref().map_or(0, |s| s.1.len())];
+        let mut sync_due = false;
         let mut now = self.now_ns();
         let mut stopping = false;
         let mut stop_seen_ns = 0u64;
@@ -243,7 +251,7 @@ impl WorkerCtx {
                 return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
             }
             // Fill free slots.
-            if !stopping && !think_due && now >= idle_until {
+            if !stopping && !think_due && !sync_due && now >= idle_until {
                 while let Some(&slot) = free.last() {
                     let sched_ns = match self.period_ns {
                         Some(period) => {
@@ -341,6 +349,18 @@ impl WorkerCtx {
                     }
                     to_stamp.push(slot);
                     inflight += 1;
+                    if let (Some((rule, _)), false) = (&self.sync, read || trim) {
+                        writes_since_sync += 1;
+                        if let Some(w) = written.get_mut(target as usize) {
+                            *w = true;
+                        }
+                        if writes_since_sync >= rule.writes {
+                            // Synced once these writes have completed, as
+                            // fio's sync waits for the writes before it.
+                            writes_since_sync = 0;
+                            sync_due = true;
+                        }
+                    }
                     if let Some(t) = &self.think {
                         issued_since_think += 1;
                         if issued_since_think >= t.every {
@@ -370,6 +390,15 @@ impl WorkerCtx {
             if inflight == 0 {
                 if stopping {
                     break;
+                }
+                if sync_due {
+                    sync_due = false;
+                    if let Err(message) = self.sync_written(&mut stats, &mut written, now < end_ns)
+                    {
+                        self.report_error(&mut stats, message);
+                        return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
+                    }
+                    now = self.now_ns();
                 }
                 if think_due {
                     think_due = false;
@@ -698,6 +727,44 @@ impl WorkerCtx {
             }
         }
         to_stamp.clear();
+    }
+
+    /// fsync (or fdatasync) each target written since the last sync, each
+    /// call timed as one operation of `stats.sync` when `counting`.
+    fn sync_written(
+        &mut self,
+        stats: &mut WorkerIntervalStats,
+        written: &mut [bool],
+        counting: bool,
+    ) -> Result<(), String> {
+        let Some((rule, files)) = &self.sync else {
+            return Ok(());
+        };
+        for (i, w) in written.iter_mut().enumerate() {
+            if !std::mem::take(w) {
+                continue;
+            }
+            let Some(f) = files.get(i) else { continue };
+            let start = self.now_ns();
+            let r = if rule.data_only {
+                f.sync_data()
+            } else {
+                f.sync_all()
+            };
+            let end = self.now_ns();
+            r.map_err(|e| {
+                format!(
+                    "{} of {}: {e}",
+                    if rule.data_only { "fdatasync" } else { "fsync" },
+                    self.target_names.get(i).map(String::as_str).unwrap_or("?")
+                )
+            })?;
+            if counting {
+                stats.sync.ops += 1;
+                stats.sync.lat.record(end.saturating_sub(start));
+            }
+        }
+        Ok(())
     }
 
     /// Sends every interval that ended before `now`.

@@ -160,9 +160,10 @@ fn job(j: &JobFigures<'_>, plus: bool) -> Value {
         "read": read,
         "write": write,
         "trim": trim,
+        // fsync/fdatasync calls (`fsync`/`fdatasync` in the job file).
         "sync": {
-            "total_ios": 0,
-            "lat_ns": { "min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0 }
+            "total_ios": j.stats.sync.ops,
+            "lat_ns": lat_object(&j.stats.sync.lat, true, plus)
         },
         "job_runtime": runtime_ms,
         "usr_cpu": j.usr_cpu_pct,

@@ -72,7 +72,12 @@ pub fn summary_of(
 /// gets none.
 pub fn fs_ops_of(stats: &IntervalStats, duration_s: f64) -> BTreeMap<FsOp, OpSummary> {
     if stats.meta.is_empty() {
-        return BTreeMap::new();
+        // A block run's only other kind: its fsync/fdatasync calls.
+        return stats
+            .fs_op(FsOp::Fsync)
+            .map(|s| (FsOp::Fsync, s.summary(duration_s)))
+            .into_iter()
+            .collect();
     }
     FsOp::ALL
         .iter()

@@ -518,6 +518,12 @@ pub struct WorkloadFile {
     /// Open for writing with O_DSYNC.
     #[arg(long, num_args = 0, default_missing_value = "true")]
     pub dsync: Option<bool>,
+    /// Each worker calls fsync on the targets it wrote after every N writes, once they completed (fio's fsync=N) [default: never].
+    #[arg(long, value_name = "N", conflicts_with = "fdatasync_every")]
+    pub fsync_every: Option<StrOrNum>,
+    /// As --fsync-every with fdatasync (fio's fdatasync=N) [default: never].
+    #[arg(long, value_name = "N")]
+    pub fdatasync_every: Option<StrOrNum>,
     /// Remove the scratch files this run created once it ends (fio's unlink); files that existed before are kept.
     #[arg(long, num_args = 0, default_missing_value = "true")]
     pub unlink: Option<bool>,
@@ -679,6 +685,8 @@ impl WorkloadFile {
             rate,
             time,
             io_size,
+            fsync_every,
+            fdatasync_every,
             unlink,
             run_length,
             skip,
@@ -1010,7 +1018,33 @@ impl WorkloadFile {
                 Some(a)
             }
         };
+        let sync_every = match (&self.fsync_every, &self.fdatasync_every) {
+            (Some(_), Some(_)) => {
+                return Err(SpecError::bad(
+                    "fsync-every",
+                    "and fdatasync-every",
+                    "give one of --fsync-every and --fdatasync-every",
+                ))
+            }
+            (Some(_), None) => Some(SyncEvery {
+                writes: count(&self.fsync_every, "fsync-every", 1, u32::MAX)?,
+                data_only: false,
+            }),
+            (None, Some(_)) => Some(SyncEvery {
+                writes: count(&self.fdatasync_every, "fdatasync-every", 1, u32::MAX)?,
+                data_only: true,
+            }),
+            (None, None) => None,
+        };
+        if sync_every.is_some() && engine == EngineKind::Null {
+            return Err(SpecError::bad(
+                "fsync-every",
+                "with --engine null",
+                "the null engine writes nothing to sync; use io_uring or psync",
+            ));
+        }
         let w = Workload {
+            sync_every,
             unlink: self.unlink.unwrap_or(false),
             io_size_bytes,
             io_size_pct,
@@ -1279,6 +1313,11 @@ impl WorkloadFile {
         )?;
         refuse("align", self.align.is_some(), "a file's I/Os align to --bs")?;
         refuse(
+            "fsync-every",
+            self.fsync_every.is_some() || self.fdatasync_every.is_some(),
+            "give fsync among --ops",
+        )?;
+        refuse(
             "unlink",
             self.unlink.is_some(),
             "give --cleanup to remove the tree",
@@ -1427,6 +1466,15 @@ impl Arrivals {
     }
 }
 
+/// Periodic syncs (fio's fsync=N and fdatasync=N).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyncEvery {
+    /// Writes of a worker between two syncs.
+    pub writes: u32,
+    /// fdatasync instead of fsync.
+    pub data_only: bool,
+}
+
 /// Pauses a worker takes between I/Os (fio's thinktime).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Think {
@@ -1474,6 +1522,8 @@ pub struct Workload {
     pub io_size_bytes: Option<u64>,
     /// `io_size` as a share of the working set (100 = one pass), instead.
     pub io_size_pct: Option<f64>,
+    /// fsync or fdatasync after every so many writes of a worker.
+    pub sync_every: Option<SyncEvery>,
     /// Remove the scratch files the run created when it ends.
     pub unlink: bool,
     /// How I/Os arrive under a rate.
@@ -1742,6 +1792,8 @@ impl Workload {
             io_size_pct: self.io_size_pct,
             cpus: self.cpus.clone(),
             unlink: self.unlink,
+            fsync_every: self.sync_every.filter(|s| !s.data_only).map(|s| s.writes),
+            fdatasync_every: self.sync_every.filter(|s| s.data_only).map(|s| s.writes),
             arrivals: (self.arrivals != Arrivals::Uniform)
                 .then(|| self.arrivals.name().to_string()),
             think_time_s: self.think.map(|t| t.time.as_secs_f64()),
@@ -1818,6 +1870,12 @@ pub struct WorkloadRecord {
     /// The CPUs the workers ran on (`cpus`); absent: any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpus: Vec<usize>,
+    /// Writes between fsync calls, when there were any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fsync_every: Option<u32>,
+    /// Writes between fdatasync calls, when there were any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fdatasync_every: Option<u32>,
     /// The scratch files the run created were removed at its end.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unlink: bool,

@@ -101,6 +101,10 @@ pub struct IntervalStats {
     /// opens and closes around transfers nor the writes inside a create,
     /// which count only in their own kinds. Its total.
     pub requested: OpStats,
+    /// A block workload's fsync/fdatasync calls (`fsync_every`,
+    /// `fdatasync_every`): timed, not in the total. A file-system
+    /// workload's are in `meta`.
+    pub sync: OpStats,
 }
 
 impl IntervalStats {
@@ -116,6 +120,7 @@ impl IntervalStats {
             m.merge(o);
         }
         self.requested.merge(&other.requested);
+        self.sync.merge(&other.sync);
     }
 
     pub fn reset(&mut self) {
@@ -125,6 +130,7 @@ impl IntervalStats {
         self.errors = 0;
         self.meta.iter_mut().for_each(OpStats::reset);
         self.requested.reset();
+        self.sync.reset();
     }
 
     /// Every operation together, from merged histograms: reads, writes and
@@ -153,6 +159,7 @@ impl IntervalStats {
         match op {
             FsOp::Read => Some(&self.read),
             FsOp::Write => Some(&self.write),
+            FsOp::Fsync if self.meta.is_empty() => Some(&self.sync),
             _ => self.meta.get(op.index()),
         }
         .filter(|s| s.ops > 0)

@@ -247,6 +247,8 @@ pub struct WorkerIntervalStats {
     pub meta: Vec<WorkerOpStats>,
     /// As [`IntervalStats::requested`].
     pub requested: WorkerOpStats,
+    /// As [`IntervalStats::sync`].
+    pub sync: WorkerOpStats,
 }
 
 impl WorkerIntervalStats {
@@ -273,6 +275,7 @@ impl WorkerIntervalStats {
             m.merge_into(o);
         }
         self.requested.merge_into(&mut into.requested);
+        self.sync.merge_into(&mut into.sync);
     }
 
     /// Clears everything for the next interval; see [`LatencyRecorder::reset`].
@@ -283,6 +286,7 @@ impl WorkerIntervalStats {
         self.errors = 0;
         self.meta.iter_mut().for_each(WorkerOpStats::reset);
         self.requested.reset();
+        self.sync.reset();
     }
 
     /// The operations the interval's total counts (as [`IntervalStats::ops`]).
@@ -317,6 +321,7 @@ impl WorkerIntervalStats {
                 .map(WorkerOpStats::heap_bytes)
                 .sum::<usize>()
             + self.requested.heap_bytes()
+            + self.sync.heap_bytes()
     }
 }
 

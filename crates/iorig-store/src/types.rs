@@ -225,6 +225,10 @@ impl IntervalRow {
         if stats.trim.ops > 0 {
             rows.push(row(Op::Trim, &stats.trim));
         }
+        // A block workload's fsync/fdatasync calls.
+        if stats.meta.is_empty() && stats.sync.ops > 0 {
+            rows.push(row(Op::of_fs(FsOp::Fsync), &stats.sync));
+        }
         // A file-system workload's other kinds, each one counted.
         for op in FsOp::ALL {
             if matches!(op, FsOp::Read | FsOp::Write) {
@@ -325,7 +329,11 @@ pub fn interval_docs(rows: &[IntervalRow], fs: bool) -> Vec<IntervalDoc> {
                 fs_ops: if fs {
                     fs_ops_of(group)
                 } else {
-                    BTreeMap::new()
+                    // A block step's sync calls.
+                    fs_ops_of(group)
+                        .into_iter()
+                        .filter(|(op, _)| *op == FsOp::Fsync)
+                        .collect()
                 },
                 cpu: IntervalCpu {
                     usr_pct: first.cpu_usr_pct,

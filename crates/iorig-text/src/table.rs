@@ -143,6 +143,11 @@ pub fn summary_lines(
         );
     }
     kinds.push(("total", &total));
+    // A block workload's periodic syncs, apart from the total they are
+    // not part of.
+    if !fs && stats.sync.ops > 0 {
+        kinds.push(("sync", &stats.sync));
+    }
     let (width, rate) = if fs { (7, "ops/s") } else { (5, "IOPS") };
     for (name, op) in kinds {
         if op.ops == 0 && name != "total" {

@@ -739,3 +739,15 @@ fn clones_side_by_side_unlink_and_log_offset() {
     let first = log.lines().next().unwrap();
     assert_eq!(first.split(", ").count(), 6, "{first}");
 }
+
+#[test]
+fn fsync_and_fdatasync_every_n_writes() {
+    let (_d, doc) = run_job("fsync.fio", &[]);
+    let jobs = doc["jobs"].as_array().unwrap();
+    // 256 writes of 4k: 64 fsyncs, then 32 fdatasyncs, each timed.
+    assert_eq!(u(&jobs[0]["write"]["total_ios"]), 256);
+    assert_eq!(u(&jobs[0]["sync"]["total_ios"]), 64);
+    assert_eq!(u(&jobs[0]["sync"]["lat_ns"]["N"]), 64);
+    assert!(u(&jobs[0]["sync"]["lat_ns"]["min"]) > 0);
+    assert_eq!(u(&jobs[1]["sync"]["total_ios"]), 32);
+}

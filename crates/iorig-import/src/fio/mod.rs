@@ -250,14 +250,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "iorig does not sync at the end; give sync=1 for O_SYNC writes",
     ),
     ("fsync_on_close", "iorig does not sync at close"),
-    (
-        "fsync",
-        "periodic fsync is not supported; give sync=1 (O_SYNC) or sync=dsync",
-    ),
-    (
-        "fdatasync",
-        "periodic fdatasync is not supported; give sync=dsync",
-    ),
     ("write_barrier", "not supported"),
     ("sync_file_range", "not supported"),
     ("lockmem", "not supported"),
@@ -361,6 +353,8 @@ const MAPPED: &[&str] = &[
     "cpumask",
     "exitall",
     "fill_device",
+    "fsync",
+    "fdatasync",
     "offset_increment",
     "unlink",
     "log_offset",
@@ -593,6 +587,9 @@ struct State {
     fill_device: Option<Loc>,
     poisson: bool,
     offset_increment: Option<SizeOrPct>,
+    /// fio's fsync=N / fdatasync=N.
+    fsync: u64,
+    fdatasync: u64,
     unlink: bool,
     openfiles: Option<u64>,
     file_service: Option<(String, Loc)>,
@@ -666,6 +663,8 @@ impl Translator<'_> {
             fill_device: None,
             poisson: false,
             offset_increment: None,
+            fsync: 0,
+            fdatasync: 0,
             unlink: false,
             openfiles: None,
             file_service: None,
@@ -1043,6 +1042,8 @@ impl Translator<'_> {
                 };
             }
             "unlink" => st.unlink = units::flag(val).map_err(&bad)?,
+            "fsync" => st.fsync = units::int(need()?).map_err(&bad)?,
+            "fdatasync" => st.fdatasync = units::int(need()?).map_err(&bad)?,
             "log_offset" => st.logs.offset = units::flag(val).map_err(&bad)?,
             "openfiles" => st.openfiles = Some(units::int(need()?).map_err(&bad)?),
             "file_service_type" => {
@@ -1510,6 +1511,16 @@ impl Translator<'_> {
         }
         if st.unlink {
             keys.push(("unlink", toml::Value::Boolean(true)));
+        }
+        match (st.fsync, st.fdatasync) {
+            (0, 0) => {}
+            (n, 0) => keys.push(("fsync_every", i(n))),
+            (0, n) => keys.push(("fdatasync_every", i(n))),
+            _ => {
+                return Err(jerr(
+                    "fsync and fdatasync together are not supported; give one".into(),
+                ))
+            }
         }
         if let Some(n) = st.openfiles {
             if n < per_job_files {

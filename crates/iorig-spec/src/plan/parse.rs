@@ -33,6 +33,8 @@ pub(super) const WORKLOAD_KEYS: &[&str] = &[
     "buffered",
     "sync",
     "unlink",
+    "fsync_every",
+    "fdatasync_every",
     "dsync",
     "rate",
     "time",
