@@ -519,7 +519,7 @@ pub struct WorkloadFile {
     #[arg(long, num_args = 0, default_missing_value = "true")]
     pub dsync: Option<bool>,
     /// Each worker calls fsync on the targets it wrote after every N writes, once they completed (fio's fsync=N) [default: never].
-    #[arg(long, value_name = "N", conflicts_with = "fdatasync_every")]
+    #[arg(long, value_name = "N")]
     pub fsync_every: Option<StrOrNum>,
     /// As --fsync-every with fdatasync (fio's fdatasync=N) [default: never].
     #[arg(long, value_name = "N")]

@@ -363,6 +363,38 @@ fn fio_document(t: &Translation, results: &[StepResult], plus: bool) -> serde_js
     let jobs = &t.jobs;
     let mut figures = Vec::new();
     let mut disks: Vec<fio_json::DiskUtil> = Vec::new();
+    // fio's filecreate, filestat and filedelete count each file operation
+    // as an I/O of the job's direction (read unless rw writes): iorig's
+    // creates, stats or deletes go there.
+    let mut tree_stats = std::collections::BTreeMap::new();
+    for m in jobs {
+        let Some(part) = results.get(m.step).and_then(|r| r.jobs.get(m.position)) else {
+            continue;
+        };
+        let Some(fs) = &part.result.workload.fs else {
+            continue;
+        };
+        let kind = fs.ops.split([':', ',']).next().unwrap_or("");
+        let Some(op) = iorig_spec::FsOp::ALL.iter().find(|o| o.as_str() == kind) else {
+            continue;
+        };
+        let Some(op_stats) = part.stats.fs_op(*op) else {
+            continue;
+        };
+        let writes = m
+            .options
+            .iter()
+            .any(|(k, v)| matches!(k.as_str(), "rw" | "readwrite") && v.contains("write"));
+        let mut st = part.stats.clone();
+        st.reset();
+        st.meta.clear();
+        if writes {
+            st.write = op_stats.clone();
+        } else {
+            st.read = op_stats.clone();
+        }
+        tree_stats.insert((m.step, m.position), st);
+    }
     for m in jobs {
         let Some(part) = results.get(m.step).and_then(|r| r.jobs.get(m.position)) else {
             // Not run (an earlier step failed or was interrupted).
@@ -393,7 +425,7 @@ fn fio_document(t: &Translation, results: &[StepResult], plus: bool) -> serde_js
             name: &m.name,
             groupid: m.groupid,
             options: &m.options,
-            stats: &part.stats,
+            stats: tree_stats.get(&(m.step, m.position)).unwrap_or(&part.stats),
             intervals: &r.intervals,
             runtime_s: r.summary.duration_s,
             usr_cpu_pct: r.summary.cpu.usr_pct,

@@ -228,7 +228,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "iorig ends a worker at its first failed I/O, whatever the error",
     ),
     ("error_dump", "errors are stored with the run"),
-    ("filesize", "give size= for each file"),
     (
         "filename_format",
         "iorig names a job's files JOB.N.F as fio does by default",
@@ -353,6 +352,8 @@ const MAPPED: &[&str] = &[
     "cpumask",
     "exitall",
     "fill_device",
+    "filesize",
+    "stat_type",
     "fsync",
     "fdatasync",
     "offset_increment",
@@ -587,6 +588,8 @@ struct State {
     fill_device: Option<Loc>,
     poisson: bool,
     offset_increment: Option<SizeOrPct>,
+    /// fio's filesize (each file's size).
+    filesize: Option<u64>,
     /// fio's fsync=N / fdatasync=N.
     fsync: u64,
     fdatasync: u64,
@@ -663,6 +666,7 @@ impl Translator<'_> {
             fill_device: None,
             poisson: false,
             offset_increment: None,
+            filesize: None,
             fsync: 0,
             fdatasync: 0,
             unlink: false,
@@ -880,6 +884,10 @@ impl Translator<'_> {
                     "libaio" | "io_uring" | "posixaio" => ("io_uring", false),
                     "psync" | "pvsync" | "pvsync2" | "sync" | "vsync" => ("psync", true),
                     "null" => ("null", false),
+                    // The file-system workload's operations.
+                    "filecreate" => ("filecreate", true),
+                    "filestat" => ("filestat", true),
+                    "filedelete" => ("filedelete", true),
                     other => {
                         return Err(bad(format!(
                             "engine '{other}' is not supported; iorig runs libaio and io_uring jobs on io_uring, psync/pvsync/pvsync2/sync on psync, null on null"
@@ -1043,6 +1051,23 @@ impl Translator<'_> {
             }
             "unlink" => st.unlink = units::flag(val).map_err(&bad)?,
             "fsync" => st.fsync = units::int(need()?).map_err(&bad)?,
+            "filesize" => {
+                let v = need()?;
+                if v.contains('-') || v.contains(':') {
+                    return Err(bad(format!(
+                        "'{v}': a range of file sizes is not supported; give one size"
+                    )));
+                }
+                st.filesize = Some(units::size(v, st.kb_base).map_err(&bad)?);
+            }
+            "stat_type" => match need()? {
+                "stat" => {}
+                other => {
+                    return Err(bad(format!(
+                        "'{other}': iorig's stat operation is stat(2); give stat_type=stat"
+                    )))
+                }
+            },
             "fdatasync" => st.fdatasync = units::int(need()?).map_err(&bad)?,
             "log_offset" => st.logs.offset = units::flag(val).map_err(&bad)?,
             "openfiles" => st.openfiles = Some(units::int(need()?).map_err(&bad)?),
@@ -1148,8 +1173,16 @@ impl Translator<'_> {
     }
 
     fn finish(&mut self, st: State, loc: &Loc) -> Result<JobOut, ImportError> {
+        if matches!(st.engine, "filecreate" | "filestat" | "filedelete") {
+            return self.finish_tree(st, loc);
+        }
         let name = st.name.clone();
         let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
+        if st.filesize.is_some() && st.size.is_some() {
+            return Err(jerr(
+                "size and filesize together are not supported; give filesize (each file) or size (all files)".into(),
+            ));
+        }
         let mut keys: Vec<(&'static str, toml::Value)> = Vec::new();
         // Keys decided before their place in the order.
         let mut keys_pre: Vec<(&'static str, toml::Value)> = Vec::new();
@@ -1201,8 +1234,13 @@ impl Translator<'_> {
             "target",
             toml::Value::Array(files.iter().map(|f| s(f)).collect()),
         ));
-        // fio's size is a job's bytes over all its files.
-        let (size_bytes, range_end_pct) = match st.size {
+        // fio's size is a job's bytes over all its files; filesize each
+        // file's.
+        let size = match st.filesize {
+            Some(f) => Some(SizeOrPct::Bytes(f.saturating_mul(per_job_files))),
+            None => st.size,
+        };
+        let (size_bytes, range_end_pct) = match size {
             Some(SizeOrPct::Bytes(b)) => (Some(b / per_job_files.max(1)), None),
             Some(SizeOrPct::Pct(p)) => (None, Some(p)),
             None => (None, None),
@@ -1634,6 +1672,107 @@ impl Translator<'_> {
             keys,
             logs: st.logs,
             verify,
+        })
+    }
+}
+
+impl Translator<'_> {
+    /// A job of fio's filecreate, filestat or filedelete engine as iorig's
+    /// file-system workload: the job's files are slots of a tree of depth 0
+    /// in its directory, each clone a worker walking its own share of them.
+    fn finish_tree(&mut self, st: State, loc: &Loc) -> Result<JobOut, ImportError> {
+        let name = st.name.clone();
+        let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
+        let s = |v: &str| toml::Value::String(v.to_string());
+        let i = |v: u64| toml::Value::Integer(v.min(i64::MAX as u64) as i64);
+        let (op, format) = match st.engine {
+            "filecreate" => ("create", "dirs"),
+            "filestat" => ("stat", "restart"),
+            _ => ("delete", "restart"),
+        };
+        let Some(dir) = &st.directory else {
+            return Err(jerr(format!(
+                "ioengine={} works on files in directory=; give an empty directory (iorig builds its tree there)",
+                st.engine
+            )));
+        };
+        if st.filenames.is_some() {
+            return Err(jerr(format!(
+                "ioengine={} with filename= is not supported; give directory= and nrfiles=",
+                st.engine
+            )));
+        }
+        // fio's filecreate writes nothing; filestat and filedelete find the
+        // files laid out at their size.
+        let file_size = if op == "create" {
+            0
+        } else {
+            match (st.filesize, st.size) {
+                (Some(f), _) => f,
+                (None, Some(SizeOrPct::Bytes(b))) => b / st.nrfiles.max(1),
+                _ => 0,
+            }
+        };
+        let files = st.nrfiles.saturating_mul(st.numjobs);
+        let mut keys: Vec<(&'static str, toml::Value)> = vec![
+            ("anchor", s(dir)),
+            ("depth", i(0)),
+            ("files", i(files)),
+            ("file_size", s(&iorig_spec::format_size(file_size))),
+            ("ops", s(op)),
+            ("fileselect", s("sequential")),
+            ("format", s(format)),
+            ("threads", i(st.numjobs)),
+        ];
+        if st.direct {
+            keys.push(("direct", toml::Value::Boolean(true)));
+        } else {
+            keys.push(("buffered", toml::Value::Boolean(true)));
+        }
+        let time = match (op, st.time_based, st.runtime_ns) {
+            // A second pass of stat is the same work, so stat runs for a time.
+            ("stat", true, Some(rt)) => ns_text(rt),
+            ("stat", _, _) => {
+                return Err(jerr(
+                    "ioengine=filestat runs for a time in iorig; give runtime= with time_based"
+                        .into(),
+                ))
+            }
+            // Creates and deletes end when every file is done.
+            (_, _, Some(rt)) => ns_text(rt),
+            (_, _, None) => "1000h".into(),
+        };
+        keys.push(("time", s(&time)));
+        if st.ramp_ns > 0 {
+            keys.push(("warmup", s(&ns_text(st.ramp_ns))));
+        }
+        if let Some(seed) = st.seed {
+            keys.push(("seed", i(seed)));
+        }
+        if let Some(c) = &st.cpus {
+            keys.push(("cpus", s(c)));
+        }
+        if let Some(ms) = st.logs.avg_msec {
+            keys.push(("interval", s(&format!("{ms}ms"))));
+        }
+        if st.unlink {
+            keys.push(("cleanup", toml::Value::Boolean(true)));
+        }
+        self.notice_once(
+            st.engine,
+            format!(
+                "{loc}: ioengine={}: iorig's file-system workload with ops = \"{op}\" over {files} file(s) in {dir} (it must be empty or an iorig tree)",
+                st.engine
+            ),
+        );
+        Ok(JobOut {
+            name: st.name,
+            stonewall: st.stonewall,
+            new_group: st.new_group,
+            keys,
+            logs: st.logs,
+            verify: None,
+            steady: None,
         })
     }
 }

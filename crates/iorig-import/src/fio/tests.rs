@@ -369,3 +369,38 @@ fn everyday_options_map_or_refuse_with_reason() {
     );
     assert!(tr("[j]\nsize=1g\nnrfiles=2\nrw=randread\nfile_service_type=roundrobin:4\nopenfiles=2\nio_submit_mode=offload\n").is_ok());
 }
+
+#[test]
+fn metadata_engines_become_a_tree_workload() {
+    let p = plan("[c]\nioengine=filecreate\ndirectory=/t\nnrfiles=50\nnumjobs=4\nfilesize=4k\n");
+    let j = job(&p, 0, 0);
+    assert_eq!(j["anchor"].as_str(), Some("/t"));
+    assert_eq!(j["depth"].as_integer(), Some(0));
+    assert_eq!(j["files"].as_integer(), Some(200));
+    assert_eq!(j["threads"].as_integer(), Some(4));
+    assert_eq!(j["ops"].as_str(), Some("create"));
+    // filecreate writes no data; the tree starts with every file removed.
+    assert_eq!(j["file_size"].as_str(), Some("0"));
+    assert_eq!(j["format"].as_str(), Some("dirs"));
+    let p = plan("[d]\nioengine=filedelete\ndirectory=/t\nnrfiles=10\nfilesize=8k\n");
+    assert_eq!(job(&p, 0, 0)["file_size"].as_str(), Some("8k"));
+    assert_eq!(job(&p, 0, 0)["format"].as_str(), Some("restart"));
+    for (text, says) in [
+        (
+            "ioengine=filecreate\nnrfiles=10\n",
+            "give an empty directory",
+        ),
+        ("ioengine=filestat\ndirectory=/t\n", "time_based"),
+        (
+            "ioengine=filestat\ndirectory=/t\ntime_based\nruntime=5\nstat_type=statx\n",
+            "stat_type=stat",
+        ),
+    ] {
+        let e = tr(&format!("[j]\n{text}")).unwrap_err();
+        assert!(e.contains(says), "{text}: {e}");
+    }
+    let e = tr("[j]\nsize=1g\nfilesize=1m\n").unwrap_err();
+    assert!(e.contains("size and filesize together"), "{e}");
+    let p = plan("[j]\nnrfiles=4\nfilesize=1m\nrw=read\n");
+    assert_eq!(job(&p, 0, 0)["size"].as_str(), Some("1m"));
+}

@@ -14,6 +14,7 @@ use toml::{Table, Value};
 /// Workload keys of [`WorkloadFile`], i.e. the long flag names.
 pub(super) const WORKLOAD_KEYS: &[&str] = &[
     "target",
+    "anchor",
     "size",
     "bs",
     "read_bs",
@@ -73,6 +74,7 @@ pub(super) const WORKLOAD_KEYS: &[&str] = &[
 /// `fault` a list by nature; `target` and `size` belong to the plan.
 pub(super) const NOT_AXES: &[&str] = &[
     "target",
+    "anchor",
     "size",
     "labels",
     "fault",
