@@ -1104,7 +1104,9 @@ async fn step_async(
         notices: Vec::new(),
     };
     let mut host_results = Vec::with_capacity(n);
+    let mut host_stats = Vec::with_capacity(n);
     for (h, r) in hosts.iter().zip(&runs) {
+        host_stats.push(summary_of_samples(&r.samples, &[]).1);
         // The agent's own document has the same intervals, computed there;
         // a lost host's are computed here from what it delivered.
         let intervals: Vec<Interval> = match &r.doc {
@@ -1178,6 +1180,7 @@ async fn step_async(
         trim_pass: None,
         format: None,
         hosts: host_results,
+        host_stats,
         jobs: Vec::new(),
     })
 }

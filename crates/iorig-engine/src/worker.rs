@@ -328,6 +328,9 @@ impl WorkerCtx {
                             }
                         }
                     }
+                    // A write of the workload, whether or not validation
+                    // reads the block first.
+                    let workload_write = !read && !trim;
                     let read = read || phase == Phase::PreRead;
                     *st = SlotState {
                         read,
@@ -349,7 +352,7 @@ impl WorkerCtx {
                     }
                     to_stamp.push(slot);
                     inflight += 1;
-                    if let (Some((rule, _)), false) = (&self.sync, read || trim) {
+                    if let (Some((rule, _)), true) = (&self.sync, workload_write) {
                         writes_since_sync += 1;
                         if let Some(w) = written.get_mut(target as usize) {
                             *w = true;
@@ -369,6 +372,12 @@ impl WorkerCtx {
                             issued_since_think = 0;
                             think_due = true;
                         }
+                    }
+                    if think_due || sync_due {
+                        // Nothing more is queued before the pause or sync
+                        // (fio quiesces there); what is queued goes out in
+                        // the wait below.
+                        break;
                     }
                     // A journal syncs its intents before each submission, so
                     // journaled writes go out as one batch per refill: one
@@ -451,7 +460,8 @@ impl WorkerCtx {
             }
             self.stamp(&mut slots, &mut to_stamp);
             let mut wake = next_boundary.min(end_ns.max(now + 1));
-            if self.period_ns.is_some() && !free.is_empty() && !stopping {
+            if self.period_ns.is_some() && !free.is_empty() && !stopping && !sync_due && !think_due
+            {
                 wake = wake.min(next_due as u64);
             }
             let timeout = if stopping {

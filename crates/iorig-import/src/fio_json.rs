@@ -93,6 +93,43 @@ pub fn document(
     doc
 }
 
+/// One host of a multi-host run (fio's `--client`): its job's figures and
+/// where it ran.
+pub struct ClientFigures<'a> {
+    pub hostname: &'a str,
+    pub port: u16,
+    pub job: JobFigures<'a>,
+}
+
+/// The document of a run on several hosts, as fio writes it in client mode:
+/// `client_stats` holds each host's job (with `hostname` and `port`), then
+/// the merged total as the job "All clients"; there is no `jobs` array.
+pub fn client_document(
+    clients: &[ClientFigures<'_>],
+    all: &JobFigures<'_>,
+    plus: bool,
+    unix_ms: u64,
+) -> Value {
+    let mut doc = document(&[], &[], &[], plus, unix_ms);
+    let mut stats: Vec<Value> = clients
+        .iter()
+        .map(|c| {
+            let mut j = job(&c.job, plus);
+            j["hostname"] = json!(c.hostname);
+            j["port"] = json!(c.port);
+            j
+        })
+        .collect();
+    let mut total = job(all, plus);
+    total["jobname"] = json!("All clients");
+    stats.push(total);
+    if let Value::Object(m) = &mut doc {
+        m.remove("jobs");
+        m.insert("client_stats".into(), Value::Array(stats));
+    }
+    doc
+}
+
 fn job(j: &JobFigures<'_>, plus: bool) -> Value {
     let mut opts = Map::new();
     for (k, v) in j.options {

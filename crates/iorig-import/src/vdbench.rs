@@ -24,6 +24,8 @@ pub struct Options {
     pub ignore_unsupported: bool,
     /// `--verify` (vdbench's `-v`): data validation on every step.
     pub verify: bool,
+    /// `--journal FILE` (vdbench's `-j`): validation with a journal.
+    pub journal: bool,
 }
 
 /// A parameter file as an iorig plan.
@@ -37,6 +39,9 @@ pub struct Translation {
     /// The run definitions, in order, with the number of plan steps each
     /// became (for the flatfile's run names).
     pub runs: Vec<(String, usize)>,
+    /// The file asks for a journal (`journal=yes`) or `--journal` did:
+    /// validation journaled across the run's steps.
+    pub journal: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -324,8 +329,7 @@ const NO_EFFECT: &[(&str, &str)] = &[
     ("jvms", "one iorig process per host"),
     ("clients", "one iorig process per host"),
     ("priority", "workloads of a step run at once"),
-    ("distribution", "iorig paces on a fixed schedule"),
-    ("align", "iorig aligns every offset to the block size"),
+    ("align", "only a wd's align= sets iorig's offset alignment"),
     (
         "compratio",
         "give data compressibility with iorig's data key",
@@ -334,12 +338,17 @@ const NO_EFFECT: &[(&str, &str)] = &[
 
 /// Parameters iorig cannot do, with what to do instead.
 const UNSUPPORTED: &[(&str, &str)] = &[
-    ("journal", "journaled validation of a parameter file is not supported yet; run an iorig workload with --journal"),
     ("maxdata", "end the run with elapsed"),
-    ("hotband", "use rhpct/hitarea, or iorig's dist (hot:IO%/SPACE%)"),
+    (
+        "hotband",
+        "use rhpct/hitarea, or iorig's dist (hot:IO%/SPACE%)",
+    ),
     ("streams", "not supported"),
     ("replay", "block-trace replay is a later iorig feature"),
-    ("dedupratio", "give iorig's data = \"dedup:R\" in a workload (dedupratio=1 asks for nothing)"),
+    (
+        "dedupratio",
+        "give iorig's data = \"dedup:R\" in a workload (dedupratio=1 asks for nothing)",
+    ),
     ("dedupunit", "give iorig's data = \"dedup:R\" in a workload"),
     ("offset", "use range"),
     ("count", "list each sd"),
@@ -407,7 +416,8 @@ pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation,
         ignored: Vec::new(),
         noticed: Vec::new(),
     };
-    let mut verify = opts.verify;
+    let mut verify = opts.verify || opts.journal;
+    let mut journal = opts.journal;
     let mut max_errors: Option<u64> = None;
     let mut hosts: Vec<String> = Vec::new();
     // Definitions with their `default` entries applied.
@@ -423,7 +433,28 @@ pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation,
                 let one = v.items().join(",");
                 match k.as_str() {
                     "validate" | "data_validation" => {
-                        verify = !matches!(one.as_str(), "no" | "false" | "0");
+                        verify = !matches!(one.as_str(), "no" | "false" | "0") || journal;
+                    }
+                    "journal" => {
+                        for item in v.items() {
+                            match item.as_str() {
+                                "yes" | "y" => journal = true,
+                                "no" | "n" => journal = opts.journal,
+                                // iorig syncs every journal record.
+                                "noflush" => tr.notices.push(format!(
+                                    "{}: journal=noflush: iorig syncs its journal records all the same",
+                                    d.loc
+                                )),
+                                other => {
+                                    return Err(usage(
+                                        &d.loc,
+                                        format!("journal={other} is not supported; give journal=yes (the journal goes where --journal says, or beside the parameter file)"),
+                                    ))
+                                }
+                            }
+                        }
+                        // A journal records validated writes (vdbench: -j implies -v).
+                        verify = verify || journal;
                     }
                     "dedupratio" | "compratio" if number(&one).is_ok_and(|r| r <= 1.0) => {}
                     "data_errors" => {
@@ -559,6 +590,7 @@ pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation,
         notices: tr.notices,
         ignored: tr.ignored,
         runs,
+        journal,
     })
 }
 
@@ -677,10 +709,24 @@ impl Tr<'_> {
         let mut rate: Option<String> = None;
         let mut threads_per_sd: u64 = 8;
         let mut openflags: Option<String> = None;
+        // vdbench's arrivals under a rate: exponential gaps by default.
+        let mut poisson = true;
         for (k, v) in &rd.params {
             let one = v.items().join(",");
             match k.as_str() {
                 "wd" => {}
+                "distribution" => {
+                    poisson = match one.as_str() {
+                        "exponential" | "x" => true,
+                        "deterministic" | "d" => false,
+                        other => {
+                            return Err(bad(
+                                k,
+                                format!("'{other}' (gaps drawn evenly between 0 and twice the mean) is not supported; give exponential or deterministic"),
+                            ))
+                        }
+                    }
+                }
                 "iorate" => match v {
                     Val::List(items) if items.len() > 1 => {
                         let vals: Result<Vec<toml::Value>, String> = items
@@ -962,6 +1008,13 @@ impl Tr<'_> {
                     "rhpct" => hit.0 = Some(number(&one).map_err(|w| wbad(k, w))?),
                     "whpct" => hit.1 = Some(number(&one).map_err(|w| wbad(k, w))?),
                     "hitarea" => hit.2 = size(&one).map_err(|w| wbad(k, w))?,
+                    "align" => {
+                        let a = size(&one).map_err(|w| wbad(k, w))?;
+                        keys.push((
+                            "align".into(),
+                            toml::Value::String(iorig_spec::format_size(a)),
+                        ));
+                    }
                     "host" | "hd" => {
                         return Err(wbad(
                             k,
@@ -1048,6 +1101,12 @@ impl Tr<'_> {
             jobs.push((wd.name.clone(), keys));
         }
         // The step.
+        let paced = kind == "curve"
+            || rate.as_deref().is_some_and(|r| r != "max")
+            || sweeps.iter().any(|(k, _)| k == "rate");
+        if paced && poisson {
+            step.push(("arrivals".into(), toml::Value::String("poisson".into())));
+        }
         let combos: usize = sweeps
             .iter()
             .map(|(_, v)| v.as_array().map_or(1, Vec::len))

@@ -207,7 +207,7 @@ pub(crate) fn run_jobs(
     }
     for (j, paths) in created.iter().enumerate() {
         if call.jobs[j].w.unlink {
-            crate::step::unlink_created(paths, out);
+            crate::step::unlink_created(&crate::step::created_ids(paths, &prepared[j]), out);
         }
     }
     let outcome = merge_outcomes(outcomes, &totals);
@@ -221,6 +221,7 @@ pub(crate) fn run_jobs(
         trim_pass: None,
         format: None,
         hosts: Vec::new(),
+        host_stats: Vec::new(),
         jobs,
     })
 }

@@ -51,6 +51,11 @@ pub struct Invocation {
     /// their addresses. A resume must not run their steps here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hosts: Option<Vec<String>>,
+    /// Every validating step journals its writes here (vdbench's `-j`):
+    /// one key map carried from step to step, so `iorig verify --journal`
+    /// checks the targets after the plan (or a crash).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub journal: Option<std::path::PathBuf>,
     /// Permission to destroy is given per invocation and never stored: a
     /// resume re-checks every target and needs it again.
     #[serde(skip)]
@@ -69,6 +74,7 @@ impl Invocation {
             files: None,
             file_size: None,
             hosts: None,
+            journal: None,
             allow_destroy: false,
         }
     }
@@ -217,6 +223,9 @@ impl PlanRun {
     pub fn new(inv: Invocation) -> Result<Self, RunError> {
         let (plan, steps) = expand(&inv)?;
         validate_steps(&steps, inv.allow_destroy)?;
+        if let Some(j) = &inv.journal {
+            check_journal(j, &steps, inv.allow_destroy)?;
+        }
         Ok(PlanRun {
             inv,
             plan,
@@ -557,6 +566,7 @@ impl Runner<'_> {
             plan_start,
             remaining_after: estimate_duration(&steps[k + 1..], None, ASSUMED_FILL_MB_PER_S),
             kept_verify: &mut self.kept_verify,
+            journal: self.run.inv.journal.as_deref(),
             step_start: None,
             precondition_bytes: None,
             written_bytes: 0,
@@ -624,6 +634,9 @@ impl Runner<'_> {
             outcome,
             summary: &summary,
         });
+        if let (Some(_), Some(setup)) = (&self.run.inv.journal, &out.verify) {
+            crate::journal::close(setup, outcome.errors, &mut self.out);
+        }
         let mut analysis = analyse::analyse_step(w, &out);
         if let Some(ss) = step.steady_state {
             analysis.push(Finding::SteadyState(analyse::steady_state_verdict(
@@ -787,6 +800,16 @@ fn step_workload_on(
     if let Some(r) = rate {
         wf.rate = Some(StrOrNum::Float(r));
     }
+    // Arrivals shape a paced rate: a curve's max step and a swept `max`
+    // have none to shape.
+    let unpaced = matches!(step.role, StepRole::CurveMax { .. })
+        || wf
+            .rate
+            .as_ref()
+            .is_some_and(|r| matches!(r, StrOrNum::Str(t) if t.trim() == "max"));
+    if unpaced {
+        wf.arrivals = None;
+    }
     if let Some(ss) = step.steady_state {
         let t = ss.round * ss.max_rounds;
         wf.time = Some(StrOrNum::Str(format!("{}ms", t.as_millis())));
@@ -850,6 +873,62 @@ fn validate_steps(steps: &[PlanStep], allow_destroy: bool) -> Result<(), RunErro
         } else {
             crate::group::check_jobs(&jobs, allow_destroy).map_err(ctx)?;
         }
+    }
+    Ok(())
+}
+
+/// A plan's journal: its validating steps are all on the same targets
+/// (the journal's key map is theirs), none is a tree or a step of several
+/// jobs, and the journal itself passes the single run's checks.
+fn check_journal(
+    path: &std::path::Path,
+    steps: &[PlanStep],
+    allow_destroy: bool,
+) -> Result<(), RunError> {
+    let mut verifying = 0;
+    let mut first: Option<Vec<String>> = None;
+    for s in steps {
+        let rate = matches!(s.role, StepRole::CurveRate { .. }).then_some(1.0);
+        let w = step_workload(s, rate, allow_destroy)?;
+        let ctx = |why: String| {
+            RunError::usage(format!(
+                "--journal: step {} ({}): {why}",
+                s.index + 1,
+                s.label
+            ))
+        };
+        if !w.verify {
+            if w.writes() {
+                return Err(ctx(
+                    "it writes without validation, so the journal would not know its writes; validate every writing step, or drop --journal".into(),
+                ));
+            }
+            continue;
+        }
+        if w.fs.is_some() || s.jobs.len() > 1 {
+            return Err(ctx(
+                "a journal follows one workload's targets; a tree or a step of several jobs is not journaled yet".into(),
+            ));
+        }
+        match &first {
+            None => first = Some(w.targets.clone()),
+            Some(t) if *t != w.targets => {
+                return Err(ctx(format!(
+                    "its targets ({}) are not the journaled ones ({}); one journal keeps one set of targets",
+                    w.targets.join(", "),
+                    t.join(", ")
+                )))
+            }
+            Some(_) => {}
+        }
+        crate::journal::precheck(path, &w)
+            .map_err(|e| e.context(&format!("step {} ({}): ", s.index + 1, s.label)))?;
+        verifying += 1;
+    }
+    if verifying == 0 {
+        return Err(RunError::usage(
+            "--journal records validated writes, and no step validates; add validation (verify = true, vdbench validate=yes) or drop --journal",
+        ));
     }
     Ok(())
 }
@@ -927,6 +1006,8 @@ struct PlanHooks<'a> {
     remaining_after: Duration,
     /// The validation state of the last `verify` step and its targets.
     kept_verify: &'a mut Option<(Vec<String>, Arc<VerifySetup>)>,
+    /// The plan's journal: each validating step attaches to it.
+    journal: Option<&'a Path>,
     /// When the step's I/O started (targets open).
     step_start: Option<Instant>,
     /// Bytes a precondition must write (known once targets are open).
@@ -941,6 +1022,10 @@ struct PlanHooks<'a> {
 
 impl StepHooks for PlanHooks<'_> {
     fn verify_setup(&mut self, prepared: &Prepared) -> Result<Option<Arc<VerifySetup>>, RunError> {
+        if let Some(path) = self.journal {
+            // The journal carries the key map from step to step.
+            return crate::journal::attach(path, self.w, prepared).map(Some);
+        }
         let paths: Vec<String> = prepared.info.iter().map(|t| t.path.clone()).collect();
         let unit = self.w.verify_unit_bytes() as u32;
         let setup = match self.kept_verify.as_ref() {

@@ -49,6 +49,8 @@ pub struct SingleOutcome {
     /// The measured intervals merged (histograms whole), for exporters
     /// that want percentiles of their own choosing (fio's JSON).
     pub stats: iorig_stats::IntervalStats,
+    /// On several hosts: each host's, in the order of `doc.hosts`.
+    pub host_stats: Vec<iorig_stats::IntervalStats>,
 }
 
 /// A run id for a run outside the store: time and a mix of clock and pid.
@@ -288,6 +290,7 @@ pub fn run_with(
         hosts: step.hosts,
         jobs: step.jobs.into_iter().map(|j| j.result).collect(),
     };
+    let host_stats = step.host_stats;
     Ok(SingleOutcome {
         doc,
         status,
@@ -295,5 +298,6 @@ pub fn run_with(
         validation_errors,
         interrupted,
         stats,
+        host_stats,
     })
 }

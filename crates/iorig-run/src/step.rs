@@ -70,6 +70,9 @@ pub struct StepOutput {
     /// A step run on several hosts: each host's part (the rest of this
     /// output is their totals). Empty for a step run here.
     pub hosts: Vec<iorig_result::HostResult>,
+    /// Each host's measured intervals merged, histograms whole, in the
+    /// order of `hosts` (fio's client_stats).
+    pub host_stats: Vec<iorig_stats::IntervalStats>,
     /// A step of several jobs: each job's part (the rest of this output is
     /// their totals). Empty for a step of one workload.
     pub jobs: Vec<crate::JobPart>,
@@ -373,7 +376,7 @@ pub(crate) fn run_step(
         out.notice(n);
     }
     if w.unlink {
-        unlink_created(&created, out);
+        unlink_created(&created_ids(&created, &prepared), out);
     }
     if let (Some(ft), Some(f)) = (&prepared.fs, &w.fs) {
         if f.cleanup && !stop.interrupted() {
@@ -397,6 +400,7 @@ pub(crate) fn run_step(
         trim_pass,
         format,
         hosts: Vec::new(),
+        host_stats: Vec::new(),
         jobs: Vec::new(),
     })
 }
@@ -412,10 +416,38 @@ pub(crate) fn created_paths(planned: &run::Planned) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-/// Removes the scratch files a step created (`unlink`), saying which.
-pub(crate) fn unlink_created(paths: &[std::path::PathBuf], out: &mut Out<'_>) {
+/// A created file as it was opened: its path and (device, inode), so
+/// `unlink` removes that file and nothing put at its path since.
+pub(crate) type Created = (std::path::PathBuf, (u64, u64));
+
+/// The (device, inode) of each created path, from the descriptors the step
+/// opened.
+pub(crate) fn created_ids(paths: &[std::path::PathBuf], prepared: &Prepared) -> Vec<Created> {
+    use std::os::unix::fs::MetadataExt;
+    paths
+        .iter()
+        .filter_map(|p| {
+            let t = prepared.targets.iter().find(|t| t.plan.path == *p)?;
+            let m = t.file.metadata().ok()?;
+            Some((p.clone(), (m.dev(), m.ino())))
+        })
+        .collect()
+}
+
+/// Removes the scratch files a step created (`unlink`), saying which; a
+/// path that no longer names the file created is left alone.
+pub(crate) fn unlink_created(created: &[Created], out: &mut Out<'_>) {
+    use std::os::unix::fs::MetadataExt;
     let mut removed = Vec::new();
-    for p in paths {
+    for (p, id) in created {
+        let same = std::fs::symlink_metadata(p).is_ok_and(|m| (m.dev(), m.ino()) == *id);
+        if !same {
+            out.notice(&format!(
+                "unlink: {} is no longer the file this step created; left as it is",
+                p.display()
+            ));
+            continue;
+        }
         match std::fs::remove_file(p) {
             Ok(()) => removed.push(p.display().to_string()),
             Err(e) => out.notice(&format!("unlink: could not remove {}: {e}", p.display())),

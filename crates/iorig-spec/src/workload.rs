@@ -548,7 +548,7 @@ pub struct WorkloadFile {
     /// The part of each --think-time pause spent spinning on the CPU instead of sleeping [default: 0s].
     #[arg(long, value_name = "DUR")]
     pub think_spin: Option<StrOrNum>,
-    /// Workers wait this long before their first I/O; --time counts from the start, delay included [default: 0s].
+    /// Workers wait this long before their first I/O, counted from the start (--warmup included) [default: 0s].
     #[arg(long, value_name = "DUR")]
     pub start_delay: Option<StrOrNum>,
     /// Time run before measuring, excluded from the summary [default: 0s].
@@ -938,13 +938,9 @@ impl WorkloadFile {
             None => Arrivals::Uniform,
             Some(a) => Arrivals::parse(a)?,
         };
-        if arrivals == Arrivals::Poisson && rate == Rate::Max {
-            return Err(SpecError::bad(
-                "arrivals",
-                "poisson",
-                "arrivals shape a paced rate; add --rate IOPS or drop --arrivals",
-            ));
-        }
+        // Without a rate there is no schedule to shape: a plan's step may
+        // carry arrivals for its paced steps (a curve's rates, a list of
+        // rates); `iorig run` refuses them alone (`arrivals_without_rate`).
         let think = match &self.think_time {
             None => {
                 if self.think_every.is_some() || self.think_spin.is_some() {
@@ -978,11 +974,11 @@ impl WorkloadFile {
             }
         };
         let start_delay = dur(&self.start_delay, Duration::ZERO)?;
-        if start_delay >= time {
+        if start_delay >= warmup + time {
             return Err(SpecError::bad(
                 "start-delay",
                 format!("{start_delay:?}"),
-                "the delay is inside --time, so it must be shorter; lengthen --time",
+                "the delay counts from the start, inside --warmup and --time, so it must be shorter than both together; lengthen --time",
             ));
         }
         let run_length = count(&self.run_length, "run-length", 1, u32::MAX)?;
@@ -1555,6 +1551,19 @@ pub struct Workload {
 }
 
 impl Workload {
+    /// Poisson arrivals asked for with no rate to shape: a single run
+    /// refuses this (a plan's unpaced steps just have none).
+    pub fn arrivals_without_rate(&self) -> Result<(), SpecError> {
+        if self.arrivals == Arrivals::Poisson && self.rate == Rate::Max {
+            return Err(SpecError::bad(
+                "arrivals",
+                "poisson",
+                "arrivals shape a paced rate; add --rate IOPS or drop --arrivals",
+            ));
+        }
+        Ok(())
+    }
+
     /// The bytes after which the workload ends (`io_size`), given the bytes
     /// of its working set over all targets.
     pub fn io_limit_bytes(&self, working_set_bytes: u64) -> Option<u64> {

@@ -221,6 +221,10 @@ pub struct PlanRunArgs {
     /// File sizes of every file-system step, e.g. 4k or 4k:70,64k:30.
     #[arg(long, value_name = "SIZE|SIZE:W,...")]
     pub file_size: Option<String>,
+    /// Journal the validated writes of every validating step (all on the
+    /// same targets) so `iorig verify --journal FILE` checks them later.
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
     /// Print the expanded steps, their count and the estimated time; run nothing.
     #[arg(long)]
     pub dry_run: bool,

@@ -87,6 +87,8 @@ struct Plan {
     /// The fio translation (its jobs and logs), for fio's shapes.
     fio: Option<Translation>,
     source: String,
+    /// A vdbench file's `journal=yes` (or `--journal`).
+    journal: bool,
 }
 
 fn translate(
@@ -95,6 +97,7 @@ fn translate(
     format: Format,
     f: &ForeignArgs,
     verify: bool,
+    journal: bool,
 ) -> Result<Plan, Failure> {
     match format {
         Format::Fio => {
@@ -110,6 +113,7 @@ fn translate(
                 ignored: t.ignored.clone(),
                 source: format!("fio:{}", path.display()),
                 fio: Some(t),
+                journal: false,
             })
         }
         Format::Vdbench => {
@@ -120,6 +124,7 @@ fn translate(
                     vars: vars(f)?,
                     ignore_unsupported: f.ignore_unsupported,
                     verify,
+                    journal,
                 },
             )
             .map_err(|e| Failure::usage(e.to_string()))?;
@@ -129,6 +134,7 @@ fn translate(
                 ignored: t.ignored,
                 source: format!("vdbench:{}", path.display()),
                 fio: None,
+                journal: t.journal,
             })
         }
         Format::Iorig => Err(Failure::usage(format!(
@@ -154,7 +160,7 @@ fn tell_plan(printer: &Printer, p: &Plan) {
 pub fn import(path: &Path, f: &ForeignArgs) -> Result<u8, Failure> {
     let text = read(path)?;
     let format = format_of(f, &text)?;
-    let p = translate(path, &text, format, f, false)?;
+    let p = translate(path, &text, format, f, false, false)?;
     // The plan on stdout, what was said about it on stderr.
     let printer = Printer::new(true, false);
     tell_plan(&printer, &p);
@@ -186,7 +192,7 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
         crate::vdbench_out::check(d)?;
     }
     let verify = a.workload.verify == Some(true);
-    let p = translate(path, text, format, &a.foreign, verify)?;
+    let p = translate(path, text, format, &a.foreign, verify, a.journal.is_some())?;
     // fio's JSON goes to stdout unless --json names a file; the text then
     // goes to stderr, so stdout is one JSON document and nothing else.
     let json_stdout = a.json.as_deref() == Some("-") || (out_format.is_fio() && a.json.is_none());
@@ -194,6 +200,20 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
     tell_plan(&printer, &p);
     let mut inv = Invocation::from_text(p.source.clone(), p.toml.clone());
     inv.allow_destroy = a.allow_destroy;
+    // vdbench's journal: where --journal says, or beside the parameter
+    // file (never on the storage under test).
+    if p.journal {
+        let j = match &a.journal {
+            Some(j) => j.clone(),
+            None => {
+                let mut name = path.file_name().unwrap_or_default().to_os_string();
+                name.push(".jnl");
+                path.with_file_name(name)
+            }
+        };
+        printer.notice(&format!("journal: {}", j.display()));
+        inv.journal = Some(j);
+    }
     // The stored run says where it came from and what was left out.
     let mut labels = crate::cli::parse_labels(&a.record.labels)?;
     labels
@@ -324,8 +344,8 @@ fn write_logs(jobs: &[JobMeta], results: &[StepResult]) -> Result<(), Failure> {
 }
 
 /// Flags that describe a workload or its outputs belong to iorig's own
-/// workloads; a job file says all of that itself. `--verify` is vdbench's
-/// `-v` for a parameter file.
+/// workloads; a job file says all of that itself. `--verify` and
+/// `--journal` are vdbench's `-v` and `-j` for a parameter file.
 fn refuse_flags(a: &RunArgs, format: Format) -> Result<(), Failure> {
     let mut w = a.workload.clone();
     if format == Format::Vdbench {
@@ -337,7 +357,10 @@ fn refuse_flags(a: &RunArgs, format: Format) -> Result<(), Failure> {
             w != iorig_spec::WorkloadFile::default(),
             "workload flags (--bs, --read, ...)",
         ),
-        (a.journal.is_some(), "--journal"),
+        (
+            a.journal.is_some() && format != Format::Vdbench,
+            "--journal",
+        ),
         (a.csv.is_some(), "--csv"),
         (a.lat_log.is_some(), "--lat-log"),
         (
@@ -427,7 +450,10 @@ fn fio_document(t: &Translation, results: &[StepResult], plus: bool) -> serde_js
             options: &m.options,
             stats: tree_stats.get(&(m.step, m.position)).unwrap_or(&part.stats),
             intervals: &r.intervals,
-            runtime_s: r.summary.duration_s,
+            // fio's runtime of a delayed job starts after its delay.
+            runtime_s: (r.summary.duration_s
+                - (r.workload.start_delay_s.unwrap_or(0.0) - r.workload.warmup_s).max(0.0))
+            .max(0.0),
             usr_cpu_pct: r.summary.cpu.usr_pct,
             sys_cpu_pct: r.summary.cpu.sys_pct,
             errors: r.summary.errors,
@@ -448,17 +474,7 @@ pub fn fio_document_of_run(
     outcome: &iorig_run::single::SingleOutcome,
     f: OutputFormat,
 ) -> serde_json::Value {
-    let mut options = Vec::new();
-    if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(layer) {
-        for (k, v) in m {
-            let text = match v {
-                serde_json::Value::Null => continue,
-                serde_json::Value::String(s) => s,
-                other => other.to_string(),
-            };
-            options.push((k, text));
-        }
-    }
+    let options = layer_options(layer);
     let d = &outcome.doc;
     let figures = fio_json::JobFigures {
         name: "iorig",
@@ -472,9 +488,74 @@ pub fn fio_document_of_run(
         errors: d.summary.errors,
         qd: d.workload.qd,
     };
-    let ms = SystemTime::now()
+    fio_json::document(
+        &[figures],
+        &[],
+        &[],
+        f == OutputFormat::FioJsonPlus,
+        now_ms(),
+    )
+}
+
+/// fio's client-mode document of a run on several hosts: each host's part
+/// in `client_stats` (with its hostname and port), then "All clients".
+pub fn fio_document_of_hosts(
+    layer: &iorig_spec::WorkloadFile,
+    outcome: &iorig_run::single::SingleOutcome,
+    f: OutputFormat,
+) -> serde_json::Value {
+    let options = layer_options(layer);
+    let d = &outcome.doc;
+    let job = |stats, intervals, summary: &iorig_result::Summary| fio_json::JobFigures {
+        name: "iorig",
+        groupid: 0,
+        options: &options,
+        stats,
+        intervals,
+        runtime_s: summary.duration_s,
+        usr_cpu_pct: summary.cpu.usr_pct,
+        sys_cpu_pct: summary.cpu.sys_pct,
+        errors: summary.errors,
+        qd: d.workload.qd,
+    };
+    let clients: Vec<fio_json::ClientFigures> = d
+        .hosts
+        .iter()
+        .zip(&outcome.host_stats)
+        .map(|(h, stats)| fio_json::ClientFigures {
+            hostname: &h.hostname,
+            port: h
+                .address
+                .rsplit(':')
+                .next()
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0),
+            job: job(stats, &h.intervals, &h.summary),
+        })
+        .collect();
+    let all = job(&outcome.stats, &d.intervals, &d.summary);
+    fio_json::client_document(&clients, &all, f == OutputFormat::FioJsonPlus, now_ms())
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
-    fio_json::document(&[figures], &[], &[], f == OutputFormat::FioJsonPlus, ms)
+        .unwrap_or(0)
+}
+
+/// A workload layer's keys as fio's `job options`.
+fn layer_options(layer: &iorig_spec::WorkloadFile) -> Vec<(String, String)> {
+    let mut options = Vec::new();
+    if let Ok(serde_json::Value::Object(m)) = serde_json::to_value(layer) {
+        for (k, v) in m {
+            let text = match v {
+                serde_json::Value::Null => continue,
+                serde_json::Value::String(s) => s,
+                other => other.to_string(),
+            };
+            options.push((k, text));
+        }
+    }
+    options
 }

@@ -81,6 +81,7 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(1);
     let mut w = layer.resolve(default_seed).map_err(usage)?;
+    w.arrivals_without_rate().map_err(usage)?;
     let mut layer = layer;
     // Every host gets the same seed base (plus its position), whatever the
     // default the agent would pick.
@@ -89,7 +90,11 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
         // The run records the total it asked for.
         w.rate = iorig_spec::Rate::Iops(r * opts.hosts.len() as f64);
     }
-    let json_to_stdout = a.json.as_deref() == Some("-");
+    let out_format = crate::foreign_cmd::OutputFormat::parse(a.output_format.as_deref())?;
+    // fio's JSON goes to stdout unless --json names a file (the text then
+    // goes to stderr), as fio does.
+    let json_to_stdout =
+        a.json.as_deref() == Some("-") || (out_format.is_fio() && a.json.is_none());
     if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
         check_output("--json", Path::new(j))?;
     }
@@ -167,8 +172,17 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
     for l in iorig_text::hosts::hosts_lines(&outcome.doc.hosts) {
         term.printer.line(&l);
     }
-    if let Some(j) = &a.json {
-        crate::output::json::write_json_doc(&term.printer, j, &outcome.doc)?;
+    match out_format {
+        crate::foreign_cmd::OutputFormat::Iorig => {
+            if let Some(j) = &a.json {
+                crate::output::json::write_json_doc(&term.printer, j, &outcome.doc)?;
+            }
+        }
+        f => {
+            let doc = crate::foreign_cmd::fio_document_of_hosts(&layer, &outcome, f);
+            let dest = a.json.as_deref().unwrap_or("-");
+            crate::output::json::write_json_doc(&term.printer, dest, &doc)?;
+        }
     }
     Ok(crate::run_cmd::exit_code(&outcome))
 }

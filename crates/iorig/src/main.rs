@@ -90,6 +90,7 @@ fn plan_run(a: cli::PlanRunArgs) -> Result<plan_cmd::PlanDone, Failure> {
     inv.step_time = a.step_time.clone();
     inv.files = a.files.clone();
     inv.file_size = a.file_size.clone();
+    inv.journal = a.journal.clone();
     inv.allow_destroy = a.allow_destroy;
     plan_cmd::run_plan(
         inv,

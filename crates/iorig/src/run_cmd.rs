@@ -61,11 +61,6 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     }
     let mut layer = layer.overlay(cli_layer(&a)?);
     if a.hosts.hosts.is_some() || a.hosts.hosts_file.is_some() {
-        if OutputFormat::parse(a.output_format.as_deref())?.is_fio() {
-            return Err(Failure::usage(
-                "--output-format fio-json is not written for runs on several hosts yet; drop it (--json gives iorig's document with every host's part)",
-            ));
-        }
         // Targets are the agents' paths: each host looks at its own.
         return crate::hosts_cmd::run(&a, layer);
     }
@@ -83,6 +78,8 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         .unwrap_or(1);
     let w = layer
         .resolve(default_seed)
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    w.arrivals_without_rate()
         .map_err(|e| Failure::usage(e.to_string()))?;
     let out_format = OutputFormat::parse(a.output_format.as_deref())?;
     // fio's JSON without --json goes to stdout, the text to stderr.

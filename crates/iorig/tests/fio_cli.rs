@@ -281,13 +281,21 @@ fn refused_job_files_name_file_line_and_option() {
         .collect();
     files.sort();
     assert!(files.len() >= 8);
+    // Run from a copy, so a file that is not refused writes nowhere but here.
+    let work = tmp();
+    let copy = work.path().join("tests/fio/refused");
+    std::fs::create_dir_all(&copy).unwrap();
+    for e in std::fs::read_dir(&base).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), copy.join(e.file_name())).unwrap();
+    }
     for p in files {
         let name = p.file_name().unwrap().to_str().unwrap().to_string();
         let out = iorig()
             .arg("run")
             .arg(format!("tests/fio/refused/{name}"))
             .args(["--db", dir.path().join("t.db").to_str().unwrap()])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .current_dir(work.path())
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{name}");
@@ -299,6 +307,11 @@ fn refused_job_files_name_file_line_and_option() {
         );
         assert!(
             common::names(dir.path()).is_empty(),
+            "{name} wrote something"
+        );
+        assert_eq!(
+            common::names(work.path()),
+            ["tests"],
             "{name} wrote something"
         );
     }
@@ -661,9 +674,12 @@ fn thinktime_poisson_arrivals_and_startdelay_shape_each_job() {
         (poisson - 1000.0).abs() < 5.0 * 1000f64.sqrt(),
         "poisson: {poisson}"
     );
-    // 200 IOPS from 1 s on: 200, not the 400 of the whole 2 s.
+    // 200 IOPS from 1 s on: 200, not the 400 of the whole 2 s, and fio's
+    // runtime of the job starts after its delay.
     let late = u(&job("late")["read"]["total_ios"]) as f64;
     assert!((late - 200.0).abs() < 30.0, "late: {late}");
+    let iops = f(&job("late")["read"]["iops"]);
+    assert!((iops - 200.0).abs() < 30.0, "late: {iops} IOPS");
 }
 
 #[test]

@@ -1101,3 +1101,55 @@ fn a_plan_run_on_hosts_is_not_resumed_here() {
         "{err}"
     );
 }
+
+#[test]
+fn fio_json_of_a_multi_host_run_has_client_stats_and_all_clients() {
+    let d = tmp();
+    let a = agent(d.path(), "127.0.0.2", &[], &[]);
+    let b = agent(d.path(), "127.0.0.3", &[], &[]);
+    let (code, err, doc) = controller(
+        d.path(),
+        &[
+            "--engine",
+            "null",
+            "--time",
+            "2s",
+            "--rate",
+            "2000",
+            "--output-format",
+            "fio-json",
+            "--hosts",
+            &hosts_arg(&[&a, &b]),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    // fio's client mode: no jobs array; each host, then "All clients".
+    assert!(doc.get("jobs").is_none(), "{doc}");
+    let clients = doc["client_stats"].as_array().unwrap();
+    assert_eq!(clients.len(), 3);
+    let ios = |c: &Value| c["read"]["total_ios"].as_u64().unwrap();
+    for (c, agent) in clients.iter().zip([&a, &b]) {
+        let port = agent.addr.rsplit(':').next().unwrap();
+        assert_eq!(c["port"].to_string(), port, "{c}");
+        assert!(c["hostname"].as_str().is_some_and(|h| !h.is_empty()));
+        assert!(ios(c) > 0);
+    }
+    assert_eq!(clients[2]["jobname"], "All clients");
+    assert_eq!(ios(&clients[2]), ios(&clients[0]) + ios(&clients[1]));
+    // The total's percentiles come from the merged histograms: p99 of all
+    // lies between the hosts' own.
+    let p99 = |c: &Value| {
+        c["read"]["clat_ns"]["percentile"]["99.000000"]
+            .as_u64()
+            .unwrap()
+    };
+    let (lo, hi) = (
+        p99(&clients[0]).min(p99(&clients[1])),
+        p99(&clients[0]).max(p99(&clients[1])),
+    );
+    assert!(
+        (lo..=hi).contains(&p99(&clients[2])),
+        "{lo} {hi} {}",
+        p99(&clients[2])
+    );
+}

@@ -115,6 +115,43 @@ fn think_time_pauses_after_every_n_ios_and_start_delay_holds_the_first() {
     // At most one batch per think time over the 1.7 s after the delay.
     assert!(s.len() <= 4 * (1700 / 5 + 1), "{} I/Os", s.len());
 
+    // A deeper queue than the batch: still a pause after every 4 I/Os (the
+    // queue is not filled past the batch, as fio quiesces).
+    ok(
+        &[
+            "run",
+            "--target",
+            "t.dat",
+            "--size",
+            "16m",
+            "--bs",
+            "4k",
+            "--qd",
+            "8",
+            "--think-time",
+            "5ms",
+            "--think-every",
+            "4",
+            "--time",
+            "1s",
+            "--no-db",
+            "-q",
+            "--lat-log",
+            "q8.csv",
+        ],
+        d,
+    );
+    let g = gaps(&starts(&d.join("q8.csv")));
+    let long: Vec<usize> = (0..g.len()).filter(|&i| g[i] >= 5e6).collect();
+    assert!(long.len() >= 50, "only {} pauses", long.len());
+    for (k, i) in long.iter().enumerate() {
+        assert_eq!(
+            *i,
+            4 * k + 3,
+            "qd 8: pause after I/O {i}, not after each 4th"
+        );
+    }
+
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d.join("r.json")).unwrap()).unwrap();
     assert_eq!(r["workload"]["think_time_s"], 0.005);

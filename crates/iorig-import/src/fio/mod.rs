@@ -433,6 +433,25 @@ pub fn translate(
         });
         jobs.push(JobOut { name, ..job });
     }
+    for jobs in steps.iter_mut() {
+        // A job alone in its step waits out its delay in the warmup, then
+        // ramps, then runs its runtime measured, as fio does. (Jobs side by
+        // side share one clock: theirs are idle inside the measured time.)
+        if let [job] = jobs.as_mut_slice() {
+            if let Some((delay, ramp, runtime)) = job.delay {
+                job.keys.retain(|(k, _)| *k != "warmup");
+                job.keys
+                    .push(("warmup", toml::Value::String(ns_text(ramp + delay))));
+                if let Some(rt) = runtime {
+                    for (k, v) in job.keys.iter_mut() {
+                        if *k == "time" {
+                            *v = toml::Value::String(ns_text(rt));
+                        }
+                    }
+                }
+            }
+        }
+    }
     for jobs in &steps {
         if let (true, Some(v)) = (jobs.len() > 1, jobs.iter().find_map(|j| j.steady.as_ref())) {
             return Err(usage(
@@ -493,6 +512,9 @@ struct JobOut {
     logs: Logs,
     verify: Option<Verify>,
     steady: Option<Steady>,
+    /// fio's startdelay, ramp_time and runtime (ns), when it has a delay:
+    /// a job alone in its step takes the delay into its warmup.
+    delay: Option<(u64, u64, Option<u64>)>,
 }
 
 /// fio's steady-state detection as a plan step's `steady_state`: one-second
@@ -1117,10 +1139,19 @@ impl Translator<'_> {
                 st.cpus = Some(v.to_string());
             }
             "cpumask" => {
+                // An integer, as fio reads it: decimal unless 0x (fio's own
+                // example cpumask=34 is CPUs 1 and 5).
                 let v = need()?;
-                let mask = u64::from_str_radix(v.trim_start_matches("0x").trim_start_matches("0X"), 16)
-                    .map_err(|_| bad(format!("'{v}' is not a hexadecimal CPU mask")))?;
-                let cpus: Vec<String> = (0..64).filter(|b| mask >> b & 1 == 1).map(|b| b.to_string()).collect();
+                let t = v.trim();
+                let mask = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+                    Some(hex) => u64::from_str_radix(hex, 16),
+                    None => t.parse::<u64>(),
+                }
+                .map_err(|_| bad(format!("'{v}' is not a CPU mask (a number, 0x for hexadecimal)")))?;
+                let cpus: Vec<String> = (0..64)
+                    .filter(|b| mask >> b & 1 == 1)
+                    .map(|b| b.to_string())
+                    .collect();
                 if cpus.is_empty() {
                     return Err(bad("an empty mask names no CPU".into()));
                 }
@@ -1348,6 +1379,17 @@ impl Translator<'_> {
         }
         if let Some(a) = st.align {
             keys_pre.push(("align", s(&iorig_spec::format_size(a))));
+        } else if (st.bssplit.is_some() || st.bsrange.is_some()) && !(st.verify && st.do_verify) {
+            // fio aligns random offsets to the smallest size by default;
+            // iorig's own default for mixed sizes stops at 4k.
+            let min = [&read_bs, &write_bs]
+                .iter()
+                .filter_map(|t| iorig_spec::BsSpec::parse(t).ok())
+                .flat_map(|b| b.sizes.into_iter().map(|(size, _)| size))
+                .min();
+            if let Some(m) = min.filter(|m| m.is_multiple_of(512) && *m > 4096) {
+                keys_pre.push(("align", s(&iorig_spec::format_size(m))));
+            }
         }
         let read_pct = match mode {
             Rw::Read => 100.0,
@@ -1518,7 +1560,10 @@ impl Translator<'_> {
             let times = st.loops.saturating_mul(st.numjobs);
             let io_size = match io {
                 IoAmount::Bytes(b) => iorig_spec::format_size(b.saturating_mul(times)),
-                IoAmount::Pct(p) => format!("{}%", p.saturating_mul(times)),
+                // Clones side by side each do their share of the union.
+                IoAmount::Pct(p) => {
+                    format!("{}%", p.saturating_mul(times) / clones_side_by_side.max(1))
+                }
             };
             keys.push(("io_size", s(&io_size)));
             keys.push((
@@ -1666,6 +1711,11 @@ impl Translator<'_> {
         };
         Ok(JobOut {
             steady,
+            delay: (st.start_delay_ns > 0).then_some((
+                st.start_delay_ns,
+                st.ramp_ns,
+                st.runtime_ns,
+            )),
             name: st.name,
             stonewall: st.stonewall,
             new_group: st.new_group,
@@ -1690,6 +1740,39 @@ impl Translator<'_> {
             "filestat" => ("stat", "restart"),
             _ => ("delete", "restart"),
         };
+        // What a tree's operations cannot do is refused, not dropped.
+        let unsupported: [(bool, &str); 12] = [
+            (
+                st.rate_iops.is_some() || st.rate_bytes.is_some(),
+                "rate/rate_iops",
+            ),
+            (st.think_ns > 0, "thinktime"),
+            (st.start_delay_ns > 0, "startdelay"),
+            (st.ss.is_some(), "ss"),
+            (st.verify, "verify"),
+            (st.fsync > 0 || st.fdatasync > 0, "fsync/fdatasync"),
+            (st.offset_increment.is_some(), "offset_increment"),
+            (st.loops > 1, "loops"),
+            (
+                st.number_ios.is_some() || st.io_size.is_some(),
+                "number_ios/io_size",
+            ),
+            (
+                st.rw_suffix.is_some() || st.align.is_some(),
+                "rw's :N / blockalign",
+            ),
+            (
+                st.logs.bw.is_some() || st.logs.lat.is_some() || st.logs.iops.is_some(),
+                "write_*_log",
+            ),
+            (op == "stat" && st.unlink, "unlink"),
+        ];
+        if let Some((_, what)) = unsupported.iter().find(|(given, _)| *given) {
+            return Err(jerr(format!(
+                "{what} with ioengine={} is not supported (iorig's file-system workload has no such setting); remove it",
+                st.engine
+            )));
+        }
         let Some(dir) = &st.directory else {
             return Err(jerr(format!(
                 "ioengine={} works on files in directory=; give an empty directory (iorig builds its tree there)",
@@ -1755,7 +1838,9 @@ impl Translator<'_> {
         if let Some(ms) = st.logs.avg_msec {
             keys.push(("interval", s(&format!("{ms}ms"))));
         }
-        if st.unlink {
+        // The files a filecreate job made in this run go with the tree it
+        // made; a filedelete job removes its files anyway.
+        if st.unlink && op == "create" {
             keys.push(("cleanup", toml::Value::Boolean(true)));
         }
         self.notice_once(
@@ -1773,6 +1858,7 @@ impl Translator<'_> {
             logs: st.logs,
             verify: None,
             steady: None,
+            delay: None,
         })
     }
 }

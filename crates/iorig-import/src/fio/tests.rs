@@ -244,6 +244,9 @@ fn cpus_and_exitall() {
     assert_eq!(job(&p, 0, 0)["cpus"].as_str(), Some("0-1,3"));
     assert_eq!(job(&p, 0, 0)["exitall"].as_bool(), Some(true));
     assert_eq!(job(&p, 0, 1)["cpus"].as_str(), Some("0,2"));
+    // Decimal unless 0x: fio's own example, 34 = CPUs 1 and 5.
+    let p = plan("[a]\nsize=1m\ncpumask=34\n");
+    assert_eq!(job(&p, 0, 0)["cpus"].as_str(), Some("1,5"));
     let e = tr("[a]\nsize=1m\ncpus_allowed_policy=split\n").unwrap_err();
     assert!(e.contains("split"), "{e}");
     let e = tr("[a]\nsize=1m\ncpus_allowed=3-1\n").unwrap_err();
@@ -260,6 +263,9 @@ fn bsrange_gets_fios_odds_and_rw_suffixes_become_runs_and_skips() {
     // bs_unaligned: any 512-byte multiple, the cap taking min/max.
     let p = plan("[j]\nsize=1g\nrw=randread\nbsrange=1k-2k\nbs_unaligned\n");
     assert_eq!(job(&p, 0, 0)["bs"].as_str(), Some("1k:1,1536:1,2k:2"));
+    // fio aligns to the smallest size by default.
+    let p = plan("[j]\nsize=1g\nrw=randread\nbsrange=64k-256k\n");
+    assert_eq!(job(&p, 0, 0)["align"].as_str(), Some("64k"));
     let p = plan("[j]\nsize=1g\nrw=randread:8\nblockalign=512\n");
     assert_eq!(job(&p, 0, 0)["run_length"].as_integer(), Some(8));
     assert_eq!(job(&p, 0, 0)["align"].as_str(), Some("512"));
@@ -327,6 +333,8 @@ fn everyday_options_map_or_refuse_with_reason() {
     let p = plan("[j]\nfilename=/dev/sdz\nsize=25%\noffset_increment=25%\nnumjobs=4\nrw=read\n");
     assert_eq!(job(&p, 0, 0)["range"].as_str(), Some("0%-100%"));
     assert_eq!(job(&p, 0, 0)["threads"].as_integer(), Some(4));
+    // Each clone reads its quarter once: the union once, not four times.
+    assert_eq!(job(&p, 0, 0)["io_size"].as_str(), Some("100%"));
     let p = plan("[j]\nfilename=/tmp/f\nsize=1g\noffset_increment=1g\nnumjobs=2\nrw=read\n");
     assert_eq!(job(&p, 0, 0)["size"].as_str(), Some("2g"));
     let e = tr("[j]\nfilename=/tmp/f\nsize=1g\noffset_increment=2g\nnumjobs=2\n").unwrap_err();
