@@ -254,6 +254,17 @@ pub struct OffsetGen {
     run_left: u32,
     /// Bytes left out after each sequential I/O (fio's `read:SIZE`).
     skip: u64,
+    /// Zoned access: the zones and this worker's place in them.
+    zones: Option<ZoneCursor>,
+}
+
+/// A worker's zone (fio's zonemode=strided): where it starts in the
+/// virtual space and the bytes done there.
+#[derive(Clone, Copy, Debug)]
+struct ZoneCursor {
+    z: iorig_spec::Zones,
+    start: u64,
+    done: u64,
 }
 
 impl OffsetGen {
@@ -308,7 +319,59 @@ impl OffsetGen {
             run_length: 1,
             run_left: 0,
             skip: 0,
+            zones: None,
         })
+    }
+
+    /// Zoned access: every worker starts in the first zone, as each fio
+    /// clone does.
+    pub fn with_zones(mut self, zones: Option<iorig_spec::Zones>) -> Self {
+        self.zones = zones.map(|z| ZoneCursor {
+            z,
+            start: 0,
+            done: 0,
+        });
+        if self.zones.is_some() {
+            self.pos = 0;
+        }
+        self
+    }
+
+    /// The next I/O of `len` bytes inside the current zone, moving to the
+    /// next zone once this one had its bytes.
+    fn next_in_zone(&mut self, len: u64, random: bool) -> (u32, u64) {
+        let total = self.space.total;
+        let align = self.space.align;
+        let Some(c) = self.zones.as_mut() else {
+            return (0, 0);
+        };
+        if c.done >= c.z.size_bytes {
+            c.done = 0;
+            c.start += c.z.range_bytes + c.z.skip_bytes;
+            if c.start + len > total {
+                c.start = 0;
+            }
+            self.pos = c.start;
+        }
+        c.done += len;
+        let end = (c.start + c.z.range_bytes).min(total);
+        let v = if random {
+            let units = (end - c.start).saturating_sub(len) / align + 1;
+            c.start + below(&mut self.rng_offset, units) * align
+        } else {
+            if self.pos < c.start || self.pos + len > end {
+                self.pos = c.start;
+            }
+            let p = self.pos;
+            self.pos += len + self.skip;
+            p
+        };
+        let (i, mut off) = self.space.locate(v);
+        let seg = self.space.segs[i];
+        if off + len > seg.len {
+            off = (seg.len - len) / align * align;
+        }
+        (seg.target, seg.start + off)
     }
 
     /// Runs of `run_length` I/Os per random seek, and `skip` bytes left out
@@ -334,6 +397,9 @@ impl OffsetGen {
             self.always_random
                 || (!self.never_random && self.rng_seek.next_u64() < self.random_threshold)
         };
+        if self.zones.is_some() {
+            return self.next_in_zone(len, random);
+        }
         if random {
             let unit = self.dist.sample(&mut self.rng_offset);
             let v = unit * self.space.align;
@@ -640,6 +706,38 @@ mod tests {
         let offs: Vec<u64> = (0..5).map(|_| g.next(4096).1).collect();
         let base = 1 << 20;
         assert_eq!(offs, (0..5).map(|k| base + k * 12288).collect::<Vec<u64>>());
+    }
+
+    #[test]
+    fn strided_zones_keep_io_in_a_zone_then_move_on() {
+        let sp = space(&[1 << 24], 4096, 4096);
+        let base = 1 << 20;
+        // 1 MiB zones, 64k of I/O in each, 1 MiB skipped between them.
+        let z = iorig_spec::Zones {
+            range_bytes: 1 << 20,
+            size_bytes: 64 << 10,
+            skip_bytes: 1 << 20,
+        };
+        let mut g = OffsetGen::new(sp.clone(), AccessDist::Uniform, 100.0, 4096, 0, 1, 3)
+            .unwrap()
+            .with_zones(Some(z));
+        for k in 0..20u64 {
+            // 16 I/Os of 4k per zone; zone k starts at 2k MiB (wrapping).
+            let start = (k * (2 << 20)) % (1 << 24);
+            for _ in 0..16 {
+                let off = g.next(4096).1 - base;
+                assert!((start..start + (1 << 20)).contains(&off), "zone {k}: {off}");
+                assert_eq!(off % 4096, 0);
+            }
+        }
+        // Sequential: the zone's first 64k in order, then the next zone.
+        let mut g = OffsetGen::new(sp, AccessDist::Uniform, 0.0, 4096, 0, 1, 3)
+            .unwrap()
+            .with_zones(Some(z));
+        let offs: Vec<u64> = (0..18).map(|_| g.next(4096).1 - base).collect();
+        assert_eq!(&offs[..3], &[0, 4096, 8192]);
+        assert_eq!(offs[15], 15 * 4096);
+        assert_eq!(&offs[16..], &[2 << 20, (2 << 20) + 4096]);
     }
 
     #[test]

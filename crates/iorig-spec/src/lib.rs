@@ -28,5 +28,5 @@ pub use units::{format_bytes, format_size, parse_count, parse_duration, parse_si
 pub use workload::{
     parse_cpu_list, AccessDist, Arrivals, BsSpec, BsWeight, DataPattern, EngineKind, OneOrMany,
     RangePct, Rate, StrOrNum, SyncEvery, SyncMode, Think, Workload, WorkloadFile, WorkloadRecord,
-    DEFAULT_MAX_ERRORS, DEFAULT_SIZE_BYTES, DEFAULT_TARGET,
+    Zones, DEFAULT_MAX_ERRORS, DEFAULT_SIZE_BYTES, DEFAULT_TARGET,
 };

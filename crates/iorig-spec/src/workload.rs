@@ -477,6 +477,15 @@ pub struct WorkloadFile {
     /// Bytes left out after every sequential I/O, e.g. 4k: a stride of bs + skip (fio's read:4k) [default: 0].
     #[arg(long, value_name = "SIZE")]
     pub skip: Option<StrOrNum>,
+    /// Zones of this size: the I/O stays in one zone for --zone-size bytes, then moves to the next (fio's zonemode=strided zonerange) [default: no zones].
+    #[arg(long, value_name = "SIZE")]
+    pub zone_range: Option<StrOrNum>,
+    /// Bytes of I/O in a zone before the next one [default: --zone-range].
+    #[arg(long, value_name = "SIZE")]
+    pub zone_size: Option<StrOrNum>,
+    /// Bytes left out between one zone and the next [default: 0].
+    #[arg(long, value_name = "SIZE")]
+    pub zone_skip: Option<StrOrNum>,
     /// Offsets are multiples of this, e.g. 512 [default: the block size; 4k or smaller for mixed sizes].
     #[arg(long, value_name = "SIZE")]
     pub align: Option<StrOrNum>,
@@ -690,6 +699,9 @@ impl WorkloadFile {
             unlink,
             run_length,
             skip,
+            zone_range,
+            zone_size,
+            zone_skip,
             align,
             arrivals,
             think_time,
@@ -1039,7 +1051,48 @@ impl WorkloadFile {
                 "the null engine writes nothing to sync; use io_uring or psync",
             ));
         }
+        let zones = match (&self.zone_range, &self.zone_size) {
+            (None, None) => {
+                if self.zone_skip.is_some() {
+                    return Err(SpecError::bad(
+                        "zone-skip",
+                        "without zones",
+                        "it is the gap between zones; add --zone-range",
+                    ));
+                }
+                None
+            }
+            (r, s) => {
+                let size_of = |v: &Option<StrOrNum>| -> Result<Option<u64>, SpecError> {
+                    v.as_ref().map(|v| parse_size(&v.text())).transpose()
+                };
+                // Either alone gives both, as fio fills one from the other.
+                let range_bytes = size_of(r)?.or(size_of(s)?).unwrap_or(0);
+                let size_bytes = size_of(s)?.unwrap_or(range_bytes);
+                let skip_bytes = size_of(&self.zone_skip)?.unwrap_or(0);
+                if range_bytes == 0 || size_bytes == 0 {
+                    return Err(SpecError::bad(
+                        "zone-range",
+                        "0",
+                        "a zone needs a size above 0, e.g. --zone-range 64m",
+                    ));
+                }
+                if dist != AccessDist::Uniform || run_length > 1 {
+                    return Err(SpecError::bad(
+                        "zone-range",
+                        format_size(range_bytes),
+                        "I/O inside a zone is uniform or sequential; drop --dist and --run-length",
+                    ));
+                }
+                Some(Zones {
+                    range_bytes,
+                    size_bytes,
+                    skip_bytes,
+                })
+            }
+        };
         let w = Workload {
+            zones,
             sync_every,
             unlink: self.unlink.unwrap_or(false),
             io_size_bytes,
@@ -1309,6 +1362,11 @@ impl WorkloadFile {
         )?;
         refuse("align", self.align.is_some(), "a file's I/Os align to --bs")?;
         refuse(
+            "zone-range",
+            self.zone_range.is_some() || self.zone_size.is_some() || self.zone_skip.is_some(),
+            "a tree has files, not zones",
+        )?;
+        refuse(
             "fsync-every",
             self.fsync_every.is_some() || self.fdatasync_every.is_some(),
             "give fsync among --ops",
@@ -1462,6 +1520,16 @@ impl Arrivals {
     }
 }
 
+/// Zoned access (fio's zonemode=strided): each worker's I/O stays in one
+/// zone of `range_bytes` until it has done `size_bytes` there, then moves
+/// `range_bytes + skip_bytes` further (wrapping at the end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Zones {
+    pub range_bytes: u64,
+    pub size_bytes: u64,
+    pub skip_bytes: u64,
+}
+
 /// Periodic syncs (fio's fsync=N and fdatasync=N).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SyncEvery {
@@ -1518,6 +1586,8 @@ pub struct Workload {
     pub io_size_bytes: Option<u64>,
     /// `io_size` as a share of the working set (100 = one pass), instead.
     pub io_size_pct: Option<f64>,
+    /// Zoned access (fio's zonemode=strided).
+    pub zones: Option<Zones>,
     /// fsync or fdatasync after every so many writes of a worker.
     pub sync_every: Option<SyncEvery>,
     /// Remove the scratch files the run created when it ends.
@@ -1600,6 +1670,26 @@ impl Workload {
                     "file-size",
                     format_size(*odd),
                     "direct I/O needs file sizes that are multiples of 512; change --file-size or use --buffered",
+                ));
+            }
+        }
+        if let Some(z) = self.zones {
+            let a = self.offset_align_bytes().max(1);
+            if !z.range_bytes.is_multiple_of(a) || !z.skip_bytes.is_multiple_of(a) {
+                return Err(SpecError::bad(
+                    "zone-range",
+                    format_size(z.range_bytes),
+                    format!(
+                        "zones and the skips between them keep offsets aligned only as multiples of {}; round them",
+                        format_size(a)
+                    ),
+                ));
+            }
+            if z.range_bytes < self.max_bs_bytes() {
+                return Err(SpecError::bad(
+                    "zone-range",
+                    format_size(z.range_bytes),
+                    "a zone must hold the largest block; make it larger or --bs smaller",
                 ));
             }
         }
@@ -1785,6 +1875,9 @@ impl Workload {
             trim_pct: self.trim_pct,
             random_pct: self.random_pct,
             run_length: (self.run_length > 1).then_some(self.run_length),
+            zone_range_bytes: self.zones.map(|z| z.range_bytes),
+            zone_size_bytes: self.zones.map(|z| z.size_bytes),
+            zone_skip_bytes: self.zones.map(|z| z.skip_bytes),
             skip_bytes: (self.skip_bytes > 0).then_some(self.skip_bytes),
             qd: self.qd,
             submit_batch: self.submit_batch,
@@ -1859,6 +1952,13 @@ pub struct WorkloadRecord {
     /// I/Os per random seek, when runs follow each seek.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_length: Option<u32>,
+    /// Zoned access, when there were zones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_range_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_size_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone_skip_bytes: Option<u64>,
     /// Bytes left out after each sequential I/O, when any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skip_bytes: Option<u64>,

@@ -2,8 +2,10 @@
 //! fio's `rate_process`, `thinktime*` and `startdelay`): `--arrivals poisson`
 //! draws exponential gaps of the rate's mean, `--think-time` pauses each
 //! worker after every `--think-every` I/Os once they completed, and
-//! `--start-delay` issues nothing before its time. Each is read from the
-//! per-I/O log (`--lat-log`), i.e. from what was actually submitted.
+//! `--start-delay` issues nothing before its time; and where they go:
+//! `--zone-range`/`--zone-size`/`--zone-skip` (fio's strided zones) keep the
+//! I/O in one zone at a time. Each is read from the per-I/O log
+//! (`--lat-log`), i.e. from what was actually submitted.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -186,4 +188,61 @@ fn pacing_options_that_contradict_are_refused() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
     assert!(!d.join("x.db").exists() && !d.join("t.dat").exists());
+}
+
+#[test]
+fn strided_zones_hold_the_io_in_one_zone_at_a_time() {
+    let dir = tmp();
+    let d = dir.path();
+    ok(
+        &[
+            "run",
+            "--target",
+            "t.dat",
+            "--size",
+            "64m",
+            "--bs",
+            "4k",
+            "--zone-range",
+            "4m",
+            "--zone-size",
+            "256k",
+            "--zone-skip",
+            "4m",
+            "--time",
+            "1s",
+            "--no-db",
+            "-q",
+            "--lat-log",
+            "z.csv",
+        ],
+        d,
+    );
+    let text = std::fs::read_to_string(d.join("z.csv")).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+    let (o, s) = (col("offset_bytes"), col("start_ns"));
+    let mut rows: Vec<(u64, u64)> = lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[s].parse().unwrap(), f[o].parse().unwrap())
+        })
+        .collect();
+    rows.sort_unstable();
+    assert!(rows.len() > 128, "{} I/Os", rows.len());
+    // 64 I/Os of 4k (256k) per zone; zones start every 8 MiB (4m + 4m
+    // skipped) of the data area, wrapping at its 64 MiB.
+    // The data area of iorig's scratch file starts after its 1 MiB header.
+    let data_start = 1u64 << 20;
+    for (k, chunk) in rows.chunks(64).enumerate() {
+        let zone = (k as u64 * (8 << 20)) % (64 << 20);
+        for (_, off) in chunk {
+            let rel = off - data_start;
+            assert!(
+                (zone..zone + (4 << 20)).contains(&rel),
+                "I/O of zone {k} at {rel}"
+            );
+        }
+    }
 }

@@ -197,13 +197,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("fill_fs", "give size= (the bytes to write) instead"),
     ("unlink_each_loop", "iorig keeps its scratch files"),
     (
-        "zonemode",
-        "zoned access is not supported; use range per job",
-    ),
-    ("zonesize", "zoned access is not supported"),
-    ("zonerange", "zoned access is not supported"),
-    ("zoneskip", "zoned access is not supported"),
-    (
         "rate_min",
         "iorig reports whether the rate was met (the rate finding)",
     ),
@@ -352,6 +345,10 @@ const MAPPED: &[&str] = &[
     "cpumask",
     "exitall",
     "fill_device",
+    "zonemode",
+    "zonesize",
+    "zonerange",
+    "zoneskip",
     "filesize",
     "stat_type",
     "fsync",
@@ -610,6 +607,11 @@ struct State {
     fill_device: Option<Loc>,
     poisson: bool,
     offset_increment: Option<SizeOrPct>,
+    /// fio's zonemode=strided, zonerange, zonesize, zoneskip.
+    zonemode: Option<(String, Loc)>,
+    zonerange: Option<u64>,
+    zonesize: Option<u64>,
+    zoneskip: Option<u64>,
     /// fio's filesize (each file's size).
     filesize: Option<u64>,
     /// fio's fsync=N / fdatasync=N.
@@ -688,6 +690,10 @@ impl Translator<'_> {
             fill_device: None,
             poisson: false,
             offset_increment: None,
+            zonemode: None,
+            zonerange: None,
+            zonesize: None,
+            zoneskip: None,
             filesize: None,
             fsync: 0,
             fdatasync: 0,
@@ -1073,6 +1079,20 @@ impl Translator<'_> {
             }
             "unlink" => st.unlink = units::flag(val).map_err(&bad)?,
             "fsync" => st.fsync = units::int(need()?).map_err(&bad)?,
+            "zonemode" => {
+                let v = need()?;
+                match v {
+                    "none" | "strided" => st.zonemode = Some((v.to_string(), loc.clone())),
+                    other => {
+                        return Err(bad(format!(
+                            "'{other}' is not supported (zbd drives a zoned device's write pointers); give strided or none"
+                        )))
+                    }
+                }
+            }
+            "zonerange" => st.zonerange = Some(units::size(need()?, st.kb_base).map_err(&bad)?),
+            "zonesize" => st.zonesize = Some(units::size(need()?, st.kb_base).map_err(&bad)?),
+            "zoneskip" => st.zoneskip = Some(units::size(need()?, st.kb_base).map_err(&bad)?),
             "filesize" => {
                 let v = need()?;
                 if v.contains('-') || v.contains(':') {
@@ -1376,6 +1396,29 @@ impl Translator<'_> {
                     keys_pre.push(("skip", s(&iorig_spec::format_size(n))));
                 }
             }
+        }
+        // fio's zones: strided gives them their meaning; without a zonemode,
+        // zone sizes mean strided zones too, as fio takes them.
+        let zoned = !matches!(st.zonemode.as_ref().map(|z| z.0.as_str()), Some("none"));
+        if let (false, Some((_, at))) = (zoned, &st.zonemode) {
+            if st.zonerange.is_some() || st.zonesize.is_some() {
+                return Err(usage(
+                    at,
+                    "zonemode=none with zone sizes (fio refuses this too); give zonemode=strided or drop the sizes",
+                ));
+            }
+        }
+        if zoned && (st.zonerange.is_some() || st.zonesize.is_some()) {
+            let range = st.zonerange.or(st.zonesize).unwrap_or(0);
+            keys_pre.push(("zone_range", s(&iorig_spec::format_size(range))));
+            if let Some(z) = st.zonesize.filter(|z| *z != range) {
+                keys_pre.push(("zone_size", s(&iorig_spec::format_size(z))));
+            }
+            if let Some(z) = st.zoneskip.filter(|z| *z > 0) {
+                keys_pre.push(("zone_skip", s(&iorig_spec::format_size(z))));
+            }
+        } else if let (true, Some((_, at))) = (zoned, &st.zonemode) {
+            return Err(usage(at, "zonemode=strided needs zonerange or zonesize"));
         }
         if let Some(a) = st.align {
             keys_pre.push(("align", s(&iorig_spec::format_size(a))));

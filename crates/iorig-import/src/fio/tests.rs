@@ -412,3 +412,26 @@ fn metadata_engines_become_a_tree_workload() {
     let p = plan("[j]\nnrfiles=4\nfilesize=1m\nrw=read\n");
     assert_eq!(job(&p, 0, 0)["size"].as_str(), Some("1m"));
 }
+
+#[test]
+fn strided_zones() {
+    let p = plan(
+        "[j]\nsize=1g\nrw=randread\nzonemode=strided\nzonerange=64m\nzonesize=16m\nzoneskip=64m\n",
+    );
+    let j = job(&p, 0, 0);
+    assert_eq!(j["zone_range"].as_str(), Some("64m"));
+    assert_eq!(j["zone_size"].as_str(), Some("16m"));
+    assert_eq!(j["zone_skip"].as_str(), Some("64m"));
+    // zonesize alone is both, as fio fills zonerange from it.
+    let p = plan("[j]\nsize=1g\nrw=read\nzonesize=8m\n");
+    assert_eq!(job(&p, 0, 0)["zone_range"].as_str(), Some("8m"));
+    assert!(job(&p, 0, 0).get("zone_size").is_none());
+    for (text, says) in [
+        ("zonemode=zbd\n", "give strided"),
+        ("zonemode=strided\n", "needs zonerange"),
+        ("zonemode=none\nzonesize=8m\n", "fio refuses this too"),
+    ] {
+        let e = tr(&format!("[j]\nsize=1g\n{text}")).unwrap_err();
+        assert!(e.contains(says), "{text}: {e}");
+    }
+}
