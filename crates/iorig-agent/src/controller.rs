@@ -1187,13 +1187,17 @@ async fn step_async(
 
 /// Steps of several jobs run on this machine only (for now).
 fn refuse_jobs(call: &StepCall<'_>) -> Result<(), RunError> {
-    if call.jobs.is_empty() {
-        Ok(())
-    } else {
-        Err(RunError::usage(
+    if !call.jobs.is_empty() {
+        return Err(RunError::usage(
             "a step of several jobs runs on this machine only; run it without --hosts, or give each job its own step",
-        ))
+        ));
     }
+    if call.w.min_iops.is_some() {
+        return Err(RunError::usage(
+            "min_iops is checked on this machine only; run it without --hosts, or drop min_iops",
+        ));
+    }
+    Ok(())
 }
 
 /// Emits every total interval that no live host still owes, asking the

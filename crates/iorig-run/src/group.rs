@@ -104,6 +104,7 @@ pub(crate) fn run_jobs(
     hooks.before_io(out, index, stop);
 
     let n = prepared.len();
+    let mut breach: Vec<Option<String>> = vec![None; n];
     let mut per_job: Vec<Vec<IntervalSample>> = (0..n).map(|_| Vec::new()).collect();
     let mut intervals = Vec::new();
     let mut totals: Vec<IntervalSample> = Vec::new();
@@ -135,6 +136,14 @@ pub(crate) fn run_jobs(
             let j = ids[op.index()];
             match op.recv(&receivers[j]) {
                 Ok(RunEvent::Interval(sample)) => {
+                    if breach[j].is_none() {
+                        breach[j] = crate::step::below_floor(&call.jobs[j].w, &sample)
+                            .map(|m| format!("job '{}': {m}", call.jobs[j].name));
+                        if breach[j].is_some() {
+                            // The jobs share one clock: the step ends.
+                            stop.stop_step();
+                        }
+                    }
                     pending[j].insert(sample.index, *sample);
                 }
                 Ok(RunEvent::WorkerError { worker, message }) => {
@@ -179,6 +188,13 @@ pub(crate) fn run_jobs(
         match r {
             Ok(r) => outcomes.push(r?),
             Err(_) => return Err(RunError::runtime("a job's run thread panicked")),
+        }
+    }
+    for (o, b) in outcomes.iter_mut().zip(breach) {
+        if let Some(message) = b {
+            o.errors += 1;
+            o.summary.errors += 1;
+            o.error_messages.push(message);
         }
     }
     for (j, o) in outcomes.iter().enumerate() {

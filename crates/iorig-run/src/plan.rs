@@ -705,8 +705,14 @@ impl Runner<'_> {
         }
         if status == StepStatus::Failed {
             let run = self.out.store.run();
+            let first = out
+                .outcome
+                .error_messages
+                .first()
+                .map(|m| format!(" (first: {m})"))
+                .unwrap_or_default();
             self.out.notice(&format!(
-                "step {} failed with I/O errors; the plan stops here (iorig plan resume {} retries it)",
+                "step {} failed with I/O errors{first}; the plan stops here (iorig plan resume {} retries it)",
                 step.index + 1,
                 run.map(|r| r.to_string()).unwrap_or_else(|| "-".into())
             ));

@@ -346,6 +346,8 @@ pub(crate) fn run_step(
     hooks.before_io(out, index, stop);
     let (tx, rx) = unbounded::<RunEvent>();
     let mut intervals: Vec<Interval> = Vec::new();
+    // The first measured interval under the IOPS floor, if any.
+    let mut breach: Option<String> = None;
     let outcome = std::thread::scope(|scope| {
         let worker = scope.spawn(|| {
             let r = run::execute(&prepared, stop.step.clone(), &tx);
@@ -355,6 +357,12 @@ pub(crate) fn run_step(
         for ev in rx.iter() {
             match ev {
                 RunEvent::Interval(sample) => {
+                    if breach.is_none() {
+                        breach = below_floor(w, &sample);
+                        if breach.is_some() {
+                            stop.stop_step();
+                        }
+                    }
                     intervals.push(deliver_interval(&sample, index, out, stop, hooks));
                 }
                 RunEvent::WorkerError { worker, message } => {
@@ -368,10 +376,16 @@ pub(crate) fn run_step(
         }
         worker.join()
     });
-    let outcome = match outcome {
+    let mut outcome = match outcome {
         Ok(r) => r?,
         Err(_) => return Err(RunError::runtime("the run thread panicked")),
     };
+    if let Some(message) = breach {
+        // Counted as the run's error: the step fails, as fio's job does.
+        outcome.errors += 1;
+        outcome.summary.errors += 1;
+        outcome.error_messages.push(message);
+    }
     for n in &outcome.notices {
         out.notice(n);
     }
@@ -402,6 +416,22 @@ pub(crate) fn run_step(
         hosts: Vec::new(),
         host_stats: Vec::new(),
         jobs: Vec::new(),
+    })
+}
+
+/// A measured interval under the workload's IOPS floor (`min_iops`): the
+/// message the run fails with.
+pub(crate) fn below_floor(w: &Workload, sample: &IntervalSample) -> Option<String> {
+    let min = w.min_iops?;
+    if sample.warmup || sample.duration_s <= 0.0 {
+        return None;
+    }
+    let iops = sample.stats.ops() as f64 / sample.duration_s;
+    (iops < min).then(|| {
+        format!(
+            "interval {} ran at {iops:.1} IOPS, below the floor of {min} (min_iops); the run stopped there",
+            sample.index + 1
+        )
     })
 }
 

@@ -545,6 +545,9 @@ pub struct WorkloadFile {
     /// End once this many bytes were issued (reads, writes and trims together), or at --time, whichever comes first; N% is a share of the working set (200% = two passes).
     #[arg(long, value_name = "SIZE")]
     pub io_size: Option<StrOrNum>,
+    /// The run fails, and stops, once a measured interval's IOPS fall below this (fio's rate_iops_min) [default: no floor].
+    #[arg(long, value_name = "IOPS")]
+    pub min_iops: Option<StrOrNum>,
     /// How I/Os arrive under --rate: uniform (evenly spaced) or poisson (random gaps of the same mean, as open-system traffic) [default: uniform].
     #[arg(long, value_name = "uniform|poisson")]
     pub arrivals: Option<String>,
@@ -694,6 +697,7 @@ impl WorkloadFile {
             rate,
             time,
             io_size,
+            min_iops,
             fsync_every,
             fdatasync_every,
             unlink,
@@ -1091,7 +1095,20 @@ impl WorkloadFile {
                 })
             }
         };
+        let min_iops = match &self.min_iops {
+            None => None,
+            Some(v) => {
+                let t = v.text();
+                let n = crate::units::parse_count(&t)
+                    .filter(|n| n.is_finite() && *n > 0.0)
+                    .ok_or_else(|| {
+                        SpecError::bad("min-iops", &t, "give IOPS above 0, e.g. 5000 or 5k")
+                    })?;
+                Some(n)
+            }
+        };
         let w = Workload {
+            min_iops,
             zones,
             sync_every,
             unlink: self.unlink.unwrap_or(false),
@@ -1586,6 +1603,8 @@ pub struct Workload {
     pub io_size_bytes: Option<u64>,
     /// `io_size` as a share of the working set (100 = one pass), instead.
     pub io_size_pct: Option<f64>,
+    /// The floor under each measured interval's IOPS (`min_iops`).
+    pub min_iops: Option<f64>,
     /// Zoned access (fio's zonemode=strided).
     pub zones: Option<Zones>,
     /// fsync or fdatasync after every so many writes of a worker.
@@ -1875,6 +1894,7 @@ impl Workload {
             trim_pct: self.trim_pct,
             random_pct: self.random_pct,
             run_length: (self.run_length > 1).then_some(self.run_length),
+            min_iops: self.min_iops,
             zone_range_bytes: self.zones.map(|z| z.range_bytes),
             zone_size_bytes: self.zones.map(|z| z.size_bytes),
             zone_skip_bytes: self.zones.map(|z| z.skip_bytes),
@@ -1952,6 +1972,9 @@ pub struct WorkloadRecord {
     /// I/Os per random seek, when runs follow each seek.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_length: Option<u32>,
+    /// The floor under each measured interval's IOPS, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_iops: Option<f64>,
     /// Zoned access, when there were zones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zone_range_bytes: Option<u64>,

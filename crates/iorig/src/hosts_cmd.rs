@@ -82,6 +82,11 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
         .unwrap_or(1);
     let mut w = layer.resolve(default_seed).map_err(usage)?;
     w.arrivals_without_rate().map_err(usage)?;
+    if w.min_iops.is_some() {
+        return Err(usage(
+            "--min-iops is checked on this machine only; run without --hosts, or drop --min-iops",
+        ));
+    }
     let mut layer = layer;
     // Every host gets the same seed base (plus its position), whatever the
     // default the agent would pick.

@@ -780,3 +780,21 @@ fn filecreate_filestat_filedelete_work_on_a_tree() {
     // What is left is iorig's tree marker, no file.
     assert_eq!(common::names(d.path()), [".iorig-tree"]);
 }
+
+#[test]
+fn rate_iops_min_fails_the_job_at_its_first_short_cycle() {
+    let dir = tmp();
+    let out = iorig()
+        .arg("run")
+        .arg(corpus("run/ratemin.fio"))
+        .args(["--output-format", "fio-json", "--no-db", "-q"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("below the floor of 400"), "{err}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["jobs"][0]["error"], 5);
+    assert!(u(&doc["jobs"][0]["job_runtime"]) < 5_000);
+}

@@ -246,3 +246,61 @@ fn strided_zones_hold_the_io_in_one_zone_at_a_time() {
         }
     }
 }
+
+#[test]
+fn an_interval_under_min_iops_fails_and_stops_the_run() {
+    let dir = tmp();
+    let d = dir.path();
+    let started = std::time::Instant::now();
+    // Paced at 200 IOPS with a floor of 400: the first interval is under it.
+    let out = run(
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--rate",
+            "200",
+            "--min-iops",
+            "400",
+            "--time",
+            "20s",
+            "--interval",
+            "500ms",
+            "--no-db",
+            "--json",
+            "r.json",
+        ],
+        d,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("below the floor of 400"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("r.json")).unwrap()).unwrap();
+    assert_eq!(r["summary"]["errors"], 1);
+    assert!(r["intervals"].as_array().unwrap().len() <= 3);
+    // A floor the run keeps: no error.
+    let out = run(
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--rate",
+            "1000",
+            "--min-iops",
+            "500",
+            "--time",
+            "1s",
+            "--no-db",
+            "-q",
+        ],
+        d,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

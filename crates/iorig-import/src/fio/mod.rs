@@ -197,16 +197,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("fill_fs", "give size= (the bytes to write) instead"),
     ("unlink_each_loop", "iorig keeps its scratch files"),
     (
-        "rate_min",
-        "iorig reports whether the rate was met (the rate finding)",
-    ),
-    (
-        "ratemin",
-        "iorig reports whether the rate was met (the rate finding)",
-    ),
-    ("rate_iops_min", "iorig reports whether the rate was met"),
-    ("rate_cycle", "iorig reports whether the rate was met"),
-    (
         "latency_target",
         "use a plan's curve step for the best IOPS under a latency (docs/plans.md)",
     ),
@@ -345,6 +335,11 @@ const MAPPED: &[&str] = &[
     "cpumask",
     "exitall",
     "fill_device",
+    "rate_min",
+    "ratemin",
+    "rate_iops_min",
+    "rate_cycle",
+    "ratecycle",
     "zonemode",
     "zonesize",
     "zonerange",
@@ -607,6 +602,11 @@ struct State {
     fill_device: Option<Loc>,
     poisson: bool,
     offset_increment: Option<SizeOrPct>,
+    /// fio's rate_min (bytes/s) and rate_iops_min, per clone and
+    /// direction, and rate_cycle (ms).
+    rate_min_bytes: Option<(u64, u64)>,
+    rate_min_iops: Option<(u64, u64)>,
+    rate_cycle_ms: Option<u64>,
     /// fio's zonemode=strided, zonerange, zonesize, zoneskip.
     zonemode: Option<(String, Loc)>,
     zonerange: Option<u64>,
@@ -690,6 +690,9 @@ impl Translator<'_> {
             fill_device: None,
             poisson: false,
             offset_increment: None,
+            rate_min_bytes: None,
+            rate_min_iops: None,
+            rate_cycle_ms: None,
             zonemode: None,
             zonerange: None,
             zonesize: None,
@@ -1079,6 +1082,28 @@ impl Translator<'_> {
             }
             "unlink" => st.unlink = units::flag(val).map_err(&bad)?,
             "fsync" => st.fsync = units::int(need()?).map_err(&bad)?,
+            "rate_min" | "ratemin" | "rate_iops_min" => {
+                let (r, w) = pair(need()?);
+                let iops = key == "rate_iops_min";
+                let p = |s: &str| -> Result<u64, ImportError> {
+                    if s.is_empty() {
+                        Ok(0)
+                    } else if iops {
+                        units::int(s).map_err(&bad)
+                    } else {
+                        units::size(s, st.kb_base).map_err(&bad)
+                    }
+                };
+                let v = Some((p(&r)?, p(&w)?));
+                if iops {
+                    st.rate_min_iops = v;
+                } else {
+                    st.rate_min_bytes = v;
+                }
+            }
+            "rate_cycle" | "ratecycle" => {
+                st.rate_cycle_ms = Some(units::int(need()?).map_err(&bad)?);
+            }
             "zonemode" => {
                 let v = need()?;
                 match v {
@@ -1223,7 +1248,7 @@ impl Translator<'_> {
         Ok(())
     }
 
-    fn finish(&mut self, st: State, loc: &Loc) -> Result<JobOut, ImportError> {
+    fn finish(&mut self, mut st: State, loc: &Loc) -> Result<JobOut, ImportError> {
         if matches!(st.engine, "filecreate" | "filestat" | "filedelete") {
             return self.finish_tree(st, loc);
         }
@@ -1524,6 +1549,55 @@ impl Translator<'_> {
             }
             (None, None) => None,
         };
+        // fio's floor: the job fails once a rate_cycle's rate falls below
+        // it (per clone); iorig's is the job's total per interval.
+        let min_iops = match (st.rate_min_iops, st.rate_min_bytes) {
+            (Some(_), Some(_)) => {
+                return Err(jerr("give rate_min or rate_iops_min, not both".into()));
+            }
+            (Some((r, w)), None) => one_rate(mode, r, w).map_err(&jerr)?,
+            (None, Some((r, w))) => match one_rate(mode, r, w).map_err(&jerr)? {
+                None => None,
+                Some(b) => {
+                    let bs = match mode {
+                        Rw::Read => &read_bs,
+                        _ => &write_bs,
+                    };
+                    let bs = iorig_spec::parse_size(bs).map_err(|_| {
+                        jerr(format!(
+                            "rate_min in bytes/s with mixed block sizes ({bs}) has no single IOPS; give rate_iops_min"
+                        ))
+                    })?;
+                    Some((b / bs).max(1))
+                }
+            },
+            (None, None) => None,
+        };
+        if let Some(m) = min_iops {
+            keys.push(("min_iops", i(m * st.numjobs)));
+            // The floor is judged per reporting interval: fio's rate_cycle.
+            let cycle = st.rate_cycle_ms.unwrap_or(1000);
+            match st.logs.avg_msec {
+                Some(ms) if ms != cycle => {
+                    return Err(jerr(format!(
+                        "rate_cycle={cycle} and log_avg_msec={ms} differ; iorig judges the floor and writes the logs per interval, so give them the same value"
+                    )))
+                }
+                Some(_) => {}
+                None if cycle != 1000 => {
+                    if cycle < 10 {
+                        return Err(jerr(format!("rate_cycle={cycle}: give 10 ms or more")));
+                    }
+                    st.logs.avg_msec = Some(cycle);
+                }
+                None => {}
+            }
+        } else if st.rate_cycle_ms.is_some() {
+            self.notice_once(
+                "rate_cycle",
+                format!("{loc}: rate_cycle: accepted with no effect (iorig paces by schedule, not by averaging cycles; it times a rate_min)"),
+            );
+        }
         if let Some(r) = rate_iops {
             keys.push(("rate", i(r * st.numjobs)));
             if st.poisson {

@@ -435,3 +435,16 @@ fn strided_zones() {
         assert!(e.contains(says), "{text}: {e}");
     }
 }
+
+#[test]
+fn rate_floors_per_clone_and_cycle() {
+    let p = plan("[j]\nsize=1g\nrw=randread\nnumjobs=2\nrate_iops_min=300\nratecycle=500\n");
+    let j = job(&p, 0, 0);
+    assert_eq!(j["min_iops"].as_integer(), Some(600));
+    assert_eq!(j["interval"].as_str(), Some("500ms"));
+    let p = plan("[j]\nsize=1g\nrw=read\nbs=64k\nrate_min=64m\n");
+    assert_eq!(job(&p, 0, 0)["min_iops"].as_integer(), Some(1024));
+    let e = tr("[j]\nsize=1g\nrate_iops_min=10\nratecycle=500\nlog_avg_msec=250\nwrite_bw_log=x\n")
+        .unwrap_err();
+    assert!(e.contains("give them the same value"), "{e}");
+}

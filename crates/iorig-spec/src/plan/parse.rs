@@ -43,6 +43,7 @@ pub(super) const WORKLOAD_KEYS: &[&str] = &[
     "rate",
     "time",
     "io_size",
+    "min_iops",
     "arrivals",
     "think_time",
     "think_every",
