@@ -190,6 +190,7 @@ pub(crate) fn run_jobs(
             Err(_) => return Err(RunError::runtime("a job's run thread panicked")),
         }
     }
+    let breaches = breach.iter().filter(|b| b.is_some()).count() as u64;
     for (o, b) in outcomes.iter_mut().zip(breach) {
         if let Some(message) = b {
             o.errors += 1;
@@ -226,7 +227,9 @@ pub(crate) fn run_jobs(
             crate::step::unlink_created(&crate::step::created_ids(paths, &prepared[j]), out);
         }
     }
-    let outcome = merge_outcomes(outcomes, &totals);
+    let mut outcome = merge_outcomes(outcomes, &totals);
+    // The totals count I/O errors; a floor's breach is the step's too.
+    outcome.summary.errors += breaches;
     Ok(StepOutput {
         targets,
         engine_name,

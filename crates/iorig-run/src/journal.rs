@@ -85,6 +85,13 @@ pub(crate) fn attach(
     };
     let (journal, keys, tag) = if path.exists() {
         let (journal, state) = Journal::open(path).map_err(fail)?;
+        if state.unit_bytes != unit {
+            return Err(RunError::usage(format!(
+                "--journal {}: it tracks {}-byte units but this step validates in {unit}-byte units; use block sizes of the journal's unit or a new journal",
+                path.display(),
+                state.unit_bytes
+            )));
+        }
         for (t, (jt, extent)) in state.targets.iter().zip(&p.extents_bytes).enumerate() {
             if jt.size_bytes != *extent {
                 return Err(RunError::usage(format!(

@@ -240,6 +240,11 @@ impl PlanRun {
     /// workload resolves now; its targets are checked where they are, by
     /// the executor, before the plan's first step runs ([`PlanRun::run_on`]).
     pub fn for_executor(inv: Invocation) -> Result<Self, RunError> {
+        if inv.journal.is_some() {
+            return Err(RunError::usage(
+                "--journal keeps one journal on this machine; each host would need its own: run without --hosts, or drop --journal",
+            ));
+        }
         let (plan, steps) = expand(&inv)?;
         for s in &steps {
             let rate = matches!(s.role, StepRole::CurveRate { .. }).then_some(1.0);
@@ -893,6 +898,7 @@ fn check_journal(
 ) -> Result<(), RunError> {
     let mut verifying = 0;
     let mut first: Option<Vec<String>> = None;
+    let mut unit: Option<u64> = None;
     for s in steps {
         let rate = matches!(s.role, StepRole::CurveRate { .. }).then_some(1.0);
         let w = step_workload(s, rate, allow_destroy)?;
@@ -903,6 +909,11 @@ fn check_journal(
                 s.label
             ))
         };
+        if s.jobs.len() > 1 {
+            return Err(ctx(
+                "a step of several jobs is not journaled yet; give each job its own step, or drop --journal".into(),
+            ));
+        }
         if !w.verify {
             if w.writes() {
                 return Err(ctx(
@@ -911,10 +922,26 @@ fn check_journal(
             }
             continue;
         }
-        if w.fs.is_some() || s.jobs.len() > 1 {
+        if w.fs.is_some() {
             return Err(ctx(
-                "a journal follows one workload's targets; a tree or a step of several jobs is not journaled yet".into(),
+                "a journal follows block targets; a tree is not journaled yet".into(),
             ));
+        }
+        if w.min_iops.is_some() {
+            return Err(ctx(
+                "min_iops stops a step as a failure, which leaves the journal unsettled; drop min_iops or --journal".into(),
+            ));
+        }
+        // One journal keeps keys in one unit (the smallest block size).
+        match unit {
+            None => unit = Some(w.verify_unit_bytes()),
+            Some(u) if u != w.verify_unit_bytes() => {
+                return Err(ctx(format!(
+                    "it validates in {}-byte units where an earlier step used {u}; one journal keeps one unit, so give the validating steps the same smallest block size",
+                    w.verify_unit_bytes()
+                )))
+            }
+            Some(_) => {}
         }
         match &first {
             None => first = Some(w.targets.clone()),

@@ -423,7 +423,12 @@ pub(crate) fn run_step(
 /// message the run fails with.
 pub(crate) fn below_floor(w: &Workload, sample: &IntervalSample) -> Option<String> {
     let min = w.min_iops?;
-    if sample.warmup || sample.duration_s <= 0.0 {
+    // Judged over whole intervals after any start delay, as fio judges
+    // whole rate cycles: the last interval of a run ended by its bytes or
+    // a stop is cut short, and a delay's intervals are idle by design.
+    let whole = sample.duration_s + 1e-6 >= w.interval.as_secs_f64();
+    let started = sample.t_s - sample.duration_s + 1e-9 >= w.start_delay.as_secs_f64();
+    if sample.warmup || !whole || !started {
         return None;
     }
     let iops = sample.stats.ops() as f64 / sample.duration_s;

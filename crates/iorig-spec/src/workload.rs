@@ -1693,6 +1693,13 @@ impl Workload {
             }
         }
         if let Some(z) = self.zones {
+            if self.targets.len() > 1 {
+                return Err(SpecError::bad(
+                    "zone-range",
+                    format_size(z.range_bytes),
+                    "zones lie in one target (fio turns them off for a job of several files); give one target",
+                ));
+            }
             let a = self.offset_align_bytes().max(1);
             if !z.range_bytes.is_multiple_of(a) || !z.skip_bytes.is_multiple_of(a) {
                 return Err(SpecError::bad(

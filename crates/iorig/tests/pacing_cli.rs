@@ -280,6 +280,31 @@ fn an_interval_under_min_iops_fails_and_stops_the_run() {
         serde_json::from_str(&std::fs::read_to_string(d.join("r.json")).unwrap()).unwrap();
     assert_eq!(r["summary"]["errors"], 1);
     assert!(r["intervals"].as_array().unwrap().len() <= 3);
+    // Intervals inside a start delay are idle by design, not under the floor.
+    let out = run(
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--rate",
+            "1000",
+            "--min-iops",
+            "500",
+            "--start-delay",
+            "1s",
+            "--time",
+            "2s",
+            "--no-db",
+            "-q",
+        ],
+        d,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A floor the run keeps: no error.
     let out = run(
         &[

@@ -322,4 +322,28 @@ fn a_journal_carries_validation_across_runs_and_verifies_after() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(d.join("x.jnl").exists());
+    // One journal keeps one unit: validating steps of other smallest block
+    // sizes are refused before anything runs.
+    std::fs::write(
+        d.join("units.toml"),
+        "targets = [\"u.dat\"]\nsize = \"4m\"\n[defaults]\nverify = true\ntime = \"1s\"\n[[steps]]\nbs = \"4k\"\n[[steps]]\nbs = \"64k\"\n",
+    )
+    .unwrap();
+    let out = iorig()
+        .args([
+            "plan",
+            "run",
+            "units.toml",
+            "--journal",
+            "u.jnl",
+            "--db",
+            "u.db",
+        ])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("one journal keeps one unit"), "{err}");
+    assert!(!d.join("u.jnl").exists() && !d.join("u.dat").exists());
 }

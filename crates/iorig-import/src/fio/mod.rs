@@ -1433,7 +1433,26 @@ impl Translator<'_> {
                 ));
             }
         }
-        if zoned && (st.zonerange.is_some() || st.zonesize.is_some()) {
+        if zoned && st.zonesize.is_none() && st.zonerange.is_some() {
+            // fio: zonerange without zonesize makes no zones (and is an
+            // error under an explicit strided).
+            if let Some((_, at)) = &st.zonemode {
+                return Err(usage(
+                    at,
+                    "zonemode=strided needs zonesize (zonerange alone makes no zones)",
+                ));
+            }
+            self.notice_once(
+                "zonerange",
+                format!("{loc}: zonerange without zonesize: no zones, as in fio"),
+            );
+        }
+        if zoned && st.zonesize.is_some() {
+            if st.offset_increment.is_some() {
+                return Err(jerr(
+                    "zones with offset_increment are not supported (iorig's workers share one zone walk); give each clone its own job".into(),
+                ));
+            }
             let range = st.zonerange.or(st.zonesize).unwrap_or(0);
             keys_pre.push(("zone_range", s(&iorig_spec::format_size(range))));
             if let Some(z) = st.zonesize.filter(|z| *z != range) {
@@ -1442,8 +1461,8 @@ impl Translator<'_> {
             if let Some(z) = st.zoneskip.filter(|z| *z > 0) {
                 keys_pre.push(("zone_skip", s(&iorig_spec::format_size(z))));
             }
-        } else if let (true, Some((_, at))) = (zoned, &st.zonemode) {
-            return Err(usage(at, "zonemode=strided needs zonerange or zonesize"));
+        } else if let (true, Some((_, at)), None) = (zoned, &st.zonemode, st.zonerange) {
+            return Err(usage(at, "zonemode=strided needs zonesize"));
         }
         if let Some(a) = st.align {
             keys_pre.push(("align", s(&iorig_spec::format_size(a))));
@@ -1574,6 +1593,11 @@ impl Translator<'_> {
             (None, None) => None,
         };
         if let Some(m) = min_iops {
+            if mode == Rw::Mixed {
+                return Err(jerr(
+                    "a rate floor for a mixed job (fio judges reads and writes each) is not supported; give it to a job that only reads or only writes".into(),
+                ));
+            }
             keys.push(("min_iops", i(m * st.numjobs)));
             // The floor is judged per reporting interval: fio's rate_cycle.
             let cycle = st.rate_cycle_ms.unwrap_or(1000);

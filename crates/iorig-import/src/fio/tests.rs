@@ -422,13 +422,17 @@ fn strided_zones() {
     assert_eq!(j["zone_range"].as_str(), Some("64m"));
     assert_eq!(j["zone_size"].as_str(), Some("16m"));
     assert_eq!(j["zone_skip"].as_str(), Some("64m"));
-    // zonesize alone is both, as fio fills zonerange from it.
+    // zonesize alone is both, as fio fills zonerange from it; zonerange
+    // alone makes no zones.
     let p = plan("[j]\nsize=1g\nrw=read\nzonesize=8m\n");
     assert_eq!(job(&p, 0, 0)["zone_range"].as_str(), Some("8m"));
     assert!(job(&p, 0, 0).get("zone_size").is_none());
+    let p = plan("[j]\nsize=1g\nrw=read\nzonerange=8m\n");
+    assert!(job(&p, 0, 0).get("zone_range").is_none());
     for (text, says) in [
         ("zonemode=zbd\n", "give strided"),
-        ("zonemode=strided\n", "needs zonerange"),
+        ("zonemode=strided\n", "needs zonesize"),
+        ("zonemode=strided\nzonerange=8m\n", "needs zonesize"),
         ("zonemode=none\nzonesize=8m\n", "fio refuses this too"),
     ] {
         let e = tr(&format!("[j]\nsize=1g\n{text}")).unwrap_err();
@@ -447,4 +451,6 @@ fn rate_floors_per_clone_and_cycle() {
     let e = tr("[j]\nsize=1g\nrate_iops_min=10\nratecycle=500\nlog_avg_msec=250\nwrite_bw_log=x\n")
         .unwrap_err();
     assert!(e.contains("give them the same value"), "{e}");
+    let e = tr("[j]\nsize=1g\nrw=randrw\nrate_iops_min=10\n").unwrap_err();
+    assert!(e.contains("mixed job"), "{e}");
 }
