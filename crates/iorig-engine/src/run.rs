@@ -598,6 +598,7 @@ pub fn execute(
         let budget = budget.clone();
         let cpus = prepared.workload.cpus.clone();
         let (w_arrivals, think, seed) = (w.arrivals, w.think, w.seed);
+        let ignore = w.ignore_errors.clone();
         // Each worker syncs through handles of its own.
         let sync = match w.sync_every {
             None => None,
@@ -646,6 +647,8 @@ pub fn execute(
                     think,
                     start_delay_ns,
                     sync,
+                    ignore: ignore.clone(),
+                    ignored_sent: 0,
                     tx,
                     spare: spare_rx,
                     verify,

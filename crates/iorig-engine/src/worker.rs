@@ -27,6 +27,9 @@ use std::time::{Duration, Instant};
 /// others: the longest-gap figure is exact to within this.
 pub(crate) const GAP_PUBLISH_NS: u64 = 1_000_000;
 
+/// Messages a worker sends of the failed I/Os it goes on past.
+const IGNORED_MESSAGES: u32 = 5;
+
 /// How long a worker waits for in-flight I/O after the run ends.
 pub(crate) const DRAIN_LIMIT_NS: u64 = 10_000_000_000;
 
@@ -85,6 +88,10 @@ pub(crate) struct WorkerCtx {
     pub think: Option<iorig_spec::Think>,
     /// No I/O before this time (ns from the start).
     pub start_delay_ns: u64,
+    /// Failed I/Os counted and gone on past (`ignore_errors`), and how many
+    /// of their messages this worker has sent (the first few only).
+    pub ignore: iorig_spec::IgnoreErrors,
+    pub ignored_sent: u32,
     /// fsync/fdatasync after every so many writes: the rule and this
     /// worker's own handles of the targets.
     pub sync: Option<(iorig_spec::SyncEvery, Vec<std::fs::File>)>,
@@ -543,9 +550,22 @@ impl WorkerCtx {
                             .unwrap_or("?"),
                         what
                     );
-                    self.report_error(&mut stats, message);
                     inflight -= 1;
                     free.push(c.slot);
+                    if c.result < 0 && self.ignore.covers((-c.result) as i32) {
+                        // Counted, and the worker goes on; a failing device
+                        // would flood the messages, so only the first few.
+                        stats.errors += 1;
+                        if self.ignored_sent < IGNORED_MESSAGES {
+                            self.ignored_sent += 1;
+                            let _ = self.tx.send(WorkerMsg::Error {
+                                worker: self.id,
+                                message: format!("{message} (ignored: ignore_errors)"),
+                            });
+                        }
+                        continue;
+                    }
+                    self.report_error(&mut stats, message);
                     failed = true;
                     continue;
                 }

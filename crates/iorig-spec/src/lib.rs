@@ -26,7 +26,7 @@ pub use plan::{
 };
 pub use units::{format_bytes, format_size, parse_count, parse_duration, parse_size, sig3};
 pub use workload::{
-    parse_cpu_list, AccessDist, Arrivals, BsSpec, BsWeight, DataPattern, EngineKind, OneOrMany,
-    RangePct, Rate, StrOrNum, SyncEvery, SyncMode, Think, Workload, WorkloadFile, WorkloadRecord,
-    Zones, DEFAULT_MAX_ERRORS, DEFAULT_SIZE_BYTES, DEFAULT_TARGET,
+    parse_cpu_list, AccessDist, Arrivals, BsSpec, BsWeight, DataPattern, EngineKind, IgnoreErrors,
+    OneOrMany, RangePct, Rate, StrOrNum, SyncEvery, SyncMode, Think, Workload, WorkloadFile,
+    WorkloadRecord, Zones, DEFAULT_MAX_ERRORS, DEFAULT_SIZE_BYTES, DEFAULT_TARGET,
 };

@@ -597,6 +597,9 @@ pub struct WorkloadFile {
     /// Stop the run after this many validation errors [default: 50].
     #[arg(long, value_name = "N")]
     pub max_errors: Option<StrOrNum>,
+    /// Failed I/Os with these errors are counted and the worker goes on (fio's ignore_error), e.g. EIO,ENOSPC, or all [default: a failed I/O ends its worker].
+    #[arg(long, value_name = "ERRNO,...|all")]
+    pub ignore_errors: Option<String>,
     /// Directory of a file-system workload (a directory given as --target is one too).
     #[arg(long, value_name = "DIR", help_heading = "File-system workloads")]
     pub anchor: Option<String>,
@@ -722,6 +725,7 @@ impl WorkloadFile {
             verify,
             verify_after,
             max_errors,
+            ignore_errors,
             anchor,
             depth,
             width,
@@ -1107,7 +1111,19 @@ impl WorkloadFile {
                 Some(n)
             }
         };
+        let ignore_errors = match &self.ignore_errors {
+            None => IgnoreErrors::None,
+            Some(t) => IgnoreErrors::parse(t)?,
+        };
+        if ignore_errors != IgnoreErrors::None && verify {
+            return Err(SpecError::bad(
+                "ignore-errors",
+                self.ignore_errors.as_deref().unwrap_or(""),
+                "a failed write leaves its block unknown to validation; drop --ignore-errors or --verify",
+            ));
+        }
         let w = Workload {
+            ignore_errors,
             min_iops,
             zones,
             sync_every,
@@ -1389,6 +1405,11 @@ impl WorkloadFile {
             "give fsync among --ops",
         )?;
         refuse(
+            "ignore-errors",
+            self.ignore_errors.is_some(),
+            "it is for block workloads",
+        )?;
+        refuse(
             "unlink",
             self.unlink.is_some(),
             "give --cleanup to remove the tree",
@@ -1537,6 +1558,122 @@ impl Arrivals {
     }
 }
 
+/// The failed I/Os a worker counts and goes on past (fio's ignore_error and
+/// continue_on_error); others end the worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IgnoreErrors {
+    None,
+    All,
+    /// These errno values.
+    Listed(Vec<i32>),
+}
+
+/// Linux errno names a failed I/O may carry.
+const ERRNOS: &[(&str, i32)] = &[
+    ("EPERM", 1),
+    ("ENOENT", 2),
+    ("EINTR", 4),
+    ("EIO", 5),
+    ("ENXIO", 6),
+    ("EBADF", 9),
+    ("EAGAIN", 11),
+    ("ENOMEM", 12),
+    ("EACCES", 13),
+    ("EFAULT", 14),
+    ("EBUSY", 16),
+    ("ENODEV", 19),
+    ("EINVAL", 22),
+    ("EFBIG", 27),
+    ("ENOSPC", 28),
+    ("ESPIPE", 29),
+    ("EROFS", 30),
+    ("ENODATA", 61),
+    ("ETIME", 62),
+    ("ENOLINK", 67),
+    ("EPROTO", 71),
+    ("EBADMSG", 74),
+    ("EOVERFLOW", 75),
+    ("EILSEQ", 84),
+    ("EOPNOTSUPP", 95),
+    ("ETIMEDOUT", 110),
+    ("ESTALE", 116),
+    ("EREMOTEIO", 121),
+    ("EDQUOT", 122),
+    ("ECANCELED", 125),
+];
+
+impl IgnoreErrors {
+    /// `all`, or errno names and numbers separated by `,` or `:`
+    /// (`EIO,ENOSPC`, `5:28`).
+    pub fn parse(text: &str) -> Result<Self, SpecError> {
+        let t = text.trim();
+        if t.eq_ignore_ascii_case("all") {
+            return Ok(IgnoreErrors::All);
+        }
+        let mut v = Vec::new();
+        for item in t.split([',', ':']).map(str::trim).filter(|i| !i.is_empty()) {
+            let n = match item.parse::<i32>() {
+                Ok(n) if n > 0 && n < 4096 => n,
+                Ok(_) => {
+                    return Err(SpecError::bad("ignore-errors", text, format!("'{item}' is not an errno")))
+                }
+                Err(_) => ERRNOS
+                    .iter()
+                    .find(|(name, _)| name.eq_ignore_ascii_case(item))
+                    .map(|(_, n)| *n)
+                    .ok_or_else(|| {
+                        SpecError::bad(
+                            "ignore-errors",
+                            text,
+                            format!("'{item}' is not an errno iorig knows; give its number, e.g. 5 for EIO"),
+                        )
+                    })?,
+            };
+            if !v.contains(&n) {
+                v.push(n);
+            }
+        }
+        if v.is_empty() {
+            return Err(SpecError::bad(
+                "ignore-errors",
+                text,
+                "give errno names or numbers (EIO,ENOSPC) or all",
+            ));
+        }
+        Ok(IgnoreErrors::Listed(v))
+    }
+
+    /// Whether a failed I/O with `errno` is gone on past.
+    pub fn covers(&self, errno: i32) -> bool {
+        match self {
+            IgnoreErrors::None => false,
+            IgnoreErrors::All => true,
+            IgnoreErrors::Listed(v) => v.contains(&errno),
+        }
+    }
+}
+
+impl fmt::Display for IgnoreErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IgnoreErrors::None => write!(f, "none"),
+            IgnoreErrors::All => write!(f, "all"),
+            IgnoreErrors::Listed(v) => {
+                let names: Vec<String> = v
+                    .iter()
+                    .map(|n| {
+                        ERRNOS
+                            .iter()
+                            .find(|(_, e)| e == n)
+                            .map_or_else(|| n.to_string(), |(name, _)| name.to_string())
+                    })
+                    .collect();
+                write!(f, "{}", names.join(","))
+            }
+        }
+    }
+}
+
 /// Zoned access (fio's zonemode=strided): each worker's I/O stays in one
 /// zone of `range_bytes` until it has done `size_bytes` there, then moves
 /// `range_bytes + skip_bytes` further (wrapping at the end).
@@ -1603,6 +1740,8 @@ pub struct Workload {
     pub io_size_bytes: Option<u64>,
     /// `io_size` as a share of the working set (100 = one pass), instead.
     pub io_size_pct: Option<f64>,
+    /// Failed I/Os a worker counts and goes on past (`ignore_errors`).
+    pub ignore_errors: IgnoreErrors,
     /// The floor under each measured interval's IOPS (`min_iops`).
     pub min_iops: Option<f64>,
     /// Zoned access (fio's zonemode=strided).
@@ -1902,6 +2041,8 @@ impl Workload {
             random_pct: self.random_pct,
             run_length: (self.run_length > 1).then_some(self.run_length),
             min_iops: self.min_iops,
+            ignore_errors: (self.ignore_errors != IgnoreErrors::None)
+                .then(|| self.ignore_errors.to_string()),
             zone_range_bytes: self.zones.map(|z| z.range_bytes),
             zone_size_bytes: self.zones.map(|z| z.size_bytes),
             zone_skip_bytes: self.zones.map(|z| z.skip_bytes),
@@ -1982,6 +2123,9 @@ pub struct WorkloadRecord {
     /// The floor under each measured interval's IOPS, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_iops: Option<f64>,
+    /// The errors a worker went on past, when any were given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignore_errors: Option<String>,
     /// Zoned access, when there were zones.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zone_range_bytes: Option<u64>,

@@ -1041,3 +1041,68 @@ fn size_limits_a_foreign_file_and_larger_is_refused() {
     assert!(err.contains("--size 9m is larger than the file"), "{err}");
     assert_eq!(std::fs::metadata(&f).unwrap().len(), 8 << 20);
 }
+
+#[test]
+fn ignore_errors_counts_listed_failures_and_goes_on() {
+    let dir = tmp();
+    let target = dir.path().join("g.dat");
+    let run_with = |extra: &[&str]| -> (Option<i32>, Value, String) {
+        let mut args = vec![
+            "run",
+            "--target",
+            target.to_str().unwrap(),
+            "--size",
+            "8m",
+            "--engine",
+            "fault",
+            "--fault",
+            "enospc:at=600ms",
+            "--read",
+            "0",
+            "--time",
+            "2s",
+            "--interval",
+            "500ms",
+            "--json",
+            "-",
+        ];
+        args.extend(extra);
+        let out = run_raw(&args, dir.path());
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            out.status.code(),
+            doc,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // ENOSPC listed: the worker counts each failure and runs to the end.
+    let (code, doc, err) = run_with(&["--ignore-errors", "ENOSPC,EIO"]);
+    assert_eq!(code, Some(1), "{err}");
+    let errors = doc["summary"]["errors"].as_u64().unwrap();
+    assert!(errors > 100, "errors {errors}");
+    assert_eq!(doc["intervals"].as_array().unwrap().len(), 4);
+    // Only the first few messages of a failing device are kept.
+    let messages = doc["summary"]["error_messages"].as_array().unwrap();
+    assert!(messages.len() <= 5, "{}", messages.len());
+    assert!(err.contains("(ignored: ignore_errors)"), "{err}");
+    // Not listed: the first failure ends the worker.
+    let (code, doc, err) = run_with(&["--ignore-errors", "EIO"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(doc["summary"]["errors"].as_u64(), Some(1));
+    // With validation it is refused: a failed write leaves its block unknown.
+    let out = run_raw(
+        &[
+            "run",
+            "--target",
+            "v.dat",
+            "--size",
+            "1m",
+            "--verify",
+            "--ignore-errors",
+            "all",
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!dir.path().join("v.dat").exists());
+}

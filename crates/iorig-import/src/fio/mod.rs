@@ -206,10 +206,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "use a plan's curve step (docs/plans.md)",
     ),
     ("latency_run", "use a plan's curve step (docs/plans.md)"),
-    (
-        "ignore_error",
-        "iorig ends a worker at its first failed I/O, whatever the error",
-    ),
     ("error_dump", "errors are stored with the run"),
     (
         "filename_format",
@@ -355,6 +351,7 @@ const MAPPED: &[&str] = &[
     "file_service_type",
     "io_submit_mode",
     "continue_on_error",
+    "ignore_error",
     "exit_what",
     "ss",
     "steadystate",
@@ -622,6 +619,10 @@ struct State {
     file_service: Option<(String, Loc)>,
     /// continue_on_error=verify: validation errors do not end the job.
     continue_verify: bool,
+    /// continue_on_error on reads, on writes.
+    continue_io: (bool, bool),
+    /// ignore_error's lists for reads, writes, validation.
+    ignore_lists: Option<(String, String, String, Loc)>,
     /// fio's ss (metric, rule), ss_dur and ss_ramp.
     ss: Option<(String, Loc)>,
     ss_dur_ns: u64,
@@ -704,6 +705,8 @@ impl Translator<'_> {
             openfiles: None,
             file_service: None,
             continue_verify: false,
+            continue_io: (false, false),
+            ignore_lists: None,
             ss: None,
             ss_dur_ns: 0,
             ss_ramp_ns: 0,
@@ -1158,15 +1161,39 @@ impl Translator<'_> {
                 ),
                 other => return Err(bad(format!("'{other}': give inline or offload"))),
             },
-            "continue_on_error" => match need()?.trim() {
-                "none" | "0" => {}
-                "verify" => st.continue_verify = true,
-                other => {
-                    return Err(bad(format!(
-                        "'{other}': iorig ends a worker at its first failed I/O (fio's none); only none and verify (keep going after validation errors) are supported"
-                    )))
+            "continue_on_error" => {
+                (st.continue_io, st.continue_verify) = match need()?.trim() {
+                    "none" | "0" => ((false, false), false),
+                    "read" => ((true, false), false),
+                    "write" => ((false, true), false),
+                    "io" => ((true, true), false),
+                    "verify" => ((false, false), true),
+                    "all" | "1" => ((true, true), true),
+                    other => {
+                        return Err(bad(format!(
+                            "'{other}': give none, read, write, io, verify or all"
+                        )))
+                    }
                 }
-            },
+            }
+            "ignore_error" => {
+                let v = need()?;
+                let mut parts = v.split(',').map(|p| p.trim().to_string());
+                let r = parts.next().unwrap_or_default();
+                let w = parts.next().unwrap_or_default();
+                let vf = parts.next().unwrap_or_default();
+                if parts.next().is_some() {
+                    return Err(bad(format!(
+                        "'{v}': give READ_LIST,WRITE_LIST,VERIFY_LIST (each error list with ':')"
+                    )));
+                }
+                if !vf.is_empty() {
+                    return Err(bad(
+                        "a verify error list is not supported (iorig's validation counts its errors with max_errors); leave the third list empty".into(),
+                    ));
+                }
+                st.ignore_lists = Some((r, w, vf, loc.clone()));
+            }
             "exit_what" => match need()? {
                 "group" | "stonewall" => {}
                 other => {
@@ -1735,6 +1762,52 @@ impl Translator<'_> {
         }
         if st.unlink {
             keys.push(("unlink", toml::Value::Boolean(true)));
+        }
+        // fio goes on past a failed I/O when continue_on_error covers its
+        // direction and the error is in ignore_error's list for it (by
+        // default fio's non-fatal EIO and EILSEQ).
+        let list_for = |read: bool| -> Option<String> {
+            let covered = if read {
+                st.continue_io.0
+            } else {
+                st.continue_io.1
+            };
+            covered.then(|| {
+                let given = st
+                    .ignore_lists
+                    .as_ref()
+                    .map(|l| if read { &l.0 } else { &l.1 });
+                match given.filter(|g| !g.is_empty()) {
+                    Some(g) => g.replace(':', ","),
+                    None => "EIO,EILSEQ".to_string(),
+                }
+            })
+        };
+        let ignore = match mode {
+            Rw::Read => list_for(true),
+            Rw::Write | Rw::Trim => list_for(false),
+            Rw::Mixed => match (list_for(true), list_for(false)) {
+                (None, None) => None,
+                (Some(r), Some(w)) if r == w => Some(r),
+                _ => {
+                    return Err(jerr(
+                        "a mixed job that goes on past read errors and write errors differently is not supported; give continue_on_error=io and one error list for both".into(),
+                    ))
+                }
+            },
+        };
+        if let Some(list) = ignore {
+            if st.verify && st.do_verify {
+                return Err(jerr(
+                    "going on past failed I/Os together with verify is not supported (a failed write leaves its block unknown to validation); give continue_on_error=verify or none".into(),
+                ));
+            }
+            keys.push(("ignore_errors", s(&list)));
+        } else if let Some((.., at)) = &st.ignore_lists {
+            self.notice_once(
+                "ignore_error",
+                format!("{at}: ignore_error: no effect without continue_on_error for the job's direction (as in fio)"),
+            );
         }
         match (st.fsync, st.fdatasync) {
             (0, 0) => {}

@@ -352,7 +352,7 @@ fn everyday_options_map_or_refuse_with_reason() {
         Some(i64::from(u32::MAX))
     );
     for (text, says) in [
-        ("continue_on_error=all\n", "first failed I/O"),
+        ("continue_on_error=sometimes\n", "give none"),
         ("exitall\nexit_what=all\n", "all is not supported"),
         ("nrfiles=4\nopenfiles=2\n", "keeps every file open"),
         (
@@ -453,4 +453,36 @@ fn rate_floors_per_clone_and_cycle() {
     assert!(e.contains("give them the same value"), "{e}");
     let e = tr("[j]\nsize=1g\nrw=randrw\nrate_iops_min=10\n").unwrap_err();
     assert!(e.contains("mixed job"), "{e}");
+}
+
+#[test]
+fn continue_on_error_and_ignore_error_as_fio_reads_them() {
+    // io: fio's non-fatal errors by default; ignore_error replaces the list.
+    let p = plan("[j]\nsize=1g\nrw=randread\ncontinue_on_error=io\n");
+    assert_eq!(job(&p, 0, 0)["ignore_errors"].as_str(), Some("EIO,EILSEQ"));
+    let p = plan("[j]\nsize=1g\nrw=randwrite\ncontinue_on_error=write\nignore_error=,ENOSPC:EIO\n");
+    assert_eq!(job(&p, 0, 0)["ignore_errors"].as_str(), Some("ENOSPC,EIO"));
+    // Not covered: no effect, as in fio.
+    let t = tr("[j]\nsize=1g\nrw=randread\nignore_error=EIO\n").unwrap();
+    assert!(!t.plan_toml.contains("ignore_errors"));
+    assert!(
+        t.notices.iter().any(|n| n.contains("no effect")),
+        "{:?}",
+        t.notices
+    );
+    for (text, says) in [
+        ("rw=randrw\ncontinue_on_error=read\n", "differently"),
+        ("rw=randread\ncontinue_on_error=bogus\n", "give none"),
+        (
+            "rw=randread\ncontinue_on_error=io\nignore_error=EIO,EIO,EIO\n",
+            "verify error list",
+        ),
+        (
+            "rw=randwrite\nverify=crc32c\ncontinue_on_error=all\n",
+            "together with verify",
+        ),
+    ] {
+        let e = tr(&format!("[j]\nsize=1g\n{text}")).unwrap_err();
+        assert!(e.contains(says), "{text}: {e}");
+    }
 }
