@@ -88,6 +88,19 @@ impl AddressSpace {
         };
         (i, v - self.begins[i])
     }
+
+    /// A block of `len` bytes at virtual offset `v`: its segment and the
+    /// offset inside it, pulled back to the last aligned position that fits
+    /// when it would run past the end of that target's range.
+    #[inline]
+    fn fit(&self, v: u64, len: u64) -> (usize, u64) {
+        let (i, off) = self.locate(v);
+        let seg_len = self.segs[i].len;
+        if off + len > seg_len {
+            return (i, (seg_len - len) / self.align * self.align);
+        }
+        (i, off)
+    }
 }
 
 /// A seeded stream; `stream` separates the decisions of one worker.
@@ -366,11 +379,8 @@ impl OffsetGen {
             self.pos += len + self.skip;
             p
         };
-        let (i, mut off) = self.space.locate(v);
+        let (i, off) = self.space.fit(v, len);
         let seg = self.space.segs[i];
-        if off + len > seg.len {
-            off = (seg.len - len) / align * align;
-        }
         (seg.target, seg.start + off)
     }
 
@@ -403,13 +413,8 @@ impl OffsetGen {
         if random {
             let unit = self.dist.sample(&mut self.rng_offset);
             let v = unit * self.space.align;
-            let (i, mut off) = self.space.locate(v);
+            let (i, off) = self.space.fit(v, len);
             let seg = self.space.segs[i];
-            if off + len > seg.len {
-                // The block would run past the end of this target's range: pull it
-                // back to the last aligned position that fits.
-                off = (seg.len - len) / self.space.align * self.space.align;
-            }
             // A later sequential I/O continues after this one (vdbench seekpct).
             self.pos = self.space.begins[i] + off + len + self.skip;
             if self.pos >= self.region_end {

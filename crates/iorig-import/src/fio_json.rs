@@ -45,6 +45,31 @@ pub struct JobFigures<'a> {
     pub qd: u32,
 }
 
+impl<'a> JobFigures<'a> {
+    /// An iorig workload as fio's one job `iorig`: its keys as the job's
+    /// options, figures from its merged histograms, intervals and summary.
+    pub fn of_workload(
+        options: &'a [(String, String)],
+        stats: &'a IntervalStats,
+        intervals: &'a [Interval],
+        summary: &iorig_result::Summary,
+        qd: u32,
+    ) -> Self {
+        JobFigures {
+            name: "iorig",
+            groupid: 0,
+            options,
+            stats,
+            intervals,
+            runtime_s: summary.duration_s,
+            usr_cpu_pct: summary.cpu.usr_pct,
+            sys_cpu_pct: summary.cpu.sys_pct,
+            errors: summary.errors,
+            qd,
+        }
+    }
+}
+
 /// A device's mean utilisation over the measured time.
 pub struct DiskUtil {
     pub name: String,

@@ -460,11 +460,7 @@ fn fio_document(t: &Translation, results: &[StepResult], plus: bool) -> serde_js
             qd: r.workload.qd,
         });
     }
-    let ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
-    fio_json::document(&figures, &t.global_options, &disks, plus, ms)
+    fio_json::document(&figures, &t.global_options, &disks, plus, now_ms())
 }
 
 /// fio's JSON document of one `iorig run` workload: one job, named after
@@ -476,18 +472,13 @@ pub fn fio_document_of_run(
 ) -> serde_json::Value {
     let options = layer_options(layer);
     let d = &outcome.doc;
-    let figures = fio_json::JobFigures {
-        name: "iorig",
-        groupid: 0,
-        options: &options,
-        stats: &outcome.stats,
-        intervals: &d.intervals,
-        runtime_s: d.summary.duration_s,
-        usr_cpu_pct: d.summary.cpu.usr_pct,
-        sys_cpu_pct: d.summary.cpu.sys_pct,
-        errors: d.summary.errors,
-        qd: d.workload.qd,
-    };
+    let figures = fio_json::JobFigures::of_workload(
+        &options,
+        &outcome.stats,
+        &d.intervals,
+        &d.summary,
+        d.workload.qd,
+    );
     fio_json::document(
         &[figures],
         &[],
@@ -506,17 +497,8 @@ pub fn fio_document_of_hosts(
 ) -> serde_json::Value {
     let options = layer_options(layer);
     let d = &outcome.doc;
-    let job = |stats, intervals, summary: &iorig_result::Summary| fio_json::JobFigures {
-        name: "iorig",
-        groupid: 0,
-        options: &options,
-        stats,
-        intervals,
-        runtime_s: summary.duration_s,
-        usr_cpu_pct: summary.cpu.usr_pct,
-        sys_cpu_pct: summary.cpu.sys_pct,
-        errors: summary.errors,
-        qd: d.workload.qd,
+    let job = |stats, intervals, summary| {
+        fio_json::JobFigures::of_workload(&options, stats, intervals, summary, d.workload.qd)
     };
     let clients: Vec<fio_json::ClientFigures> = d
         .hosts

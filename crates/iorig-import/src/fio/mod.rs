@@ -1570,55 +1570,23 @@ impl Translator<'_> {
         }
 
         // Rate: fio's is per job clone; iorig's is the job's total.
-        let rate_iops = match (st.rate_iops, st.rate_bytes) {
-            (Some(_), Some(_)) => {
-                return Err(jerr("give rate or rate_iops, not both".into()));
-            }
-            (Some((r, w)), None) => one_rate(mode, r, w).map_err(&jerr)?,
-            (None, Some((r, w))) => {
-                let bytes = one_rate(mode, r, w).map_err(&jerr)?;
-                match bytes {
-                    None => None,
-                    Some(b) => {
-                        let bs = match mode {
-                            Rw::Read => &read_bs,
-                            _ => &write_bs,
-                        };
-                        let bs = iorig_spec::parse_size(bs).map_err(|_| {
-                            jerr(format!(
-                                "rate in bytes/s with mixed block sizes ({bs}) has no single IOPS; give rate_iops"
-                            ))
-                        })?;
-                        Some((b / bs).max(1))
-                    }
-                }
-            }
-            (None, None) => None,
+        // The block size of the job's direction (rates in bytes/s, number_ios).
+        let bs = match mode {
+            Rw::Read => &read_bs,
+            _ => &write_bs,
         };
+        let rate_iops = job_iops(mode, st.rate_iops, st.rate_bytes, bs, ("rate", "rate_iops"))
+            .map_err(&jerr)?;
         // fio's floor: the job fails once a rate_cycle's rate falls below
         // it (per clone); iorig's is the job's total per interval.
-        let min_iops = match (st.rate_min_iops, st.rate_min_bytes) {
-            (Some(_), Some(_)) => {
-                return Err(jerr("give rate_min or rate_iops_min, not both".into()));
-            }
-            (Some((r, w)), None) => one_rate(mode, r, w).map_err(&jerr)?,
-            (None, Some((r, w))) => match one_rate(mode, r, w).map_err(&jerr)? {
-                None => None,
-                Some(b) => {
-                    let bs = match mode {
-                        Rw::Read => &read_bs,
-                        _ => &write_bs,
-                    };
-                    let bs = iorig_spec::parse_size(bs).map_err(|_| {
-                        jerr(format!(
-                            "rate_min in bytes/s with mixed block sizes ({bs}) has no single IOPS; give rate_iops_min"
-                        ))
-                    })?;
-                    Some((b / bs).max(1))
-                }
-            },
-            (None, None) => None,
-        };
+        let min_iops = job_iops(
+            mode,
+            st.rate_min_iops,
+            st.rate_min_bytes,
+            bs,
+            ("rate_min", "rate_iops_min"),
+        )
+        .map_err(&jerr)?;
         if let Some(m) = min_iops {
             if mode == Rw::Mixed {
                 return Err(jerr(
@@ -1682,10 +1650,6 @@ impl Translator<'_> {
         let ios_bytes = match st.number_ios {
             None => None,
             Some(n) => {
-                let bs = match mode {
-                    Rw::Read => &read_bs,
-                    _ => &write_bs,
-                };
                 let one = iorig_spec::parse_size(bs)
                     .ok()
                     .filter(|_| read_bs == write_bs || mode != Rw::Mixed);
@@ -2122,6 +2086,35 @@ fn gcd(a: u64, b: u64) -> u64 {
         a
     } else {
         gcd(b, a % b)
+    }
+}
+
+/// One clone's IOPS from fio's pair of a bytes/s option and an IOPS option
+/// (`names`: bytes, IOPS), for the job's direction; bytes/s are divided by
+/// the one block size `bs`.
+fn job_iops(
+    mode: Rw,
+    iops: Option<(u64, u64)>,
+    bytes: Option<(u64, u64)>,
+    bs: &str,
+    names: (&str, &str),
+) -> Result<Option<u64>, String> {
+    let (by_bytes, by_iops) = names;
+    match (iops, bytes) {
+        (Some(_), Some(_)) => Err(format!("give {by_bytes} or {by_iops}, not both")),
+        (Some((r, w)), None) => one_rate(mode, r, w),
+        (None, Some((r, w))) => match one_rate(mode, r, w)? {
+            None => Ok(None),
+            Some(b) => {
+                let one = iorig_spec::parse_size(bs).map_err(|_| {
+                    format!(
+                        "{by_bytes} in bytes/s with mixed block sizes ({bs}) has no single IOPS; give {by_iops}"
+                    )
+                })?;
+                Ok(Some((b / one).max(1)))
+            }
+        },
+        (None, None) => Ok(None),
     }
 }
 
