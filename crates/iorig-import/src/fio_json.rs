@@ -43,6 +43,16 @@ pub struct JobFigures<'a> {
     pub errors: u64,
     /// Outstanding I/Os per worker.
     pub qd: u32,
+    /// The job's latency_target, when it had one.
+    pub latency: Option<LatencyTarget>,
+}
+
+/// fio's latency_target, latency_percentile and latency_window of a job.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LatencyTarget {
+    pub target_ns: u64,
+    pub percentile: f64,
+    pub window_ns: u64,
 }
 
 impl<'a> JobFigures<'a> {
@@ -66,6 +76,7 @@ impl<'a> JobFigures<'a> {
             sys_cpu_pct: summary.cpu.sys_pct,
             errors: summary.errors,
             qd,
+            latency: None,
         }
     }
 }
@@ -240,9 +251,10 @@ fn job(j: &JobFigures<'_>, plus: bool) -> Value {
         "latency_us": lat_us,
         "latency_ms": lat_ms,
         "latency_depth": j.qd,
-        "latency_target": 0,
-        "latency_percentile": 100.0,
-        "latency_window": 0,
+        // fio keeps the target in ns and the window in µs.
+        "latency_target": j.latency.map_or(0, |l| l.target_ns),
+        "latency_percentile": j.latency.map_or(100.0, |l| l.percentile),
+        "latency_window": j.latency.map_or(0, |l| l.window_ns / 1_000),
     })
 }
 
@@ -454,8 +466,17 @@ mod tests {
             sys_cpu_pct: 2.0,
             errors: 0,
             qd: 8,
+            latency: Some(LatencyTarget {
+                target_ns: 2_000_000,
+                percentile: 99.9,
+                window_ns: 5_000_000_000,
+            }),
         };
         let d = document(&[j], &[], &[], true, 1_700_000_000_000);
+        // fio's units: the target in ns, the window in µs.
+        assert_eq!(d["jobs"][0]["latency_target"], 2_000_000);
+        assert_eq!(d["jobs"][0]["latency_window"], 5_000_000);
+        assert_eq!(d["jobs"][0]["latency_percentile"], 99.9);
         let r = &d["jobs"][0]["read"];
         assert_eq!(r["total_ios"], 1000);
         assert_eq!(r["io_kbytes"], 4000);

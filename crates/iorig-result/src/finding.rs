@@ -244,6 +244,13 @@ pub struct CurveFinding {
     /// Step numbers (from 1) of the best points.
     pub best_under_mean_step: Option<usize>,
     pub best_under_p99_step: Option<usize>,
+    /// The percentile also judged against the threshold (a curve step's
+    /// `threshold_percentile`, fio's `latency_percentile`), and the step
+    /// number of its best point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold_percentile: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_under_pct_step: Option<usize>,
     /// Steps that ran off their rate (not counted for the best).
     #[serde(default)]
     pub off_rate: Vec<OffRatePoint>,

@@ -236,9 +236,27 @@ pub fn steady_state_verdict(
     }
 }
 
+/// The latency at percentile `p` of a step's summary: one of the
+/// percentiles it keeps ([`iorig_spec::plan::THRESHOLD_PERCENTILES`], 100 is
+/// the maximum); `None` for any other.
+fn stored_percentile(lat: &iorig_stats::LatSummary, p: f64) -> Option<u64> {
+    [
+        (50.0, lat.p50),
+        (90.0, lat.p90),
+        (99.0, lat.p99),
+        (99.9, lat.p99_9),
+        (99.99, lat.p99_99),
+        (100.0, lat.max),
+    ]
+    .into_iter()
+    .find(|(at, _)| *at == p)
+    .map(|(_, ns)| ns)
+}
+
 /// One analysis per curve group: its max run and rate runs, in load order.
 pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
-    let mut groups: BTreeMap<u32, (Vec<CurvePoint>, f64, Vec<usize>)> = BTreeMap::new();
+    type Group = (Vec<CurvePoint>, f64, Vec<usize>, Option<f64>);
+    let mut groups: BTreeMap<u32, Group> = BTreeMap::new();
     let mut max_of: BTreeMap<u32, f64> = BTreeMap::new();
     for r in results {
         let group = match r.step.role {
@@ -248,12 +266,22 @@ pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
         let Some(s) = &r.summary else { continue };
         let t = &s.total;
         let (iops, mean, p99) = (t.iops, t.lat_ns.mean as f64, t.lat_ns.p99 as f64);
+        let pct_lat_ns = r
+            .step
+            .threshold_percentile
+            .and_then(|p| stored_percentile(&t.lat_ns, p))
+            .map(|ns| ns as f64);
         if iops <= 0.0 {
             continue;
         }
-        let e = groups
-            .entry(group)
-            .or_insert_with(|| (Vec::new(), r.step.threshold_ms.unwrap_or(1.0), Vec::new()));
+        let e = groups.entry(group).or_insert_with(|| {
+            (
+                Vec::new(),
+                r.step.threshold_ms.unwrap_or(1.0),
+                Vec::new(),
+                r.step.threshold_percentile,
+            )
+        });
         // A rate step ran at its share of the max step's IOPS, exactly as
         // the runner computed it.
         let requested_iops = match r.step.role {
@@ -271,13 +299,14 @@ pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
             mean_lat_ns: mean,
             p99_lat_ns: p99,
             requested_iops,
+            pct_lat_ns,
         });
         e.2.push(r.step.index);
     }
     groups
         .into_iter()
-        .filter(|(_, (pts, _, _))| pts.len() >= 2)
-        .map(|(g, (pts, threshold_ms, steps))| {
+        .filter(|(_, (pts, ..))| pts.len() >= 2)
+        .map(|(g, (pts, threshold_ms, steps, threshold_percentile))| {
             let a = analyze_curve(&pts, threshold_ms * 1e6, 2.0);
             let step_of = |i: Option<usize>| i.and_then(|i| steps.get(i)).map(|s| s + 1);
             let off_rate: Vec<OffRatePoint> = a
@@ -295,6 +324,8 @@ pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
                 threshold_ms,
                 best_under_mean_step: step_of(a.best_under_mean_point),
                 best_under_p99_step: step_of(a.best_under_p99_point),
+                threshold_percentile,
+                best_under_pct_step: step_of(a.best_under_pct_point),
                 steps,
                 points: pts,
                 analysis: a,

@@ -165,6 +165,11 @@ pub struct StepResult {
     pub jobs: Vec<crate::JobPart>,
 }
 
+/// The curve analyses of steps just run (what the plan reports at its end).
+pub fn curve_findings(results: &[StepResult]) -> Vec<iorig_result::CurveFinding> {
+    analyse::curves(results)
+}
+
 /// The five figures of steps just run (a quick run's); the store gives the
 /// same from its rows ([`iorig_result::step_figures`]).
 pub fn five_figures(results: &[StepResult]) -> Vec<iorig_result::Figure> {
@@ -581,7 +586,12 @@ impl Runner<'_> {
             steady_at_round: None,
         };
         self.stop.rearm();
-        let jobs = step_jobs(step)?;
+        let mut jobs = step_jobs(step)?;
+        // A step of one job is that job as the step prepared it (a curve's
+        // rate, a steady state's rounds, a tree's format).
+        if let [one] = jobs.as_mut_slice() {
+            one.w = w.clone();
+        }
         let call = StepCall {
             w,
             layer,

@@ -147,6 +147,20 @@ pub fn curve_lines(v: &CurveFinding) -> Vec<String> {
         f(a.best_under_p99),
         at(v.best_under_p99_step),
     )];
+    if let Some(p) = v.threshold_percentile {
+        // The percentile the curve was asked to judge (fio's
+        // latency_percentile): 100 is the maximum.
+        let which = if p >= 100.0 {
+            "max latency".to_string()
+        } else {
+            format!("p{p}")
+        };
+        out.push(format!(
+            "curve {group}: best with {which} <= {th} ms: {}{}",
+            f(a.best_under_pct),
+            at(v.best_under_pct_step),
+        ));
+    }
     for o in &v.off_rate {
         out.push(format!(
             "curve {group}: step {} ran {} IOPS of {} requested ({:+.1} %): off its rate, so it does not count for the best under {th} ms",

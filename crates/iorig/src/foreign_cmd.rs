@@ -285,7 +285,7 @@ fn write_logs(jobs: &[JobMeta], results: &[StepResult]) -> Result<(), Failure> {
         if l.bw.is_none() && l.lat.is_none() && l.iops.is_none() {
             continue;
         }
-        let Some(part) = results.get(m.step).and_then(|r| r.jobs.get(m.position)) else {
+        let Some(part) = part_of(m, results) else {
             continue;
         };
         let r = &part.result;
@@ -391,7 +391,7 @@ fn fio_document(t: &Translation, results: &[StepResult], plus: bool) -> serde_js
     // creates, stats or deletes go there.
     let mut tree_stats = std::collections::BTreeMap::new();
     for m in jobs {
-        let Some(part) = results.get(m.step).and_then(|r| r.jobs.get(m.position)) else {
+        let Some(part) = part_of(m, results) else {
             continue;
         };
         let Some(fs) = &part.result.workload.fs else {
@@ -419,7 +419,7 @@ fn fio_document(t: &Translation, results: &[StepResult], plus: bool) -> serde_js
         tree_stats.insert((m.step, m.position), st);
     }
     for m in jobs {
-        let Some(part) = results.get(m.step).and_then(|r| r.jobs.get(m.position)) else {
+        let Some(part) = part_of(m, results) else {
             // Not run (an earlier step failed or was interrupted).
             continue;
         };
@@ -458,9 +458,43 @@ fn fio_document(t: &Translation, results: &[StepResult], plus: bool) -> serde_js
             sys_cpu_pct: r.summary.cpu.sys_pct,
             errors: r.summary.errors,
             qd: r.workload.qd,
+            latency: m.latency.as_ref().map(|c| fio_json::LatencyTarget {
+                target_ns: c.threshold_ns,
+                percentile: c.percentile,
+                window_ns: c.window_ns,
+            }),
         });
     }
     fio_json::document(&figures, &t.global_options, &disks, plus, now_ms())
+}
+
+/// The part of `results` that is fio job `m`: its job in the step of its
+/// block. A latency_target job's block is a curve: fio reports the load it
+/// settled on, so its part is the curve's best step under the target at the
+/// percentile, or its lightest step when none kept under it.
+fn part_of<'a>(m: &JobMeta, results: &'a [StepResult]) -> Option<&'a iorig_run::JobPart> {
+    let block = m.step + 1;
+    let mut of_block = results
+        .iter()
+        .filter(|r| r.step.block == block && r.summary.is_some());
+    let r = match &m.latency {
+        None => of_block.next()?,
+        Some(_) => {
+            let steps: Vec<&StepResult> = of_block.collect();
+            let best = iorig_run::plan::curve_findings(results)
+                .into_iter()
+                .find(|c| steps.iter().any(|r| c.steps.contains(&r.step.index)))
+                .and_then(|c| c.best_under_pct_step);
+            match best.and_then(|n| steps.iter().find(|r| r.step.index + 1 == n)) {
+                Some(r) => r,
+                None => steps.into_iter().min_by(|a, b| {
+                    let iops = |r: &StepResult| r.summary.as_ref().map_or(0.0, |s| s.total.iops);
+                    iops(a).total_cmp(&iops(b))
+                })?,
+            }
+        }
+    };
+    r.jobs.get(m.position)
 }
 
 /// fio's JSON document of one `iorig run` workload: one job, named after

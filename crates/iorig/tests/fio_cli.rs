@@ -798,3 +798,42 @@ fn rate_iops_min_fails_the_job_at_its_first_short_cycle() {
     assert_eq!(doc["jobs"][0]["error"], 5);
     assert!(u(&doc["jobs"][0]["job_runtime"]) < 5_000);
 }
+
+#[test]
+fn latency_target_reports_the_best_load_under_the_target() {
+    let dir = tmp();
+    let out = iorig()
+        .arg("run")
+        .arg(corpus("run/latency.fio"))
+        .args(["--output-format", "fio-json", "--no-db"])
+        .env("T", dir.path())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // Each job is a curve of 7 steps, judged at its percentile.
+    assert!(err.contains("14 step(s)"), "{err}");
+    assert!(
+        err.contains("curve 1: best with p99.9 <= 0.000001 ms: none"),
+        "{err}"
+    );
+    assert!(
+        err.contains("curve 2: best with p99.9 <= 10000 ms: "),
+        "{err}"
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let jobs = doc["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    for j in jobs {
+        assert_eq!(f(&j["latency_percentile"]), 99.9);
+        // fio's units: the window in µs.
+        assert_eq!(u(&j["latency_window"]), 500_000);
+    }
+    assert_eq!(u(&jobs[0]["latency_target"]), 1);
+    assert_eq!(u(&jobs[1]["latency_target"]), 10_000_000_000);
+    // The tight job stands on its lightest step (10 % of its max), the
+    // loose one on a paced step of at least 50 %.
+    let (tight, loose) = (f(&jobs[0]["read"]["iops"]), f(&jobs[1]["read"]["iops"]));
+    assert!(tight > 0.0 && loose > 2.0 * tight, "{tight} vs {loose}");
+}

@@ -54,6 +54,8 @@ pub struct JobMeta {
     pub options: Vec<(String, String)>,
     /// fio-format logs it asks for.
     pub logs: Logs,
+    /// Its latency_target, when it has one (its step is a curve).
+    pub latency: Option<Curve>,
 }
 
 /// fio's `write_bw_log`, `write_lat_log`, `write_iops_log`: the name each
@@ -196,16 +198,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ),
     ("fill_fs", "give size= (the bytes to write) instead"),
     ("unlink_each_loop", "iorig keeps its scratch files"),
-    (
-        "latency_target",
-        "use a plan's curve step for the best IOPS under a latency (docs/plans.md)",
-    ),
-    ("latency_window", "use a plan's curve step (docs/plans.md)"),
-    (
-        "latency_percentile",
-        "use a plan's curve step (docs/plans.md)",
-    ),
-    ("latency_run", "use a plan's curve step (docs/plans.md)"),
     ("error_dump", "errors are stored with the run"),
     (
         "filename_format",
@@ -365,6 +357,10 @@ const MAPPED: &[&str] = &[
     "bs_unaligned",
     "blockalign",
     "ba",
+    "latency_target",
+    "latency_window",
+    "latency_percentile",
+    "latency_run",
 ];
 
 /// Reads `path` (its text `text`) and translates it.
@@ -419,6 +415,7 @@ pub fn translate(
                 .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()))
                 .collect(),
             logs: job.logs.clone(),
+            latency: job.curve.clone(),
         });
         jobs.push(JobOut { name, ..job });
     }
@@ -446,6 +443,12 @@ pub fn translate(
             return Err(usage(
                 &v.loc,
                 "ss in a job that runs at once with others is not supported (iorig judges a whole step); put stonewall before and after it",
+            ));
+        }
+        if let (true, Some(c)) = (jobs.len() > 1, jobs.iter().find_map(|j| j.curve.as_ref())) {
+            return Err(usage(
+                &c.loc,
+                "latency_target in a job that runs at once with others is not supported (iorig's curve measures one workload); put stonewall before and after it",
             ));
         }
         if let (true, Some(v)) = (jobs.len() > 1, jobs.iter().find_map(|j| j.verify.as_ref())) {
@@ -504,6 +507,21 @@ struct JobOut {
     /// fio's startdelay, ramp_time and runtime (ns), when it has a delay:
     /// a job alone in its step takes the delay into its warmup.
     delay: Option<(u64, u64, Option<u64>)>,
+    /// fio's latency_target: the job is a curve step.
+    curve: Option<Curve>,
+}
+
+/// fio's latency_target, latency_percentile and latency_window as a curve
+/// step: max IOPS, then rates of it, each run for one window; the answer is
+/// the best IOPS whose latency at the percentile stays under the target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Curve {
+    pub threshold_ns: u64,
+    pub percentile: f64,
+    /// fio's window (0: each rate ran for the job's runtime).
+    pub window_ns: u64,
+    /// Where latency_target was written.
+    pub loc: Loc,
 }
 
 /// fio's steady-state detection as a plan step's `steady_state`: one-second
@@ -632,6 +650,11 @@ struct State {
     think_spin_ns: u64,
     think_blocks: u64,
     start_delay_ns: u64,
+    /// fio's latency_target (where written), latency_window (ns) and
+    /// latency_percentile.
+    latency_target: Option<(u64, Loc)>,
+    latency_window_ns: u64,
+    latency_pct: f64,
 }
 
 impl Translator<'_> {
@@ -714,6 +737,9 @@ impl Translator<'_> {
             think_spin_ns: 0,
             think_blocks: 1,
             start_delay_ns: 0,
+            latency_target: None,
+            latency_window_ns: 0,
+            latency_pct: 100.0,
         };
         for o in global.iter().chain(&s.opts) {
             self.apply(&mut st, o)?;
@@ -1076,6 +1102,37 @@ impl Translator<'_> {
             }
             "do_verify" => st.do_verify = units::flag(val).map_err(&bad)?,
             "exitall" => st.exitall = units::flag(val).map_err(&bad)?,
+            // fio's latency profiling finds the deepest queue that keeps
+            // the percentile under the target; iorig's curve answers the
+            // same question by rate (max, then shares of it).
+            "latency_target" => {
+                let ns = units::time_ns(need()?, 1_000).map_err(&bad)?;
+                st.latency_target = (ns > 0).then(|| (ns, loc.clone()));
+            }
+            "latency_window" => {
+                st.latency_window_ns = units::time_ns(need()?, 1_000).map_err(&bad)?;
+            }
+            "latency_percentile" => {
+                let v = need()?;
+                let p: f64 = v
+                    .trim()
+                    .trim_end_matches('%')
+                    .parse()
+                    .map_err(|_| bad(format!("'{v}': give a percentage, e.g. 99.9")))?;
+                if !iorig_spec::plan::THRESHOLD_PERCENTILES.contains(&p) {
+                    return Err(bad(format!(
+                        "{p}: iorig judges a curve at the percentiles every step keeps; give 50, 90, 99, 99.9, 99.99 or 100"
+                    )));
+                }
+                st.latency_pct = p;
+            }
+            "latency_run" => {
+                if units::flag(val).map_err(&bad)? {
+                    return Err(bad(
+                        "iorig's curve measures and ends; it does not keep adjusting the load to hold the target; remove latency_run".into(),
+                    ));
+                }
+            }
             "offset_increment" => {
                 let v = units::size_or_pct(need()?, st.kb_base).map_err(&bad)?;
                 st.offset_increment = match v {
@@ -1887,7 +1944,64 @@ impl Translator<'_> {
                 })
             }
         };
+        let curve = match &st.latency_target {
+            None => None,
+            Some((target_ns, at)) => {
+                let e =
+                    |why: &str| usage(at, format!("job '{}': latency_target with {why}", st.name));
+                let conflicts: [(bool, &str); 7] = [
+                    (
+                        st.rate_iops.is_some() || st.rate_bytes.is_some(),
+                        "rate/rate_iops: the curve sets the rate itself (its max, then shares of it); remove the rate",
+                    ),
+                    (
+                        st.rate_min_iops.is_some() || st.rate_min_bytes.is_some(),
+                        "rate_min/rate_iops_min is not supported; remove the floor",
+                    ),
+                    (steady.is_some(), "ss is not supported; give ss its own job"),
+                    (
+                        verify.is_some(),
+                        "verify is not supported; validate in a job of its own",
+                    ),
+                    (
+                        st.start_delay_ns > 0,
+                        "startdelay is not supported; remove it",
+                    ),
+                    (
+                        st.logs.bw.is_some() || st.logs.lat.is_some() || st.logs.iops.is_some(),
+                        "write_*_log is not supported (each rate of the curve is its own step in the store); remove the log",
+                    ),
+                    (
+                        st.number_ios.is_some() || st.io_size.is_some(),
+                        "number_ios/io_size is not supported (each rate runs for latency_window); remove it",
+                    ),
+                ];
+                if let Some((_, why)) = conflicts.iter().find(|(given, _)| *given) {
+                    return Err(e(why));
+                }
+                // Each rate runs for one window (fio judges a depth over
+                // one window), or for the job's runtime without a window.
+                let step_ns = match (st.latency_window_ns, st.runtime_ns) {
+                    (w, _) if w > 0 => w,
+                    (_, Some(rt)) => rt,
+                    _ => {
+                        return Err(e(
+                            "no latency_window or runtime: give latency_window, the time each rate of the curve runs",
+                        ))
+                    }
+                };
+                keys.retain(|(k, _)| !matches!(*k, "time" | "io_size"));
+                keys.push(("time", s(&ns_text(step_ns))));
+                Some(Curve {
+                    threshold_ns: *target_ns,
+                    percentile: st.latency_pct,
+                    window_ns: st.latency_window_ns,
+                    loc: at.clone(),
+                })
+            }
+        };
         Ok(JobOut {
+            curve,
             steady,
             delay: (st.start_delay_ns > 0).then_some((
                 st.start_delay_ns,
@@ -1919,7 +2033,7 @@ impl Translator<'_> {
             _ => ("delete", "restart"),
         };
         // What a tree's operations cannot do is refused, not dropped.
-        let unsupported: [(bool, &str); 12] = [
+        let unsupported: [(bool, &str); 13] = [
             (
                 st.rate_iops.is_some() || st.rate_bytes.is_some(),
                 "rate/rate_iops",
@@ -1944,6 +2058,7 @@ impl Translator<'_> {
                 "write_*_log",
             ),
             (op == "stat" && st.unlink, "unlink"),
+            (st.latency_target.is_some(), "latency_target"),
         ];
         if let Some((_, what)) = unsupported.iter().find(|(given, _)| *given) {
             return Err(jerr(format!(
@@ -2037,6 +2152,7 @@ impl Translator<'_> {
             verify: None,
             steady: None,
             delay: None,
+            curve: None,
         })
     }
 }
@@ -2259,6 +2375,15 @@ fn emit_plan(name: &str, path: &Path, steps: &[Vec<JobOut>], ignored: &[String])
             format!("group {}", k + 1)
         };
         let _ = writeln!(t, "name = {}", quoted(&step_name));
+        if let Some(c) = jobs.iter().find_map(|j| j.curve.as_ref()) {
+            let _ = writeln!(t, "kind = \"curve\"");
+            let _ = writeln!(
+                t,
+                "threshold_ms = {}",
+                trim_float(c.threshold_ns as f64 / 1e6)
+            );
+            let _ = writeln!(t, "threshold_percentile = {}", trim_float(c.percentile));
+        }
         if let Some(v) = jobs.iter().find_map(|j| j.verify.as_ref()) {
             let _ = writeln!(
                 t,

@@ -486,3 +486,66 @@ fn continue_on_error_and_ignore_error_as_fio_reads_them() {
         assert!(e.contains(says), "{text}: {e}");
     }
 }
+
+/// fio's latency profiling becomes iorig's max-under-target method: a curve
+/// step judged at the job's percentile, each rate run for one window.
+#[test]
+fn latency_target_is_a_curve_judged_at_the_percentile() {
+    let text = "[global]\nsize=16m\nfilename=/tmp/x\nrw=randread\niodepth=32\nlatency_percentile=99.9\n\n[a]\nlatency_target=500\nlatency_window=2s\nruntime=60\n";
+    let t = tr(text).unwrap();
+    let p: toml::Table = toml::from_str(&t.plan_toml).unwrap();
+    let step = p["steps"].as_array().unwrap()[0].as_table().unwrap();
+    assert_eq!(step["kind"].as_str(), Some("curve"));
+    // 500 (µs, fio's unit) is 0.5 ms.
+    assert_eq!(step["threshold_ms"].as_float(), Some(0.5));
+    assert_eq!(step["threshold_percentile"].as_float(), Some(99.9));
+    let j = job(&p, 0, 0);
+    assert_eq!(j["time"].as_str(), Some("2s"));
+    assert!(!j.contains_key("io_size"), "{j:?}");
+    let c = t.jobs[0].latency.clone().unwrap();
+    assert_eq!(
+        (c.threshold_ns, c.percentile, c.window_ns),
+        (500_000, 99.9, 2_000_000_000)
+    );
+    // It expands to the max and the default rates, each one job.
+    let expanded = iorig_spec::Plan::from_toml("t.fio", &t.plan_toml).unwrap();
+    let steps = expanded.expand().unwrap();
+    assert_eq!(steps.len(), 7);
+    assert!(steps.iter().all(|s| s.jobs.len() == 1
+        && s.threshold_percentile == Some(99.9)
+        && s.threshold_ms == Some(0.5)));
+    // Without a window each rate runs the runtime; fio's default
+    // percentile is 100 (the maximum).
+    let p = plan("[a]\nsize=16m\nlatency_target=1ms\nruntime=3\n");
+    let step = p["steps"].as_array().unwrap()[0].as_table().unwrap();
+    assert_eq!(step["threshold_percentile"].as_integer(), Some(100));
+    assert_eq!(job(&p, 0, 0)["time"].as_str(), Some("3s"));
+}
+
+#[test]
+fn latency_target_refuses_what_a_curve_cannot_hold() {
+    let base = "[a]\nsize=16m\nlatency_target=1ms\nlatency_window=1s\n";
+    for (extra, why) in [
+        ("rate_iops=100\n", "the curve sets the rate itself"),
+        (
+            "latency_percentile=95\n",
+            "give 50, 90, 99, 99.9, 99.99 or 100",
+        ),
+        ("latency_run=1\n", "remove latency_run"),
+        ("write_lat_log=x\n", "write_*_log"),
+        ("verify=crc32c\nrw=randwrite\n", "verify"),
+    ] {
+        let e = tr(&format!("{base}{extra}")).unwrap_err();
+        assert!(e.contains(why), "{extra}: {e}");
+        assert!(e.starts_with("t.fio:"), "{e}");
+    }
+    let e = tr("[a]\nsize=16m\nlatency_target=1ms\n").unwrap_err();
+    assert!(e.contains("give latency_window"), "{e}");
+    // Beside another job, as fio's own example has them: refused with the
+    // line of the target.
+    let e = tr("[a]\nsize=16m\nlatency_target=1ms\nruntime=2\n[b]\nsize=16m\n").unwrap_err();
+    assert!(
+        e.starts_with("t.fio:3:") && e.contains("put stonewall before and after it"),
+        "{e}"
+    );
+}

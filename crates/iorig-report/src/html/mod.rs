@@ -83,6 +83,7 @@ mod tests {
             mean_lat_ns: mean_ms * 1e6,
             p99_lat_ns: 2.0 * mean_ms * 1e6,
             requested_iops: requested,
+            pct_lat_ns: None,
         }
     }
 

@@ -642,6 +642,7 @@ pub fn curve_plan(store: &Store, speed: f64) -> RunId {
             mean_lat_ns: mean,
             p99_lat_ns: mean * 3.0,
             requested_iops: Some(rate),
+            pct_lat_ns: None,
         });
         steps.push(idx);
     }
@@ -651,6 +652,7 @@ pub fn curve_plan(store: &Store, speed: f64) -> RunId {
         mean_lat_ns: max_mean,
         p99_lat_ns: max_mean * 3.0,
         requested_iops: None,
+        pct_lat_ns: None,
     });
     steps.push(0);
     let analysis = analyze_curve(&points, 1e6, 2.0);

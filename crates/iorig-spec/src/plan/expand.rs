@@ -212,6 +212,7 @@ impl Expander<'_> {
                     rates_pct,
                     stop_latency_ms,
                     threshold_ms,
+                    threshold_percentile,
                 } => {
                     let group = self.group();
                     let mut max = workload.clone();
@@ -227,6 +228,7 @@ impl Expander<'_> {
                         let mut step = self.finish(block, w, role, swept.clone())?;
                         step.stop_latency_ms = *stop_latency_ms;
                         step.threshold_ms = Some(*threshold_ms);
+                        step.threshold_percentile = *threshold_percentile;
                         self.out.push(step);
                     }
                 }
@@ -393,6 +395,7 @@ impl Expander<'_> {
             hot_size_bytes,
             stop_latency_ms: None,
             threshold_ms: None,
+            threshold_percentile: None,
             axes,
             jobs,
         })
@@ -459,6 +462,7 @@ impl Expander<'_> {
             hot_size_bytes: None,
             stop_latency_ms: None,
             threshold_ms: None,
+            threshold_percentile: None,
             axes: Vec::new(),
             jobs: Vec::new(),
         });

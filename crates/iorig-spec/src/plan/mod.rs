@@ -214,6 +214,11 @@ pub struct PlanJob {
     pub exitall: bool,
 }
 
+/// The latency percentiles every step's summary keeps (`p50` … `p99_99`,
+/// and 100 for the maximum): the ones a curve's `threshold_percentile` can
+/// judge exactly, on a resumed plan too.
+pub const THRESHOLD_PERCENTILES: [f64; 6] = [50.0, 90.0, 99.0, 99.9, 99.99, 100.0];
+
 /// One concrete step of an expanded plan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanStep {
@@ -244,6 +249,10 @@ pub struct PlanStep {
     pub stop_latency_ms: Option<f64>,
     /// Curve steps: the latency target of the sweet-spot answer.
     pub threshold_ms: Option<f64>,
+    /// Curve steps: the percentile of latency also judged against
+    /// `threshold_ms` (one of [`THRESHOLD_PERCENTILES`]; fio's
+    /// `latency_percentile`).
+    pub threshold_percentile: Option<f64>,
     /// The swept values that make this step, outermost axis first, as written
     /// (`("bs", "8k")`).
     pub axes: Vec<(String, String)>,

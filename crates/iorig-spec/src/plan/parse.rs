@@ -181,6 +181,7 @@ pub(super) enum KindParams {
         rates_pct: Vec<f64>,
         stop_latency_ms: Option<f64>,
         threshold_ms: f64,
+        threshold_percentile: Option<f64>,
     },
     QdCycle {
         qds: Vec<u32>,
@@ -529,7 +530,12 @@ fn parse_steady_state(value: &Value) -> Result<Option<SteadyStateSpec>, String> 
 fn kind_keys(kind: &str) -> &'static [&'static str] {
     match kind {
         "precondition" => &["passes", "pattern", "bs", "data", "trim"],
-        "curve" => &["rates_pct", "stop_latency_ms", "threshold_ms"],
+        "curve" => &[
+            "rates_pct",
+            "stop_latency_ms",
+            "threshold_ms",
+            "threshold_percentile",
+        ],
         "qd_cycle" => &["qd_max", "qd_list"],
         _ => &[],
     }
@@ -620,7 +626,7 @@ fn parse_block(path: &str, place: Place, t: &Table) -> Result<Block, SpecError> 
             continue;
         }
         if key == "jobs" {
-            if is_defaults || kind != "run" {
+            if is_defaults || !matches!(kind.as_str(), "run" | "curve") {
                 return Err(err(format!(
                     "'jobs' belongs to a run step (jobs run at once within one step){}",
                     if is_defaults {
@@ -631,6 +637,25 @@ fn parse_block(path: &str, place: Place, t: &Table) -> Result<Block, SpecError> 
                 )));
             }
             block.jobs = parse_jobs(value).map_err(err)?;
+            // A curve measures one workload: one job may carry its own
+            // targets (a fio job's files), never a rate of its own.
+            if kind == "curve" {
+                match block.jobs.as_slice() {
+                    [one] => {
+                        if one.workload.iter().any(|(k, _)| k == "rate") {
+                            return Err(err(format!(
+                                "job '{}': a curve sets the rate itself (max, then rates_pct of max); remove rate",
+                                one.name
+                            )));
+                        }
+                    }
+                    _ => {
+                        return Err(err(
+                            "a curve step runs one workload: give it one job, or run the jobs in a run step".into(),
+                        ))
+                    }
+                }
+            }
             continue;
         }
         if matches!(key, "target" | "size") {
@@ -928,10 +953,24 @@ fn kind_params(kind: &str, values: &[(&str, &Value)]) -> Result<KindParams, Stri
                 .map(|v| positive_number(v).map_err(|w| format!("threshold_ms: {w}")))
                 .transpose()?
                 .unwrap_or(DEFAULT_THRESHOLD_MS);
+            let threshold_percentile = get("threshold_percentile")
+                .map(|v| {
+                    let p = positive_number(v)
+                        .map_err(|w| format!("threshold_percentile: {w}"))?;
+                    if crate::plan::THRESHOLD_PERCENTILES.contains(&p) {
+                        Ok(p)
+                    } else {
+                        Err(format!(
+                            "threshold_percentile: {p} is not one of the percentiles a step keeps; give 50, 90, 99, 99.9, 99.99 or 100 (the maximum)"
+                        ))
+                    }
+                })
+                .transpose()?;
             Ok(KindParams::Curve {
                 rates_pct,
                 stop_latency_ms,
                 threshold_ms,
+                threshold_percentile,
             })
         }
         "qd_cycle" => {

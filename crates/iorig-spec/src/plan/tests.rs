@@ -188,6 +188,34 @@ fn curve_is_max_then_one_step_per_pct() {
 }
 
 #[test]
+fn a_curve_of_one_job_judges_a_kept_percentile() {
+    let steps = expand(
+        "[[steps]]\nkind = 'curve'\nrates_pct = [50]\nthreshold_percentile = 99.9\n\
+         [[steps.jobs]]\nname = 'j'\ntarget = ['/tmp/a']\nsize = '1m'\n",
+    );
+    assert_eq!(steps.len(), 2);
+    for s in &steps {
+        assert_eq!(s.jobs.len(), 1);
+        assert_eq!(s.threshold_percentile, Some(99.9));
+    }
+    // The job inherits the max step's rate and none on a rate step (the
+    // runner sets it).
+    let max = steps[0].jobs[0].workload.resolve(1).unwrap();
+    assert_eq!(max.rate, Rate::Max);
+    assert!(steps[1].jobs[0].workload.rate.is_none());
+    let e = parse_err("[[steps]]\nkind = 'curve'\nthreshold_percentile = 95\n");
+    assert!(e.contains("give 50, 90, 99, 99.9, 99.99 or 100"), "{e}");
+    let e = parse_err(
+        "[[steps]]\nkind = 'curve'\n[[steps.jobs]]\nname = 'a'\n[[steps.jobs]]\nname = 'b'\n",
+    );
+    assert!(e.contains("a curve step runs one workload"), "{e}");
+    let e = parse_err("[[steps]]\nkind = 'curve'\n[[steps.jobs]]\nname = 'a'\nrate = 10\n");
+    assert!(e.contains("a curve sets the rate itself"), "{e}");
+    let e = parse_err("[[steps]]\nkind = 'qd_cycle'\n[[steps.jobs]]\nname = 'a'\n");
+    assert!(e.contains("'jobs' belongs to a run step"), "{e}");
+}
+
+#[test]
 fn a_swept_curve_is_one_curve_per_combination() {
     let steps = expand(
         "[defaults]\nrate = 500\n[[steps]]\nkind = 'curve'\nbs = ['4k', '8k']\nrates_pct = [50]\n",

@@ -27,6 +27,9 @@ pub struct CurvePoint {
     /// The rate the step was paced at; None for an uncontrolled step.
     #[serde(default)]
     pub requested_iops: Option<f64>,
+    /// Latency at the curve's `threshold_percentile`, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pct_lat_ns: Option<f64>,
 }
 
 impl CurvePoint {
@@ -76,6 +79,13 @@ pub struct CurveAnalysis {
     pub best_under_p99: Option<f64>,
     #[serde(default)]
     pub best_under_p99_point: Option<usize>,
+    /// Highest IOPS with the latency at the points' percentile
+    /// ([`CurvePoint::pct_lat_ns`]) ≤ `threshold_ns`, as `best_under_mean`;
+    /// `None` also when the points carry no such latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_under_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_under_pct_point: Option<usize>,
     /// Paced steps whose achieved IOPS was more than
     /// [`RATE_TOLERANCE_PCT`] off their requested rate (indices as given).
     #[serde(default)]
@@ -107,7 +117,10 @@ pub fn analyze_curve(points: &[CurvePoint], threshold_ns: f64, knee_factor: f64)
         .iter()
         .enumerate()
         .filter(|(_, p)| {
-            p.iops.is_finite() && p.mean_lat_ns.is_finite() && p.p99_lat_ns.is_finite()
+            p.iops.is_finite()
+                && p.mean_lat_ns.is_finite()
+                && p.p99_lat_ns.is_finite()
+                && p.pct_lat_ns.is_none_or(f64::is_finite)
         })
         .collect();
     // Stable, so equal IOPS keep their load order.
@@ -121,6 +134,13 @@ pub fn analyze_curve(points: &[CurvePoint], threshold_ns: f64, knee_factor: f64)
         .collect();
     let best_mean = best_under(&paced, threshold_ns, |p| p.mean_lat_ns);
     let best_p99 = best_under(&paced, threshold_ns, |p| p.p99_lat_ns);
+    // Judged only when every point has it: a point without would read as
+    // latency 0 (always under) or be dropped (shifting the interpolation).
+    let best_pct = if paced.iter().all(|(_, p)| p.pct_lat_ns.is_some()) {
+        best_under(&paced, threshold_ns, |p| p.pct_lat_ns.unwrap_or(f64::MAX))
+    } else {
+        None
+    };
     let mut off_rate_points: Vec<usize> = points
         .iter()
         .enumerate()
@@ -144,6 +164,8 @@ pub fn analyze_curve(points: &[CurvePoint], threshold_ns: f64, knee_factor: f64)
         best_under_mean_point: best_mean.map(|b| b.1),
         best_under_p99: best_p99.map(|b| b.0),
         best_under_p99_point: best_p99.map(|b| b.1),
+        best_under_pct: best_pct.map(|b| b.0),
+        best_under_pct_point: best_pct.map(|b| b.1),
         off_rate_points,
         knee_factor,
         knee,
@@ -238,6 +260,7 @@ mod tests {
             mean_lat_ns: mean_ms * MS,
             p99_lat_ns: p99_ms * MS,
             requested_iops: Some(iops),
+            pct_lat_ns: None,
         }
     }
 
@@ -332,6 +355,34 @@ mod tests {
         // Normalized x − y: 0, .214, .420, .625, .616, 0 → 150k.
         let ck = a.curvature_knee.unwrap();
         assert_eq!((ck.index, ck.iops), (3, 150e3));
+    }
+
+    #[test]
+    fn a_chosen_percentile_is_judged_only_when_every_point_has_it() {
+        // The sweep's p99.9 is three times the mean: 0.9 ms at 50k, 1.8 ms
+        // at 100k → 50k + 0.1 / 0.9 × 50k.
+        let with_pct: Vec<CurvePoint> = sweep()
+            .into_iter()
+            .map(|p| CurvePoint {
+                pct_lat_ns: Some(3.0 * p.mean_lat_ns),
+                ..p
+            })
+            .collect();
+        let a = analyze_curve(&with_pct, MS, DEFAULT_KNEE_FACTOR);
+        assert!(near(a.best_under_pct.unwrap(), 50e3 + 50e3 / 9.0), "{a:?}");
+        assert_eq!(a.best_under_pct_point, Some(1));
+        // The other answers do not move.
+        let plain = analyze_curve(&sweep(), MS, DEFAULT_KNEE_FACTOR);
+        assert_eq!(a.best_under_mean, plain.best_under_mean);
+        assert_eq!(plain.best_under_pct, None);
+        // One paced point without it (a step resumed from an older store):
+        // no answer rather than a wrong one.
+        let mut partial = with_pct.clone();
+        partial[0].pct_lat_ns = None;
+        assert_eq!(
+            analyze_curve(&partial, MS, DEFAULT_KNEE_FACTOR).best_under_pct,
+            None
+        );
     }
 
     #[test]
