@@ -541,8 +541,7 @@ pub fn execute(
         (None, true) => Some(Arc::new(VerifySetup::fresh(
             w.verify_unit_bytes() as u32,
             &prepared.extents_bytes,
-            w.verify_after,
-            w.seed,
+            w,
         )?)),
         (_, false) => None,
     };

@@ -13,6 +13,7 @@
 //! checked during a run.
 
 use crate::EngineError;
+use iorig_spec::Workload;
 use iorig_verify::{check_unit, ErrorKind, Expected, Journal, KeyMap, UnitError};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,6 +30,31 @@ pub struct VerifySetup {
     pub target_ids: Vec<u32>,
     /// Re-read every block right after writing it.
     pub after_write: bool,
+    /// What written units hold and reads are judged against.
+    pub content: UnitContent,
+    /// Check every unit read, whether this run knows it written or not
+    /// (fio's verify_only): stamped units by [`iorig_verify::check_self`].
+    pub every_unit: bool,
+}
+
+/// What a validated unit holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum UnitContent {
+    /// iorig's stamped blocks: header, generation, checksum
+    /// ([`iorig_verify::stamp_unit`]).
+    #[default]
+    Stamped,
+    /// The workload's pattern over every byte (fio's verify_pattern).
+    Pattern(Arc<[u8]>),
+}
+
+impl UnitContent {
+    pub fn of(w: &Workload) -> UnitContent {
+        match &w.verify_pattern {
+            Some(p) => UnitContent::Pattern(p.as_slice().into()),
+            None => UnitContent::Stamped,
+        }
+    }
 }
 
 impl std::fmt::Debug for VerifySetup {
@@ -38,6 +64,8 @@ impl std::fmt::Debug for VerifySetup {
             .field("journal", &self.journal.is_some())
             .field("target_ids", &self.target_ids)
             .field("after_write", &self.after_write)
+            .field("content", &self.content)
+            .field("every_unit", &self.every_unit)
             .finish()
     }
 }
@@ -49,9 +77,9 @@ impl VerifySetup {
     pub fn fresh(
         unit_bytes: u32,
         extents_bytes: &[u64],
-        after_write: bool,
-        seed: u64,
+        w: &Workload,
     ) -> Result<VerifySetup, EngineError> {
+        let seed = w.seed;
         let keys = KeyMap::new(unit_bytes, extents_bytes).map_err(|e| EngineError::Engine {
             engine: "verify",
             why: e.to_string(),
@@ -66,7 +94,9 @@ impl VerifySetup {
             target_ids: (0..extents_bytes.len())
                 .map(|i| target_id(tag, i))
                 .collect(),
-            after_write,
+            after_write: w.verify_after,
+            content: UnitContent::of(w),
+            every_unit: w.verify_only,
         })
     }
 }
@@ -312,7 +342,16 @@ impl VerifyWorker {
         for (i, unit) in buf.chunks_exact_mut(self.unit_bytes as usize).enumerate() {
             let key = iorig_verify::next_key(self.setup.keys.key(target, first + i as u64));
             keys.push(key);
-            iorig_verify::stamp_unit(unit, id, offset + i as u64 * self.unit_bytes, key, time_ns);
+            match &self.setup.content {
+                UnitContent::Stamped => iorig_verify::stamp_unit(
+                    unit,
+                    id,
+                    offset + i as u64 * self.unit_bytes,
+                    key,
+                    time_ns,
+                ),
+                UnitContent::Pattern(p) => iorig_verify::fill_pattern(unit, p),
+            }
         }
         if self.setup.journal.is_some() {
             self.intents.push((slot, target, first));
@@ -371,19 +410,28 @@ impl VerifyWorker {
             } else {
                 self.setup.keys.key(target, first + i as u64)
             };
-            if key == 0 {
+            if key == 0 && !self.setup.every_unit {
                 continue;
             }
             checked = true;
             self.units_checked += 1;
             let at = offset + i as u64 * self.unit_bytes;
-            if let Err(e) = check_ours(
-                unit,
-                &self.setup.target_ids,
-                target as usize,
-                at,
-                Expected::Key(key),
-            ) {
+            let expected = if key == 0 {
+                Expected::Any
+            } else {
+                Expected::Key(key)
+            };
+            let result = match (&self.setup.content, expected) {
+                (UnitContent::Pattern(p), _) => iorig_verify::check_pattern(unit, p, target, at),
+                (UnitContent::Stamped, Expected::Any) => {
+                    iorig_verify::check_self(unit, target, at).map(|_| ())
+                }
+                (UnitContent::Stamped, _) => {
+                    check_ours(unit, &self.setup.target_ids, target as usize, at, expected)
+                        .map(|_| ())
+                }
+            };
+            if let Err(e) = result {
                 errors.push(e);
                 if phase != Phase::AfterRead {
                     // Reported once; the unit's history starts again.

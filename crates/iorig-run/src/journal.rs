@@ -22,6 +22,11 @@ fn canonical(path: &str) -> String {
 /// the targets (the run would overwrite its own log), and an existing one
 /// of the same targets and unit with no write left in flight.
 pub fn precheck(path: &Path, w: &Workload) -> Result<(), RunError> {
+    if w.verify_pattern.is_some() || w.verify_only {
+        return Err(RunError::usage(
+            "--journal records iorig's own stamped blocks; drop verify_pattern/verify_only, or drop --journal",
+        ));
+    }
     if w.trim_pct > 0.0 {
         return Err(RunError::usage(
             "--journal does not record trims yet; leave out --trim, or use --verify (trims are then validated in memory)",
@@ -128,6 +133,8 @@ pub(crate) fn attach(
             .map(|i| target_id(tag, i))
             .collect(),
         after_write: w.verify_after,
+        content: iorig_engine::verify::UnitContent::Stamped,
+        every_unit: false,
     }))
 }
 

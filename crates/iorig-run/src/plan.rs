@@ -13,7 +13,7 @@ use crate::step::{Control, Out, StepCall, StepExecutor, StepHooks};
 use crate::store::StoreWriter;
 use crate::{RunError, Stop};
 use iorig_engine::run::{self as engine_run, IntervalSample, Prepared, TargetInfo};
-use iorig_engine::verify::VerifySetup;
+use iorig_engine::verify::{UnitContent, VerifySetup};
 use iorig_result::{
     Finding, PreconditionFinding, RunKind, RunStatus, SkippedFinding, StepStatus, Summary,
 };
@@ -1075,6 +1075,7 @@ impl StepHooks for PlanHooks<'_> {
             Some((kept_paths, kept))
                 if *kept_paths == paths
                     && kept.keys.unit_bytes() == unit
+                    && kept.content == UnitContent::of(self.w)
                     && prepared
                         .extents_bytes
                         .iter()
@@ -1086,14 +1087,11 @@ impl StepHooks for PlanHooks<'_> {
                     journal: None,
                     target_ids: kept.target_ids.clone(),
                     after_write: self.w.verify_after,
+                    content: UnitContent::of(self.w),
+                    every_unit: self.w.verify_only,
                 }
             }
-            _ => VerifySetup::fresh(
-                unit,
-                &prepared.extents_bytes,
-                self.w.verify_after,
-                self.w.seed,
-            )?,
+            _ => VerifySetup::fresh(unit, &prepared.extents_bytes, self.w)?,
         };
         let setup = Arc::new(setup);
         *self.kept_verify = Some((paths, setup.clone()));

@@ -152,6 +152,7 @@ pub fn expected_keys(e: Expected) -> (Option<u8>, Option<u8>) {
         Expected::Unwritten => (Some(0), None),
         Expected::Key(k) => (Some(k), None),
         Expected::Either { old, new } => (Some(new), Some(old)),
+        Expected::Any | Expected::Pattern => (None, None),
     }
 }
 

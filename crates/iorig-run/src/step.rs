@@ -291,8 +291,7 @@ pub(crate) fn run_step(
                 prepared.verify = Some(Arc::new(VerifySetup::fresh(
                     unit as u32,
                     &[ft.extent_bytes(unit)],
-                    w.verify_after,
-                    w.seed,
+                    w,
                 )?));
             }
             hooks.opened(out, &prepared.info)?;

@@ -26,7 +26,8 @@ pub use plan::{
 };
 pub use units::{format_bytes, format_size, parse_count, parse_duration, parse_size, sig3};
 pub use workload::{
-    parse_cpu_list, AccessDist, Arrivals, BsSpec, BsWeight, DataPattern, EngineKind, IgnoreErrors,
-    OneOrMany, RangePct, Rate, StrOrNum, SyncEvery, SyncMode, Think, Workload, WorkloadFile,
-    WorkloadRecord, Zones, DEFAULT_MAX_ERRORS, DEFAULT_SIZE_BYTES, DEFAULT_TARGET,
+    format_pattern, parse_cpu_list, parse_pattern, AccessDist, Arrivals, BsSpec, BsWeight,
+    DataPattern, EngineKind, IgnoreErrors, OneOrMany, RangePct, Rate, StrOrNum, SyncEvery,
+    SyncMode, Think, Workload, WorkloadFile, WorkloadRecord, Zones, DEFAULT_MAX_ERRORS,
+    DEFAULT_SIZE_BYTES, DEFAULT_TARGET,
 };

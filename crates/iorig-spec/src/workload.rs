@@ -594,6 +594,12 @@ pub struct WorkloadFile {
     /// Also read back and check every block right after writing it (implies --verify).
     #[arg(long, num_args = 0, default_missing_value = "true")]
     pub verify_after: Option<bool>,
+    /// Fill written blocks with this pattern and check what is read against it, byte for byte (fio's verify_pattern): 0x and hex digits, or a 'quoted' string. Implies --verify.
+    #[arg(long, value_name = "PATTERN")]
+    pub verify_pattern: Option<String>,
+    /// Check every block read, written by this run or not: each must hold an intact iorig block of its own offset (or the --verify-pattern), as fio's verify_only. Implies --verify; reads only.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    pub verify_only: Option<bool>,
     /// Stop the run after this many validation errors [default: 50].
     #[arg(long, value_name = "N")]
     pub max_errors: Option<StrOrNum>,
@@ -724,6 +730,8 @@ impl WorkloadFile {
             fault,
             verify,
             verify_after,
+            verify_pattern,
+            verify_only,
             max_errors,
             ignore_errors,
             anchor,
@@ -905,7 +913,14 @@ impl WorkloadFile {
         }
 
         let verify_after = self.verify_after.unwrap_or(false);
-        let verify = verify_after || self.verify.unwrap_or(false);
+        let verify_pattern = self
+            .verify_pattern
+            .as_deref()
+            .map(|p| parse_pattern(p).map_err(|why| SpecError::bad("verify-pattern", p, why)))
+            .transpose()?;
+        let verify_only = self.verify_only.unwrap_or(false);
+        let verify =
+            verify_after || verify_only || verify_pattern.is_some() || self.verify.unwrap_or(false);
         let max_errors = count(&self.max_errors, "max-errors", DEFAULT_MAX_ERRORS, u32::MAX)?;
         if !verify {
             if let Some(m) = &self.max_errors {
@@ -1139,6 +1154,8 @@ impl WorkloadFile {
             cpus,
             verify,
             verify_after,
+            verify_pattern,
+            verify_only,
             max_errors,
             targets,
             size_bytes,
@@ -1450,6 +1467,54 @@ impl WorkloadFile {
         }
         Ok(())
     }
+}
+
+/// Most bytes of a `verify_pattern` (fio's limit).
+pub const MAX_PATTERN_BYTES: usize = 512;
+
+/// A `verify_pattern`: `0x` and hex digits (an odd count gets a leading
+/// zero, as fio reads it), or a string in single or double quotes.
+pub fn parse_pattern(text: &str) -> Result<Vec<u8>, String> {
+    let t = text.trim();
+    let bytes = if let Some(hex) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err("write 0x and hex digits, e.g. 0xdeadbeef, or a 'quoted' string".into());
+        }
+        let padded = if hex.len() % 2 == 1 {
+            format!("0{hex}")
+        } else {
+            hex.to_string()
+        };
+        (0..padded.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&padded[i..i + 2], 16))
+            .collect::<Result<Vec<u8>, _>>()
+            .map_err(|e| e.to_string())?
+    } else if let Some(q) = t
+        .strip_prefix('\'')
+        .and_then(|r| r.strip_suffix('\''))
+        .or_else(|| t.strip_prefix('"').and_then(|r| r.strip_suffix('"')))
+    {
+        q.as_bytes().to_vec()
+    } else {
+        return Err(
+            "write 0x and hex digits, e.g. 0xdeadbeef, or a 'quoted' string (fio's offset and number formats are not supported)"
+                .into(),
+        );
+    };
+    if bytes.is_empty() || bytes.len() > MAX_PATTERN_BYTES {
+        return Err(format!("a pattern holds 1 to {MAX_PATTERN_BYTES} bytes"));
+    }
+    Ok(bytes)
+}
+
+/// A pattern as `0x` and hex digits.
+pub fn format_pattern(bytes: &[u8]) -> String {
+    let mut t = String::from("0x");
+    for b in bytes {
+        t.push_str(&format!("{b:02x}"));
+    }
+    t
 }
 
 fn is_zero(v: &f64) -> bool {
@@ -1771,6 +1836,12 @@ pub struct Workload {
     pub verify: bool,
     /// Each written block is read back and checked at once.
     pub verify_after: bool,
+    /// Written blocks hold this pattern instead of iorig's stamped blocks,
+    /// and reads are compared with it (fio's verify_pattern).
+    pub verify_pattern: Option<Vec<u8>>,
+    /// Every block read is checked, known to this run or not (fio's
+    /// verify_only); the workload only reads.
+    pub verify_only: bool,
     /// Validation errors after which the run stops.
     pub max_errors: u32,
     /// The tree and its operations, for a file-system workload (`targets`
@@ -1971,6 +2042,45 @@ impl Workload {
             ));
         }
         let unit = self.verify_unit_bytes();
+        if self.verify_only && self.writes() {
+            return Err(SpecError::bad(
+                "verify-only",
+                "true",
+                "it reads and checks what is there; give --read 100 (no writes or trims)",
+            ));
+        }
+        if self.verify_only && self.verify_after {
+            return Err(SpecError::bad(
+                "verify-only",
+                "true",
+                "there are no writes to read back; drop --verify-after",
+            ));
+        }
+        if (self.verify_only || self.verify_pattern.is_some()) && self.fs.is_some() {
+            return Err(SpecError::bad(
+                if self.verify_only {
+                    "verify-only"
+                } else {
+                    "verify-pattern"
+                },
+                "true",
+                "a tree validates with iorig's own blocks; drop it",
+            ));
+        }
+        if let Some(p) = &self.verify_pattern {
+            if !unit.is_multiple_of(p.len() as u64) {
+                return Err(SpecError::bad(
+                    "verify-pattern",
+                    format_pattern(p),
+                    format!(
+                        "its {} bytes do not divide the {}-byte block, so blocks would not start with its first byte; give a pattern of 1, 2, 4, 8, ... bytes",
+                        p.len(),
+                        unit
+                    ),
+                ));
+            }
+        }
+        let unit = self.verify_unit_bytes();
         if unit < 512 || !unit.is_multiple_of(512) {
             return Err(SpecError::bad(
                 "bs",
@@ -2080,6 +2190,8 @@ impl Workload {
             fault: self.fault.clone(),
             verify: self.verify,
             verify_after: self.verify_after,
+            verify_pattern: self.verify_pattern.as_deref().map(format_pattern),
+            verify_only: self.verify_only,
             max_errors: self.max_errors,
             fs: self.fs.as_ref().map(FsWorkload::record),
         }
@@ -2189,6 +2301,12 @@ pub struct WorkloadRecord {
     pub verify: bool,
     #[serde(default)]
     pub verify_after: bool,
+    /// The pattern written blocks held (hex), when not iorig's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_pattern: Option<String>,
+    /// Every block read was checked (fio's verify_only).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub verify_only: bool,
     #[serde(default)]
     pub max_errors: u32,
     /// The tree and its operations of a file-system workload.
@@ -2352,6 +2470,31 @@ mod tests {
         assert!(bad("verify = true\nbs = '4k:50,6k:50'\n").contains("6k is not"));
         assert!(bad("max_errors = 5\n").contains("add --verify"));
         assert!(bad("verify = true\nmax_errors = 0\n").contains("between 1"));
+    }
+
+    #[test]
+    fn a_pattern_and_verify_only_imply_validation_and_keep_to_their_limits() {
+        assert_eq!(
+            parse_pattern("0xdeadbeef"),
+            Ok(vec![0xde, 0xad, 0xbe, 0xef])
+        );
+        assert_eq!(parse_pattern("0xabc"), Ok(vec![0x0a, 0xbc]));
+        assert_eq!(parse_pattern("'ab'"), Ok(b"ab".to_vec()));
+        assert!(parse_pattern("255").is_err());
+        assert!(parse_pattern("0x").is_err());
+        assert!(parse_pattern("0xzz").is_err());
+        assert_eq!(format_pattern(&[0xde, 0xad]), "0xdead");
+        let w = file("verify_pattern = '0xdeadbeef'\nread = 0\n")
+            .resolve(1)
+            .unwrap();
+        assert!(w.verify, "a pattern implies verify");
+        assert_eq!(w.record().verify_pattern.as_deref(), Some("0xdeadbeef"));
+        let w = file("verify_only = true\n").resolve(1).unwrap();
+        assert!(w.verify && w.verify_only);
+        let bad = |text: &str| file(text).resolve(1).unwrap_err().to_string();
+        assert!(bad("verify_only = true\nread = 70\n").contains("--read 100"));
+        assert!(bad("verify_only = true\nverify_after = true\n").contains("drop --verify-after"));
+        assert!(bad("verify_pattern = \"'abc'\"\n").contains("do not divide"));
     }
 
     #[test]

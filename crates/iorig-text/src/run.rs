@@ -187,10 +187,13 @@ pub fn validation_error_text(e: &ValidationError) -> String {
         Expected::Unwritten => "never written".to_string(),
         Expected::Key(k) => format!("key {k}"),
         Expected::Either { old, new } => format!("key {old} or {new}"),
+        Expected::Any => "any intact block".to_string(),
+        Expected::Pattern => "the pattern".to_string(),
     };
-    let found = match u.found_key {
-        Some(k) => format!("key {k}"),
-        None => "no iorig data".to_string(),
+    let found = match (u.found_key, u.expected) {
+        (Some(k), _) => format!("key {k}"),
+        (None, Expected::Pattern) => "other bytes".to_string(),
+        (None, _) => "no iorig data".to_string(),
     };
     let written = u
         .found_time_ns

@@ -183,6 +183,11 @@ pub enum Expected {
     /// A write was in flight at a crash: the unit may hold either generation.
     /// `old` may be 0 (= unwritten).
     Either { old: u8, new: u8 },
+    /// Nothing is known of the unit's writes: any intact block of its own
+    /// will do ([`check_self`], fio's verify_only).
+    Any,
+    /// The workload's pattern over every byte ([`check_pattern`]).
+    Pattern,
 }
 
 impl Expected {
@@ -195,6 +200,8 @@ impl Expected {
                 old: old & KEY_MASK,
                 new: new & KEY_MASK,
             },
+            Expected::Any => Expected::Any,
+            Expected::Pattern => Expected::Pattern,
         }
     }
 
@@ -204,6 +211,7 @@ impl Expected {
             Expected::Unwritten => true,
             Expected::Key(key) => key == 0,
             Expected::Either { old, new } => old == 0 || new == 0,
+            Expected::Any | Expected::Pattern => false,
         }
     }
 
@@ -214,13 +222,15 @@ impl Expected {
                 Expected::Unwritten => false,
                 Expected::Key(expected) => key == expected,
                 Expected::Either { old, new } => key == old || key == new,
+                Expected::Any => true,
+                Expected::Pattern => false,
             }
     }
 
     /// The acceptable non-zero keys, most likely first.
     fn keys(self) -> [u8; 2] {
         match self {
-            Expected::Unwritten => [0, 0],
+            Expected::Unwritten | Expected::Any | Expected::Pattern => [0, 0],
             Expected::Key(key) => [key, 0],
             Expected::Either { old, new } => [new, old],
         }
@@ -244,6 +254,8 @@ impl fmt::Display for Expected {
             Expected::Unwritten => f.write_str("no iorig data"),
             Expected::Key(k) => f.write_str(&key(k)),
             Expected::Either { old, new } => write!(f, "{} or {}", key(old), key(new)),
+            Expected::Any => f.write_str("any intact block"),
+            Expected::Pattern => f.write_str("the pattern"),
         }
     }
 }
@@ -511,6 +523,8 @@ fn expected_generations(expected: Expected) -> String {
         Expected::Unwritten => "never written".to_owned(),
         Expected::Key(key) => one(key),
         Expected::Either { old, new } => format!("{} or {}", one(old), one(new)),
+        Expected::Any => "any".to_owned(),
+        Expected::Pattern => "the pattern".to_owned(),
     }
 }
 
@@ -599,6 +613,104 @@ pub fn check_unit(
     } else {
         classify_invalid(&check)
     }
+}
+
+/// Checks a unit without knowing what was written there (fio's
+/// verify_only): it must be an intact iorig block of this offset, of any
+/// generation, under whatever target id its header names (so a block moved
+/// from another target is not seen). `target` names the unit in the error.
+/// A unit with no iorig header at all is `corrupted`: never written, or
+/// overwritten by something else; without a record of the writes the two
+/// cannot be told apart.
+pub fn check_self(buf: &[u8], target: u32, offset_bytes: u64) -> Result<u8, UnitError> {
+    let no_header = |detail: String| UnitError {
+        kind: ErrorKind::Corrupted,
+        target,
+        offset_bytes,
+        expected: Expected::Any,
+        found_key: None,
+        found_target: None,
+        found_offset_bytes: None,
+        found_time_ns: None,
+        detail,
+    };
+    if buf.len() < HEADER_BYTES + WORD_BYTES {
+        return Err(no_header(format!(
+            "unit of {} bytes is too short to check",
+            buf.len()
+        )));
+    }
+    let header = Header::read(buf);
+    if !header.magic_ok {
+        let what = if buf.iter().all(|b| *b == 0) {
+            "all zeros"
+        } else {
+            "other data"
+        };
+        return Err(no_header(format!(
+            "no iorig header ({what}): never written by iorig, or overwritten since"
+        )));
+    }
+    match check_unit(buf, header.target, offset_bytes, Expected::Key(header.key)) {
+        Ok(k) => Ok(k.unwrap_or(header.key)),
+        Err(mut e) => {
+            e.target = target;
+            e.expected = Expected::Any;
+            Err(e)
+        }
+    }
+}
+
+/// Fills a unit with `pattern`, repeated from its first byte (fio's
+/// verify_pattern).
+pub fn fill_pattern(buf: &mut [u8], pattern: &[u8]) {
+    if pattern.is_empty() {
+        return;
+    }
+    for chunk in buf.chunks_mut(pattern.len()) {
+        chunk.copy_from_slice(&pattern[..chunk.len()]);
+    }
+}
+
+/// Checks a unit filled by [`fill_pattern`]: every byte must be the
+/// pattern's. Storage returns what it holds, so a difference is damage (or
+/// data that is not this pattern); a lost write of the same pattern cannot be
+/// seen, since every generation is the same bytes.
+pub fn check_pattern(
+    buf: &[u8],
+    pattern: &[u8],
+    target: u32,
+    offset_bytes: u64,
+) -> Result<(), UnitError> {
+    if pattern.is_empty() {
+        return Ok(());
+    }
+    let differs = |(i, b): (usize, &u8)| *b != pattern[i % pattern.len()];
+    let Some(first) = buf.iter().enumerate().position(differs) else {
+        return Ok(());
+    };
+    let count = buf.iter().enumerate().filter(|x| differs(*x)).count();
+    let whole = if buf.iter().all(|b| *b == 0) {
+        " (the unit is all zeros)".to_string()
+    } else {
+        String::new()
+    };
+    Err(UnitError {
+        kind: ErrorKind::Corrupted,
+        target,
+        offset_bytes,
+        expected: Expected::Pattern,
+        found_key: None,
+        found_target: None,
+        found_offset_bytes: None,
+        found_time_ns: None,
+        detail: format!(
+            "byte {first} is {:#04x} where the pattern has {:#04x}; {count} of {} bytes differ{whole}",
+            buf[first],
+            pattern[first % pattern.len()],
+            buf.len()
+        ),
+    })
 }
 
 /// A valid block (header and checksum hold: one complete write), but not the
@@ -1446,5 +1558,59 @@ mod tests {
                 "docs/verify.md lacks the example `{detail}`"
             );
         }
+    }
+
+    /// verify_only: any intact block of its own offset passes, whatever its
+    /// generation and target id; damage, a misplaced block or no header
+    /// fail, each named.
+    #[test]
+    fn a_self_check_needs_an_intact_block_of_its_own_offset() {
+        let mut unit = vec![0u8; 4096];
+        stamp_unit(&mut unit, 0xabc, 8192, 9, 1);
+        assert_eq!(check_self(&unit, 2, 8192), Ok(9));
+        let e = check_self(&unit, 2, 4096).unwrap_err();
+        assert_eq!(
+            (e.kind, e.target, e.expected),
+            (ErrorKind::Misdirected, 2, Expected::Any)
+        );
+        unit[1000] ^= 1;
+        assert_eq!(
+            check_self(&unit, 2, 8192).unwrap_err().kind,
+            ErrorKind::Corrupted
+        );
+        let e = check_self(&[0u8; 4096], 0, 0).unwrap_err();
+        assert!(
+            e.detail.contains("no iorig header (all zeros)"),
+            "{}",
+            e.detail
+        );
+    }
+
+    #[test]
+    fn a_pattern_fills_each_unit_from_its_start_and_every_byte_is_checked() {
+        let mut unit = vec![0u8; 1024];
+        fill_pattern(&mut unit, &[0xde, 0xad, 0xbe, 0xef]);
+        assert_eq!(&unit[..6], &[0xde, 0xad, 0xbe, 0xef, 0xde, 0xad]);
+        assert_eq!(
+            check_pattern(&unit, &[0xde, 0xad, 0xbe, 0xef], 0, 0),
+            Ok(())
+        );
+        unit[1021] = 0;
+        unit[7] = 0;
+        let e = check_pattern(&unit, &[0xde, 0xad, 0xbe, 0xef], 1, 4096).unwrap_err();
+        assert_eq!(
+            (e.kind, e.expected),
+            (ErrorKind::Corrupted, Expected::Pattern)
+        );
+        assert_eq!(
+            e.detail,
+            "byte 7 is 0x00 where the pattern has 0xef; 2 of 1024 bytes differ"
+        );
+        let e = check_pattern(&[0u8; 512], b"ab", 0, 0).unwrap_err();
+        assert!(
+            e.detail.ends_with("(the unit is all zeros)"),
+            "{}",
+            e.detail
+        );
     }
 }

@@ -24,8 +24,8 @@ pub mod keymap;
 
 pub use error::VerifyError;
 pub use format::{
-    check_unit, next_key, payload_matches, stamp_unit, ErrorKind, Expected, UnitError,
-    HEADER_BYTES, MAX_KEY, SECTOR_BYTES,
+    check_pattern, check_self, check_unit, fill_pattern, next_key, payload_matches, stamp_unit,
+    ErrorKind, Expected, UnitError, HEADER_BYTES, MAX_KEY, SECTOR_BYTES,
 };
 pub use journal::{InFlight, Journal, JournalState, JournalTarget, WriteRecord};
 pub use keymap::KeyMap;

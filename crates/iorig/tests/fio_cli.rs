@@ -837,3 +837,80 @@ fn latency_target_reports_the_best_load_under_the_target() {
     let (tight, loose) = (f(&jobs[0]["read"]["iops"]), f(&jobs[1]["read"]["iops"]));
     assert!(tight > 0.0 && loose > 2.0 * tight, "{tight} vs {loose}");
 }
+
+/// verify_pattern: blocks hold the pattern and are checked byte for byte;
+/// verify_only checks what is there without writing, and finds a flipped
+/// byte; the same for iorig's own stamped blocks.
+#[test]
+fn verify_pattern_and_verify_only_check_what_is_there() {
+    let dir = tmp();
+    let d = dir.path();
+    let run = |file: &Path| {
+        iorig()
+            .arg("run")
+            .arg(file)
+            .args(["--output-format", "fio-json", "--no-db", "-q"])
+            .env("T", d)
+            .current_dir(d)
+            .output()
+            .unwrap()
+    };
+    let out = run(&corpus("run/verify-pattern.fio"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The check wrote nothing and read the whole 4 MiB.
+    assert_eq!(u(&doc["jobs"][1]["write"]["io_bytes"]), 0);
+    assert_eq!(u(&doc["jobs"][1]["read"]["io_bytes"]), 4 << 20);
+    // Every block holds the pattern (the data area follows iorig's header).
+    let data = std::fs::read(d.join("pat.dat")).unwrap();
+    let area = &data[data.len() - (4 << 20)..];
+    assert!(area.chunks(4).all(|c| c == [0xde, 0xad, 0xbe, 0xef]));
+    // A flipped byte: the check alone finds it and fails (exit 3).
+    let mut damaged = data.clone();
+    let at = data.len() - (4 << 20) + 8192 + 5;
+    damaged[at] ^= 0xff;
+    std::fs::write(d.join("pat.dat"), &damaged).unwrap();
+    let check = d.join("check.fio");
+    std::fs::write(
+        &check,
+        "[check]\ndirectory=${T}\nfilename=pat.dat\nsize=4m\nbs=4k\nioengine=psync\nrw=write\nverify_pattern=0xdeadbeef\nverify_only=1\n",
+    )
+    .unwrap();
+    let out = run(&check);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("expected the pattern, found other bytes; byte 5 is"),
+        "{err}"
+    );
+    // iorig's own blocks: written with a checksum method, then checked.
+    let stamped = d.join("stamped.fio");
+    std::fs::write(
+        &stamped,
+        "[global]\ndirectory=${T}\nfilename=st.dat\nsize=4m\nbs=4k\nioengine=psync\nrw=write\nverify=crc32c\n[w]\n[c]\nstonewall\nverify_only=1\n",
+    )
+    .unwrap();
+    let out = run(&stamped);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let data = std::fs::read(d.join("st.dat")).unwrap();
+    let mut damaged = data.clone();
+    let at = data.len() - (4 << 20) + 4096 * 3 + 700;
+    damaged[at] ^= 1;
+    std::fs::write(d.join("st.dat"), &damaged).unwrap();
+    let only = d.join("only.fio");
+    std::fs::write(
+        &only,
+        "[c]\ndirectory=${T}\nfilename=st.dat\nsize=4m\nbs=4k\nioengine=psync\nrw=write\nverify=crc32c\nverify_only=1\n",
+    )
+    .unwrap();
+    let out = run(&only);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("corrupted at"), "{err}");
+    assert!(err.contains("expected any intact block"), "{err}");
+}

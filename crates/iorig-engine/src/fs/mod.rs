@@ -323,8 +323,7 @@ pub(crate) fn execute(
         (None, true) => Some(Validation::new(Arc::new(VerifySetup::fresh(
             unit as u32,
             &[ft.extent_bytes(unit)],
-            w.verify_after,
-            w.seed,
+            w,
         )?))),
         (_, false) => None,
     };

@@ -178,14 +178,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "thinktime_iotime",
         "iorig pauses after a count of I/Os (thinktime_blocks), not after a time of I/O",
     ),
-    (
-        "verify_only",
-        "use iorig verify after a journaled run (docs/verify.md)",
-    ),
-    (
-        "verify_pattern",
-        "iorig's validation stamps its own pattern",
-    ),
     ("write_hist_log", "use iorig export --format hlog"),
     ("numa_cpu_nodes", "pin iorig with numactl instead"),
     ("numa_mem_policy", "pin iorig with numactl instead"),
@@ -361,6 +353,8 @@ const MAPPED: &[&str] = &[
     "latency_window",
     "latency_percentile",
     "latency_run",
+    "verify_pattern",
+    "verify_only",
 ];
 
 /// Reads `path` (its text `text`) and translates it.
@@ -540,6 +534,10 @@ struct Steady {
 /// and stop at the first error (`verify_fatal`).
 #[derive(Debug, Clone, PartialEq)]
 struct Verify {
+    /// fio's verify_pattern, as iorig writes it.
+    pattern: Option<String>,
+    /// fio's verify_only.
+    only: bool,
     after: bool,
     max_errors: Option<u64>,
     loc: Loc,
@@ -611,6 +609,11 @@ struct State {
     verify_loc: Option<Loc>,
     do_verify: bool,
     verify_fatal: bool,
+    /// fio's verify_pattern (as iorig writes it, 0x and hex) and
+    /// verify=pattern.
+    verify_pattern: Option<String>,
+    verify_is_pattern: bool,
+    verify_only: bool,
     number_ios: Option<u64>,
     cpus: Option<String>,
     exitall: bool,
@@ -708,6 +711,9 @@ impl Translator<'_> {
             verify_loc: None,
             do_verify: true,
             verify_fatal: false,
+            verify_pattern: None,
+            verify_is_pattern: false,
+            verify_only: false,
             number_ios: None,
             cpus: None,
             exitall: false,
@@ -1088,10 +1094,24 @@ impl Translator<'_> {
                     st.data = Some(format!("{kind}:{}", trim_float(ratio)));
                 }
             }
+            "verify_pattern" => {
+                let v = need()?;
+                let bytes = iorig_spec::parse_pattern(v).map_err(&bad)?;
+                st.verify_pattern = Some(iorig_spec::format_pattern(&bytes));
+                // fio: a pattern without a verify method verifies the pattern.
+                if st.verify_loc.is_none() {
+                    st.verify = true;
+                    st.verify_is_pattern = true;
+                    st.verify_loc = Some(loc.clone());
+                }
+            }
+            "verify_only" => st.verify_only = units::flag(val).map_err(&bad)?,
             "verify" => {
-                st.verify = !matches!(need()?.trim(), "0" | "none");
+                let v = need()?.trim();
+                st.verify = !matches!(v, "0" | "none");
+                st.verify_is_pattern = v == "pattern";
                 st.verify_loc = Some(loc.clone());
-                if st.verify {
+                if st.verify && !st.verify_is_pattern {
                     self.notice_once(
                         "verify",
                         format!(
@@ -1883,8 +1903,54 @@ impl Translator<'_> {
             keys.push(("interval", s(&format!("{ms}ms"))));
         }
         // Validation belongs to a step: carried beside the job's keys.
+        if st.verify_is_pattern && st.verify_pattern.is_none() {
+            return Err(jerr(
+                "verify=pattern checks the pattern verify_pattern gives; add verify_pattern=0x..."
+                    .into(),
+            ));
+        }
+        if st.verify && st.verify_pattern.is_some() && !st.verify_is_pattern {
+            self.notice_once(
+                "verify_pattern",
+                format!(
+                    "{loc}: job '{}': verify with verify_pattern: iorig checks every byte against the pattern; fio's header (offset, checksum) is not written, so a block written to the wrong place is not seen",
+                    st.name
+                ),
+            );
+        }
+        if st.verify_only {
+            if !st.verify {
+                return Err(jerr(
+                    "verify_only checks data a verify job wrote; give its verify= (and verify_pattern=)".into(),
+                ));
+            }
+            // fio replays the write job's offsets without writing and
+            // checks each block; iorig reads the job's whole range once,
+            // in order, and checks every block (docs/fio.md).
+            keys.retain(|(k, _)| {
+                !matches!(
+                    *k,
+                    "read"
+                        | "random"
+                        | "io_size"
+                        | "time"
+                        | "threads"
+                        | "trim"
+                        | "fsync_every"
+                        | "fdatasync_every"
+                        | "min_iops"
+                )
+            });
+            keys.push(("read", toml::Value::Float(100.0)));
+            keys.push(("random", toml::Value::Float(0.0)));
+            keys.push(("threads", i(1)));
+            keys.push(("io_size", s("100%")));
+            keys.push(("time", s("1000h")));
+        }
         let verify = (st.verify && st.do_verify).then(|| Verify {
-            after: mode != Rw::Read,
+            pattern: st.verify_pattern.clone(),
+            only: st.verify_only,
+            after: mode != Rw::Read && !st.verify_only,
             max_errors: if st.verify_fatal {
                 Some(1)
             } else if st.continue_verify {
@@ -2392,6 +2458,12 @@ fn emit_plan(name: &str, path: &Path, steps: &[Vec<JobOut>], ignored: &[String])
             );
             if let Some(m) = v.max_errors {
                 let _ = writeln!(t, "max_errors = {m}");
+            }
+            if let Some(p) = &v.pattern {
+                let _ = writeln!(t, "verify_pattern = {}", quoted(p));
+            }
+            if v.only {
+                let _ = writeln!(t, "verify_only = true");
             }
         }
         if let Some(ss) = jobs.iter().find_map(|j| j.steady.as_ref()) {

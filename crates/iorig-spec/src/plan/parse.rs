@@ -59,6 +59,8 @@ pub(super) const WORKLOAD_KEYS: &[&str] = &[
     "fault",
     "verify",
     "verify_after",
+    "verify_pattern",
+    "verify_only",
     "max_errors",
     "ignore_errors",
     "depth",
@@ -85,6 +87,8 @@ pub(super) const NOT_AXES: &[&str] = &[
     "fault",
     "verify",
     "verify_after",
+    "verify_pattern",
+    "verify_only",
     "max_errors",
     "ignore_errors",
     "format",
@@ -853,7 +857,10 @@ fn parse_jobs(value: &Value) -> Result<Vec<JobBlock>, String> {
                     crate::suggest::did_you_mean(key, WORKLOAD_KEYS.iter().copied())
                 ));
             }
-            if matches!(key, "verify" | "verify_after" | "max_errors") {
+            if matches!(
+                key,
+                "verify" | "verify_after" | "verify_pattern" | "verify_only" | "max_errors"
+            ) {
                 return Err(format!(
                     "job '{name}': '{key}': data validation runs on a whole step, not on one of its jobs; give it in the step or [defaults]"
                 ));
