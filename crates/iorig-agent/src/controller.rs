@@ -1189,7 +1189,7 @@ async fn step_async(
 fn refuse_jobs(call: &StepCall<'_>) -> Result<(), RunError> {
     if !call.jobs.is_empty() {
         return Err(RunError::usage(
-            "a step of several jobs runs on this machine only; run it without --hosts, or give each job its own step",
+            "a step with [[steps.jobs]] (several jobs, or a fio job) runs on this machine only; run it without --hosts, or give each workload its own step without jobs",
         ));
     }
     if call.w.min_iops.is_some() {

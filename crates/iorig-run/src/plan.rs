@@ -347,7 +347,7 @@ impl PlanRun {
             let (mut w, mut layer) = step_workload_on(s, rate, self.inv.allow_destroy, local)?;
             tree_format(&mut w, &mut built, true);
             tree_layer(&w, &mut layer);
-            let jobs = step_jobs(s)?;
+            let jobs = prepared_jobs(s, &w)?;
             let call = StepCall {
                 w: &w,
                 layer: &layer,
@@ -586,12 +586,7 @@ impl Runner<'_> {
             steady_at_round: None,
         };
         self.stop.rearm();
-        let mut jobs = step_jobs(step)?;
-        // A step of one job is that job as the step prepared it (a curve's
-        // rate, a steady state's rounds, a tree's format).
-        if let [one] = jobs.as_mut_slice() {
-            one.w = w.clone();
-        }
+        let jobs = prepared_jobs(step, w)?;
         let call = StepCall {
             w,
             layer,
@@ -846,6 +841,17 @@ fn step_workload_on(
     Ok((w, wf))
 }
 
+/// The jobs of `step` as they are checked and run: a step of one job is
+/// that job as the step prepared it in `w` (a curve's rate, a steady
+/// state's rounds, a tree's format).
+fn prepared_jobs(step: &PlanStep, w: &Workload) -> Result<Vec<crate::JobCall>, RunError> {
+    let mut jobs = step_jobs(step)?;
+    if let [one] = jobs.as_mut_slice() {
+        one.w = w.clone();
+    }
+    Ok(jobs)
+}
+
 /// The jobs of a step of several, resolved (each its own seed).
 fn step_jobs(step: &PlanStep) -> Result<Vec<crate::JobCall>, RunError> {
     step.jobs
@@ -888,7 +894,7 @@ fn validate_steps(steps: &[PlanStep], allow_destroy: bool) -> Result<(), RunErro
         let mut w = step_workload(s, rate, allow_destroy)?;
         tree_format(&mut w, &mut built, true);
         let ctx = |e: RunError| e.context(&format!("step {} ({}): ", s.index + 1, s.label));
-        let jobs = step_jobs(s)?;
+        let jobs = prepared_jobs(s, &w)?;
         if jobs.is_empty() {
             engine_run::plan(&w, allow_destroy).map_err(|e| ctx(e.into()))?;
         } else {
@@ -1088,7 +1094,9 @@ impl StepHooks for PlanHooks<'_> {
                     target_ids: kept.target_ids.clone(),
                     after_write: self.w.verify_after,
                     content: UnitContent::of(self.w),
-                    every_unit: self.w.verify_only,
+                    // The plan knows what its steps wrote here: a check
+                    // reads those units, not blocks it never wrote.
+                    every_unit: false,
                 }
             }
             _ => VerifySetup::fresh(unit, &prepared.extents_bytes, self.w)?,

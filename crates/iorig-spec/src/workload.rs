@@ -2057,14 +2057,14 @@ impl Workload {
             ));
         }
         if (self.verify_only || self.verify_pattern.is_some()) && self.fs.is_some() {
+            let (flag, value) = match &self.verify_pattern {
+                Some(p) => ("verify-pattern", format_pattern(p)),
+                None => ("verify-only", "true".to_string()),
+            };
             return Err(SpecError::bad(
-                if self.verify_only {
-                    "verify-only"
-                } else {
-                    "verify-pattern"
-                },
-                "true",
-                "a tree validates with iorig's own blocks; drop it",
+                flag,
+                value,
+                format!("a tree validates with iorig's own blocks; drop --{flag} for a tree"),
             ));
         }
         if let Some(p) = &self.verify_pattern {

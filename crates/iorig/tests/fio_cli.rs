@@ -884,6 +884,34 @@ fn verify_pattern_and_verify_only_check_what_is_there() {
         err.contains("expected the pattern, found other bytes; byte 5 is"),
         "{err}"
     );
+    // A read job with the pattern checks every block it reads, as fio's.
+    let read = d.join("read.fio");
+    std::fs::write(
+        &read,
+        "[read]\ndirectory=${T}\nfilename=pat.dat\nsize=4m\nbs=4k\nioengine=psync\nrw=read\nverify_pattern=0xdeadbeef\n",
+    )
+    .unwrap();
+    let out = run(&read);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // After random writes (drawn with replacement, so blocks are left
+    // out), the check in the same file reads only what was written.
+    let random = d.join("random.fio");
+    std::fs::write(
+        &random,
+        "[global]\ndirectory=${T}\nfilename=rnd.dat\nsize=4m\nbs=4k\nioengine=psync\nrw=randwrite\nverify=crc32c\n[w]\n[c]\nstonewall\nverify_only=1\n",
+    )
+    .unwrap();
+    let out = run(&random);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // iorig's own blocks: written with a checksum method, then checked.
     let stamped = d.join("stamped.fio");
     std::fs::write(

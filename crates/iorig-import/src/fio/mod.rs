@@ -657,7 +657,7 @@ struct State {
     /// latency_percentile.
     latency_target: Option<(u64, Loc)>,
     latency_window_ns: u64,
-    latency_pct: f64,
+    latency_pct: (f64, Loc),
 }
 
 impl Translator<'_> {
@@ -745,7 +745,7 @@ impl Translator<'_> {
             start_delay_ns: 0,
             latency_target: None,
             latency_window_ns: 0,
-            latency_pct: 100.0,
+            latency_pct: (100.0, s.loc.clone()),
         };
         for o in global.iter().chain(&s.opts) {
             self.apply(&mut st, o)?;
@@ -1139,12 +1139,7 @@ impl Translator<'_> {
                     .trim_end_matches('%')
                     .parse()
                     .map_err(|_| bad(format!("'{v}': give a percentage, e.g. 99.9")))?;
-                if !iorig_spec::plan::THRESHOLD_PERCENTILES.contains(&p) {
-                    return Err(bad(format!(
-                        "{p}: iorig judges a curve at the percentiles every step keeps; give 50, 90, 99, 99.9, 99.99 or 100"
-                    )));
-                }
-                st.latency_pct = p;
+                st.latency_pct = (p, loc.clone());
             }
             "latency_run" => {
                 if units::flag(val).map_err(&bad)? {
@@ -1947,9 +1942,11 @@ impl Translator<'_> {
             keys.push(("io_size", s("100%")));
             keys.push(("time", s("1000h")));
         }
+        // fio checks every block a read job reads; iorig's plain verify
+        // checks only blocks the plan wrote, so a read job checks all.
         let verify = (st.verify && st.do_verify).then(|| Verify {
             pattern: st.verify_pattern.clone(),
-            only: st.verify_only,
+            only: st.verify_only || mode == Rw::Read,
             after: mode != Rw::Read && !st.verify_only,
             max_errors: if st.verify_fatal {
                 Some(1)
@@ -2045,6 +2042,16 @@ impl Translator<'_> {
                 if let Some((_, why)) = conflicts.iter().find(|(given, _)| *given) {
                     return Err(e(why));
                 }
+                // Only where it is used: fio ignores it without a target.
+                let (pct, pct_at) = &st.latency_pct;
+                if !iorig_spec::plan::THRESHOLD_PERCENTILES.contains(pct) {
+                    return Err(usage(
+                        pct_at,
+                        format!(
+                            "latency_percentile={pct}: iorig judges a curve at the percentiles every step keeps; give 50, 90, 99, 99.9, 99.99 or 100"
+                        ),
+                    ));
+                }
                 // Each rate runs for one window (fio judges a depth over
                 // one window), or for the job's runtime without a window.
                 let step_ns = match (st.latency_window_ns, st.runtime_ns) {
@@ -2060,7 +2067,7 @@ impl Translator<'_> {
                 keys.push(("time", s(&ns_text(step_ns))));
                 Some(Curve {
                     threshold_ns: *target_ns,
-                    percentile: st.latency_pct,
+                    percentile: st.latency_pct.0,
                     window_ns: st.latency_window_ns,
                     loc: at.clone(),
                 })
@@ -2099,7 +2106,7 @@ impl Translator<'_> {
             _ => ("delete", "restart"),
         };
         // What a tree's operations cannot do is refused, not dropped.
-        let unsupported: [(bool, &str); 13] = [
+        let unsupported: [(bool, &str); 14] = [
             (
                 st.rate_iops.is_some() || st.rate_bytes.is_some(),
                 "rate/rate_iops",
@@ -2125,6 +2132,7 @@ impl Translator<'_> {
             ),
             (op == "stat" && st.unlink, "unlink"),
             (st.latency_target.is_some(), "latency_target"),
+            (st.verify_only, "verify_only"),
         ];
         if let Some((_, what)) = unsupported.iter().find(|(given, _)| *given) {
             return Err(jerr(format!(

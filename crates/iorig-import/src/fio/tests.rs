@@ -533,12 +533,17 @@ fn latency_target_refuses_what_a_curve_cannot_hold() {
         ),
         ("latency_run=1\n", "remove latency_run"),
         ("write_lat_log=x\n", "write_*_log"),
-        ("verify=crc32c\nrw=randwrite\n", "verify"),
+        (
+            "verify=crc32c\nrw=randwrite\n",
+            "latency_target with verify is not supported",
+        ),
     ] {
         let e = tr(&format!("{base}{extra}")).unwrap_err();
         assert!(e.contains(why), "{extra}: {e}");
         assert!(e.starts_with("t.fio:"), "{e}");
     }
+    // Without a target fio ignores the percentile, and so does iorig.
+    assert!(tr("[global]\nlatency_percentile=95\n[a]\nsize=16m\n").is_ok());
     let e = tr("[a]\nsize=16m\nlatency_target=1ms\n").unwrap_err();
     assert!(e.contains("give latency_window"), "{e}");
     // Beside another job, as fio's own example has them: refused with the

@@ -632,7 +632,7 @@ fn parse_block(path: &str, place: Place, t: &Table) -> Result<Block, SpecError> 
         if key == "jobs" {
             if is_defaults || !matches!(kind.as_str(), "run" | "curve") {
                 return Err(err(format!(
-                    "'jobs' belongs to a run step (jobs run at once within one step){}",
+                    "'jobs' belongs to a run step (jobs run at once within one step) or a curve step (one job){}",
                     if is_defaults {
                         ", not to [defaults]"
                     } else {
