@@ -51,6 +51,10 @@ pub enum Command {
     /// Re-read every block a journaled run wrote and check it (after a crash,
     /// a power loss, or just later). Exits 0 when clean, 3 on errors.
     Verify(VerifyArgs),
+    /// Block traces: what a host's I/O was, its hot spot and the cache it
+    /// needs.
+    #[command(subcommand)]
+    Trace(TraceCommand),
     /// Characterise a live system's I/O from /proc/diskstats (or a recording):
     /// per device and in total, mean, p95 and peak; verdicts from rule sets; a
     /// workload that replays the mix. Ends after --time or at Ctrl-C.
@@ -563,4 +567,39 @@ mod tests {
         walk(&Cli::command(), "iorig", &mut missing);
         assert!(missing.is_empty(), "{}", missing.join("\n"));
     }
+}
+
+/// `iorig trace ...`.
+#[derive(Debug, Subcommand)]
+pub enum TraceCommand {
+    /// Analyse a block trace (fio iolog v2/v3 or MSR Cambridge CSV; plain,
+    /// gzip or zstd): counts and sizes, the hot spot, the exact LRU
+    /// hit-ratio curve and the cache a hit ratio needs.
+    Analyse(TraceAnalyseArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TraceAnalyseArgs {
+    /// The trace file.
+    pub file: PathBuf,
+    /// What FILE is: fio or msr [default: told from its content].
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Cache and hot-spot block size.
+    #[arg(long, value_name = "SIZE", default_value = "4k")]
+    pub block: String,
+    /// The coarser hot-spot granularity.
+    #[arg(long, value_name = "SIZE", default_value = "1m")]
+    pub extent: String,
+    /// Also give the LRU cache size that reaches this hit ratio, e.g. 0.9.
+    #[arg(long, value_name = "RATIO")]
+    pub hit: Option<f64>,
+    /// Leave out records that cannot be taken (counted) instead of stopping
+    /// at the first with its record number.
+    #[arg(long)]
+    pub skip_bad: bool,
+    /// Write the analysis as JSON (schema iorig.trace/1) to FILE, or - for
+    /// stdout.
+    #[arg(long, value_name = "FILE|-")]
+    pub json: Option<String>,
 }

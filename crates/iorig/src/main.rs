@@ -14,6 +14,7 @@ mod run_cmd;
 mod runs_cmd;
 mod signals;
 mod store;
+mod trace_cmd;
 mod vdbench_out;
 mod verify_cmd;
 
@@ -145,6 +146,7 @@ fn main() -> ExitCode {
         }
         cli::Command::Runs(cmd) => runs_cmd::runs(cmd),
         cli::Command::Verify(args) => verify_cmd::verify(args),
+        cli::Command::Trace(cli::TraceCommand::Analyse(a)) => trace_cmd::analyse(&a),
         cli::Command::Profile(args) => profile_cmd::profile(args),
         cli::Command::Report {
             id,

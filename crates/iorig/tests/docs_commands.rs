@@ -242,6 +242,21 @@ fn setup() -> Fixture {
         "sd=sd1,lun=$lun,size=16m\nwd=wd1,sd=sd1,xfersize=4k,rdpct=100\nrd=run1,wd=wd1,iorate=max,elapsed=1,interval=1\n",
     )
     .unwrap();
+    // The traces the trace page analyses: MSR CSV and fio's iolog v3.
+    let mut msr = String::new();
+    let mut io_log = String::from("fio version 3 iolog\n0 data add\n");
+    for i in 0..2000u64 {
+        let block = (i * 7919) % 300;
+        msr.push_str(&format!(
+            "{},web,1,{},{},4096,50\n",
+            128_166_372_003_061_629 + i * 100,
+            if i % 3 == 0 { "Write" } else { "Read" },
+            block * 4096
+        ));
+        io_log.push_str(&format!("{} data read {} 4096\n", i * 10, block * 4096));
+    }
+    std::fs::write(f.path().join("web_1.csv"), msr).unwrap();
+    std::fs::write(f.path().join("io.log"), io_log).unwrap();
     let rules = std::fs::read_to_string(root.join("docs/profile-rules.md")).unwrap();
     std::fs::write(f.path().join("my-rules.toml"), toml_block(&rules, "")).unwrap();
     f
@@ -404,10 +419,10 @@ fn check(args: &[String], stdout: &str, f: &Fixture) -> Result<(), String> {
                 return Err(format!("--json {j}: not fio's JSON shape"));
             }
         } else {
-            let want = if sub[0] == "profile" {
-                "iorig.profile/1"
-            } else {
-                "iorig.result/1"
+            let want = match sub[0] {
+                "profile" => "iorig.profile/1",
+                "trace" => "iorig.trace/1",
+                _ => "iorig.result/1",
             };
             let got = schema_of(&j)?;
             if got != want {

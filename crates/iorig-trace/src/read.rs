@@ -1,0 +1,475 @@
+//! Trace files as a stream of [`Record`]s.
+//!
+//! The file is read once, front to back, through a decompressor when its
+//! first bytes say gzip (`1f 8b`) or zstd (`28 b5 2f fd`), so a trace of any
+//! length needs memory only for one line. The format is told from the first
+//! line when not given:
+//!
+//! - **fio iolog** (`fio version 2 iolog` / `fio version 3 iolog`): `[TIME]
+//!   FILE ACTION [OFFSET LENGTH]`; version 3's TIME is µs from the start,
+//!   version 2 has none (a `FILE wait MS` line sets the time from the start
+//!   in ms). `read`, `write` and `trim` are I/Os; `add`, `open`, `close`,
+//!   `sync` and `datasync` are not.
+//! - **MSR Cambridge / SNIA CSV**: `Timestamp,Hostname,DiskNumber,Type,
+//!   Offset,Size,ResponseTime`; Timestamp in Windows FILETIME (100 ns since
+//!   1601), ResponseTime in 100 ns, Offset and Size in bytes.
+
+use crate::{Op, Record, TraceError};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+/// A trace file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Format {
+    /// fio's iolog, version 2 or 3.
+    Fio,
+    /// The MSR Cambridge / SNIA block trace CSV.
+    Msr,
+}
+
+impl Format {
+    /// `--format` values.
+    pub fn parse(text: &str) -> Result<Format, String> {
+        match text {
+            "fio" => Ok(Format::Fio),
+            "msr" => Ok(Format::Msr),
+            "blktrace" | "iorig" => Err(format!(
+                "--format {text}: not supported yet; give fio or msr (blkparse output can be turned into an fio iolog with fio's --read_iolog conversion, or give the MSR CSV)"
+            )),
+            other => Err(format!("--format {other}: unknown; give fio or msr")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Fio => "fio",
+            Format::Msr => "msr",
+        }
+    }
+}
+
+/// How records that cannot be taken are treated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BadRecords {
+    /// The first one ends the read with its record number.
+    #[default]
+    Refuse,
+    /// Counted ([`Records::skipped`]) and left out (`--skip-bad`).
+    Skip,
+}
+
+/// An open trace: its format and its records, in file order.
+pub struct Records {
+    path: String,
+    format: Format,
+    lines: Box<dyn BufRead>,
+    line: String,
+    /// Lines read (for record numbers: a record's line).
+    line_no: u64,
+    bad: BadRecords,
+    skipped: u64,
+    /// Whether the records carry issue times.
+    timed: bool,
+    devices: HashMap<String, u32>,
+    state: State,
+}
+
+enum State {
+    Fio {
+        version: u8,
+        now_ns: u64,
+    },
+    Msr {
+        first_100ns: Option<u64>,
+        last_100ns: u64,
+    },
+}
+
+/// Opens `path` (plain, gzip or zstd) as `format`, or as what its first line
+/// says.
+pub fn open(path: &Path, format: Option<Format>, bad: BadRecords) -> Result<Records, TraceError> {
+    let name = path.display().to_string();
+    let io = |source| TraceError::Io {
+        path: name.clone(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut raw = BufReader::with_capacity(1 << 20, file);
+    let head = raw.fill_buf().map_err(io)?.to_vec();
+    let stream: Box<dyn Read> = if head.starts_with(&[0x1f, 0x8b]) {
+        Box::new(flate2::bufread::MultiGzDecoder::new(raw))
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Box::new(zstd::stream::read::Decoder::with_buffer(raw).map_err(io)?)
+    } else {
+        Box::new(raw)
+    };
+    let mut lines: Box<dyn BufRead> = Box::new(BufReader::with_capacity(1 << 20, stream));
+    // The first line decides the format (and is a header for fio's).
+    let mut first = String::new();
+    let mut line_no = 0;
+    while first.trim().is_empty() {
+        first.clear();
+        let n = lines
+            .read_line(&mut first)
+            .map_err(|e| TraceError::Format {
+                path: name.clone(),
+                why: format!(
+                    "not a text trace ({e}); give a fio iolog or an MSR CSV, plain, gzip or zstd"
+                ),
+            })?;
+        line_no += 1;
+        if n == 0 {
+            return Err(TraceError::Format {
+                path: name,
+                why: "empty: no records".into(),
+            });
+        }
+    }
+    let header = first.trim();
+    let fio_version = match header {
+        "fio version 2 iolog" => Some(2),
+        "fio version 3 iolog" => Some(3),
+        _ => None,
+    };
+    let detected = match fio_version {
+        Some(_) => Format::Fio,
+        None if looks_like_msr(header) => Format::Msr,
+        None => {
+            return Err(TraceError::Format {
+                path: name,
+                why: format!(
+                    "line 1 '{}' is neither an fio iolog header nor an MSR CSV record; give --format fio or msr for a trace of those formats",
+                    header.chars().take(60).collect::<String>()
+                ),
+            })
+        }
+    };
+    let format = format.unwrap_or(detected);
+    if format != detected {
+        return Err(TraceError::Format {
+            path: name,
+            why: format!(
+                "--format {} but the content is {} (line 1: '{}')",
+                format.name(),
+                detected.name(),
+                header.chars().take(60).collect::<String>()
+            ),
+        });
+    }
+    let (state, timed, pending) = match fio_version {
+        Some(v) => (
+            State::Fio {
+                version: v,
+                now_ns: 0,
+            },
+            v == 3,
+            String::new(),
+        ),
+        // The first line is already a record.
+        None => (
+            State::Msr {
+                first_100ns: None,
+                last_100ns: 0,
+            },
+            true,
+            first,
+        ),
+    };
+    Ok(Records {
+        path: name,
+        format,
+        lines,
+        line: pending,
+        line_no: if fio_version.is_some() {
+            line_no
+        } else {
+            line_no - 1
+        },
+        bad,
+        skipped: 0,
+        timed,
+        devices: HashMap::new(),
+        state,
+    })
+}
+
+fn looks_like_msr(line: &str) -> bool {
+    let f: Vec<&str> = line.split(',').collect();
+    f.len() >= 7
+        && f[0].trim().parse::<u64>().is_ok()
+        && matches!(f[3].trim().to_ascii_lowercase().as_str(), "read" | "write")
+}
+
+impl Records {
+    pub fn format(&self) -> Format {
+        self.format
+    }
+    /// Whether records carry issue times (fio's iolog v2 has none unless it
+    /// has `wait` lines).
+    pub fn timed(&self) -> bool {
+        self.timed
+    }
+    /// Records left out under [`BadRecords::Skip`].
+    pub fn skipped(&self) -> u64 {
+        self.skipped
+    }
+    /// Devices (or files) by name, numbered as in [`Record::device`].
+    pub fn devices(&self) -> Vec<String> {
+        let mut v: Vec<(&String, &u32)> = self.devices.iter().collect();
+        v.sort_by_key(|(_, id)| **id);
+        v.into_iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    fn device(&mut self, name: &str) -> u32 {
+        let next = self.devices.len() as u32;
+        *self.devices.entry(name.to_string()).or_insert(next)
+    }
+
+    /// The next line's record: Ok(None) for a line that is no I/O.
+    fn parse(&mut self, line: &str) -> Result<Option<Record>, String> {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        match self.state {
+            State::Fio { version, now_ns } => {
+                let (t_ns, rest) = if version == 3 {
+                    let (t, rest) = f.split_first().ok_or("an empty line")?;
+                    let us: u64 = t
+                        .parse()
+                        .map_err(|_| format!("time '{t}' is not whole µs"))?;
+                    (us.saturating_mul(1000), rest)
+                } else {
+                    (now_ns, &f[..])
+                };
+                let [file, action, more @ ..] = rest else {
+                    return Err(format!("'{line}': expected FILE ACTION [OFFSET LENGTH]"));
+                };
+                let op = match *action {
+                    "read" => Op::Read,
+                    "write" => Op::Write,
+                    "trim" => Op::Trim,
+                    "add" | "open" | "close" | "sync" | "datasync" => return Ok(None),
+                    "wait" if version == 2 => {
+                        let ms: u64 = more
+                            .first()
+                            .and_then(|v| v.parse().ok())
+                            .ok_or_else(|| format!("'{line}': wait takes milliseconds"))?;
+                        self.state = State::Fio {
+                            version,
+                            now_ns: now_ns.max(ms.saturating_mul(1_000_000)),
+                        };
+                        self.timed = true;
+                        return Ok(None);
+                    }
+                    other => return Err(format!("unknown action '{other}'")),
+                };
+                let [offset, size, ..] = more else {
+                    return Err(format!("'{line}': {action} needs OFFSET LENGTH"));
+                };
+                let offset_bytes: u64 = offset
+                    .parse()
+                    .map_err(|_| format!("offset '{offset}' is not a number of bytes"))?;
+                let size_bytes: u64 = size
+                    .parse()
+                    .map_err(|_| format!("length '{size}' is not a number of bytes"))?;
+                let device = self.device(file);
+                Ok(Some(Record {
+                    t_ns,
+                    op,
+                    device,
+                    offset_bytes,
+                    size_bytes,
+                    latency_ns: None,
+                }))
+            }
+            State::Msr {
+                first_100ns,
+                last_100ns,
+            } => {
+                let f: Vec<&str> = line.trim().split(',').map(str::trim).collect();
+                if f.len() < 7 {
+                    return Err(format!(
+                        "{} fields; MSR records have 7: Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime",
+                        f.len()
+                    ));
+                }
+                let num = |i: usize, what: &str| -> Result<u64, String> {
+                    f[i].parse()
+                        .map_err(|_| format!("{what} '{}' is not a whole number", f[i]))
+                };
+                let ts = num(0, "Timestamp")?;
+                if ts < last_100ns {
+                    return Err(format!(
+                        "Timestamp {ts} is before the previous record's ({last_100ns}): records out of order"
+                    ));
+                }
+                let first = first_100ns.unwrap_or(ts);
+                self.state = State::Msr {
+                    first_100ns: Some(first),
+                    last_100ns: ts,
+                };
+                let op = match f[3].to_ascii_lowercase().as_str() {
+                    "read" => Op::Read,
+                    "write" => Op::Write,
+                    other => return Err(format!("Type '{other}': give Read or Write")),
+                };
+                let device = self.device(&format!("{}:{}", f[1], f[2]));
+                Ok(Some(Record {
+                    t_ns: (ts - first).saturating_mul(100),
+                    op,
+                    device,
+                    offset_bytes: num(4, "Offset")?,
+                    size_bytes: num(5, "Size")?,
+                    latency_ns: Some(num(6, "ResponseTime")?.saturating_mul(100)),
+                }))
+            }
+        }
+    }
+}
+
+impl Iterator for Records {
+    type Item = Result<Record, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.line.is_empty() {
+                match self.lines.read_line(&mut self.line) {
+                    Ok(0) => return None,
+                    Ok(_) => {}
+                    Err(e) => {
+                        return Some(Err(TraceError::Record {
+                            path: self.path.clone(),
+                            record: self.line_no + 1,
+                            why: format!("cannot be read ({e}); a truncated or damaged file?"),
+                        }))
+                    }
+                }
+            }
+            self.line_no += 1;
+            let line = std::mem::take(&mut self.line);
+            if line.trim().is_empty() {
+                continue;
+            }
+            // A last line without its newline was cut off mid-record unless
+            // it parses whole.
+            let result = self
+                .parse(line.trim_end_matches(['\n', '\r']))
+                .and_then(|r| match r {
+                    Some(rec) if rec.size_bytes == 0 => Err("a zero-length I/O".to_string()),
+                    other => Ok(other),
+                });
+            match result {
+                Ok(Some(r)) => return Some(Ok(r)),
+                Ok(None) => continue,
+                Err(why) => match self.bad {
+                    BadRecords::Skip => {
+                        self.skipped += 1;
+                        continue;
+                    }
+                    BadRecords::Refuse => {
+                        return Some(Err(TraceError::Record {
+                            path: self.path.clone(),
+                            record: self.line_no,
+                            why: format!("{why} (--skip-bad leaves such records out, counted)"),
+                        }))
+                    }
+                },
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::io::Write;
+
+    fn file(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    fn all(p: &Path) -> Vec<Record> {
+        open(p, None, BadRecords::Refuse)
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap()
+    }
+
+    const MSR: &str = "128166372003061629,web,1,Read,3221225472,4096,4620\n128166372003061729,web,1,Write,4096,8192,100\n128166372013061729,web,0,Read,0,512,100\n";
+
+    #[test]
+    fn msr_units_are_filetime_and_bytes() {
+        let d = tempfile::tempdir().unwrap();
+        let r = all(&file(&d, "t.csv", MSR.as_bytes()));
+        assert_eq!(r.len(), 3);
+        assert_eq!(r[0].t_ns, 0);
+        assert_eq!(r[1].t_ns, 10_000, "100 × 100 ns");
+        assert_eq!(r[2].t_ns, 1_000_010_000);
+        assert_eq!((r[0].offset_bytes, r[0].size_bytes), (3 << 30, 4096));
+        assert_eq!(r[0].latency_ns, Some(462_000));
+        assert_eq!((r[0].device, r[2].device), (0, 1));
+        assert_eq!(r[1].op, Op::Write);
+    }
+
+    #[test]
+    fn fio_iologs_v2_and_v3_with_their_times() {
+        let d = tempfile::tempdir().unwrap();
+        let v3 = "fio version 3 iolog\n0 /dev/x add\n5 /dev/x open\n10 /dev/x read 4096 4096\n250 /dev/x write 0 8192\n260 /dev/x sync\n300 /dev/x close\n";
+        let r = all(&file(&d, "v3.log", v3.as_bytes()));
+        assert_eq!(r.len(), 2);
+        assert_eq!((r[0].t_ns, r[1].t_ns), (10_000, 250_000));
+        let v2 = "fio version 2 iolog\n/dev/x add\n/dev/x read 0 4096\n/dev/x wait 2\n/dev/y trim 512 512\n";
+        let mut recs = open(&file(&d, "v2.log", v2.as_bytes()), None, BadRecords::Refuse).unwrap();
+        let r: Vec<Record> = recs.by_ref().map(|r| r.unwrap()).collect();
+        assert_eq!((r[0].t_ns, r[1].t_ns), (0, 2_000_000));
+        assert_eq!((r[1].op, r[1].device), (Op::Trim, 1));
+        assert!(recs.timed());
+        assert_eq!(recs.devices(), ["/dev/x", "/dev/y"]);
+    }
+
+    #[test]
+    fn gzip_and_zstd_stream() {
+        let d = tempfile::tempdir().unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(MSR.as_bytes()).unwrap();
+        let gz = gz.finish().unwrap();
+        assert_eq!(all(&file(&d, "t.csv.gz", &gz)).len(), 3);
+        let zs = zstd::encode_all(MSR.as_bytes(), 1).unwrap();
+        assert_eq!(all(&file(&d, "t.csv.zst", &zs)).len(), 3);
+    }
+
+    #[test]
+    fn bad_records_are_named_or_skipped_and_counted() {
+        let d = tempfile::tempdir().unwrap();
+        let bad = "128166372003061629,web,1,Read,0,4096,1\n128166372003061529,web,1,Read,0,4096,1\n128166372003061729,web,1,Read,0,0,1\n128166372003061829,web,1,Read,0,4096,1\n";
+        let p = file(&d, "bad.csv", bad.as_bytes());
+        let e = open(&p, None, BadRecords::Refuse)
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("record 2: Timestamp") && e.contains("out of order"),
+            "{e}"
+        );
+        let mut recs = open(&p, None, BadRecords::Skip).unwrap();
+        assert_eq!(recs.by_ref().filter_map(Result::ok).count(), 2);
+        assert_eq!(recs.skipped(), 2, "out of order and zero length");
+        let e = open(&file(&d, "x.txt", b"hello\n"), None, BadRecords::Refuse)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("neither an fio iolog header nor an MSR CSV record"),
+            "{e}"
+        );
+        let e = open(&p, Some(Format::Fio), BadRecords::Refuse)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("--format fio but the content is msr"), "{e}");
+    }
+}

@@ -1,0 +1,158 @@
+//! `iorig trace analyse FILE`: a block trace's counts, hot spot and LRU
+//! curve (iorig-trace), printed and optionally written as JSON.
+
+use crate::cli::TraceAnalyseArgs;
+use crate::output::Printer;
+use crate::{exit, Failure};
+use iorig_trace::analyse::{Analysis, HotShare, Options};
+use iorig_trace::{BadRecords, Format};
+use std::path::Path;
+
+pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
+    let size = |flag: &str, v: &str| {
+        iorig_spec::parse_size(v)
+            .ok()
+            .filter(|b| *b > 0)
+            .ok_or_else(|| Failure::usage(format!("--{flag} {v}: give a size such as 4k or 1m")))
+    };
+    let opts = Options {
+        block_bytes: size("block", &a.block)?,
+        extent_bytes: size("extent", &a.extent)?,
+        hit: a.hit,
+        ..Options::default()
+    };
+    if let Some(h) = a.hit.filter(|h| !(*h > 0.0 && *h <= 1.0)) {
+        return Err(Failure::usage(format!(
+            "--hit {h}: give a hit ratio above 0 and at most 1, e.g. 0.9"
+        )));
+    }
+    let format = a
+        .format
+        .as_deref()
+        .map(Format::parse)
+        .transpose()
+        .map_err(Failure::usage)?;
+    if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
+        crate::store::check_output("--json", Path::new(j))?;
+    }
+    let bad = if a.skip_bad {
+        BadRecords::Skip
+    } else {
+        BadRecords::Refuse
+    };
+    let mut records =
+        iorig_trace::open(&a.file, format, bad).map_err(|e| Failure::usage(e.to_string()))?;
+    let timed = records.timed();
+    let result = iorig_trace::analyse(records.by_ref(), timed, &opts);
+    // A v2 iolog's first wait line may come after records.
+    let analysis = result.map_err(|e| Failure::usage(e.to_string()))?;
+    let printer = Printer::new(a.json.as_deref() == Some("-"), false);
+    for l in lines(&analysis, records.format(), records.skipped()) {
+        printer.line(&l);
+    }
+    if let Some(dest) = &a.json {
+        crate::output::json::write_json_doc(&printer, dest, &analysis)?;
+    }
+    Ok(exit::OK)
+}
+
+fn mib(bytes: u64) -> String {
+    let m = bytes as f64 / (1 << 20) as f64;
+    if m >= 10.0 {
+        format!("{m:.0} MiB")
+    } else {
+        format!("{m:.2} MiB")
+    }
+}
+
+fn hot(label: &str, shares: &[HotShare]) -> String {
+    let parts: Vec<String> = shares
+        .iter()
+        .map(|h| {
+            format!(
+                "{}% in {} ({:.1}%)",
+                h.share_pct,
+                mib(h.bytes),
+                h.footprint_pct
+            )
+        })
+        .collect();
+    format!("{label}: {}", parts.join(", "))
+}
+
+/// The text of an analysis, one line each.
+fn lines(a: &Analysis, format: Format, skipped: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    let timing = match (a.duration_s, a.iops) {
+        (Some(d), Some(iops)) => format!(" over {d:.3}s ({iops:.0} IOPS)"),
+        (Some(d), None) => format!(" over {d:.3}s"),
+        _ => " (no times in the trace)".to_string(),
+    };
+    out.push(format!(
+        "trace ({}): {} I/Os{timing}; {} reads ({}), {} writes ({}), {} trims; {:.1}% sequential{}",
+        format.name(),
+        a.records,
+        a.reads,
+        mib(a.read_bytes),
+        a.writes,
+        mib(a.write_bytes),
+        a.trims,
+        a.sequential_pct,
+        if skipped > 0 {
+            format!("; {skipped} bad record(s) left out")
+        } else {
+            String::new()
+        }
+    ));
+    let sizes: Vec<String> = a
+        .sizes
+        .iter()
+        .take(6)
+        .map(|s| {
+            format!(
+                "{} {:.1}%",
+                iorig_spec::format_size(s.size_bytes),
+                100.0 * s.count as f64 / a.records as f64
+            )
+        })
+        .collect();
+    out.push(format!("sizes: {}", sizes.join(", ")));
+    out.push(format!(
+        "footprint: {} in {} blocks of {} ({} block accesses)",
+        mib(a.footprint_bytes),
+        a.distinct_blocks,
+        iorig_spec::format_size(a.block_bytes),
+        a.accesses
+    ));
+    out.push(hot("hot spot", &a.hot_spot));
+    out.push(hot("hot spot, reads", &a.hot_spot_reads));
+    out.push(hot("hot spot, writes", &a.hot_spot_writes));
+    out.push(hot(
+        &format!(
+            "hot spot, {} extents",
+            iorig_spec::format_size(a.extent_bytes)
+        ),
+        &a.hot_spot_extents,
+    ));
+    let curve: Vec<String> = a
+        .lru_curve
+        .iter()
+        .filter(|p| p.cache_bytes >= 1 << 20 || a.footprint_bytes < 1 << 20)
+        .map(|p| format!("{} {:.3}", mib(p.cache_bytes), p.hit_ratio))
+        .collect();
+    out.push(format!("LRU hit ratio by cache size: {}", curve.join(", ")));
+    out.push(format!(
+        "a cache of the whole footprint hits {:.3} (every first access misses)",
+        a.max_hit_ratio
+    ));
+    if let Some(c) = &a.cache_for_hit {
+        out.push(match c.cache_bytes {
+            Some(b) => format!("hit ratio {}: an LRU cache of {}", c.hit_ratio, mib(b)),
+            None => format!(
+                "hit ratio {}: no cache reaches it (at most {:.3})",
+                c.hit_ratio, a.max_hit_ratio
+            ),
+        });
+    }
+    out
+}
