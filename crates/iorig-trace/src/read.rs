@@ -73,6 +73,7 @@ pub struct Records {
     /// Whether the records carry issue times.
     timed: bool,
     devices: HashMap<String, u32>,
+    last_msr: Option<(String, String, u32)>,
     state: State,
 }
 
@@ -191,6 +192,7 @@ pub fn open(path: &Path, format: Option<Format>, bad: BadRecords) -> Result<Reco
         skipped: 0,
         timed,
         devices: HashMap::new(),
+        last_msr: None,
         state,
     })
 }
@@ -223,15 +225,32 @@ impl Records {
     }
 
     fn device(&mut self, name: &str) -> u32 {
+        if let Some(id) = self.devices.get(name) {
+            return *id;
+        }
         let next = self.devices.len() as u32;
-        *self.devices.entry(name.to_string()).or_insert(next)
+        self.devices.insert(name.to_string(), next);
+        next
+    }
+
+    /// An MSR device, Hostname:DiskNumber, without a string per record in
+    /// the usual case of the same device as the record before.
+    fn msr_device(&mut self, host: &str, disk: &str) -> u32 {
+        if let Some((h, d, id)) = &self.last_msr {
+            if h == host && d == disk {
+                return *id;
+            }
+        }
+        let id = self.device(&format!("{host}:{disk}"));
+        self.last_msr = Some((host.to_string(), disk.to_string(), id));
+        id
     }
 
     /// The next line's record: Ok(None) for a line that is no I/O.
     fn parse(&mut self, line: &str) -> Result<Option<Record>, String> {
-        let f: Vec<&str> = line.split_whitespace().collect();
         match self.state {
             State::Fio { version, now_ns } => {
+                let f: Vec<&str> = line.split_whitespace().collect();
                 let (t_ns, rest) = if version == 3 {
                     let (t, rest) = f.split_first().ok_or("an empty line")?;
                     let us: u64 = t
@@ -286,11 +305,18 @@ impl Records {
                 first_100ns,
                 last_100ns,
             } => {
-                let f: Vec<&str> = line.trim().split(',').map(str::trim).collect();
-                if f.len() < 7 {
+                // Seven fields, without a vector per line (millions of lines).
+                let mut f = [""; 7];
+                let mut n = 0;
+                for (i, field) in line.trim().split(',').enumerate() {
+                    if i < 7 {
+                        f[i] = field.trim();
+                    }
+                    n = i + 1;
+                }
+                if n < 7 {
                     return Err(format!(
-                        "{} fields; MSR records have 7: Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime",
-                        f.len()
+                        "{n} fields; MSR records have 7: Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"
                     ));
                 }
                 let num = |i: usize, what: &str| -> Result<u64, String> {
@@ -308,12 +334,14 @@ impl Records {
                     first_100ns: Some(first),
                     last_100ns: ts,
                 };
-                let op = match f[3].to_ascii_lowercase().as_str() {
-                    "read" => Op::Read,
-                    "write" => Op::Write,
-                    other => return Err(format!("Type '{other}': give Read or Write")),
+                let op = if f[3].eq_ignore_ascii_case("read") {
+                    Op::Read
+                } else if f[3].eq_ignore_ascii_case("write") {
+                    Op::Write
+                } else {
+                    return Err(format!("Type '{}': give Read or Write", f[3]));
                 };
-                let device = self.device(&format!("{}:{}", f[1], f[2]));
+                let device = self.msr_device(f[1], f[2]);
                 Ok(Some(Record {
                     t_ns: (ts - first).saturating_mul(100),
                     op,
