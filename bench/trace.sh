@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # trace.sh — how fast `iorig trace analyse` reads and analyses a block trace,
 # and its peak memory: a generated MSR-format trace of RECORDS records (a hot
-# tenth of the blocks taking 90 % of the I/Os, 4k–64k, 70 % reads), plain
-# and zstd-compressed; prints records/s and peak RSS of each.
+# tenth of the blocks taking 90 % of the I/Os, 4k–64k, 70 % reads), plain,
+# zstd-compressed, and plain with the LRU curves sampled at 1 %; prints
+# records/s and peak RSS of each.
 #
 #   bench/trace.sh                   # 10 M records
 #   RECORDS=1000000 bench/trace.sh
@@ -61,10 +62,12 @@ EOF
 zstd -q -3 "$WORK/t.csv" -o "$WORK/t.csv.zst"
 log "$(du -h "$WORK/t.csv" | cut -f1) plain, $(du -h "$WORK/t.csv.zst" | cut -f1) zstd"
 
-measure() { # label file
-    /usr/bin/time -f '%e %M' -o "$WORK/time" "$IORIG" trace analyse "$2" --hit 0.8 >"$WORK/out.txt"
+measure() { # label file [args...]
+    local label=$1 file=$2
+    shift 2
+    /usr/bin/time -f '%e %M' -o "$WORK/time" "$IORIG" trace analyse "$file" --hit 0.8 "$@" >"$WORK/out.txt"
     read -r secs rss_kb <"$WORK/time"
-    python3 - "$1" "$RECORDS" "$secs" "$rss_kb" <<'EOF'
+    python3 - "$label" "$RECORDS" "$secs" "$rss_kb" <<'EOF'
 import sys
 label, n, secs, rss = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 print(f"{label:<10} {n:>11} records  {secs:>7.2f} s  {n / secs / 1e6:>6.2f} M records/s  peak RSS {rss / 1024:>7.0f} MiB")
@@ -72,5 +75,6 @@ EOF
 }
 measure "msr csv" "$WORK/t.csv"
 measure "msr zstd" "$WORK/t.csv.zst"
+measure "msr 1%" "$WORK/t.csv" --sample 0.01
 log "analysis of the last run:"
 sed 's/^/  /' "$WORK/out.txt" >&2

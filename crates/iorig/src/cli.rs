@@ -594,6 +594,11 @@ pub struct TraceAnalyseArgs {
     /// Also give the LRU cache size that reaches this hit ratio, e.g. 0.9.
     #[arg(long, value_name = "RATIO")]
     pub hit: Option<f64>,
+    /// Compute the LRU curves from this share of the blocks (SHARDS spatial
+    /// sampling, e.g. 0.01), for traces too large to follow every block
+    /// [default: exact].
+    #[arg(long, value_name = "RATE")]
+    pub sample: Option<f64>,
     /// Leave out records that cannot be taken (counted) instead of stopping
     /// at the first with its record number.
     #[arg(long)]

@@ -19,8 +19,14 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
         block_bytes: size("block", &a.block)?,
         extent_bytes: size("extent", &a.extent)?,
         hit: a.hit,
+        sample: a.sample,
         ..Options::default()
     };
+    if let Some(r) = a.sample.filter(|r| !(*r > 0.0 && *r <= 1.0)) {
+        return Err(Failure::usage(format!(
+            "--sample {r}: give a share of the blocks above 0 and at most 1, e.g. 0.01"
+        )));
+    }
     if let Some(h) = a.hit.filter(|h| !(*h > 0.0 && *h <= 1.0)) {
         return Err(Failure::usage(format!(
             "--hit {h}: give a hit ratio above 0 and at most 1, e.g. 0.9"
@@ -141,6 +147,12 @@ fn lines(a: &Analysis, format: Format, skipped: u64) -> Vec<String> {
         .map(|p| format!("{} {:.3}", mib(p.cache_bytes), p.hit_ratio))
         .collect();
     out.push(format!("LRU hit ratio by cache size: {}", curve.join(", ")));
+    if let Some(s) = &a.lru_sampling {
+        out.push(format!(
+            "LRU curves sampled: {} of the blocks ({} blocks, {} accesses followed); hit ratios within about ±{:.3}",
+            s.rate, s.sampled_blocks, s.sampled_accesses, s.error_bound
+        ));
+    }
     out.push(format!(
         "a cache of the whole footprint hits {:.3} (every first access misses)",
         a.max_hit_ratio

@@ -69,6 +69,26 @@ fn an_msr_trace_gives_its_hot_spot_and_lru_cliff() {
     let out = ok(&["trace", "analyse", "t.csv.gz", "--json", "-"], dir.path());
     let b: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(b["lru_curve"], a["lru_curve"]);
+    assert!(a["lru_sampling"].is_null());
+    // Sampled: the rate and what was followed are stated; the counts and
+    // the hot spot do not change.
+    let out = ok(
+        &[
+            "trace", "analyse", "t.csv", "--sample", "0.5", "--json", "-",
+        ],
+        dir.path(),
+    );
+    let s: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(s["lru_sampling"]["rate"], 0.5);
+    let followed = s["lru_sampling"]["sampled_blocks"].as_u64().unwrap();
+    assert!((64..=192).contains(&followed), "{followed} of 256");
+    assert_eq!(s["hot_spot"], a["hot_spot"]);
+    let out = iorig()
+        .args(["trace", "analyse", "t.csv", "--sample", "0"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]
