@@ -66,6 +66,9 @@ pub struct Options {
     /// Compute the LRU curves from this share of the blocks (SHARDS'
     /// spatial sampling, 0 < rate < 1); `None`: exactly, from every block.
     pub sample: Option<f64>,
+    /// The length of the windows the trace is followed over in time
+    /// (timed traces only).
+    pub window_ns: u64,
 }
 
 impl Default for Options {
@@ -76,6 +79,7 @@ impl Default for Options {
             hit: None,
             max_accesses: 500_000_000,
             sample: None,
+            window_ns: 60_000_000_000,
         }
     }
 }
@@ -129,6 +133,137 @@ pub struct Analysis {
     pub cache_for_hit: Option<CacheForHit>,
     /// How the LRU curves were sampled; absent when they are exact.
     pub lru_sampling: Option<Sampling>,
+    /// Gaps between consecutive issue times (timed traces).
+    pub interarrival_ns: Option<Spread>,
+    /// The records' latencies, when the trace has them (MSR's
+    /// ResponseTime).
+    pub latency_ns: Option<Spread>,
+    /// The window length of `windows`, s.
+    pub window_s: Option<f64>,
+    /// The trace window by window (timed traces): its load and how its hot
+    /// set moved. Empty without times.
+    pub windows: Vec<Window>,
+}
+
+/// A distribution of times, from an HDR histogram (3 significant digits).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Spread {
+    pub count: u64,
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+fn spread(h: &hdrhistogram::Histogram<u64>) -> Option<Spread> {
+    (!h.is_empty()).then(|| Spread {
+        count: h.len(),
+        mean: h.mean(),
+        p50: h.value_at_quantile(0.5),
+        p90: h.value_at_quantile(0.9),
+        p99: h.value_at_quantile(0.99),
+        max: h.max(),
+    })
+}
+
+fn new_hist() -> Result<hdrhistogram::Histogram<u64>, TraceError> {
+    hdrhistogram::Histogram::new(3).map_err(|e| TraceError::Limit(e.to_string()))
+}
+
+/// One window of a timed trace.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Window {
+    /// Its start from the trace's first record, s.
+    pub t_s: f64,
+    pub records: u64,
+    pub iops: f64,
+    pub bw_bytes_per_s: f64,
+    pub read_pct: f64,
+    /// Mean I/Os in flight (Little's law: the records' latency over the
+    /// window), when the trace has latencies.
+    pub mean_qd: Option<f64>,
+    /// The fewest blocks taking 80 % of the window's block accesses.
+    pub hot_bytes: u64,
+    /// Of those blocks, the share that were also in the hot set of the
+    /// last window before with I/O, percent: 100 is a hot spot that stays
+    /// put, 0 one that moved entirely. Absent for the first window and
+    /// for windows without I/O.
+    pub hot_overlap_pct: Option<f64>,
+}
+
+/// What a window gathers while it is open.
+#[derive(Default)]
+struct WindowAcc {
+    index: u64,
+    records: u64,
+    reads: u64,
+    bytes: u64,
+    latency_ns: u128,
+    has_latency: bool,
+    counts: IntMap<u64, u32>,
+}
+
+/// The fewest keys taking `share` of the counts, most counted first.
+fn hot_set(counts: &IntMap<u64, u32>, share: f64) -> Vec<u64> {
+    let mut v: Vec<(u64, u32)> = counts.iter().map(|(k, c)| (*k, *c)).collect();
+    v.sort_unstable_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+    let total: u64 = v.iter().map(|(_, c)| u64::from(*c)).sum();
+    let need = (share * total as f64).ceil() as u64;
+    let mut cum = 0u64;
+    let mut out = Vec::new();
+    for (k, c) in v {
+        if cum >= need {
+            break;
+        }
+        cum += u64::from(c);
+        out.push(k);
+    }
+    out
+}
+
+impl WindowAcc {
+    /// Closes the window: its figures, and its hot set for the next.
+    fn close(
+        &mut self,
+        window_ns: u64,
+        block_bytes: u64,
+        prev_hot: &mut Option<std::collections::HashSet<u64, BuildHasherDefault<IntHasher>>>,
+    ) -> Window {
+        let secs = window_ns as f64 / 1e9;
+        let hot = hot_set(&self.counts, 0.8);
+        // A silent window has no hot set: the next one is compared with
+        // the last window that had I/O.
+        let overlap = prev_hot.as_ref().filter(|_| !hot.is_empty()).map(|p| {
+            100.0 * hot.iter().filter(|k| p.contains(k)).count() as f64 / hot.len() as f64
+        });
+        let w = Window {
+            t_s: self.index as f64 * secs,
+            records: self.records,
+            iops: self.records as f64 / secs,
+            bw_bytes_per_s: self.bytes as f64 / secs,
+            read_pct: if self.records > 0 {
+                100.0 * self.reads as f64 / self.records as f64
+            } else {
+                0.0
+            },
+            mean_qd: self
+                .has_latency
+                .then(|| self.latency_ns as f64 / window_ns as f64),
+            hot_bytes: hot.len() as u64 * block_bytes,
+            hot_overlap_pct: overlap,
+        };
+        if !hot.is_empty() {
+            *prev_hot = Some(hot.into_iter().collect());
+        }
+        self.records = 0;
+        self.reads = 0;
+        self.bytes = 0;
+        self.latency_ns = 0;
+        self.has_latency = false;
+        self.counts.clear();
+        w
+    }
 }
 
 /// SHARDS' spatial sampling of the LRU curves: the blocks whose hashed
@@ -301,7 +436,18 @@ where
         max_hit_ratio: 0.0,
         cache_for_hit: None,
         lru_sampling: None,
+        window_s: None,
+        windows: Vec::new(),
+        interarrival_ns: None,
+        latency_ns: None,
     };
+    let mut gaps = new_hist()?;
+    let mut lats = new_hist()?;
+    if opts.window_ns == 0 {
+        return Err(TraceError::Limit("the window must be longer than 0".into()));
+    }
+    let mut win = WindowAcc::default();
+    let mut prev_hot = None;
     let rate = match opts.sample {
         None => None,
         Some(r) if r > 0.0 && r < 1.0 => Some(r),
@@ -329,8 +475,36 @@ where
     for r in records {
         let r = r?;
         a.records += 1;
-        first_t.get_or_insert(r.t_ns);
+        if timed && first_t.is_some() {
+            // Records are in issue order (the readers refuse others).
+            gaps.record(r.t_ns.saturating_sub(last_t)).ok();
+        }
+        if let Some(l) = r.latency_ns {
+            lats.record(l).ok();
+        }
+        let t0 = *first_t.get_or_insert(r.t_ns);
         last_t = last_t.max(r.t_ns);
+        if timed {
+            // Close the windows this record is past (empty ones too: a
+            // silence is a window with no I/O). The readers give records
+            // in issue order; one given earlier counts in the open window.
+            let index = r.t_ns.saturating_sub(t0) / opts.window_ns;
+            while win.index < index {
+                a.windows.push(win.close(opts.window_ns, b, &mut prev_hot));
+                win.index += 1;
+            }
+            win.records += 1;
+            if r.op == Op::Read {
+                win.reads += 1;
+            }
+            if r.op != Op::Trim {
+                win.bytes += r.size_bytes;
+            }
+            if let Some(l) = r.latency_ns {
+                win.latency_ns += u128::from(l);
+                win.has_latency = true;
+            }
+        }
         *sizes.entry(r.size_bytes).or_default() += 1;
         let end = r.offset_bytes.saturating_add(r.size_bytes);
         if last_end.insert(r.device, end) == Some(r.offset_bytes) {
@@ -364,6 +538,9 @@ where
         }
         for blk in first_block..=last_block {
             let key = dev | blk;
+            if timed {
+                *win.counts.entry(key).or_default() += 1;
+            }
             let follow = followed(key);
             if follow && spos >= marks.capacity() {
                 if spos >= opts.max_accesses {
@@ -424,6 +601,24 @@ where
     }
     if a.records == 0 {
         return Err(TraceError::Limit("the trace has no I/O records".into()));
+    }
+    a.interarrival_ns = spread(&gaps);
+    a.latency_ns = spread(&lats);
+    if timed {
+        // The last window, over the time it covers (a partial window's
+        // rates are over its own length, at least 1 ms, not the whole
+        // window's).
+        let start = win.index * opts.window_ns;
+        let span = (last_t - first_t.unwrap_or(0))
+            .saturating_sub(start)
+            .max(1_000_000);
+        let mut last = win.close(opts.window_ns, b, &mut prev_hot);
+        let secs = span.min(opts.window_ns) as f64 / 1e9;
+        last.iops = last.records as f64 / secs;
+        last.bw_bytes_per_s *= opts.window_ns as f64 / 1e9 / secs;
+        last.mean_qd = last.mean_qd.map(|q| q * opts.window_ns as f64 / 1e9 / secs);
+        a.windows.push(last);
+        a.window_s = Some(opts.window_ns as f64 / 1e9);
     }
     if let (true, Some(first)) = (timed, first_t) {
         let s = (last_t - first) as f64 / 1e9;
@@ -699,6 +894,55 @@ mod tests {
         assert_eq!((a.accesses, a.distinct_blocks, a.trims), (16, 16, 1));
         assert_eq!(a.duration_s, Some(2.0));
         assert_eq!(a.iops, Some(1.0));
+    }
+
+    /// Windows: each one's rate, and how much of its hot set the previous
+    /// window's held; a silence is a window of no I/O.
+    #[test]
+    fn windows_follow_the_load_and_a_moving_hot_set() {
+        let at = |t_s: u64, block: u64, latency_ns: Option<u64>| {
+            Ok(Record {
+                t_ns: t_s * 1_000_000_000 + block,
+                op: Op::Read,
+                device: 0,
+                offset_bytes: block * 4096,
+                size_bytes: 4096,
+                latency_ns,
+            })
+        };
+        let mut recs = Vec::new();
+        for _ in 0..10 {
+            for b in 0..100 {
+                recs.push(at(0, b, Some(1_000_000)));
+                recs.push(at(1, b, Some(1_000_000)));
+                // Second 3: the hot set moved; second 2 is silent.
+                recs.push(at(3, 1000 + b, Some(1_000_000)));
+            }
+        }
+        recs.sort_by_key(|r| r.as_ref().map(|r| r.t_ns).unwrap_or(0));
+        let opts = Options {
+            window_ns: 1_000_000_000,
+            ..Options::default()
+        };
+        let a = analyse(recs, true, &opts).unwrap();
+        assert_eq!(a.window_s, Some(1.0));
+        let w = &a.windows;
+        assert_eq!(w.len(), 4);
+        assert_eq!(
+            w.iter().map(|w| w.records).collect::<Vec<_>>(),
+            [1000, 1000, 0, 1000]
+        );
+        assert_eq!(w[0].iops, 1000.0);
+        // 1000 I/Os of 1 ms in one second: one in flight on average.
+        assert_eq!(w[0].mean_qd, Some(1.0));
+        assert_eq!(w[0].hot_bytes, 80 * 4096, "80 % of evenly hot blocks");
+        assert_eq!(w[0].hot_overlap_pct, None);
+        assert_eq!(w[1].hot_overlap_pct, Some(100.0));
+        assert_eq!(w[2].hot_overlap_pct, None, "silent");
+        assert_eq!(w[3].hot_overlap_pct, Some(0.0), "against second 1");
+        // Without times there are no windows.
+        let untimed = analyse((0..10).map(|b| at(0, b, None)), false, &Options::default()).unwrap();
+        assert!(untimed.windows.is_empty() && untimed.window_s.is_none());
     }
 
     /// Past the marks' first capacity (65 536 positions), where they are

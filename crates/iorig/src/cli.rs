@@ -599,6 +599,10 @@ pub struct TraceAnalyseArgs {
     /// [default: exact].
     #[arg(long, value_name = "RATE")]
     pub sample: Option<f64>,
+    /// Follow a timed trace over windows of this length: each one's load,
+    /// hot set and how much of it the window before held.
+    #[arg(long, value_name = "DUR", default_value = "60s")]
+    pub window: String,
     /// Leave out records that cannot be taken (counted) instead of stopping
     /// at the first with its record number.
     #[arg(long)]

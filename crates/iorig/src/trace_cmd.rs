@@ -20,6 +20,16 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
         extent_bytes: size("extent", &a.extent)?,
         hit: a.hit,
         sample: a.sample,
+        window_ns: iorig_spec::parse_duration(&a.window)
+            .ok()
+            .map(|d| d.as_nanos() as u64)
+            .filter(|ns| *ns > 0)
+            .ok_or_else(|| {
+                Failure::usage(format!(
+                    "--window {}: give a duration such as 10s or 5m",
+                    a.window
+                ))
+            })?,
         ..Options::default()
     };
     if let Some(r) = a.sample.filter(|r| !(*r > 0.0 && *r <= 1.0)) {
@@ -123,6 +133,25 @@ fn lines(a: &Analysis, format: Format, skipped: u64) -> Vec<String> {
         })
         .collect();
     out.push(format!("sizes: {}", sizes.join(", ")));
+    let us = |ns: f64| format!("{:.1} µs", ns / 1e3);
+    if let Some(g) = &a.interarrival_ns {
+        out.push(format!(
+            "between issues: mean {}, p50 {}, p99 {}, max {}",
+            us(g.mean),
+            us(g.p50 as f64),
+            us(g.p99 as f64),
+            us(g.max as f64)
+        ));
+    }
+    if let Some(l) = &a.latency_ns {
+        out.push(format!(
+            "latency in the trace: mean {}, p50 {}, p99 {}, max {}",
+            us(l.mean),
+            us(l.p50 as f64),
+            us(l.p99 as f64),
+            us(l.max as f64)
+        ));
+    }
     out.push(format!(
         "footprint: {} in {} blocks of {} ({} block accesses)",
         mib(a.footprint_bytes),
@@ -157,6 +186,26 @@ fn lines(a: &Analysis, format: Format, skipped: u64) -> Vec<String> {
         "a cache of the whole footprint hits {:.3} (every first access misses)",
         a.max_hit_ratio
     ));
+    if let Some(w) = a.window_s.filter(|_| a.windows.len() > 1) {
+        let median = |mut v: Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied().unwrap_or(0.0)
+        };
+        let iops: Vec<f64> = a.windows.iter().map(|x| x.iops).collect();
+        let (lo, hi) = iops
+            .iter()
+            .fold((f64::MAX, 0f64), |(l, h), v| (l.min(*v), h.max(*v)));
+        let overlaps: Vec<f64> = a.windows.iter().filter_map(|x| x.hot_overlap_pct).collect();
+        let min_overlap = overlaps.iter().copied().fold(f64::MAX, f64::min);
+        out.push(format!(
+            "over time: {} windows of {w}s; IOPS {lo:.0} to {hi:.0} (median {:.0}); hot set (80 %) median {}, {:.0}% of it hot in the window before (median; lowest {:.0}%)",
+            a.windows.len(),
+            median(iops.clone()),
+            mib(median(a.windows.iter().map(|x| x.hot_bytes as f64).collect()) as u64),
+            median(overlaps),
+            min_overlap
+        ));
+    }
     if let Some(c) = &a.cache_for_hit {
         out.push(match c.cache_bytes {
             Some(b) => format!("hit ratio {}: an LRU cache of {}", c.hit_ratio, mib(b)),
