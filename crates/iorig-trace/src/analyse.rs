@@ -223,14 +223,17 @@ fn hot_set(counts: &IntMap<u64, u32>, share: f64) -> Vec<u64> {
 }
 
 impl WindowAcc {
-    /// Closes the window: its figures, and its hot set for the next.
+    /// Closes the window: its figures, its rates over the `span_ns` it
+    /// covers (the window's length, or less for the last one), and its hot
+    /// set for the next.
     fn close(
         &mut self,
         window_ns: u64,
+        span_ns: u64,
         block_bytes: u64,
         prev_hot: &mut Option<std::collections::HashSet<u64, BuildHasherDefault<IntHasher>>>,
     ) -> Window {
-        let secs = window_ns as f64 / 1e9;
+        let secs = span_ns as f64 / 1e9;
         let hot = hot_set(&self.counts, 0.8);
         // A silent window has no hot set: the next one is compared with
         // the last window that had I/O.
@@ -238,7 +241,7 @@ impl WindowAcc {
             100.0 * hot.iter().filter(|k| p.contains(k)).count() as f64 / hot.len() as f64
         });
         let w = Window {
-            t_s: self.index as f64 * secs,
+            t_s: (self.index * window_ns) as f64 / 1e9,
             records: self.records,
             iops: self.records as f64 / secs,
             bw_bytes_per_s: self.bytes as f64 / secs,
@@ -249,7 +252,7 @@ impl WindowAcc {
             },
             mean_qd: self
                 .has_latency
-                .then(|| self.latency_ns as f64 / window_ns as f64),
+                .then(|| self.latency_ns as f64 / span_ns as f64),
             hot_bytes: hot.len() as u64 * block_bytes,
             hot_overlap_pct: overlap,
         };
@@ -377,7 +380,6 @@ impl Marks {
 /// and half the memory keeps more of it in the caches.)
 #[derive(Default)]
 struct Distances {
-    all: Vec<u64>,
     reads: Vec<u32>,
     writes: Vec<u32>,
 }
@@ -454,7 +456,7 @@ where
         Some(1.0) => None,
         Some(r) => {
             return Err(TraceError::Limit(format!(
-                "--sample {r}: give a share of the blocks above 0 and below 1, e.g. 0.01"
+                "--sample {r}: give a share of the blocks above 0 and at most 1, e.g. 0.01"
             )))
         }
     };
@@ -490,7 +492,8 @@ where
             // in issue order; one given earlier counts in the open window.
             let index = r.t_ns.saturating_sub(t0) / opts.window_ns;
             while win.index < index {
-                a.windows.push(win.close(opts.window_ns, b, &mut prev_hot));
+                a.windows
+                    .push(win.close(opts.window_ns, opts.window_ns, b, &mut prev_hot));
                 win.index += 1;
             }
             win.records += 1;
@@ -611,13 +614,10 @@ where
         let start = win.index * opts.window_ns;
         let span = (last_t - first_t.unwrap_or(0))
             .saturating_sub(start)
-            .max(1_000_000);
-        let mut last = win.close(opts.window_ns, b, &mut prev_hot);
-        let secs = span.min(opts.window_ns) as f64 / 1e9;
-        last.iops = last.records as f64 / secs;
-        last.bw_bytes_per_s *= opts.window_ns as f64 / 1e9 / secs;
-        last.mean_qd = last.mean_qd.map(|q| q * opts.window_ns as f64 / 1e9 / secs);
-        a.windows.push(last);
+            .max(1_000_000)
+            .min(opts.window_ns);
+        a.windows
+            .push(win.close(opts.window_ns, span, b, &mut prev_hot));
         a.window_s = Some(opts.window_ns as f64 / 1e9);
     }
     if let (true, Some(first)) = (timed, first_t) {
@@ -655,14 +655,14 @@ where
     );
 
     // All accesses' distances: the reads' and the writes' together.
-    dist.all = vec![0; dist.reads.len().max(dist.writes.len())];
-    for (i, n) in dist.all.iter_mut().enumerate() {
+    let mut all = vec![0u64; dist.reads.len().max(dist.writes.len())];
+    for (i, n) in all.iter_mut().enumerate() {
         *n = u64::from(dist.reads.get(i).copied().unwrap_or(0))
             + u64::from(dist.writes.get(i).copied().unwrap_or(0));
     }
     // Hit ratios over the accesses followed (all of them when exact).
     let sampled = sampled_reads + sampled_writes;
-    a.lru_curve = curve(&dist.all, sampled, a.distinct_blocks, b);
+    a.lru_curve = curve(&all, sampled, a.distinct_blocks, b);
     a.lru_curve_reads = curve(&dist.reads, sampled_reads, a.distinct_blocks, b);
     a.lru_curve_writes = curve(&dist.writes, sampled_writes, a.distinct_blocks, b);
     // Exact in any case: all but each block's first access.
@@ -670,7 +670,7 @@ where
     if let Some(h) = opts.hit {
         a.cache_for_hit = Some(CacheForHit {
             hit_ratio: h,
-            cache_bytes: cache_for(&dist.all, sampled, h).map(|c| c * b),
+            cache_bytes: cache_for(&all, sampled, h).map(|c| c * b),
         });
     }
     if let Some(r) = rate {

@@ -4,7 +4,7 @@
 use crate::cli::TraceAnalyseArgs;
 use crate::output::Printer;
 use crate::{exit, Failure};
-use iorig_trace::analyse::{Analysis, HotShare, Options};
+use iorig_trace::analyse::{Analysis, HotShare, Options, Spread};
 use iorig_trace::{BadRecords, Format};
 use std::path::Path;
 
@@ -32,16 +32,8 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
             })?,
         ..Options::default()
     };
-    if let Some(r) = a.sample.filter(|r| !(*r > 0.0 && *r <= 1.0)) {
-        return Err(Failure::usage(format!(
-            "--sample {r}: give a share of the blocks above 0 and at most 1, e.g. 0.01"
-        )));
-    }
-    if let Some(h) = a.hit.filter(|h| !(*h > 0.0 && *h <= 1.0)) {
-        return Err(Failure::usage(format!(
-            "--hit {h}: give a hit ratio above 0 and at most 1, e.g. 0.9"
-        )));
-    }
+    // --hit and --sample are checked by the analysis, before any record
+    // is read and before anything is written.
     let format = a
         .format
         .as_deref()
@@ -96,6 +88,17 @@ fn hot(label: &str, shares: &[HotShare]) -> String {
     format!("{label}: {}", parts.join(", "))
 }
 
+fn spread(label: &str, s: &Spread) -> String {
+    let us = |ns: f64| format!("{:.1} µs", ns / 1e3);
+    format!(
+        "{label}: mean {}, p50 {}, p99 {}, max {}",
+        us(s.mean),
+        us(s.p50 as f64),
+        us(s.p99 as f64),
+        us(s.max as f64)
+    )
+}
+
 /// The text of an analysis, one line each.
 fn lines(a: &Analysis, format: Format, skipped: u64) -> Vec<String> {
     let mut out = Vec::new();
@@ -133,24 +136,11 @@ fn lines(a: &Analysis, format: Format, skipped: u64) -> Vec<String> {
         })
         .collect();
     out.push(format!("sizes: {}", sizes.join(", ")));
-    let us = |ns: f64| format!("{:.1} µs", ns / 1e3);
     if let Some(g) = &a.interarrival_ns {
-        out.push(format!(
-            "between issues: mean {}, p50 {}, p99 {}, max {}",
-            us(g.mean),
-            us(g.p50 as f64),
-            us(g.p99 as f64),
-            us(g.max as f64)
-        ));
+        out.push(spread("between issues", g));
     }
     if let Some(l) = &a.latency_ns {
-        out.push(format!(
-            "latency in the trace: mean {}, p50 {}, p99 {}, max {}",
-            us(l.mean),
-            us(l.p50 as f64),
-            us(l.p99 as f64),
-            us(l.max as f64)
-        ));
+        out.push(spread("latency in the trace", l));
     }
     out.push(format!(
         "footprint: {} in {} blocks of {} ({} block accesses)",
