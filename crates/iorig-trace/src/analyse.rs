@@ -92,6 +92,12 @@ pub const HOT_SHARES_PCT: [f64; 5] = [50.0, 80.0, 90.0, 95.0, 99.0];
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Analysis {
     pub schema: &'static str,
+    /// The trace's format and devices as its reader told them (filled in by
+    /// the caller: the analysis sees records only).
+    pub format: String,
+    pub devices: Vec<String>,
+    /// Bad records left out (`--skip-bad`).
+    pub skipped_records: u64,
     /// Records analysed (I/Os).
     pub records: u64,
     pub reads: u64,
@@ -413,6 +419,9 @@ where
     let b = opts.block_bytes;
     let mut a = Analysis {
         schema: "iorig.trace/1",
+        format: String::new(),
+        devices: Vec::new(),
+        skipped_records: 0,
         records: 0,
         reads: 0,
         writes: 0,

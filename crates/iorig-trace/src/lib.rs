@@ -1,16 +1,22 @@
 //! Block traces: what a host asked of its storage, I/O by I/O.
 //!
-//! - [`read`]: trace files as a stream of [`Record`]s: the CSV of the public
-//!   MSR Cambridge / SNIA block traces and fio's iolog (versions 2 and 3),
-//!   plain, gzip or zstd, told apart by their content, never unpacked to
-//!   disk.
+//! - [`read`]: trace files as a stream of [`Record`]s: blktrace's binary
+//!   records ([`blk`]), iorig's own binary format ([`own`], also written
+//!   here), the CSV of the public MSR Cambridge / SNIA block traces and
+//!   fio's iolog (versions 2 and 3), plain, gzip or zstd, told apart by
+//!   their content, never unpacked to disk.
+//! - [`capture`]: a block device's I/Os from the kernel's blk tracer,
+//!   through tracefs, written as blktrace records or iorig's format.
 //! - [`analyse`]: what a cache planner asks of a trace: counts and shares,
 //!   the hot spot (the fewest blocks that take a share of the accesses) and
 //!   the exact LRU hit-ratio curve from reuse distances, with the cache size
 //!   a target hit ratio needs.
 
 pub mod analyse;
+pub mod blk;
+pub mod capture;
 mod error;
+pub mod own;
 pub mod read;
 
 pub use analyse::{analyse, Analysis, Options};

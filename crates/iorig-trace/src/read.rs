@@ -13,6 +13,8 @@
 //! - **MSR Cambridge / SNIA CSV**: `Timestamp,Hostname,DiskNumber,Type,
 //!   Offset,Size,ResponseTime`; Timestamp in Windows FILETIME (100 ns since
 //!   1601), ResponseTime in 100 ns, Offset and Size in bytes.
+//! - **blktrace** binary records ([`crate::blk`]), told by their magic.
+//! - **iorig**'s own binary format ([`crate::own`]), told by `IORIGTRC`.
 
 use crate::{Op, Record, TraceError};
 use std::collections::HashMap;
@@ -27,6 +29,10 @@ pub enum Format {
     Fio,
     /// The MSR Cambridge / SNIA block trace CSV.
     Msr,
+    /// blktrace's binary records, merged in time order.
+    Blktrace,
+    /// iorig's own binary trace.
+    Iorig,
 }
 
 impl Format {
@@ -35,10 +41,11 @@ impl Format {
         match text {
             "fio" => Ok(Format::Fio),
             "msr" => Ok(Format::Msr),
-            "blktrace" | "iorig" => Err(format!(
-                "--format {text}: not supported yet; give fio or msr (blkparse output can be turned into an fio iolog with fio's --read_iolog conversion, or give the MSR CSV)"
+            "blktrace" => Ok(Format::Blktrace),
+            "iorig" => Ok(Format::Iorig),
+            other => Err(format!(
+                "--format {other}: unknown; give blktrace, fio, msr or iorig"
             )),
-            other => Err(format!("--format {other}: unknown; give fio or msr")),
         }
     }
 
@@ -46,6 +53,8 @@ impl Format {
         match self {
             Format::Fio => "fio",
             Format::Msr => "msr",
+            Format::Blktrace => "blktrace",
+            Format::Iorig => "iorig",
         }
     }
 }
@@ -60,16 +69,29 @@ pub enum BadRecords {
     Skip,
 }
 
-/// An open trace: its format and its records, in file order.
+/// An open trace: its format and its records, in issue order.
 pub struct Records {
     path: String,
     format: Format,
+    bad: BadRecords,
+    skipped: u64,
+    body: Body,
+    /// The last record's time, for formats whose order is checked here.
+    last_t_ns: u64,
+}
+
+enum Body {
+    Text(Text),
+    Blk(Box<crate::blk::BlkBody>),
+    Own(crate::own::OwnBody),
+}
+
+/// The text formats: a record per line.
+struct Text {
     lines: Box<dyn BufRead>,
     line: String,
     /// Lines read (for record numbers: a record's line).
     line_no: u64,
-    bad: BadRecords,
-    skipped: u64,
     /// Whether the records carry issue times.
     timed: bool,
     devices: HashMap<String, u32>,
@@ -88,8 +110,8 @@ enum State {
     },
 }
 
-/// Opens `path` (plain, gzip or zstd) as `format`, or as what its first line
-/// says.
+/// Opens `path` (plain, gzip or zstd) as `format`, or as what its first
+/// bytes say.
 pub fn open(path: &Path, format: Option<Format>, bad: BadRecords) -> Result<Records, TraceError> {
     let name = path.display().to_string();
     let io = |source| TraceError::Io {
@@ -107,6 +129,69 @@ pub fn open(path: &Path, format: Option<Format>, bad: BadRecords) -> Result<Reco
         Box::new(raw)
     };
     let mut lines: Box<dyn BufRead> = Box::new(BufReader::with_capacity(1 << 20, stream));
+    let head = lines.fill_buf().map_err(io)?;
+    let binary = if head.starts_with(crate::own::MAGIC) {
+        Some(Format::Iorig)
+    } else if crate::blk::looks_like(head) {
+        Some(Format::Blktrace)
+    } else if crate::blk::looks_swapped(head) {
+        return Err(TraceError::Format {
+            path: name,
+            why: "blktrace records of the other byte order; read the trace on a host of the byte order that wrote it".into(),
+        });
+    } else {
+        None
+    };
+    let mismatch = |detected: Format, what: String| TraceError::Format {
+        path: name.clone(),
+        why: format!(
+            "--format {} but the content is {} ({what})",
+            format.map(Format::name).unwrap_or_default(),
+            detected.name()
+        ),
+    };
+    if let Some(detected) = binary {
+        if format.is_some_and(|f| f != detected) {
+            return Err(mismatch(detected, "told by its first bytes".into()));
+        }
+        let body = match detected {
+            Format::Iorig => {
+                let devices =
+                    crate::own::read_header(&mut lines).map_err(|why| TraceError::Format {
+                        path: name.clone(),
+                        why,
+                    })?;
+                Body::Own(crate::own::OwnBody {
+                    stream: lines,
+                    devices,
+                    record: 0,
+                })
+            }
+            _ => Body::Blk(Box::new(crate::blk::BlkBody {
+                stream: lines,
+                pairing: crate::blk::Pairing::default(),
+                record: 0,
+                ended: false,
+            })),
+        };
+        return Ok(Records {
+            path: name,
+            format: detected,
+            bad,
+            skipped: 0,
+            body,
+            last_t_ns: 0,
+        });
+    }
+    if matches!(format, Some(Format::Blktrace | Format::Iorig)) {
+        return Err(TraceError::Format {
+            path: name,
+            why: format!(
+                "--format {} but the file does not start with its magic (a text trace, or another format)",
+                format.map(Format::name).unwrap_or_default()
+            ),
+        });
+    }
     // The first line decides the format (and is a header for fio's).
     let mut first = String::new();
     let mut line_no = 0;
@@ -117,7 +202,7 @@ pub fn open(path: &Path, format: Option<Format>, bad: BadRecords) -> Result<Reco
             .map_err(|e| TraceError::Format {
                 path: name.clone(),
                 why: format!(
-                    "not a text trace ({e}); give a fio iolog or an MSR CSV, plain, gzip or zstd"
+                    "not a trace of a known format ({e}); give a blktrace, iorig or fio trace or an MSR CSV, plain, gzip or zstd"
                 ),
             })?;
         line_no += 1;
@@ -141,23 +226,15 @@ pub fn open(path: &Path, format: Option<Format>, bad: BadRecords) -> Result<Reco
             return Err(TraceError::Format {
                 path: name,
                 why: format!(
-                    "line 1 '{}' is neither an fio iolog header nor an MSR CSV record; give --format fio or msr for a trace of those formats",
+                    "line 1 '{}' is neither an fio iolog header nor an MSR CSV record, and the file starts with no blktrace or iorig magic; give --format for a trace of a known format",
                     header.chars().take(60).collect::<String>()
                 ),
             })
         }
     };
-    let format = format.unwrap_or(detected);
-    if format != detected {
-        return Err(TraceError::Format {
-            path: name,
-            why: format!(
-                "--format {} but the content is {} (line 1: '{}')",
-                format.name(),
-                detected.name(),
-                header.chars().take(60).collect::<String>()
-            ),
-        });
+    if format.is_some_and(|f| f != detected) {
+        let line = format!("line 1: '{}'", header.chars().take(60).collect::<String>());
+        return Err(mismatch(detected, line));
     }
     let (state, timed, pending) = match fio_version {
         Some(v) => (
@@ -180,20 +257,23 @@ pub fn open(path: &Path, format: Option<Format>, bad: BadRecords) -> Result<Reco
     };
     Ok(Records {
         path: name,
-        format,
-        lines,
-        line: pending,
-        line_no: if fio_version.is_some() {
-            line_no
-        } else {
-            line_no - 1
-        },
+        format: detected,
         bad,
         skipped: 0,
-        timed,
-        devices: HashMap::new(),
-        last_msr: None,
-        state,
+        body: Body::Text(Text {
+            lines,
+            line: pending,
+            line_no: if fio_version.is_some() {
+                line_no
+            } else {
+                line_no - 1
+            },
+            timed,
+            devices: HashMap::new(),
+            last_msr: None,
+            state,
+        }),
+        last_t_ns: 0,
     })
 }
 
@@ -211,19 +291,44 @@ impl Records {
     /// Whether records carry issue times (fio's iolog v2 has none unless it
     /// has `wait` lines).
     pub fn timed(&self) -> bool {
-        self.timed
+        match &self.body {
+            Body::Text(t) => t.timed,
+            Body::Blk(_) | Body::Own(_) => true,
+        }
     }
     /// Records left out under [`BadRecords::Skip`].
     pub fn skipped(&self) -> u64 {
         self.skipped
     }
-    /// Devices (or files) by name, numbered as in [`Record::device`].
+    /// Devices (or files) by name, numbered as in [`Record::device`]: a
+    /// blktrace's as `MAJOR:MINOR`.
     pub fn devices(&self) -> Vec<String> {
-        let mut v: Vec<(&String, &u32)> = self.devices.iter().collect();
-        v.sort_by_key(|(_, id)| **id);
-        v.into_iter().map(|(n, _)| n.clone()).collect()
+        match &self.body {
+            Body::Text(t) => {
+                let mut v: Vec<(&String, &u32)> = t.devices.iter().collect();
+                v.sort_by_key(|(_, id)| **id);
+                v.into_iter().map(|(n, _)| n.clone()).collect()
+            }
+            Body::Blk(b) => b
+                .pairing
+                .devices()
+                .iter()
+                .map(|d| crate::blk::device_name(*d))
+                .collect(),
+            Body::Own(o) => o.devices.clone(),
+        }
     }
+    /// A blktrace's completions whose issue is not in it (issued before the
+    /// capture began) and completions with an error status.
+    pub fn blk_counts(&self) -> Option<(u64, u64)> {
+        match &self.body {
+            Body::Blk(b) => Some((b.pairing.unmatched_completions, b.pairing.errors)),
+            _ => None,
+        }
+    }
+}
 
+impl Text {
     fn device(&mut self, name: &str) -> u32 {
         if let Some(id) = self.devices.get(name) {
             return *id;
@@ -245,7 +350,6 @@ impl Records {
         self.last_msr = Some((host.to_string(), disk.to_string(), id));
         id
     }
-
     /// The next line's record: Ok(None) for a line that is no I/O.
     fn parse(&mut self, line: &str) -> Result<Option<Record>, String> {
         match self.state {
@@ -355,20 +459,18 @@ impl Records {
     }
 }
 
-impl Iterator for Records {
-    type Item = Result<Record, TraceError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
+impl Text {
+    fn next(&mut self) -> Option<Result<Record, Bad>> {
         loop {
             if self.line.is_empty() {
                 match self.lines.read_line(&mut self.line) {
                     Ok(0) => return None,
                     Ok(_) => {}
                     Err(e) => {
-                        return Some(Err(TraceError::Record {
-                            path: self.path.clone(),
+                        return Some(Err(Bad {
                             record: self.line_no + 1,
                             why: format!("cannot be read ({e}); a truncated or damaged file?"),
+                            fatal: true,
                         }))
                     }
                 }
@@ -380,28 +482,88 @@ impl Iterator for Records {
             }
             // A last line without its newline was cut off mid-record unless
             // it parses whole.
-            let result = self
-                .parse(line.trim_end_matches(['\n', '\r']))
-                .and_then(|r| match r {
-                    Some(rec) if rec.size_bytes == 0 => Err("a zero-length I/O".to_string()),
-                    other => Ok(other),
-                });
-            match result {
+            match self.parse(line.trim_end_matches(['\n', '\r'])) {
                 Ok(Some(r)) => return Some(Ok(r)),
                 Ok(None) => continue,
-                Err(why) => match self.bad {
-                    BadRecords::Skip => {
-                        self.skipped += 1;
-                        continue;
-                    }
-                    BadRecords::Refuse => {
-                        return Some(Err(TraceError::Record {
-                            path: self.path.clone(),
-                            record: self.line_no,
-                            why: format!("{why} (--skip-bad leaves such records out, counted)"),
-                        }))
-                    }
-                },
+                Err(why) => {
+                    return Some(Err(Bad {
+                        record: self.line_no,
+                        why,
+                        fatal: false,
+                    }))
+                }
+            }
+        }
+    }
+}
+
+/// A record that cannot be taken: its number, why, and whether the stream
+/// can go on after it (a binary stream that lost its record boundaries
+/// cannot, so `--skip-bad` does not pass over it).
+pub(crate) struct Bad {
+    pub(crate) record: u64,
+    pub(crate) why: String,
+    pub(crate) fatal: bool,
+}
+
+impl Body {
+    fn record_no(&self) -> u64 {
+        match self {
+            Body::Text(t) => t.line_no,
+            Body::Blk(b) => b.record,
+            Body::Own(o) => o.record,
+        }
+    }
+}
+
+impl Iterator for Records {
+    type Item = Result<Record, TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let got = match &mut self.body {
+                Body::Text(t) => t.next(),
+                Body::Blk(b) => b.next(),
+                Body::Own(o) => o.next(),
+            }?;
+            let record_no = self.body.record_no();
+            let checked = got.and_then(|r| {
+                let why = if r.size_bytes == 0 {
+                    "a zero-length I/O".to_string()
+                } else if matches!(self.body, Body::Own(_)) && r.t_ns < self.last_t_ns {
+                    format!(
+                        "issued at {} ns, before the record before it ({} ns): records out of order",
+                        r.t_ns, self.last_t_ns
+                    )
+                } else {
+                    return Ok(r);
+                };
+                Err(Bad {
+                    record: record_no,
+                    why,
+                    fatal: false,
+                })
+            });
+            match checked {
+                Ok(r) => {
+                    self.last_t_ns = r.t_ns;
+                    return Some(Ok(r));
+                }
+                Err(bad) if self.bad == BadRecords::Skip && !bad.fatal => {
+                    self.skipped += 1;
+                }
+                Err(bad) => {
+                    let hint = if bad.fatal {
+                        ""
+                    } else {
+                        " (--skip-bad leaves such records out, counted)"
+                    };
+                    return Some(Err(TraceError::Record {
+                        path: self.path.clone(),
+                        record: bad.record,
+                        why: format!("{}{hint}", bad.why),
+                    }));
+                }
             }
         }
     }

@@ -572,17 +572,41 @@ mod tests {
 /// `iorig trace ...`.
 #[derive(Debug, Subcommand)]
 pub enum TraceCommand {
-    /// Analyse a block trace (fio iolog v2/v3 or MSR Cambridge CSV; plain,
-    /// gzip or zstd): counts and sizes, the hot spot, the exact LRU
-    /// hit-ratio curve and the cache a hit ratio needs.
+    /// Analyse a block trace (blktrace, iorig, fio iolog v2/v3 or MSR
+    /// Cambridge CSV; plain, gzip or zstd): counts and sizes, the hot spot,
+    /// the exact LRU hit-ratio curve and the cache a hit ratio needs.
     Analyse(TraceAnalyseArgs),
+    /// Capture a block device's I/Os with the kernel's block tracing (the
+    /// ftrace blk tracer through tracefs; root). The device is not opened.
+    Record(TraceRecordArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TraceRecordArgs {
+    /// The block device to trace, e.g. /dev/sdb.
+    pub device: PathBuf,
+    /// How long to capture; Ctrl-C ends it sooner.
+    #[arg(long, value_name = "DUR")]
+    pub time: String,
+    /// Where the trace goes.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// What FILE holds: iorig (I/Os with issue time and latency) or blktrace
+    /// (the kernel's records as they came, for blkparse).
+    #[arg(long, value_name = "FORMAT", default_value = "iorig")]
+    pub format: String,
+    /// The kernel's trace buffer per CPU while capturing; events beyond it
+    /// are lost (and counted).
+    #[arg(long, value_name = "SIZE", default_value = "16m")]
+    pub buffer: String,
 }
 
 #[derive(Debug, Args)]
 pub struct TraceAnalyseArgs {
     /// The trace file.
     pub file: PathBuf,
-    /// What FILE is: fio or msr [default: told from its content].
+    /// What FILE is: blktrace, iorig, fio or msr [default: told from its
+    /// content].
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
     /// Cache and hot-spot block size.

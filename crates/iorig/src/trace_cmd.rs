@@ -1,7 +1,8 @@
 //! `iorig trace analyse FILE`: a block trace's counts, hot spot and LRU
-//! curve (iorig-trace), printed and optionally written as JSON.
+//! curve (iorig-trace), printed and optionally written as JSON; `iorig trace
+//! record DEV`: a capture with the kernel's block tracing.
 
-use crate::cli::TraceAnalyseArgs;
+use crate::cli::{TraceAnalyseArgs, TraceRecordArgs};
 use crate::output::Printer;
 use crate::{exit, Failure};
 use iorig_trace::analyse::{Analysis, HotShare, Options, Spread};
@@ -53,13 +54,91 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
     let timed = records.timed();
     let result = iorig_trace::analyse(records.by_ref(), timed, &opts);
     // A v2 iolog's first wait line may come after records.
-    let analysis = result.map_err(|e| Failure::usage(e.to_string()))?;
+    let mut analysis = result.map_err(|e| Failure::usage(e.to_string()))?;
+    analysis.format = records.format().name().to_string();
+    analysis.devices = records.devices();
+    analysis.skipped_records = records.skipped();
     let printer = Printer::new(a.json.as_deref() == Some("-"), false);
     for l in lines(&analysis, records.format(), records.skipped()) {
         printer.line(&l);
     }
     if let Some(dest) = &a.json {
         crate::output::json::write_json_doc(&printer, dest, &analysis)?;
+    }
+    Ok(exit::OK)
+}
+
+pub fn record(a: &TraceRecordArgs) -> Result<u8, Failure> {
+    use iorig_trace::capture::{self, CaptureError, CaptureOptions, OutFormat};
+    let duration = iorig_spec::parse_duration(&a.time)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "--time {}: give a duration such as 30s or 10m",
+                a.time
+            ))
+        })?;
+    let format = match a.format.as_str() {
+        "iorig" => OutFormat::Iorig,
+        "blktrace" => OutFormat::Blktrace,
+        other => {
+            return Err(Failure::usage(format!(
+                "--format {other}: give iorig (I/Os with times and latency) or blktrace (the kernel's records, for blkparse)"
+            )))
+        }
+    };
+    let buffer_kib = iorig_spec::parse_size(&a.buffer)
+        .ok()
+        .map(|b| b / 1024)
+        .filter(|k| (64..=(4 << 20)).contains(k))
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "--buffer {}: give a size per CPU from 64k to 4g, e.g. 16m",
+                a.buffer
+            ))
+        })?;
+    crate::store::check_output("--out", &a.out)?;
+    // The device and the host's tracing are checked before the file is
+    // made, so a refused capture writes nothing.
+    capture::block_device(&a.device).map_err(|e| Failure::usage(e.to_string()))?;
+    let stop = crate::signals::install();
+    let printer = Printer::new(false, false);
+    let opts = CaptureOptions {
+        device: a.device.clone(),
+        duration,
+        out: a.out.clone(),
+        format,
+        buffer_kib,
+    };
+    let failed = |e: CaptureError| match e {
+        CaptureError::Setup(why) => Failure::usage(why),
+        other => Failure::runtime(other.to_string()),
+    };
+    let running = capture::start(&opts).map_err(failed)?;
+    printer.notice(&format!(
+        "recording {} for {} into {} (Ctrl-C ends it sooner)",
+        a.device.display(),
+        a.time,
+        a.out.display()
+    ));
+    let s = running.run(&stop.step).map_err(failed)?;
+    printer.line(&format!(
+        "recorded {}: {} I/Os from {} kernel events in {:.1}s ({}-based device: {} is the issue) into {} ({})",
+        a.device.display(),
+        s.ios,
+        s.events,
+        s.elapsed.as_secs_f64(),
+        if s.bio_based { "bio" } else { "request" },
+        if s.bio_based { "queue (Q)" } else { "driver issue (D)" },
+        a.out.display(),
+        a.format
+    ));
+    if s.lost_events > 0 {
+        printer.notice(&format!(
+            "the kernel lost {} events when its buffer was full: the trace misses I/Os; give a larger --buffer",
+            s.lost_events
+        ));
     }
     Ok(exit::OK)
 }

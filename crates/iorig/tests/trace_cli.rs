@@ -3,13 +3,17 @@
 //! `write_iolog` output, gzip and zstd) and its JSON holds the figures the
 //! issue names (`records`, `hot_spot`, `hot_spot_reads`, `lru_curve`,
 //! `cache_for_hit`) with known answers; bad traces exit 2 with the record
-//! number and write nothing. The fio producer test needs fio and is
-//! `#[ignore]`d with the reason; `.ci/run` runs it.
+//! number and write nothing. blktrace's binary records are read from a
+//! capture the kernel wrote (a fixture taken from the ftrace blk tracer, and,
+//! as root, a capture `iorig trace record` takes in the test on a loop
+//! device while `iorig run` loads it, counted against the run and against
+//! blkparse). The fio producer test needs fio, the capture root: both are
+//! `#[ignore]`d with the reason; `.ci/run` runs them.
 #![allow(clippy::unwrap_used)]
 
 mod common;
 
-use common::{iorig, ok, tmp};
+use common::{iorig, ok, run, tmp};
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -158,7 +162,8 @@ fn bad_traces_exit_2_with_the_record_and_write_nothing() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not supported yet"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("--format blktrace but the file does not start with its magic"));
 }
 
 /// fio's own iolog (version 3, with times) of a random-read job reads back
@@ -189,4 +194,172 @@ fn fios_own_write_iolog_is_read() {
     assert_eq!(a["reads"], 500);
     assert_eq!(a["sizes"][0]["size_bytes"], 4096);
     assert!(a["duration_s"].as_f64().unwrap() > 0.0);
+}
+
+/// The kernel's blktrace records of `dd` on /dev/loop0 (ftrace's blk tracer
+/// in bin mode): 5 direct 4k writes at sectors 0..32, then 3 direct 64k
+/// reads at sectors 1280, 1408 and 1536, with every event of their lives.
+const KERNEL_CAPTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/trace/loop0-dd.blktrace");
+
+#[test]
+fn a_kernel_blktrace_capture_gives_its_ios_d_to_c() {
+    let dir = tmp();
+    let d = dir.path();
+    std::fs::copy(KERNEL_CAPTURE, d.join("cap")).unwrap();
+    let a: Value =
+        serde_json::from_str(&ok(&["trace", "analyse", "cap", "--json", "-"], d)).unwrap();
+    assert_eq!(a["format"], "blktrace");
+    assert_eq!(
+        (a["records"].as_u64(), a["reads"].as_u64()),
+        (Some(8), Some(3))
+    );
+    assert_eq!(a["write_bytes"], 5 * 4096);
+    assert_eq!(a["read_bytes"], 3 * 65536);
+    // From the first D (0.000034772) to the last (0.002429201), blkparse's
+    // times; the first I/O's D2C is 0.000113473 - 0.000034772.
+    assert!(
+        (a["duration_s"].as_f64().unwrap() - 0.002394429).abs() < 1e-9,
+        "{}",
+        a["duration_s"]
+    );
+    assert!(
+        (a["latency_ns"]["max"].as_f64().unwrap() / 78_701.0 - 1.0).abs() < 1e-3,
+        "{}",
+        a["latency_ns"]
+    );
+    assert_eq!(a["devices"][0], "7:0");
+    // Cut inside its third record: the record is named, nothing is written.
+    let bytes = std::fs::read(KERNEL_CAPTURE).unwrap();
+    std::fs::write(d.join("cut"), &bytes[..120]).unwrap();
+    let out = run(&["trace", "analyse", "cut", "--json", "x.json"], d);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("record 3: cut off after 24 of its 48 bytes"),
+        "{err}"
+    );
+    assert!(!d.join("x.json").exists());
+    let out = run(&["trace", "analyse", "cap", "--format", "msr"], d);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--format msr but the content is blktrace")
+    );
+}
+
+/// A running `iorig trace record`. Dropped (a failed assertion), it is
+/// interrupted as Ctrl-C would, so it puts the host's tracing back, and
+/// killed only if it does not end.
+struct Recording(std::process::Child);
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        common::signal(&self.0, 2);
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(15);
+        while std::time::Instant::now() < end {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = self.0.kill();
+    }
+}
+
+/// Starts `iorig trace record` and returns it once it says it is recording.
+fn recording(dev: &str, out: &str, format: &str, d: &std::path::Path) -> Recording {
+    use std::io::BufRead;
+    let mut child = iorig()
+        .args([
+            "trace", "record", dev, "--time", "8s", "--out", out, "--format", format,
+        ])
+        .current_dir(d)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = child.stderr.take().unwrap();
+    let rec = Recording(child);
+    let mut line = String::new();
+    std::io::BufReader::new(err).read_line(&mut line).unwrap();
+    assert!(line.contains("recording"), "trace record said: {line}");
+    rec
+}
+
+#[test]
+#[ignore = "needs root: a loop device and the kernel's tracing (tracefs)"]
+fn a_capture_on_a_loop_device_holds_every_io_of_a_run() {
+    let lo = common::LoopDev::new(64 << 20);
+    // The kernel's tracing lives in tracefs; mount it where it belongs if
+    // this host has not.
+    if !std::path::Path::new("/sys/kernel/tracing/trace_pipe").exists() {
+        let st = std::process::Command::new("mount")
+            .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+            .status()
+            .unwrap();
+        assert!(st.success(), "cannot mount tracefs");
+    }
+    let dir = tmp();
+    let d = dir.path();
+    for (format, file) in [("blktrace", "cap.blktrace"), ("iorig", "cap.iotrace")] {
+        let mut rec = recording(&lo.dev, file, format, d);
+        let out = ok(
+            &[
+                "run", "--target", &lo.dev, "--read", "50", "--qd", "4", "--random", "100",
+                "--time", "1s", "--json", "-",
+            ],
+            d,
+        );
+        common::signal(&rec.0, 2);
+        let st = common::wait_child(&mut rec.0, 20);
+        assert!(st.success(), "trace record ended with {st}");
+        let mut said = String::new();
+        std::io::Read::read_to_string(rec.0.stdout.as_mut().unwrap(), &mut said).unwrap();
+        let run: Value = serde_json::from_str(&out).unwrap();
+        let ios = run["summary"]["read"]["ops"].as_u64().unwrap()
+            + run["summary"]["write"]["ops"].as_u64().unwrap();
+        let a: Value =
+            serde_json::from_str(&ok(&["trace", "analyse", file, "--json", "-"], d)).unwrap();
+        assert_eq!(a["format"], format);
+        // Each 4k direct I/O of the run is one request of the device; the
+        // capture began before the run and ended after it. The run counts
+        // the I/Os that completed in its time: up to --qd more were in
+        // flight when it ended. Its safety check's reads of the device's
+        // signature areas are the other sizes (and perhaps one 4k read).
+        let small = a["sizes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["size_bytes"] == 4096)
+            .map(|s| s["count"].as_u64().unwrap())
+            .unwrap();
+        assert!(
+            small >= ios && small <= ios + 4 + 1,
+            "{small} 4k I/Os traced, {ios} counted by the run: {said}"
+        );
+        assert_eq!(
+            a["latency_ns"]["count"], a["records"],
+            "every I/O has its completion"
+        );
+        if format == "blktrace" && common::have("blkparse") {
+            let parsed = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("blkparse -i - < {file} | grep -c ' D '"))
+                .current_dir(d)
+                .output()
+                .unwrap();
+            let issued: u64 = String::from_utf8_lossy(&parsed.stdout)
+                .trim()
+                .parse()
+                .unwrap();
+            assert_eq!(
+                Some(issued),
+                a["records"].as_u64(),
+                "blkparse counts the same issues"
+            );
+        }
+    }
+    // The host's tracing is as it was.
+    let t = |f: &str| std::fs::read_to_string(format!("/sys/kernel/tracing/{f}")).unwrap();
+    assert_eq!(t("current_tracer").trim(), "nop");
+    assert!(t("trace_options").lines().any(|l| l == "nobin"));
 }
