@@ -1,10 +1,14 @@
-//! The per-I/O log (`iorig run --lat-log FILE`): every counted I/O of a run
-//! as one CSV row, written by a thread of its own from the records the
-//! workers hand over ([`iorig_engine::iolog`]). This is iorig's one per-I/O
-//! recorder; fio's `write_lat_log` and block-trace output are to be built on
-//! it.
+//! The per-I/O outputs of a run, written by a thread of their own from the
+//! records the workers hand over ([`iorig_engine::iolog`]):
 //!
-//! The file is written beside its destination and renamed over it when the
+//! - `--lat-log FILE`: every counted I/O as one CSV row, in the order the
+//!   workers completed them;
+//! - `--trace-out FILE`: the same I/Os as an iorig block trace
+//!   ([`iorig_trace::own`]): issue time, latency from issue to completion,
+//!   offset, size, op and target, sorted into issue order in bounded memory,
+//!   so `iorig trace analyse` reads what iorig itself asked of the storage.
+//!
+//! The files are written beside their destinations and put in place when the
 //! run ends, also when it failed or was interrupted, so what was recorded is
 //! kept.
 
@@ -14,7 +18,7 @@ use iorig_engine::iolog::{IoRecord, IoRecordSender, CHANNEL_CHUNKS};
 use iorig_engine::OpKind;
 use iorig_outfile::AtomicFile;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -35,9 +39,28 @@ pub struct IoLogTotals {
     pub bytes: u64,
 }
 
-/// The writer thread and the file it writes.
+/// Where a run's per-I/O records go.
+#[derive(Debug, Default, Clone)]
+pub struct IoLogPaths {
+    /// `--lat-log`: CSV rows.
+    pub csv: Option<PathBuf>,
+    /// `--trace-out`: an iorig block trace.
+    pub trace: Option<PathBuf>,
+}
+
+impl IoLogPaths {
+    pub fn any(&self) -> bool {
+        self.csv.is_some() || self.trace.is_some()
+    }
+}
+
+/// Records the trace writer sorts in memory before it spills a sorted run
+/// to disk (~48 bytes each).
+const TRACE_RUN_RECORDS: usize = 1 << 20;
+
+/// The writer thread and the files it writes.
 pub struct IoLogWriter {
-    path: PathBuf,
+    paths: IoLogPaths,
     handle: JoinHandle<Result<IoLogTotals, String>>,
     /// Set when the run has ended: the writer takes what is queued and
     /// stops, without waiting for a worker the run abandoned (stuck in a
@@ -45,28 +68,40 @@ pub struct IoLogWriter {
     closing: Arc<AtomicBool>,
 }
 
-/// Creates the log's temp file and starts its writer; the returned sender
+/// Creates the outputs' files and starts their writer; the returned sender
 /// goes to the engine ([`iorig_engine::run::Prepared::io_records`]). I/Os
-/// that completed before `warmup_ns` are marked `warmup`.
-pub fn start(path: &Path, warmup_ns: u64) -> Result<(IoRecordSender, IoLogWriter), RunError> {
-    let file = AtomicFile::create("--lat-log", path).map_err(|e| {
-        if e.is_usage() {
-            RunError::usage(e.to_string())
-        } else {
-            RunError::runtime(format!("--lat-log: {e}"))
-        }
-    })?;
+/// that completed before `warmup_ns` are marked `warmup` in the CSV; the
+/// trace names the targets `targets` (by index).
+pub fn start(
+    paths: &IoLogPaths,
+    warmup_ns: u64,
+    targets: Vec<String>,
+) -> Result<(IoRecordSender, IoLogWriter), RunError> {
+    let csv = match &paths.csv {
+        Some(path) => Some(AtomicFile::create("--lat-log", path).map_err(|e| {
+            if e.is_usage() {
+                RunError::usage(e.to_string())
+            } else {
+                RunError::runtime(format!("--lat-log: {e}"))
+            }
+        })?),
+        None => None,
+    };
+    let trace = paths
+        .trace
+        .as_ref()
+        .map(|p| iorig_trace::own::SortingWriter::new(p, targets, TRACE_RUN_RECORDS));
     let (tx, rx) = crossbeam_channel::bounded::<Vec<IoRecord>>(CHANNEL_CHUNKS);
     let closing = Arc::new(AtomicBool::new(false));
     let seen = closing.clone();
     let handle = std::thread::Builder::new()
         .name("iorig-iolog".into())
-        .spawn(move || write_all(file, rx, warmup_ns, &seen))
-        .map_err(|e| RunError::runtime(format!("starting the --lat-log writer: {e}")))?;
+        .spawn(move || write_all(csv, trace, rx, warmup_ns, &seen))
+        .map_err(|e| RunError::runtime(format!("starting the per-I/O writer: {e}")))?;
     Ok((
         tx,
         IoLogWriter {
-            path: path.to_path_buf(),
+            paths: paths.clone(),
             handle,
             closing,
         },
@@ -75,15 +110,28 @@ pub fn start(path: &Path, warmup_ns: u64) -> Result<(IoRecordSender, IoLogWriter
 
 impl IoLogWriter {
     /// Waits for the last records (once every sender is dropped: the run
-    /// ended) and puts the file in place.
+    /// ended) and puts the files in place.
     pub fn finish(self) -> Result<IoLogTotals, RunError> {
         self.closing.store(true, Ordering::Release);
-        let p = self.path.display();
+        let names: Vec<String> = [
+            self.paths
+                .csv
+                .as_ref()
+                .map(|p| format!("--lat-log {}", p.display())),
+            self.paths
+                .trace
+                .as_ref()
+                .map(|p| format!("--trace-out {}", p.display())),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let p = names.join(", ");
         match self.handle.join() {
             Ok(Ok(t)) => Ok(t),
-            Ok(Err(e)) => Err(RunError::runtime(format!("--lat-log {p}: {e}"))),
+            Ok(Err(e)) => Err(RunError::runtime(format!("{p}: {e}"))),
             Err(_) => Err(RunError::runtime(format!(
-                "--lat-log {p}: the writer thread panicked"
+                "{p}: the writer thread panicked"
             ))),
         }
     }
@@ -93,17 +141,25 @@ impl IoLogWriter {
 const CLOSING_POLL: Duration = Duration::from_millis(50);
 
 fn write_all(
-    file: AtomicFile,
+    csv: Option<AtomicFile>,
+    mut trace: Option<iorig_trace::own::SortingWriter>,
     rx: crossbeam_channel::Receiver<Vec<IoRecord>>,
     warmup_ns: u64,
     closing: &AtomicBool,
 ) -> Result<IoLogTotals, String> {
-    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let mut out = csv.map(|f| BufWriter::with_capacity(1 << 20, f));
     let mut totals = IoLogTotals {
         records: 0,
-        bytes: HEADER.len() as u64,
+        bytes: if out.is_some() {
+            HEADER.len() as u64
+        } else {
+            0
+        },
     };
-    let mut first_error = out.write_all(HEADER.as_bytes()).err();
+    let mut first_error = match out.as_mut() {
+        Some(o) => o.write_all(HEADER.as_bytes()).err(),
+        None => None,
+    };
     let mut line = Vec::with_capacity(128);
     // Drain every chunk even after a write error, so no worker waits on a
     // full channel for a reader that stopped. The workers that finished
@@ -125,12 +181,20 @@ fn write_all(
             continue;
         }
         for r in &chunk {
-            line.clear();
-            row(&mut line, r, warmup_ns);
-            totals.bytes += line.len() as u64;
-            if let Err(e) = out.write_all(&line) {
-                first_error = Some(e);
-                break;
+            if let Some(o) = out.as_mut() {
+                line.clear();
+                row(&mut line, r, warmup_ns);
+                totals.bytes += line.len() as u64;
+                if let Err(e) = o.write_all(&line) {
+                    first_error = Some(e);
+                    break;
+                }
+            }
+            if let Some(t) = trace.as_mut() {
+                if let Err(e) = t.push(trace_record(r)) {
+                    first_error = Some(e);
+                    break;
+                }
             }
         }
         totals.records += chunk.len() as u64;
@@ -138,9 +202,31 @@ fn write_all(
     if let Some(e) = first_error {
         return Err(e.to_string());
     }
-    let file = out.into_inner().map_err(|e| e.error().to_string())?;
-    file.commit().map_err(|e| e.to_string())?;
+    if let Some(t) = trace {
+        t.finish().map_err(|e| e.to_string())?;
+    }
+    if let Some(out) = out {
+        let file = out.into_inner().map_err(|e| e.error().to_string())?;
+        file.commit().map_err(|e| e.to_string())?;
+    }
     Ok(totals)
+}
+
+/// An I/O as a trace record: issued when first handed to the kernel, its
+/// latency the device's (to completion), not the schedule's.
+fn trace_record(r: &IoRecord) -> iorig_trace::Record {
+    iorig_trace::Record {
+        t_ns: r.submit_ns,
+        op: match r.op {
+            OpKind::Read => iorig_trace::Op::Read,
+            OpKind::Write => iorig_trace::Op::Write,
+            OpKind::Trim => iorig_trace::Op::Trim,
+        },
+        device: r.target,
+        offset_bytes: r.offset_bytes,
+        size_bytes: u64::from(r.size_bytes),
+        latency_ns: Some(r.complete_ns.saturating_sub(r.submit_ns)),
+    }
 }
 
 /// One CSV row; integers through `itoa`, since a run logs millions of them.

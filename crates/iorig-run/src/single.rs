@@ -26,6 +26,8 @@ pub struct SingleOptions {
     pub journal: Option<PathBuf>,
     /// Write every counted I/O to this CSV file ([`crate::iolog`]).
     pub lat_log: Option<PathBuf>,
+    /// Write every counted I/O to this iorig block trace ([`crate::iolog`]).
+    pub trace_out: Option<PathBuf>,
     /// Start the I/O when this gate opens (an agent waits for its
     /// controller's start time); None starts at once.
     pub start: Option<crate::StartGate>,
@@ -74,8 +76,10 @@ fn local_id(now: SystemTime) -> String {
 struct SingleHooks<'a> {
     w: &'a Workload,
     journal: Option<&'a std::path::Path>,
-    lat_log: Option<&'a std::path::Path>,
-    /// The per-I/O log's writer, once started.
+    io_paths: crate::iolog::IoLogPaths,
+    /// The targets' paths, once opened (the trace names them).
+    targets: Vec<String>,
+    /// The per-I/O outputs' writer, once started.
     io_log: Option<crate::iolog::IoLogWriter>,
     id: String,
     start: Option<&'a crate::StartGate>,
@@ -91,7 +95,8 @@ impl StepHooks for SingleHooks<'_> {
         }
     }
 
-    fn opened(&mut self, out: &mut Out<'_>, _targets: &[TargetInfo]) -> Result<(), RunError> {
+    fn opened(&mut self, out: &mut Out<'_>, targets: &[TargetInfo]) -> Result<(), RunError> {
+        self.targets = targets.iter().map(|t| t.path.clone()).collect();
         // The run enters the store only once its targets passed every check.
         if let Some(run) = out.store.begin_run(RunKind::Run, None, &self.w.labels)? {
             self.id = run.to_string();
@@ -108,11 +113,11 @@ impl StepHooks for SingleHooks<'_> {
     }
 
     fn io_records(&mut self) -> Result<Option<iorig_engine::iolog::IoRecordSender>, RunError> {
-        let Some(path) = self.lat_log else {
+        if !self.io_paths.any() {
             return Ok(None);
-        };
+        }
         let warmup_ns = u64::try_from(self.w.warmup.as_nanos()).unwrap_or(u64::MAX);
-        let (tx, writer) = crate::iolog::start(path, warmup_ns)?;
+        let (tx, writer) = crate::iolog::start(&self.io_paths, warmup_ns, self.targets.clone())?;
         self.io_log = Some(writer);
         Ok(Some(tx))
     }
@@ -147,19 +152,30 @@ impl StepHooks for SingleHooks<'_> {
     }
 }
 
-/// Puts the per-I/O log in place (the run's records are all in: the step
-/// ended and dropped its senders) and says how large it is.
+/// Puts the per-I/O outputs in place (the run's records are all in: the
+/// step ended and dropped its senders) and says what they hold.
 fn finish_io_log(hooks: &mut SingleHooks<'_>, out: &mut Out<'_>) {
-    let (Some(writer), Some(path)) = (hooks.io_log.take(), hooks.lat_log) else {
+    let Some(writer) = hooks.io_log.take() else {
         return;
     };
     match writer.finish() {
-        Ok(t) => out.notice(&format!(
-            "--lat-log: {} I/O records ({}) in {}",
-            t.records,
-            iorig_spec::format_bytes(t.bytes),
-            path.display()
-        )),
+        Ok(t) => {
+            if let Some(path) = &hooks.io_paths.csv {
+                out.notice(&format!(
+                    "--lat-log: {} I/O records ({}) in {}",
+                    t.records,
+                    iorig_spec::format_bytes(t.bytes),
+                    path.display()
+                ));
+            }
+            if let Some(path) = &hooks.io_paths.trace {
+                out.notice(&format!(
+                    "--trace-out: {} I/Os in {p} (iorig trace analyse {p} reads it)",
+                    t.records,
+                    p = path.display()
+                ));
+            }
+        }
         Err(e) => out.notice(&e.to_string()),
     }
 }
@@ -205,7 +221,11 @@ pub fn run_with(
     let mut hooks = SingleHooks {
         w,
         journal: opts.journal.as_deref(),
-        lat_log: opts.lat_log.as_deref(),
+        io_paths: crate::iolog::IoLogPaths {
+            csv: opts.lat_log.clone(),
+            trace: opts.trace_out.clone(),
+        },
+        targets: Vec::new(),
         io_log: None,
         id: local_id(now),
         start: opts.start.as_ref(),

@@ -183,7 +183,8 @@ impl<W: Write> Writer<W> {
 ///
 /// Up to `run_records` records are held in memory; each full run is sorted
 /// and spilled to a temporary file beside `path`, and [`finish`] merges the
-/// runs. A crash leaves `path.runN` files behind, named after the output.
+/// runs into `path.part`, renamed to `path` when whole. A crash leaves
+/// `path.runN` files behind, named after the output.
 ///
 /// [`finish`]: SortingWriter::finish
 pub struct SortingWriter {
@@ -238,8 +239,24 @@ impl SortingWriter {
         result
     }
 
+    /// Merges into a file beside the trace, renamed over it when whole.
     fn merge(&mut self) -> std::io::Result<u64> {
-        let out = BufWriter::with_capacity(1 << 20, std::fs::File::create(&self.path)?);
+        let part = PathBuf::from(format!("{}.part", self.path.display()));
+        let n = self.merge_into(&part);
+        match n {
+            Ok(n) => {
+                std::fs::rename(&part, &self.path)?;
+                Ok(n)
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&part);
+                Err(e)
+            }
+        }
+    }
+
+    fn merge_into(&mut self, part: &Path) -> std::io::Result<u64> {
+        let out = BufWriter::with_capacity(1 << 20, std::fs::File::create(part)?);
         let mut w = Writer::new(out, &self.devices)?;
         if self.spilled.is_empty() {
             self.run.sort_unstable_by_key(|(seq, r)| (r.t_ns, *seq));

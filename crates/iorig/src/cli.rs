@@ -440,6 +440,11 @@ pub struct RunArgs {
     /// Write one CSV row per I/O to FILE (times, op, offset, size, latency); ~64 bytes an I/O, for short runs.
     #[arg(long, value_name = "FILE")]
     pub lat_log: Option<PathBuf>,
+    /// Write every counted I/O to FILE as an iorig block trace (issue time,
+    /// latency, offset, size, op, target; 32 bytes an I/O), for `iorig trace
+    /// analyse`.
+    #[arg(long, value_name = "FILE")]
+    pub trace_out: Option<PathBuf>,
     #[command(flatten)]
     pub record: RecordArgs,
     #[command(flatten)]

@@ -363,6 +363,7 @@ fn refuse_flags(a: &RunArgs, format: Format) -> Result<(), Failure> {
         ),
         (a.csv.is_some(), "--csv"),
         (a.lat_log.is_some(), "--lat-log"),
+        (a.trace_out.is_some(), "--trace-out"),
         (
             a.hosts.hosts.is_some() || a.hosts.hosts_file.is_some(),
             "--hosts",

@@ -68,6 +68,11 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
             "--lat-log",
             "the per-I/O log is written on the host that does the I/O",
         ),
+        (
+            a.trace_out.is_some(),
+            "--trace-out",
+            "the trace is written on the host that does the I/O",
+        ),
     ] {
         if given {
             return Err(Failure::usage(format!(

@@ -99,6 +99,14 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         }
         check_output("--lat-log", l)?;
     }
+    if let Some(t) = &a.trace_out {
+        if w.fs.is_some() {
+            return Err(Failure::usage(
+                "--trace-out records block I/O; a file-system workload's operations are not block I/Os (trace its device with iorig trace record instead)",
+            ));
+        }
+        check_output("--trace-out", t)?;
+    }
 
     if let Some(j) = &a.journal {
         check_output("--journal", j)?;
@@ -138,6 +146,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         allow_destroy: a.allow_destroy,
         journal: a.journal.clone(),
         lat_log: a.lat_log.clone(),
+        trace_out: a.trace_out.clone(),
         ..SingleOptions::default()
     };
     let outcome = iorig_run::single::run(&w, &opts, &mut store, &mut Fanout(sinks), &stop)?;
