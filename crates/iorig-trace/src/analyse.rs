@@ -149,6 +149,68 @@ pub struct Analysis {
     /// The trace window by window (timed traces): its load and how its hot
     /// set moved. Empty without times.
     pub windows: Vec<Window>,
+    /// How long a cache takes to fill with the hot sets at a backend's
+    /// random-read rate (filled in by the caller with [`warmup`] when a rate
+    /// is known).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<Warmup>,
+}
+
+/// The warm-up estimate: a cache that fills on a miss, one block
+/// (`block_bytes`) per backend read, needs at least a read per hot block
+/// before it holds the hot set. This is the estimate the SSD-cache guide
+/// tabulates by hand (e.g. a 30 GB hot spot on 3 disks: 20–30 min); the
+/// real cache may learn slower (it admits blocks after several hits) but
+/// not faster.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Warmup {
+    /// The backend's random reads per second.
+    pub backend_read_iops: f64,
+    /// Where that rate came from (given, or a stored run's step).
+    pub source: String,
+    /// Bytes one backend read brings into the cache (the analysis block).
+    pub fill_bytes: u64,
+    /// The time to fill each hot set of `hot_spot`.
+    pub hot_sets: Vec<WarmupTime>,
+    /// The time to fill the cache `cache_for_hit` sized, when it did.
+    pub for_hit: Option<WarmupTime>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WarmupTime {
+    /// The hot set's share of all accesses (absent for the hit-ratio cache).
+    pub share_pct: Option<f64>,
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+/// The warm-up estimate of `a`'s hot sets (and its hit-ratio cache) at
+/// `iops` backend reads of one block each.
+pub fn warmup(a: &Analysis, iops: f64, source: String) -> Warmup {
+    let time = |bytes: u64| bytes.div_ceil(a.block_bytes.max(1)) as f64 / iops;
+    Warmup {
+        backend_read_iops: iops,
+        source,
+        fill_bytes: a.block_bytes,
+        hot_sets: a
+            .hot_spot
+            .iter()
+            .map(|h| WarmupTime {
+                share_pct: Some(h.share_pct),
+                bytes: h.bytes,
+                seconds: time(h.bytes),
+            })
+            .collect(),
+        for_hit: a
+            .cache_for_hit
+            .as_ref()
+            .and_then(|c| c.cache_bytes)
+            .map(|bytes| WarmupTime {
+                share_pct: None,
+                bytes,
+                seconds: time(bytes),
+            }),
+    }
 }
 
 /// A distribution of times, from an HDR histogram (3 significant digits).
@@ -449,6 +511,7 @@ where
         lru_sampling: None,
         window_s: None,
         windows: Vec::new(),
+        warmup: None,
         interarrival_ns: None,
         latency_ns: None,
     };

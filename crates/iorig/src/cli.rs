@@ -636,8 +636,19 @@ pub struct TraceAnalyseArgs {
     /// at the first with its record number.
     #[arg(long)]
     pub skip_bad: bool,
+    /// Estimate how long a cache takes to fill with the hot sets at this
+    /// many random reads per second from its backend (one --block each).
+    #[arg(long, value_name = "IOPS", conflicts_with = "backend_run")]
+    pub backend_iops: Option<f64>,
+    /// As --backend-iops, with the read IOPS a stored run measured on the
+    /// backing device (its step with the most read IOPS).
+    #[arg(long, value_name = "RUN")]
+    pub backend_run: Option<i64>,
     /// Write the analysis as JSON (schema iorig.trace/1) to FILE, or - for
     /// stdout.
     #[arg(long, value_name = "FILE|-")]
     pub json: Option<String>,
+    /// Result store --backend-run reads [default: $IORIG_DB or ./iorig.db].
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
 }

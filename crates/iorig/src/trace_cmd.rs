@@ -49,6 +49,16 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
     } else {
         BadRecords::Refuse
     };
+    if a.backend_iops.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+        return Err(Failure::usage(
+            "--backend-iops: give the backend's random reads per second, above 0, e.g. 450",
+        ));
+    }
+    let backend = match (a.backend_iops, a.backend_run) {
+        (Some(iops), _) => Some((iops, "given with --backend-iops".to_string())),
+        (None, Some(run)) => Some(backend_of_run(a.db.as_deref(), run)?),
+        (None, None) => None,
+    };
     let mut records =
         iorig_trace::open(&a.file, format, bad).map_err(|e| Failure::usage(e.to_string()))?;
     let timed = records.timed();
@@ -58,6 +68,9 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
     analysis.format = records.format().name().to_string();
     analysis.devices = records.devices();
     analysis.skipped_records = records.skipped();
+    if let Some((iops, source)) = backend {
+        analysis.warmup = Some(iorig_trace::analyse::warmup(&analysis, iops, source));
+    }
     let printer = Printer::new(a.json.as_deref() == Some("-"), false);
     for l in lines(&analysis, records.format(), records.skipped()) {
         printer.line(&l);
@@ -141,6 +154,49 @@ pub fn record(a: &TraceRecordArgs) -> Result<u8, Failure> {
         ));
     }
     Ok(exit::OK)
+}
+
+/// The read IOPS a stored run measured: its step with the most.
+fn backend_of_run(db: Option<&Path>, run: i64) -> Result<(f64, String), Failure> {
+    let store = crate::store::open_read_only(db)?;
+    let steps = store
+        .steps(iorig_store::RunId(run))
+        .map_err(|e| Failure::runtime(format!("result store: {e}")))?;
+    let best = steps
+        .iter()
+        .filter_map(|s| {
+            let io = s.summary.as_ref()?.io()?;
+            (io.read.ops > 0).then_some((s, io.read.iops))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    match best {
+        Some((step, iops)) => {
+            let bs = step
+                .params
+                .as_ref()
+                .map(|p| format!(" of {} reads", p.bs))
+                .unwrap_or_default();
+            Ok((
+                iops,
+                format!("run {run} step {} ({}){bs}", step.index, step.name),
+            ))
+        }
+        None => Err(Failure::usage(format!(
+            "--backend-run {run}: no step of that run measured reads (iorig runs list shows the runs); run random reads on the backing device, or give --backend-iops"
+        ))),
+    }
+}
+
+fn duration_text(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.1} s")
+    } else if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
 }
 
 fn mib(bytes: u64) -> String {
@@ -283,6 +339,37 @@ fn lines(a: &Analysis, format: Format, skipped: u64) -> Vec<String> {
                 c.hit_ratio, a.max_hit_ratio
             ),
         });
+    }
+    if let Some(w) = &a.warmup {
+        let sets: Vec<String> = w
+            .hot_sets
+            .iter()
+            .map(|h| {
+                format!(
+                    "{:.0}% in {}",
+                    h.share_pct.unwrap_or(0.0),
+                    duration_text(h.seconds)
+                )
+            })
+            .collect();
+        let hit = w
+            .for_hit
+            .as_ref()
+            .map(|h| {
+                format!(
+                    "; the {} cache in {}",
+                    mib(h.bytes),
+                    duration_text(h.seconds)
+                )
+            })
+            .unwrap_or_default();
+        out.push(format!(
+            "warm-up at {:.0} backend reads/s of {} ({}): hot sets {}{hit}",
+            w.backend_read_iops,
+            iorig_spec::format_size(w.fill_bytes),
+            w.source,
+            sets.join(", ")
+        ));
     }
     out
 }

@@ -512,3 +512,61 @@ fn a_runs_own_trace_holds_the_ios_it_counted() {
     );
     assert!(!d.join("fs.trace").exists());
 }
+
+/// The warm-up estimate is a backend read per hot block: 256 equally hot
+/// blocks, the half that takes 50 % of accesses, at 64 reads/s: 2 s; from a
+/// stored run, its measured read rate is the one used.
+#[test]
+fn warm_up_is_a_backend_read_per_hot_block() {
+    let dir = tmp();
+    let d = dir.path();
+    std::fs::write(d.join("t.csv"), msr_scan()).unwrap();
+    let a: Value = serde_json::from_str(&ok(
+        &[
+            "trace",
+            "analyse",
+            "t.csv",
+            "--backend-iops",
+            "64",
+            "--json",
+            "-",
+        ],
+        d,
+    ))
+    .unwrap();
+    let w = &a["warmup"];
+    assert_eq!(w["backend_read_iops"], 64.0);
+    assert_eq!(w["hot_sets"][0]["share_pct"], 50.0);
+    assert_eq!(w["hot_sets"][0]["bytes"], 128 * 4096);
+    assert_eq!(w["hot_sets"][0]["seconds"], 2.0);
+    // A stored run's reads.
+    let run: Value = serde_json::from_str(&ok(
+        &[
+            "run", "--target", "data", "--size", "4m", "--read", "100", "--time", "1s", "--json",
+            "-",
+        ],
+        d,
+    ))
+    .unwrap();
+    let iops = run["summary"]["read"]["iops"].as_f64().unwrap();
+    let a: Value = serde_json::from_str(&ok(
+        &[
+            "trace",
+            "analyse",
+            "t.csv",
+            "--backend-run",
+            "1",
+            "--json",
+            "-",
+        ],
+        d,
+    ))
+    .unwrap();
+    assert_eq!(a["warmup"]["backend_read_iops"].as_f64(), Some(iops));
+    assert!(a["warmup"]["source"]
+        .as_str()
+        .unwrap()
+        .starts_with("run 1 step 0"));
+    let bad = common::run(&["trace", "analyse", "t.csv", "--backend-iops", "0"], d);
+    assert_eq!(bad.status.code(), Some(2));
+}
