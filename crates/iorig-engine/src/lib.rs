@@ -14,6 +14,7 @@ pub mod fs;
 pub mod gen;
 pub mod iolog;
 pub mod probe;
+pub mod replay;
 pub mod run;
 pub mod target;
 pub mod verify;

@@ -273,6 +273,10 @@ pub struct Prepared {
     /// ([`crate::iolog`]); the channel closes when this and the workers'
     /// copies are dropped.
     pub io_records: Option<crate::iolog::IoRecordSender>,
+    /// A trace replay's I/Os ([`crate::replay`]): the one worker takes its
+    /// I/Os and their times from here instead of the generators, and ends
+    /// when the feed does.
+    pub replay: Option<crate::replay::ReplayReceiver>,
     fault_rules: Vec<FaultRule>,
     /// The tree of a file-system workload ([`crate::fs::format`] before
     /// [`execute`]).
@@ -317,6 +321,7 @@ pub fn open(
             verify: None,
             byte_limit: None,
             io_records: None,
+            replay: None,
             fault_rules: Vec::new(),
             fs: Some(Arc::new(target)),
         });
@@ -373,6 +378,7 @@ pub fn open(
         verify: None,
         byte_limit: None,
         io_records: None,
+        replay: None,
         fault_rules: planned.fault_rules,
         fs: None,
     })
@@ -519,6 +525,11 @@ pub fn execute(
     let w = &prepared.workload;
     let plan = Arc::new(IntervalPlan::new(w.warmup, w.time, w.interval));
     let workers = w.threads;
+    if prepared.replay.is_some() && (workers != 1 || w.verify || w.rate != Rate::Max) {
+        return Err(EngineError::Usage(
+            "a replay runs one worker, without a rate or validation: the trace sets the I/Os and their times".into(),
+        ));
+    }
     let slot_bytes = w.max_bs_bytes() as usize;
     let fds: Vec<i32> = prepared
         .targets
@@ -622,6 +633,7 @@ pub fn execute(
             .io_records
             .clone()
             .map(crate::iolog::IoRecorder::new);
+        let replay = prepared.replay.clone().map(crate::replay::ReplayState::new);
         let handle = std::thread::Builder::new()
             .name(format!("iorig-w{id}"))
             .spawn(move || {
@@ -657,6 +669,7 @@ pub fn execute(
                     budget,
                     clock: ThreadClock::new(),
                     io_records,
+                    replay,
                 };
                 macro_rules! go {
                     ($engine:expr) => {

@@ -111,6 +111,8 @@ pub(crate) struct WorkerCtx {
     pub clock: crate::run::ThreadClock,
     /// Per-I/O records, when the run keeps them.
     pub io_records: Option<crate::iolog::IoRecorder>,
+    /// A trace replay's I/Os, when the run is one ([`crate::replay`]).
+    pub replay: Option<crate::replay::ReplayState>,
 }
 
 /// What a worker measures per interval besides its I/O statistics.
@@ -134,6 +136,9 @@ fn reserve(budget: &AtomicU64, len: u64) -> bool {
         })
         .is_ok()
 }
+
+/// How soon a replay looks again at a feed that had no I/O ready.
+const POLL_FEED_NS: u64 = 50_000;
 
 /// Offsets tried for a block no other I/O holds before a slot waits a round.
 const LOCK_TRIES: u32 = 8;
@@ -260,31 +265,59 @@ impl WorkerCtx {
             // Fill free slots.
             if !stopping && !think_due && !sync_due && now >= idle_until {
                 while let Some(&slot) = free.last() {
-                    let sched_ns = match self.period_ns {
-                        Some(period) => {
-                            if next_due > now as f64 {
+                    // A replay's next I/O, once its time has come.
+                    let replayed = match &mut self.replay {
+                        Some(r) => match r.peek() {
+                            Some(io) if io.due_ns.is_none_or(|d| d <= now) => {
+                                r.pop();
+                                Some(io)
+                            }
+                            Some(_) => break,
+                            None => {
+                                if r.finished() {
+                                    // The trace is all issued: drain and end.
+                                    stopping = true;
+                                    stop_seen_ns = now;
+                                }
                                 break;
                             }
-                            let due = next_due as u64;
-                            next_due += match &mut self.poisson {
-                                // Exponential with mean `period`: -ln(1 - U).
-                                Some(rng) => -period * (1.0 - crate::gen::unit_f64(rng)).ln(),
-                                None => period,
-                            };
-                            due
-                        }
-                        // Uncontrolled: the I/O exists from the moment its slot
-                        // was refilled (`now`, taken after the last reap), so
-                        // the submission calls made before its own — one per
-                        // I/O with --submit-batch 1 — count in its latency, as
-                        // fio's lat (slat + clat) counts them.
-                        None => now,
+                        },
+                        None => None,
                     };
-                    let op = self.ops.next_op();
+                    let sched_ns = match (replayed, self.period_ns) {
+                        (Some(io), _) => io.due_ns.unwrap_or(now),
+                        (None, period) => match period {
+                            Some(period) => {
+                                if next_due > now as f64 {
+                                    break;
+                                }
+                                let due = next_due as u64;
+                                next_due += match &mut self.poisson {
+                                    // Exponential with mean `period`: -ln(1 - U).
+                                    Some(rng) => -period * (1.0 - crate::gen::unit_f64(rng)).ln(),
+                                    None => period,
+                                };
+                                due
+                            }
+                            // Uncontrolled: the I/O exists from the moment its slot
+                            // was refilled (`now`, taken after the last reap), so
+                            // the submission calls made before its own — one per
+                            // I/O with --submit-batch 1 — count in its latency, as
+                            // fio's lat (slat + clat) counts them.
+                            None => now,
+                        },
+                    };
+                    let op = match replayed {
+                        Some(io) => io.op,
+                        None => self.ops.next_op(),
+                    };
                     let read = op == OpKind::Read;
                     let trim = op == OpKind::Trim;
                     // Trims take the write sizes.
-                    let len = self.sizes.next_bs(read);
+                    let len = match replayed {
+                        Some(io) => u64::from(io.len),
+                        None => self.sizes.next_bs(read),
+                    };
                     if let Some(b) = &self.budget {
                         if !reserve(b, len) {
                             // The run's bytes are all issued: drain and end.
@@ -293,7 +326,10 @@ impl WorkerCtx {
                             break;
                         }
                     }
-                    let (mut target, mut offset) = self.offsets.next(len);
+                    let (mut target, mut offset) = match replayed {
+                        Some(io) => (io.target, io.offset),
+                        None => self.offsets.next(len),
+                    };
                     let mut phase = Phase::Plain;
                     if let Some(v) = &self.verify {
                         // One I/O per block at a time, so the expected key is
@@ -429,13 +465,23 @@ impl WorkerCtx {
                 }
                 // Rate-limited, pausing or delayed: sleep until the next I/O is
                 // due (or the interval ends, so the report is not late).
-                let due = match self.period_ns {
-                    Some(_) => next_due as u64,
-                    None => now,
+                let due = match (&mut self.replay, self.period_ns) {
+                    // A feed that is behind is looked at again soon.
+                    (Some(r), _) => r
+                        .peek()
+                        .map_or(now + POLL_FEED_NS, |io| io.due_ns.unwrap_or(now)),
+                    (None, Some(_)) => next_due as u64,
+                    (None, None) => now,
                 };
                 let wake = due.max(idle_until).min(next_boundary).min(end_ns);
                 if wake > now {
-                    std::thread::sleep(Duration::from_nanos(wake - now));
+                    let left = wake - now;
+                    if self.replay.is_none() {
+                        std::thread::sleep(Duration::from_nanos(left));
+                    } else if left > crate::replay::SPIN_NS {
+                        // Woken early; the loop spins the rest.
+                        std::thread::sleep(Duration::from_nanos(left - crate::replay::SPIN_NS));
+                    }
                 }
                 let idle = now < idle_until;
                 now = self.now_ns();
@@ -471,12 +517,28 @@ impl WorkerCtx {
             {
                 wake = wake.min(next_due as u64);
             }
-            let timeout = if stopping {
-                Some(Duration::from_millis(100))
+            if let (Some(r), false, false) = (&mut self.replay, free.is_empty(), stopping) {
+                wake = wake.min(
+                    r.peek()
+                        .map_or(now + POLL_FEED_NS, |io| io.due_ns.unwrap_or(now)),
+                );
+            }
+            let (min_complete, timeout) = if stopping {
+                (1, Some(Duration::from_millis(100)))
+            } else if self.replay.is_some() {
+                // Wait for completions until shortly before the next I/O is
+                // due; from there, only look for them (spinning).
+                match wake.saturating_sub(now).checked_sub(crate::replay::SPIN_NS) {
+                    Some(left) if left > 0 => (1, Some(Duration::from_nanos(left))),
+                    _ => (0, None),
+                }
             } else {
-                Some(Duration::from_nanos(wake.saturating_sub(now).max(1_000)))
+                (
+                    1,
+                    Some(Duration::from_nanos(wake.saturating_sub(now).max(1_000))),
+                )
             };
-            if let Err(e) = engine.submit_and_wait(1, timeout) {
+            if let Err(e) = engine.submit_and_wait(min_complete, timeout) {
                 self.report_error(&mut stats, format!("submitting I/O: {e}"));
                 return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
             }
@@ -595,7 +657,7 @@ impl WorkerCtx {
                     op.lat.record(now.saturating_sub(st.sched_ns));
                     let service_ns = now.saturating_sub(st.submit_ns);
                     op.service_sum_ns += service_ns;
-                    if self.period_ns.is_some() {
+                    if self.period_ns.is_some() || self.replay.is_some() {
                         op.service_lat.record(service_ns);
                     }
                     if let Some(r) = &mut self.io_records {

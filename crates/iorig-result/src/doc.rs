@@ -6,7 +6,7 @@ use crate::names::TargetKind;
 use crate::status::RunStatus;
 use crate::validation::Validation;
 use iorig_spec::{FsOp, WorkloadRecord};
-use iorig_stats::{CpuUsage, DeviceUsage, OpSummary};
+use iorig_stats::{CpuUsage, DeviceUsage, LatSummary, OpSummary};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -36,6 +36,39 @@ pub struct ResultDoc {
     /// `intervals` are their totals.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub jobs: Vec<JobResult>,
+    /// A trace replay (`iorig trace replay`): what was replayed and how
+    /// close to the trace's times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayReport>,
+}
+
+/// A trace replay: the trace, how it was mapped onto the targets, and how
+/// close to their times its I/Os were issued.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayReport {
+    pub trace: String,
+    pub format: String,
+    /// I/Os the trace holds, and those issued from it (fewer when the run
+    /// was stopped or hit its time limit).
+    pub records: u64,
+    pub issued: u64,
+    /// The trace's times divided by this; `None`: as fast as possible.
+    pub speed: Option<f64>,
+    /// I/Os in flight at most.
+    pub qd: u32,
+    /// How offsets were placed in the targets: modulo, scale or exact.
+    pub map: String,
+    pub align_bytes: u64,
+    /// I/Os whose offset or size was moved to a multiple of `align_bytes`.
+    pub realigned: u64,
+    /// Actual issue minus scheduled issue, over the counted I/Os of a timed
+    /// replay (an I/O is never issued early).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing_error_ns: Option<LatSummary>,
+    /// Counted I/Os issued more than 20 µs, and more than 1 ms, late.
+    pub late_over_20us: u64,
+    pub late_over_1ms: u64,
 }
 
 /// One of several workloads run at once in one step, with its own workers

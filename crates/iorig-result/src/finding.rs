@@ -36,6 +36,8 @@ pub enum Finding {
     ProfileIntervals(serde_json::Value),
     /// `iorig profile`: the verdicts of each rule set.
     Rules(Vec<iorig_profile::rules::Evaluation>),
+    /// `iorig trace replay`: the trace and how close to its times it ran.
+    Replay(crate::ReplayReport),
 }
 
 names!(
@@ -52,6 +54,7 @@ names!(
         ProfileDevices,
         ProfileIntervals,
         Rules,
+        Replay,
     }
 );
 
@@ -83,6 +86,7 @@ impl Finding {
             Finding::ProfileDevices(_) => FindingKind::ProfileDevices,
             Finding::ProfileIntervals(_) => FindingKind::ProfileIntervals,
             Finding::Rules(_) => FindingKind::Rules,
+            Finding::Replay(_) => FindingKind::Replay,
         }
     }
 
@@ -99,6 +103,7 @@ impl Finding {
             Finding::Curve(v) => serde_json::to_string(v),
             Finding::ProfileDevices(v) | Finding::ProfileIntervals(v) => serde_json::to_string(v),
             Finding::Rules(v) => serde_json::to_string(v),
+            Finding::Replay(v) => serde_json::to_string(v),
         }
     }
 
@@ -130,6 +135,7 @@ impl Finding {
                 Finding::Precondition(serde_json::from_str(json).map_err(err)?)
             }
             FindingKind::Skipped => Finding::Skipped(serde_json::from_str(json).map_err(err)?),
+            FindingKind::Replay => Finding::Replay(serde_json::from_str(json).map_err(err)?),
             FindingKind::Curve => Finding::Curve(serde_json::from_str(json).map_err(err)?),
             FindingKind::ProfileDevices => {
                 Finding::ProfileDevices(serde_json::from_str(json).map_err(err)?)

@@ -50,8 +50,8 @@ mod status;
 mod validation;
 
 pub use doc::{
-    FormatSummary, HostResult, HostStatus, Interval, JobResult, ResultDoc, RunInfo, StepSummary,
-    Summary, TargetEntry, ToolInfo, SCHEMA,
+    FormatSummary, HostResult, HostStatus, Interval, JobResult, ReplayReport, ResultDoc, RunInfo,
+    StepSummary, Summary, TargetEntry, ToolInfo, SCHEMA,
 };
 pub use figures::{five_figures, Figure, FigureStep, Headline, Steady, FIVE_FIGURES};
 pub use finding::{

@@ -21,6 +21,7 @@ pub mod journal;
 pub mod merge;
 pub mod plan;
 pub mod profile;
+pub mod replay;
 pub mod results;
 pub mod single;
 pub mod step;

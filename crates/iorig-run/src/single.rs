@@ -28,6 +28,8 @@ pub struct SingleOptions {
     pub lat_log: Option<PathBuf>,
     /// Write every counted I/O to this iorig block trace ([`crate::iolog`]).
     pub trace_out: Option<PathBuf>,
+    /// Replay this trace instead of drawing I/Os ([`crate::replay`]).
+    pub replay: Option<crate::replay::ReplaySetup>,
     /// Start the I/O when this gate opens (an agent waits for its
     /// controller's start time); None starts at once.
     pub start: Option<crate::StartGate>,
@@ -81,6 +83,10 @@ struct SingleHooks<'a> {
     targets: Vec<String>,
     /// The per-I/O outputs' writer, once started.
     io_log: Option<crate::iolog::IoLogWriter>,
+    replay: Option<&'a crate::replay::ReplaySetup>,
+    /// A replay's feed and timing collector, once started.
+    feed: Option<crate::replay::Feed>,
+    timing: Option<crate::replay::Timing>,
     id: String,
     start: Option<&'a crate::StartGate>,
     byte_passes: Option<u32>,
@@ -113,6 +119,12 @@ impl StepHooks for SingleHooks<'_> {
     }
 
     fn io_records(&mut self) -> Result<Option<iorig_engine::iolog::IoRecordSender>, RunError> {
+        if self.replay.is_some() {
+            // A replay's records go to its timing collector.
+            let (tx, timing) = crate::replay::start_timing()?;
+            self.timing = Some(timing);
+            return Ok(Some(tx));
+        }
         if !self.io_paths.any() {
             return Ok(None);
         }
@@ -120,6 +132,20 @@ impl StepHooks for SingleHooks<'_> {
         let (tx, writer) = crate::iolog::start(&self.io_paths, warmup_ns, self.targets.clone())?;
         self.io_log = Some(writer);
         Ok(Some(tx))
+    }
+
+    fn replay(
+        &mut self,
+        prepared: &Prepared,
+    ) -> Result<Option<iorig_engine::replay::ReplayReceiver>, RunError> {
+        let Some(setup) = self.replay else {
+            return Ok(None);
+        };
+        let segments = prepared.space.segments().to_vec();
+        crate::replay::check_fit(setup, &segments)?;
+        let (rx, feed) = crate::replay::start_feed(setup, segments)?;
+        self.feed = Some(feed);
+        Ok(Some(rx))
     }
 
     fn byte_limit(&mut self, working_set_bytes: u64) -> Option<u64> {
@@ -227,6 +253,9 @@ pub fn run_with(
         },
         targets: Vec::new(),
         io_log: None,
+        replay: opts.replay.as_ref(),
+        feed: None,
+        timing: None,
         id: local_id(now),
         start: opts.start.as_ref(),
         byte_passes: opts.byte_passes,
@@ -291,6 +320,32 @@ pub fn run_with(
     out.send(Event::RunEnded {
         status: RunStatus::from(status),
     });
+    let replay = match (hooks.replay, hooks.feed.take(), hooks.timing.take()) {
+        (Some(setup), Some(feed), Some(timing)) => {
+            let feed = feed.finish();
+            let timing = timing.finish();
+            match (feed, timing) {
+                (Ok(feed), Ok(timing)) => Some(crate::replay::report(
+                    setup,
+                    w.qd,
+                    feed,
+                    summary.total.ops,
+                    &timing,
+                )),
+                (Err(e), _) | (_, Err(e)) => {
+                    out.notice(&e.to_string());
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    if let Some(r) = &replay {
+        out.send(Event::Finding {
+            index: Some(0),
+            finding: &iorig_result::Finding::Replay(r.clone()),
+        });
+    }
     let stats = step.outcome.summary.clone();
     let doc = ResultDoc {
         schema: SCHEMA.to_owned(),
@@ -309,6 +364,7 @@ pub fn run_with(
         summary,
         hosts: step.hosts,
         jobs: step.jobs.into_iter().map(|j| j.result).collect(),
+        replay,
     };
     let host_stats = step.host_stats;
     Ok(SingleOutcome {

@@ -128,6 +128,14 @@ pub trait StepHooks {
     fn io_records(&mut self) -> Result<Option<iorig_engine::iolog::IoRecordSender>, RunError> {
         Ok(None)
     }
+    /// Right before the I/O starts, the targets open: a trace replay's feed
+    /// of I/Os (which then replaces the workload's generators).
+    fn replay(
+        &mut self,
+        _prepared: &Prepared,
+    ) -> Result<Option<iorig_engine::replay::ReplayReceiver>, RunError> {
+        Ok(None)
+    }
     /// Right before the I/O starts (after any trim pass): wait for a start
     /// time. False: the step was stopped while waiting.
     fn before_io(&mut self, _out: &mut Out<'_>, _index: usize, _stop: &Stop) -> bool {
@@ -315,6 +323,7 @@ pub(crate) fn run_step(
         }
     };
     prepared.io_records = hooks.io_records()?;
+    prepared.replay = hooks.replay(&prepared)?;
     out.send(Event::TargetsOpen {
         index,
         targets: &prepared.info,

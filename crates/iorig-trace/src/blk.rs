@@ -357,7 +357,7 @@ impl Pairing {
 
 /// Record reading for [`crate::read`]: events in, I/Os out.
 pub(crate) struct BlkBody {
-    pub(crate) stream: Box<dyn Read>,
+    pub(crate) stream: Box<dyn Read + Send>,
     pub(crate) pairing: Pairing,
     /// Events read (for record numbers).
     pub(crate) record: u64,

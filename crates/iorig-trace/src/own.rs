@@ -314,7 +314,7 @@ impl SortingWriter {
 
 /// Record reading for [`crate::read`]: fixed-size records after the header.
 pub(crate) struct OwnBody {
-    pub(crate) stream: Box<dyn Read>,
+    pub(crate) stream: Box<dyn Read + Send>,
     pub(crate) devices: Vec<String>,
     pub(crate) record: u64,
 }

@@ -88,7 +88,7 @@ enum Body {
 
 /// The text formats: a record per line.
 struct Text {
-    lines: Box<dyn BufRead>,
+    lines: Box<dyn BufRead + Send>,
     line: String,
     /// Lines read (for record numbers: a record's line).
     line_no: u64,
@@ -121,14 +121,14 @@ pub fn open(path: &Path, format: Option<Format>, bad: BadRecords) -> Result<Reco
     let file = std::fs::File::open(path).map_err(io)?;
     let mut raw = BufReader::with_capacity(1 << 20, file);
     let head = raw.fill_buf().map_err(io)?.to_vec();
-    let stream: Box<dyn Read> = if head.starts_with(&[0x1f, 0x8b]) {
+    let stream: Box<dyn Read + Send> = if head.starts_with(&[0x1f, 0x8b]) {
         Box::new(flate2::bufread::MultiGzDecoder::new(raw))
     } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
         Box::new(zstd::stream::read::Decoder::with_buffer(raw).map_err(io)?)
     } else {
         Box::new(raw)
     };
-    let mut lines: Box<dyn BufRead> = Box::new(BufReader::with_capacity(1 << 20, stream));
+    let mut lines: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1 << 20, stream));
     let head = lines.fill_buf().map_err(io)?;
     let binary = if head.starts_with(crate::own::MAGIC) {
         Some(Format::Iorig)

@@ -584,6 +584,70 @@ pub enum TraceCommand {
     /// Capture a block device's I/Os with the kernel's block tracing (the
     /// ftrace blk tracer through tracefs; root). The device is not opened.
     Record(TraceRecordArgs),
+    /// Issue a trace's I/Os against targets at their original times (or
+    /// --speed X, or --afap), latency from each I/O's scheduled time, and
+    /// report how close to its time each I/O was issued.
+    Replay(TraceReplayArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TraceReplayArgs {
+    /// The trace file (any format trace analyse reads).
+    pub file: PathBuf,
+    /// What FILE is: blktrace, iorig, fio or msr [default: told from its
+    /// content].
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// File or block device to replay onto (repeatable: trace device d goes
+    /// to target d mod N) [default: ./iorig-scratch.dat].
+    #[arg(long = "target", value_name = "PATH")]
+    pub targets: Vec<String>,
+    /// Size of a new scratch file; of a device, the first SIZE bytes.
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<String>,
+    /// Replay this many times faster than the trace (0.5: at half speed).
+    #[arg(long, value_name = "X", conflicts_with = "afap")]
+    pub speed: Option<f64>,
+    /// As fast as possible: each I/O as soon as one of --qd slots is free.
+    #[arg(long)]
+    pub afap: bool,
+    /// I/Os in flight at most [default: 256 timed; with --afap the trace's
+    /// mean queue depth, from its latencies, else 1].
+    #[arg(long, value_name = "N")]
+    pub qd: Option<u32>,
+    /// Where trace offsets go in a target: modulo (folded into it), scale
+    /// (squeezed or stretched to it) or exact (as they are, checked first).
+    #[arg(long, value_name = "MAP", default_value = "modulo")]
+    pub map: String,
+    /// Offsets and sizes are moved to multiples of this (direct I/O needs
+    /// the device's logical block size).
+    #[arg(long, value_name = "SIZE", default_value = "4k")]
+    pub align: String,
+    /// I/O engine: io_uring, psync or null [default: io_uring].
+    #[arg(long, value_name = "ENGINE")]
+    pub engine: Option<String>,
+    /// Reporting interval.
+    #[arg(long, value_name = "DUR", default_value = "1s")]
+    pub interval: String,
+    /// Stop after this long even if the trace goes on [default: the
+    /// trace's length at --speed, plus a minute; 1 day with --afap].
+    #[arg(long, value_name = "DUR")]
+    pub time: Option<String>,
+    /// Leave out records that cannot be taken (counted).
+    #[arg(long)]
+    pub skip_bad: bool,
+    /// Write the result as JSON (schema iorig.result/1, with `replay`) to
+    /// FILE, or to stdout with -.
+    #[arg(long, value_name = "FILE|-")]
+    pub json: Option<String>,
+    #[command(flatten)]
+    pub record: RecordArgs,
+    /// Allow writing to block devices or files that look in use or hold data.
+    #[arg(long)]
+    pub allow_destroy: bool,
+    /// Only the summary, no interval table.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,8 +1,9 @@
 //! `iorig trace analyse FILE`: a block trace's counts, hot spot and LRU
 //! curve (iorig-trace), printed and optionally written as JSON; `iorig trace
-//! record DEV`: a capture with the kernel's block tracing.
+//! record DEV`: a capture with the kernel's block tracing; `iorig trace
+//! replay FILE`: the trace's I/Os issued again at their times.
 
-use crate::cli::{TraceAnalyseArgs, TraceRecordArgs};
+use crate::cli::{TraceAnalyseArgs, TraceRecordArgs, TraceReplayArgs};
 use crate::output::Printer;
 use crate::{exit, Failure};
 use iorig_trace::analyse::{Analysis, HotShare, Options, Spread};
@@ -154,6 +155,167 @@ pub fn record(a: &TraceRecordArgs) -> Result<u8, Failure> {
         ));
     }
     Ok(exit::OK)
+}
+
+pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
+    use iorig_run::replay::{survey, OffsetMap, ReplaySetup};
+    use iorig_spec::{OneOrMany, StrOrNum, WorkloadFile};
+    let format = a
+        .format
+        .as_deref()
+        .map(Format::parse)
+        .transpose()
+        .map_err(Failure::usage)?;
+    let map = OffsetMap::parse(&a.map).map_err(Failure::usage)?;
+    let align_bytes = iorig_spec::parse_size(&a.align)
+        .ok()
+        .filter(|b| *b >= 512 && b.is_power_of_two())
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "--align {}: give a power of two from 512, e.g. 4k",
+                a.align
+            ))
+        })?;
+    let speed = match (a.speed, a.afap) {
+        (_, true) => None,
+        (Some(x), false) if x.is_finite() && x > 0.0 => Some(x),
+        (Some(x), false) => {
+            return Err(Failure::usage(format!(
+                "--speed {x}: give a factor above 0, e.g. 2 for twice as fast"
+            )))
+        }
+        (None, false) => Some(1.0),
+    };
+    if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
+        crate::store::check_output("--json", Path::new(j))?;
+    }
+    let bad = if a.skip_bad {
+        BadRecords::Skip
+    } else {
+        BadRecords::Refuse
+    };
+    let facts = survey(&a.file, format, bad, align_bytes)?;
+    if speed.is_some() && !facts.timed {
+        return Err(Failure::usage(format!(
+            "{}: the trace has no times (an fio iolog v2 without wait lines); replay it with --afap",
+            a.file.display()
+        )));
+    }
+    let qd = match (a.qd, speed) {
+        (Some(0), _) => return Err(Failure::usage("--qd 0: give at least 1")),
+        (Some(q), _) => q,
+        // Timed: enough slots that the trace's own concurrency is never
+        // what holds an I/O back.
+        (None, Some(_)) => 256,
+        (None, None) => facts.mean_qd.map_or(1, |q| q.ceil().max(1.0) as u32),
+    };
+    let time = match (&a.time, speed) {
+        (Some(t), _) => t.clone(),
+        (None, Some(x)) => format!(
+            "{}ms",
+            (facts.duration_ns as f64 / x / 1e6).ceil() as u64 + 60_000
+        ),
+        (None, None) => "1d".to_string(),
+    };
+    let reads = {
+        // The read share is only a label of the run here: the trace decides
+        // each I/O.
+        100.0 * facts.reads as f64 / facts.records.max(1) as f64
+    };
+    let bs = facts.max_size_bytes.div_ceil(align_bytes) * align_bytes;
+    let str_ = |v: String| Some(StrOrNum::Str(v));
+    let mut layer = WorkloadFile {
+        target: (!a.targets.is_empty()).then(|| OneOrMany::Many(a.targets.clone())),
+        size: a.size.clone().and_then(str_),
+        bs: str_(bs.to_string()),
+        read: str_(format!("{reads:.3}")),
+        random: str_("100".into()),
+        align: str_(align_bytes.to_string()),
+        qd: str_(qd.to_string()),
+        engine: a.engine.clone(),
+        time: str_(time),
+        interval: str_(a.interval.clone()),
+        ..WorkloadFile::default()
+    };
+    let labels = crate::cli::parse_labels(&a.record.labels)?;
+    layer.labels = (!labels.is_empty()).then_some(labels);
+    let w = layer
+        .resolve(1)
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    let setup = ReplaySetup {
+        file: a.file.clone(),
+        format,
+        bad,
+        speed,
+        map,
+        align_bytes,
+        facts,
+    };
+    let mut store = crate::store::writer(crate::store::StoreChoice {
+        db: a.record.db.as_deref(),
+        no_db: a.record.no_db,
+    })?;
+    let json_to_stdout = a.json.as_deref() == Some("-");
+    let printer = Printer::new(json_to_stdout, a.quiet);
+    let stop = crate::signals::install();
+    printer.notice(&format!(
+        "replaying {} I/Os of {} ({}) {}, offsets by {} at {}-byte alignment, {} in flight at most",
+        setup.facts.records,
+        a.file.display(),
+        setup.facts.format,
+        match speed {
+            Some(1.0) => "at their times".to_string(),
+            Some(x) => format!("at {x}x their speed"),
+            None => "as fast as possible".to_string(),
+        },
+        map.name(),
+        align_bytes,
+        qd
+    ));
+    let mut term = crate::output::term::TermSink::new(printer);
+    let opts = iorig_run::single::SingleOptions {
+        allow_destroy: a.allow_destroy,
+        replay: Some(setup),
+        ..iorig_run::single::SingleOptions::default()
+    };
+    let outcome = iorig_run::single::run(&w, &opts, &mut store, &mut term, &stop)?;
+    if let Some(r) = &outcome.doc.replay {
+        term.printer.line(&replay_line(r));
+    }
+    if let Some(j) = &a.json {
+        crate::output::json::write_json_doc(&term.printer, j, &outcome.doc)?;
+    }
+    Ok(crate::run_cmd::exit_code(&outcome))
+}
+
+/// How a replay went: what was issued and how close to its times.
+fn replay_line(r: &iorig_result::ReplayReport) -> String {
+    let us = |ns: u64| format!("{:.1} µs", ns as f64 / 1000.0);
+    let timing = match &r.timing_error_ns {
+        Some(t) => format!(
+            "; issued after their time by p50 {}, p99 {}, p99.9 {}, max {} ({} over 20 µs, {} over 1 ms)",
+            us(t.p50),
+            us(t.p99),
+            us(t.p99_9),
+            us(t.max),
+            r.late_over_20us,
+            r.late_over_1ms
+        ),
+        None => String::new(),
+    };
+    format!(
+        "replay: {} of {} I/Os issued{}{timing}",
+        r.issued,
+        r.records,
+        if r.realigned > 0 {
+            format!(
+                " ({} moved to {}-byte alignment)",
+                r.realigned, r.align_bytes
+            )
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// The read IOPS a stored run measured: its step with the most.

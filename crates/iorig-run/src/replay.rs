@@ -1,0 +1,365 @@
+//! `iorig trace replay`: a block trace's I/Os issued against targets at
+//! their original times (or scaled, or as fast as possible), through the
+//! engine's one worker ([`iorig_engine::replay`]).
+//!
+//! The trace is read twice, streaming: once here before anything runs
+//! ([`survey`]: its span per device, largest I/O, length, alignment), once by
+//! the feed thread while the replay runs. Offsets are placed in the targets
+//! by [`OffsetMap`]; trace device `d` goes to target `d mod targets`. The
+//! timing error of every counted I/O (its issue minus its scheduled time)
+//! is gathered from the engine's per-I/O records into an HDR histogram.
+
+use crate::RunError;
+use iorig_engine::gen::Segment;
+use iorig_engine::iolog::{IoRecord, IoRecordSender, CHANNEL_CHUNKS};
+use iorig_engine::replay::{ReplayIo, ReplayReceiver, CHUNK_IOS};
+use iorig_engine::OpKind;
+use iorig_result::ReplayReport;
+use iorig_stats::LatencyHistogram;
+use iorig_trace::{BadRecords, Format, Op};
+use std::path::PathBuf;
+use std::thread::JoinHandle;
+
+/// How trace offsets are placed in a target's working set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OffsetMap {
+    /// Offset modulo the working set: a trace from a larger device folds
+    /// onto a smaller target; access locality within it is kept.
+    Modulo,
+    /// Offsets scaled by working set / the trace's span: the layout keeps
+    /// its shape, squeezed or stretched.
+    Scale,
+    /// Offsets as they are; refused before any I/O when the trace reaches
+    /// past the working set or is not aligned.
+    Exact,
+}
+
+impl OffsetMap {
+    pub fn parse(text: &str) -> Result<OffsetMap, String> {
+        match text {
+            "modulo" => Ok(OffsetMap::Modulo),
+            "scale" => Ok(OffsetMap::Scale),
+            "exact" => Ok(OffsetMap::Exact),
+            other => Err(format!("--map {other}: give modulo, scale or exact")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            OffsetMap::Modulo => "modulo",
+            OffsetMap::Scale => "scale",
+            OffsetMap::Exact => "exact",
+        }
+    }
+}
+
+/// What a replay is asked to do.
+#[derive(Clone, Debug)]
+pub struct ReplaySetup {
+    pub file: PathBuf,
+    pub format: Option<Format>,
+    pub bad: BadRecords,
+    /// The trace's times divided by this; `None`: as fast as possible.
+    pub speed: Option<f64>,
+    pub map: OffsetMap,
+    pub align_bytes: u64,
+    /// What [`survey`] found.
+    pub facts: TraceFacts,
+}
+
+/// A trace read once through: what a replay must know before it starts.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TraceFacts {
+    pub format: String,
+    pub records: u64,
+    pub reads: u64,
+    /// First to last issue time.
+    pub duration_ns: u64,
+    pub timed: bool,
+    pub max_size_bytes: u64,
+    /// Per trace device: the end of its furthest I/O.
+    pub span_bytes: Vec<u64>,
+    /// Records whose offset or size is not a multiple of the alignment.
+    pub unaligned: u64,
+    /// The first unaligned record's number, for the message.
+    pub first_unaligned: Option<u64>,
+    /// I/Os in flight on average (Little's law: Σ latency / duration), when
+    /// the trace has latencies.
+    pub mean_qd: Option<f64>,
+}
+
+fn trace_error(e: iorig_trace::TraceError) -> RunError {
+    RunError::usage(e.to_string())
+}
+
+/// Reads the trace once: its span, sizes, times and alignment.
+pub fn survey(
+    file: &std::path::Path,
+    format: Option<Format>,
+    bad: BadRecords,
+    align_bytes: u64,
+) -> Result<TraceFacts, RunError> {
+    let mut records = iorig_trace::open(file, format, bad).map_err(trace_error)?;
+    let mut f = TraceFacts {
+        format: records.format().name().to_string(),
+        timed: records.timed(),
+        ..TraceFacts::default()
+    };
+    let mut lat_sum_ns: u128 = 0;
+    let mut with_lat = 0u64;
+    for r in records.by_ref() {
+        let r = r.map_err(trace_error)?;
+        f.records += 1;
+        f.reads += u64::from(r.op == Op::Read);
+        f.duration_ns = r.t_ns;
+        f.max_size_bytes = f.max_size_bytes.max(r.size_bytes);
+        let d = r.device as usize;
+        if f.span_bytes.len() <= d {
+            f.span_bytes.resize(d + 1, 0);
+        }
+        let end = r.offset_bytes.saturating_add(r.size_bytes);
+        f.span_bytes[d] = f.span_bytes[d].max(end);
+        if r.offset_bytes % align_bytes != 0 || r.size_bytes % align_bytes != 0 {
+            f.unaligned += 1;
+            f.first_unaligned.get_or_insert(f.records);
+        }
+        if let Some(l) = r.latency_ns {
+            lat_sum_ns += u128::from(l);
+            with_lat += 1;
+        }
+    }
+    if f.records == 0 {
+        return Err(RunError::usage(format!(
+            "{}: no I/Os to replay",
+            file.display()
+        )));
+    }
+    if with_lat == f.records && f.duration_ns > 0 {
+        f.mean_qd = Some(lat_sum_ns as f64 / f.duration_ns as f64);
+    }
+    Ok(f)
+}
+
+/// Checks the trace against the targets' working sets before any I/O.
+pub fn check_fit(setup: &ReplaySetup, segments: &[Segment]) -> Result<(), RunError> {
+    let f = &setup.facts;
+    let n = segments.len().max(1);
+    for (d, span) in f.span_bytes.iter().enumerate() {
+        let seg = &segments[d % n];
+        let size = f.max_size_bytes.div_ceil(setup.align_bytes) * setup.align_bytes;
+        if size > seg.len {
+            return Err(RunError::usage(format!(
+                "the trace's largest I/O ({} bytes) does not fit in target {}'s working set ({} bytes); give a larger target",
+                f.max_size_bytes, seg.target, seg.len
+            )));
+        }
+        if setup.map == OffsetMap::Exact && *span > seg.len {
+            return Err(RunError::usage(format!(
+                "--map exact: the trace's device {d} reaches byte {span} but target {} has {} bytes to test; give --map modulo or scale, or a larger target",
+                seg.target, seg.len
+            )));
+        }
+    }
+    if setup.map == OffsetMap::Exact && f.unaligned > 0 {
+        return Err(RunError::usage(format!(
+            "--map exact: {} records (the first is record {}) have an offset or size that is not a multiple of --align {}; give --align 512 for a target that takes it, or --map modulo",
+            f.unaligned,
+            f.first_unaligned.unwrap_or(0),
+            setup.align_bytes
+        )));
+    }
+    Ok(())
+}
+
+/// Where an I/O of `len` bytes at trace offset `offset` goes in `seg`.
+pub fn place(map: OffsetMap, align: u64, span: u64, seg: &Segment, offset: u64, len: u64) -> u64 {
+    let room = seg.len.saturating_sub(len);
+    let rel = match map {
+        OffsetMap::Exact => offset,
+        OffsetMap::Modulo => offset % seg.len,
+        OffsetMap::Scale => ((offset as u128 * seg.len as u128) / u128::from(span.max(1))) as u64,
+    };
+    seg.start + (rel.min(room) / align) * align
+}
+
+/// The running feed: the thread and what it reports when done.
+pub struct Feed {
+    handle: JoinHandle<Result<FeedTotals, String>>,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FeedTotals {
+    pub sent: u64,
+    pub realigned: u64,
+}
+
+/// Starts the thread that reads the trace and sends its I/Os, mapped onto
+/// `segments`, to the worker.
+pub fn start_feed(
+    setup: &ReplaySetup,
+    segments: Vec<Segment>,
+) -> Result<(ReplayReceiver, Feed), RunError> {
+    let (tx, rx) = iorig_engine::replay::channel();
+    let records = iorig_trace::open(&setup.file, setup.format, setup.bad).map_err(trace_error)?;
+    let setup = setup.clone();
+    let handle = std::thread::Builder::new()
+        .name("iorig-replay-feed".into())
+        .spawn(move || {
+            let n = segments.len().max(1);
+            let align = setup.align_bytes;
+            let mut totals = FeedTotals::default();
+            let mut chunk = Vec::with_capacity(CHUNK_IOS);
+            for r in records {
+                let r = r.map_err(|e| e.to_string())?;
+                let d = r.device as usize;
+                let seg = &segments[d % n];
+                let len = r.size_bytes.div_ceil(align) * align;
+                let span = setup.facts.span_bytes.get(d).copied().unwrap_or(seg.len);
+                let offset = place(setup.map, align, span, seg, r.offset_bytes, len);
+                if len != r.size_bytes || r.offset_bytes % align != 0 {
+                    totals.realigned += 1;
+                }
+                chunk.push(ReplayIo {
+                    due_ns: setup.speed.map(|x| (r.t_ns as f64 / x) as u64),
+                    op: match r.op {
+                        Op::Read => OpKind::Read,
+                        Op::Write => OpKind::Write,
+                        Op::Trim => OpKind::Trim,
+                    },
+                    target: seg.target,
+                    offset,
+                    len: len as u32,
+                });
+                if chunk.len() == CHUNK_IOS {
+                    totals.sent += chunk.len() as u64;
+                    let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK_IOS));
+                    if tx.send(full).is_err() {
+                        // The run ended (stopped, or its time limit).
+                        return Ok(totals);
+                    }
+                }
+            }
+            totals.sent += chunk.len() as u64;
+            let _ = tx.send(chunk);
+            Ok(totals)
+        })
+        .map_err(|e| RunError::runtime(format!("starting the replay feed: {e}")))?;
+    Ok((rx, Feed { handle }))
+}
+
+impl Feed {
+    pub fn finish(self) -> Result<FeedTotals, RunError> {
+        match self.handle.join() {
+            Ok(Ok(t)) => Ok(t),
+            Ok(Err(e)) => Err(RunError::runtime(format!("replay: {e}"))),
+            Err(_) => Err(RunError::runtime("replay: the feed thread panicked")),
+        }
+    }
+}
+
+/// The timing error collector: a thread turning the engine's per-I/O
+/// records into a histogram of issue minus scheduled time.
+pub struct Timing {
+    handle: JoinHandle<TimingTotals>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct TimingTotals {
+    pub hist: LatencyHistogram,
+    pub over_20us: u64,
+    pub over_1ms: u64,
+}
+
+pub fn start_timing() -> Result<(IoRecordSender, Timing), RunError> {
+    let (tx, rx) = crossbeam_channel::bounded::<Vec<IoRecord>>(CHANNEL_CHUNKS);
+    let handle = std::thread::Builder::new()
+        .name("iorig-replay-timing".into())
+        .spawn(move || {
+            let mut t = TimingTotals::default();
+            for chunk in rx {
+                for r in chunk {
+                    let late = r.submit_ns.saturating_sub(r.start_ns);
+                    t.hist.record(late);
+                    t.over_20us += u64::from(late > 20_000);
+                    t.over_1ms += u64::from(late > 1_000_000);
+                }
+            }
+            t
+        })
+        .map_err(|e| RunError::runtime(format!("starting the replay timing: {e}")))?;
+    Ok((tx, Timing { handle }))
+}
+
+impl Timing {
+    /// Waits for the records (every sender dropped: the run ended).
+    pub fn finish(self) -> Result<TimingTotals, RunError> {
+        self.handle
+            .join()
+            .map_err(|_| RunError::runtime("replay: the timing thread panicked"))
+    }
+}
+
+/// The report of a finished replay.
+pub fn report(
+    setup: &ReplaySetup,
+    qd: u32,
+    feed: FeedTotals,
+    issued: u64,
+    timing: &TimingTotals,
+) -> ReplayReport {
+    ReplayReport {
+        trace: setup.file.display().to_string(),
+        format: setup.facts.format.clone(),
+        records: setup.facts.records,
+        issued,
+        speed: setup.speed,
+        qd,
+        map: setup.map.name().to_string(),
+        align_bytes: setup.align_bytes,
+        realigned: feed.realigned,
+        timing_error_ns: (setup.speed.is_some() && !timing.hist.is_empty())
+            .then(|| timing.hist.summary()),
+        late_over_20us: timing.over_20us,
+        late_over_1ms: timing.over_1ms,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_land_aligned_inside_the_working_set() {
+        let seg = Segment {
+            target: 0,
+            start: 1 << 20,
+            len: 64 << 20,
+        };
+        // Modulo folds, scale squeezes, both stay in and aligned.
+        let m = place(
+            OffsetMap::Modulo,
+            4096,
+            1 << 40,
+            &seg,
+            (64 << 20) + 5000,
+            8192,
+        );
+        assert_eq!(m, (1 << 20) + 4096);
+        let s = place(OffsetMap::Scale, 4096, 128 << 20, &seg, 64 << 20, 4096);
+        assert_eq!(s, (1 << 20) + (32 << 20));
+        // The last bytes of the span: the I/O still fits.
+        let end = place(
+            OffsetMap::Scale,
+            4096,
+            128 << 20,
+            &seg,
+            (128 << 20) - 512,
+            4096,
+        );
+        assert!(end + 4096 <= seg.start + seg.len);
+        assert_eq!(
+            place(OffsetMap::Exact, 512, 0, &seg, 512, 512),
+            (1 << 20) + 512
+        );
+    }
+}
