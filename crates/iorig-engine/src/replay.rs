@@ -38,6 +38,16 @@ pub const SPIN_NS: u64 = 200_000;
 pub type ReplaySender = Sender<Vec<ReplayIo>>;
 pub type ReplayReceiver = Receiver<Vec<ReplayIo>>;
 
+/// A replay as the engine takes it.
+#[derive(Debug, Clone)]
+pub struct ReplayFeed {
+    pub rx: ReplayReceiver,
+    /// io_uring: every I/O handed to the kernel's async workers
+    /// (IOSQE_ASYNC), so a device that does its work in the submitting call
+    /// (zram, brd) does not hold up the next due I/O.
+    pub async_submit: bool,
+}
+
 /// A bounded channel for a feed and its worker.
 pub fn channel() -> (ReplaySender, ReplayReceiver) {
     crossbeam_channel::bounded(CHANNEL_CHUNKS)

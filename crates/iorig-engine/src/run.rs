@@ -142,6 +142,46 @@ pub struct Planned {
 }
 
 impl Planned {
+    /// Each target's working set as [`open`] lays it out, known before
+    /// anything is opened or created (a replay checks its trace against it).
+    pub fn segments(&self) -> Result<Vec<Segment>, EngineError> {
+        let w = &self.workload;
+        let max_bs = w.max_bs_bytes();
+        if self.engine == EngineKind::Null {
+            // Offsets range over a virtual device of the requested size.
+            let size = w.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES);
+            let mut segs = Vec::new();
+            for (i, path) in w.targets.iter().enumerate() {
+                let (start, len) = target::working_set(0, size, w);
+                if len == 0 || len < max_bs {
+                    return Err(EngineError::Usage(format!(
+                        "bs {} is larger than the range of {path}; use a smaller --bs, a wider --range or a larger --size",
+                        iorig_spec::format_size(max_bs)
+                    )));
+                }
+                segs.push(Segment {
+                    target: i as u32,
+                    start,
+                    len,
+                });
+            }
+            return Ok(segs);
+        }
+        Ok(self
+            .targets
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let (start, len) = target::usable_range(t, w);
+                Segment {
+                    target: i as u32,
+                    start,
+                    len,
+                }
+            })
+            .collect())
+    }
+
     /// Scratch files that [`open`] will create (path, bytes to fill).
     pub fn files_to_create(&self) -> Vec<(String, u64)> {
         self.targets
@@ -276,7 +316,7 @@ pub struct Prepared {
     /// A trace replay's I/Os ([`crate::replay`]): the one worker takes its
     /// I/Os and their times from here instead of the generators, and ends
     /// when the feed does.
-    pub replay: Option<crate::replay::ReplayReceiver>,
+    pub replay: Option<crate::replay::ReplayFeed>,
     fault_rules: Vec<FaultRule>,
     /// The tree of a file-system workload ([`crate::fs::format`] before
     /// [`execute`]).
@@ -326,46 +366,24 @@ pub fn open(
             fs: Some(Arc::new(target)),
         });
     }
+    let segs = planned.segments()?;
     let w = planned.workload;
     let align = w.offset_align_bytes();
     let max_bs = w.max_bs_bytes();
-    let (targets, info, segs, extents_bytes) = if planned.engine == EngineKind::Null {
+    let (targets, info, extents_bytes) = if planned.engine == EngineKind::Null {
         // No target is opened or created: offsets range over a virtual device of
         // the requested size, so the generators do exactly what they would do.
-        let size = w.size_bytes.unwrap_or(DEFAULT_SIZE_BYTES);
-        let mut segs = Vec::new();
-        for (i, path) in w.targets.iter().enumerate() {
-            let (start, len) = target::working_set(0, size, &w);
-            if len == 0 || len < max_bs {
-                return Err(EngineError::Usage(format!(
-                    "bs {} is larger than the range of {path}; use a smaller --bs, a wider --range or a larger --size",
-                    iorig_spec::format_size(max_bs)
-                )));
-            }
-            segs.push(Segment {
-                target: i as u32,
-                start,
-                len,
-            });
-        }
-        (Vec::new(), virtual_infos, segs, Vec::new())
+        (Vec::new(), virtual_infos, Vec::new())
     } else {
         test_pause("open");
         let targets = target::open_targets(&planned.targets, &w, progress)?;
         let mut info = Vec::new();
-        let mut segs = Vec::new();
         let mut extents = Vec::new();
-        for (i, t) in targets.iter().enumerate() {
+        for t in &targets {
             extents.push(t.plan.data_start + t.plan.size_bytes);
-            let (start, len) = target::usable_range(&t.plan, &w);
-            segs.push(Segment {
-                target: i as u32,
-                start,
-                len,
-            });
             info.push(TargetInfo::from(&t.plan));
         }
-        (targets, info, segs, extents)
+        (targets, info, extents)
     };
     let space = Arc::new(AddressSpace::new(segs, align, max_bs)?);
     Ok(Prepared {
@@ -633,7 +651,11 @@ pub fn execute(
             .io_records
             .clone()
             .map(crate::iolog::IoRecorder::new);
-        let replay = prepared.replay.clone().map(crate::replay::ReplayState::new);
+        let replay = prepared
+            .replay
+            .as_ref()
+            .map(|r| crate::replay::ReplayState::new(r.rx.clone()));
+        let async_submit = prepared.replay.as_ref().is_some_and(|r| r.async_submit);
         let handle = std::thread::Builder::new()
             .name(format!("iorig-w{id}"))
             .spawn(move || {
@@ -700,7 +722,8 @@ pub fn execute(
                 match engine_kind {
                     EngineKind::Null => go!(NullEngine::new(qd, slot_bytes)),
                     EngineKind::Psync => go!(PsyncEngine::new(fds, qd, slot_bytes)),
-                    EngineKind::IoUring => go!(UringEngine::new(&fds, qd, slot_bytes)),
+                    EngineKind::IoUring => go!(UringEngine::new(&fds, qd, slot_bytes)
+                        .map(|e| e.with_async_submit(async_submit))),
                     EngineKind::Fault => go!(FaultEngine::new(fds, qd, slot_bytes, rules)),
                 }
             })

@@ -63,6 +63,8 @@ pub struct ReplaySetup {
     pub speed: Option<f64>,
     pub map: OffsetMap,
     pub align_bytes: u64,
+    /// io_uring hands every I/O to the kernel's async workers.
+    pub async_submit: bool,
     /// What [`survey`] found.
     pub facts: TraceFacts,
 }
@@ -205,6 +207,7 @@ pub fn start_feed(
     let handle = std::thread::Builder::new()
         .name("iorig-replay-feed".into())
         .spawn(move || {
+            lower_priority();
             let n = segments.len().max(1);
             let align = setup.align_bytes;
             let mut totals = FeedTotals::default();
@@ -244,7 +247,29 @@ pub fn start_feed(
             Ok(totals)
         })
         .map_err(|e| RunError::runtime(format!("starting the replay feed: {e}")))?;
+    // Read ahead before the run starts, so the first seconds' parsing does
+    // not compete with the worker for a CPU.
+    let until = std::time::Instant::now() + PREFILL_LIMIT;
+    while rx.len() < iorig_engine::replay::CHANNEL_CHUNKS
+        && !handle.is_finished()
+        && std::time::Instant::now() < until
+    {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
     Ok((rx, Feed { handle }))
+}
+
+/// How long a replay waits for its feed to read ahead before it starts.
+const PREFILL_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The replay's helper threads yield to its worker: on a small machine a
+/// spinning worker preempted by them issues late.
+fn lower_priority() {
+    // SAFETY: setpriority takes integers; on Linux PRIO_PROCESS with who 0
+    // names the calling thread only.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+    }
 }
 
 impl Feed {
@@ -275,6 +300,7 @@ pub fn start_timing() -> Result<(IoRecordSender, Timing), RunError> {
     let handle = std::thread::Builder::new()
         .name("iorig-replay-timing".into())
         .spawn(move || {
+            lower_priority();
             let mut t = TimingTotals::default();
             for chunk in rx {
                 for r in chunk {

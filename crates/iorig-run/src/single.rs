@@ -137,7 +137,7 @@ impl StepHooks for SingleHooks<'_> {
     fn replay(
         &mut self,
         prepared: &Prepared,
-    ) -> Result<Option<iorig_engine::replay::ReplayReceiver>, RunError> {
+    ) -> Result<Option<iorig_engine::replay::ReplayFeed>, RunError> {
         let Some(setup) = self.replay else {
             return Ok(None);
         };
@@ -145,7 +145,10 @@ impl StepHooks for SingleHooks<'_> {
         crate::replay::check_fit(setup, &segments)?;
         let (rx, feed) = crate::replay::start_feed(setup, segments)?;
         self.feed = Some(feed);
-        Ok(Some(rx))
+        Ok(Some(iorig_engine::replay::ReplayFeed {
+            rx,
+            async_submit: setup.async_submit,
+        }))
     }
 
     fn byte_limit(&mut self, working_set_bytes: u64) -> Option<u64> {

@@ -133,7 +133,7 @@ pub trait StepHooks {
     fn replay(
         &mut self,
         _prepared: &Prepared,
-    ) -> Result<Option<iorig_engine::replay::ReplayReceiver>, RunError> {
+    ) -> Result<Option<iorig_engine::replay::ReplayFeed>, RunError> {
         Ok(None)
     }
     /// Right before the I/O starts (after any trim pass): wait for a start

@@ -626,6 +626,11 @@ pub struct TraceReplayArgs {
     /// I/O engine: io_uring, psync or null [default: io_uring].
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<String>,
+    /// io_uring: hand every I/O to the kernel's async workers, so a device
+    /// that works in the submitting call (zram, brd) does not make the next
+    /// I/O late (its latency then includes the hand-over).
+    #[arg(long)]
+    pub async_submit: bool,
     /// Reporting interval.
     #[arg(long, value_name = "DUR", default_value = "1s")]
     pub interval: String,

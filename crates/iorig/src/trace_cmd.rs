@@ -249,8 +249,15 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
         speed,
         map,
         align_bytes,
+        async_submit: a.async_submit,
         facts,
     };
+    // The trace against the targets' working sets, before anything is
+    // created or written (planning only looks).
+    let planned =
+        iorig_engine::run::plan(&w, a.allow_destroy).map_err(iorig_run::RunError::from)?;
+    let segments = planned.segments().map_err(iorig_run::RunError::from)?;
+    iorig_run::replay::check_fit(&setup, &segments)?;
     let mut store = crate::store::writer(crate::store::StoreChoice {
         db: a.record.db.as_deref(),
         no_db: a.record.no_db,

@@ -246,6 +246,9 @@ fn a_kernel_blktrace_capture_gives_its_ios_d_to_c() {
     );
 }
 
+/// The kernel's tracing is one per host: the tests that capture take turns.
+static TRACING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A running `iorig trace record`. Dropped (a failed assertion), it is
 /// interrupted as Ctrl-C would, so it puts the host's tracing back, and
 /// killed only if it does not end.
@@ -288,6 +291,7 @@ fn recording(dev: &str, out: &str, format: &str, d: &std::path::Path) -> Recordi
 #[test]
 #[ignore = "needs root: a loop device and the kernel's tracing (tracefs)"]
 fn a_capture_on_a_loop_device_holds_every_io_of_a_run() {
+    let _turn = TRACING.lock().unwrap_or_else(|e| e.into_inner());
     let lo = common::LoopDev::new(64 << 20);
     // The kernel's tracing lives in tracefs; mount it where it belongs if
     // this host has not.
@@ -569,4 +573,163 @@ fn warm_up_is_a_backend_read_per_hot_block() {
         .starts_with("run 1 step 0"));
     let bad = common::run(&["trace", "analyse", "t.csv", "--backend-iops", "0"], d);
     assert_eq!(bad.status.code(), Some(2));
+}
+
+/// An MSR trace of `n` 4k I/Os `gap_us` apart, every third a write, offsets
+/// striding over `span` bytes of disk 0 (in 512-byte units, so not all
+/// 4k-aligned).
+fn msr_timed(n: u64, gap_us: u64, span: u64) -> String {
+    let mut t = String::new();
+    let ts0 = 128_166_372_003_061_629u64;
+    for i in 0..n {
+        let op = if i % 3 == 2 { "Write" } else { "Read" };
+        let off = (i * 7_340_032 + i * 512) % span;
+        let _ = writeln!(t, "{},web,0,{op},{off},4096,40", ts0 + i * gap_us * 10);
+    }
+    t
+}
+
+/// A replay issues each I/O of the trace once, at its time, and reports how
+/// late each went out; the run's own figures count the trace's reads and
+/// writes.
+#[test]
+fn a_replay_issues_the_traces_ios_at_their_times() {
+    let dir = tmp();
+    let d = dir.path();
+    std::fs::write(d.join("t.csv"), msr_timed(3000, 100, 1 << 30)).unwrap();
+    let out = ok(
+        &[
+            "trace", "replay", "t.csv", "--target", "data", "--size", "16m", "--json", "-",
+        ],
+        d,
+    );
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let r = &doc["replay"];
+    assert_eq!(r["format"], "msr");
+    assert_eq!(
+        (r["records"].as_u64(), r["issued"].as_u64()),
+        (Some(3000), Some(3000))
+    );
+    assert_eq!(r["speed"], 1.0);
+    assert_eq!(r["map"], "modulo");
+    // 512-byte offsets moved to 4k: all but every eighth.
+    assert_eq!(r["realigned"], 3000 - 3000 / 8);
+    assert_eq!(doc["summary"]["read"]["ops"], 2000);
+    assert_eq!(doc["summary"]["write"]["ops"], 1000);
+    let t = &r["timing_error_ns"];
+    assert!(t["p50"].as_u64().unwrap() <= t["max"].as_u64().unwrap());
+    // 3000 I/Os 100 µs apart: 0.3 s of trace, and the run ended with it
+    // (coarse: not the minute of slack the time limit allows).
+    let secs = doc["summary"]["duration_s"].as_f64().unwrap();
+    assert!((0.25..20.0).contains(&secs), "{secs}");
+    // The run is stored, its replay with it.
+    assert!(d.join("iorig.db").exists());
+}
+
+#[test]
+fn a_replay_refuses_what_it_cannot_place_and_writes_nothing() {
+    let dir = tmp();
+    let d = dir.path();
+    std::fs::write(d.join("t.csv"), msr_timed(100, 100, 1 << 30)).unwrap();
+    for (args, says) in [
+        (
+            vec!["--map", "exact", "--size", "16m"],
+            "--map exact: the trace's device 0 reaches byte",
+        ),
+        (
+            vec!["--map", "exact", "--size", "2g", "--engine", "null"],
+            "have an offset or size that is not a multiple of --align 4096",
+        ),
+        (vec!["--speed", "0"], "--speed 0: give a factor above 0"),
+        (
+            vec!["--map", "fold"],
+            "--map fold: give modulo, scale or exact",
+        ),
+        (vec!["--align", "1000"], "--align 1000: give a power of two"),
+    ] {
+        let mut all = vec!["trace", "replay", "t.csv", "--target", "data"];
+        all.extend(args);
+        let out = common::run(&all, d);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{all:?}: {err}");
+        assert!(err.contains(says), "{all:?}: {err}");
+        assert!(!d.join("iorig.db").exists(), "{all:?} wrote the store");
+    }
+    // A trace without times replays as fast as possible only.
+    std::fs::write(
+        d.join("v2.log"),
+        "fio version 2 iolog\n/dev/x add\n/dev/x read 0 4096\n/dev/x write 8192 4096\n",
+    )
+    .unwrap();
+    let out = common::run(
+        &[
+            "trace", "replay", "v2.log", "--target", "data", "--size", "1m",
+        ],
+        d,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("replay it with --afap"));
+    let doc: Value = serde_json::from_str(&ok(
+        &[
+            "trace", "replay", "v2.log", "--afap", "--target", "data", "--size", "1m", "--no-db",
+            "--json", "-",
+        ],
+        d,
+    ))
+    .unwrap();
+    let r = &doc["replay"];
+    assert_eq!((r["issued"].as_u64(), r["qd"].as_u64()), (Some(2), Some(1)));
+    assert!(r["speed"].is_null() && r["timing_error_ns"].is_null());
+}
+
+/// A replay with `--map exact` puts each of the trace's I/Os on the device
+/// where the trace had it: the kernel's own capture of the replay holds
+/// every one of them, with its size and direction.
+#[test]
+#[ignore = "needs root: a loop device and the kernel's tracing (tracefs)"]
+fn an_exact_replay_on_a_loop_device_is_what_the_kernel_sees() {
+    let _turn = TRACING.lock().unwrap_or_else(|e| e.into_inner());
+    let lo = common::LoopDev::new(64 << 20);
+    if !std::path::Path::new("/sys/kernel/tracing/trace_pipe").exists() {
+        let st = std::process::Command::new("mount")
+            .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+            .status()
+            .unwrap();
+        assert!(st.success(), "cannot mount tracefs");
+    }
+    let dir = tmp();
+    let d = dir.path();
+    std::fs::write(d.join("t.csv"), msr_timed(2000, 200, 60 << 20)).unwrap();
+    let mut rec = recording(&lo.dev, "cap.iotrace", "iorig", d);
+    let doc: Value = serde_json::from_str(&ok(
+        &[
+            "trace", "replay", "t.csv", "--target", &lo.dev, "--map", "exact", "--align", "512",
+            "--json", "-",
+        ],
+        d,
+    ))
+    .unwrap();
+    common::signal(&rec.0, 2);
+    assert!(common::wait_child(&mut rec.0, 20).success());
+    assert_eq!(doc["replay"]["issued"], 2000);
+    assert_eq!(doc["replay"]["realigned"], 0);
+    let kernel = iorig_trace_records(&d.join("cap.iotrace"));
+    let mut seen: std::collections::HashMap<(u64, u32, u8), u32> = std::collections::HashMap::new();
+    for k in &kernel {
+        *seen.entry((k.offset, k.size, k.op)).or_default() += 1;
+    }
+    for i in 0..2000u64 {
+        let off = (i * 7_340_032 + i * 512) % (60 << 20);
+        let op = if i % 3 == 2 { 1 } else { 0 };
+        let n = seen.get_mut(&(off, 4096, op)).unwrap_or_else(|| {
+            panic!("the trace's I/O {i} ({off}, op {op}) is not in the kernel's capture")
+        });
+        assert!(*n > 0, "I/O {i} at {off} seen fewer times than replayed");
+        *n -= 1;
+    }
+    // What is left: the safety check's reads of the device's signature
+    // areas, none of them a 4k write.
+    assert!(seen
+        .iter()
+        .all(|((_, size, op), n)| *n == 0 || *op == 0 && *size != 4096 || *n <= 1));
 }

@@ -14,7 +14,7 @@ use super::psync::bad_request;
 use super::{Completion, IoEngine, IoRequest, OpKind};
 use crate::buffers::AlignedBuffers;
 use crate::EngineError;
-use io_uring::{opcode, register::Probe, types, IoUring};
+use io_uring::{opcode, register::Probe, squeue, types, IoUring};
 use std::io;
 use std::mem::ManuallyDrop;
 use std::os::fd::RawFd;
@@ -49,6 +49,8 @@ pub struct UringEngine {
     outstanding: u32,
     fixed_buffers: bool,
     fixed_files: bool,
+    /// IOSQE_ASYNC on every entry ([`UringEngine::with_async_submit`]).
+    async_submit: bool,
     /// The ring was created disabled (for single-issuer mode) and must be
     /// enabled from the thread that submits.
     needs_enable: bool,
@@ -208,6 +210,7 @@ impl UringEngine {
             outstanding: 0,
             fixed_buffers,
             fixed_files,
+            async_submit: false,
             needs_enable,
             mode,
             drop_wait: DROP_WAIT,
@@ -286,7 +289,20 @@ impl UringEngine {
         } else {
             build!(types::Fd(fd_raw))
         };
-        entry.user_data(req.slot as u64)
+        let entry = entry.user_data(req.slot as u64);
+        if self.async_submit {
+            entry.flags(squeue::Flags::ASYNC)
+        } else {
+            entry
+        }
+    }
+
+    /// Every I/O to the kernel's async workers (IOSQE_ASYNC): submission
+    /// returns at once even on a device that completes in the submitting
+    /// call.
+    pub fn with_async_submit(mut self, on: bool) -> Self {
+        self.async_submit = on;
+        self
     }
 
     /// Pushes every queued request to the submission queue, submitting first
