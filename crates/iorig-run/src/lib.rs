@@ -15,6 +15,7 @@
 pub mod analyse;
 pub mod csv;
 pub mod event;
+pub mod fit;
 pub mod group;
 pub mod iolog;
 pub mod journal;

@@ -584,10 +584,49 @@ pub enum TraceCommand {
     /// Capture a block device's I/Os with the kernel's block tracing (the
     /// ftrace blk tracer through tracefs; root). The device is not opened.
     Record(TraceRecordArgs),
+    /// Fit a synthetic workload to a trace: its mix and rate, and the access
+    /// distribution whose LRU hit-ratio curve (from iorig's own offset
+    /// generator) is closest to the trace's. Writes the workload TOML.
+    Fit(TraceFitArgs),
     /// Issue a trace's I/Os against targets at their original times (or
     /// --speed X, or --afap), latency from each I/O's scheduled time, and
     /// report how close to its time each I/O was issued.
     Replay(TraceReplayArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TraceFitArgs {
+    /// The trace file (any format trace analyse reads).
+    pub file: PathBuf,
+    /// What FILE is: blktrace, iorig, fio or msr [default: told from its
+    /// content].
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// The cache block the curves are compared in.
+    #[arg(long, value_name = "SIZE", default_value = "4k")]
+    pub block: String,
+    /// Compute the trace's curve from this share of its blocks (SHARDS
+    /// sampling, e.g. 0.01) [default: exact].
+    #[arg(long, value_name = "RATE")]
+    pub sample: Option<f64>,
+    /// Accesses each candidate's model draws at most; a larger trace is
+    /// fitted at 1/2^k scale.
+    #[arg(long, value_name = "N", default_value = "1000000")]
+    pub accesses: u64,
+    /// Leave out records that cannot be taken (counted).
+    #[arg(long)]
+    pub skip_bad: bool,
+    /// Write the workload TOML to FILE [default: stdout].
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Also write it as a plan whose one step runs in rounds until its rate
+    /// is steady (a cache in front of the target warming up to the hot set).
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+    /// Write the fit (every candidate's error, both curves) as JSON to
+    /// FILE, or - for stdout.
+    #[arg(long, value_name = "FILE|-")]
+    pub json: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -149,6 +149,7 @@ fn main() -> ExitCode {
         cli::Command::Trace(cli::TraceCommand::Analyse(a)) => trace_cmd::analyse(&a),
         cli::Command::Trace(cli::TraceCommand::Record(a)) => trace_cmd::record(&a),
         cli::Command::Trace(cli::TraceCommand::Replay(a)) => trace_cmd::replay(&a),
+        cli::Command::Trace(cli::TraceCommand::Fit(a)) => trace_cmd::fit(&a),
         cli::Command::Profile(args) => profile_cmd::profile(args),
         cli::Command::Report {
             id,

@@ -3,7 +3,7 @@
 //! record DEV`: a capture with the kernel's block tracing; `iorig trace
 //! replay FILE`: the trace's I/Os issued again at their times.
 
-use crate::cli::{TraceAnalyseArgs, TraceRecordArgs, TraceReplayArgs};
+use crate::cli::{TraceAnalyseArgs, TraceFitArgs, TraceRecordArgs, TraceReplayArgs};
 use crate::output::Printer;
 use crate::{exit, Failure};
 use iorig_trace::analyse::{Analysis, HotShare, Options, Spread};
@@ -293,6 +293,91 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
         crate::output::json::write_json_doc(&term.printer, j, &outcome.doc)?;
     }
     Ok(crate::run_cmd::exit_code(&outcome))
+}
+
+pub fn fit(a: &TraceFitArgs) -> Result<u8, Failure> {
+    let block_bytes = iorig_spec::parse_size(&a.block)
+        .ok()
+        .filter(|b| *b >= 512)
+        .ok_or_else(|| Failure::usage(format!("--block {}: give a size such as 4k", a.block)))?;
+    if a.accesses < 1000 {
+        return Err(Failure::usage(format!(
+            "--accesses {}: give at least 1000 (a model of fewer accesses has no curve to speak of)",
+            a.accesses
+        )));
+    }
+    let format = a
+        .format
+        .as_deref()
+        .map(Format::parse)
+        .transpose()
+        .map_err(Failure::usage)?;
+    if let Some(o) = &a.out {
+        crate::store::check_output("--out", o)?;
+    }
+    if let Some(p) = &a.plan {
+        crate::store::check_output("--plan", p)?;
+    }
+    if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
+        crate::store::check_output("--json", Path::new(j))?;
+    }
+    if a.out.is_none() && a.json.as_deref() == Some("-") {
+        return Err(Failure::usage(
+            "--json - and the workload would both go to stdout; give --out FILE for the workload",
+        ));
+    }
+    let bad = if a.skip_bad {
+        BadRecords::Skip
+    } else {
+        BadRecords::Refuse
+    };
+    let opts = Options {
+        block_bytes,
+        sample: a.sample,
+        ..Options::default()
+    };
+    let mut records =
+        iorig_trace::open(&a.file, format, bad).map_err(|e| Failure::usage(e.to_string()))?;
+    let timed = records.timed();
+    let analysis = iorig_trace::analyse(records.by_ref(), timed, &opts)
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    let source = format!("{} ({})", a.file.display(), records.format().name());
+    let fitted = iorig_run::fit::fit(
+        &analysis,
+        &source,
+        &iorig_run::fit::FitOptions {
+            max_accesses: a.accesses,
+            ..iorig_run::fit::FitOptions::default()
+        },
+    )?;
+    let printer = Printer::new(true, false);
+    printer.line(&format!(
+        "fit: dist = \"{}\", mean |hit ratio difference| {:.4} over {} cache sizes ({} candidates{})",
+        fitted.best.dist,
+        fitted.best.error,
+        fitted.points,
+        fitted.candidates.len(),
+        if fitted.scale_shift > 0 {
+            format!(", fitted at 1/{} scale", 1u64 << fitted.scale_shift)
+        } else {
+            String::new()
+        }
+    ));
+    match &a.out {
+        Some(o) => {
+            crate::store::write_output("--out", o, fitted.toml.as_bytes())?;
+            printer.line(&format!("wrote {}", o.display()));
+        }
+        None => printer.document_stdout(&fitted.toml),
+    }
+    if let Some(p) = &a.plan {
+        crate::store::write_output("--plan", p, fitted.plan_toml.as_bytes())?;
+        printer.line(&format!("wrote {}", p.display()));
+    }
+    if let Some(dest) = &a.json {
+        crate::output::json::write_json_doc(&printer, dest, &fitted)?;
+    }
+    Ok(exit::OK)
 }
 
 /// How a replay went: what was issued and how close to its times.

@@ -733,3 +733,57 @@ fn an_exact_replay_on_a_loop_device_is_what_the_kernel_sees() {
         .iter()
         .all(|((_, size, op), n)| *n == 0 || *op == 0 && *size != 4096 || *n <= 1));
 }
+
+/// A trace with a hot tenth (9 of 10 accesses to the first 100 of 1000
+/// blocks) is fitted by a distribution whose curve is close to the trace's;
+/// the workload and the plan it writes run as they are (checked by dry
+/// runs, which resolve every key).
+#[test]
+fn a_fitted_workload_has_the_traces_hot_spot_and_runs() {
+    let dir = tmp();
+    let d = dir.path();
+    let mut t = String::new();
+    let mut x: u64 = 12345;
+    let ts0 = 128_166_372_003_061_629u64;
+    for i in 0..40_000u64 {
+        // A fixed LCG: the test's answer does not move.
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let r = x >> 33;
+        let block = if r % 10 < 9 { r % 100 } else { 100 + r % 900 };
+        let op = if i % 5 == 0 { "Write" } else { "Read" };
+        let _ = writeln!(t, "{},db,0,{op},{},4096,20", ts0 + i * 1000, block * 4096);
+    }
+    std::fs::write(d.join("t.csv"), t).unwrap();
+    ok(
+        &[
+            "trace", "fit", "t.csv", "--out", "w.toml", "--plan", "p.toml", "--json", "fit.json",
+        ],
+        d,
+    );
+    let f: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("fit.json")).unwrap()).unwrap();
+    let best = f["best"]["dist"].as_str().unwrap();
+    assert!(
+        f["best"]["error"].as_f64().unwrap() < 0.02,
+        "{}",
+        f["candidates"]
+    );
+    assert!(
+        best.starts_with("hot:90/") || best.starts_with("pareto:"),
+        "{best}"
+    );
+    let w = std::fs::read_to_string(d.join("w.toml")).unwrap();
+    assert!(
+        w.contains(&format!("dist = \"{best}\"")) && w.contains("read = 80.0"),
+        "{w}"
+    );
+    // 40 000 I/Os 100 µs apart: 10 000 IOPS.
+    assert!(w.contains("rate = 10000"), "{w}");
+    ok(&["run", "w.toml", "--target", "x.dat", "--dry-run"], d);
+    ok(
+        &["plan", "run", "p.toml", "--target", "x.dat", "--dry-run"],
+        d,
+    );
+}

@@ -252,4 +252,9 @@ impl Printer {
     pub fn json_stdout(&self, text: &str) {
         out(text);
     }
+
+    /// Writes a whole document (a workload file) to stdout.
+    pub fn document_stdout(&self, text: &str) {
+        out(text.trim_end_matches('\n'));
+    }
 }
