@@ -967,6 +967,172 @@ fn shade(t: f64) -> RGBColor {
     RGBColor(lerp(239.0, 8.0), lerp(243.0, 48.0), lerp(255.0, 107.0))
 }
 
+// ---------------------------------------------------------------- trace
+
+/// A byte count for an axis tick or a short label, in the largest binary
+/// unit it reaches: `512 B`, `4 KiB`, `1 MiB`, `1.5 GiB`.
+pub fn fmt_bytes_axis(bytes: f64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = bytes;
+    let mut i = 0;
+    while v.abs() >= 1024.0 && i + 1 < UNITS.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    format!("{} {}", axis_num(v), UNITS[i])
+}
+
+/// The binary unit (bytes per unit, name) in which `max_bytes` reads
+/// 1..1024, KiB at the least: a linear axis of sizes then has short labels
+/// whether the hot set is a few MiB or several TiB.
+fn byte_unit(max_bytes: f64) -> (f64, &'static str) {
+    let units = [
+        (1024f64.powi(4), "TiB"),
+        (1024f64.powi(3), "GiB"),
+        (1024f64.powi(2), "MiB"),
+    ];
+    units
+        .into_iter()
+        .find(|(per, _)| max_bytes >= *per)
+        .unwrap_or((1024.0, "KiB"))
+}
+
+/// Ticks for a log axis of bytes: powers of two, every 1st, 2nd, 5th, 10th
+/// or 20th so that about a dozen at most are labelled. Only exponents that
+/// are multiples of the step are kept, so 1 KiB, 1 MiB and 1 GiB (2^10,
+/// 2^20, 2^30) stay among the ticks for every step but 20, and the labels
+/// read as round sizes rather than as an arbitrary run of doublings.
+fn size_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let first = lo.max(1.0).log2().ceil() as i32;
+    let last = hi.max(1.0).log2().floor() as i32;
+    let n = (last - first + 1).max(0);
+    let step = [1, 2, 5, 10, 20]
+        .into_iter()
+        .find(|s| n / s < 12)
+        .unwrap_or(20);
+    (first..=last)
+        .filter(|k| k.rem_euclid(step) == 0)
+        .map(|k| 2f64.powi(k))
+        .collect()
+}
+
+/// A trace's hot spot: the share of accesses against the size of the
+/// fewest blocks that take it, one line per kind of access (points are
+/// (bytes, share %), each line starting at the origin). A line that rises
+/// steeply at the left is a small hot set a cache of that size serves; a
+/// diagonal is accesses spread evenly over the footprint.
+pub fn hot_spot_chart(
+    title: &str,
+    lines: &[(String, Vec<(f64, f64)>)],
+) -> Result<String, ReportError> {
+    let max_bytes = max_of(lines.iter().flat_map(|l| l.1.iter().map(|p| p.0)));
+    let (per_unit, unit) = byte_unit(max_bytes);
+    let x_top = y_top(max_bytes / per_unit);
+    svg_chart(title, (900, 460), |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, (FONT, TITLE_PX))
+            .margin(10)
+            .margin_right(30)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0f64..x_top, 0f64..100.0)?;
+        chart
+            .configure_mesh()
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(GRID)
+            .x_desc(format!("hot set size ({unit})"))
+            .y_desc("share of accesses (%)")
+            .x_label_formatter(&|v| axis_num(*v))
+            .y_label_formatter(&|v| axis_num(*v))
+            .label_style((FONT, LABEL_PX))
+            .axis_desc_style((FONT, LABEL_PX))
+            .draw()?;
+        for (i, (label, points)) in lines.iter().enumerate() {
+            let c = color(i);
+            let pts: Vec<(f64, f64)> = points
+                .iter()
+                .map(|&(bytes, share)| (bytes / per_unit, share))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?
+                .label(label.as_str())
+                .legend(legend_line(c));
+            // The origin is where every line starts, not a measured share:
+            // no marker there.
+            chart.draw_series(
+                pts.iter()
+                    .filter(|p| p.1 > 0.0)
+                    .map(|p| Circle::new(*p, 3, c.filled())),
+            )?;
+        }
+        // The lines rise steeply on the left and flatten at the top: the
+        // lower right is where they leave room.
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
+        Ok(())
+    })
+}
+
+/// LRU hit ratio against cache size, the size on a log axis (the curve is
+/// measured at doubling sizes, from one block to the footprint) labelled
+/// in binary units, one line per kind of access (points are (cache bytes,
+/// hit ratio 0..1)).
+pub fn lru_chart(title: &str, lines: &[(String, Vec<(f64, f64)>)]) -> Result<String, ReportError> {
+    // A log axis cannot hold 0 or below.
+    fn usable(p: &(f64, f64)) -> bool {
+        p.0.is_finite() && p.0 > 0.0
+    }
+    let xs = || {
+        lines
+            .iter()
+            .flat_map(|l| l.1.iter().copied().filter(usable).map(|p| p.0))
+    };
+    let hi_data = max_of(xs()).max(1.0);
+    let lo_data = xs().fold(hi_data, f64::min);
+    // Room either side so the first and last points are off the frame;
+    // this also keeps the range from being empty with one point.
+    let lo = lo_data / 1.25;
+    let hi = hi_data * 1.25;
+    let ticks = size_ticks(lo, hi);
+    svg_chart(title, (900, 460), |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, (FONT, TITLE_PX))
+            .margin(10)
+            .margin_right(30)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d((lo..hi).log_scale().with_key_points(ticks), 0f64..1.0)?;
+        chart
+            .configure_mesh()
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(GRID)
+            .x_desc("cache size, log scale")
+            .y_desc("hit ratio")
+            .x_label_formatter(&|v| fmt_bytes_axis(*v))
+            .y_label_formatter(&|v| axis_num(*v))
+            .label_style((FONT, LABEL_PX))
+            .axis_desc_style((FONT, LABEL_PX))
+            .draw()?;
+        for (i, (label, points)) in lines.iter().enumerate() {
+            let c = color(i);
+            let pts: Vec<(f64, f64)> = points
+                .iter()
+                .copied()
+                .filter(usable)
+                .map(|(x, h)| (x, h.clamp(0.0, 1.0)))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?
+                .label(label.as_str())
+                .legend(legend_line(c));
+            chart.draw_series(pts.iter().map(|p| Circle::new(*p, 2, c.filled())))?;
+        }
+        // Hit ratios grow with the cache: the upper left stays clear
+        // longest.
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+        Ok(())
+    })
+}
+
 // ---------------------------------------------------------------- PNG
 
 /// The chart font, loaded once: the first of a few common sans-serif

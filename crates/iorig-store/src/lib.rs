@@ -21,6 +21,7 @@ pub use schema::{Migration, APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION};
 pub use store::Store;
 pub use types::interval_docs;
 pub use types::{
-    AnalysisRow, HistKind, IntervalRow, NewRun, NewStep, Op, RunDetail, RunId, RunKind, RunRow,
-    RunStatus, StepId, StepRole, StepRow, StepStatus, TargetFactsRow,
+    AnalysisRow, HistKind, IntervalRow, NewRun, NewStep, NewTraceAnalysis, Op, RunDetail, RunId,
+    RunKind, RunRow, RunStatus, StepId, StepRole, StepRow, StepStatus, TargetFactsRow,
+    TraceAnalysisRow,
 };

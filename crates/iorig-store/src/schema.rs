@@ -338,6 +338,24 @@ CREATE TABLE step_jobs (
 ) WITHOUT ROWID;
 "#,
     ),
+    // Version 8: block-trace analyses (`iorig trace analyse`): not runs (no
+    // I/O of iorig's own), kept beside them with the analysis whole.
+    Migration::Sql(
+        r#"
+CREATE TABLE trace_analyses (
+    id             INTEGER PRIMARY KEY,
+    created        TEXT NOT NULL,
+    host           TEXT NOT NULL,
+    tool_version   TEXT NOT NULL,
+    command_line   TEXT NOT NULL,
+    file           TEXT NOT NULL,
+    format         TEXT NOT NULL,
+    records        INTEGER NOT NULL,
+    labels_json    TEXT NOT NULL,
+    analysis_json  TEXT NOT NULL
+);
+"#,
+    ),
 ];
 
 /// Re-derives `bs`, `bs_bytes` and the workload's `bs` of steps whose

@@ -2,8 +2,8 @@
 
 use crate::schema;
 use crate::types::{
-    AnalysisRow, HistKind, IntervalRow, NewRun, NewStep, Op, RunDetail, RunId, RunRow, StepId,
-    StepRow, StepStatus, TargetFactsRow,
+    AnalysisRow, HistKind, IntervalRow, NewRun, NewStep, NewTraceAnalysis, Op, RunDetail, RunId,
+    RunRow, StepId, StepRow, StepStatus, TargetFactsRow, TraceAnalysisRow,
 };
 use crate::StoreError;
 use iorig_result::{
@@ -703,6 +703,54 @@ impl Store {
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
+    // ----- trace analyses -----
+
+    /// Stores a trace analysis; returns its id.
+    pub fn put_trace_analysis(&self, t: &NewTraceAnalysis) -> Result<i64, StoreError> {
+        let labels = serde_json::to_string(&t.labels).map_err(|e| StoreError::BadValue {
+            column: "labels_json",
+            value: e.to_string(),
+        })?;
+        self.conn.execute(
+            "INSERT INTO trace_analyses (created, host, tool_version, command_line, file, format, records, labels_json, analysis_json)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                t.created,
+                t.host,
+                t.tool_version,
+                t.command_line,
+                t.file,
+                t.format,
+                i64::try_from(t.records).unwrap_or(i64::MAX),
+                labels,
+                t.analysis_json
+            ],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Every stored trace analysis, oldest first (without the analysis).
+    pub fn trace_analyses(&self) -> Result<Vec<TraceAnalysisRow>, StoreError> {
+        let mut stmt = self.conn.prepare(&format!("{TRACE_COLUMNS} ORDER BY id"))?;
+        let rows = stmt.query_map([], trace_row)?;
+        Ok(rows
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect())
+    }
+
+    /// One trace analysis and its analysis JSON; `None` when there is none.
+    pub fn trace_analysis(
+        &self,
+        id: i64,
+    ) -> Result<Option<(TraceAnalysisRow, String)>, StoreError> {
+        Ok(self
+            .conn
+            .query_row(&format!("{TRACE_COLUMNS} WHERE id = ?1"), [id], trace_row)
+            .optional()?)
+    }
+
     fn run_exists(&self, run: RunId) -> Result<bool, StoreError> {
         Ok(self
             .conn
@@ -710,6 +758,28 @@ impl Store {
             .optional()?
             .is_some())
     }
+}
+
+const TRACE_COLUMNS: &str = "SELECT id, created, host, tool_version, command_line, file, format, records, labels_json, analysis_json FROM trace_analyses";
+
+fn trace_row(r: &Row<'_>) -> rusqlite::Result<(TraceAnalysisRow, String)> {
+    let labels: String = r.get(8)?;
+    let labels = serde_json::from_str(&labels)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(8, Type::Text, Box::new(e)))?;
+    Ok((
+        TraceAnalysisRow {
+            id: r.get(0)?,
+            created: r.get(1)?,
+            host: r.get(2)?,
+            tool_version: r.get(3)?,
+            command_line: r.get(4)?,
+            file: r.get(5)?,
+            format: r.get(6)?,
+            records: r.get::<_, i64>(7)?.max(0) as u64,
+            labels,
+        },
+        r.get(9)?,
+    ))
 }
 
 const RUN_COLUMNS: &str =

@@ -50,6 +50,36 @@ pub struct NewRun {
     pub started: String,
 }
 
+/// A block-trace analysis to store (`iorig trace analyse`).
+#[derive(Clone, Debug)]
+pub struct NewTraceAnalysis {
+    /// RFC 3339.
+    pub created: String,
+    pub host: String,
+    pub tool_version: String,
+    pub command_line: String,
+    pub file: String,
+    pub format: String,
+    pub records: u64,
+    pub labels: BTreeMap<String, String>,
+    /// The analysis (schema iorig.trace/1) as JSON.
+    pub analysis_json: String,
+}
+
+/// A stored trace analysis, without the analysis itself.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TraceAnalysisRow {
+    pub id: i64,
+    pub created: String,
+    pub host: String,
+    pub tool_version: String,
+    pub command_line: String,
+    pub file: String,
+    pub format: String,
+    pub records: u64,
+    pub labels: BTreeMap<String, String>,
+}
+
 /// A step of a run.
 #[derive(Clone, Copy, Debug)]
 pub struct NewStep<'a> {

@@ -41,6 +41,7 @@ fn migrations_apply_on_an_empty_db_and_reopen_is_idempotent() {
         "steps",
         "system_facts",
         "target_facts",
+        "trace_analyses",
     ];
     assert_eq!(tables(&path), expected);
 
@@ -279,4 +280,33 @@ fn a_version_3_store_keeps_its_rows_and_takes_trims() {
         )
         .unwrap();
     assert_eq!(n, 1, "the histogram row was kept");
+}
+
+/// A trace analysis goes in whole and comes out whole, beside the runs.
+#[test]
+fn trace_analyses_are_kept_whole() {
+    let store = Store::open_in_memory().unwrap();
+    let t = iorig_store::NewTraceAnalysis {
+        created: "2026-11-25T10:00:00Z".into(),
+        host: "h".into(),
+        tool_version: "0".into(),
+        command_line: "iorig trace analyse t.csv".into(),
+        file: "t.csv".into(),
+        format: "msr".into(),
+        records: 42,
+        labels: [("app".to_string(), "web".to_string())].into(),
+        analysis_json: "{\"records\":42}".into(),
+    };
+    let id = store.put_trace_analysis(&t).unwrap();
+    let list = store.trace_analyses().unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!((list[0].id, list[0].records), (id, 42));
+    assert_eq!(list[0].labels["app"], "web");
+    let (row, json) = store.trace_analysis(id).unwrap().unwrap();
+    assert_eq!(
+        (row.file.as_str(), json.as_str()),
+        ("t.csv", "{\"records\":42}")
+    );
+    assert!(store.trace_analysis(id + 1).unwrap().is_none());
+    assert!(store.list_runs().unwrap().is_empty(), "not a run");
 }

@@ -20,7 +20,7 @@
 //!   accesses.
 
 use crate::{Op, Record, TraceError};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -69,6 +69,9 @@ pub struct Options {
     /// The length of the windows the trace is followed over in time
     /// (timed traces only).
     pub window_ns: u64,
+    /// Compute the LRU curves (false: counts, hot spot and windows only,
+    /// the curves empty).
+    pub lru: bool,
 }
 
 impl Default for Options {
@@ -80,6 +83,7 @@ impl Default for Options {
             max_accesses: 500_000_000,
             sample: None,
             window_ns: 60_000_000_000,
+            lru: true,
         }
     }
 }
@@ -89,9 +93,9 @@ pub const HOT_SHARES_PCT: [f64; 5] = [50.0, 80.0, 90.0, 95.0, 99.0];
 
 /// The analysis of a trace (`iorig trace analyse --json`, schema
 /// `iorig.trace/1`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
-    pub schema: &'static str,
+    pub schema: String,
     /// The trace's format and devices as its reader told them (filled in by
     /// the caller: the analysis sees records only).
     pub format: String,
@@ -162,7 +166,7 @@ pub struct Analysis {
 /// tabulates by hand (e.g. a 30 GB hot spot on 3 disks: 20–30 min); the
 /// real cache may learn slower (it admits blocks after several hits) but
 /// not faster.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Warmup {
     /// The backend's random reads per second.
     pub backend_read_iops: f64,
@@ -176,7 +180,7 @@ pub struct Warmup {
     pub for_hit: Option<WarmupTime>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WarmupTime {
     /// The hot set's share of all accesses (absent for the hit-ratio cache).
     pub share_pct: Option<f64>,
@@ -214,7 +218,7 @@ pub fn warmup(a: &Analysis, iops: f64, source: String) -> Warmup {
 }
 
 /// A distribution of times, from an HDR histogram (3 significant digits).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
     pub count: u64,
     pub mean: f64,
@@ -240,7 +244,7 @@ fn new_hist() -> Result<hdrhistogram::Histogram<u64>, TraceError> {
 }
 
 /// One window of a timed trace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Window {
     /// Its start from the trace's first record, s.
     pub t_s: f64,
@@ -340,7 +344,7 @@ impl WindowAcc {
 /// SHARDS' spatial sampling of the LRU curves: the blocks whose hashed
 /// number falls under the rate are followed, every access of theirs, and
 /// their reuse distances scaled by 1 / rate.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Sampling {
     /// The share of blocks followed, as asked.
     pub rate: f64,
@@ -353,13 +357,13 @@ pub struct Sampling {
     pub error_bound: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SizeCount {
     pub size_bytes: u64,
     pub count: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HotShare {
     pub share_pct: f64,
     pub bytes: u64,
@@ -368,13 +372,13 @@ pub struct HotShare {
     pub footprint_pct: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CurvePoint {
     pub cache_bytes: u64,
     pub hit_ratio: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CacheForHit {
     pub hit_ratio: f64,
     pub cache_bytes: Option<u64>,
@@ -480,7 +484,7 @@ where
     }
     let b = opts.block_bytes;
     let mut a = Analysis {
-        schema: "iorig.trace/1",
+        schema: "iorig.trace/1".to_string(),
         format: String::new(),
         devices: Vec::new(),
         skipped_records: 0,
@@ -535,7 +539,7 @@ where
     // A block is followed when its hashed number falls under the rate
     // (24 bits of the hash: rates down to 1 in 16 M).
     let threshold = rate.map(|r| (r * (1u64 << 24) as f64).round().max(1.0) as u64);
-    let followed = |key: u64| threshold.is_none_or(|t| (mix64(key) >> 40) < t);
+    let followed = |key: u64| opts.lru && threshold.is_none_or(|t| (mix64(key) >> 40) < t);
     let (mut spos, mut sdistinct) = (0u64, 0u64);
     let mut sizes: IntMap<u64, u64> = IntMap::default();
     let mut last_end: IntMap<u32, u64> = IntMap::default();

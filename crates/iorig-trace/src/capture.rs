@@ -210,8 +210,14 @@ pub fn start(opts: &CaptureOptions) -> Result<Capture, CaptureError> {
             opts.device.display()
         )));
     }
-    // A device with a request queue has one for its blk-mq hardware queues.
-    let bio_based = !sys.join("mq").exists();
+    // A device with a request queue has one for its blk-mq hardware queues
+    // (a partition's queue is its disk's, one directory up).
+    let disk = if sys.join("partition").exists() {
+        sys.join("..")
+    } else {
+        sys.clone()
+    };
+    let bio_based = !disk.join("mq").exists();
     let dev_number = (major << 20) | minor;
 
     let mut restore = Restore { items: Vec::new() };

@@ -584,6 +584,11 @@ pub enum TraceCommand {
     /// Capture a block device's I/Os with the kernel's block tracing (the
     /// ftrace blk tracer through tracefs; root). The device is not opened.
     Record(TraceRecordArgs),
+    /// The trace analyses in the result store.
+    List(TraceListArgs),
+    /// An HTML report of a stored trace analysis: hot spot, LRU curve,
+    /// warm-up and the trace over time, with charts.
+    Report(TraceReportArgs),
     /// Fit a synthetic workload to a trace: its mix and rate, and the access
     /// distribution whose LRU hit-ratio curve (from iorig's own offset
     /// generator) is closest to the trace's. Writes the workload TOML.
@@ -736,6 +741,10 @@ pub struct TraceAnalyseArgs {
     /// [default: exact].
     #[arg(long, value_name = "RATE")]
     pub sample: Option<f64>,
+    /// Skip the LRU curves (counts, hot spot and windows only): for the
+    /// fastest first look at a large trace.
+    #[arg(long, conflicts_with_all = ["hit", "sample"])]
+    pub no_lru: bool,
     /// Follow a timed trace over windows of this length: each one's load,
     /// hot set and how much of it the window before held.
     #[arg(long, value_name = "DUR", default_value = "60s")]
@@ -756,7 +765,30 @@ pub struct TraceAnalyseArgs {
     /// stdout.
     #[arg(long, value_name = "FILE|-")]
     pub json: Option<String>,
-    /// Result store --backend-run reads [default: $IORIG_DB or ./iorig.db].
+    /// Where the analysis is stored (and --backend-run is read), --no-db to
+    /// store nothing, --label to label it.
+    #[command(flatten)]
+    pub record: RecordArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct TraceListArgs {
+    /// Result store [default: $IORIG_DB or ./iorig.db].
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// The list as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TraceReportArgs {
+    /// The stored analysis (`iorig trace list` shows them).
+    pub id: i64,
+    /// Directory for index.html and the charts (SVG and PNG).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Result store [default: $IORIG_DB or ./iorig.db].
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
 }

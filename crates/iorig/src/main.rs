@@ -150,6 +150,8 @@ fn main() -> ExitCode {
         cli::Command::Trace(cli::TraceCommand::Record(a)) => trace_cmd::record(&a),
         cli::Command::Trace(cli::TraceCommand::Replay(a)) => trace_cmd::replay(&a),
         cli::Command::Trace(cli::TraceCommand::Fit(a)) => trace_cmd::fit(&a),
+        cli::Command::Trace(cli::TraceCommand::List(a)) => trace_cmd::list(&a),
+        cli::Command::Trace(cli::TraceCommand::Report(a)) => trace_cmd::report(&a),
         cli::Command::Profile(args) => profile_cmd::profile(args),
         cli::Command::Report {
             id,

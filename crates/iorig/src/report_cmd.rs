@@ -39,7 +39,7 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
 }
 
 /// Writes index.html and every chart as SVG and PNG into `dir`.
-fn write_rendered(dir: &Path, r: &Rendered, printer: &Printer) -> Result<(), Failure> {
+pub fn write_rendered(dir: &Path, r: &Rendered, printer: &Printer) -> Result<(), Failure> {
     iorig_outfile::create_dir("--out", dir)?;
     write(&dir.join("index.html"), r.index_html.as_bytes())?;
     let mut png_failed = None;

@@ -74,6 +74,13 @@ pub fn open_existing(flag: Option<&Path>) -> Result<Store, Failure> {
     Ok(open_store(&path)?)
 }
 
+/// Opens the store to add to it, creating it when missing (`trace
+/// analyse`, once its input was good).
+pub fn open_for_write(flag: Option<&Path>) -> Result<Store, Failure> {
+    let path = db_path(flag);
+    Ok(open_store(&path)?)
+}
+
 /// Opens an existing store read-only (`runs list/show`, `report`, `export`,
 /// `compare`): nothing is created or written, whatever the path holds (the
 /// store refuses a missing file itself).

@@ -3,7 +3,10 @@
 //! record DEV`: a capture with the kernel's block tracing; `iorig trace
 //! replay FILE`: the trace's I/Os issued again at their times.
 
-use crate::cli::{TraceAnalyseArgs, TraceFitArgs, TraceRecordArgs, TraceReplayArgs};
+use crate::cli::{
+    TraceAnalyseArgs, TraceFitArgs, TraceListArgs, TraceRecordArgs, TraceReplayArgs,
+    TraceReportArgs,
+};
 use crate::output::Printer;
 use crate::{exit, Failure};
 use iorig_trace::analyse::{Analysis, HotShare, Options, Spread};
@@ -32,6 +35,7 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
                     a.window
                 ))
             })?,
+        lru: !a.no_lru,
         ..Options::default()
     };
     // --hit and --sample are checked by the analysis, before any record
@@ -57,9 +61,13 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
     }
     let backend = match (a.backend_iops, a.backend_run) {
         (Some(iops), _) => Some((iops, "given with --backend-iops".to_string())),
-        (None, Some(run)) => Some(backend_of_run(a.db.as_deref(), run)?),
+        (None, Some(run)) => Some(backend_of_run(a.record.db.as_deref(), run)?),
         (None, None) => None,
     };
+    let labels = crate::cli::parse_labels(&a.record.labels)?;
+    if !a.record.no_db {
+        crate::store::check_store(a.record.db.as_deref())?;
+    }
     let mut records =
         iorig_trace::open(&a.file, format, bad).map_err(|e| Failure::usage(e.to_string()))?;
     let timed = records.timed();
@@ -75,6 +83,28 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
     let printer = Printer::new(a.json.as_deref() == Some("-"), false);
     for l in lines(&analysis, records.format(), records.skipped()) {
         printer.line(&l);
+    }
+    if !a.record.no_db {
+        let json = serde_json::to_string(&analysis)
+            .map_err(|e| Failure::runtime(format!("the analysis as JSON: {e}")))?;
+        let store = crate::store::open_for_write(a.record.db.as_deref())?;
+        let id = store
+            .put_trace_analysis(&iorig_store::NewTraceAnalysis {
+                created: iorig_run::now_rfc3339(),
+                host: iorig_run::host_name(),
+                tool_version: env!("CARGO_PKG_VERSION").to_string(),
+                command_line: std::env::args().collect::<Vec<_>>().join(" "),
+                file: a.file.display().to_string(),
+                format: analysis.format.clone(),
+                records: analysis.records,
+                labels,
+                analysis_json: json,
+            })
+            .map_err(|e| Failure::runtime(format!("result store: {e}")))?;
+        printer.line(&format!(
+            "stored as trace analysis {id} in {} (iorig trace report {id} --out DIR)",
+            crate::store::db_path(a.record.db.as_deref()).display()
+        ));
     }
     if let Some(dest) = &a.json {
         crate::output::json::write_json_doc(&printer, dest, &analysis)?;
@@ -410,6 +440,67 @@ fn replay_line(r: &iorig_result::ReplayReport) -> String {
     )
 }
 
+pub fn list(a: &TraceListArgs) -> Result<u8, Failure> {
+    let store = crate::store::open_read_only(a.db.as_deref())?;
+    let rows = store
+        .trace_analyses()
+        .map_err(|e| Failure::runtime(format!("result store: {e}")))?;
+    let printer = Printer::new(false, false);
+    if a.json {
+        let text = serde_json::to_string_pretty(&rows)
+            .map_err(|e| Failure::runtime(format!("the list as JSON: {e}")))?;
+        printer.json_stdout(&text);
+        return Ok(exit::OK);
+    }
+    if rows.is_empty() {
+        printer.line("no trace analyses stored; iorig trace analyse FILE stores one");
+        return Ok(exit::OK);
+    }
+    printer.line(&format!(
+        "{:>4}  {:<20}  {:<8}  {:>12}  file",
+        "id", "created", "format", "records"
+    ));
+    for r in rows {
+        printer.line(&format!(
+            "{:>4}  {:<20}  {:<8}  {:>12}  {}",
+            r.id, r.created, r.format, r.records, r.file
+        ));
+    }
+    Ok(exit::OK)
+}
+
+pub fn report(a: &TraceReportArgs) -> Result<u8, Failure> {
+    crate::store::check_output_dir("--out", &a.out)?;
+    let store = crate::store::open_read_only(a.db.as_deref())?;
+    let (row, json) = store
+        .trace_analysis(a.id)
+        .map_err(|e| Failure::runtime(format!("result store: {e}")))?
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "no trace analysis {} in the result store; iorig trace list shows them",
+                a.id
+            ))
+        })?;
+    let analysis: Analysis = serde_json::from_str(&json).map_err(|e| {
+        Failure::runtime(format!(
+            "trace analysis {}: stored JSON unreadable: {e}",
+            a.id
+        ))
+    })?;
+    let rendered = iorig_report::html::render_trace_report(&iorig_report::html::TraceReport {
+        id: row.id,
+        created: row.created,
+        host: row.host,
+        file: row.file,
+        command_line: row.command_line,
+        labels: row.labels,
+        analysis,
+    });
+    let printer = Printer::new(false, false);
+    crate::report_cmd::write_rendered(&a.out, &rendered, &printer)?;
+    Ok(exit::OK)
+}
+
 /// The read IOPS a stored run measured: its step with the most.
 fn backend_of_run(db: Option<&Path>, run: i64) -> Result<(f64, String), Failure> {
     let store = crate::store::open_read_only(db)?;
@@ -554,7 +645,11 @@ fn lines(a: &Analysis, format: Format, skipped: u64) -> Vec<String> {
         .filter(|p| p.cache_bytes >= 1 << 20 || a.footprint_bytes < 1 << 20)
         .map(|p| format!("{} {:.3}", mib(p.cache_bytes), p.hit_ratio))
         .collect();
-    out.push(format!("LRU hit ratio by cache size: {}", curve.join(", ")));
+    if a.lru_curve.is_empty() {
+        out.push("LRU curves: not computed (--no-lru)".to_string());
+    } else {
+        out.push(format!("LRU hit ratio by cache size: {}", curve.join(", ")));
+    }
     if let Some(s) = &a.lru_sampling {
         out.push(format!(
             "LRU curves sampled: {} of the blocks ({} blocks, {} accesses followed); hit ratios within about ±{:.3}",

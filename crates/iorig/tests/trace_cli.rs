@@ -787,3 +787,57 @@ fn a_fitted_workload_has_the_traces_hot_spot_and_runs() {
         d,
     );
 }
+
+/// An analysis is stored (unless --no-db), listed, and rendered as an HTML
+/// page with its charts; the page holds the analysis's own figures.
+#[test]
+fn an_analysis_is_stored_listed_and_reported() {
+    let dir = tmp();
+    let d = dir.path();
+    std::fs::write(d.join("t.csv"), msr_scan()).unwrap();
+    let out = ok(&["trace", "analyse", "t.csv", "--no-db", "--json", "-"], d);
+    assert!(out.contains("\"records\": 768"));
+    assert!(!d.join("iorig.db").exists(), "--no-db stores nothing");
+    let said = ok(
+        &[
+            "trace",
+            "analyse",
+            "t.csv",
+            "--hit",
+            "0.6",
+            "--backend-iops",
+            "64",
+            "--label",
+            "app=web",
+        ],
+        d,
+    );
+    assert!(said.contains("stored as trace analysis 1"), "{said}");
+    let list: Value = serde_json::from_str(&ok(&["trace", "list", "--json"], d)).unwrap();
+    assert_eq!(list[0]["id"], 1);
+    assert_eq!(list[0]["records"], 768);
+    assert_eq!(list[0]["labels"]["app"], "web");
+    ok(&["trace", "report", "1", "--out", "rep"], d);
+    let html = std::fs::read_to_string(d.join("rep/index.html")).unwrap();
+    for want in [
+        "trace analysis 1",
+        "t.csv",
+        "Hot spot",
+        "LRU",
+        "Warm-up",
+        "768",
+    ] {
+        assert!(html.contains(want), "the page lacks {want}");
+    }
+    for chart in ["trace-hot-spot.svg", "trace-lru.svg", "trace-over-time.svg"] {
+        let svg = std::fs::read_to_string(d.join("rep").join(chart)).unwrap();
+        assert!(
+            svg.contains("<polyline") || svg.contains("<path"),
+            "{chart} has no line"
+        );
+    }
+    let bad = common::run(&["trace", "report", "7", "--out", "rep7"], d);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no trace analysis 7"));
+    assert!(!d.join("rep7").exists());
+}

@@ -64,12 +64,14 @@ mod grouping;
 mod page;
 mod profile;
 mod report;
+mod trace;
 
 pub use compare::*;
 use grouping::*;
 use page::*;
 pub use profile::{render_profile_compare, render_profile_report};
 pub use report::*;
+pub use trace::{render_trace_report, TraceReport};
 
 #[cfg(test)]
 mod tests {
