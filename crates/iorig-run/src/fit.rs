@@ -53,6 +53,8 @@ pub struct Candidate {
 /// The fitted workload and the evidence for it.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Fit {
+    /// `iorig.trace-fit/1`.
+    pub schema: &'static str,
     /// The workload, as TOML with comments.
     pub toml: String,
     /// The same as a plan measured in rounds until steady.
@@ -253,6 +255,7 @@ pub fn fit(a: &Analysis, source: &str, opts: &FitOptions) -> Result<Fit, RunErro
     let head = header(a, source, &best, &candidates, compared.len(), shift);
     let keys = keys(a, &best, random_pct);
     Ok(Fit {
+        schema: "iorig.trace-fit/1",
         toml: workload_toml(&head, &keys),
         plan_toml: plan_toml(&head, &keys),
         best,

@@ -255,8 +255,36 @@ fn setup() -> Fixture {
         ));
         io_log.push_str(&format!("{} data read {} 4096\n", i * 10, block * 4096));
     }
-    std::fs::write(f.path().join("web_1.csv"), msr).unwrap();
+    std::fs::write(f.path().join("web_1.csv"), &msr).unwrap();
     std::fs::write(f.path().join("io.log"), io_log).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, msr.as_bytes()).unwrap();
+    std::fs::write(f.path().join("web_1.csv.gz"), gz.finish().unwrap()).unwrap();
+    // A blktrace capture merged into one file (the kernel's records of a
+    // loop device), and an iorig trace with I/O in it: the page's captures
+    // run too, into files of their own (an idle device's capture is empty).
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/trace/loop0-dd.blktrace"),
+        f.path().join("sdb.bin"),
+    )
+    .unwrap();
+    f.must(&[
+        "run",
+        "--target",
+        "traced.dat",
+        "--size",
+        "16m",
+        "--read",
+        "70",
+        "--random",
+        "100",
+        "--time",
+        "300ms",
+        "--no-db",
+        "-q",
+        "--trace-out",
+        "sdb.iotrace",
+    ]);
     let rules = std::fs::read_to_string(root.join("docs/profile-rules.md")).unwrap();
     std::fs::write(f.path().join("my-rules.toml"), toml_block(&rules, "")).unwrap();
     f
@@ -331,6 +359,10 @@ fn rewrite(text: &str, f: &Fixture) -> (Vec<String>, Option<String>) {
             ("--target", Some(v)) if text.contains("--builtin fs-") => {
                 std::fs::create_dir_all(v).unwrap();
                 args.extend(["--target".into(), v.into()]);
+                i += 2;
+            }
+            ("--out", Some(v)) if sub == "trace" && words.get(2) == Some(&"record") => {
+                args.extend(["--out".into(), format!("recorded-{v}")]);
                 i += 2;
             }
             ("--device", Some(_)) => {
@@ -419,9 +451,11 @@ fn check(args: &[String], stdout: &str, f: &Fixture) -> Result<(), String> {
                 return Err(format!("--json {j}: not fio's JSON shape"));
             }
         } else {
-            let want = match sub[0] {
-                "profile" => "iorig.profile/1",
-                "trace" => "iorig.trace/1",
+            let want = match sub.as_slice() {
+                ["profile", ..] => "iorig.profile/1",
+                ["trace", "replay"] => "iorig.result/1",
+                ["trace", "fit"] => "iorig.trace-fit/1",
+                ["trace", ..] => "iorig.trace/1",
                 _ => "iorig.result/1",
             };
             let got = schema_of(&j)?;
