@@ -465,18 +465,24 @@ impl WorkerCtx {
                 }
                 // Rate-limited, pausing or delayed: sleep until the next I/O is
                 // due (or the interval ends, so the report is not late).
+                // A feed that is behind is looked at again after a sleep
+                // (no I/O is due that a spin could make on time).
+                let mut feed_behind = false;
                 let due = match (&mut self.replay, self.period_ns) {
-                    // A feed that is behind is looked at again soon.
-                    (Some(r), _) => r
-                        .peek()
-                        .map_or(now + POLL_FEED_NS, |io| io.due_ns.unwrap_or(now)),
+                    (Some(r), _) => match r.peek() {
+                        Some(io) => io.due_ns.unwrap_or(now),
+                        None => {
+                            feed_behind = true;
+                            now + POLL_FEED_NS
+                        }
+                    },
                     (None, Some(_)) => next_due as u64,
                     (None, None) => now,
                 };
                 let wake = due.max(idle_until).min(next_boundary).min(end_ns);
                 if wake > now {
                     let left = wake - now;
-                    if self.replay.is_none() {
+                    if self.replay.is_none() || feed_behind {
                         std::thread::sleep(Duration::from_nanos(left));
                     } else if left > crate::replay::SPIN_NS {
                         // Woken early; the loop spins the rest.
@@ -517,15 +523,19 @@ impl WorkerCtx {
             {
                 wake = wake.min(next_due as u64);
             }
+            let mut feed_behind = false;
             if let (Some(r), false, false) = (&mut self.replay, free.is_empty(), stopping) {
-                wake = wake.min(
-                    r.peek()
-                        .map_or(now + POLL_FEED_NS, |io| io.due_ns.unwrap_or(now)),
-                );
+                wake = wake.min(match r.peek() {
+                    Some(io) => io.due_ns.unwrap_or(now),
+                    None => {
+                        feed_behind = true;
+                        now + POLL_FEED_NS
+                    }
+                });
             }
             let (min_complete, timeout) = if stopping {
                 (1, Some(Duration::from_millis(100)))
-            } else if self.replay.is_some() {
+            } else if self.replay.is_some() && !feed_behind {
                 // Wait for completions until shortly before the next I/O is
                 // due; from there, only look for them (spinning).
                 match wake.saturating_sub(now).checked_sub(crate::replay::SPIN_NS) {

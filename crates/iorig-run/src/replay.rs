@@ -130,6 +130,8 @@ pub fn survey(
             with_lat += 1;
         }
     }
+    // A v2 iolog is timed once a `wait` line has been read.
+    f.timed = records.timed();
     if f.records == 0 {
         return Err(RunError::usage(format!(
             "{}: no I/Os to replay",

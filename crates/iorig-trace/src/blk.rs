@@ -129,6 +129,8 @@ struct Pending {
     complete_ns: Option<u64>,
     /// Left out (requeued, or a Q of a device that turned out request-based).
     dropped: bool,
+    /// The issue event's record number, for an error about it.
+    record: u64,
 }
 
 /// Pairs issues with completions and hands I/Os on in issue order.
@@ -192,7 +194,7 @@ impl Pairing {
         }
     }
 
-    fn add(&mut self, e: &Event) {
+    fn add(&mut self, e: &Event, record: u64) {
         let op = if e.category() & TC_DISCARD != 0 {
             Op::Trim
         } else if e.category() & TC_WRITE != 0 {
@@ -212,6 +214,7 @@ impl Pairing {
                 bytes: e.bytes,
                 complete_ns: None,
                 dropped: false,
+                record,
             },
         );
         self.order.push(std::cmp::Reverse((e.time_ns, id)));
@@ -220,7 +223,13 @@ impl Pairing {
             .or_default()
             .push_back(id);
         if matches!(self.kinds.get(&e.device), None | Some(Kind::Unknown)) {
-            self.unknown.entry(e.device).or_default().push(id);
+            let waiting = self.unknown.entry(e.device).or_default();
+            waiting.push(id);
+            if waiting.len() > self.max_pending {
+                // So many queue events with neither an issue nor a
+                // completion: they are all this trace has of the device.
+                self.settle(e.device, Kind::Bio);
+            }
         }
     }
 
@@ -254,21 +263,21 @@ impl Pairing {
         }
     }
 
-    /// Takes one event; data-less events (flushes, passthrough commands,
-    /// notes) are passed over.
-    pub fn event(&mut self, e: &Event) {
+    /// Takes event number `record` (1-based, for errors); data-less events
+    /// (flushes, passthrough commands, notes) are passed over.
+    pub fn event(&mut self, e: &Event, record: u64) {
         let cat = e.category();
         if cat & (TC_NOTIFY | TC_PC) != 0 {
             return;
         }
         let kind = self.kinds.get(&e.device).copied().unwrap_or(Kind::Unknown);
         match e.code() {
-            TA_QUEUE if e.bytes > 0 && !matches!(kind, Kind::Request) => self.add(e),
+            TA_QUEUE if e.bytes > 0 && !matches!(kind, Kind::Request) => self.add(e, record),
             TA_ISSUE if e.bytes > 0 => {
                 if !matches!(kind, Kind::Request) {
                     self.settle(e.device, Kind::Request);
                 }
-                self.add(e);
+                self.add(e, record);
             }
             TA_REQUEUE => {
                 // Issued again later with a D of its own.
@@ -278,15 +287,20 @@ impl Pairing {
                     }
                 }
             }
-            TA_COMPLETE => {
-                if matches!(kind, Kind::Unknown) {
-                    self.settle(e.device, Kind::Bio);
-                }
+            // A flush's completion carries no data and names no I/O's sector.
+            TA_COMPLETE if e.bytes > 0 => {
                 if e.error != 0 {
                     self.errors += 1;
                 }
                 match self.take_place(e.device, e.sector) {
                     Some(id) => {
+                        // A completion of a queue event before any issue
+                        // event: the device has no request queue. (One
+                        // without a match was issued before the trace
+                        // began and says nothing of the kind.)
+                        if matches!(kind, Kind::Unknown) {
+                            self.settle(e.device, Kind::Bio);
+                        }
                         if let Some(p) = self.pending.get_mut(&id) {
                             p.complete_ns = Some(e.time_ns);
                         }
@@ -299,9 +313,10 @@ impl Pairing {
     }
 
     /// The next I/O whose turn has come; with `end`, also those whose
-    /// completion the trace does not hold. `Err` for an issue earlier than
-    /// one already handed on (records out of time order).
-    pub fn pop(&mut self, end: bool) -> Option<Result<Record, String>> {
+    /// completion the trace does not hold. `Err` (with the issue's record
+    /// number) for an issue earlier than one already handed on (records out
+    /// of time order).
+    pub fn pop(&mut self, end: bool) -> Option<Result<Record, (u64, String)>> {
         loop {
             let std::cmp::Reverse((t, id)) = *self.order.peek()?;
             // A device not known yet holds its Qs back until it is: they
@@ -335,9 +350,12 @@ impl Pairing {
                 }
             }
             if t < self.last_out_ns {
-                return Some(Err(format!(
-                    "issued at {t} ns, before an I/O already read ({} ns): records out of time order; merge blktrace's per-CPU files with blkparse -i NAME -d FILE",
-                    self.last_out_ns
+                return Some(Err((
+                    p.record,
+                    format!(
+                        "issued at {t} ns, before an I/O already read ({} ns): records out of time order; merge blktrace's per-CPU files with blkparse -i NAME -d FILE",
+                        self.last_out_ns
+                    ),
                 )));
             }
             self.last_out_ns = t;
@@ -373,8 +391,8 @@ impl BlkBody {
         };
         loop {
             if let Some(r) = self.pairing.pop(self.ended) {
-                return Some(r.map_err(|why| Bad {
-                    record: self.record,
+                return Some(r.map_err(|(record, why)| Bad {
+                    record,
                     why,
                     fatal: false,
                 }));
@@ -427,7 +445,7 @@ impl BlkBody {
                     }
                 }
             }
-            self.pairing.event(&event);
+            self.pairing.event(&event, self.record);
         }
     }
 }
@@ -495,12 +513,12 @@ mod tests {
             ev(160, TA_QUEUE, TC_QUEUE, 80, 8192),
             ev(170, TA_ISSUE, TC_ISSUE, 80, 8192),
         ] {
-            p.event(&e);
+            p.event(&e, 0);
         }
         // The second completes first: it waits for the first.
-        p.event(&ev(200, TA_COMPLETE, TC_COMPLETE, 80, 8192));
+        p.event(&ev(200, TA_COMPLETE, TC_COMPLETE, 80, 8192), 0);
         assert!(drain(&mut p, false).is_empty());
-        p.event(&ev(400, TA_COMPLETE, w | TC_COMPLETE, 0, 4096));
+        p.event(&ev(400, TA_COMPLETE, w | TC_COMPLETE, 0, 4096), 0);
         let r = drain(&mut p, false);
         assert_eq!(r.len(), 2);
         assert_eq!(
@@ -516,22 +534,38 @@ mod tests {
     #[test]
     fn bio_based_ios_are_q_to_c() {
         let mut p = Pairing::default();
-        p.event(&ev(10, TA_QUEUE, TC_QUEUE, 8, 4096));
+        p.event(&ev(10, TA_QUEUE, TC_QUEUE, 8, 4096), 0);
         assert!(drain(&mut p, false).is_empty(), "kind not known yet");
-        p.event(&ev(30, TA_COMPLETE, TC_COMPLETE, 8, 4096));
+        p.event(&ev(30, TA_COMPLETE, TC_COMPLETE, 8, 4096), 0);
         let r = drain(&mut p, false);
         assert_eq!((r.len(), r[0].latency_ns), (1, Some(20)));
     }
 
     #[test]
+    fn a_completion_from_before_the_trace_does_not_decide_the_device() {
+        let mut p = Pairing::default();
+        // Issued before the capture began: no match, and no verdict.
+        p.event(&ev(5, TA_COMPLETE, TC_COMPLETE, 800, 4096), 1);
+        p.event(&ev(10, TA_QUEUE, TC_QUEUE, 8, 4096), 2);
+        p.event(&ev(12, TA_ISSUE, TC_ISSUE, 8, 4096), 3);
+        // A flush's completion (no data, sector 0 or any) completes nothing.
+        p.event(&ev(15, TA_COMPLETE, TC_COMPLETE, 8, 0), 4);
+        p.event(&ev(20, TA_COMPLETE, TC_COMPLETE, 8, 4096), 5);
+        let r = drain(&mut p, true);
+        assert_eq!(r.len(), 1, "the I/O once, D to C: {r:?}");
+        assert_eq!((r[0].t_ns, r[0].latency_ns), (0, Some(8)));
+        assert_eq!(p.unmatched_completions, 1);
+    }
+
+    #[test]
     fn requeues_and_lost_completions() {
         let mut p = Pairing::default();
-        p.event(&ev(10, TA_ISSUE, TC_ISSUE, 8, 4096));
-        p.event(&ev(20, TA_REQUEUE, 0, 8, 4096));
-        p.event(&ev(30, TA_ISSUE, TC_ISSUE, 8, 4096));
-        p.event(&ev(40, TA_ISSUE, TC_ISSUE, 16, 4096));
-        p.event(&ev(50, TA_COMPLETE, TC_COMPLETE, 16, 4096));
-        p.event(&ev(60, TA_COMPLETE, TC_COMPLETE, 999, 4096));
+        p.event(&ev(10, TA_ISSUE, TC_ISSUE, 8, 4096), 0);
+        p.event(&ev(20, TA_REQUEUE, 0, 8, 4096), 0);
+        p.event(&ev(30, TA_ISSUE, TC_ISSUE, 8, 4096), 0);
+        p.event(&ev(40, TA_ISSUE, TC_ISSUE, 16, 4096), 0);
+        p.event(&ev(50, TA_COMPLETE, TC_COMPLETE, 16, 4096), 0);
+        p.event(&ev(60, TA_COMPLETE, TC_COMPLETE, 999, 4096), 0);
         assert!(
             drain(&mut p, false).is_empty(),
             "sector 8 has not completed"

@@ -218,6 +218,21 @@ pub fn start(opts: &CaptureOptions) -> Result<Capture, CaptureError> {
         sys.clone()
     };
     let bio_based = !disk.join("mq").exists();
+    // The kernel traces a partition in its disk's sectors; iorig's format
+    // gives offsets in the device traced, as a replay onto it wants them.
+    let offset_base = if sys.join("partition").exists() {
+        read_setting(&sys.join("start"))?
+            .parse::<u64>()
+            .map_err(|e| {
+                CaptureError::Setup(format!(
+                    "{}: the partition's start is unreadable ({e})",
+                    sys.join("start").display()
+                ))
+            })?
+            * 512
+    } else {
+        0
+    };
     let dev_number = (major << 20) | minor;
 
     let mut restore = Restore { items: Vec::new() };
@@ -225,11 +240,16 @@ pub fn start(opts: &CaptureOptions) -> Result<Capture, CaptureError> {
     restore.set(tracing_on.clone(), "0", read_setting(&tracing_on)?)?;
     let buffer = t.join("buffer_size_kb");
     let old_buffer = read_setting(&buffer)?;
-    let old_buffer = old_buffer
-        .split_whitespace()
-        .next()
-        .unwrap_or("1408")
-        .to_string();
+    // A buffer not used since boot reads "7 (expanded: 1408)": the size it
+    // takes when used is the one to put back.
+    let old_buffer = match old_buffer.split_once("expanded:") {
+        Some((_, n)) => n.trim().trim_end_matches(')').trim().to_string(),
+        None => old_buffer
+            .split_whitespace()
+            .next()
+            .unwrap_or("1408")
+            .to_string(),
+    };
     restore.set(buffer, &opts.buffer_kib.to_string(), old_buffer)?;
     // Clears what the (idle) top-level buffer held.
     write_setting(&t.join("trace"), "")?;
@@ -252,28 +272,33 @@ pub fn start(opts: &CaptureOptions) -> Result<Capture, CaptureError> {
     restore.set(sys.join("trace/enable"), "1", "0".into())?;
     write_setting(&sys.join("trace/act_mask"), mask)?;
 
-    // The output is made once the settings are in place, so a host that
-    // refuses them leaves no file behind.
-    let out = std::fs::File::create(&opts.out).map_err(|e| CaptureError::Io {
-        what: format!("{}", opts.out.display()),
-        source: e,
-    })?;
-    let sink = Sink::new(
-        opts.format,
-        BufWriter::with_capacity(1 << 20, out),
-        &opts.device,
-    )
-    .map_err(|e| CaptureError::Io {
-        what: opts.out.display().to_string(),
-        source: e,
-    })?;
-
     let pipe = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags_nonblock()
         .open(t.join("trace_pipe"))
         .map_err(|e| setting_error(&t.join("trace_pipe"), e))?;
-    write_setting(&tracing_on, "1")?;
+    // The output is made once everything else is in place, and taken away
+    // again if tracing cannot start: a refused capture leaves no file.
+    let out_error = |e| CaptureError::Io {
+        what: opts.out.display().to_string(),
+        source: e,
+    };
+    let out = std::fs::File::create(&opts.out).map_err(out_error)?;
+    let made = Sink::new(
+        opts.format,
+        BufWriter::with_capacity(1 << 20, out),
+        &opts.device,
+        offset_base,
+    )
+    .map_err(out_error)
+    .and_then(|sink| write_setting(&tracing_on, "1").map(|()| sink));
+    let sink = match made {
+        Ok(sink) => sink,
+        Err(e) => {
+            let _ = std::fs::remove_file(&opts.out);
+            return Err(e);
+        }
+    };
     Ok(Capture {
         restore,
         pipe,
@@ -383,6 +408,8 @@ struct Sink {
     raw: Option<BufWriter<std::fs::File>>,
     own: Option<Writer<BufWriter<std::fs::File>>>,
     pairing: Pairing,
+    /// Subtracted from every offset (a partition's start on its disk).
+    offset_base: u64,
     /// Bytes of a record cut between two reads.
     carry: Vec<u8>,
     events: u64,
@@ -394,6 +421,7 @@ impl Sink {
         format: OutFormat,
         out: BufWriter<std::fs::File>,
         device: &Path,
+        offset_base: u64,
     ) -> std::io::Result<Self> {
         let (raw, own) = match format {
             OutFormat::Blktrace => (Some(out), None),
@@ -407,6 +435,7 @@ impl Sink {
             raw,
             own,
             pairing: Pairing::default(),
+            offset_base,
             carry: Vec::new(),
             events: 0,
             ios: 0,
@@ -431,7 +460,7 @@ impl Sink {
             at += whole;
             self.events += 1;
             if event.device == dev {
-                self.pairing.event(&event);
+                self.pairing.event(&event, self.events);
             }
         }
         self.carry.drain(..at);
@@ -440,10 +469,16 @@ impl Sink {
 
     fn drain(&mut self, end: bool) -> std::io::Result<()> {
         while let Some(r) = self.pairing.pop(end) {
-            let r = r.map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+            let r = r.map_err(|(n, e)| {
+                std::io::Error::new(std::io::ErrorKind::InvalidData, format!("event {n}: {e}"))
+            })?;
             self.ios += 1;
             if let Some(w) = self.own.as_mut() {
-                w.write(&crate::Record { device: 0, ..r })?;
+                w.write(&crate::Record {
+                    device: 0,
+                    offset_bytes: r.offset_bytes.saturating_sub(self.offset_base),
+                    ..r
+                })?;
             }
         }
         Ok(())

@@ -220,23 +220,21 @@ impl SortingWriter {
     fn spill(&mut self) -> std::io::Result<()> {
         self.run.sort_unstable_by_key(|(seq, r)| (r.t_ns, *seq));
         let p = PathBuf::from(format!("{}.run{}", self.path.display(), self.spilled.len()));
+        // Named before it is written, so a failure still removes it.
+        self.spilled.push(p.clone());
         let mut w = BufWriter::with_capacity(1 << 20, std::fs::File::create(&p)?);
         for (seq, r) in self.run.drain(..) {
             w.write_all(&seq.to_le_bytes())?;
             w.write_all(&encode(&r))?;
         }
         w.flush()?;
-        self.spilled.push(p);
         Ok(())
     }
 
     /// Writes the trace; returns the records written.
     pub fn finish(mut self) -> std::io::Result<u64> {
-        let result = self.merge();
-        for p in &self.spilled {
-            let _ = std::fs::remove_file(p);
-        }
-        result
+        // The runs go when `self` is dropped, whatever the merge did.
+        self.merge()
     }
 
     /// Merges into a file beside the trace, renamed over it when whole.
@@ -309,6 +307,16 @@ impl SortingWriter {
         let n = w.written();
         w.finish()?;
         Ok(n)
+    }
+}
+
+impl Drop for SortingWriter {
+    /// Spilled runs are removed, also when the writer is abandoned (a run
+    /// whose per-I/O writer failed).
+    fn drop(&mut self) {
+        for p in &self.spilled {
+            let _ = std::fs::remove_file(p);
+        }
     }
 }
 

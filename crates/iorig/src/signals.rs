@@ -15,6 +15,16 @@ use std::sync::OnceLock;
 /// The process's one stop handle, once installed.
 static INSTALLED: OnceLock<Stop> = OnceLock::new();
 
+/// Set while the process holds host state it must put back (a trace
+/// capture's tracing settings): a second signal then does not exit at once.
+static PATIENT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes further signals only interrupt, never exit: the command ends
+/// through its own cleanup.
+pub fn be_patient() {
+    PATIENT.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// Standard output is gone (broken pipe): interrupt the run as a signal
 /// would, so it stops cleanly and is recorded as interrupted.
 pub fn output_closed() {
@@ -30,7 +40,7 @@ pub fn install() -> Stop {
             let stop = Stop::new();
             let handler = stop.clone();
             let _ = ctrlc::set_handler(move || {
-                if handler.interrupted() {
+                if handler.interrupted() && !PATIENT.load(std::sync::atomic::Ordering::SeqCst) {
                     std::process::exit(exit::INTERRUPTED as i32);
                 }
                 handler.interrupt();

@@ -159,6 +159,8 @@ pub fn record(a: &TraceRecordArgs) -> Result<u8, Failure> {
         CaptureError::Setup(why) => Failure::usage(why),
         other => Failure::runtime(other.to_string()),
     };
+    // Tracing is the host's: a second Ctrl-C must not leave it switched on.
+    crate::signals::be_patient();
     let running = capture::start(&opts).map_err(failed)?;
     printer.notice(&format!(
         "recording {} for {} into {} (Ctrl-C ends it sooner)",
@@ -286,6 +288,12 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
     // created or written (planning only looks).
     let planned =
         iorig_engine::run::plan(&w, a.allow_destroy).map_err(iorig_run::RunError::from)?;
+    if a.async_submit && planned.engine != iorig_spec::EngineKind::IoUring {
+        return Err(Failure::usage(format!(
+            "--async-submit is for the io_uring engine; this replay runs on {} (drop --async-submit, or use --engine io_uring)",
+            planned.engine.name()
+        )));
+    }
     let segments = planned.segments().map_err(iorig_run::RunError::from)?;
     iorig_run::replay::check_fit(&setup, &segments)?;
     let mut store = crate::store::writer(crate::store::StoreChoice {
