@@ -273,14 +273,12 @@ struct WindowAcc {
     bytes: u64,
     latency_ns: u128,
     has_latency: bool,
-    /// The blocks this window touched, each once; their counts in it live
-    /// in their `BlockState` (the entry each access updates anyway, so a
-    /// window costs no lookup of its own per access).
-    touched: Vec<u64>,
+    counts: IntMap<u64, u32>,
 }
 
 /// The fewest keys taking `share` of the counts, most counted first.
-fn hot_set(mut v: Vec<(u64, u32)>, share: f64) -> Vec<u64> {
+fn hot_set(counts: &IntMap<u64, u32>, share: f64) -> Vec<u64> {
+    let mut v: Vec<(u64, u32)> = counts.iter().map(|(k, c)| (*k, *c)).collect();
     v.sort_unstable_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
     let total: u64 = v.iter().map(|(_, c)| u64::from(*c)).sum();
     let need = (share * total as f64).ceil() as u64;
@@ -305,16 +303,10 @@ impl WindowAcc {
         window_ns: u64,
         span_ns: u64,
         block_bytes: u64,
-        blocks: &IntMap<u64, BlockState>,
         prev_hot: &mut Option<std::collections::HashSet<u64, BuildHasherDefault<IntHasher>>>,
     ) -> Window {
         let secs = span_ns as f64 / 1e9;
-        let counts = self
-            .touched
-            .drain(..)
-            .map(|k| (k, blocks.get(&k).map_or(0, |s| s.win_count)))
-            .collect();
-        let hot = hot_set(counts, 0.8);
+        let hot = hot_set(&self.counts, 0.8);
         // A silent window has no hot set: the next one is compared with
         // the last window that had I/O.
         let overlap = prev_hot.as_ref().filter(|_| !hot.is_empty()).map(|p| {
@@ -344,6 +336,7 @@ impl WindowAcc {
         self.bytes = 0;
         self.latency_ns = 0;
         self.has_latency = false;
+        self.counts.clear();
         w
     }
 }
@@ -397,9 +390,6 @@ struct BlockState {
     last: u64,
     reads: u32,
     writes: u32,
-    /// The window (index + 1; 0: none yet) `win_count` counts in.
-    win: u32,
-    win_count: u32,
 }
 
 /// Marks over access positions: a bit per position, and a Fenwick tree of
@@ -578,13 +568,8 @@ where
             // in issue order; one given earlier counts in the open window.
             let index = r.t_ns.saturating_sub(t0) / opts.window_ns;
             while win.index < index {
-                a.windows.push(win.close(
-                    opts.window_ns,
-                    opts.window_ns,
-                    b,
-                    &blocks,
-                    &mut prev_hot,
-                ));
+                a.windows
+                    .push(win.close(opts.window_ns, opts.window_ns, b, &mut prev_hot));
                 win.index += 1;
             }
             win.records += 1;
@@ -632,6 +617,9 @@ where
         }
         for blk in first_block..=last_block {
             let key = dev | blk;
+            if timed {
+                *win.counts.entry(key).or_default() += 1;
+            }
             let follow = followed(key);
             if follow && spos >= marks.capacity() {
                 if spos >= opts.max_accesses {
@@ -649,16 +637,6 @@ where
                 }
             }
             let s = blocks.entry(key).or_default();
-            if timed {
-                // Window indexes past u32 wrap: a trace of 4 G windows.
-                let w = (win.index as u32).wrapping_add(1);
-                if s.win != w {
-                    s.win = w;
-                    s.win_count = 0;
-                    win.touched.push(key);
-                }
-                s.win_count += 1;
-            }
             let seen = s.reads + s.writes > 0;
             if follow {
                 if seen {
@@ -715,7 +693,7 @@ where
             .max(1_000_000)
             .min(opts.window_ns);
         a.windows
-            .push(win.close(opts.window_ns, span, b, &blocks, &mut prev_hot));
+            .push(win.close(opts.window_ns, span, b, &mut prev_hot));
         a.window_s = Some(opts.window_ns as f64 / 1e9);
     }
     if let (true, Some(first)) = (timed, first_t) {
