@@ -6,7 +6,9 @@
 //! - `--trace-out FILE`: the same I/Os as an iorig block trace
 //!   ([`iorig_trace::own`]): issue time, latency from issue to completion,
 //!   offset, size, op and target, sorted into issue order in bounded memory,
-//!   so `iorig trace analyse` reads what iorig itself asked of the storage.
+//!   so `iorig trace analyse` reads what iorig itself asked of the storage;
+//! - a trace replay's issue timing ([`IssueTiming`]): how late after its
+//!   scheduled time each I/O was handed to the kernel.
 //!
 //! The files are written beside their destinations and put in place when the
 //! run ends, also when it failed or was interrupted, so what was recorded is
@@ -33,10 +35,30 @@ pub const HEADER: &str =
 pub const ROW_BYTES_ABOUT: u64 = 64;
 
 /// What the log holds once written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct IoLogTotals {
     pub records: u64,
     pub bytes: u64,
+    /// When asked for ([`IoLogPaths::timing`]).
+    pub timing: Option<IssueTiming>,
+}
+
+/// How late after their scheduled time the I/Os were issued (submission
+/// minus scheduled start; an I/O is never issued early).
+#[derive(Debug, Clone, Default)]
+pub struct IssueTiming {
+    pub hist: iorig_stats::LatencyHistogram,
+    pub over_20us: u64,
+    pub over_1ms: u64,
+}
+
+impl IssueTiming {
+    fn record(&mut self, r: &IoRecord) {
+        let late = r.submit_ns.saturating_sub(r.start_ns);
+        self.hist.record(late);
+        self.over_20us += u64::from(late > 20_000);
+        self.over_1ms += u64::from(late > 1_000_000);
+    }
 }
 
 /// Where a run's per-I/O records go.
@@ -46,11 +68,24 @@ pub struct IoLogPaths {
     pub csv: Option<PathBuf>,
     /// `--trace-out`: an iorig block trace.
     pub trace: Option<PathBuf>,
+    /// A trace replay's issue timing. The writer then yields the CPU to the
+    /// replay's worker, whose timing it measures.
+    pub timing: bool,
 }
 
 impl IoLogPaths {
     pub fn any(&self) -> bool {
-        self.csv.is_some() || self.trace.is_some()
+        self.csv.is_some() || self.trace.is_some() || self.timing
+    }
+}
+
+/// Lowers the calling thread's priority: a replay's helper threads yield
+/// to its worker, which a preemption on a small machine makes issue late.
+pub(crate) fn lower_priority() {
+    // SAFETY: setpriority takes integers; on Linux PRIO_PROCESS with who 0
+    // names the calling thread only.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
     }
 }
 
@@ -94,9 +129,15 @@ pub fn start(
     let (tx, rx) = crossbeam_channel::bounded::<Vec<IoRecord>>(CHANNEL_CHUNKS);
     let closing = Arc::new(AtomicBool::new(false));
     let seen = closing.clone();
+    let timing = paths.timing.then(IssueTiming::default);
     let handle = std::thread::Builder::new()
         .name("iorig-iolog".into())
-        .spawn(move || write_all(csv, trace, rx, warmup_ns, &seen))
+        .spawn(move || {
+            if timing.is_some() {
+                lower_priority();
+            }
+            write_all(csv, trace, timing, rx, warmup_ns, &seen)
+        })
         .map_err(|e| RunError::runtime(format!("starting the per-I/O writer: {e}")))?;
     Ok((
         tx,
@@ -122,6 +163,7 @@ impl IoLogWriter {
                 .trace
                 .as_ref()
                 .map(|p| format!("--trace-out {}", p.display())),
+            self.paths.timing.then(|| "replay timing".to_string()),
         ]
         .into_iter()
         .flatten()
@@ -143,6 +185,7 @@ const CLOSING_POLL: Duration = Duration::from_millis(50);
 fn write_all(
     csv: Option<AtomicFile>,
     mut trace: Option<iorig_trace::own::SortingWriter>,
+    timing: Option<IssueTiming>,
     rx: crossbeam_channel::Receiver<Vec<IoRecord>>,
     warmup_ns: u64,
     closing: &AtomicBool,
@@ -155,6 +198,7 @@ fn write_all(
         } else {
             0
         },
+        timing,
     };
     let mut first_error = match out.as_mut() {
         Some(o) => o.write_all(HEADER.as_bytes()).err(),
@@ -181,6 +225,9 @@ fn write_all(
             continue;
         }
         for r in &chunk {
+            if let Some(t) = totals.timing.as_mut() {
+                t.record(r);
+            }
             if let Some(o) = out.as_mut() {
                 line.clear();
                 row(&mut line, r, warmup_ns);

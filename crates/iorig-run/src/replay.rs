@@ -7,17 +7,20 @@
 //! the feed thread while the replay runs. Offsets are placed in the targets
 //! by [`OffsetMap`]; trace device `d` goes to target `d mod targets`. The
 //! timing error of every counted I/O (its issue minus its scheduled time)
-//! is gathered from the engine's per-I/O records into an HDR histogram.
+//! is gathered from the engine's per-I/O records into an HDR histogram by
+//! the run's per-I/O writer ([`crate::iolog::IssueTiming`]).
 
+use crate::iolog::IssueTiming;
 use crate::RunError;
+use crossbeam_channel::SendTimeoutError;
 use iorig_engine::gen::Segment;
-use iorig_engine::iolog::{IoRecord, IoRecordSender, CHANNEL_CHUNKS};
 use iorig_engine::replay::{ReplayIo, ReplayReceiver, CHUNK_IOS};
 use iorig_engine::OpKind;
 use iorig_result::ReplayReport;
-use iorig_stats::LatencyHistogram;
 use iorig_trace::{BadRecords, Format, Op};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 /// How trace offsets are placed in a target's working set.
@@ -189,6 +192,10 @@ pub fn place(map: OffsetMap, align: u64, span: u64, seg: &Segment, offset: u64, 
 /// The running feed: the thread and what it reports when done.
 pub struct Feed {
     handle: JoinHandle<Result<FeedTotals, String>>,
+    /// Set when the run has ended: the feed stops sending, without waiting
+    /// for a worker the run abandoned (stuck on a hung device), which still
+    /// holds the channel.
+    closing: Arc<AtomicBool>,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -206,10 +213,24 @@ pub fn start_feed(
     let (tx, rx) = iorig_engine::replay::channel();
     let records = iorig_trace::open(&setup.file, setup.format, setup.bad).map_err(trace_error)?;
     let setup = setup.clone();
+    let closing = Arc::new(AtomicBool::new(false));
+    let seen = closing.clone();
+    // Hands a chunk over; false once nobody will take it (the run ended).
+    let send = move |chunk: Vec<ReplayIo>| {
+        let mut chunk = chunk;
+        loop {
+            match tx.send_timeout(chunk, SEND_POLL) {
+                Ok(()) => return true,
+                Err(SendTimeoutError::Disconnected(_)) => return false,
+                Err(SendTimeoutError::Timeout(c)) if !seen.load(Ordering::Acquire) => chunk = c,
+                Err(SendTimeoutError::Timeout(_)) => return false,
+            }
+        }
+    };
     let handle = std::thread::Builder::new()
         .name("iorig-replay-feed".into())
         .spawn(move || {
-            lower_priority();
+            crate::iolog::lower_priority();
             let n = segments.len().max(1);
             let align = setup.align_bytes;
             let mut totals = FeedTotals::default();
@@ -238,14 +259,14 @@ pub fn start_feed(
                 if chunk.len() == CHUNK_IOS {
                     totals.sent += chunk.len() as u64;
                     let full = std::mem::replace(&mut chunk, Vec::with_capacity(CHUNK_IOS));
-                    if tx.send(full).is_err() {
+                    if !send(full) {
                         // The run ended (stopped, or its time limit).
                         return Ok(totals);
                     }
                 }
             }
             totals.sent += chunk.len() as u64;
-            let _ = tx.send(chunk);
+            send(chunk);
             Ok(totals)
         })
         .map_err(|e| RunError::runtime(format!("starting the replay feed: {e}")))?;
@@ -258,72 +279,24 @@ pub fn start_feed(
     {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
-    Ok((rx, Feed { handle }))
+    Ok((rx, Feed { handle, closing }))
 }
+
+/// How often a feed waiting for room looks whether the run has ended.
+const SEND_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// How long a replay waits for its feed to read ahead before it starts.
 const PREFILL_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// The replay's helper threads yield to its worker: on a small machine a
-/// spinning worker preempted by them issues late.
-fn lower_priority() {
-    // SAFETY: setpriority takes integers; on Linux PRIO_PROCESS with who 0
-    // names the calling thread only.
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
-    }
-}
-
 impl Feed {
+    /// Stops the feed (the run has ended) and says what it sent.
     pub fn finish(self) -> Result<FeedTotals, RunError> {
+        self.closing.store(true, Ordering::Release);
         match self.handle.join() {
             Ok(Ok(t)) => Ok(t),
             Ok(Err(e)) => Err(RunError::runtime(format!("replay: {e}"))),
             Err(_) => Err(RunError::runtime("replay: the feed thread panicked")),
         }
-    }
-}
-
-/// The timing error collector: a thread turning the engine's per-I/O
-/// records into a histogram of issue minus scheduled time.
-pub struct Timing {
-    handle: JoinHandle<TimingTotals>,
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct TimingTotals {
-    pub hist: LatencyHistogram,
-    pub over_20us: u64,
-    pub over_1ms: u64,
-}
-
-pub fn start_timing() -> Result<(IoRecordSender, Timing), RunError> {
-    let (tx, rx) = crossbeam_channel::bounded::<Vec<IoRecord>>(CHANNEL_CHUNKS);
-    let handle = std::thread::Builder::new()
-        .name("iorig-replay-timing".into())
-        .spawn(move || {
-            lower_priority();
-            let mut t = TimingTotals::default();
-            for chunk in rx {
-                for r in chunk {
-                    let late = r.submit_ns.saturating_sub(r.start_ns);
-                    t.hist.record(late);
-                    t.over_20us += u64::from(late > 20_000);
-                    t.over_1ms += u64::from(late > 1_000_000);
-                }
-            }
-            t
-        })
-        .map_err(|e| RunError::runtime(format!("starting the replay timing: {e}")))?;
-    Ok((tx, Timing { handle }))
-}
-
-impl Timing {
-    /// Waits for the records (every sender dropped: the run ended).
-    pub fn finish(self) -> Result<TimingTotals, RunError> {
-        self.handle
-            .join()
-            .map_err(|_| RunError::runtime("replay: the timing thread panicked"))
     }
 }
 
@@ -333,7 +306,7 @@ pub fn report(
     qd: u32,
     feed: FeedTotals,
     issued: u64,
-    timing: &TimingTotals,
+    timing: &IssueTiming,
 ) -> ReplayReport {
     ReplayReport {
         trace: setup.file.display().to_string(),

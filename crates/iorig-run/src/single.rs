@@ -84,9 +84,8 @@ struct SingleHooks<'a> {
     /// The per-I/O outputs' writer, once started.
     io_log: Option<crate::iolog::IoLogWriter>,
     replay: Option<&'a crate::replay::ReplaySetup>,
-    /// A replay's feed and timing collector, once started.
+    /// A replay's feed, once started.
     feed: Option<crate::replay::Feed>,
-    timing: Option<crate::replay::Timing>,
     id: String,
     start: Option<&'a crate::StartGate>,
     byte_passes: Option<u32>,
@@ -119,12 +118,6 @@ impl StepHooks for SingleHooks<'_> {
     }
 
     fn io_records(&mut self) -> Result<Option<iorig_engine::iolog::IoRecordSender>, RunError> {
-        if self.replay.is_some() {
-            // A replay's records go to its timing collector.
-            let (tx, timing) = crate::replay::start_timing()?;
-            self.timing = Some(timing);
-            return Ok(Some(tx));
-        }
         if !self.io_paths.any() {
             return Ok(None);
         }
@@ -182,11 +175,13 @@ impl StepHooks for SingleHooks<'_> {
 }
 
 /// Puts the per-I/O outputs in place (the run's records are all in: the
-/// step ended and dropped its senders) and says what they hold.
-fn finish_io_log(hooks: &mut SingleHooks<'_>, out: &mut Out<'_>) {
-    let Some(writer) = hooks.io_log.take() else {
-        return;
-    };
+/// step ended and dropped its senders) and says what they hold; a replay's
+/// issue timing is handed back.
+fn finish_io_log(
+    hooks: &mut SingleHooks<'_>,
+    out: &mut Out<'_>,
+) -> Option<crate::iolog::IssueTiming> {
+    let writer = hooks.io_log.take()?;
     match writer.finish() {
         Ok(t) => {
             if let Some(path) = &hooks.io_paths.csv {
@@ -204,8 +199,12 @@ fn finish_io_log(hooks: &mut SingleHooks<'_>, out: &mut Out<'_>) {
                     p = path.display()
                 ));
             }
+            t.timing
         }
-        Err(e) => out.notice(&e.to_string()),
+        Err(e) => {
+            out.notice(&e.to_string());
+            None
+        }
     }
 }
 
@@ -253,12 +252,12 @@ pub fn run_with(
         io_paths: crate::iolog::IoLogPaths {
             csv: opts.lat_log.clone(),
             trace: opts.trace_out.clone(),
+            timing: opts.replay.is_some(),
         },
         targets: Vec::new(),
         io_log: None,
         replay: opts.replay.as_ref(),
         feed: None,
-        timing: None,
         id: local_id(now),
         start: opts.start.as_ref(),
         byte_passes: opts.byte_passes,
@@ -273,7 +272,7 @@ pub fn run_with(
         jobs: &[],
     };
     let step = executor.run_step(&call, &mut out, stop, &mut hooks);
-    finish_io_log(&mut hooks, &mut out);
+    let issue_timing = finish_io_log(&mut hooks, &mut out);
     let step = match step {
         Ok(s) => s,
         Err(e) => {
@@ -323,24 +322,20 @@ pub fn run_with(
     out.send(Event::RunEnded {
         status: RunStatus::from(status),
     });
-    let replay = match (hooks.replay, hooks.feed.take(), hooks.timing.take()) {
-        (Some(setup), Some(feed), Some(timing)) => {
-            let feed = feed.finish();
-            let timing = timing.finish();
-            match (feed, timing) {
-                (Ok(feed), Ok(timing)) => Some(crate::replay::report(
-                    setup,
-                    w.qd,
-                    feed,
-                    summary.total.ops,
-                    &timing,
-                )),
-                (Err(e), _) | (_, Err(e)) => {
-                    out.notice(&e.to_string());
-                    None
-                }
+    let replay = match (hooks.replay, hooks.feed.take(), issue_timing) {
+        (Some(setup), Some(feed), Some(timing)) => match feed.finish() {
+            Ok(feed) => Some(crate::replay::report(
+                setup,
+                w.qd,
+                feed,
+                summary.total.ops,
+                &timing,
+            )),
+            Err(e) => {
+                out.notice(&e.to_string());
+                None
             }
-        }
+        },
         _ => None,
     };
     if let Some(r) = &replay {
