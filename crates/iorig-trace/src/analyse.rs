@@ -188,6 +188,64 @@ pub struct WarmupTime {
     pub seconds: f64,
 }
 
+/// A time in the unit a cache's owner plans with: seconds for a cache warm
+/// almost at once, minutes up to two hours, hours after.
+pub fn duration_text(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.1} s")
+    } else if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+/// The windows over time summed up.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WindowsSummary {
+    pub iops_min: f64,
+    pub iops_max: f64,
+    pub iops_median: f64,
+    /// The median window's hot set (80 % of its block accesses).
+    pub hot_bytes_median: u64,
+    /// The share of a window's hot set that was hot in the window before,
+    /// median and lowest; absent when no window had one before it.
+    pub overlap_median_pct: Option<f64>,
+    pub overlap_min_pct: Option<f64>,
+}
+
+/// The middle value (the upper one of an even count); 0 of none.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+impl Analysis {
+    /// The windows summed up; `None` without windows (an untimed trace).
+    pub fn windows_summary(&self) -> Option<WindowsSummary> {
+        if self.windows.is_empty() {
+            return None;
+        }
+        let iops: Vec<f64> = self.windows.iter().map(|w| w.iops).collect();
+        let overlaps: Vec<f64> = self
+            .windows
+            .iter()
+            .filter_map(|w| w.hot_overlap_pct)
+            .collect();
+        Some(WindowsSummary {
+            iops_min: iops.iter().copied().fold(f64::INFINITY, f64::min),
+            iops_max: iops.iter().copied().fold(0.0, f64::max),
+            iops_median: median(iops),
+            hot_bytes_median: median(self.windows.iter().map(|w| w.hot_bytes as f64).collect())
+                as u64,
+            overlap_min_pct: overlaps.iter().copied().reduce(f64::min),
+            overlap_median_pct: (!overlaps.is_empty()).then(|| median(overlaps)),
+        })
+    }
+}
+
 /// The warm-up estimate of `a`'s hot sets (and its hit-ratio cache) at
 /// `iops` backend reads of one block each.
 pub fn warmup(a: &Analysis, iops: f64, source: String) -> Warmup {

@@ -401,7 +401,7 @@ impl BlkBody {
                 return None;
             }
             let mut b = [0u8; RECORD_BYTES];
-            match read_full(&mut self.stream, &mut b) {
+            match crate::read::read_full(&mut self.stream, &mut b) {
                 Ok(0) => {
                     self.ended = true;
                     continue;
@@ -448,19 +448,6 @@ impl BlkBody {
             self.pairing.event(&event, self.record);
         }
     }
-}
-
-fn read_full(r: &mut dyn Read, b: &mut [u8]) -> std::io::Result<usize> {
-    let mut got = 0;
-    while got < b.len() {
-        match r.read(&mut b[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
 }
 
 /// Encodes an event as the kernel does (for tests and generated traces).

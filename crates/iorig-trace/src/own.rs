@@ -330,21 +330,16 @@ pub(crate) struct OwnBody {
 impl OwnBody {
     pub(crate) fn next(&mut self) -> Option<Result<Record, Bad>> {
         let mut b = [0u8; RECORD_BYTES];
-        let mut got = 0;
-        while got < RECORD_BYTES {
-            match self.stream.read(&mut b[got..]) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    return Some(Err(Bad {
-                        record: self.record + 1,
-                        why: format!("cannot be read ({e}); a truncated or damaged file?"),
-                        fatal: true,
-                    }))
-                }
+        let got = match crate::read::read_full(&mut self.stream, &mut b) {
+            Ok(n) => n,
+            Err(e) => {
+                return Some(Err(Bad {
+                    record: self.record + 1,
+                    why: format!("cannot be read ({e}); a truncated or damaged file?"),
+                    fatal: true,
+                }))
             }
-        }
+        };
         if got == 0 {
             return None;
         }

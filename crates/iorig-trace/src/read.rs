@@ -497,6 +497,21 @@ impl Text {
     }
 }
 
+/// Reads into all of `b` unless the stream ends first: the bytes read (a
+/// binary record cut off at the end of the file reads short).
+pub(crate) fn read_full(r: &mut dyn Read, b: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < b.len() {
+        match r.read(&mut b[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
 /// A record that cannot be taken: its number, why, and whether the stream
 /// can go on after it (a binary stream that lost its record boundaries
 /// cannot, so `--skip-bad` does not pass over it).

@@ -40,20 +40,11 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
     };
     // --hit and --sample are checked by the analysis, before any record
     // is read and before anything is written.
-    let format = a
-        .format
-        .as_deref()
-        .map(Format::parse)
-        .transpose()
-        .map_err(Failure::usage)?;
+    let format = trace_format(a.format.as_deref())?;
     if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
         crate::store::check_output("--json", Path::new(j))?;
     }
-    let bad = if a.skip_bad {
-        BadRecords::Skip
-    } else {
-        BadRecords::Refuse
-    };
+    let bad = bad_records(a.skip_bad);
     if a.backend_iops.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
         return Err(Failure::usage(
             "--backend-iops: give the backend's random reads per second, above 0, e.g. 450",
@@ -192,12 +183,7 @@ pub fn record(a: &TraceRecordArgs) -> Result<u8, Failure> {
 pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
     use iorig_run::replay::{survey, OffsetMap, ReplaySetup};
     use iorig_spec::{OneOrMany, StrOrNum, WorkloadFile};
-    let format = a
-        .format
-        .as_deref()
-        .map(Format::parse)
-        .transpose()
-        .map_err(Failure::usage)?;
+    let format = trace_format(a.format.as_deref())?;
     let map = OffsetMap::parse(&a.map).map_err(Failure::usage)?;
     let align_bytes = iorig_spec::parse_size(&a.align)
         .ok()
@@ -221,11 +207,7 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
     if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
         crate::store::check_output("--json", Path::new(j))?;
     }
-    let bad = if a.skip_bad {
-        BadRecords::Skip
-    } else {
-        BadRecords::Refuse
-    };
+    let bad = bad_records(a.skip_bad);
     let facts = survey(&a.file, format, bad, align_bytes)?;
     if speed.is_some() && !facts.timed {
         return Err(Failure::usage(format!(
@@ -344,12 +326,7 @@ pub fn fit(a: &TraceFitArgs) -> Result<u8, Failure> {
             a.accesses
         )));
     }
-    let format = a
-        .format
-        .as_deref()
-        .map(Format::parse)
-        .transpose()
-        .map_err(Failure::usage)?;
+    let format = trace_format(a.format.as_deref())?;
     if let Some(o) = &a.out {
         crate::store::check_output("--out", o)?;
     }
@@ -364,11 +341,7 @@ pub fn fit(a: &TraceFitArgs) -> Result<u8, Failure> {
             "--json - and the workload would both go to stdout; give --out FILE for the workload",
         ));
     }
-    let bad = if a.skip_bad {
-        BadRecords::Skip
-    } else {
-        BadRecords::Refuse
-    };
+    let bad = bad_records(a.skip_bad);
     let opts = Options {
         block_bytes,
         sample: a.sample,
@@ -540,15 +513,17 @@ fn backend_of_run(db: Option<&Path>, run: i64) -> Result<(f64, String), Failure>
     }
 }
 
-fn duration_text(s: f64) -> String {
-    if s < 10.0 {
-        format!("{s:.1} s")
-    } else if s < 120.0 {
-        format!("{s:.0} s")
-    } else if s < 7200.0 {
-        format!("{:.0} min", s / 60.0)
+/// `--format`, when given.
+fn trace_format(flag: Option<&str>) -> Result<Option<Format>, Failure> {
+    flag.map(Format::parse).transpose().map_err(Failure::usage)
+}
+
+/// `--skip-bad`: bad records left out (counted), else refused.
+fn bad_records(skip_bad: bool) -> BadRecords {
+    if skip_bad {
+        BadRecords::Skip
     } else {
-        format!("{:.1} h", s / 3600.0)
+        BadRecords::Refuse
     }
 }
 
@@ -668,24 +643,24 @@ fn lines(a: &Analysis, format: Format, skipped: u64) -> Vec<String> {
         "a cache of the whole footprint hits {:.3} (every first access misses)",
         a.max_hit_ratio
     ));
-    if let Some(w) = a.window_s.filter(|_| a.windows.len() > 1) {
-        let median = |mut v: Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            v.get(v.len() / 2).copied().unwrap_or(0.0)
+    if let (Some(w), Some(s)) = (
+        a.window_s.filter(|_| a.windows.len() > 1),
+        a.windows_summary(),
+    ) {
+        // Windows after silent ones only have nothing to compare with.
+        let overlap = match (s.overlap_median_pct, s.overlap_min_pct) {
+            (Some(m), Some(lo)) => {
+                format!(", {m:.0}% of it hot in the window before (median; lowest {lo:.0}%)")
+            }
+            _ => String::new(),
         };
-        let iops: Vec<f64> = a.windows.iter().map(|x| x.iops).collect();
-        let (lo, hi) = iops
-            .iter()
-            .fold((f64::MAX, 0f64), |(l, h), v| (l.min(*v), h.max(*v)));
-        let overlaps: Vec<f64> = a.windows.iter().filter_map(|x| x.hot_overlap_pct).collect();
-        let min_overlap = overlaps.iter().copied().fold(f64::MAX, f64::min);
         out.push(format!(
-            "over time: {} windows of {w}s; IOPS {lo:.0} to {hi:.0} (median {:.0}); hot set (80 %) median {}, {:.0}% of it hot in the window before (median; lowest {:.0}%)",
+            "over time: {} windows of {w}s; IOPS {:.0} to {:.0} (median {:.0}); hot set (80 %) median {}{overlap}",
             a.windows.len(),
-            median(iops.clone()),
-            mib(median(a.windows.iter().map(|x| x.hot_bytes as f64).collect()) as u64),
-            median(overlaps),
-            min_overlap
+            s.iops_min,
+            s.iops_max,
+            s.iops_median,
+            mib(s.hot_bytes_median),
         ));
     }
     if let Some(c) = &a.cache_for_hit {
@@ -705,7 +680,7 @@ fn lines(a: &Analysis, format: Format, skipped: u64) -> Vec<String> {
                 format!(
                     "{:.0}% in {}",
                     h.share_pct.unwrap_or(0.0),
-                    duration_text(h.seconds)
+                    iorig_trace::analyse::duration_text(h.seconds)
                 )
             })
             .collect();
@@ -716,7 +691,7 @@ fn lines(a: &Analysis, format: Format, skipped: u64) -> Vec<String> {
                 format!(
                     "; the {} cache in {}",
                     mib(h.bytes),
-                    duration_text(h.seconds)
+                    iorig_trace::analyse::duration_text(h.seconds)
                 )
             })
             .unwrap_or_default();

@@ -268,6 +268,18 @@ impl Drop for Recording {
     }
 }
 
+/// The kernel's tracing lives in tracefs: mounted where it belongs if this
+/// host has not.
+fn mount_tracefs() {
+    if !std::path::Path::new("/sys/kernel/tracing/trace_pipe").exists() {
+        let st = std::process::Command::new("mount")
+            .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+            .status()
+            .unwrap();
+        assert!(st.success(), "cannot mount tracefs");
+    }
+}
+
 /// Starts `iorig trace record` and returns it once it says it is recording.
 fn recording(dev: &str, out: &str, format: &str, d: &std::path::Path) -> Recording {
     use std::io::BufRead;
@@ -293,15 +305,7 @@ fn recording(dev: &str, out: &str, format: &str, d: &std::path::Path) -> Recordi
 fn a_capture_on_a_loop_device_holds_every_io_of_a_run() {
     let _turn = TRACING.lock().unwrap_or_else(|e| e.into_inner());
     let lo = common::LoopDev::new(64 << 20);
-    // The kernel's tracing lives in tracefs; mount it where it belongs if
-    // this host has not.
-    if !std::path::Path::new("/sys/kernel/tracing/trace_pipe").exists() {
-        let st = std::process::Command::new("mount")
-            .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
-            .status()
-            .unwrap();
-        assert!(st.success(), "cannot mount tracefs");
-    }
+    mount_tracefs();
     let dir = tmp();
     let d = dir.path();
     for (format, file) in [("blktrace", "cap.blktrace"), ("iorig", "cap.iotrace")] {
@@ -690,13 +694,7 @@ fn a_replay_refuses_what_it_cannot_place_and_writes_nothing() {
 fn an_exact_replay_on_a_loop_device_is_what_the_kernel_sees() {
     let _turn = TRACING.lock().unwrap_or_else(|e| e.into_inner());
     let lo = common::LoopDev::new(64 << 20);
-    if !std::path::Path::new("/sys/kernel/tracing/trace_pipe").exists() {
-        let st = std::process::Command::new("mount")
-            .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
-            .status()
-            .unwrap();
-        assert!(st.success(), "cannot mount tracefs");
-    }
+    mount_tracefs();
     let dir = tmp();
     let d = dir.path();
     std::fs::write(d.join("t.csv"), msr_timed(2000, 200, 60 << 20)).unwrap();

@@ -127,26 +127,6 @@ fn share_of(part: u64, whole: u64) -> f64 {
     }
 }
 
-/// A warm-up time in the unit a cache's owner plans with: seconds for a
-/// cache that is warm almost at once, minutes up to two hours, hours after
-/// (as `iorig trace analyse` prints it).
-fn duration_text(s: f64) -> String {
-    if s < 10.0 {
-        format!("{s:.1} s")
-    } else if s < 120.0 {
-        format!("{s:.0} s")
-    } else if s < 7200.0 {
-        format!("{:.0} min", s / 60.0)
-    } else {
-        format!("{:.1} h", s / 3600.0)
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(0.0)
-}
-
 // ---------------------------------------------------------------- sections
 
 fn trace_section(page: &mut Page, t: &TraceReport) {
@@ -482,7 +462,7 @@ fn warmup_section(page: &mut Page, a: &Analysis, w: &Warmup) {
                     |s| format!("{} % of accesses", fmt_pct(s)),
                 )),
                 esc(&size_text(h.bytes)),
-                esc(&duration_text(h.seconds)),
+                esc(&iorig_trace::analyse::duration_text(h.seconds)),
             ]
         })
         .collect();
@@ -494,7 +474,7 @@ fn warmup_section(page: &mut Page, a: &Analysis, w: &Warmup) {
         rows.push(vec![
             esc(&name),
             esc(&size_text(h.bytes)),
-            esc(&duration_text(h.seconds)),
+            esc(&iorig_trace::analyse::duration_text(h.seconds)),
         ]);
     }
     page.push(&table(
@@ -529,36 +509,30 @@ fn one_line_panel(
 
 /// How the windows went, as `iorig trace analyse` sums them up.
 fn windows_sentence(a: &Analysis) -> String {
-    let iops: Vec<f64> = a.windows.iter().map(|w| w.iops).collect();
-    let lo = iops.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = iops.iter().copied().fold(0.0, f64::max);
+    let Some(s) = a.windows_summary() else {
+        return String::new();
+    };
     let length = a
         .window_s
-        .map(|s| format!(" of {}", fmt_duration_s(s)))
+        .map(|w| format!(" of {}", fmt_duration_s(w)))
         .unwrap_or_default();
-    let hot = median(a.windows.iter().map(|w| w.hot_bytes as f64).collect()) as u64;
-    let overlaps: Vec<f64> = a.windows.iter().filter_map(|w| w.hot_overlap_pct).collect();
     // One window has nothing before it to overlap with: say nothing
     // rather than a median of no values.
-    let overlap = if overlaps.is_empty() {
-        String::new()
-    } else {
-        let lowest = overlaps.iter().copied().fold(f64::INFINITY, f64::min);
-        format!(
-            ", {:.0} % of it hot in the window before (median; lowest {:.0} %)",
-            median(overlaps),
-            lowest
-        )
+    let overlap = match (s.overlap_median_pct, s.overlap_min_pct) {
+        (Some(m), Some(lo)) => {
+            format!(", {m:.0} % of it hot in the window before (median; lowest {lo:.0} %)")
+        }
+        _ => String::new(),
     };
     format!(
         "{} window{}{length}: IOPS {} to {} (median {}); hot set (80 % of a window's accesses) \
          median {}{overlap}.",
         a.windows.len(),
         if a.windows.len() == 1 { "" } else { "s" },
-        fmt_iops(lo),
-        fmt_iops(hi),
-        fmt_iops(median(iops)),
-        size_text(hot)
+        fmt_iops(s.iops_min),
+        fmt_iops(s.iops_max),
+        fmt_iops(s.iops_median),
+        size_text(s.hot_bytes_median)
     )
 }
 
