@@ -350,12 +350,15 @@ fn memory_does_not_grow_with_hour_long_histograms_per_worker() {
     let hwm_kib = vm_hwm_kib(child.id());
     assert!(wait_child(&mut child, 30).success());
     // I/O buffers: 256 × 64 × 4 KiB = 64 MiB. The release build keeps the
-    // rest within 32 MiB (bench/memory.sh); this debug build, bigger and
-    // slower to free, gets 48 — either is far from the 2.6 MB per worker
-    // (675 MiB) of histograms sized for an hour.
+    // rest within 32 MiB (bench/memory.sh measures that). This debug build
+    // has bigger stack frames in 256 threads and its peak moves with the
+    // allocator's arenas: 99–117 MiB in all seen here, so 48 MiB over the
+    // buffers failed CI once. The bound is coarse on purpose — what it
+    // guards against is the 2.6 MB per worker (675 MiB) of histograms sized
+    // for an hour, which no margin of 80 MiB can hide.
     let buffers_kib = 256 * 64 * 4;
     assert!(
-        hwm_kib <= buffers_kib + (48 << 10),
+        hwm_kib <= buffers_kib + (80 << 10),
         "peak RSS {} MiB for {} MiB of buffers",
         hwm_kib >> 10,
         buffers_kib >> 10
