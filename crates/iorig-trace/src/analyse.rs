@@ -19,6 +19,7 @@
 //!   write-back cache absorbing rewrites), each over the same cache of all
 //!   accesses.
 
+use crate::table::BlockTable;
 use crate::{Op, Record, TraceError};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -50,6 +51,12 @@ impl Hasher for IntHasher {
 }
 
 type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
+
+/// Records read before their blocks are looked up (their slots prefetched
+/// first); blocks prefetched per record at most (a large I/O's later blocks
+/// are looked up unasked).
+const BATCH: usize = 16;
+const PREFETCH_BLOCKS: u64 = 16;
 
 /// How to analyse.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -331,12 +338,13 @@ struct WindowAcc {
     bytes: u64,
     latency_ns: u128,
     has_latency: bool,
-    counts: IntMap<u64, u32>,
+    /// The blocks accessed in the window, each once (their counts in the
+    /// window are in their [`BlockState`]).
+    touched: Vec<u64>,
 }
 
 /// The fewest keys taking `share` of the counts, most counted first.
-fn hot_set(counts: &IntMap<u64, u32>, share: f64) -> Vec<u64> {
-    let mut v: Vec<(u64, u32)> = counts.iter().map(|(k, c)| (*k, *c)).collect();
+fn hot_set(mut v: Vec<(u64, u32)>, share: f64) -> Vec<u64> {
     v.sort_unstable_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
     let total: u64 = v.iter().map(|(_, c)| u64::from(*c)).sum();
     let need = (share * total as f64).ceil() as u64;
@@ -361,10 +369,18 @@ impl WindowAcc {
         window_ns: u64,
         span_ns: u64,
         block_bytes: u64,
+        blocks: &BlockTable<BlockState>,
         prev_hot: &mut Option<std::collections::HashSet<u64, BuildHasherDefault<IntHasher>>>,
     ) -> Window {
         let secs = span_ns as f64 / 1e9;
-        let hot = hot_set(&self.counts, 0.8);
+        let mut counts = Vec::with_capacity(self.touched.len());
+        for (i, k) in self.touched.iter().enumerate() {
+            if let Some(ahead) = self.touched.get(i + BATCH) {
+                blocks.prefetch(*ahead);
+            }
+            counts.push((*k, blocks.get(*k).map_or(0, |s| s.window_count)));
+        }
+        let hot = hot_set(counts, 0.8);
         // A silent window has no hot set: the next one is compared with
         // the last window that had I/O.
         let overlap = prev_hot.as_ref().filter(|_| !hot.is_empty()).map(|p| {
@@ -394,7 +410,7 @@ impl WindowAcc {
         self.bytes = 0;
         self.latency_ns = 0;
         self.has_latency = false;
-        self.counts.clear();
+        self.touched.clear();
         w
     }
 }
@@ -442,12 +458,17 @@ pub struct CacheForHit {
     pub cache_bytes: Option<u64>,
 }
 
-/// Per block: its last access position and its counts.
+/// Per block: its last access position, its counts, and its count in the
+/// open window (one entry for all: a block access is one random lookup in
+/// memory, the analysis' main cost; 24 bytes, two table slots a line).
 #[derive(Clone, Copy, Default)]
 struct BlockState {
     last: u64,
     reads: u32,
     writes: u32,
+    /// The window `window_count` is of, numbered from 1.
+    window: u32,
+    window_count: u32,
 }
 
 /// Marks over access positions: a bit per position, and a Fenwick tree of
@@ -584,6 +605,7 @@ where
     }
     let mut win = WindowAcc::default();
     let mut prev_hot = None;
+    let mut window_tag = 0u32;
     let rate = match opts.sample {
         None => None,
         Some(r) if r > 0.0 && r < 1.0 => Some(r),
@@ -602,139 +624,182 @@ where
     let mut sizes: IntMap<u64, u64> = IntMap::default();
     let mut last_end: IntMap<u32, u64> = IntMap::default();
     let mut sequential = 0u64;
-    let mut blocks: IntMap<u64, BlockState> = IntMap::default();
-    let mut extents: IntMap<u64, u64> = IntMap::default();
+    let mut blocks: BlockTable<BlockState> = BlockTable::new();
+    let mut extents: BlockTable<u64> = BlockTable::new();
     let mut marks = Marks::with_capacity(1 << 16);
     let mut dist = Distances::default();
     let (mut first_t, mut last_t) = (None, 0u64);
     let (mut sampled_reads, mut sampled_writes) = (0u64, 0u64);
-    for r in records {
-        let r = r?;
-        a.records += 1;
-        if timed && first_t.is_some() {
-            // Records are in issue order (the readers refuse others).
-            gaps.record(r.t_ns.saturating_sub(last_t)).ok();
+    let mut records = records.into_iter();
+    // Two batches: the next one's slots are asked for (prefetched) while
+    // this one is analysed, so that they have arrived when looked up.
+    let (mut batch, mut next) = (Vec::with_capacity(BATCH), Vec::with_capacity(BATCH));
+    let mut failed = fill(&mut records, &mut next);
+    loop {
+        std::mem::swap(&mut batch, &mut next);
+        if batch.is_empty() {
+            break;
         }
-        if let Some(l) = r.latency_ns {
-            lats.record(l).ok();
+        next.clear();
+        // After a reader's error, the records before it are analysed
+        // first, so an error they hold is the one reported, as record by
+        // record.
+        if failed.is_none() {
+            failed = fill(&mut records, &mut next);
         }
-        let t0 = *first_t.get_or_insert(r.t_ns);
-        last_t = last_t.max(r.t_ns);
-        if timed {
-            // Close the windows this record is past (empty ones too: a
-            // silence is a window with no I/O). The readers give records
-            // in issue order; one given earlier counts in the open window.
-            let index = r.t_ns.saturating_sub(t0) / opts.window_ns;
-            while win.index < index {
-                a.windows
-                    .push(win.close(opts.window_ns, opts.window_ns, b, &mut prev_hot));
-                win.index += 1;
-            }
-            win.records += 1;
-            if r.op == Op::Read {
-                win.reads += 1;
-            }
-            if r.op != Op::Trim {
-                win.bytes += r.size_bytes;
+        let lookups = Lookups {
+            blocks: &blocks,
+            extents: &extents,
+        };
+        lookups.prefetch(&next, b, opts.extent_bytes);
+        for r in &batch {
+            let r = *r;
+            a.records += 1;
+            if timed && first_t.is_some() {
+                // Records are in issue order (the readers refuse others).
+                gaps.record(r.t_ns.saturating_sub(last_t)).ok();
             }
             if let Some(l) = r.latency_ns {
-                win.latency_ns += u128::from(l);
-                win.has_latency = true;
+                lats.record(l).ok();
             }
-        }
-        *sizes.entry(r.size_bytes).or_default() += 1;
-        let end = r.offset_bytes.saturating_add(r.size_bytes);
-        if last_end.insert(r.device, end) == Some(r.offset_bytes) {
-            sequential += 1;
-        }
-        match r.op {
-            Op::Read => {
-                a.reads += 1;
-                a.read_bytes += r.size_bytes;
+            let t0 = *first_t.get_or_insert(r.t_ns);
+            last_t = last_t.max(r.t_ns);
+            if timed {
+                // Close the windows this record is past (empty ones too: a
+                // silence is a window with no I/O). The readers give records
+                // in issue order; one given earlier counts in the open window.
+                let index = r.t_ns.saturating_sub(t0) / opts.window_ns;
+                while win.index < index {
+                    a.windows.push(win.close(
+                        opts.window_ns,
+                        opts.window_ns,
+                        b,
+                        &blocks,
+                        &mut prev_hot,
+                    ));
+                    win.index += 1;
+                }
+                window_tag = u32::try_from(win.index + 1).map_err(|_| {
+                    TraceError::Limit(format!(
+                        "record {}: more than 2^32 windows; give a longer --window",
+                        a.records
+                    ))
+                })?;
+                win.records += 1;
+                if r.op == Op::Read {
+                    win.reads += 1;
+                }
+                if r.op != Op::Trim {
+                    win.bytes += r.size_bytes;
+                }
+                if let Some(l) = r.latency_ns {
+                    win.latency_ns += u128::from(l);
+                    win.has_latency = true;
+                }
             }
-            Op::Write => {
-                a.writes += 1;
-                a.write_bytes += r.size_bytes;
+            *sizes.entry(r.size_bytes).or_default() += 1;
+            let end = r.offset_bytes.saturating_add(r.size_bytes);
+            if last_end.insert(r.device, end) == Some(r.offset_bytes) {
+                sequential += 1;
             }
-            // A trim moves no data through a cache.
-            Op::Trim => {
-                a.trims += 1;
-                continue;
+            match r.op {
+                Op::Read => {
+                    a.reads += 1;
+                    a.read_bytes += r.size_bytes;
+                }
+                Op::Write => {
+                    a.writes += 1;
+                    a.write_bytes += r.size_bytes;
+                }
+                // A trim moves no data through a cache.
+                Op::Trim => {
+                    a.trims += 1;
+                    continue;
+                }
             }
-        }
-        let dev = u64::from(r.device) << 48;
-        let (first_block, last_block) = (r.offset_bytes / b, (end - 1) / b);
-        if last_block >= 1 << 48 || r.device >= 1 << 16 {
-            return Err(TraceError::Limit(format!(
-                "record {}: offset {} (device {}) is past what iorig keeps apart (2^48 blocks, 2^16 devices); a damaged trace?",
+            let dev = u64::from(r.device) << 48;
+            let (first_block, last_block) = (r.offset_bytes / b, (end - 1) / b);
+            if last_block >= (1 << 48) - 1 || r.device >= 1 << 16 {
+                return Err(TraceError::Limit(format!(
+                "record {}: offset {} (device {}) is past what iorig keeps apart (2^48 - 1 blocks, 2^16 devices); a damaged trace?",
                 a.records, r.offset_bytes, r.device
             )));
-        }
-        for e in r.offset_bytes / opts.extent_bytes..=(end - 1) / opts.extent_bytes {
-            *extents.entry(dev | e).or_default() += 1;
-        }
-        for blk in first_block..=last_block {
-            let key = dev | blk;
-            if timed {
-                *win.counts.entry(key).or_default() += 1;
             }
-            let follow = followed(key);
-            if follow && spos >= marks.capacity() {
-                if spos >= opts.max_accesses {
-                    return Err(TraceError::Limit(format!(
+            for e in r.offset_bytes / opts.extent_bytes..=(end - 1) / opts.extent_bytes {
+                *extents.entry(dev | e) += 1;
+            }
+            for blk in first_block..=last_block {
+                let key = dev | blk;
+                let follow = followed(key);
+                if follow && spos >= marks.capacity() {
+                    if spos >= opts.max_accesses {
+                        return Err(TraceError::Limit(format!(
                         "more than {} block accesses to follow at {b}-byte blocks: the LRU curve would not fit in memory; give --sample 0.01 (or a larger --block)",
                         opts.max_accesses
                     )));
-                }
-                // Double, and mark each followed block's last access again.
-                marks = Marks::with_capacity((marks.capacity() * 2) as usize);
-                for (k, s) in &blocks {
-                    if followed(*k) {
-                        marks.set(s.last);
+                    }
+                    // Double, and mark each followed block's last access again.
+                    marks = Marks::with_capacity((marks.capacity() * 2) as usize);
+                    for (k, s) in blocks.iter() {
+                        if followed(k) {
+                            marks.set(s.last);
+                        }
                     }
                 }
-            }
-            let s = blocks.entry(key).or_default();
-            let seen = s.reads + s.writes > 0;
-            if follow {
-                if seen {
-                    // Every followed block seen has one mark, at its last
-                    // access; the marks after this block's are the
-                    // followed blocks accessed since, which stand for
-                    // 1 / rate blocks each.
-                    let d = sdistinct - marks.prefix(s.last);
-                    let d = match rate {
-                        Some(r) => (d as f64 / r).round() as u64,
-                        None => d,
-                    };
-                    bump(
-                        if r.op == Op::Read {
-                            &mut dist.reads
-                        } else {
-                            &mut dist.writes
-                        },
-                        d,
-                    );
-                    marks.clear(s.last);
-                } else {
-                    sdistinct += 1;
+                let s = blocks.entry(key);
+                if timed {
+                    // Windows are numbered from 1 in the blocks (0: none yet).
+                    if s.window != window_tag {
+                        s.window = window_tag;
+                        s.window_count = 0;
+                        win.touched.push(key);
+                    }
+                    s.window_count += 1;
                 }
-                marks.set(spos);
-                s.last = spos;
-                spos += 1;
+                let seen = s.reads + s.writes > 0;
+                if follow {
+                    if seen {
+                        // Every followed block seen has one mark, at its last
+                        // access; the marks after this block's are the
+                        // followed blocks accessed since, which stand for
+                        // 1 / rate blocks each.
+                        let d = sdistinct - marks.prefix(s.last);
+                        let d = match rate {
+                            Some(r) => (d as f64 / r).round() as u64,
+                            None => d,
+                        };
+                        bump(
+                            if r.op == Op::Read {
+                                &mut dist.reads
+                            } else {
+                                &mut dist.writes
+                            },
+                            d,
+                        );
+                        marks.clear(s.last);
+                    } else {
+                        sdistinct += 1;
+                    }
+                    marks.set(spos);
+                    s.last = spos;
+                    spos += 1;
+                    if r.op == Op::Read {
+                        sampled_reads += 1;
+                    } else {
+                        sampled_writes += 1;
+                    }
+                }
                 if r.op == Op::Read {
-                    sampled_reads += 1;
+                    s.reads += 1;
                 } else {
-                    sampled_writes += 1;
+                    s.writes += 1;
                 }
+                a.accesses += 1;
             }
-            if r.op == Op::Read {
-                s.reads += 1;
-            } else {
-                s.writes += 1;
-            }
-            a.accesses += 1;
         }
+    }
+    if let Some(e) = failed {
+        return Err(e);
     }
     if a.records == 0 {
         return Err(TraceError::Limit("the trace has no I/O records".into()));
@@ -751,7 +816,7 @@ where
             .max(1_000_000)
             .min(opts.window_ns);
         a.windows
-            .push(win.close(opts.window_ns, span, b, &mut prev_hot));
+            .push(win.close(opts.window_ns, span, b, &blocks, &mut prev_hot));
         a.window_s = Some(opts.window_ns as f64 / 1e9);
     }
     if let (true, Some(first)) = (timed, first_t) {
@@ -771,7 +836,11 @@ where
     a.footprint_bytes = a.distinct_blocks * b;
 
     let counts = |f: &dyn Fn(&BlockState) -> u64| -> Vec<u64> {
-        blocks.values().map(f).filter(|c| *c > 0).collect()
+        blocks
+            .iter()
+            .map(|(_, s)| f(s))
+            .filter(|c| *c > 0)
+            .collect()
     };
     a.hot_spot = hot_spot(
         counts(&|s| u64::from(s.reads + s.writes)),
@@ -783,7 +852,7 @@ where
     // Extents against their own footprint (the extents touched).
     let extent_footprint = extents.len() as u64 * opts.extent_bytes;
     a.hot_spot_extents = hot_spot(
-        extents.into_values().collect(),
+        extents.iter().map(|(_, n)| *n).collect(),
         opts.extent_bytes,
         extent_footprint,
     );
@@ -809,8 +878,8 @@ where
     }
     if let Some(r) = rate {
         let (mut sum, mut sum_sq) = (0f64, 0f64);
-        for (k, s) in &blocks {
-            if followed(*k) {
+        for (k, s) in blocks.iter() {
+            if followed(k) {
                 let n = f64::from(s.reads + s.writes);
                 sum += n;
                 sum_sq += n * n;
@@ -824,6 +893,53 @@ where
         });
     }
     Ok(a)
+}
+
+/// Reads up to [`BATCH`] records into `batch`; a reader's error ends it.
+fn fill<I>(records: &mut I, batch: &mut Vec<Record>) -> Option<TraceError>
+where
+    I: Iterator<Item = Result<Record, TraceError>>,
+{
+    for r in records {
+        match r {
+            Ok(r) => {
+                batch.push(r);
+                if batch.len() == BATCH {
+                    return None;
+                }
+            }
+            Err(e) => return Some(e),
+        }
+    }
+    None
+}
+
+/// The tables a record's blocks are looked up in.
+struct Lookups<'a> {
+    blocks: &'a BlockTable<BlockState>,
+    extents: &'a BlockTable<u64>,
+}
+
+impl Lookups<'_> {
+    /// Asks for the slots of `batch`'s blocks and extents (see table.rs:
+    /// the lookups' waits for memory then overlap instead of adding up).
+    fn prefetch(&self, batch: &[Record], block_bytes: u64, extent_bytes: u64) {
+        for r in batch.iter().filter(|r| r.op != Op::Trim) {
+            let dev = u64::from(r.device) << 48;
+            let last_byte = r
+                .offset_bytes
+                .saturating_add(r.size_bytes)
+                .saturating_sub(1);
+            let first = r.offset_bytes / block_bytes;
+            for blk in first..=(last_byte / block_bytes).min(first + PREFETCH_BLOCKS) {
+                self.blocks.prefetch(dev | blk);
+            }
+            let first = r.offset_bytes / extent_bytes;
+            for e in first..=(last_byte / extent_bytes).min(first + 1) {
+                self.extents.prefetch(dev | e);
+            }
+        }
+    }
 }
 
 /// splitmix64's finaliser: which blocks a sample follows.
@@ -932,6 +1048,50 @@ mod tests {
             ..Options::default()
         };
         analyse(blocks.iter().map(|&(op, b)| rec(op, b)), true, &opts).unwrap()
+    }
+
+    #[test]
+    fn the_first_bad_record_is_the_one_reported_across_batches() {
+        // Records are read a batch ahead of their analysis: a reader's
+        // error after a record the analysis refuses must not win over it,
+        // and a reader's error is still reported after whole batches.
+        let bad = |n: u64| TraceError::Record {
+            path: "t".into(),
+            record: n,
+            why: "damaged".into(),
+        };
+        let past = Record {
+            offset_bytes: u64::MAX - 4096,
+            ..rec(Op::Read, 0).unwrap()
+        };
+        for (refused_at, failed_at) in [(5, 9), (3, 3 + BATCH as u64), (40, 70)] {
+            let records = (1..=100u64).map(|n| {
+                if n == refused_at {
+                    Ok(past)
+                } else if n == failed_at {
+                    Err(bad(n))
+                } else {
+                    rec(Op::Read, n)
+                }
+            });
+            let e = analyse(records, true, &Options::default()).unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("record {refused_at}: offset")),
+                "{e}"
+            );
+        }
+        for failed_at in [1, 2, BATCH as u64, BATCH as u64 + 1, 3 * BATCH as u64 + 5] {
+            let records = (1..=100u64).map(|n| {
+                if n == failed_at {
+                    Err(bad(n))
+                } else {
+                    rec(Op::Write, n)
+                }
+            });
+            let e = analyse(records, true, &Options::default()).unwrap_err();
+            assert_eq!(e.to_string(), format!("t: record {failed_at}: damaged"));
+        }
     }
 
     /// The hit ratio of an LRU cache of `c` blocks, simulated access by

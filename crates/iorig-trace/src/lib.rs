@@ -18,6 +18,7 @@ pub mod capture;
 mod error;
 pub mod own;
 pub mod read;
+mod table;
 
 pub use analyse::{analyse, Analysis, Options};
 pub use error::TraceError;
