@@ -619,8 +619,10 @@ where
         interarrival_ns: None,
         latency_ns: None,
     };
-    let mut gaps = new_hist()?;
-    let mut lats = new_hist()?;
+    let mut spreads = Spreads {
+        gaps: new_hist()?,
+        lats: new_hist()?,
+    };
     if opts.window_ns == 0 {
         return Err(TraceError::Limit("the window must be longer than 0".into()));
     }
@@ -652,12 +654,14 @@ where
     let (mut first_t, mut last_t) = (None, 0u64);
     let (mut sampled_reads, mut sampled_writes) = (0u64, 0u64);
     let records = records.into_iter();
-    // The records are read (decompressed, parsed) on a thread of their
-    // own, a chunk ahead of the analysis.
+    // The records are read (decompressed, parsed, their times and
+    // latencies counted) on a thread of their own, a chunk ahead of the
+    // analysis.
     let failed = std::thread::scope(|scope| -> Result<Option<TraceError>, TraceError> {
         let (ahead_tx, ahead) = std::sync::mpsc::sync_channel(2);
         let (spare, spare_rx) = std::sync::mpsc::channel();
-        scope.spawn(move || read_ahead(records, &ahead_tx, &spare_rx));
+        let spreads = &mut spreads;
+        scope.spawn(move || read_ahead(records, timed, spreads, &ahead_tx, &spare_rx));
         for Ahead {
             records: chunk,
             failed,
@@ -678,13 +682,6 @@ where
                 for r in batch {
                     let r = *r;
                     a.records += 1;
-                    if timed && first_t.is_some() {
-                        // Records are in issue order (the readers refuse others).
-                        gaps.record(r.t_ns.saturating_sub(last_t)).ok();
-                    }
-                    if let Some(l) = r.latency_ns {
-                        lats.record(l).ok();
-                    }
                     let t0 = *first_t.get_or_insert(r.t_ns);
                     last_t = last_t.max(r.t_ns);
                     if timed {
@@ -836,8 +833,8 @@ where
     if a.records == 0 {
         return Err(TraceError::Limit("the trace has no I/O records".into()));
     }
-    a.interarrival_ns = spread(&gaps);
-    a.latency_ns = spread(&lats);
+    a.interarrival_ns = spread(&spreads.gaps);
+    a.latency_ns = spread(&spreads.lats);
     if timed {
         // The last window, over the time it covers (a partial window's
         // rates are over its own length, at least 1 ms, not the whole
@@ -927,16 +924,26 @@ struct Ahead {
     failed: Option<TraceError>,
 }
 
+/// The distributions of the records' times between issues and latencies.
+struct Spreads {
+    gaps: hdrhistogram::Histogram<u64>,
+    lats: hdrhistogram::Histogram<u64>,
+}
+
 /// Reads `records` in chunks of [`CHUNK`] into `ahead` (reusing the chunks
-/// given back on `spare`), to their end or the first error; stops early
-/// when the analysis has stopped listening.
+/// given back on `spare`), to their end or the first error, and counts
+/// their times between issues (when `timed`) and latencies in `spreads`;
+/// stops early when the analysis has stopped listening.
 fn read_ahead<I>(
     mut records: I,
+    timed: bool,
+    spreads: &mut Spreads,
     ahead: &std::sync::mpsc::SyncSender<Ahead>,
     spare: &std::sync::mpsc::Receiver<Vec<Record>>,
 ) where
     I: Iterator<Item = Result<Record, TraceError>>,
 {
+    let mut last_t: Option<u64> = None;
     loop {
         let mut chunk = spare
             .try_recv()
@@ -946,6 +953,15 @@ fn read_ahead<I>(
         for r in records.by_ref() {
             match r {
                 Ok(r) => {
+                    if let (true, Some(t)) = (timed, last_t) {
+                        // Records are in issue order (the readers refuse
+                        // others).
+                        spreads.gaps.record(r.t_ns.saturating_sub(t)).ok();
+                    }
+                    last_t = Some(last_t.map_or(r.t_ns, |t| t.max(r.t_ns)));
+                    if let Some(l) = r.latency_ns {
+                        spreads.lats.record(l).ok();
+                    }
                     chunk.push(r);
                     if chunk.len() == CHUNK {
                         break;
