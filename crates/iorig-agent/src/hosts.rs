@@ -169,6 +169,18 @@ pub fn parse_file(path: &Path) -> Result<Vec<HostSpec>, AgentError> {
                 path.display()
             )));
         }
+        for (k, v) in &h.labels {
+            iorig_spec::check_label(k, v).map_err(|why| {
+                AgentError::Usage(format!(
+                    "--hosts-file {}: host {address}, label '{}': {why}",
+                    path.display(),
+                    k.chars()
+                        .filter(|c| !c.is_control())
+                        .take(40)
+                        .collect::<String>()
+                ))
+            })?;
+        }
         hosts.push(HostSpec {
             name: h.name.unwrap_or_else(|| address.clone()),
             address,
@@ -237,6 +249,15 @@ mod tests {
         assert_eq!(h[0].name, "n1");
         assert_eq!(h[0].targets.as_deref(), Some(&["/x".to_string()][..]));
         assert_eq!(h[1].token.as_deref(), Some("0123456789abcdef0123"));
+        // A label the store would not take is refused with the file.
+        std::fs::write(
+            &f,
+            "[[host]]\naddress = \"a\"\nlabels = { rack = \"r1\\u001b[2J\" }\n",
+        )
+        .expect("write");
+        let e = parse_file(&f).expect_err("control character");
+        assert!(e.to_string().contains("label 'rack'"), "{e}");
+        assert!(e.to_string().contains("U+001B"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -758,6 +758,13 @@ impl WorkloadFile {
     /// Applies defaults and validates every parameter that can be checked without
     /// looking at a target. `default_seed` is used when no seed is given.
     pub fn resolve(&self, default_seed: u64) -> Result<Workload, SpecError> {
+        for (k, v) in self.labels.iter().flatten() {
+            crate::check_label(k, v).map_err(|why| SpecError::BadValue {
+                field: "label",
+                value: k.chars().filter(|c| !c.is_control()).take(40).collect(),
+                why,
+            })?;
+        }
         let fs = self.resolve_fs()?;
         if let Some(f) = &fs {
             self.check_fs_keys(f)?;

@@ -41,6 +41,9 @@ pub enum StoreError {
     },
     #[error("unexpected {column} value {value:?} in the result store")]
     BadValue { column: &'static str, value: String },
+    /// A label the store does not take (see [`crate::check_label`]).
+    #[error("label '{key}': {why}")]
+    BadLabel { key: String, why: String },
     #[error("encoding a result as JSON: {0}")]
     Json(#[source] serde_json::Error),
 }

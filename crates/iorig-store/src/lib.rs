@@ -17,6 +17,7 @@ mod store;
 mod types;
 
 pub use error::StoreError;
+pub use iorig_spec::{check_label, LABEL_KEY_MAX_BYTES, LABEL_VALUE_MAX_BYTES};
 pub use schema::{Migration, APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION};
 pub use store::Store;
 pub use types::interval_docs;

@@ -88,6 +88,9 @@ impl Store {
 
     /// Stores a new run with status `running` and its labels.
     pub fn create_run(&self, run: &NewRun) -> Result<RunId, StoreError> {
+        for (k, v) in &run.labels {
+            label_ok(k, v)?;
+        }
         let tx = self.conn.unchecked_transaction()?;
         tx.execute(
             "INSERT INTO runs (kind, plan_json, status, started, host, tool_version, command_line)
@@ -115,6 +118,7 @@ impl Store {
 
     /// Sets (or replaces) one label of a run.
     pub fn set_label(&self, run: RunId, key: &str, value: &str) -> Result<(), StoreError> {
+        label_ok(key, value)?;
         self.conn
             .execute(
                 "INSERT INTO run_labels (run_id, key, value) VALUES (?1, ?2, ?3)
@@ -707,6 +711,9 @@ impl Store {
 
     /// Stores a trace analysis; returns its id.
     pub fn put_trace_analysis(&self, t: &NewTraceAnalysis) -> Result<i64, StoreError> {
+        for (k, v) in &t.labels {
+            label_ok(k, v)?;
+        }
         let labels = serde_json::to_string(&t.labels).map_err(|e| StoreError::BadValue {
             column: "labels_json",
             value: e.to_string(),
@@ -990,4 +997,13 @@ impl<T: FromStr> FromSql for SqlText<T> {
             }))
         })
     }
+}
+
+/// A label as the store takes it, or why not (the key shortened for the
+/// message).
+fn label_ok(key: &str, value: &str) -> Result<(), StoreError> {
+    crate::check_label(key, value).map_err(|why| StoreError::BadLabel {
+        key: key.chars().take(40).filter(|c| !c.is_control()).collect(),
+        why,
+    })
 }

@@ -629,3 +629,24 @@ fn rotational() -> TargetFacts {
         ..TargetFacts::default()
     }
 }
+
+#[test]
+fn a_label_the_store_does_not_take_writes_nothing() {
+    // Every way labels come in (CLI, workload and hosts files, later the
+    // web page) meets this one rule in the store: bounded, no control
+    // characters; refused whole, before any row is written.
+    let store = Store::open_in_memory().unwrap();
+    let mut run = new_run(RunKind::Run, "2026-11-25T10:00:00Z");
+    run.labels.insert("note".into(), "line\nbreak".into());
+    let e = store.create_run(&run).unwrap_err();
+    assert!(matches!(e, StoreError::BadLabel { .. }), "{e}");
+    assert!(e.to_string().contains("U+000A"), "{e}");
+    assert!(store.list_runs().unwrap().is_empty());
+    let id = store
+        .create_run(&new_run(RunKind::Run, "2026-11-25T10:00:00Z"))
+        .unwrap();
+    let e = store.set_label(id, "note", &"x".repeat(2000)).unwrap_err();
+    assert!(e.to_string().contains("at most 1024"), "{e}");
+    store.set_label(id, "note", "<b>bold</b>").unwrap();
+    assert_eq!(store.labels(id).unwrap()["note"], "<b>bold</b>");
+}

@@ -531,12 +531,17 @@ pub fn parse_labels(labels: &[String]) -> Result<BTreeMap<String, String>, crate
                 "bad --label '{l}': write KEY=VALUE, e.g. --label array=A"
             ))
         })?;
-        if k.trim().is_empty() {
+        let k = k.trim();
+        if let Err(why) = iorig_store::check_label(k, v) {
+            // The label itself shortened and without control characters:
+            // the line must stay one line, readable.
+            let shown: String = l.chars().filter(|c| !c.is_control()).take(60).collect();
+            let more = if l.chars().count() > 60 { "…" } else { "" };
             return Err(crate::Failure::usage(format!(
-                "bad --label '{l}': the key is empty"
+                "bad --label '{shown}{more}': {why}"
             )));
         }
-        out.insert(k.trim().to_string(), v.to_string());
+        out.insert(k.to_string(), v.to_string());
     }
     Ok(out)
 }

@@ -1106,3 +1106,81 @@ fn ignore_errors_counts_listed_failures_and_goes_on() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!dir.path().join("v.dat").exists());
 }
+
+#[test]
+fn labels_are_bounded_printable_and_escaped_where_shown() {
+    // A label reaches terminals, HTML pages, CSV and metrics: one too long
+    // or holding a control character (a terminal escape, a line break) is
+    // refused before anything is written, from the command line and from a
+    // workload file alike; markup is taken and escaped where it is shown.
+    let dir = tmp();
+    let long = format!("note={}", "x".repeat(1025));
+    std::fs::write(
+        dir.path().join("w.toml"),
+        "engine = 'null'\ntime = '1s'\nlabels = { note = \"two\\nlines\" }\n",
+    )
+    .unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["run", "--engine", "null", "--label", &long],
+            "at most 1024",
+        ),
+        (
+            &["run", "--engine", "null", "--label", "k=red\u{1b}[31m"],
+            "control character (U+001B)",
+        ),
+        (
+            &[
+                "run",
+                "--engine",
+                "null",
+                "--label",
+                &format!("{}=v", "k".repeat(129)),
+            ],
+            "at most 128",
+        ),
+        (&["run", "w.toml"], "control character (U+000A)"),
+    ];
+    for (args, wanted) in cases {
+        let out = run_raw(args, dir.path());
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert!(err.contains(wanted), "{args:?}: no {wanted:?} in {err}");
+        assert!(err.len() < 300, "the label is not echoed whole: {err}");
+        assert!(!err.contains('\u{1b}'), "{err:?}");
+        assert!(
+            !dir.path().join("iorig.db").exists(),
+            "{args:?} wrote a store"
+        );
+    }
+    let script = "<script>alert('label')</script>";
+    let doc = run_ok(
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--time",
+            "500ms",
+            "--label",
+            &format!("note={script}"),
+        ],
+        dir.path(),
+    );
+    assert_eq!(doc["run"]["labels"]["note"], script);
+    let out = run_raw(&["report", "1", "--out", "rep"], dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(dir.path().join("rep").join("index.html")).unwrap();
+    assert!(
+        !html.contains(script),
+        "the label went into the page unescaped"
+    );
+    assert!(
+        html.contains("&lt;script&gt;"),
+        "the label is not on the page"
+    );
+}

@@ -1,0 +1,72 @@
+//! What a run's label may hold. Labels come from command lines, plan files,
+//! agents and (later) web pages, and go to terminals, HTML pages, CSV and
+//! metrics: the store takes only what every one of them can carry — bounded
+//! in size, no control characters (a terminal escape or a line break in a
+//! label would rewrite what a user reads). Markup such as `<script>` is
+//! allowed and escaped by whatever shows it.
+
+/// The longest key, in bytes.
+pub const LABEL_KEY_MAX_BYTES: usize = 128;
+/// The longest value, in bytes.
+pub const LABEL_VALUE_MAX_BYTES: usize = 1024;
+
+/// Checks one label; the reason it cannot be stored, as a phrase ("the key
+/// is empty").
+pub fn check_label(key: &str, value: &str) -> Result<(), String> {
+    if key.trim().is_empty() {
+        return Err("the key is empty".into());
+    }
+    if key.len() > LABEL_KEY_MAX_BYTES {
+        return Err(format!(
+            "the key is {} bytes long; give at most {LABEL_KEY_MAX_BYTES}",
+            key.len()
+        ));
+    }
+    if key.contains('=') {
+        return Err("the key holds '=' (KEY=VALUE splits at the first '=')".into());
+    }
+    if value.len() > LABEL_VALUE_MAX_BYTES {
+        return Err(format!(
+            "the value is {} bytes long; give at most {LABEL_VALUE_MAX_BYTES}",
+            value.len()
+        ));
+    }
+    for (part, text) in [("key", key), ("value", value)] {
+        if let Some(c) = text.chars().find(|c| c.is_control()) {
+            return Err(format!(
+                "the {part} holds a control character (U+{:04X}); labels are shown on terminals and pages",
+                u32::from(c)
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_bounded_and_printable_and_markup_is_allowed() {
+        assert_eq!(check_label("fw", "1.2"), Ok(()));
+        assert_eq!(check_label("note", "<script>alert(1)</script>"), Ok(()));
+        assert_eq!(check_label("site", "東京 ü"), Ok(()));
+        assert_eq!(check_label("k", ""), Ok(()));
+        assert!(check_label(" ", "v").unwrap_err().contains("empty"));
+        assert!(check_label(&"k".repeat(129), "v")
+            .unwrap_err()
+            .contains("at most 128"));
+        assert_eq!(check_label(&"k".repeat(128), &"v".repeat(1024)), Ok(()));
+        assert!(check_label("k", &"v".repeat(1025))
+            .unwrap_err()
+            .contains("at most 1024"));
+        assert!(check_label("a=b", "v").unwrap_err().contains("'='"));
+        assert!(check_label("k", "red\u{1b}[31m")
+            .unwrap_err()
+            .contains("U+001B"));
+        assert!(check_label("k\n", "v").unwrap_err().contains("the key"));
+        assert!(check_label("k", "two\nlines")
+            .unwrap_err()
+            .contains("U+000A"));
+    }
+}
