@@ -174,10 +174,7 @@ pub fn parse_file(path: &Path) -> Result<Vec<HostSpec>, AgentError> {
                 AgentError::Usage(format!(
                     "--hosts-file {}: host {address}, label '{}': {why}",
                     path.display(),
-                    k.chars()
-                        .filter(|c| !c.is_control())
-                        .take(40)
-                        .collect::<String>()
+                    iorig_spec::shown_label(k, 40)
                 ))
             })?;
         }

@@ -10,6 +10,21 @@ pub const LABEL_KEY_MAX_BYTES: usize = 128;
 /// The longest value, in bytes.
 pub const LABEL_VALUE_MAX_BYTES: usize = 1024;
 
+/// A label (or its key) as an error message shows it: without control
+/// characters and at most `max_chars` characters, `…` marking a cut, so
+/// the message stays one readable line.
+pub fn shown_label(text: &str, max_chars: usize) -> String {
+    let mut shown: String = text
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(max_chars)
+        .collect();
+    if text.chars().filter(|c| !c.is_control()).count() > max_chars {
+        shown.push('…');
+    }
+    shown
+}
+
 /// Checks one label; the reason it cannot be stored, as a phrase ("the key
 /// is empty").
 pub fn check_label(key: &str, value: &str) -> Result<(), String> {
@@ -68,5 +83,11 @@ mod tests {
         assert!(check_label("k", "two\nlines")
             .unwrap_err()
             .contains("U+000A"));
+        assert_eq!(shown_label("a\u{1b}[2Jb", 10), "a[2Jb");
+        assert_eq!(
+            shown_label(&"x".repeat(50), 40),
+            format!("{}…", "x".repeat(40))
+        );
+        assert_eq!(shown_label("short", 40), "short");
     }
 }

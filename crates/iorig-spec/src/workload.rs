@@ -761,7 +761,7 @@ impl WorkloadFile {
         for (k, v) in self.labels.iter().flatten() {
             crate::check_label(k, v).map_err(|why| SpecError::BadValue {
                 field: "label",
-                value: k.chars().filter(|c| !c.is_control()).take(40).collect(),
+                value: crate::shown_label(k, 40),
                 why,
             })?;
         }

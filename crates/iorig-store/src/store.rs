@@ -1003,7 +1003,7 @@ impl<T: FromStr> FromSql for SqlText<T> {
 /// message).
 fn label_ok(key: &str, value: &str) -> Result<(), StoreError> {
     crate::check_label(key, value).map_err(|why| StoreError::BadLabel {
-        key: key.chars().take(40).filter(|c| !c.is_control()).collect(),
+        key: iorig_spec::shown_label(key, 40),
         why,
     })
 }

@@ -526,19 +526,18 @@ pub struct VerifyArgs {
 pub fn parse_labels(labels: &[String]) -> Result<BTreeMap<String, String>, crate::Failure> {
     let mut out = BTreeMap::new();
     for l in labels {
+        // The label shortened and without control characters: the line
+        // must stay one line, readable.
+        let shown = iorig_spec::shown_label(l, 60);
         let (k, v) = l.split_once('=').ok_or_else(|| {
             crate::Failure::usage(format!(
-                "bad --label '{l}': write KEY=VALUE, e.g. --label array=A"
+                "bad --label '{shown}': write KEY=VALUE, e.g. --label array=A"
             ))
         })?;
         let k = k.trim();
         if let Err(why) = iorig_store::check_label(k, v) {
-            // The label itself shortened and without control characters:
-            // the line must stay one line, readable.
-            let shown: String = l.chars().filter(|c| !c.is_control()).take(60).collect();
-            let more = if l.chars().count() > 60 { "…" } else { "" };
             return Err(crate::Failure::usage(format!(
-                "bad --label '{shown}{more}': {why}"
+                "bad --label '{shown}': {why}"
             )));
         }
         out.insert(k.to_string(), v.to_string());

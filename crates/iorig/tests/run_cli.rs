@@ -1120,7 +1120,12 @@ fn labels_are_bounded_printable_and_escaped_where_shown() {
         "engine = 'null'\ntime = '1s'\nlabels = { note = \"two\\nlines\" }\n",
     )
     .unwrap();
-    let cases: [(&[&str], &str); 4] = [
+    let no_equals = format!("{}\u{1b}[2J", "y".repeat(2000));
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["run", "--engine", "null", "--label", &no_equals],
+            "write KEY=VALUE",
+        ),
         (
             &["run", "--engine", "null", "--label", &long],
             "at most 1024",
