@@ -11,6 +11,12 @@ pub enum StoreError {
     },
     #[error("result store: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("result store: {}", crate::db::pg_message(.0))]
+    Postgres(#[from] postgres::Error),
+    /// A PostgreSQL store that cannot be reached (the URL without its
+    /// password): bad input.
+    #[error("cannot connect to the result store {url}: {why}")]
+    Connect { url: String, why: String },
     #[error("result store schema version {found} is newer than this iorig knows ({known}); use a newer iorig")]
     NewerSchema { found: i64, known: i64 },
     #[error("{path} is an SQLite database of another program (application_id {application_id:#x}), not an iorig result store")]
@@ -27,6 +33,11 @@ pub enum StoreError {
     Migration {
         version: i64,
         source: rusqlite::Error,
+    },
+    #[error("applying result store schema version {version}: {}", crate::db::pg_message(.source))]
+    PgMigration {
+        version: i64,
+        source: postgres::Error,
     },
     #[error("no run {0} in the result store")]
     NoSuchRun(i64),
@@ -46,4 +57,19 @@ pub enum StoreError {
     BadLabel { key: String, why: String },
     #[error("encoding a result as JSON: {0}")]
     Json(#[source] serde_json::Error),
+}
+
+impl StoreError {
+    /// A write refused because the row it names (a run, a step) is missing.
+    pub(crate) fn is_foreign_key_violation(&self) -> bool {
+        match self {
+            StoreError::Sqlite(rusqlite::Error::SqliteFailure(f, _)) => {
+                f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY
+            }
+            StoreError::Postgres(e) => {
+                e.code() == Some(&postgres::error::SqlState::FOREIGN_KEY_VIOLATION)
+            }
+            _ => false,
+        }
+    }
 }

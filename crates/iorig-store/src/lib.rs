@@ -1,6 +1,7 @@
 //! The result store of iorig: every run, its steps, the figures of every
 //! interval, the merged latency histograms and the analysis made of them,
-//! kept in one SQLite file (`./iorig.db` unless told otherwise).
+//! kept in one SQLite file (`./iorig.db` unless told otherwise) or in a
+//! PostgreSQL database a team shares (`postgres://...`, the same schema).
 //!
 //! Results are written as they arrive, one short transaction per write, in
 //! WAL mode, so a crash or `kill -9` loses at most the write in flight and a
@@ -11,14 +12,19 @@
 //! The schema is versioned (`PRAGMA user_version`) and only ever extended by
 //! appending migrations; a database written by a newer iorig is refused.
 
+mod db;
 mod error;
+mod location;
 mod schema;
 mod store;
 mod types;
 
 pub use error::StoreError;
 pub use iorig_spec::{check_label, LABEL_KEY_MAX_BYTES, LABEL_VALUE_MAX_BYTES};
-pub use schema::{Migration, APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION};
+pub use location::{redact_urls, Location, PgUrl};
+pub use schema::{
+    Migration, APPLICATION_ID, MIGRATIONS, PG_BASELINE_VERSION, PG_MIGRATIONS, SCHEMA_VERSION,
+};
 pub use store::Store;
 pub use types::interval_docs;
 pub use types::{

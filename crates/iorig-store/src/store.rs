@@ -1,5 +1,8 @@
-//! The [`Store`]: one SQLite connection and the reads and writes of results.
+//! The [`Store`]: one connection (an SQLite file or a PostgreSQL database)
+//! and the reads and writes of results, written once for both.
 
+use crate::db::{params, Conn, DbRow, Value};
+use crate::location::Location;
 use crate::schema;
 use crate::types::{
     AnalysisRow, HistKind, IntervalRow, NewRun, NewStep, NewTraceAnalysis, Op, RunDetail, RunId,
@@ -11,8 +14,6 @@ use iorig_result::{
 };
 use iorig_stats::sampler::system::{SystemFacts, TargetFacts};
 use iorig_stats::{DeviceUsage, LatSummary, LatencyHistogram};
-use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, Type, ValueRef};
-use rusqlite::{params, params_from_iter, Connection, OptionalExtension, Row, ToSql};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::str::FromStr;
@@ -27,9 +28,9 @@ const SCOPE_MEASURED: &str = "measured";
 /// flight.
 #[derive(Debug)]
 pub struct Store {
-    conn: Connection,
-    /// The file's schema version. A store opened read-only is not migrated,
-    /// so reads leave out what an older version lacks.
+    conn: Conn,
+    /// The store's schema version. A store opened read-only is not
+    /// migrated, so reads leave out what an older version lacks.
     version: i64,
 }
 
@@ -37,7 +38,17 @@ impl Store {
     /// Opens the store at `path`, creating the file if missing and bringing
     /// its schema up to date.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        Store::with(schema::open(path)?)
+        Store::with(Conn::Lite(schema::open(path)?))
+    }
+
+    /// Opens the store at `location` to read and write it: a file is
+    /// created when missing, a PostgreSQL database gets iorig's schema when
+    /// it has none; either is brought up to date.
+    pub fn open_at(location: &Location) -> Result<Store, StoreError> {
+        match location {
+            Location::File(p) => Store::open(p),
+            Location::Postgres(url) => Store::with(schema::open_pg(url, false)?),
+        }
     }
 
     /// Checks, writing nothing, that `path` could be opened as a store (a
@@ -46,41 +57,64 @@ impl Store {
         schema::check(path)
     }
 
+    /// [`Store::check`] for any location: a PostgreSQL database is
+    /// connected to and its schema looked at, nothing written.
+    pub fn check_at(location: &Location) -> Result<(), StoreError> {
+        match location {
+            Location::File(p) => schema::check(p),
+            Location::Postgres(url) => schema::check_pg(url),
+        }
+    }
+
     /// Opens an existing store for reading only (`runs list`, `report`,
     /// `export`, `compare`): a missing file is an error, nothing is created,
     /// migrated or written, and another program's database is refused.
     pub fn open_read_only(path: &Path) -> Result<Store, StoreError> {
-        Store::with(schema::open_read_only(path)?)
+        Store::with(Conn::Lite(schema::open_read_only(path)?))
+    }
+
+    /// [`Store::open_read_only`] for any location: a PostgreSQL database
+    /// without iorig's schema is an error, and the session is read-only.
+    pub fn open_read_only_at(location: &Location) -> Result<Store, StoreError> {
+        match location {
+            Location::File(p) => Store::open_read_only(p),
+            Location::Postgres(url) => Store::with(schema::open_pg(url, true)?),
+        }
     }
 
     /// A store that lives in memory only, for tests and dry runs.
     pub fn open_in_memory() -> Result<Store, StoreError> {
-        let conn = Connection::open_in_memory().map_err(|source| StoreError::Open {
+        let conn = rusqlite::Connection::open_in_memory().map_err(|source| StoreError::Open {
             path: ":memory:".to_owned(),
             source,
         })?;
-        Store::with(schema::prepare(conn, ":memory:")?)
+        Store::with(Conn::Lite(schema::prepare(conn, ":memory:")?))
     }
 
-    fn with(conn: Connection) -> Result<Store, StoreError> {
-        let version = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    fn with(conn: Conn) -> Result<Store, StoreError> {
+        let version = schema::version(&conn)?;
         Ok(Store { conn, version })
+    }
+
+    /// Whether the store is a PostgreSQL database.
+    pub fn is_postgres(&self) -> bool {
+        self.conn.is_postgres()
     }
 
     /// The schema version of the open database.
     pub fn schema_version(&self) -> Result<i64, StoreError> {
-        Ok(self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))?)
+        schema::version(&self.conn)
     }
 
-    /// SQLite's own check of the file; `"ok"` when sound, else its findings,
-    /// one per line.
+    /// The database's own check; `"ok"` when sound, else its findings, one
+    /// per line. (PostgreSQL keeps its own consistency: `"ok"` once the
+    /// server answers.)
     pub fn integrity_check(&self) -> Result<String, StoreError> {
-        let mut stmt = self.conn.prepare("PRAGMA integrity_check")?;
-        let lines = stmt
-            .query_map([], |r| r.get::<_, String>(0))?
-            .collect::<Result<Vec<_>, _>>()?;
+        let sql = match self.conn {
+            Conn::Lite(_) => "PRAGMA integrity_check",
+            Conn::Pg(_) => "SELECT 'ok'",
+        };
+        let lines = self.conn.query(sql, &[], |r| r.get::<String>(0))?;
         Ok(lines.join("\n"))
     }
 
@@ -88,32 +122,43 @@ impl Store {
 
     /// Stores a new run with status `running` and its labels.
     pub fn create_run(&self, run: &NewRun) -> Result<RunId, StoreError> {
+        self.create_run_with_uid(run, &new_uid()?)
+    }
+
+    fn create_run_with_uid(&self, run: &NewRun, uid: &str) -> Result<RunId, StoreError> {
         for (k, v) in &run.labels {
             label_ok(k, v)?;
         }
-        let tx = self.conn.unchecked_transaction()?;
-        tx.execute(
-            "INSERT INTO runs (kind, plan_json, status, started, host, tool_version, command_line)
-             VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6)",
-            params![
-                SqlText(run.kind),
-                run.plan_json,
-                run.started,
-                run.host,
-                run.tool_version,
-                run.command_line
-            ],
-        )?;
-        let id = tx.last_insert_rowid();
-        {
-            let mut stmt =
-                tx.prepare("INSERT INTO run_labels (run_id, key, value) VALUES (?1, ?2, ?3)")?;
+        let kind: &'static str = run.kind.into();
+        self.conn.transaction(|| {
+            let id = self
+                .conn
+                .query_opt(
+                    "INSERT INTO runs (kind, plan_json, status, started, host, tool_version, command_line, uid)
+                     VALUES (?1, ?2, 'running', ?3, ?4, ?5, ?6, ?7) RETURNING id",
+                    params![
+                        kind,
+                        &run.plan_json,
+                        &run.started,
+                        &run.host,
+                        &run.tool_version,
+                        &run.command_line,
+                        uid
+                    ],
+                    |r| r.get::<i64>(0),
+                )?
+                .ok_or(StoreError::BadValue {
+                    column: "runs.id",
+                    value: "none returned".into(),
+                })?;
             for (k, v) in &run.labels {
-                stmt.execute(params![id, k, v])?;
+                self.conn.execute(
+                    "INSERT INTO run_labels (run_id, key, value) VALUES (?1, ?2, ?3)",
+                    params![id, k, v],
+                )?;
             }
-        }
-        tx.commit()?;
-        Ok(RunId(id))
+            Ok(RunId(id))
+        })
     }
 
     /// Sets (or replaces) one label of a run.
@@ -129,13 +174,26 @@ impl Store {
         Ok(())
     }
 
+    /// Removes one label of a run; whether it had it.
+    pub fn remove_label(&self, run: RunId, key: &str) -> Result<bool, StoreError> {
+        if !self.run_exists(run)? {
+            return Err(StoreError::NoSuchRun(run.0));
+        }
+        let n = self.conn.execute(
+            "DELETE FROM run_labels WHERE run_id = ?1 AND key = ?2",
+            params![run.0, key],
+        )?;
+        Ok(n > 0)
+    }
+
     /// Stores the host's facts (replacing earlier ones of the run).
     pub fn record_system_facts(&self, run: RunId, facts: &SystemFacts) -> Result<(), StoreError> {
+        let json = to_json(facts)?;
         self.conn
             .execute(
                 "INSERT INTO system_facts (run_id, json) VALUES (?1, ?2)
                  ON CONFLICT (run_id) DO UPDATE SET json = excluded.json",
-                params![run.0, to_json(facts)?],
+                params![run.0, &json],
             )
             .map_err(|e| no_run(e, run))?;
         Ok(())
@@ -151,13 +209,14 @@ impl Store {
         facts: &TargetFacts,
     ) -> Result<(), StoreError> {
         let kind: Option<&'static str> = kind.map(Into::into);
+        let json = to_json(facts)?;
         self.conn
             .execute(
                 "INSERT INTO target_facts (run_id, path, kind, size_bytes, json)
                  VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT (run_id, path) DO UPDATE SET
                      kind = excluded.kind, size_bytes = excluded.size_bytes, json = excluded.json",
-                params![run.0, path, kind, size_bytes.map(to_i64), to_json(facts)?],
+                params![run.0, path, kind, size_bytes.map(to_i64), &json],
             )
             .map_err(|e| no_run(e, run))?;
         Ok(())
@@ -172,9 +231,11 @@ impl Store {
             Some(p) => to_json(p)?,
             None => "{}".to_owned(),
         };
+        let role = step.role.to_string();
+        let bs = p.map(|p| p.bs_label());
         let id = self
             .conn
-            .query_row(
+            .query_opt(
                 "INSERT INTO steps (run_id, step_index, name, role, params_json,
                                     bs, bs_bytes, read_pct, random_pct, qd, threads, rate_iops)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
@@ -189,9 +250,9 @@ impl Store {
                     run.0,
                     step.index,
                     step.name,
-                    step.role.to_string(),
-                    params_json,
-                    p.map(|p| p.bs_label()),
+                    &role,
+                    &params_json,
+                    &bs,
                     p.and_then(|p| p.single_bs_bytes()).map(to_i64),
                     p.map(|p| p.read_pct),
                     p.map(|p| p.random_pct),
@@ -199,9 +260,13 @@ impl Store {
                     p.map(|p| i64::from(p.threads)),
                     p.and_then(|p| p.rate_iops),
                 ],
-                |r| r.get(0),
+                |r| r.get::<i64>(0),
             )
-            .map_err(|e| no_run(e, run))?;
+            .map_err(|e| no_run(e, run))?
+            .ok_or(StoreError::BadValue {
+                column: "steps.id",
+                value: "none returned".into(),
+            })?;
         Ok(StepId(id))
     }
 
@@ -214,11 +279,12 @@ impl Store {
         started: Option<&str>,
         ended: Option<&str>,
     ) -> Result<(), StoreError> {
+        let status: &'static str = status.into();
         let n = self.conn.execute(
             "UPDATE steps SET status = ?1, started = COALESCE(?2, started),
                               ended = COALESCE(?3, ended)
              WHERE id = ?4",
-            params![SqlText(status), started, ended, step.0],
+            params![status, started, ended, step.0],
         )?;
         expect_step(n, step)
     }
@@ -227,20 +293,23 @@ impl Store {
     /// histograms, step analysis, summary, times) and sets it `pending`, so
     /// the step can be run again from its start.
     pub fn reset_step(&self, step: StepId) -> Result<(), StoreError> {
-        let tx = self.conn.unchecked_transaction()?;
-        tx.execute("DELETE FROM intervals WHERE step_id = ?1", [step.0])?;
-        tx.execute("DELETE FROM histograms WHERE step_id = ?1", [step.0])?;
-        tx.execute("DELETE FROM analysis WHERE step_id = ?1", [step.0])?;
-        tx.execute("DELETE FROM step_hosts WHERE step_id = ?1", [step.0])?;
-        let n = tx.execute(
-            "UPDATE steps SET status = 'pending', started = NULL, ended = NULL,
-                              summary_json = NULL
-             WHERE id = ?1",
-            [step.0],
-        )?;
-        expect_step(n, step)?;
-        tx.commit()?;
-        Ok(())
+        self.conn.transaction(|| {
+            for sql in [
+                "DELETE FROM intervals WHERE step_id = ?1",
+                "DELETE FROM histograms WHERE step_id = ?1",
+                "DELETE FROM analysis WHERE step_id = ?1",
+                "DELETE FROM step_hosts WHERE step_id = ?1",
+            ] {
+                self.conn.execute(sql, params![step.0])?;
+            }
+            let n = self.conn.execute(
+                "UPDATE steps SET status = 'pending', started = NULL, ended = NULL,
+                                  summary_json = NULL
+                 WHERE id = ?1",
+                params![step.0],
+            )?;
+            expect_step(n, step)
+        })
     }
 
     /// Stores one row of one interval.
@@ -263,12 +332,12 @@ impl Store {
         host: &str,
         rows: &[IntervalRow],
     ) -> Result<(), StoreError> {
-        let tx = self.conn.unchecked_transaction()?;
-        for row in rows {
-            insert_interval(&tx, step, host, row).map_err(|e| no_step(e, step))?;
-        }
-        tx.commit()?;
-        Ok(())
+        self.conn.transaction(|| {
+            for row in rows {
+                insert_interval(&self.conn, step, host, row).map_err(|e| no_step(e, step))?;
+            }
+            Ok(())
+        })
     }
 
     /// Stores (or replaces) how one host of a multi-host step ended; its
@@ -281,6 +350,7 @@ impl Store {
     ) -> Result<(), StoreError> {
         let mut r = result.clone();
         r.intervals.clear();
+        let json = to_json(&r)?;
         self.conn
             .execute(
                 "INSERT INTO step_hosts (step_id, host, position, status, clock_offset_ns, start_skew_ns, result_json)
@@ -290,7 +360,7 @@ impl Store {
                    start_skew_ns = excluded.start_skew_ns, result_json = excluded.result_json",
                 params![
                     step.0,
-                    r.name,
+                    &r.name,
                     position as i64,
                     match r.status {
                         HostStatus::Ok => "ok",
@@ -298,7 +368,7 @@ impl Store {
                     },
                     r.clock_offset_ns,
                     r.start_skew_ns,
-                    to_json(&r)?
+                    &json
                 ],
             )
             .map_err(|e| no_step(e, step))?;
@@ -311,21 +381,11 @@ impl Store {
         if self.version < 6 {
             return Ok(Vec::new());
         }
-        let mut stmt = self
-            .conn
-            .prepare("SELECT result_json FROM step_hosts WHERE step_id = ?1 ORDER BY position")?;
-        let rows = stmt.query_map([step.0], |r| r.get::<_, String>(0))?;
-        let mut out = Vec::new();
-        for text in rows {
-            let text = text?;
-            out.push(
-                serde_json::from_str(&text).map_err(|_| StoreError::BadValue {
-                    column: "step_hosts.result_json",
-                    value: text.chars().take(80).collect(),
-                })?,
-            );
-        }
-        Ok(out)
+        self.conn.query(
+            "SELECT result_json FROM step_hosts WHERE step_id = ?1 ORDER BY position",
+            params![step.0],
+            |r| json_col(r, 0, "step_hosts.result_json"),
+        )
     }
 
     /// Stores (or replaces) one job's result of a step of several jobs,
@@ -338,13 +398,14 @@ impl Store {
     ) -> Result<(), StoreError> {
         let mut r = result.clone();
         r.intervals.clear();
+        let json = to_json(&r)?;
         self.conn
             .execute(
                 "INSERT INTO step_jobs (step_id, name, position, result_json)
                  VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (step_id, name) DO UPDATE SET position = excluded.position,
                    result_json = excluded.result_json",
-                params![step.0, r.name, position as i64, to_json(&r)?],
+                params![step.0, &r.name, position as i64, &json],
             )
             .map_err(|e| no_step(e, step))?;
         Ok(())
@@ -356,21 +417,11 @@ impl Store {
         if self.version < 7 {
             return Ok(Vec::new());
         }
-        let mut stmt = self
-            .conn
-            .prepare("SELECT result_json FROM step_jobs WHERE step_id = ?1 ORDER BY position")?;
-        let rows = stmt.query_map([step.0], |r| r.get::<_, String>(0))?;
-        let mut out = Vec::new();
-        for text in rows {
-            let text = text?;
-            out.push(
-                serde_json::from_str(&text).map_err(|_| StoreError::BadValue {
-                    column: "step_jobs.result_json",
-                    value: text.chars().take(80).collect(),
-                })?,
-            );
-        }
-        Ok(out)
+        self.conn.query(
+            "SELECT result_json FROM step_jobs WHERE step_id = ?1 ORDER BY position",
+            params![step.0],
+            |r| json_col(r, 0, "step_jobs.result_json"),
+        )
     }
 
     /// Stores (or replaces) the measured-time histogram of a step.
@@ -381,11 +432,13 @@ impl Store {
         kind: HistKind,
         hist: &LatencyHistogram,
     ) -> Result<(), StoreError> {
+        let (op, kind): (&'static str, &'static str) = (op.into(), kind.into());
+        let data = hist.to_bytes();
         self.conn
             .execute(
                 "INSERT INTO histograms (step_id, op, kind, scope, data) VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT (step_id, op, kind, scope) DO UPDATE SET data = excluded.data",
-                params![step.0, SqlText(op), SqlText(kind), SCOPE_MEASURED, hist.to_bytes()],
+                params![step.0, op, kind, SCOPE_MEASURED, &data[..]],
             )
             .map_err(|e| no_step(e, step))?;
         Ok(())
@@ -401,9 +454,10 @@ impl Store {
         ended: &str,
     ) -> Result<(), StoreError> {
         let summary = summary.map(to_json).transpose()?;
+        let status: &'static str = status.into();
         let n = self.conn.execute(
             "UPDATE steps SET status = ?1, summary_json = ?2, ended = ?3 WHERE id = ?4",
-            params![SqlText(status), summary, ended, step.0],
+            params![status, &summary, ended, step.0],
         )?;
         expect_step(n, step)
     }
@@ -419,24 +473,30 @@ impl Store {
         let json = finding.body_json().map_err(StoreError::Json)?;
         let kind: &'static str = finding.kind().into();
         self.conn
-            .execute(
-                "INSERT INTO analysis (run_id, step_id, kind, json) VALUES (?1, ?2, ?3, ?4)",
-                params![run.0, step.map(|s| s.0), kind, json],
+            .query_opt(
+                "INSERT INTO analysis (run_id, step_id, kind, json) VALUES (?1, ?2, ?3, ?4)
+                 RETURNING id",
+                params![run.0, step.map(|s| s.0), kind, &json],
+                |r| r.get::<i64>(0),
             )
             .map_err(|e| match step {
                 // The foreign key failure does not say which parent is
                 // missing; name the run when it is the one.
                 Some(s) if self.run_exists(run).unwrap_or(false) => no_step(e, s),
                 _ => no_run(e, run),
-            })?;
-        Ok(self.conn.last_insert_rowid())
+            })?
+            .ok_or(StoreError::BadValue {
+                column: "analysis.id",
+                value: "none returned".into(),
+            })
     }
 
     /// Ends a run.
     pub fn finish_run(&self, run: RunId, status: RunStatus, ended: &str) -> Result<(), StoreError> {
+        let status: &'static str = status.into();
         let n = self.conn.execute(
             "UPDATE runs SET status = ?1, ended = ?2 WHERE id = ?3",
-            params![SqlText(status), ended, run.0],
+            params![status, ended, run.0],
         )?;
         expect_run(n, run)
     }
@@ -445,7 +505,7 @@ impl Store {
     pub fn reopen_run(&self, run: RunId) -> Result<(), StoreError> {
         let n = self.conn.execute(
             "UPDATE runs SET status = 'running', ended = NULL WHERE id = ?1",
-            [run.0],
+            params![run.0],
         )?;
         expect_run(n, run)
     }
@@ -454,7 +514,7 @@ impl Store {
     pub fn delete_run(&self, run: RunId) -> Result<(), StoreError> {
         let n = self
             .conn
-            .execute("DELETE FROM runs WHERE id = ?1", [run.0])?;
+            .execute("DELETE FROM runs WHERE id = ?1", params![run.0])?;
         expect_run(n, run)
     }
 
@@ -463,22 +523,17 @@ impl Store {
     /// Every run, oldest first.
     pub fn list_runs(&self) -> Result<Vec<RunRow>, StoreError> {
         let mut labels: BTreeMap<i64, BTreeMap<String, String>> = BTreeMap::new();
+        for (id, k, v) in
+            self.conn
+                .query("SELECT run_id, key, value FROM run_labels", &[], |r| {
+                    Ok((r.get::<i64>(0)?, r.get::<String>(1)?, r.get::<String>(2)?))
+                })?
         {
-            let mut stmt = self
-                .conn
-                .prepare("SELECT run_id, key, value FROM run_labels")?;
-            let rows = stmt.query_map([], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get(2)?))
-            })?;
-            for row in rows {
-                let (id, k, v) = row?;
-                labels.entry(id).or_default().insert(k, v);
-            }
+            labels.entry(id).or_default().insert(k, v);
         }
-        let mut stmt = self.conn.prepare(&format!("{RUN_COLUMNS} ORDER BY id"))?;
-        let runs = stmt
-            .query_map([], run_row)?
-            .collect::<Result<Vec<_>, _>>()?;
+        let runs = self
+            .conn
+            .query(&format!("{RUN_COLUMNS} ORDER BY id"), &[], run_row)?;
         Ok(runs
             .into_iter()
             .map(|(mut r, _, _)| {
@@ -490,10 +545,11 @@ impl Store {
 
     /// One run with its plan and command line; `None` when there is none.
     pub fn get_run(&self, run: RunId) -> Result<Option<RunDetail>, StoreError> {
-        let found = self
-            .conn
-            .query_row(&format!("{RUN_COLUMNS} WHERE id = ?1"), [run.0], run_row)
-            .optional()?;
+        let found = self.conn.query_opt(
+            &format!("{RUN_COLUMNS} WHERE id = ?1"),
+            params![run.0],
+            run_row,
+        )?;
         let Some((mut row, plan_json, command_line)) = found else {
             return Ok(None);
         };
@@ -507,56 +563,58 @@ impl Store {
 
     /// The labels of a run.
     pub fn labels(&self, run: RunId) -> Result<BTreeMap<String, String>, StoreError> {
-        let mut stmt = self
+        Ok(self
             .conn
-            .prepare("SELECT key, value FROM run_labels WHERE run_id = ?1")?;
-        let rows = stmt.query_map([run.0], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<Result<BTreeMap<_, _>, _>>()?)
+            .query(
+                "SELECT key, value FROM run_labels WHERE run_id = ?1",
+                params![run.0],
+                |r| Ok((r.get::<String>(0)?, r.get::<String>(1)?)),
+            )?
+            .into_iter()
+            .collect())
     }
 
     /// The stored host facts of a run.
     pub fn system_facts(&self, run: RunId) -> Result<Option<SystemFacts>, StoreError> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT json FROM system_facts WHERE run_id = ?1",
-                [run.0],
-                |r| json_col(r, 0),
-            )
-            .optional()?)
+        self.conn.query_opt(
+            "SELECT json FROM system_facts WHERE run_id = ?1",
+            params![run.0],
+            |r| json_col(r, 0, "system_facts.json"),
+        )
     }
 
     /// The stored target facts of a run, by path.
     pub fn target_facts(&self, run: RunId) -> Result<Vec<TargetFactsRow>, StoreError> {
-        let mut stmt = self.conn.prepare(
+        self.conn.query(
             "SELECT path, kind, size_bytes, json FROM target_facts WHERE run_id = ?1 ORDER BY path",
-        )?;
-        let rows = stmt.query_map([run.0], |r| {
-            Ok(TargetFactsRow {
-                path: r.get(0)?,
-                kind: r.get(1)?,
-                size_bytes: r.get::<_, Option<i64>>(2)?.map(to_u64),
-                facts: json_col(r, 3)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+            params![run.0],
+            |r| {
+                Ok(TargetFactsRow {
+                    path: r.get(0)?,
+                    kind: r.get(1)?,
+                    size_bytes: r.get::<Option<i64>>(2)?.map(to_u64),
+                    facts: json_col(r, 3, "target_facts.json")?,
+                })
+            },
+        )
     }
 
     /// The steps of a run in plan order.
     pub fn steps(&self, run: RunId) -> Result<Vec<StepRow>, StoreError> {
-        let mut stmt = self.conn.prepare(&format!(
-            "{STEP_COLUMNS} WHERE run_id = ?1 ORDER BY step_index"
-        ))?;
-        let rows = stmt.query_map([run.0], step_row)?;
-        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        self.conn.query(
+            &format!("{STEP_COLUMNS} WHERE run_id = ?1 ORDER BY step_index"),
+            params![run.0],
+            step_row,
+        )
     }
 
     /// One step by id.
     pub fn step(&self, step: StepId) -> Result<Option<StepRow>, StoreError> {
-        Ok(self
-            .conn
-            .query_row(&format!("{STEP_COLUMNS} WHERE id = ?1"), [step.0], step_row)
-            .optional()?)
+        self.conn.query_opt(
+            &format!("{STEP_COLUMNS} WHERE id = ?1"),
+            params![step.0],
+            step_row,
+        )
     }
 
     /// The index of the first step of a run that is neither `ok` nor
@@ -564,12 +622,15 @@ impl Store {
     /// is complete (a runner that stores all steps as `pending` up front gets
     /// "nothing left" from that).
     pub fn first_incomplete_step(&self, run: RunId) -> Result<Option<i64>, StoreError> {
-        Ok(self.conn.query_row(
-            "SELECT MIN(step_index) FROM steps
-             WHERE run_id = ?1 AND status NOT IN ('ok', 'skipped')",
-            [run.0],
-            |r| r.get(0),
-        )?)
+        Ok(self
+            .conn
+            .query_opt(
+                "SELECT MIN(step_index) FROM steps
+                 WHERE run_id = ?1 AND status NOT IN ('ok', 'skipped')",
+                params![run.0],
+                |r| r.get::<Option<i64>>(0),
+            )?
+            .flatten())
     }
 
     /// The stored intervals of a step, in order (read, write, total within
@@ -591,71 +652,27 @@ impl Store {
         if self.version < 6 && !host.is_empty() {
             return Ok(Vec::new());
         }
+        let mut values = vec![Value::from(step.0)];
         let host_filter = if self.version >= 6 {
+            values.push(Value::from(host));
             "AND host = ?2"
         } else {
             ""
         };
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT seq, t_s, duration_s, warmup, op, ops, bytes, iops, bw_bytes_per_s,
-                    lat_min_ns, lat_mean_ns, lat_stddev_ns, lat_max_ns, lat_p50_ns,
-                    lat_p90_ns, lat_p99_ns, lat_p99_9_ns, lat_p99_99_ns, errors,
-                    cpu_usr_pct, cpu_sys_pct,
-                    dev_util_pct, dev_queue_depth, dev_read_await_ns, dev_write_await_ns,
-                    {lat_hist}
-             FROM intervals WHERE step_id = ?1 {host_filter}
-             ORDER BY seq, CASE op WHEN 'read' THEN 0 WHEN 'write' THEN 1 ELSE 2 END"
-        ))?;
-        let rows = stmt.query_map(
-            params_from_iter(host_params(step, host, self.version)),
-            |r| {
-                let u = |i: usize| r.get::<_, i64>(i).map(to_u64);
-                let device = match (
-                    r.get::<_, Option<f64>>(21)?,
-                    r.get::<_, Option<f64>>(22)?,
-                    r.get::<_, Option<i64>>(23)?,
-                    r.get::<_, Option<i64>>(24)?,
-                ) {
-                    (Some(util_pct), Some(queue_depth), Some(r_ns), Some(w_ns)) => {
-                        Some(DeviceUsage {
-                            util_pct,
-                            queue_depth,
-                            read_await_ns: to_u64(r_ns),
-                            write_await_ns: to_u64(w_ns),
-                        })
-                    }
-                    _ => None,
-                };
-                Ok(IntervalRow {
-                    seq: u(0)?,
-                    t_s: r.get(1)?,
-                    duration_s: r.get(2)?,
-                    warmup: r.get(3)?,
-                    op: text_col(r, 4)?,
-                    ops: u(5)?,
-                    bytes: u(6)?,
-                    iops: r.get(7)?,
-                    bw_bytes_per_s: r.get(8)?,
-                    lat_ns: LatSummary {
-                        min: u(9)?,
-                        mean: u(10)?,
-                        stddev: u(11)?,
-                        max: u(12)?,
-                        p50: u(13)?,
-                        p90: u(14)?,
-                        p99: u(15)?,
-                        p99_9: u(16)?,
-                        p99_99: u(17)?,
-                    },
-                    errors: u(18)?,
-                    cpu_usr_pct: r.get(19)?,
-                    cpu_sys_pct: r.get(20)?,
-                    device,
-                    lat_hist: r.get(25)?,
-                })
-            },
-        )?;
-        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        self.conn.query(
+            &format!(
+                "SELECT seq, t_s, duration_s, warmup, op, ops, bytes, iops, bw_bytes_per_s,
+                        lat_min_ns, lat_mean_ns, lat_stddev_ns, lat_max_ns, lat_p50_ns,
+                        lat_p90_ns, lat_p99_ns, lat_p99_9_ns, lat_p99_99_ns, errors,
+                        cpu_usr_pct, cpu_sys_pct,
+                        dev_util_pct, dev_queue_depth, dev_read_await_ns, dev_write_await_ns,
+                        {lat_hist}
+                 FROM intervals WHERE step_id = ?1 {host_filter}
+                 ORDER BY seq, CASE op WHEN 'read' THEN 0 WHEN 'write' THEN 1 ELSE 2 END"
+            ),
+            &values,
+            interval_row,
+        )
     }
 
     /// The measured-time histogram of a step; `None` when not stored.
@@ -665,15 +682,13 @@ impl Store {
         op: Op,
         kind: HistKind,
     ) -> Result<Option<LatencyHistogram>, StoreError> {
-        let data: Option<Vec<u8>> = self
-            .conn
-            .query_row(
-                "SELECT data FROM histograms
-                 WHERE step_id = ?1 AND op = ?2 AND kind = ?3 AND scope = ?4",
-                params![step.0, SqlText(op), SqlText(kind), SCOPE_MEASURED],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let (op_name, kind_name): (&'static str, &'static str) = (op.into(), kind.into());
+        let data = self.conn.query_opt(
+            "SELECT data FROM histograms
+             WHERE step_id = ?1 AND op = ?2 AND kind = ?3 AND scope = ?4",
+            params![step.0, op_name, kind_name, SCOPE_MEASURED],
+            |r| r.get::<Vec<u8>>(0),
+        )?;
         data.map(|bytes| {
             LatencyHistogram::from_bytes(&bytes).map_err(|e| StoreError::BadHistogram {
                 step: step.0,
@@ -688,23 +703,25 @@ impl Store {
     /// The analysis results of a run (its own and its steps'), in the order
     /// they were stored.
     pub fn analysis(&self, run: RunId) -> Result<Vec<AnalysisRow>, StoreError> {
-        let mut stmt = self.conn.prepare(
+        self.conn.query(
             "SELECT id, run_id, step_id, kind, json FROM analysis WHERE run_id = ?1 ORDER BY id",
-        )?;
-        let rows = stmt.query_map([run.0], |r| {
-            let kind: String = r.get(3)?;
-            let json: String = r.get(4)?;
-            let finding = Finding::from_stored(&kind, &json).map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(4, Type::Text, Box::new(e))
-            })?;
-            Ok(AnalysisRow {
-                id: r.get(0)?,
-                run_id: RunId(r.get(1)?),
-                step_id: r.get::<_, Option<i64>>(2)?.map(StepId),
-                finding,
-            })
-        })?;
-        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+            params![run.0],
+            |r| {
+                let kind: String = r.get(3)?;
+                let json: String = r.get(4)?;
+                let finding =
+                    Finding::from_stored(&kind, &json).map_err(|_| StoreError::BadValue {
+                        column: "analysis.json",
+                        value: json.chars().take(80).collect(),
+                    })?;
+                Ok(AnalysisRow {
+                    id: r.get(0)?,
+                    run_id: RunId(r.get(1)?),
+                    step_id: r.get::<Option<i64>>(2)?.map(StepId),
+                    finding,
+                })
+            },
+        )
     }
 
     // ----- trace analyses -----
@@ -718,30 +735,34 @@ impl Store {
             column: "labels_json",
             value: e.to_string(),
         })?;
-        self.conn.execute(
-            "INSERT INTO trace_analyses (created, host, tool_version, command_line, file, format, records, labels_json, analysis_json)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
-                t.created,
-                t.host,
-                t.tool_version,
-                t.command_line,
-                t.file,
-                t.format,
-                i64::try_from(t.records).unwrap_or(i64::MAX),
-                labels,
-                t.analysis_json
-            ],
-        )?;
-        Ok(self.conn.last_insert_rowid())
+        self.conn
+            .query_opt(
+                "INSERT INTO trace_analyses (created, host, tool_version, command_line, file, format, records, labels_json, analysis_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
+                params![
+                    &t.created,
+                    &t.host,
+                    &t.tool_version,
+                    &t.command_line,
+                    &t.file,
+                    &t.format,
+                    i64::try_from(t.records).unwrap_or(i64::MAX),
+                    &labels,
+                    &t.analysis_json
+                ],
+                |r| r.get::<i64>(0),
+            )?
+            .ok_or(StoreError::BadValue {
+                column: "trace_analyses.id",
+                value: "none returned".into(),
+            })
     }
 
     /// Every stored trace analysis, oldest first (without the analysis).
     pub fn trace_analyses(&self) -> Result<Vec<TraceAnalysisRow>, StoreError> {
-        let mut stmt = self.conn.prepare(&format!("{TRACE_COLUMNS} ORDER BY id"))?;
-        let rows = stmt.query_map([], trace_row)?;
-        Ok(rows
-            .collect::<Result<Vec<_>, _>>()?
+        Ok(self
+            .conn
+            .query(&format!("{TRACE_COLUMNS} ORDER BY id"), &[], trace_row)?
             .into_iter()
             .map(|(r, _)| r)
             .collect())
@@ -752,27 +773,26 @@ impl Store {
         &self,
         id: i64,
     ) -> Result<Option<(TraceAnalysisRow, String)>, StoreError> {
-        Ok(self
-            .conn
-            .query_row(&format!("{TRACE_COLUMNS} WHERE id = ?1"), [id], trace_row)
-            .optional()?)
+        self.conn.query_opt(
+            &format!("{TRACE_COLUMNS} WHERE id = ?1"),
+            params![id],
+            trace_row,
+        )
     }
 
     fn run_exists(&self, run: RunId) -> Result<bool, StoreError> {
         Ok(self
             .conn
-            .query_row("SELECT 1 FROM runs WHERE id = ?1", [run.0], |_| Ok(()))
-            .optional()?
+            .query_opt("SELECT id FROM runs WHERE id = ?1", params![run.0], |_| {
+                Ok(())
+            })?
             .is_some())
     }
 }
 
 const TRACE_COLUMNS: &str = "SELECT id, created, host, tool_version, command_line, file, format, records, labels_json, analysis_json FROM trace_analyses";
 
-fn trace_row(r: &Row<'_>) -> rusqlite::Result<(TraceAnalysisRow, String)> {
-    let labels: String = r.get(8)?;
-    let labels = serde_json::from_str(&labels)
-        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(8, Type::Text, Box::new(e)))?;
+fn trace_row(r: &DbRow<'_>) -> Result<(TraceAnalysisRow, String), StoreError> {
     Ok((
         TraceAnalysisRow {
             id: r.get(0)?,
@@ -782,8 +802,8 @@ fn trace_row(r: &Row<'_>) -> rusqlite::Result<(TraceAnalysisRow, String)> {
             command_line: r.get(4)?,
             file: r.get(5)?,
             format: r.get(6)?,
-            records: r.get::<_, i64>(7)?.max(0) as u64,
-            labels,
+            records: r.get::<i64>(7)?.max(0) as u64,
+            labels: json_col(r, 8, "trace_analyses.labels_json")?,
         },
         r.get(9)?,
     ))
@@ -793,12 +813,12 @@ const RUN_COLUMNS: &str =
     "SELECT id, kind, status, started, ended, host, tool_version, plan_json, command_line FROM runs";
 
 /// A row of [`RUN_COLUMNS`]: the run (labels still empty), plan, command line.
-fn run_row(r: &Row<'_>) -> rusqlite::Result<(RunRow, Option<String>, String)> {
+fn run_row(r: &DbRow<'_>) -> Result<(RunRow, Option<String>, String), StoreError> {
     Ok((
         RunRow {
             id: RunId(r.get(0)?),
-            kind: text_col(r, 1)?,
-            status: text_col(r, 2)?,
+            kind: text_col(r, 1, "runs.kind")?,
+            status: text_col(r, 2, "runs.status")?,
             started: r.get(3)?,
             ended: r.get(4)?,
             host: r.get(5)?,
@@ -813,10 +833,11 @@ fn run_row(r: &Row<'_>) -> rusqlite::Result<(RunRow, Option<String>, String)> {
 const STEP_COLUMNS: &str = "SELECT id, run_id, step_index, name, role, status, params_json,
         summary_json, started, ended FROM steps";
 
-fn step_row(r: &Row<'_>) -> rusqlite::Result<StepRow> {
-    let summary = match r.get_ref(7)? {
-        ValueRef::Null => None,
-        _ => Some(json_col(r, 7)?),
+fn step_row(r: &DbRow<'_>) -> Result<StepRow, StoreError> {
+    let summary = if r.is_null(7)? {
+        None
+    } else {
+        Some(json_col(r, 7, "steps.summary_json")?)
     };
     // Pending and skipped steps carry no workload (`{}`).
     let params_text: String = r.get(6)?;
@@ -827,7 +848,10 @@ fn step_row(r: &Row<'_>) -> rusqlite::Result<StepRow> {
         // where per-direction sizes were given (migration 2).
         text => Some(
             serde_json::from_str::<iorig_result::WorkloadRecord>(text)
-                .map_err(|e| rusqlite::Error::FromSqlConversionFailure(6, Type::Text, Box::new(e)))?
+                .map_err(|_| StoreError::BadValue {
+                    column: "steps.params_json",
+                    value: text.chars().take(80).collect(),
+                })?
                 .with_effective_bs(),
         ),
     };
@@ -836,8 +860,8 @@ fn step_row(r: &Row<'_>) -> rusqlite::Result<StepRow> {
         run_id: RunId(r.get(1)?),
         index: r.get(2)?,
         name: r.get(3)?,
-        role: text_col(r, 4)?,
-        status: text_col(r, 5)?,
+        role: text_col(r, 4, "steps.role")?,
+        status: text_col(r, 5, "steps.status")?,
         params,
         summary,
         started: r.get(8)?,
@@ -845,23 +869,62 @@ fn step_row(r: &Row<'_>) -> rusqlite::Result<StepRow> {
     })
 }
 
-/// The parameters of an interval query: the step, and the host from
-/// version 6 on.
-fn host_params(step: StepId, host: &str, version: i64) -> Vec<rusqlite::types::Value> {
-    let mut p = vec![rusqlite::types::Value::Integer(step.0)];
-    if version >= 6 {
-        p.push(rusqlite::types::Value::Text(host.to_string()));
-    }
-    p
+/// A row of the interval query of [`Store::host_intervals`].
+fn interval_row(r: &DbRow<'_>) -> Result<IntervalRow, StoreError> {
+    let u = |i: usize| r.get::<i64>(i).map(to_u64);
+    let device = match (
+        r.get::<Option<f64>>(21)?,
+        r.get::<Option<f64>>(22)?,
+        r.get::<Option<i64>>(23)?,
+        r.get::<Option<i64>>(24)?,
+    ) {
+        (Some(util_pct), Some(queue_depth), Some(r_ns), Some(w_ns)) => Some(DeviceUsage {
+            util_pct,
+            queue_depth,
+            read_await_ns: to_u64(r_ns),
+            write_await_ns: to_u64(w_ns),
+        }),
+        _ => None,
+    };
+    Ok(IntervalRow {
+        seq: u(0)?,
+        t_s: r.get(1)?,
+        duration_s: r.get(2)?,
+        warmup: r.get(3)?,
+        op: text_col(r, 4, "intervals.op")?,
+        ops: u(5)?,
+        bytes: u(6)?,
+        iops: r.get(7)?,
+        bw_bytes_per_s: r.get(8)?,
+        lat_ns: LatSummary {
+            min: u(9)?,
+            mean: u(10)?,
+            stddev: u(11)?,
+            max: u(12)?,
+            p50: u(13)?,
+            p90: u(14)?,
+            p99: u(15)?,
+            p99_9: u(16)?,
+            p99_99: u(17)?,
+        },
+        errors: u(18)?,
+        cpu_usr_pct: r.get(19)?,
+        cpu_sys_pct: r.get(20)?,
+        device,
+        lat_hist: r.get(25)?,
+    })
 }
 
 fn insert_interval(
-    conn: &Connection,
+    conn: &Conn,
     step: StepId,
     host: &str,
     row: &IntervalRow,
-) -> rusqlite::Result<()> {
-    let mut stmt = conn.prepare_cached(
+) -> Result<(), StoreError> {
+    let l = &row.lat_ns;
+    let d = row.device.as_ref();
+    let op: &'static str = row.op.into();
+    conn.execute(
         "INSERT INTO intervals (step_id, seq, t_s, duration_s, warmup, op, ops, bytes, iops,
              bw_bytes_per_s, lat_min_ns, lat_mean_ns, lat_stddev_ns, lat_max_ns, lat_p50_ns,
              lat_p90_ns, lat_p99_ns, lat_p99_9_ns, lat_p99_99_ns, errors, cpu_usr_pct,
@@ -869,45 +932,57 @@ fn insert_interval(
              lat_hist, host)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
                  ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
+        params![
+            step.0,
+            to_i64(row.seq),
+            row.t_s,
+            row.duration_s,
+            row.warmup,
+            op,
+            to_i64(row.ops),
+            to_i64(row.bytes),
+            row.iops,
+            row.bw_bytes_per_s,
+            to_i64(l.min),
+            to_i64(l.mean),
+            to_i64(l.stddev),
+            to_i64(l.max),
+            to_i64(l.p50),
+            to_i64(l.p90),
+            to_i64(l.p99),
+            to_i64(l.p99_9),
+            to_i64(l.p99_99),
+            to_i64(row.errors),
+            row.cpu_usr_pct,
+            row.cpu_sys_pct,
+            d.map(|d| d.util_pct),
+            d.map(|d| d.queue_depth),
+            d.map(|d| to_i64(d.read_await_ns)),
+            d.map(|d| to_i64(d.write_await_ns)),
+            &row.lat_hist,
+            host,
+        ],
     )?;
-    let l = &row.lat_ns;
-    let d = row.device.as_ref();
-    stmt.execute(params![
-        step.0,
-        to_i64(row.seq),
-        row.t_s,
-        row.duration_s,
-        row.warmup,
-        SqlText(row.op),
-        to_i64(row.ops),
-        to_i64(row.bytes),
-        row.iops,
-        row.bw_bytes_per_s,
-        to_i64(l.min),
-        to_i64(l.mean),
-        to_i64(l.stddev),
-        to_i64(l.max),
-        to_i64(l.p50),
-        to_i64(l.p90),
-        to_i64(l.p99),
-        to_i64(l.p99_9),
-        to_i64(l.p99_99),
-        to_i64(row.errors),
-        row.cpu_usr_pct,
-        row.cpu_sys_pct,
-        d.map(|d| d.util_pct),
-        d.map(|d| d.queue_depth),
-        d.map(|d| to_i64(d.read_await_ns)),
-        d.map(|d| to_i64(d.write_await_ns)),
-        row.lat_hist,
-        host,
-    ])?;
     Ok(())
 }
 
-/// SQLite integers are signed 64-bit; counts beyond 2^63 (never reached by a
-/// real run) saturate instead of wrapping negative.
-fn to_i64(v: u64) -> i64 {
+/// A new run's uid: 128 random bits in hex, what `runs push` knows a run
+/// by in another store.
+fn new_uid() -> Result<String, StoreError> {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| StoreError::BadValue {
+            column: "runs.uid",
+            value: format!("no random bytes from /dev/urandom: {e}"),
+        })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Database integers are signed 64-bit; counts beyond 2^63 (never reached
+/// by a real run) saturate instead of wrapping negative.
+pub(crate) fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
@@ -918,48 +993,52 @@ fn to_u64(v: i64) -> u64 {
 }
 
 /// A JSON column read into its type.
-fn json_col<T: serde::de::DeserializeOwned>(r: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
+fn json_col<T: serde::de::DeserializeOwned>(
+    r: &DbRow<'_>,
+    idx: usize,
+    column: &'static str,
+) -> Result<T, StoreError> {
     let text: String = r.get(idx)?;
-    serde_json::from_str(&text)
-        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, Box::new(e)))
+    serde_json::from_str(&text).map_err(|_| StoreError::BadValue {
+        column,
+        value: text.chars().take(80).collect(),
+    })
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(StoreError::Json)
 }
 
-/// A TEXT column holding one of a closed set of names.
-fn text_col<T: FromStr>(r: &Row<'_>, idx: usize) -> rusqlite::Result<T> {
-    Ok(r.get::<_, SqlText<T>>(idx)?.0)
-}
-
-fn is_foreign_key_error(e: &rusqlite::Error) -> bool {
-    matches!(
-        e,
-        rusqlite::Error::SqliteFailure(f, _)
-            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY
-    )
+/// A TEXT column holding one of a closed set of names. The schema CHECKs
+/// the same sets, so a value that does not parse is a damaged or foreign
+/// row.
+fn text_col<T: FromStr>(r: &DbRow<'_>, idx: usize, column: &'static str) -> Result<T, StoreError> {
+    let text: String = r.get(idx)?;
+    text.parse().map_err(|_| StoreError::BadValue {
+        column,
+        value: text,
+    })
 }
 
 /// A foreign key failure of a write under `run` means the run is missing.
-fn no_run(e: rusqlite::Error, run: RunId) -> StoreError {
-    if is_foreign_key_error(&e) {
+fn no_run(e: StoreError, run: RunId) -> StoreError {
+    if e.is_foreign_key_violation() {
         StoreError::NoSuchRun(run.0)
     } else {
-        StoreError::Sqlite(e)
+        e
     }
 }
 
 /// A foreign key failure of a write under `step` means the step is missing.
-fn no_step(e: rusqlite::Error, step: StepId) -> StoreError {
-    if is_foreign_key_error(&e) {
+fn no_step(e: StoreError, step: StepId) -> StoreError {
+    if e.is_foreign_key_violation() {
         StoreError::NoSuchStep(step.0)
     } else {
-        StoreError::Sqlite(e)
+        e
     }
 }
 
-fn expect_run(changed: usize, run: RunId) -> Result<(), StoreError> {
+fn expect_run(changed: u64, run: RunId) -> Result<(), StoreError> {
     if changed == 0 {
         Err(StoreError::NoSuchRun(run.0))
     } else {
@@ -967,35 +1046,11 @@ fn expect_run(changed: usize, run: RunId) -> Result<(), StoreError> {
     }
 }
 
-fn expect_step(changed: usize, step: StepId) -> Result<(), StoreError> {
+fn expect_step(changed: u64, step: StepId) -> Result<(), StoreError> {
     if changed == 0 {
         Err(StoreError::NoSuchStep(step.0))
     } else {
         Ok(())
-    }
-}
-
-/// A closed-set name (status, kind, op, ...) as a TEXT column. The schema
-/// CHECKs the same sets, so a value that does not parse is a damaged or
-/// foreign row.
-struct SqlText<T>(T);
-
-impl<T: Copy + Into<&'static str>> ToSql for SqlText<T> {
-    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        let text: &'static str = self.0.into();
-        Ok(ToSqlOutput::from(text))
-    }
-}
-
-impl<T: FromStr> FromSql for SqlText<T> {
-    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-        let text = value.as_str()?;
-        text.parse().map(SqlText).map_err(|_| {
-            FromSqlError::Other(Box::new(StoreError::BadValue {
-                column: "a name column",
-                value: text.to_owned(),
-            }))
-        })
     }
 }
 
