@@ -29,7 +29,7 @@ pub struct AgentConfig {
     /// Each run's own result document is written here as `RUN_ID.json`.
     pub results_dir: Option<PathBuf>,
     /// Each run is also recorded in this store.
-    pub db: Option<PathBuf>,
+    pub db: Option<iorig_store::Location>,
     /// Mutual TLS: only controllers with a certificate of this CA connect.
     pub tls: Option<crate::TlsFiles>,
 }

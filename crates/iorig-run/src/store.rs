@@ -10,28 +10,28 @@ use crate::{now_rfc3339, RunError};
 use iorig_result::{HistKind, Op, RunKind, StepRole, StepStatus, StepSummary};
 use iorig_spec::Workload;
 use iorig_stats::sampler::system::{SystemFacts, TargetFacts};
-use iorig_store::{IntervalRow, NewRun, NewStep, RunId, StepId, Store, StoreError};
+use iorig_store::{IntervalRow, Location, NewRun, NewStep, RunId, StepId, Store, StoreError};
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A store error as the user sees it: bad input (choose another store).
-pub fn store_error(path: &Path, e: StoreError) -> RunError {
+pub fn store_error(at: &Location, e: StoreError) -> RunError {
     match e {
-        // These name the path and what to do already.
+        // These name the store and what to do already.
         StoreError::Path(_)
         | StoreError::ForeignTables { .. }
         | StoreError::NotIorigDb { .. }
-        | StoreError::NotAStore { .. } => RunError::usage(e.to_string()),
+        | StoreError::NotAStore { .. }
+        | StoreError::Connect { .. } => RunError::usage(e.to_string()),
         e => RunError::usage(format!(
-            "result store {}: {e}; choose another --db or use --no-db",
-            path.display()
+            "result store {at}: {e}; choose another --db or use --no-db"
         )),
     }
 }
 
-/// Opens (or creates) the store at `path` for writing.
-pub fn open_store(path: &Path) -> Result<Store, RunError> {
-    Store::open(path).map_err(|e| store_error(path, e))
+/// Opens (or creates) the store at `at` for writing.
+pub fn open_store(at: &Location) -> Result<Store, RunError> {
+    Store::open_at(at).map_err(|e| store_error(at, e))
 }
 
 /// Who started the run, as the store records it.
@@ -46,7 +46,7 @@ pub struct StoreWriter {
     store: Option<Store>,
     /// A store to create when the run begins (not before: bad input must
     /// leave no database behind).
-    deferred: Option<PathBuf>,
+    deferred: Option<Location>,
     run: Option<RunId>,
     steps: HashMap<usize, StepId>,
     /// Target paths whose facts are recorded.
@@ -71,17 +71,23 @@ impl StoreWriter {
         }
     }
 
-    /// Records into the store at `path`. An existing store is opened now (so
-    /// a bad one is reported before any I/O); a new one is created only when
-    /// the run begins.
-    pub fn at(path: &Path, origin: Origin) -> Result<Self, RunError> {
-        iorig_outfile::check_file("result store", path)?;
+    /// Records into the store at `at`. An existing store is opened now (so
+    /// a bad one is reported before any I/O); a new file is created only
+    /// when the run begins. A database is always connected to now: one that
+    /// cannot be reached is bad input before any I/O.
+    pub fn at(at: &Location, origin: Origin) -> Result<Self, RunError> {
         let mut w = StoreWriter::none();
         w.origin = origin;
-        if path.exists() {
-            w.store = Some(open_store(path)?);
-        } else {
-            w.deferred = Some(path.to_path_buf());
+        match at {
+            Location::File(path) => {
+                iorig_outfile::check_file("result store", path)?;
+                if path.exists() {
+                    w.store = Some(open_store(at)?);
+                } else {
+                    w.deferred = Some(at.clone());
+                }
+            }
+            _ => w.store = Some(open_store(at)?),
         }
         Ok(w)
     }
@@ -117,8 +123,8 @@ impl StoreWriter {
         plan_json: Option<String>,
         labels: &BTreeMap<String, String>,
     ) -> Result<Option<RunId>, RunError> {
-        if let Some(path) = self.deferred.take() {
-            self.store = Some(open_store(&path)?);
+        if let Some(at) = self.deferred.take() {
+            self.store = Some(open_store(&at)?);
         }
         let Some(store) = &self.store else {
             return Ok(None);

@@ -36,7 +36,8 @@ fn a_builtin_plan_runs_on_the_null_engine_into_a_collecting_sink_and_the_store()
     let db = dir.path().join("iorig.db");
     let run = PlanRun::new(curve_on_null(dir.path())).expect("plan checks");
     assert_eq!(run.steps.len(), 7, "max and six rates");
-    let mut store = StoreWriter::at(&db, Origin::default()).expect("store");
+    let mut store = StoreWriter::at(&iorig_store::Location::File(db.clone()), Origin::default())
+        .expect("store");
     let mut sink = Collector::default();
     let outcome = run
         .run(

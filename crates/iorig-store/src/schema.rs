@@ -885,6 +885,13 @@ fn connect_pg(url: &PgUrl) -> Result<Conn, StoreError> {
     if config.get_application_name().is_none() {
         config.application_name("iorig");
     }
+    // As psql does: a password kept out of the URL (and so out of `ps`
+    // and shell history) comes from PGPASSWORD.
+    if config.get_password().is_none() {
+        if let Ok(pw) = std::env::var("PGPASSWORD") {
+            config.password(pw.as_bytes());
+        }
+    }
     let client = config.connect(postgres::NoTls).map_err(refused)?;
     let conn = Conn::pg(client);
     conn.batch(&format!("SET search_path TO {PG_SCHEMA}"))?;

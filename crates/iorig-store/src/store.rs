@@ -28,7 +28,7 @@ const SCOPE_MEASURED: &str = "measured";
 /// flight.
 #[derive(Debug)]
 pub struct Store {
-    conn: Conn,
+    pub(crate) conn: Conn,
     /// The store's schema version. A store opened read-only is not
     /// migrated, so reads leave out what an older version lacks.
     version: i64,

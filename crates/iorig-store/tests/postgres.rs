@@ -63,6 +63,10 @@ fn a_postgres_store_keeps_what_an_sqlite_store_keeps() {
     common::stored_histograms_merge_like_the_originals(&open(&db()));
     common::writes_under_a_missing_run_or_step_say_so(&open(&db()));
     common::a_label_the_store_does_not_take_writes_nothing(&open(&db()));
+    // Pushed from an SQLite file up, and back down.
+    let team = open(&db());
+    common::push_copies_once_and_replaces_a_running_copy(&Store::open_in_memory().unwrap(), &team);
+    common::push_copies_once_and_replaces_a_running_copy(&team, &Store::open_in_memory().unwrap());
 }
 
 #[test]

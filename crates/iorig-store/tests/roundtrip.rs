@@ -194,3 +194,11 @@ fn writes_under_a_missing_run_or_step_say_so() {
 fn a_label_the_store_does_not_take_writes_nothing() {
     common::a_label_the_store_does_not_take_writes_nothing(&Store::open_in_memory().unwrap());
 }
+
+#[test]
+fn push_copies_once_and_replaces_a_running_copy() {
+    common::push_copies_once_and_replaces_a_running_copy(
+        &Store::open_in_memory().unwrap(),
+        &Store::open_in_memory().unwrap(),
+    );
+}

@@ -27,8 +27,12 @@ pub fn agent(a: AgentArgs) -> Result<u8, Failure> {
         tls: a.tls.files()?,
     };
     config.check().map_err(|e| Failure::usage(e.to_string()))?;
-    if let Some(db) = &a.db {
-        crate::store::check_output("--db", db)?;
+    match &a.db {
+        Some(iorig_store::Location::File(path)) => crate::store::check_output("--db", path)?,
+        // A database the agent cannot reach is bad input now, not at its
+        // first run.
+        Some(db) => crate::store::check_store(Some(db))?,
+        None => {}
     }
     let printer = Printer::new(false, a.quiet);
     let stop = crate::signals::install();

@@ -2,6 +2,7 @@
 //! parses and validates them, so a flag and a workload-file key behave the same.
 
 use clap::{Args, Parser, Subcommand};
+use iorig_store::Location;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -126,17 +127,19 @@ pub enum ExportFormat {
 
 #[derive(Debug, Args)]
 pub struct StoreArgs {
-    /// Result store [default: $IORIG_DB or ./iorig.db].
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
+    /// Result store: a file, or a postgres:// URL [default: $IORIG_DB or
+    /// ./iorig.db].
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<Location>,
 }
 
 /// Where a plan or quick run is recorded, and its labels.
 #[derive(Debug, Args)]
 pub struct RecordArgs {
-    /// Result store [default: $IORIG_DB or ./iorig.db].
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
+    /// Result store: a file, or a postgres:// URL [default: $IORIG_DB or
+    /// ./iorig.db].
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<Location>,
     /// Do not record the run in the result store.
     #[arg(long, conflicts_with = "db")]
     pub no_db: bool,
@@ -284,6 +287,22 @@ pub enum RunsCommand {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Copy runs into another store (a team's postgres:// database, or a
+    /// file), with new ids there; a run the other store has is not copied
+    /// again.
+    Push {
+        /// The run ids (iorig runs list).
+        #[arg(required_unless_present = "all", value_name = "RUN_ID")]
+        ids: Vec<i64>,
+        /// Every run of the store.
+        #[arg(long, conflicts_with = "ids")]
+        all: bool,
+        /// The store to copy into: a postgres:// URL or a file.
+        #[arg(long, value_name = "PATH|URL")]
+        to: Location,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -302,9 +321,10 @@ pub struct AgentArgs {
     /// Write each run's own result (schema iorig.result/1) to DIR/RUN.json.
     #[arg(long, value_name = "DIR")]
     pub results_dir: Option<PathBuf>,
-    /// Also record each run in this result store [default: none].
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
+    /// Also record each run in this result store, a file or a postgres://
+    /// URL [default: none].
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<Location>,
     #[command(flatten)]
     pub tls: TlsArgs,
     /// Print nothing but errors.
@@ -777,9 +797,10 @@ pub struct TraceAnalyseArgs {
 
 #[derive(Debug, Args)]
 pub struct TraceListArgs {
-    /// Result store [default: $IORIG_DB or ./iorig.db].
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
+    /// Result store: a file, or a postgres:// URL [default: $IORIG_DB or
+    /// ./iorig.db].
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<Location>,
     /// The list as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -792,7 +813,8 @@ pub struct TraceReportArgs {
     /// Directory for index.html and the charts (SVG and PNG).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// Result store [default: $IORIG_DB or ./iorig.db].
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
+    /// Result store: a file, or a postgres:// URL [default: $IORIG_DB or
+    /// ./iorig.db].
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<Location>,
 }

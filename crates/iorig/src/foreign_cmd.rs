@@ -244,7 +244,7 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
         write_logs(&t.jobs, &results)?;
     }
     if let (Some(d), Some(id)) = (&a.foreign.vdbench_out, run) {
-        let store = crate::store::open_existing(a.record.db.as_deref())?;
+        let store = crate::store::open_existing(a.record.db.as_ref())?;
         crate::vdbench_out::write(&store, id, d)?;
         printer.notice(&format!(
             "vdbench files: {}/flatfile.html, {}/summary.html",
@@ -256,7 +256,7 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
     match (out_format, &p.fio) {
         (OutputFormat::Iorig, _) => {
             if let (Some(_), Some(id)) = (&a.json, run) {
-                let store = crate::store::open_existing(a.record.db.as_deref())?;
+                let store = crate::store::open_existing(a.record.db.as_ref())?;
                 let doc = iorig_report::export::export_json(&store, id)
                     .map_err(|e| Failure::runtime(e.to_string()))?;
                 crate::output::json::write_json_doc(&printer, &dest, &doc)?;

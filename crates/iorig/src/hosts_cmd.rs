@@ -112,7 +112,7 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
         check_output("--csv", c)?;
     }
     if a.dry_run && !a.record.no_db {
-        check_store(a.record.db.as_deref())?;
+        check_store(a.record.db.as_ref())?;
     }
     let rate = controller::rate_line(&w, &opts);
     let printer = Printer::new(json_to_stdout, a.quiet);
@@ -151,7 +151,7 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
         return Ok(exit::OK);
     }
     let mut store = writer(StoreChoice {
-        db: a.record.db.as_deref(),
+        db: a.record.db.as_ref(),
         no_db: a.record.no_db,
     })?;
     let mut csv = match &a.csv {

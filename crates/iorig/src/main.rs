@@ -138,7 +138,7 @@ fn main() -> ExitCode {
             quiet,
             allow_destroy,
         }) => {
-            plan_cmd::resume(id, store.db.as_deref(), quiet, allow_destroy).map(|(code, _, _)| code)
+            plan_cmd::resume(id, store.db.as_ref(), quiet, allow_destroy).map(|(code, _, _)| code)
         }
         cli::Command::Plan(cli::PlanCommand::Builtins) => {
             plan_cmd::list_builtins(&output::Printer::new(false, false));
@@ -158,15 +158,15 @@ fn main() -> ExitCode {
             out,
             steps,
             store,
-        } => report_cmd::report(id, out, steps.as_deref(), store.db.as_deref()),
+        } => report_cmd::report(id, out, steps.as_deref(), store.db.as_ref()),
         cli::Command::Export {
             id,
             format,
             out,
             store,
-        } => report_cmd::export(id, format, &out, store.db.as_deref()),
+        } => report_cmd::export(id, format, &out, store.db.as_ref()),
         cli::Command::Compare { ids, out, store } => {
-            report_cmd::compare(&ids, out, store.db.as_deref())
+            report_cmd::compare(&ids, out, store.db.as_ref())
         }
         cli::Command::Agent(args) => agent_cmd::agent(args),
         cli::Command::Completions { shell } => {

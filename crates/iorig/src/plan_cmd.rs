@@ -11,10 +11,11 @@ use iorig_agent::controller::{Cluster, ControllerOptions};
 use iorig_result::{RunKind, RunStatus};
 use iorig_run::plan::{fmt_duration, Invocation, PlanOutcome, PlanRun, StepResult};
 use iorig_run::StoreWriter;
+use iorig_store::Location;
 use iorig_store::RunId;
 use iorig_text::run as text;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// A plan longer than this asks for --yes.
@@ -23,7 +24,7 @@ const LONG_PLAN: Duration = Duration::from_secs(24 * 3600);
 /// Options of one plan execution.
 pub struct RunOptions {
     pub kind: RunKind,
-    pub db: Option<PathBuf>,
+    pub db: Option<Location>,
     pub no_db: bool,
     pub labels: BTreeMap<String, String>,
     pub dry_run: bool,
@@ -97,7 +98,7 @@ fn cluster_options(
 pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<PlanDone, Failure> {
     let printer = Printer::new(opts.text_to_stderr, opts.quiet);
     if !opts.no_db {
-        check_store(opts.db.as_deref())?;
+        check_store(opts.db.as_ref())?;
     }
     let cluster_opts = cluster_options(&opts.hosts, &inv.plan()?)?;
     // Every step's workload and targets are checked before anything runs or
@@ -137,7 +138,7 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<PlanDone, Failure> 
         )));
     }
     let mut store = writer(StoreChoice {
-        db: opts.db.as_deref(),
+        db: opts.db.as_ref(),
         no_db: opts.no_db,
     })?;
     match cluster.as_mut() {
@@ -162,7 +163,7 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<PlanDone, Failure> 
 /// `iorig plan resume ID`.
 pub fn resume(
     id: i64,
-    db: Option<&Path>,
+    db: Option<&Location>,
     quiet: bool,
     allow_destroy: bool,
 ) -> Result<PlanDone, Failure> {

@@ -120,7 +120,7 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
     let json_stdout = a.json.as_deref() == Some("-");
     let mut printer = Printer::new(json_stdout, a.quiet);
     let mut store = writer(StoreChoice {
-        db: a.record_store.db.as_deref(),
+        db: a.record_store.db.as_ref(),
         no_db: a.record_store.no_db,
     })?;
     let mut csv = match &a.csv {

@@ -9,6 +9,7 @@ use crate::{exit, Failure};
 use iorig_report::html::{render_compare, render_report_with, Details, Rendered};
 use iorig_report::html::{render_profile_compare, render_profile_report};
 use iorig_report::model::{ProfileReport, RunReport};
+use iorig_store::Location;
 use iorig_store::{RunId, RunKind, Store};
 use std::path::{Path, PathBuf};
 
@@ -92,7 +93,7 @@ pub fn report(
     id: i64,
     out: Option<PathBuf>,
     steps: Option<&str>,
-    db: Option<&Path>,
+    db: Option<&Location>,
 ) -> Result<u8, Failure> {
     let printer = Printer::new(false, false);
     let dir = out.unwrap_or_else(|| PathBuf::from(format!("iorig-report-{id}")));
@@ -117,7 +118,12 @@ pub fn report(
     Ok(exit::OK)
 }
 
-pub fn export(id: i64, format: ExportFormat, out: &Path, db: Option<&Path>) -> Result<u8, Failure> {
+pub fn export(
+    id: i64,
+    format: ExportFormat,
+    out: &Path,
+    db: Option<&Location>,
+) -> Result<u8, Failure> {
     let printer = Printer::new(false, false);
     check_output("--out", out)?;
     if format == ExportFormat::Csv {
@@ -179,7 +185,7 @@ pub fn export(id: i64, format: ExportFormat, out: &Path, db: Option<&Path>) -> R
     Ok(exit::OK)
 }
 
-pub fn compare(ids: &[i64], out: Option<PathBuf>, db: Option<&Path>) -> Result<u8, Failure> {
+pub fn compare(ids: &[i64], out: Option<PathBuf>, db: Option<&Location>) -> Result<u8, Failure> {
     if let Some(twice) = ids
         .iter()
         .find(|id| ids.iter().filter(|x| x == id).count() > 1)

@@ -118,12 +118,12 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
             Printer::new(false, a.quiet).notice(warning);
         }
         if !a.record.no_db {
-            check_store(a.record.db.as_deref())?;
+            check_store(a.record.db.as_ref())?;
         }
         return dry_run(&w, a.allow_destroy, a.quiet);
     }
     let mut store = writer(StoreChoice {
-        db: a.record.db.as_deref(),
+        db: a.record.db.as_ref(),
         no_db: a.record.no_db,
     })?;
     let mut csv = match &a.csv {

@@ -1,11 +1,12 @@
-//! `iorig runs list|show|label|delete`: reading and curating the result store.
+//! `iorig runs list|show|label|delete|push`: reading and curating the
+//! result store, and copying runs into a team's.
 
 use crate::cli::parse_labels;
 use crate::cli::RunsCommand;
 use crate::output::Printer;
 use crate::store::{open_existing, open_read_only};
 use crate::{exit, Failure};
-use iorig_store::{RunId, Store, StoreError};
+use iorig_store::{Location, Pushed, RunId, Store, StoreError};
 
 fn store_err(e: StoreError) -> Failure {
     Failure::runtime(format!("result store: {e}"))
@@ -21,16 +22,16 @@ pub fn runs(cmd: RunsCommand) -> Result<u8, Failure> {
     let printer = Printer::new(false, false);
     match cmd {
         RunsCommand::List { store, json } => {
-            let s = open_read_only(store.db.as_deref())?;
+            let s = open_read_only(store.db.as_ref())?;
             list(&printer, &s, json)
         }
         RunsCommand::Show { id, store, json } => {
-            let s = open_read_only(store.db.as_deref())?;
+            let s = open_read_only(store.db.as_ref())?;
             show(&printer, &s, id, json)
         }
         RunsCommand::Label { id, labels, store } => {
             let labels = parse_labels(&labels)?;
-            let s = open_existing(store.db.as_deref())?;
+            let s = open_existing(store.db.as_ref())?;
             if s.get_run(RunId(id)).map_err(store_err)?.is_none() {
                 return Err(no_run(id));
             }
@@ -40,7 +41,7 @@ pub fn runs(cmd: RunsCommand) -> Result<u8, Failure> {
             Ok(exit::OK)
         }
         RunsCommand::Delete { id, store } => {
-            let s = open_existing(store.db.as_deref())?;
+            let s = open_existing(store.db.as_ref())?;
             if s.get_run(RunId(id)).map_err(store_err)?.is_none() {
                 return Err(no_run(id));
             }
@@ -48,7 +49,87 @@ pub fn runs(cmd: RunsCommand) -> Result<u8, Failure> {
             printer.line(&format!("deleted run {id}"));
             Ok(exit::OK)
         }
+        RunsCommand::Push {
+            ids,
+            all,
+            to,
+            store,
+        } => push(&printer, store.db.as_ref(), &ids, all, &to),
     }
+}
+
+/// `runs push`: every id is checked before anything is copied; each run is
+/// then copied in a transaction of its own, so a failure part way leaves
+/// the runs before it pushed whole and the rest not at all.
+fn push(
+    printer: &Printer,
+    db: Option<&Location>,
+    ids: &[i64],
+    all: bool,
+    to: &Location,
+) -> Result<u8, Failure> {
+    // Read-write: a store from before schema version 9 gets its runs' uids.
+    let source = open_existing(db)?;
+    let runs: Vec<RunId> = if all {
+        source
+            .list_runs()
+            .map_err(store_err)?
+            .into_iter()
+            .map(|r| r.id)
+            .collect()
+    } else {
+        for &id in ids {
+            if source.get_run(RunId(id)).map_err(store_err)?.is_none() {
+                return Err(no_run(id));
+            }
+        }
+        ids.iter().map(|&id| RunId(id)).collect()
+    };
+    let target = crate::store::open_for_write(Some(to))?;
+    let (mut copied, mut there) = (0usize, 0usize);
+    for run in runs {
+        let pushed = source.push_run(run, &target).map_err(|e| {
+            Failure::runtime(format!(
+                "pushing run {run} to {to}: {e}; the runs before it were pushed, push again to finish"
+            ))
+        })?;
+        let running = source
+            .get_run(run)
+            .map_err(store_err)?
+            .is_some_and(|d| d.run.status == iorig_store::RunStatus::Running);
+        let note = if running {
+            " (still running: push it again when it has ended)"
+        } else {
+            ""
+        };
+        match pushed {
+            Pushed::Copied(id) => {
+                copied += 1;
+                printer.line(&format!("run {run} -> run {id}{note}"));
+            }
+            Pushed::Replaced(id) => {
+                copied += 1;
+                printer.line(&format!(
+                    "run {run} -> run {id} (replaces the copy pushed while it ran)"
+                ));
+            }
+            Pushed::AlreadyThere(id) => {
+                there += 1;
+                printer.line(&format!("run {run}: already there as run {id}"));
+            }
+            _ => {}
+        }
+    }
+    printer.line(&format!(
+        "pushed {copied} run{} to {to}{}",
+        if copied == 1 { "" } else { "s" },
+        if there > 0 {
+            format!(", {there} already there")
+        } else {
+            String::new()
+        }
+    ));
+    Ok(exit::OK)
 }
 
 fn list(printer: &Printer, s: &Store, as_json: bool) -> Result<u8, Failure> {

@@ -4,23 +4,35 @@
 use crate::Failure;
 use iorig_run::store::{open_store, store_error, Origin};
 use iorig_run::StoreWriter;
-use iorig_store::Store;
-use std::path::{Path, PathBuf};
+use iorig_store::{Location, Store};
+use std::path::Path;
 
-/// `--db PATH` and `--no-db`, as a command gave them.
+/// `--db PATH|URL` and `--no-db`, as a command gave them.
 pub struct StoreChoice<'a> {
-    pub db: Option<&'a Path>,
+    pub db: Option<&'a Location>,
     pub no_db: bool,
 }
 
-/// The store path: `--db`, else `IORIG_DB`, else `./iorig.db`.
-pub fn db_path(flag: Option<&Path>) -> PathBuf {
-    if let Some(p) = flag {
-        return p.to_path_buf();
+/// The store: `--db`, else `IORIG_DB`, else `./iorig.db`. `IORIG_DB` reads
+/// as `--db` does, so a URL there is a URL.
+pub fn location(flag: Option<&Location>) -> Result<Location, Failure> {
+    if let Some(l) = flag {
+        return Ok(l.clone());
     }
-    match std::env::var_os("IORIG_DB") {
-        Some(v) if !v.is_empty() => PathBuf::from(v),
-        _ => PathBuf::from("iorig.db"),
+    match std::env::var("IORIG_DB") {
+        Ok(v) if !v.is_empty() => v
+            .parse()
+            .map_err(|e: String| Failure::usage(format!("IORIG_DB: {e}"))),
+        Err(std::env::VarError::NotUnicode(v)) => Ok(Location::File(v.into())),
+        _ => Ok(Location::File("iorig.db".into())),
+    }
+}
+
+/// The command line a run records: a store URL's password left out.
+pub fn origin() -> Origin {
+    Origin {
+        command_line: iorig_store::redact_urls(&std::env::args().collect::<Vec<_>>().join(" ")),
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
     }
 }
 
@@ -29,11 +41,7 @@ pub fn writer(choice: StoreChoice<'_>) -> Result<StoreWriter, Failure> {
     if choice.no_db {
         return Ok(StoreWriter::none());
     }
-    let origin = Origin {
-        command_line: std::env::args().collect::<Vec<_>>().join(" "),
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-    };
-    Ok(StoreWriter::at(&db_path(choice.db), origin)?)
+    Ok(StoreWriter::at(&location(choice.db)?, origin())?)
 }
 
 /// An output file (`--json`, `--csv`, `--out`, ...) must be a regular file
@@ -55,36 +63,38 @@ pub fn write_output(flag: &str, path: &Path, bytes: &[u8]) -> Result<(), Failure
     Ok(iorig_outfile::write_atomic(flag, path, bytes)?)
 }
 
-/// Checks the store path as a run would use it, writing nothing (dry runs).
-pub fn check_store(flag: Option<&Path>) -> Result<(), Failure> {
-    let path = db_path(flag);
-    Store::check(&path).map_err(|e| store_error(&path, e).into())
+/// Checks the store as a run would use it, writing nothing (dry runs): a
+/// path's checks, or a database reached and looked at.
+pub fn check_store(flag: Option<&Location>) -> Result<(), Failure> {
+    let at = location(flag)?;
+    Store::check_at(&at).map_err(|e| store_error(&at, e).into())
 }
 
 /// Opens an existing store to change it (`runs label/delete`, `plan
 /// resume`); a missing file is bad input and is not created.
-pub fn open_existing(flag: Option<&Path>) -> Result<Store, Failure> {
-    let path = db_path(flag);
-    if std::fs::symlink_metadata(&path).is_err() {
-        return Err(Failure::usage(format!(
-            "no result store at {}; run something first, or give --db PATH (or IORIG_DB)",
-            path.display()
-        )));
+pub fn open_existing(flag: Option<&Location>) -> Result<Store, Failure> {
+    let at = location(flag)?;
+    if let Location::File(path) = &at {
+        if std::fs::symlink_metadata(path).is_err() {
+            return Err(Failure::usage(format!(
+                "no result store at {}; run something first, or give --db PATH|URL (or IORIG_DB)",
+                path.display()
+            )));
+        }
     }
-    Ok(open_store(&path)?)
+    Ok(open_store(&at)?)
 }
 
 /// Opens the store to add to it, creating it when missing (`trace
 /// analyse`, once its input was good).
-pub fn open_for_write(flag: Option<&Path>) -> Result<Store, Failure> {
-    let path = db_path(flag);
-    Ok(open_store(&path)?)
+pub fn open_for_write(flag: Option<&Location>) -> Result<Store, Failure> {
+    Ok(open_store(&location(flag)?)?)
 }
 
 /// Opens an existing store read-only (`runs list/show`, `report`, `export`,
 /// `compare`): nothing is created or written, whatever the path holds (the
 /// store refuses a missing file itself).
-pub fn open_read_only(flag: Option<&Path>) -> Result<Store, Failure> {
-    let path = db_path(flag);
-    Store::open_read_only(&path).map_err(|e| store_error(&path, e).into())
+pub fn open_read_only(flag: Option<&Location>) -> Result<Store, Failure> {
+    let at = location(flag)?;
+    Store::open_read_only_at(&at).map_err(|e| store_error(&at, e).into())
 }

@@ -52,12 +52,12 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
     }
     let backend = match (a.backend_iops, a.backend_run) {
         (Some(iops), _) => Some((iops, "given with --backend-iops".to_string())),
-        (None, Some(run)) => Some(backend_of_run(a.record.db.as_deref(), run)?),
+        (None, Some(run)) => Some(backend_of_run(a.record.db.as_ref(), run)?),
         (None, None) => None,
     };
     let labels = crate::cli::parse_labels(&a.record.labels)?;
     if !a.record.no_db {
-        crate::store::check_store(a.record.db.as_deref())?;
+        crate::store::check_store(a.record.db.as_ref())?;
     }
     let mut records =
         iorig_trace::open(&a.file, format, bad).map_err(|e| Failure::usage(e.to_string()))?;
@@ -78,13 +78,13 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
     if !a.record.no_db {
         let json = serde_json::to_string(&analysis)
             .map_err(|e| Failure::runtime(format!("the analysis as JSON: {e}")))?;
-        let store = crate::store::open_for_write(a.record.db.as_deref())?;
+        let store = crate::store::open_for_write(a.record.db.as_ref())?;
         let id = store
             .put_trace_analysis(&iorig_store::NewTraceAnalysis {
                 created: iorig_run::now_rfc3339(),
                 host: iorig_run::host_name(),
                 tool_version: env!("CARGO_PKG_VERSION").to_string(),
-                command_line: std::env::args().collect::<Vec<_>>().join(" "),
+                command_line: crate::store::origin().command_line,
                 file: a.file.display().to_string(),
                 format: analysis.format.clone(),
                 records: analysis.records,
@@ -94,7 +94,7 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
             .map_err(|e| Failure::runtime(format!("result store: {e}")))?;
         printer.line(&format!(
             "stored as trace analysis {id} in {} (iorig trace report {id} --out DIR)",
-            crate::store::db_path(a.record.db.as_deref()).display()
+            crate::store::location(a.record.db.as_ref())?
         ));
     }
     if let Some(dest) = &a.json {
@@ -279,7 +279,7 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
     let segments = planned.segments().map_err(iorig_run::RunError::from)?;
     iorig_run::replay::check_fit(&setup, &segments)?;
     let mut store = crate::store::writer(crate::store::StoreChoice {
-        db: a.record.db.as_deref(),
+        db: a.record.db.as_ref(),
         no_db: a.record.no_db,
     })?;
     let json_to_stdout = a.json.as_deref() == Some("-");
@@ -422,7 +422,7 @@ fn replay_line(r: &iorig_result::ReplayReport) -> String {
 }
 
 pub fn list(a: &TraceListArgs) -> Result<u8, Failure> {
-    let store = crate::store::open_read_only(a.db.as_deref())?;
+    let store = crate::store::open_read_only(a.db.as_ref())?;
     let rows = store
         .trace_analyses()
         .map_err(|e| Failure::runtime(format!("result store: {e}")))?;
@@ -452,7 +452,7 @@ pub fn list(a: &TraceListArgs) -> Result<u8, Failure> {
 
 pub fn report(a: &TraceReportArgs) -> Result<u8, Failure> {
     crate::store::check_output_dir("--out", &a.out)?;
-    let store = crate::store::open_read_only(a.db.as_deref())?;
+    let store = crate::store::open_read_only(a.db.as_ref())?;
     let (row, json) = store
         .trace_analysis(a.id)
         .map_err(|e| Failure::runtime(format!("result store: {e}")))?
@@ -483,7 +483,7 @@ pub fn report(a: &TraceReportArgs) -> Result<u8, Failure> {
 }
 
 /// The read IOPS a stored run measured: its step with the most.
-fn backend_of_run(db: Option<&Path>, run: i64) -> Result<(f64, String), Failure> {
+fn backend_of_run(db: Option<&iorig_store::Location>, run: i64) -> Result<(f64, String), Failure> {
     let store = crate::store::open_read_only(db)?;
     let steps = store
         .steps(iorig_store::RunId(run))

@@ -6,7 +6,8 @@
 //! Commands run as written but for a few rewrites that keep them on things
 //! this test made and short: paths under /var/tmp go to a temp directory,
 //! every device named becomes a loop device the test attaches, times become
-//! one second (warmups none, profile intervals 200 ms), sizes 16 MiB, shell
+//! one second (warmups none, profile intervals 200 ms), sizes 16 MiB, every
+//! `postgres://` URL a database of a PostgreSQL server the test starts, shell
 //! redirections are captured instead, and `runs delete` works on a copy of
 //! the store. Usage lines (`iorig run [FILE] [--target PATH]...`) run with
 //! their optional groups left out, and with those that have no placeholder
@@ -147,6 +148,9 @@ fn forms(text: &str) -> Vec<String> {
 struct Fixture {
     dir: tempfile::TempDir,
     lo: LoopDev,
+    /// The team store every `postgres://` URL of the docs goes to.
+    team: String,
+    _pg: iorig_testpg::PgServer,
 }
 
 impl Fixture {
@@ -187,9 +191,12 @@ fn toml_block(doc: &str, after: &str) -> String {
 }
 
 fn setup() -> Fixture {
+    let pg = iorig_testpg::PgServer::start().expect("a PostgreSQL server for the team-store pages");
     let f = Fixture {
         dir: tmp(),
         lo: LoopDev::new(64 << 20),
+        team: pg.new_database().expect("a database"),
+        _pg: pg,
     };
     let root = docs_dir();
     // A small default scratch file, so commands without --target are quick.
@@ -311,6 +318,15 @@ fn rewrite_toml(text: &str, f: &Fixture) -> String {
 fn rewrite(text: &str, f: &Fixture) -> (Vec<String>, Option<String>) {
     let dir = format!("{}/", f.path().display());
     let mut text = text.replace("/var/tmp/", &dir);
+    // Every team store is the test's own server.
+    let mut from = 0;
+    while let Some(at) = text[from..].find("postgres://").map(|a| from + a) {
+        let end = text[at..]
+            .find(char::is_whitespace)
+            .map_or(text.len(), |e| at + e);
+        text.replace_range(at..end, &f.team);
+        from = at + f.team.len();
+    }
     // `iorig man > FILE && man iorig`: the second command is not iorig's.
     if let Some(at) = text.find(" && ") {
         text.truncate(at);

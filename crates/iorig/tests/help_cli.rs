@@ -7,7 +7,7 @@
 
 use std::process::Command;
 
-const COMMANDS: [&[&str]; 21] = [
+const COMMANDS: [&[&str]; 22] = [
     &[],
     &["run"],
     &["quick"],
@@ -21,6 +21,7 @@ const COMMANDS: [&[&str]; 21] = [
     &["runs", "show"],
     &["runs", "label"],
     &["runs", "delete"],
+    &["runs", "push"],
     &["verify"],
     &["profile"],
     &["report"],

@@ -488,3 +488,91 @@ pub fn round_trip(store: Store, reopen: impl Fn() -> Store) -> (RunId, StepId, S
     assert_eq!(store.integrity_check().unwrap(), "ok");
     (run, s0, s1)
 }
+
+/// `push_run`: the copy reads back as the original (new ids), a second push
+/// adds nothing, and a copy made while the run was running is replaced
+/// once it has ended.
+pub fn push_copies_once_and_replaces_a_running_copy(src: &Store, dst: &Store) {
+    use iorig_store::Pushed;
+    // Something in the target first, so ids differ.
+    let other = dst
+        .create_run(&new_run(RunKind::Run, "2026-01-01T00:00:00Z"))
+        .unwrap();
+    let run = src
+        .create_run(&new_run(RunKind::Plan, "2026-01-02T00:00:00Z"))
+        .unwrap();
+    let p = params("qd = 4\n");
+    let step = src
+        .upsert_step(
+            run,
+            &NewStep {
+                index: 0,
+                name: "qd4",
+                role: StepRole::Run,
+                params: Some(&p),
+            },
+        )
+        .unwrap();
+    let rows = IntervalRow::rows_of(0, 1.0, 1.0, false, &stats(2), CpuUsage::default(), None);
+    src.add_intervals(step, &rows).unwrap();
+    src.put_analysis(run, Some(step), &finding("step")).unwrap();
+
+    let Pushed::Copied(copy) = src.push_run(run, dst).unwrap() else {
+        panic!("not copied")
+    };
+    assert_ne!(copy, run);
+    assert_ne!(copy, other);
+    assert_eq!(dst.run_uid(copy).unwrap(), src.run_uid(run).unwrap());
+    assert_eq!(
+        src.push_run(run, dst).unwrap(),
+        Pushed::AlreadyThere(copy),
+        "running on both sides: nothing to replace"
+    );
+
+    // The run ends; the next push replaces the partial copy.
+    src.finish_step(step, StepStatus::Ok, Some(&summary(1.0)), "t")
+        .unwrap();
+    src.put_histogram(step, Op::Total, HistKind::Lat, &stats(2).total().lat)
+        .unwrap();
+    src.finish_run(run, RunStatus::Ok, "2026-01-02T00:01:00Z")
+        .unwrap();
+    let Pushed::Replaced(copy) = src.push_run(run, dst).unwrap() else {
+        panic!("not replaced")
+    };
+    assert_eq!(src.push_run(run, dst).unwrap(), Pushed::AlreadyThere(copy));
+    assert_eq!(dst.list_runs().unwrap().len(), 2);
+
+    let (a, b) = (
+        src.get_run(run).unwrap().unwrap(),
+        dst.get_run(copy).unwrap().unwrap(),
+    );
+    assert_eq!(b.run.status, RunStatus::Ok);
+    assert_eq!(
+        (&a.run.labels, &a.plan_json, &a.command_line),
+        (&b.run.labels, &b.plan_json, &b.command_line)
+    );
+    let (sa, sb) = (src.steps(run).unwrap(), dst.steps(copy).unwrap());
+    assert_eq!(sb.len(), 1);
+    assert_eq!(
+        (&sa[0].params, &sa[0].summary, sa[0].status),
+        (&sb[0].params, &sb[0].summary, sb[0].status)
+    );
+    assert_eq!(
+        src.intervals(sa[0].id).unwrap(),
+        dst.intervals(sb[0].id).unwrap()
+    );
+    let hist = |s: &Store, id| {
+        s.histogram(id, Op::Total, HistKind::Lat)
+            .unwrap()
+            .unwrap()
+            .to_bytes()
+    };
+    assert_eq!(hist(src, sa[0].id), hist(dst, sb[0].id));
+    let found = dst.analysis(copy).unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].step_id, Some(sb[0].id));
+    assert!(matches!(
+        src.push_run(RunId(999), dst),
+        Err(StoreError::NoSuchRun(999))
+    ));
+}
