@@ -30,6 +30,8 @@ pub struct AgentConfig {
     pub results_dir: Option<PathBuf>,
     /// Each run is also recorded in this store.
     pub db: Option<iorig_store::Location>,
+    /// Each run's figures also go to these Prometheus metrics.
+    pub metrics: Option<iorig_run::metrics::Metrics>,
     /// Mutual TLS: only controllers with a certificate of this CA connect.
     pub tls: Option<crate::TlsFiles>,
 }
@@ -443,7 +445,14 @@ fn run_one(
         stop,
         offset_ns: test_env_i64("IORIG_TEST_CLOCK_OFFSET_NS").unwrap_or(0),
     };
-    let outcome = iorig_run::single::run(w, &opts, &mut store, &mut sink, stop)?;
+    let mut metrics = config.metrics.as_ref().map(|m| m.sink());
+    let outcome = match metrics.as_mut() {
+        Some(m) => {
+            let mut both = iorig_run::event::Fanout(vec![&mut sink, m]);
+            iorig_run::single::run(w, &opts, &mut store, &mut both, stop)?
+        }
+        None => iorig_run::single::run(w, &opts, &mut store, &mut sink, stop)?,
+    };
     let json = serde_json::to_string_pretty(&outcome.doc)
         .map_err(|e| RunError::runtime(format!("result JSON: {e}")))?;
     if let Some(dir) = &config.results_dir {
@@ -498,9 +507,10 @@ impl tonic::service::Interceptor for Auth {
     }
 }
 
-/// Compares without stopping at the first difference, so the time taken
-/// says nothing about how much of a guess was right.
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+/// Whether two secrets are equal. Compares without stopping at the first
+/// difference, so the time taken says nothing about how much of a guess
+/// was right.
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
@@ -577,6 +587,7 @@ mod tests {
             allow_destroy: false,
             results_dir: None,
             db: None,
+            metrics: None,
             tls: None,
         };
         let e = c.check().expect_err("refused");

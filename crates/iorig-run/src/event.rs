@@ -46,6 +46,8 @@ pub enum Event<'a> {
         name: &'a str,
         steps: usize,
         done: usize,
+        /// Its id in the store (None without one).
+        run: Option<i64>,
     },
     /// A plan's step, stored before anything runs so a resume knows them all.
     StepPending {

@@ -20,6 +20,7 @@ pub mod group;
 pub mod iolog;
 pub mod journal;
 pub mod merge;
+pub mod metrics;
 pub mod plan;
 pub mod profile;
 pub mod replay;

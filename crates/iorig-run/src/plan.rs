@@ -383,10 +383,12 @@ impl PlanRun {
             let plan_json = serde_json::to_string(&self.inv).ok();
             out.store.begin_run(kind, plan_json, labels)?;
         }
+        let run = out.store.run().map(|r| r.0);
         out.send(Event::PlanBegun {
             name: &self.plan.name,
             steps: self.steps.len(),
             done: self.done.len(),
+            run,
         });
         if self.resume_of.is_none() {
             // Every step is stored as pending now, so a resume knows them all.

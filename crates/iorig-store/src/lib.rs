@@ -28,7 +28,7 @@ pub use schema::{
     Migration, APPLICATION_ID, MIGRATIONS, PG_BASELINE_VERSION, PG_MIGRATIONS, SCHEMA_VERSION,
 };
 pub use store::Store;
-pub use types::interval_docs;
+pub use types::{interval_docs, op_parts};
 pub use types::{
     AnalysisRow, HistKind, IntervalRow, NewRun, NewStep, NewTraceAnalysis, Op, RunDetail, RunId,
     RunKind, RunRow, RunStatus, StepId, StepRole, StepRow, StepStatus, TargetFactsRow,

@@ -250,25 +250,11 @@ impl IntervalRow {
                 .with_host(cpu, device)
                 .with_histogram(&s.lat)
         };
-        let total = stats.total();
-        let mut rows = vec![row(Op::Read, &stats.read), row(Op::Write, &stats.write)];
-        if stats.trim.ops > 0 {
-            rows.push(row(Op::Trim, &stats.trim));
-        }
-        // A block workload's fsync/fdatasync calls.
-        if stats.meta.is_empty() && stats.sync.ops > 0 {
-            rows.push(row(Op::of_fs(FsOp::Fsync), &stats.sync));
-        }
-        // A file-system workload's other kinds, each one counted.
-        for op in FsOp::ALL {
-            if matches!(op, FsOp::Read | FsOp::Write) {
-                continue;
-            }
-            if let Some(s) = stats.meta.get(op.index()).filter(|s| s.ops > 0) {
-                rows.push(row(Op::of_fs(op), s));
-            }
-        }
-        rows.push(row(Op::Total, &total).with_errors(stats.errors));
+        let mut rows: Vec<IntervalRow> = op_parts(stats)
+            .into_iter()
+            .map(|(op, s)| row(op, s))
+            .collect();
+        rows.push(row(Op::Total, &stats.total()).with_errors(stats.errors));
         rows
     }
 
@@ -387,4 +373,27 @@ fn fs_ops_of(group: &[IntervalRow]) -> BTreeMap<FsOp, OpSummary> {
         .filter(|r| r.ops > 0)
         .filter_map(|r| r.op.fs().map(|f| (f, r.op_summary())))
         .collect()
+}
+
+/// The operations an interval is split into, each with its figures, in the
+/// order the store keeps them: reads and writes always; trims, a block
+/// workload's fsync/fdatasync calls and a file-system workload's other
+/// kinds when there were any. The total is not among them.
+pub fn op_parts(stats: &IntervalStats) -> Vec<(Op, &OpStats)> {
+    let mut parts = vec![(Op::Read, &stats.read), (Op::Write, &stats.write)];
+    if stats.trim.ops > 0 {
+        parts.push((Op::Trim, &stats.trim));
+    }
+    if stats.meta.is_empty() && stats.sync.ops > 0 {
+        parts.push((Op::of_fs(FsOp::Fsync), &stats.sync));
+    }
+    for op in FsOp::ALL {
+        if matches!(op, FsOp::Read | FsOp::Write) {
+            continue;
+        }
+        if let Some(s) = stats.meta.get(op.index()).filter(|s| s.ops > 0) {
+            parts.push((Op::of_fs(op), s));
+        }
+    }
+    parts
 }

@@ -18,12 +18,14 @@ pub fn agent(a: AgentArgs) -> Result<u8, Failure> {
         Some(p) => Some(iorig_agent::read_token(p).map_err(|e| Failure::usage(e.to_string()))?),
         None => None,
     };
+    let served = crate::metrics::start(&a.metrics, &std::collections::BTreeMap::new())?;
     let config = AgentConfig {
         listen,
         token,
         allow_destroy: a.allow_destroy,
         results_dir: a.results_dir.clone(),
         db: a.db.clone(),
+        metrics: served.as_ref().map(|s| s.metrics.clone()),
         tls: a.tls.files()?,
     };
     config.check().map_err(|e| Failure::usage(e.to_string()))?;
@@ -59,6 +61,9 @@ pub fn agent(a: AgentArgs) -> Result<u8, Failure> {
             },
             if config.allow_destroy { ", --allow-destroy allowed" } else { "" }
         ));
+        if let Some(s) = &served {
+            printer.line(&format!("metrics at http://{}/metrics", s.server.local_addr()));
+        }
         // The process's one signal handler sets `stop`; the server shuts
         // down (stopping a run in progress) when it does.
         let shutdown = async move {

@@ -133,6 +133,19 @@ pub struct StoreArgs {
     pub db: Option<Location>,
 }
 
+/// Serving a run's figures to Prometheus as it runs.
+#[derive(Debug, Args, Default, Clone)]
+pub struct MetricsArgs {
+    /// Serve Prometheus metrics of the run at http://ADDR:PORT/metrics while
+    /// it runs (loopback unless --metrics-token-file is given).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// File whose first line is the token /metrics requires
+    /// (Authorization: Bearer TOKEN); needed off loopback.
+    #[arg(long, value_name = "FILE", requires = "metrics_listen")]
+    pub metrics_token_file: Option<PathBuf>,
+}
+
 /// Where a plan or quick run is recorded, and its labels.
 #[derive(Debug, Args)]
 pub struct RecordArgs {
@@ -241,6 +254,8 @@ pub struct PlanRunArgs {
     #[command(flatten)]
     pub record: RecordArgs,
     #[command(flatten)]
+    pub metrics: MetricsArgs,
+    #[command(flatten)]
     pub hosts: HostArgs,
     /// Allow writing to block devices or files that look in use or hold data.
     #[arg(long)]
@@ -325,6 +340,8 @@ pub struct AgentArgs {
     /// URL [default: none].
     #[arg(long, value_name = "PATH|URL")]
     pub db: Option<Location>,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
     #[command(flatten)]
     pub tls: TlsArgs,
     /// Print nothing but errors.
@@ -467,6 +484,8 @@ pub struct RunArgs {
     pub trace_out: Option<PathBuf>,
     #[command(flatten)]
     pub record: RecordArgs,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
     #[command(flatten)]
     pub hosts: HostArgs,
     /// Allow writing to block devices or files that look in use or hold data.

@@ -234,6 +234,7 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
             yes: true,
             quiet: a.quiet,
             hosts: crate::cli::HostArgs::default(),
+            metrics: Default::default(),
             text_to_stderr: json_stdout,
         },
     )?;

@@ -114,6 +114,9 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
     if a.dry_run && !a.record.no_db {
         check_store(a.record.db.as_ref())?;
     }
+    if a.dry_run {
+        crate::metrics::check(&a.metrics)?;
+    }
     let rate = controller::rate_line(&w, &opts);
     let printer = Printer::new(json_to_stdout, a.quiet);
     let mut cluster = Cluster::connect(opts)?;
@@ -150,6 +153,7 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
         ));
         return Ok(exit::OK);
     }
+    let served = crate::metrics::start(&a.metrics, &w.labels)?;
     let mut store = writer(StoreChoice {
         db: a.record.db.as_ref(),
         no_db: a.record.no_db,
@@ -160,10 +164,20 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
     };
     let stop = crate::signals::install();
     printer.notice(&format!("{} hosts; {rate}", checks.len()));
+    if let Some(s) = &served {
+        printer.notice(&format!(
+            "metrics at http://{}/metrics",
+            s.server.local_addr()
+        ));
+    }
     let mut term = TermSink::new(printer);
     let mut sinks: Vec<&mut dyn Sink> = vec![&mut term];
     if let Some(c) = csv.as_mut() {
         sinks.push(c);
+    }
+    let mut metrics = served.as_ref().map(|s| s.metrics.sink());
+    if let Some(m) = metrics.as_mut() {
+        sinks.push(m);
     }
     let single = SingleOptions {
         allow_destroy: a.allow_destroy,

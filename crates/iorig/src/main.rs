@@ -5,6 +5,7 @@ mod agent_cmd;
 mod cli;
 mod foreign_cmd;
 mod hosts_cmd;
+mod metrics;
 mod output;
 mod plan_cmd;
 mod profile_cmd;
@@ -105,6 +106,7 @@ fn plan_run(a: cli::PlanRunArgs) -> Result<plan_cmd::PlanDone, Failure> {
             quiet: a.quiet,
             hosts: a.hosts,
             text_to_stderr: false,
+            metrics: a.metrics,
         },
     )
 }

@@ -34,6 +34,8 @@ pub struct RunOptions {
     pub hosts: HostArgs,
     /// The text goes to stderr (a machine-readable result takes stdout).
     pub text_to_stderr: bool,
+    /// `--metrics-listen` and its token.
+    pub metrics: crate::cli::MetricsArgs,
 }
 
 /// How a plan run ended: its exit code, its steps, and its id in the store.
@@ -100,6 +102,7 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<PlanDone, Failure> 
     if !opts.no_db {
         check_store(opts.db.as_ref())?;
     }
+    crate::metrics::check(&opts.metrics)?;
     let cluster_opts = cluster_options(&opts.hosts, &inv.plan()?)?;
     // Every step's workload and targets are checked before anything runs or
     // is written, here or on every host; a dry run finds exactly the errors
@@ -137,17 +140,33 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<PlanDone, Failure> 
             run.steps.len()
         )));
     }
+    let served = crate::metrics::start(&opts.metrics, &opts.labels)?;
     let mut store = writer(StoreChoice {
         db: opts.db.as_ref(),
         no_db: opts.no_db,
     })?;
+    if let Some(s) = &served {
+        printer.notice(&format!(
+            "metrics at http://{}/metrics",
+            s.server.local_addr()
+        ));
+    }
+    let metrics = served.as_ref().map(|s| &s.metrics);
     match cluster.as_mut() {
         Some(c) => {
             printer.notice(&format!(
                 "{} hosts; each step's rate is the total of all hosts",
                 c.options().hosts.len()
             ));
-            execute(run, c, opts.kind, &opts.labels, &mut store, printer)
+            execute(
+                run,
+                c,
+                opts.kind,
+                &opts.labels,
+                &mut store,
+                printer,
+                metrics,
+            )
         }
         None => execute(
             run,
@@ -156,6 +175,7 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<PlanDone, Failure> 
             &opts.labels,
             &mut store,
             printer,
+            metrics,
         ),
     }
 }
@@ -184,6 +204,7 @@ pub fn resume(
         &BTreeMap::new(),
         &mut store,
         printer,
+        None,
     )
 }
 
@@ -194,11 +215,19 @@ fn execute(
     labels: &BTreeMap<String, String>,
     store: &mut StoreWriter,
     printer: Printer,
+    metrics: Option<&iorig_run::metrics::Metrics>,
 ) -> Result<PlanDone, Failure> {
     let stop = crate::signals::install();
     let name = run.plan.name.clone();
     let mut term = TermSink::new(printer);
-    let outcome = run.run_on(executor, kind, labels, store, &mut term, &stop)?;
+    let mut metrics = metrics.map(|m| m.sink());
+    let outcome = match metrics.as_mut() {
+        Some(m) => {
+            let mut sinks = iorig_run::event::Fanout(vec![&mut term, m]);
+            run.run_on(executor, kind, labels, store, &mut sinks, &stop)
+        }
+        None => run.run_on(executor, kind, labels, store, &mut term, &stop),
+    }?;
     let printer = &term.printer;
     for l in text::plan_table_lines(&name, &outcome.results, outcome.run.map(|r| r.0)) {
         printer.line(&l);

@@ -40,6 +40,7 @@ pub fn quick(a: QuickArgs) -> Result<u8, Failure> {
             yes: false,
             quiet: a.quiet,
             hosts: a.hosts,
+            metrics: Default::default(),
             text_to_stderr: false,
         },
     )?;

@@ -120,8 +120,10 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         if !a.record.no_db {
             check_store(a.record.db.as_ref())?;
         }
+        crate::metrics::check(&a.metrics)?;
         return dry_run(&w, a.allow_destroy, a.quiet);
     }
+    let served = crate::metrics::start(&a.metrics, &w.labels)?;
     let mut store = writer(StoreChoice {
         db: a.record.db.as_ref(),
         no_db: a.record.no_db,
@@ -137,10 +139,20 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     if let Some(warning) = &lat_warning {
         printer.notice(warning);
     }
+    if let Some(s) = &served {
+        printer.notice(&format!(
+            "metrics at http://{}/metrics",
+            s.server.local_addr()
+        ));
+    }
     let mut term = TermSink::new(printer);
     let mut sinks: Vec<&mut dyn Sink> = vec![&mut term];
     if let Some(c) = csv.as_mut() {
         sinks.push(c);
+    }
+    let mut metrics = served.as_ref().map(|s| s.metrics.sink());
+    if let Some(m) = metrics.as_mut() {
+        sinks.push(m);
     }
     let opts = SingleOptions {
         allow_destroy: a.allow_destroy,

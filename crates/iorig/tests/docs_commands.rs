@@ -226,6 +226,7 @@ fn setup() -> Fixture {
         }
     }
     // The files the docs' commands name.
+    std::fs::write(f.path().join("iorig.token"), "docs-test-token-0123456789\n").unwrap();
     std::fs::write(
         f.path().join("my-plan.toml"),
         "[defaults]\ntime = \"1s\"\n[[steps]]\nname = \"reads\"\nread = 100\n[[steps]]\nname = \"mixed\"\nread = 70\n",
