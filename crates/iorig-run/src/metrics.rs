@@ -99,16 +99,8 @@ struct State {
 impl Metrics {
     /// Metrics carrying these run labels on every series.
     pub fn new(run_labels: &BTreeMap<String, String>) -> Metrics {
-        let mut labels: Vec<(String, String)> = Vec::new();
-        for (k, v) in run_labels {
-            let name = format!("label_{}", label_name(k));
-            // Two keys that read the same once made valid: the first wins.
-            if !labels.iter().any(|(n, _)| *n == name) {
-                labels.push((name, v.clone()));
-            }
-        }
         Metrics(Arc::new(Mutex::new(State {
-            labels,
+            labels: run_labels_of(run_labels),
             ..State::default()
         })))
     }
@@ -134,6 +126,19 @@ impl std::fmt::Debug for Metrics {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Metrics")
     }
+}
+
+/// A run's labels as Prometheus labels (`label_KEY`); of two keys that
+/// read the same once made valid, the first wins.
+pub fn run_labels_of(run_labels: &BTreeMap<String, String>) -> Vec<(String, String)> {
+    let mut labels: Vec<(String, String)> = Vec::new();
+    for (k, v) in run_labels {
+        let name = format!("label_{}", label_name(k));
+        if !labels.iter().any(|(n, _)| *n == name) {
+            labels.push((name, v.clone()));
+        }
+    }
+    labels
 }
 
 /// Feeds [`Metrics`] from a run's events.
@@ -229,10 +234,7 @@ impl State {
     }
 
     fn render(&self) -> String {
-        let mut out = Out {
-            text: String::new(),
-            common: self.common_labels(),
-        };
+        let mut out = Exposition::new(self.common_labels());
         let key_labels = |k: &Key| {
             let mut l = Vec::new();
             if !k.host.is_empty() {
@@ -403,7 +405,7 @@ impl State {
             );
             out.sample("iorig_precondition_fill_ratio", &[], f / 100.0);
         }
-        out.text
+        out.finish()
     }
 
     fn common_labels(&self) -> Vec<(String, String)> {
@@ -439,19 +441,37 @@ impl OpCounters {
     }
 }
 
-/// The exposition text being written.
-struct Out {
+/// Exposition text being written: families (`# HELP`, `# TYPE`) each
+/// followed by its samples, every sample with the `common` labels first.
+pub struct Exposition {
     text: String,
     common: Vec<(String, String)>,
 }
 
-impl Out {
-    fn family(&mut self, name: &str, kind: &str, help: &str) {
+impl Exposition {
+    pub fn new(common: Vec<(String, String)>) -> Exposition {
+        Exposition {
+            text: String::new(),
+            common,
+        }
+    }
+
+    /// The labels every sample carries from now on.
+    pub fn set_common(&mut self, common: Vec<(String, String)>) {
+        self.common = common;
+    }
+
+    /// The text written so far.
+    pub fn finish(self) -> String {
+        self.text
+    }
+
+    pub fn family(&mut self, name: &str, kind: &str, help: &str) {
         let _ = writeln!(self.text, "# HELP {name} {help}");
         let _ = writeln!(self.text, "# TYPE {name} {kind}");
     }
 
-    fn sample(&mut self, name: &str, labels: &[(&str, String)], value: f64) {
+    pub fn sample(&mut self, name: &str, labels: &[(&str, String)], value: f64) {
         self.text.push_str(name);
         let all: Vec<(&str, &str)> = self
             .common
@@ -490,7 +510,7 @@ fn escape_value(v: &str) -> String {
 
 /// A label key made a valid Prometheus label name: anything but ASCII
 /// letters, digits and `_` becomes `_`.
-fn label_name(key: &str) -> String {
+pub fn label_name(key: &str) -> String {
     key.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' {

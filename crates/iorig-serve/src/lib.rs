@@ -1,15 +1,22 @@
-//! iorig's HTTP side: the Prometheus `/metrics` endpoint of a run (`run`,
-//! `plan run`, `agent` with `--metrics-listen`), and the rules every iorig
-//! server follows: loopback unless a token guards it, every request
-//! refused with 401 without the token when there is one.
+//! iorig's HTTP side: `iorig serve` (the web pages and JSON API over a
+//! result store, the live view of runs in progress) and the Prometheus
+//! `/metrics` endpoint of a run (`run`, `plan run`, `agent` with
+//! `--metrics-listen`), with the rules every iorig server follows:
+//! loopback unless a token guards it, every request refused with 401
+//! without the token when there is one.
 //!
-//! Servers run on a thread of their own with a small runtime, so the
-//! synchronous runner never waits on them, and stop when their handle is
-//! dropped.
+//! The store is reached through [`pool::StorePool`]'s threads, never from
+//! the server's tasks. A run's metrics endpoint runs on a thread of its
+//! own with a small runtime, so the synchronous runner never waits on it,
+//! and stops when its handle is dropped.
 
+mod app;
 mod auth;
 mod metrics;
+mod pages;
+pub mod pool;
 
+pub use app::{metrics_router, router, serve_on, App};
 pub use auth::Auth;
 pub use metrics::{spawn_metrics, MetricsServer};
 

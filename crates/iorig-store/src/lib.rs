@@ -14,6 +14,7 @@
 
 mod db;
 mod error;
+mod find;
 mod location;
 mod push;
 mod schema;
@@ -21,6 +22,7 @@ mod store;
 mod types;
 
 pub use error::StoreError;
+pub use find::RunFilter;
 pub use iorig_spec::{check_label, LABEL_KEY_MAX_BYTES, LABEL_VALUE_MAX_BYTES};
 pub use location::{redact_urls, Location, PgUrl};
 pub use push::Pushed;

@@ -809,11 +809,11 @@ fn trace_row(r: &DbRow<'_>) -> Result<(TraceAnalysisRow, String), StoreError> {
     ))
 }
 
-const RUN_COLUMNS: &str =
+pub(crate) const RUN_COLUMNS: &str =
     "SELECT id, kind, status, started, ended, host, tool_version, plan_json, command_line FROM runs";
 
 /// A row of [`RUN_COLUMNS`]: the run (labels still empty), plan, command line.
-fn run_row(r: &DbRow<'_>) -> Result<(RunRow, Option<String>, String), StoreError> {
+pub(crate) fn run_row(r: &DbRow<'_>) -> Result<(RunRow, Option<String>, String), StoreError> {
     Ok((
         RunRow {
             id: RunId(r.get(0)?),
@@ -870,7 +870,7 @@ fn step_row(r: &DbRow<'_>) -> Result<StepRow, StoreError> {
 }
 
 /// A row of the interval query of [`Store::host_intervals`].
-fn interval_row(r: &DbRow<'_>) -> Result<IntervalRow, StoreError> {
+pub(crate) fn interval_row(r: &DbRow<'_>) -> Result<IntervalRow, StoreError> {
     let u = |i: usize| r.get::<i64>(i).map(to_u64);
     let device = match (
         r.get::<Option<f64>>(21)?,

@@ -4,7 +4,8 @@ use iorig_result::{Finding, ProfileSummary, StepSummary};
 use iorig_store::{AnalysisRow, RunDetail, RunKind, RunRow, StepRow, TargetFactsRow};
 use std::collections::BTreeMap;
 
-fn labels_text(labels: &BTreeMap<String, String>) -> String {
+/// Labels as `key=value,...`.
+pub fn labels_text(labels: &BTreeMap<String, String>) -> String {
     labels
         .iter()
         .map(|(k, v)| format!("{k}={v}"))
@@ -21,7 +22,7 @@ pub struct ListedRun {
 
 /// The figure a run is known by: IOPS for small blocks, MB/s for large ones
 /// (128 KiB and up), of its one measured step, or the best of a plan's.
-fn headline(steps: &[StepRow]) -> String {
+pub fn headline(steps: &[StepRow]) -> String {
     let measured: Vec<(&StepRow, &iorig_result::Summary)> = steps
         .iter()
         .filter_map(|s| Some((s, s.summary.as_ref()?.io()?)))
@@ -63,7 +64,8 @@ fn headline(steps: &[StepRow]) -> String {
     }
 }
 
-fn targets_text(targets: &[TargetFactsRow]) -> String {
+/// The first target and how many more.
+pub fn targets_text(targets: &[TargetFactsRow]) -> String {
     match targets {
         [] => "-".to_owned(),
         [one] => one.path.clone(),

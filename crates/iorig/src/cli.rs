@@ -103,6 +103,10 @@ pub enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
+    /// Serve the result store as web pages and a JSON API: the runs, a
+    /// run's report, comparisons, runs in progress and their live view
+    /// (docs/serve.md).
+    Serve(ServeArgs),
     /// Serve as a load host for controllers on other machines (`iorig run
     /// --hosts`): runs one step at a time, streams its intervals, stops its
     /// I/O when the controller is gone. Ends at Ctrl-C or SIGTERM.
@@ -318,6 +322,28 @@ pub enum RunsCommand {
         #[command(flatten)]
         store: StoreArgs,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Result store: a file, or a postgres:// URL [default: $IORIG_DB or
+    /// ./iorig.db].
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<Location>,
+    /// Address and port to listen on; off loopback a token is required.
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
+    pub listen: std::net::SocketAddr,
+    /// File whose first line is the token every page and API call needs
+    /// (Authorization: Bearer TOKEN, or the sign-in page's cookie).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Also serve Prometheus metrics of the store's runs in progress at
+    /// http://ADDR:PORT/metrics (the same token rules).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

@@ -13,6 +13,7 @@ mod quick_cmd;
 mod report_cmd;
 mod run_cmd;
 mod runs_cmd;
+mod serve_cmd;
 mod signals;
 mod store;
 mod trace_cmd;
@@ -171,6 +172,7 @@ fn main() -> ExitCode {
             report_cmd::compare(&ids, out, store.db.as_ref())
         }
         cli::Command::Agent(args) => agent_cmd::agent(args),
+        cli::Command::Serve(args) => serve_cmd::serve(args),
         cli::Command::Completions { shell } => {
             output::completions(shell);
             Ok(exit::OK)

@@ -36,6 +36,10 @@ const SKIPS: &[(&str, &str)] = &[
         "a server that runs until stopped; hosts_cli.rs starts agents on loopback addresses and stops them",
     ),
     (
+        "iorig serve",
+        "a server that runs until stopped; serve_cli.rs and serve_browser.rs start it on loopback and stop it",
+    ),
+    (
         "--hosts",
         "needs agents on other hosts; hosts_cli.rs runs the controller against agents it starts",
     ),

@@ -7,7 +7,7 @@
 
 use std::process::Command;
 
-const COMMANDS: [&[&str]; 22] = [
+const COMMANDS: [&[&str]; 23] = [
     &[],
     &["run"],
     &["quick"],
@@ -30,6 +30,7 @@ const COMMANDS: [&[&str]; 22] = [
     &["completions"],
     &["man"],
     &["agent"],
+    &["serve"],
 ];
 
 #[test]

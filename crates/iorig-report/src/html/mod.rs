@@ -69,6 +69,7 @@ mod trace;
 pub use compare::*;
 use grouping::*;
 use page::*;
+pub use page::{esc, status_span, CSS};
 pub use profile::{render_profile_compare, render_profile_report};
 pub use report::*;
 pub use trace::{render_trace_report, TraceReport};

@@ -76,7 +76,8 @@ pub(super) fn tag_svg(svg: &str, id: &str, title: &str) -> String {
     out
 }
 
-pub(super) const CSS: &str = r#"
+/// The stylesheet of every page (reports, comparisons, `iorig serve`).
+pub const CSS: &str = r#"
 :root { --ink:#1d2330; --muted:#5b6474; --line:#d9dde5; --band:#f4f6f9; --accent:#1f77b4; --bad:#c0392b; --good:#1e8449; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: var(--ink); margin: 0 auto; max-width: 1280px; padding: 24px; }
@@ -118,7 +119,8 @@ footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
 }
 "#;
 
-pub(super) fn esc(s: &str) -> String {
+/// Text escaped for HTML content and attribute values.
+pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -233,6 +235,7 @@ pub fn params_text(p: &StepParams) -> String {
     )
 }
 
-pub(super) fn status_span(status: &str) -> String {
+/// A status word styled by its meaning.
+pub fn status_span(status: &str) -> String {
     format!("<span class=\"status-{0}\">{0}</span>", esc(status))
 }
