@@ -73,6 +73,70 @@ pub struct StepReport {
     /// A step run on several hosts: each host's outcome and intervals (the
     /// step's own figures are their totals). Empty for one host.
     pub hosts: Vec<HostReport>,
+    /// Storage-side series collected beside the step (`--collect`).
+    pub external: Vec<ExternalSeries>,
+}
+
+/// One storage-side series of a step: (t_s, value) per interval it was
+/// given, and the intervals its source failed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExternalSeries {
+    pub source: String,
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A source's failures over a step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExternalFailures {
+    pub source: String,
+    pub intervals: usize,
+    /// The first failure's reason.
+    pub first: String,
+}
+
+/// The step's storage-side figures as series by source and name (in
+/// their stored order), each point at its interval's end, and each
+/// failing source's count.
+pub fn external_series(
+    rows: &[iorig_store::ExternalRow],
+    intervals: &[iorig_store::IntervalRow],
+) -> (Vec<ExternalSeries>, Vec<ExternalFailures>) {
+    let t_of: std::collections::HashMap<u64, f64> =
+        intervals.iter().map(|r| (r.seq, r.t_s)).collect();
+    let mut series: Vec<ExternalSeries> = Vec::new();
+    let mut failures: Vec<ExternalFailures> = Vec::new();
+    for r in rows {
+        if let Some(e) = &r.error {
+            match failures.iter_mut().find(|f| f.source == r.source) {
+                Some(f) => f.intervals += 1,
+                None => failures.push(ExternalFailures {
+                    source: r.source.clone(),
+                    intervals: 1,
+                    first: e.clone(),
+                }),
+            }
+            continue;
+        }
+        let (Some(v), Some(&t)) = (r.value, t_of.get(&r.seq)) else {
+            continue;
+        };
+        match series
+            .iter_mut()
+            .find(|s| s.source == r.source && s.name == r.name)
+        {
+            Some(s) => s.points.push((t, v)),
+            None => series.push(ExternalSeries {
+                source: r.source.clone(),
+                name: r.name.clone(),
+                points: vec![(t, v)],
+            }),
+        }
+    }
+    for s in &mut series {
+        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    (series, failures)
 }
 
 /// One host of a multi-host step.
@@ -173,6 +237,8 @@ pub struct StepFindings {
     pub validation: Option<Validation>,
     /// A paced step's achieved rate against the requested one.
     pub rate: Option<RateCheck>,
+    /// `--collect` sources that failed for some intervals.
+    pub external_failures: Vec<ExternalFailures>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -321,8 +387,10 @@ fn step_of(
             })
         })
         .collect::<Result<Vec<_>, iorig_store::StoreError>>()?;
+    let (external, external_failures) = external_series(&store.external(row.id)?, &rows);
     let mut report = StepReport {
         hosts,
+        external,
         id: row.id,
         index: row.index,
         name: row.name,
@@ -341,6 +409,7 @@ fn step_of(
     let measured_start_s = report.measured_start_s();
     report.findings = findings_of(findings, measured_start_s);
     report.findings.validation = validation;
+    report.findings.external_failures = external_failures;
     Ok(report)
 }
 

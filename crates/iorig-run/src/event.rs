@@ -33,6 +33,18 @@ pub struct PlanProgress {
     pub fill_pct: Option<f64>,
 }
 
+/// One storage-side figure of an interval, or a source's failure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExternalSample {
+    /// The source as given (`http://...`, `cmd: ...`).
+    pub source: String,
+    /// The series (`node_disk_io_now{device="sda"}`); empty for a failure.
+    pub name: String,
+    pub value: Option<f64>,
+    /// Why the source gave nothing for this interval.
+    pub error: Option<String>,
+}
+
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub enum Event<'a> {
@@ -110,6 +122,14 @@ pub enum Event<'a> {
         index: usize,
         host: &'a str,
         sample: &'a IntervalSample,
+    },
+    /// Storage-side figures (`--collect`) of interval `seq` of step
+    /// `index`; a source that failed for it gives one sample with its
+    /// error. Sent after the interval, before the step's end.
+    External {
+        index: usize,
+        seq: u64,
+        samples: &'a [ExternalSample],
     },
     /// How one host of a multi-host step ended (after `StepEnded`);
     /// `position` is its place in the host list.

@@ -13,6 +13,7 @@
 //! sinks, renders events and chooses exit codes.
 
 pub mod analyse;
+pub mod collect;
 pub mod csv;
 pub mod event;
 pub mod fit;

@@ -219,6 +219,8 @@ pub struct PlanRun {
     /// Steps completed in an earlier session (resume): status and summary.
     done: HashMap<usize, (StepStatus, Option<Summary>)>,
     resume_of: Option<RunId>,
+    /// Storage-side sources asked at every interval (`--collect`).
+    pub collect: Vec<crate::collect::CollectSource>,
 }
 
 impl PlanRun {
@@ -238,6 +240,7 @@ impl PlanRun {
             checked: true,
             done: HashMap::new(),
             resume_of: None,
+            collect: Vec::new(),
         })
     }
 
@@ -262,6 +265,7 @@ impl PlanRun {
             checked: false,
             done: HashMap::new(),
             resume_of: None,
+            collect: Vec::new(),
         })
     }
 
@@ -378,7 +382,10 @@ impl PlanRun {
         if !self.checked {
             self.check_on(executor)?;
         }
-        let mut out = Out { store, sink };
+        let mut collector =
+            (!self.collect.is_empty()).then(|| crate::collect::Collector::start(&self.collect));
+        let mut out = Out::new(store, sink);
+        out.collect = collector.as_mut();
         if self.resume_of.is_none() {
             let plan_json = serde_json::to_string(&self.inv).ok();
             out.store.begin_run(kind, plan_json, labels)?;

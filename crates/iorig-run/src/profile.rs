@@ -298,7 +298,7 @@ pub fn run(
     }
 
     // Input is good: from here on, things are written.
-    let mut out = Out { store, sink };
+    let mut out = Out::new(store, sink);
     out.store.begin_run(RunKind::Profile, None, labels)?;
     out.send(Event::StepBegun {
         index: 0,

@@ -39,6 +39,8 @@ pub struct SingleOptions {
     pub byte_passes: Option<u32>,
     pub trim_first: bool,
     pub hot_size_bytes: Option<u64>,
+    /// Storage-side sources asked at every interval (`--collect`).
+    pub collect: Vec<crate::collect::CollectSource>,
 }
 
 /// How a single run ended.
@@ -245,7 +247,10 @@ pub fn run_with(
         }
         None => w,
     };
-    let mut out = Out { store, sink };
+    let mut collector =
+        (!opts.collect.is_empty()).then(|| crate::collect::Collector::start(&opts.collect));
+    let mut out = Out::new(store, sink);
+    out.collect = collector.as_mut();
     let mut hooks = SingleHooks {
         w,
         journal: opts.journal.as_deref(),

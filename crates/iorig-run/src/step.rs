@@ -19,11 +19,41 @@ use std::sync::Arc;
 pub struct Out<'a> {
     pub store: &'a mut StoreWriter,
     pub sink: &'a mut dyn Sink,
+    /// Storage-side sources (`--collect`), asked at every interval.
+    pub collect: Option<&'a mut crate::collect::Collector>,
 }
 
-impl Out<'_> {
+impl<'a> Out<'a> {
+    pub fn new(store: &'a mut StoreWriter, sink: &'a mut dyn Sink) -> Out<'a> {
+        Out {
+            store,
+            sink,
+            collect: None,
+        }
+    }
+
     /// Sends `ev`; returns a fault the sink reported, if any.
     pub fn emit(&mut self, ev: Event<'_>) -> Option<String> {
+        // What the sources gave for the step's last intervals goes before
+        // its end.
+        if let (Event::StepEnded { .. } | Event::StepAborted { .. }, Some(c)) =
+            (&ev, self.collect.as_deref_mut())
+        {
+            for b in c.before_step_end() {
+                self.deliver(b.event());
+            }
+        }
+        let fault = self.deliver(ev);
+        if let (Event::Interval { index, sample, .. }, Some(c)) = (&ev, self.collect.as_deref_mut())
+        {
+            for b in c.after_interval(*index, sample.index as u64, sample.duration_s) {
+                self.deliver(b.event());
+            }
+        }
+        fault
+    }
+
+    fn deliver(&mut self, ev: Event<'_>) -> Option<String> {
         self.store.event(&ev);
         if let Some(f) = self.store.take_fault() {
             self.sink.event(&Event::Notice(&f));

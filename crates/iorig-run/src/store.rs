@@ -257,6 +257,28 @@ impl Sink for StoreWriter {
                 let rows = rows_of(sample);
                 self.write("recording an interval", |s| s.add_intervals(step, &rows));
             }
+            Event::External {
+                index,
+                seq,
+                samples,
+            } => {
+                let Some(&step) = self.steps.get(&index) else {
+                    return;
+                };
+                let rows: Vec<iorig_store::ExternalRow> = samples
+                    .iter()
+                    .map(|s| iorig_store::ExternalRow {
+                        seq,
+                        source: s.source.clone(),
+                        name: s.name.clone(),
+                        value: s.value,
+                        error: s.error.clone(),
+                    })
+                    .collect();
+                self.write("recording storage-side figures", |s| {
+                    s.add_external(step, &rows)
+                });
+            }
             Event::HostInterval {
                 index,
                 host,

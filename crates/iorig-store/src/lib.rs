@@ -32,7 +32,7 @@ pub use schema::{
 pub use store::Store;
 pub use types::{interval_docs, op_parts};
 pub use types::{
-    AnalysisRow, HistKind, IntervalRow, NewRun, NewStep, NewTraceAnalysis, Op, RunDetail, RunId,
-    RunKind, RunRow, RunStatus, StepId, StepRole, StepRow, StepStatus, TargetFactsRow,
-    TraceAnalysisRow,
+    AnalysisRow, ExternalRow, HistKind, IntervalRow, NewRun, NewStep, NewTraceAnalysis, Op,
+    RunDetail, RunId, RunKind, RunRow, RunStatus, StepId, StepRole, StepRow, StepStatus,
+    TargetFactsRow, TraceAnalysisRow,
 };

@@ -175,6 +175,17 @@ const STEP_CHILDREN: &[Child] = &[
         parent: "step_id",
         columns: &[("name", Text), ("position", Int), ("result_json", Text)],
     },
+    Child {
+        table: "external_series",
+        parent: "step_id",
+        columns: &[
+            ("seq", Int),
+            ("source", Text),
+            ("name", Text),
+            ("value", Real),
+            ("error", Text),
+        ],
+    },
 ];
 
 const RUN_COPIED: &[(&str, Kind)] = &[

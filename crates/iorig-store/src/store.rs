@@ -5,8 +5,8 @@ use crate::db::{params, Conn, DbRow, Value};
 use crate::location::Location;
 use crate::schema;
 use crate::types::{
-    AnalysisRow, HistKind, IntervalRow, NewRun, NewStep, NewTraceAnalysis, Op, RunDetail, RunId,
-    RunRow, StepId, StepRow, StepStatus, TargetFactsRow, TraceAnalysisRow,
+    AnalysisRow, ExternalRow, HistKind, IntervalRow, NewRun, NewStep, NewTraceAnalysis, Op,
+    RunDetail, RunId, RunRow, StepId, StepRow, StepStatus, TargetFactsRow, TraceAnalysisRow,
 };
 use crate::StoreError;
 use iorig_result::{
@@ -719,6 +719,56 @@ impl Store {
                     run_id: RunId(r.get(1)?),
                     step_id: r.get::<Option<i64>>(2)?.map(StepId),
                     finding,
+                })
+            },
+        )
+    }
+
+    // ----- storage-side figures -----
+
+    /// Stores the storage-side figures of interval `seq` of a step (in one
+    /// transaction; a figure stored again replaces the earlier one).
+    pub fn add_external(&self, step: StepId, rows: &[ExternalRow]) -> Result<(), StoreError> {
+        self.conn.transaction(|| {
+            for r in rows {
+                self.conn
+                    .execute(
+                        "INSERT INTO external_series (step_id, seq, source, name, value, error)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                         ON CONFLICT (step_id, seq, source, name) DO UPDATE SET
+                             value = excluded.value, error = excluded.error",
+                        params![
+                            step.0,
+                            to_i64(r.seq),
+                            &r.source,
+                            &r.name,
+                            r.value,
+                            r.error.as_deref()
+                        ],
+                    )
+                    .map_err(|e| no_step(e, step))?;
+            }
+            Ok(())
+        })
+    }
+
+    /// A step's storage-side figures, by interval, then source and name
+    /// (none before schema version 10).
+    pub fn external(&self, step: StepId) -> Result<Vec<ExternalRow>, StoreError> {
+        if self.version < 10 {
+            return Ok(Vec::new());
+        }
+        self.conn.query(
+            "SELECT seq, source, name, value, error FROM external_series
+             WHERE step_id = ?1 ORDER BY seq, source, name",
+            params![step.0],
+            |r| {
+                Ok(ExternalRow {
+                    seq: to_u64(r.get(0)?),
+                    source: r.get(1)?,
+                    name: r.get(2)?,
+                    value: r.get(3)?,
+                    error: r.get(4)?,
                 })
             },
         )

@@ -397,3 +397,14 @@ pub fn op_parts(stats: &IntervalStats) -> Vec<(Op, &OpStats)> {
     }
     parts
 }
+
+/// One stored storage-side figure of an interval (`--collect`), or a
+/// source's failure for it (`name` empty, `value` None, `error` set).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ExternalRow {
+    pub seq: u64,
+    pub source: String,
+    pub name: String,
+    pub value: Option<f64>,
+    pub error: Option<String>,
+}

@@ -150,6 +150,16 @@ pub struct MetricsArgs {
     pub metrics_token_file: Option<PathBuf>,
 }
 
+/// Storage-side figures asked for at every interval.
+#[derive(Debug, Args, Default, Clone)]
+pub struct CollectArgs {
+    /// Collect the storage's own figures at every interval, stored beside
+    /// iorig's: prometheus=http://HOST:PORT/metrics[,match=GLOB|GLOB] or
+    /// cmd=COMMAND (prints NAME VALUE lines); repeatable (docs/collect.md).
+    #[arg(long = "collect", value_name = "SOURCE")]
+    pub collect: Vec<iorig_run::collect::CollectSource>,
+}
+
 /// Where a plan or quick run is recorded, and its labels.
 #[derive(Debug, Args)]
 pub struct RecordArgs {
@@ -259,6 +269,8 @@ pub struct PlanRunArgs {
     pub record: RecordArgs,
     #[command(flatten)]
     pub metrics: MetricsArgs,
+    #[command(flatten)]
+    pub collect: CollectArgs,
     #[command(flatten)]
     pub hosts: HostArgs,
     /// Allow writing to block devices or files that look in use or hold data.
@@ -512,6 +524,8 @@ pub struct RunArgs {
     pub record: RecordArgs,
     #[command(flatten)]
     pub metrics: MetricsArgs,
+    #[command(flatten)]
+    pub collect: CollectArgs,
     #[command(flatten)]
     pub hosts: HostArgs,
     /// Allow writing to block devices or files that look in use or hold data.

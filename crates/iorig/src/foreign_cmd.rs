@@ -234,7 +234,8 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
             yes: true,
             quiet: a.quiet,
             hosts: crate::cli::HostArgs::default(),
-            metrics: Default::default(),
+            metrics: a.metrics.clone(),
+            collect: a.collect.collect.clone(),
             text_to_stderr: json_stdout,
         },
     )?;

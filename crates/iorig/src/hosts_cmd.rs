@@ -181,6 +181,7 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
     }
     let single = SingleOptions {
         allow_destroy: a.allow_destroy,
+        collect: a.collect.collect.clone(),
         ..SingleOptions::default()
     };
     let outcome = iorig_run::single::run_with(

@@ -108,6 +108,7 @@ fn plan_run(a: cli::PlanRunArgs) -> Result<plan_cmd::PlanDone, Failure> {
             hosts: a.hosts,
             text_to_stderr: false,
             metrics: a.metrics,
+            collect: a.collect.collect,
         },
     )
 }

@@ -36,6 +36,8 @@ pub struct RunOptions {
     pub text_to_stderr: bool,
     /// `--metrics-listen` and its token.
     pub metrics: crate::cli::MetricsArgs,
+    /// `--collect` sources.
+    pub collect: Vec<iorig_run::collect::CollectSource>,
 }
 
 /// How a plan run ended: its exit code, its steps, and its id in the store.
@@ -118,6 +120,8 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<PlanDone, Failure> 
         }
         None => (PlanRun::new(inv)?, None),
     };
+    let mut run = run;
+    run.collect = opts.collect.clone();
     let estimate = run.estimate();
     if opts.dry_run {
         for l in text::dry_run_lines(&run.plan, &run.steps, estimate) {

@@ -41,6 +41,7 @@ pub fn quick(a: QuickArgs) -> Result<u8, Failure> {
             quiet: a.quiet,
             hosts: a.hosts,
             metrics: Default::default(),
+            collect: Vec::new(),
             text_to_stderr: false,
         },
     )?;

@@ -159,6 +159,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         journal: a.journal.clone(),
         lat_log: a.lat_log.clone(),
         trace_out: a.trace_out.clone(),
+        collect: a.collect.collect.clone(),
         ..SingleOptions::default()
     };
     let outcome = iorig_run::single::run(&w, &opts, &mut store, &mut Fanout(sinks), &stop)?;

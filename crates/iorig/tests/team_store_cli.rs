@@ -245,3 +245,56 @@ fn a_store_that_cannot_be_reached_is_bad_input_and_nothing_is_written() {
     // No scratch file, no store, no report.
     assert_eq!(std::fs::read_dir(d).unwrap().count(), 0);
 }
+
+#[test]
+#[ignore = "starts a PostgreSQL server: run by .ci/run with --ignored, where PostgreSQL is installed"]
+fn serve_shows_a_postgres_store_and_a_run_recorded_into_it() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let server = PgServer::start().unwrap();
+    let url = with_password(&server.new_database().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut args = RUN.to_vec();
+    args.extend(["--db", &url, "--label", "who=ann"]);
+    ok(d, &args);
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_iorig"))
+        .env_remove("IORIG_DB")
+        .current_dir(d)
+        .args(["serve", "--listen", "127.0.0.1:0", "--db", &url])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(serve.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(!line.contains("s3cret-pw"), "{line}");
+    let addr = line
+        .split(" at http://")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_owned();
+    let get = |path: &str| {
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut text = String::new();
+        s.read_to_string(&mut text).unwrap();
+        text
+    };
+    let runs = get("/api/runs?label=who=ann");
+    let result = std::panic::catch_unwind(|| {
+        assert!(runs.starts_with("HTTP/1.1 200"), "{runs}");
+        assert!(runs.contains("\"total\":1"), "{runs}");
+        let page = get("/runs/1");
+        assert!(page.contains("<svg"), "{page}");
+    });
+    let _ = serve.kill();
+    let _ = serve.wait();
+    result.unwrap();
+}

@@ -89,6 +89,8 @@ pub struct StepMetrics {
     pub change: Option<Changes>,
     /// A step run on several hosts: each host's own figures.
     pub hosts: Vec<HostMetrics>,
+    /// Storage-side series (`--collect`): name and mean over the step.
+    pub external: Vec<(String, f64)>,
 }
 
 /// One host's part of a multi-host step in a comparison.
@@ -175,6 +177,16 @@ impl Comparison {
                     mean_lat_ns: sum.total.lat_ns.mean as f64,
                     p99_lat_ns: sum.total.lat_ns.p99 as f64,
                     change: None,
+                    external: s
+                        .external
+                        .iter()
+                        .filter(|e| !e.points.is_empty())
+                        .map(|e| {
+                            let mean =
+                                e.points.iter().map(|p| p.1).sum::<f64>() / e.points.len() as f64;
+                            (e.name.clone(), mean)
+                        })
+                        .collect(),
                     hosts: s
                         .hosts
                         .iter()
@@ -423,6 +435,7 @@ pub fn render_compare(runs: &[RunReport]) -> (Rendered, Comparison) {
     }
     page.push("</section>\n");
 
+    external_section(&mut page, &cmp);
     page.push("<section id=\"compare-charts\"><h2>Charts</h2>\n");
     let run_label = |r: &RunReport| format!("run {}", r.id());
     // Curves: the n-th curve of each run.
@@ -512,3 +525,67 @@ pub fn render_compare(runs: &[RunReport]) -> (Rendered, Comparison) {
 pub const COMPARE_TABLE_HEAD: [&str; 10] = [
     "step", "run", "IOPS", "Δ IOPS", "MB/s", "Δ MB/s", "mean lat", "Δ mean", "p99 lat", "Δ p99",
 ];
+
+/// The storage-side series (`--collect`) of the compared steps: each
+/// series' mean per run and its change against the first run.
+fn external_section(page: &mut Page, cmp: &Comparison) {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for step in &cmp.steps {
+        let mut names: Vec<&str> = Vec::new();
+        for m in step.per_run.iter().flatten() {
+            for (n, _) in &m.external {
+                if !names.contains(&n.as_str()) {
+                    names.push(n);
+                }
+            }
+        }
+        for name in names {
+            let means: Vec<Option<f64>> = step
+                .per_run
+                .iter()
+                .map(|m| {
+                    m.as_ref()
+                        .and_then(|m| m.external.iter().find(|(n, _)| n == name))
+                        .map(|(_, v)| *v)
+                })
+                .collect();
+            let mut row = vec![esc(&step.label()), format!("<code>{}</code>", esc(name))];
+            for (i, v) in means.iter().enumerate() {
+                row.push(match v {
+                    Some(v) => {
+                        let change = match (i, means[0]) {
+                            (0, _) | (_, None) => String::new(),
+                            (_, Some(base)) => format!(" ({})", fmt_change(pct_change(base, *v))),
+                        };
+                        format!("{}{change}", iorig_spec::sig3(*v))
+                    }
+                    None => "–".into(),
+                });
+            }
+            rows.push(row);
+        }
+    }
+    if rows.is_empty() {
+        return;
+    }
+    page.push("<section id=\"external\"><h2>Storage side</h2>\n<p class=\"sub\">Each series collected with <code>--collect</code>, its mean over the step, against the first run.</p>\n");
+    let mut head = vec!["step".to_owned(), "series".to_owned()];
+    head.extend(cmp.runs.iter().map(|r| format!("run {r}")));
+    let _ = write!(
+        page.body,
+        "<div class=\"scroll\"><table class=\"compare\"><thead><tr>"
+    );
+    for h in &head {
+        let _ = write!(page.body, "<th>{}</th>", esc(h));
+    }
+    page.push("</tr></thead><tbody>\n");
+    for row in rows {
+        page.push("<tr>");
+        for (i, cell) in row.iter().enumerate() {
+            let class = if i >= 2 { " class=\"num\"" } else { "" };
+            let _ = write!(page.body, "<td{class}>{cell}</td>");
+        }
+        page.push("</tr>\n");
+    }
+    page.push("</tbody></table></div></section>\n");
+}

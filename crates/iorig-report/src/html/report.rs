@@ -896,6 +896,9 @@ fn hosts_detail(page: &mut Page, s: &StepReport, stem: &str) {
     );
 }
 
+/// Storage-side series drawn per step (the rest are in the exports).
+const MAX_EXTERNAL_PANELS: usize = 6;
+
 pub(super) fn step_detail(page: &mut Page, s: &StepReport) {
     let _ = writeln!(
         page.body,
@@ -985,6 +988,50 @@ pub(super) fn step_detail(page: &mut Page, s: &StepReport) {
             &format!("{stem}-operations"),
             &title,
             charts::panels_chart(&title, &panels),
+        );
+    }
+    if !s.external.is_empty() {
+        // Beside IOPS and latency on the same time axis: the storage's
+        // own figures, one panel a series (the first few).
+        let title = format!("Step {} storage side: {}", s.index, s.name);
+        let mut panels = vec![charts::SeriesPanel {
+            y_desc: "IOPS (iorig)".into(),
+            lines: vec![(
+                "IOPS".into(),
+                s.intervals.iter().map(|p| (p.t_s, p.total.iops)).collect(),
+            )],
+            count_axis: true,
+        }];
+        panels.extend(
+            s.external
+                .iter()
+                .take(MAX_EXTERNAL_PANELS)
+                .map(|e| charts::SeriesPanel {
+                    y_desc: e.name.clone(),
+                    lines: vec![(e.name.clone(), e.points.clone())],
+                    count_axis: true,
+                }),
+        );
+        page.chart(
+            &format!("{stem}-external"),
+            &title,
+            charts::panels_chart(&title, &panels),
+        );
+        if s.external.len() > MAX_EXTERNAL_PANELS {
+            let _ = writeln!(
+                page.body,
+                "<p class=\"note\">{} more storage-side series are in the store (table external_series); the first {MAX_EXTERNAL_PANELS} are drawn.</p>",
+                s.external.len() - MAX_EXTERNAL_PANELS
+            );
+        }
+    }
+    for f in &s.findings.external_failures {
+        let _ = writeln!(
+            page.body,
+            "<p class=\"warn\">--collect {}: no figures for {} interval(s); first: {}</p>",
+            esc(&f.source),
+            f.intervals,
+            esc(&f.first)
         );
     }
     if !s.percentiles.is_empty() {

@@ -516,6 +516,23 @@ pub fn push_copies_once_and_replaces_a_running_copy(src: &Store, dst: &Store) {
     let rows = IntervalRow::rows_of(0, 1.0, 1.0, false, &stats(2), CpuUsage::default(), None);
     src.add_intervals(step, &rows).unwrap();
     src.put_analysis(run, Some(step), &finding("step")).unwrap();
+    let external = vec![
+        iorig_store::ExternalRow {
+            seq: 0,
+            source: "cmd: array-cli".into(),
+            name: "cache_hit_ratio".into(),
+            value: Some(0.97),
+            error: None,
+        },
+        iorig_store::ExternalRow {
+            seq: 0,
+            source: "http://array:9100/metrics".into(),
+            name: String::new(),
+            value: None,
+            error: Some("connecting: refused".into()),
+        },
+    ];
+    src.add_external(step, &external).unwrap();
 
     let Pushed::Copied(copy) = src.push_run(run, dst).unwrap() else {
         panic!("not copied")
@@ -568,6 +585,7 @@ pub fn push_copies_once_and_replaces_a_running_copy(src: &Store, dst: &Store) {
             .to_bytes()
     };
     assert_eq!(hist(src, sa[0].id), hist(dst, sb[0].id));
+    assert_eq!(dst.external(sb[0].id).unwrap(), external);
     let found = dst.analysis(copy).unwrap();
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].step_id, Some(sb[0].id));

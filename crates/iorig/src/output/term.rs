@@ -38,6 +38,8 @@ pub struct TermSink {
     validation_errors: u64,
     /// The jobs of the step running, as they end (shown with its summary).
     jobs: Vec<iorig_result::JobResult>,
+    /// `--collect` sources whose failure was told (once each).
+    failed_sources: Vec<String>,
 }
 
 impl TermSink {
@@ -49,6 +51,7 @@ impl TermSink {
             jobs: Vec::new(),
             fill: None,
             validation_errors: 0,
+            failed_sources: Vec::new(),
         }
     }
 
@@ -93,6 +96,19 @@ impl Sink for TermSink {
     fn event(&mut self, ev: &Event<'_>) {
         match *ev {
             Event::Notice(n) => self.printer.notice(n),
+            Event::External { samples, .. } => {
+                for s in samples {
+                    if let Some(e) = &s.error {
+                        if !self.failed_sources.contains(&s.source) {
+                            self.printer.notice(&format!(
+                                "--collect {}: {e} (the test goes on; each interval's failure is stored)",
+                                s.source
+                            ));
+                            self.failed_sources.push(s.source.clone());
+                        }
+                    }
+                }
+            }
             Event::RunBegun { id } => self.mode = Mode::Single { id: id.to_owned() },
             Event::PlanBegun { steps, .. } => self.mode = Mode::Plan { steps },
             Event::StepBegun {
