@@ -59,6 +59,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/", get(runs_page))
         .route("/runs/{id}", get(run_page))
         .route("/runs/{id}/live", get(live_page))
+        .route("/runs/{id}/steps/{index}", get(step_intervals_page))
         .route("/runs/{id}/labels", post(label_form))
         .route("/runs/{id}/download/{file}", get(download))
         .route("/compare", get(compare_page))
@@ -363,7 +364,7 @@ async fn run_page(
     id: Result<Path<i64>, axum::extract::rejection::PathRejection>,
 ) -> Result<Html<String>, Failure> {
     let id = run_id(id)?;
-    let (report, detail) = with_store(&app, move |s| {
+    let (report, detail, steps) = with_store(&app, move |s| {
         let Some(detail) = s.get_run(RunId(id)).map_err(Failure::internal)? else {
             return Err(Failure::no_run(id));
         };
@@ -376,12 +377,46 @@ async fn run_page(
                 iorig_report::model::RunReport::load(s, RunId(id)).map_err(Failure::internal)?;
             iorig_report::html::render_report_with(&r, &iorig_report::html::Details::Auto)
         };
-        Ok((report, detail))
+        let steps = s.steps(RunId(id)).map_err(Failure::internal)?.len();
+        Ok((report, detail, steps))
     })
     .await?;
     Ok(Html(pages::with_toolbar(
         &report.index_html,
-        &pages::run_toolbar(&app.store_name, &detail),
+        &pages::run_toolbar(&app.store_name, &detail, steps),
+    )))
+}
+
+/// One step's intervals as a table (`/runs/ID/steps/INDEX`, the index
+/// from 0 as the report's step table numbers them).
+async fn step_intervals_page(
+    State(app): Shared,
+    params: Result<Path<(i64, i64)>, axum::extract::rejection::PathRejection>,
+) -> Result<Html<String>, Failure> {
+    let Path((id, index)) =
+        params.map_err(|_| Failure::bad("a step is /runs/ID/steps/INDEX, e.g. /runs/3/steps/0"))?;
+    let (detail, step, rows, external) = with_store(&app, move |s| {
+        let Some(detail) = s.get_run(RunId(id)).map_err(Failure::internal)? else {
+            return Err(Failure::no_run(id));
+        };
+        let steps = s.steps(RunId(id)).map_err(Failure::internal)?;
+        let Some(step) = steps.into_iter().find(|st| st.index == index) else {
+            return Err(Failure::new(
+                StatusCode::NOT_FOUND,
+                format!("run {id} has no step {index}; its page lists the steps"),
+            ));
+        };
+        let rows = s.intervals(step.id).map_err(Failure::internal)?;
+        let external = s.external(step.id).map_err(Failure::internal)?;
+        Ok((detail, step, rows, external))
+    })
+    .await?;
+    Ok(Html(pages::step_page(
+        &app.store_name,
+        &detail,
+        &step,
+        &rows,
+        &external,
     )))
 }
 

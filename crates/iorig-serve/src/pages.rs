@@ -65,7 +65,11 @@ pub fn with_toolbar(index_html: &str, toolbar: &str) -> String {
 
 /// The bar of a run's page: downloads, the live view of a running run,
 /// and its labels, editable.
-pub fn run_toolbar(store: &str, d: &RunDetail) -> String {
+/// Steps linked by number from a run's bar (a larger plan's are reached
+/// by typing the index into the address).
+const MAX_STEP_LINKS: usize = 60;
+
+pub fn run_toolbar(store: &str, d: &RunDetail, steps: usize) -> String {
     let id = d.run.id.0;
     let mut extra = String::new();
     if d.run.status == RunStatus::Running {
@@ -87,7 +91,20 @@ pub fn run_toolbar(store: &str, d: &RunDetail) -> String {
     }
     let _ = write!(
         out,
-        "<a href=\"/api/runs/{id}\">API</a></nav>\n<section class=\"labels\"><strong>Labels</strong> "
+        "<a href=\"/api/runs/{id}\">API</a></nav>\n<nav class=\"intervals\">Intervals of step: "
+    );
+    for i in 0..steps.min(MAX_STEP_LINKS) {
+        let _ = write!(out, "<a href=\"/runs/{id}/steps/{i}\">{i}</a>");
+    }
+    if steps > MAX_STEP_LINKS {
+        let _ = write!(
+            out,
+            "<span class=\"muted\">… any of the {steps}: /runs/{id}/steps/INDEX</span>"
+        );
+    }
+    let _ = write!(
+        out,
+        "</nav>\n<section class=\"labels\"><strong>Labels</strong> "
     );
     for (k, v) in &d.run.labels {
         let _ = write!(
@@ -350,4 +367,62 @@ pub fn error_page(status: u16, message: &str) -> String {
             esc(message)
         ),
     )
+}
+
+/// One step's intervals: the totals of each, and its storage-side figures.
+pub fn step_page(
+    store: &str,
+    d: &RunDetail,
+    step: &iorig_store::StepRow,
+    rows: &[iorig_store::IntervalRow],
+    external: &[iorig_store::ExternalRow],
+) -> String {
+    let id = d.run.id.0;
+    let mut b = String::new();
+    let _ = writeln!(
+        b,
+        "<h1>Run {id}, step {}: {}</h1>\n<p class=\"sub\">{} · <a href=\"/runs/{id}\">the run's page</a></p>",
+        step.index,
+        esc(&step.name),
+        status_span(step.status.as_str()),
+    );
+    b.push_str("<div class=\"scroll\"><table class=\"steps\" id=\"intervals\"><thead><tr><th class=\"num\">#</th><th class=\"num\">t (s)</th><th></th><th class=\"num\">IOPS</th><th class=\"num\">MB/s</th><th class=\"num\">mean ms</th><th class=\"num\">p50 ms</th><th class=\"num\">p99 ms</th><th class=\"num\">p99.9 ms</th><th class=\"num\">max ms</th><th class=\"num\">errors</th><th class=\"num\">CPU usr/sys %</th><th class=\"num\">device util %</th></tr></thead><tbody>\n");
+    let ms = |ns: u64| format!("{:.3}", ns as f64 / 1e6);
+    for r in rows.iter().filter(|r| r.op == iorig_store::Op::Total) {
+        let _ = writeln!(
+            b,
+            "<tr><td class=\"num\">{}</td><td class=\"num\">{:.2}</td><td>{}</td><td class=\"num\">{:.0}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.0}/{:.0}</td><td class=\"num\">{}</td></tr>",
+            r.seq,
+            r.t_s,
+            if r.warmup { "<span class=\"muted\">warmup</span>" } else { "" },
+            r.iops,
+            r.bw_bytes_per_s / 1e6,
+            ms(r.lat_ns.mean),
+            ms(r.lat_ns.p50),
+            ms(r.lat_ns.p99),
+            ms(r.lat_ns.p99_9),
+            ms(r.lat_ns.max),
+            r.errors,
+            r.cpu_usr_pct,
+            r.cpu_sys_pct,
+            r.device.map_or("–".to_owned(), |dv| format!("{:.0}", dv.util_pct)),
+        );
+    }
+    b.push_str("</tbody></table></div>\n");
+    if !external.is_empty() {
+        b.push_str("<h2>Storage side (--collect)</h2>\n<div class=\"scroll\"><table class=\"steps\" id=\"external\"><thead><tr><th class=\"num\">#</th><th>source</th><th>series</th><th class=\"num\">value</th><th>failure</th></tr></thead><tbody>\n");
+        for e in external {
+            let _ = writeln!(
+                b,
+                "<tr><td class=\"num\">{}</td><td>{}</td><td><code>{}</code></td><td class=\"num\">{}</td><td>{}</td></tr>",
+                e.seq,
+                esc(&e.source),
+                esc(&e.name),
+                e.value.map_or("–".to_owned(), iorig_spec::sig3),
+                esc(e.error.as_deref().unwrap_or("")),
+            );
+        }
+        b.push_str("</tbody></table></div>\n");
+    }
+    page(&format!("iorig run {id} step {}", step.index), store, &b)
 }

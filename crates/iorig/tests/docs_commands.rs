@@ -604,10 +604,12 @@ fn every_command_in_the_docs_runs() {
             }
             let (args, redirect) = rewrite(&form, &f);
             let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+            let started = std::time::Instant::now();
             let out = f.iorig(&argv);
+            let took = started.elapsed().as_secs_f64();
             let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
             let shown = format!(
-                "{at} iorig {}{}",
+                "({took:4.1} s) {at} iorig {}{}",
                 args.join(" "),
                 redirect
                     .map(|r| format!(" > ({r}: captured)"))

@@ -166,6 +166,15 @@ fn pages_api_and_downloads_over_a_store() {
     assert_eq!(status, 200);
     assert!(run.matches("<svg").count() >= 2, "charts on the run page");
     assert!(run.contains("/runs/3/download/run.xlsx"));
+    // A step's intervals.
+    let (status, step) = get(&addr, "/runs/3/steps/1");
+    assert_eq!(status, 200);
+    assert!(
+        step.contains("id=\"intervals\"") && step.matches("<tr>").count() >= 5,
+        "{step}"
+    );
+    assert!(run.contains("/runs/3/steps/1\""));
+    assert_eq!(get(&addr, "/runs/3/steps/9").0, 404);
     let (status, run1) = get(&addr, "/runs/1");
     assert_eq!(status, 200);
     assert!(
