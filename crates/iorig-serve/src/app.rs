@@ -776,36 +776,42 @@ async fn api_runs(
     }))
 }
 
-async fn api_run(
-    State(app): Shared,
+/// A run's `iorig.run/1` document: as `runs show --json` (no intervals)
+/// or as `export --format json` (with them).
+async fn run_doc(
+    app: &App,
     id: Result<Path<i64>, axum::extract::rejection::PathRejection>,
+    with_intervals: bool,
 ) -> Result<Json<iorig_result::RunDoc>, Failure> {
     let id = run_id(id).map_err(Failure::api)?;
-    with_store(&app, move |s| {
+    with_store(app, move |s| {
         if s.get_run(RunId(id)).map_err(Failure::internal)?.is_none() {
             return Err(Failure::no_run(id));
         }
-        iorig_report::export::show_json(s, RunId(id)).map_err(Failure::internal)
+        if with_intervals {
+            iorig_report::export::export_json(s, RunId(id))
+        } else {
+            iorig_report::export::show_json(s, RunId(id))
+        }
+        .map_err(Failure::internal)
     })
     .await
     .map(Json)
     .map_err(Failure::api)
 }
 
+async fn api_run(
+    State(app): Shared,
+    id: Result<Path<i64>, axum::extract::rejection::PathRejection>,
+) -> Result<Json<iorig_result::RunDoc>, Failure> {
+    run_doc(&app, id, false).await
+}
+
 async fn api_export(
     State(app): Shared,
     id: Result<Path<i64>, axum::extract::rejection::PathRejection>,
 ) -> Result<Json<iorig_result::RunDoc>, Failure> {
-    let id = run_id(id).map_err(Failure::api)?;
-    with_store(&app, move |s| {
-        if s.get_run(RunId(id)).map_err(Failure::internal)?.is_none() {
-            return Err(Failure::no_run(id));
-        }
-        iorig_report::export::export_json(s, RunId(id)).map_err(Failure::internal)
-    })
-    .await
-    .map(Json)
-    .map_err(Failure::api)
+    run_doc(&app, id, true).await
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -198,12 +198,8 @@ impl Conn {
             }
             Conn::Pg(p) => {
                 let stmt = p.statement(sql)?;
-                let values: Vec<PgValue<'_>> = params.iter().map(|v| PgValue(*v)).collect();
-                let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = values
-                    .iter()
-                    .map(|v| v as &(dyn postgres::types::ToSql + Sync))
-                    .collect();
-                Ok(p.client.borrow_mut().execute(&stmt, &refs)?)
+                let values = pg_values(params);
+                Ok(p.client.borrow_mut().execute(&stmt, &pg_refs(&values))?)
             }
         }
     }
@@ -228,14 +224,10 @@ impl Conn {
             }
             Conn::Pg(p) => {
                 let stmt = p.statement(sql)?;
-                let values: Vec<PgValue<'_>> = params.iter().map(|v| PgValue(*v)).collect();
-                let refs: Vec<&(dyn postgres::types::ToSql + Sync)> = values
-                    .iter()
-                    .map(|v| v as &(dyn postgres::types::ToSql + Sync))
-                    .collect();
+                let values = pg_values(params);
                 // The borrow ends before the rows are mapped, so a mapping
                 // may not reach the connection, but nothing here needs to.
-                let rows = p.client.borrow_mut().query(&stmt, &refs)?;
+                let rows = p.client.borrow_mut().query(&stmt, &pg_refs(&values))?;
                 rows.iter().map(|r| f(&DbRow::Pg(r))).collect()
             }
         }
@@ -317,6 +309,17 @@ fn lite_value<'a>(v: &'a Value<'a>) -> &'a dyn rusqlite::ToSql {
         Value::Text(x) => x,
         Value::Blob(x) => x,
     }
+}
+
+fn pg_values<'a>(params: &[Value<'a>]) -> Vec<PgValue<'a>> {
+    params.iter().map(|v| PgValue(*v)).collect()
+}
+
+fn pg_refs<'a>(values: &'a [PgValue<'_>]) -> Vec<&'a (dyn postgres::types::ToSql + Sync)> {
+    values
+        .iter()
+        .map(|v| v as &(dyn postgres::types::ToSql + Sync))
+        .collect()
 }
 
 /// A [`Value`] as a PostgreSQL parameter: its typed option's encoding, so

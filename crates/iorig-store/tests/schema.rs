@@ -32,6 +32,7 @@ fn migrations_apply_on_an_empty_db_and_reopen_is_idempotent() {
 
     let expected = [
         "analysis",
+        "external_series",
         "histograms",
         "intervals",
         "run_labels",

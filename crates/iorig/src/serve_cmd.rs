@@ -24,13 +24,20 @@ pub fn serve(a: ServeArgs) -> Result<u8, Failure> {
         auth.check_listen("--metrics-listen", m).map_err(usage)?;
     }
     let at = crate::store::location(a.db.as_ref())?;
-    if let Location::File(path) = &at {
-        // Serving never creates a store.
-        if std::fs::symlink_metadata(path).is_err() {
-            return Err(Failure::usage(format!(
-                "no result store at {}; run something first, or give --db PATH|URL (or IORIG_DB)",
-                path.display()
-            )));
+    // Serving never creates a store: a missing file, or a database without
+    // iorig's schema, is bad input.
+    match &at {
+        Location::File(path) => {
+            if std::fs::symlink_metadata(path).is_err() {
+                return Err(Failure::usage(format!(
+                    "no result store at {}; run something first, or give --db PATH|URL (or IORIG_DB)",
+                    path.display()
+                )));
+            }
+        }
+        _ => {
+            iorig_store::Store::open_read_only_at(&at)
+                .map_err(|e| Failure::from(iorig_run::store::store_error(&at, e)))?;
         }
     }
     let pool = StorePool::open(&at, STORE_THREADS)

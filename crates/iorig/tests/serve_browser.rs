@@ -174,27 +174,10 @@ impl Drop for Browser {
 }
 
 fn serve(dir: &Path, args: &[&str]) -> (Guard, String) {
-    let mut cmd = iorig();
-    cmd.arg("serve")
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut guard = guarded(&mut cmd);
-    let out = guard.0.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if let Some(rest) = line.split(" at http://").nth(1) {
-                let _ = tx.send(rest.split('/').next().unwrap_or("").to_owned());
-                return;
-            }
-        }
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("serve's address");
-    (guard, addr)
+    let mut all = vec!["serve"];
+    all.extend_from_slice(args);
+    let (guard, mut addrs) = common::start_server(dir, &all, 1);
+    (guard, addrs.remove(0))
 }
 
 fn shots() -> PathBuf {

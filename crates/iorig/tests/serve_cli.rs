@@ -15,7 +15,7 @@ mod common;
 
 use common::{guarded, iorig, ok, tmp, Guard};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::Stdio;
@@ -68,27 +68,10 @@ fn get_json(addr: &str, path: &str) -> Value {
 
 /// Starts `iorig serve ARGS` in `dir` and waits for its address.
 fn serve(dir: &Path, args: &[&str]) -> (Guard, String) {
-    let mut cmd = iorig();
-    cmd.arg("serve")
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let mut guard = guarded(&mut cmd);
-    let out = guard.0.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if let Some(rest) = line.split(" at http://").nth(1) {
-                let _ = tx.send(rest.split('/').next().unwrap_or("").to_owned());
-                return;
-            }
-        }
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("serve says where it listens");
-    (guard, addr)
+    let mut all = vec!["serve"];
+    all.extend_from_slice(args);
+    let (guard, mut addrs) = common::start_server(dir, &all, 1);
+    (guard, addrs.remove(0))
 }
 
 /// Two runs and a plan of two steps in `dir/iorig.db`.
@@ -443,36 +426,18 @@ fn bad_stores_and_addresses_exit_2() {
 
 /// Starts `iorig serve --metrics-listen` and gives both addresses.
 fn serve_with_metrics(dir: &Path) -> (Guard, String, String) {
-    let mut cmd = iorig();
-    cmd.args([
-        "serve",
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics-listen",
-        "127.0.0.1:0",
-    ])
-    .current_dir(dir)
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null());
-    let mut guard = guarded(&mut cmd);
-    let out = guard.0.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut found = Vec::new();
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if let Some(rest) = line.split(" at http://").nth(1) {
-                found.push(rest.split('/').next().unwrap_or("").to_owned());
-                if found.len() == 2 {
-                    let _ = tx.send(found);
-                    return;
-                }
-            }
-        }
-    });
-    let found = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("both addresses");
-    (guard, found[0].clone(), found[1].clone())
+    let (guard, addrs) = common::start_server(
+        dir,
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ],
+        2,
+    );
+    (guard, addrs[0].clone(), addrs[1].clone())
 }
 
 /// The store's metrics while a run is in progress.
@@ -532,24 +497,5 @@ fn promtool_accepts_serve_metrics() {
     let dir = tmp();
     make_runs(dir.path());
     let text = store_metrics_during_a_run(dir.path());
-    let mut child = std::process::Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "promtool: {}{}\n{text}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::promtool_check(&text);
 }

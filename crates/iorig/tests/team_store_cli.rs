@@ -287,6 +287,16 @@ fn serve_shows_a_postgres_store_and_a_run_recorded_into_it() {
         s.read_to_string(&mut text).unwrap();
         text
     };
+    // A database without a store is not made one by serving it.
+    let empty = server.new_database().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_iorig"))
+        .env_remove("IORIG_DB")
+        .current_dir(d)
+        .args(["serve", "--listen", "127.0.0.1:0", "--db", &empty])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not an iorig result store"));
     let runs = get("/api/runs?label=who=ann");
     let result = std::panic::catch_unwind(|| {
         assert!(runs.starts_with("HTTP/1.1 200"), "{runs}");

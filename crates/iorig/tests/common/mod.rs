@@ -223,3 +223,59 @@ pub fn spawn_quiet(args: &[&str], dir: &Path) -> Guard {
             .stderr(std::process::Stdio::null()),
     )
 }
+
+/// Starts `iorig ARGS` in `dir` and waits (at most 30 s) until `lines` of
+/// its standard output each name an address (`... at http://ADDR/...`);
+/// returns the process and the addresses.
+pub fn start_server(dir: &Path, args: &[&str], lines: usize) -> (Guard, Vec<String>) {
+    use std::io::BufRead;
+    let mut cmd = iorig();
+    cmd.args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut guard = guarded(&mut cmd);
+    let out = guard.0.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut found = Vec::new();
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if let Some(rest) = line.split(" at http://").nth(1) {
+                found.push(rest.split('/').next().unwrap_or("").to_owned());
+                if found.len() == lines {
+                    let _ = tx.send(found);
+                    return;
+                }
+            }
+        }
+    });
+    let found = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the server says where it listens");
+    (guard, found)
+}
+
+/// Prometheus' own check of an exposition (`promtool check metrics`).
+pub fn promtool_check(text: &str) {
+    use std::io::Write;
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("promtool");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool: {}{}\n{text}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
