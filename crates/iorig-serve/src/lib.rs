@@ -10,13 +10,16 @@
 //! own with a small runtime, so the synchronous runner never waits on it,
 //! and stops when its handle is dropped.
 
+mod api;
 mod app;
 mod auth;
 mod metrics;
 mod pages;
 pub mod pool;
+mod web;
 
-pub use app::{metrics_router, router, serve_on, App};
+pub use api::metrics_router;
+pub use app::{router, serve_on, App};
 pub use auth::Auth;
 pub use metrics::{spawn_metrics, MetricsServer};
 

@@ -3,7 +3,8 @@
 //! serves. Everything from the store goes through [`esc`]: labels, names
 //! and paths are the user's text.
 
-use crate::app::{Progress, RunsQuery};
+use crate::app::RunsQuery;
+use crate::web::Progress;
 use iorig_report::html::{esc, status_span, CSS};
 use iorig_store::{RunDetail, RunFilter, RunStatus};
 use iorig_text::runs::{headline, labels_text, targets_text, ListedRun};
