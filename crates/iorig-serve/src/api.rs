@@ -283,17 +283,7 @@ fn store_exposition(s: &Store) -> Result<String, iorig_store::StoreError> {
     let mut last = Vec::new();
     for run in &runs {
         let steps = s.steps(run.id)?;
-        let done = steps
-            .iter()
-            .filter(|st| {
-                matches!(
-                    st.status,
-                    iorig_store::StepStatus::Ok
-                        | iorig_store::StepStatus::Failed
-                        | iorig_store::StepStatus::Skipped
-                )
-            })
-            .count();
+        let done = steps.iter().filter(|st| crate::app::step_ended(st)).count();
         let mut common = vec![("run".to_owned(), run.id.0.to_string())];
         common.extend(run_labels_of(&run.labels));
         last.push((common, steps.len(), done, s.last_interval(run.id)?));

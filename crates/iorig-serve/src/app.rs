@@ -380,3 +380,13 @@ pub async fn serve_on(
         .with_graceful_shutdown(shutdown)
         .await
 }
+
+/// A step that will not run again in this run: done, failed or skipped.
+pub(crate) fn step_ended(st: &iorig_store::StepRow) -> bool {
+    matches!(
+        st.status,
+        iorig_store::StepStatus::Ok
+            | iorig_store::StepStatus::Failed
+            | iorig_store::StepStatus::Skipped
+    )
+}

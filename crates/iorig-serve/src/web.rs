@@ -276,14 +276,7 @@ fn running(s: &Store) -> Result<Vec<Progress>, Failure> {
         let steps = s.steps(run.id).map_err(Failure::internal)?;
         let finished: Vec<&iorig_store::StepRow> = steps
             .iter()
-            .filter(|st| {
-                matches!(
-                    st.status,
-                    iorig_store::StepStatus::Ok
-                        | iorig_store::StepStatus::Failed
-                        | iorig_store::StepStatus::Skipped
-                )
-            })
+            .filter(|st| crate::app::step_ended(st))
             .collect();
         let took: Vec<f64> = finished
             .iter()
