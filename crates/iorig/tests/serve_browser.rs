@@ -18,6 +18,7 @@ use common::{guarded, iorig, ok, tmp, Guard};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -59,11 +60,25 @@ fn wd(port: u16, method: &str, path: &str, body: Option<&Value>) -> Value {
         .unwrap_or_else(|e| panic!("{e}: {head}{}", String::from_utf8_lossy(&body)))
 }
 
-/// A browser session; deleted and its driver killed on drop.
+/// chromedriver and every Chromium process it starts: a process group of
+/// their own, killed whole on drop (a test that fails before the session
+/// is closed leaves no browser behind).
+struct DriverGroup(std::process::Child);
+
+impl Drop for DriverGroup {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0.id())])
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
+/// A browser session; deleted and its driver's group killed on drop.
 struct Browser {
     port: u16,
     session: String,
-    _driver: Guard,
+    _driver: DriverGroup,
 }
 
 impl Browser {
@@ -73,11 +88,15 @@ impl Browser {
             .local_addr()
             .unwrap()
             .port();
-        let mut cmd = Command::new("chromedriver");
-        cmd.arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let driver = guarded(&mut cmd);
+        let driver = DriverGroup(
+            Command::new("chromedriver")
+                .arg(format!("--port={port}"))
+                .process_group(0)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
         let deadline = Instant::now() + Duration::from_secs(20);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(Instant::now() < deadline, "chromedriver did not start");
