@@ -62,7 +62,7 @@ pub fn agent(a: AgentArgs) -> Result<u8, Failure> {
             if config.allow_destroy { ", --allow-destroy allowed" } else { "" }
         ));
         if let Some(s) = &served {
-            printer.line(&format!("metrics at http://{}/metrics", s.server.local_addr()));
+            printer.line(&s.where_line());
         }
         // The process's one signal handler sets `stop`; the server shuts
         // down (stopping a run in progress) when it does.

@@ -165,10 +165,7 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
     let stop = crate::signals::install();
     printer.notice(&format!("{} hosts; {rate}", checks.len()));
     if let Some(s) = &served {
-        printer.notice(&format!(
-            "metrics at http://{}/metrics",
-            s.server.local_addr()
-        ));
+        printer.notice(&s.where_line());
     }
     let mut term = TermSink::new(printer);
     let mut sinks: Vec<&mut dyn Sink> = vec![&mut term];

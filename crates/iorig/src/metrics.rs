@@ -13,6 +13,13 @@ pub struct Served {
     pub server: MetricsServer,
 }
 
+impl Served {
+    /// The line that says where the metrics are (tests read it).
+    pub fn where_line(&self) -> String {
+        format!("metrics at http://{}/metrics", self.server.local_addr())
+    }
+}
+
 fn auth(a: &MetricsArgs) -> Result<Auth, Failure> {
     let token = match &a.metrics_token_file {
         Some(p) => Some(iorig_agent::read_token(p).map_err(|e| Failure::usage(e.to_string()))?),

@@ -150,10 +150,7 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<PlanDone, Failure> 
         no_db: opts.no_db,
     })?;
     if let Some(s) = &served {
-        printer.notice(&format!(
-            "metrics at http://{}/metrics",
-            s.server.local_addr()
-        ));
+        printer.notice(&s.where_line());
     }
     let metrics = served.as_ref().map(|s| &s.metrics);
     match cluster.as_mut() {

@@ -140,10 +140,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         printer.notice(warning);
     }
     if let Some(s) = &served {
-        printer.notice(&format!(
-            "metrics at http://{}/metrics",
-            s.server.local_addr()
-        ));
+        printer.notice(&s.where_line());
     }
     let mut term = TermSink::new(printer);
     let mut sinks: Vec<&mut dyn Sink> = vec![&mut term];

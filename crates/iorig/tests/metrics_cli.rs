@@ -17,6 +17,9 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+/// A plan of two 20 s steps on the null engine: long enough to scrape.
+const PLAN: &str = "size = '16m'\n[defaults]\nengine = 'null'\ntime = '20s'\ninterval = '200ms'\n[[steps]]\nqd = [1, 2]\n";
+
 /// `GET path` over HTTP/1.1: the status code and the body.
 fn get(addr: &str, path: &str, token: Option<&str>) -> (u16, String) {
     let mut s = TcpStream::connect(addr).unwrap();
@@ -143,11 +146,7 @@ fn a_run_serves_growing_counters_with_its_labels() {
 fn a_plan_serves_its_progress_under_its_store_id_and_a_token_is_required_when_set() {
     let dir = tmp();
     std::fs::write(dir.path().join("token"), "0123456789abcdef0123\n").unwrap();
-    std::fs::write(
-        dir.path().join("p.toml"),
-        "size = '16m'\n[defaults]\nengine = 'null'\ntime = '20s'\ninterval = '200ms'\n[[steps]]\nqd = [1, 2]\n",
-    )
-    .unwrap();
+    std::fs::write(dir.path().join("p.toml"), PLAN).unwrap();
     let (_plan, addr, _) = start(
         dir.path(),
         &[
@@ -287,11 +286,7 @@ fn an_agent_keeps_serving_the_figures_of_its_last_run() {
 #[ignore = "needs promtool (Debian's prometheus package): .ci/run installs it and runs this with --ignored"]
 fn promtool_accepts_the_exposition() {
     let dir = tmp();
-    std::fs::write(
-        dir.path().join("p.toml"),
-        "size = '16m'\n[defaults]\nengine = 'null'\ntime = '20s'\ninterval = '200ms'\n[[steps]]\nqd = [1, 2]\n",
-    )
-    .unwrap();
+    std::fs::write(dir.path().join("p.toml"), PLAN).unwrap();
     let (_plan, addr, _) = start(
         dir.path(),
         &[
