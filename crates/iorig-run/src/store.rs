@@ -22,6 +22,7 @@ pub fn store_error(at: &Location, e: StoreError) -> RunError {
         | StoreError::ForeignTables { .. }
         | StoreError::NotIorigDb { .. }
         | StoreError::NotAStore { .. }
+        | StoreError::Incomplete { .. }
         | StoreError::Connect { .. } => RunError::usage(e.to_string()),
         e => RunError::usage(format!(
             "result store {at}: {e}; choose another --db or use --no-db"

@@ -25,6 +25,14 @@ pub enum StoreError {
     ForeignTables { path: String, tables: String },
     #[error("{path} is not an iorig result store (no iorig schema in it); give the store iorig wrote with --db")]
     NotAStore { path: String },
+    /// A file marked as iorig's whose tables are not all there: damaged,
+    /// or made to look like a store. Refused, never completed.
+    #[error("{path} says it is an iorig result store of schema version {version} but lacks {missing}; it is damaged or not iorig's, and was left as it is — give iorig a store it wrote, or a new path, with --db")]
+    Incomplete {
+        path: String,
+        version: i64,
+        missing: String,
+    },
     /// The path is not something a store may live in (a device, a FIFO, a
     /// directory, a missing directory): bad input.
     #[error("{0}")]

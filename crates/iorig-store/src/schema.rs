@@ -442,14 +442,30 @@ fn check_paths(path: &Path) -> Result<iorig_outfile::Existing, StoreError> {
     Ok(existing)
 }
 
+/// Whether the file at `path` is empty, so that iorig may make a new store
+/// of it: no bytes in it and none in a `-wal` beside it (a database in WAL
+/// mode can live wholly in its log until the first checkpoint). Only
+/// `stat` is used: opening the file outside SQLite, even to read and close
+/// it, would drop every POSIX lock this process holds on it (see
+/// [`read_only_connection`]).
+fn is_empty_file(path: &Path) -> Result<bool, StoreError> {
+    let len = |p: &Path| std::fs::metadata(p).map(|m| m.len());
+    let main = len(path).map_err(|e| StoreError::Path(format!("{}: {e}", path.display())))?;
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    Ok(main == 0 && len(Path::new(&wal)).unwrap_or(0) == 0)
+}
+
 /// Checks, without writing anything, that `path` could be opened as a
-/// store: a regular file or a new path, and if it exists, not another
-/// program's database. Dry runs use it.
+/// store to write: a new path or a 0-byte file (either becomes a new
+/// store), or a file that is an iorig store of this version or an older
+/// one. Anything else is refused and left as it is, side files and all.
+/// Dry runs use it.
 pub fn check(path: &Path) -> Result<(), StoreError> {
-    if check_paths(path)? == iorig_outfile::Existing::Regular {
+    if check_paths(path)? == iorig_outfile::Existing::Regular && !is_empty_file(path)? {
         let label = path.display().to_string();
         let probe = read_only_connection(path, &label)?;
-        check_application(&probe, &label)?;
+        check_store(&probe, &label)?;
     }
     Ok(())
 }
@@ -466,43 +482,58 @@ pub fn open(path: &Path) -> Result<Connection, StoreError> {
     prepare(conn, &path.display().to_string())
 }
 
-/// A read-only connection that creates nothing beside the file. Without a
-/// `-wal` file no writer has the database open, and SQLite would still
-/// create `-wal` and `-shm` files to read it in WAL mode; `immutable`
-/// tells it the file will not change while it is read, so it creates none.
+/// A read-only connection: SQLite's own open, never ours.
+///
+/// Why nothing else may open the file: on Linux, closing any descriptor of
+/// a file drops every POSIX lock the process holds on it. SQLite knows this
+/// and shares its descriptors between its connections, but a `File::open`
+/// beside them (to peek at the header, say) would silently drop the shared
+/// lock an open WAL connection holds; the next other client to close its
+/// connection would then checkpoint and delete the `-wal` under it, and
+/// the store would be corrupted. `iorig serve` opens several connections in
+/// turn, so this is not hypothetical.
+///
+/// A WAL database read this way gets SQLite's `-wal` and `-shm` beside it
+/// when there are none (they are how readers and writers agree). Only when
+/// they cannot be made (a directory this user cannot write) and no writer
+/// has the file open (no `-wal`) is it opened `immutable`, which needs
+/// neither.
 fn read_only_connection(path: &Path, label: &str) -> Result<Connection, StoreError> {
     let at = |source: rusqlite::Error| StoreError::Open {
         path: label.to_owned(),
         source,
     };
-    let side = |suffix: &str| {
-        let mut p = path.as_os_str().to_owned();
-        p.push(suffix);
-        Path::new(&p).exists()
-    };
-    // Byte 18 of the header is 2 in WAL mode. Only a WAL database without
-    // a -wal file needs `immutable` to be read without side files; in
-    // rollback mode (or with a hot -journal to recover) a plain read-only
-    // open is right and creates nothing.
-    let mut header = [0u8; 100];
-    let wal_mode = std::fs::File::open(path)
-        .and_then(|f| {
-            use std::os::unix::fs::FileExt;
-            f.read_exact_at(&mut header, 0)
-        })
-        .is_ok()
-        && header[18] == 2;
     let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
         | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
         | rusqlite::OpenFlags::SQLITE_OPEN_URI;
-    let conn = if !wal_mode || side("-wal") || side("-journal") {
-        Connection::open_with_flags(path, flags)
-    } else {
-        let abs =
-            std::fs::canonicalize(path).map_err(|e| StoreError::Path(format!("{label}: {e}")))?;
-        Connection::open_with_flags(format!("file:{}?immutable=1", uri_path(&abs)), flags)
+    let conn = Connection::open_with_flags(path, flags).map_err(at)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(at)?;
+    // SQLite opens lazily: the first read is where side files are needed.
+    let first = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    });
+    let Err(e) = first else {
+        return Ok(conn);
+    };
+    let cannot_open = matches!(
+        &e,
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.code == rusqlite::ErrorCode::CannotOpen || f.code == rusqlite::ErrorCode::ReadOnly
+    );
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let dir_writable = rustix::fs::access(dir, rustix::fs::Access::WRITE_OK).is_ok();
+    if !cannot_open || dir_writable || std::fs::symlink_metadata(&wal).is_ok() {
+        return Err(at(e));
     }
-    .map_err(at)?;
+    drop(conn);
+    let abs = std::fs::canonicalize(path).map_err(|e| StoreError::Path(format!("{label}: {e}")))?;
+    let conn = Connection::open_with_flags(format!("file:{}?immutable=1", uri_path(&abs)), flags)
+        .map_err(at)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(at)?;
     Ok(conn)
 }
@@ -521,8 +552,9 @@ fn uri_path(p: &Path) -> String {
     out
 }
 
-/// Opens an existing store for reading only: nothing is created, migrated or
-/// written (a read-only command must not alter whatever file it is given).
+/// Opens an existing store for reading only: nothing is migrated or
+/// written (a read-only command must not alter whatever file it is given;
+/// SQLite may add its `-wal` and `-shm` beside a WAL store).
 pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     let label = path.display().to_string();
     if check_paths(path)? == iorig_outfile::Existing::New {
@@ -530,22 +562,11 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
             "no result store at {label}; run something first, or give --db PATH (or IORIG_DB)"
         )));
     }
-    let at = |source: rusqlite::Error| StoreError::Open {
-        path: label.clone(),
-        source,
-    };
-    let conn = read_only_connection(path, &label)?;
-    check_application(&conn, &label)?;
-    let found = user_version(&conn).map_err(at)?;
-    if found == 0 {
+    if is_empty_file(path)? {
         return Err(StoreError::NotAStore { path: label });
     }
-    if found > SCHEMA_VERSION {
-        return Err(StoreError::NewerSchema {
-            found,
-            known: SCHEMA_VERSION,
-        });
-    }
+    let conn = read_only_connection(path, &label)?;
+    check_store(&conn, &label)?;
     Ok(conn)
 }
 
@@ -558,6 +579,12 @@ pub fn prepare(mut conn: Connection, label: &str) -> Result<Connection, StoreErr
         source,
     };
     conn.busy_timeout(BUSY_TIMEOUT).map_err(at)?;
+    // The migrations come first, in whatever journal mode the file has (a
+    // new one: the rollback journal), so the file holds iorig's id and
+    // tables from its first write on. Switching a new file to WAL first
+    // would write a header with neither, which another iorig opening the
+    // same new path at that moment would rightly refuse as not a store.
+    migrate(&mut conn)?;
     // WAL: readers never block the writer, and a commit is one append to the
     // log. With synchronous=NORMAL a commit is not fsynced, but it is in the
     // OS page cache once the write returns, so killing iorig (even -9) loses
@@ -575,15 +602,14 @@ pub fn prepare(mut conn: Connection, label: &str) -> Result<Connection, StoreErr
     conn.pragma_update(None, "synchronous", "NORMAL")
         .map_err(at)?;
     conn.pragma_update(None, "foreign_keys", "ON").map_err(at)?;
-    migrate(&mut conn)?;
     Ok(conn)
 }
 
-/// Refuses another program's database: a foreign application id, or any
-/// table, view, index or trigger that iorig's schema does not have. (An
-/// empty database is fine: iorig's first migration sets the id together
-/// with the tables, so application id 0 with tables in it is not iorig's.)
-fn check_application(conn: &Connection, label: &str) -> Result<(), StoreError> {
+/// Refuses whatever is not an iorig store this build can read and bring up
+/// to date: another application id (or none), a schema version newer than
+/// this build's (or none), or schema objects other than exactly those
+/// iorig's migrations make up to the version the file says it has.
+fn check_store(conn: &Connection, label: &str) -> Result<(), StoreError> {
     let at = |source: rusqlite::Error| StoreError::Open {
         path: label.to_owned(),
         source,
@@ -591,36 +617,66 @@ fn check_application(conn: &Connection, label: &str) -> Result<(), StoreError> {
     let id: i64 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .map_err(at)?;
-    if id == APPLICATION_ID {
-        // A newer iorig's tables are not foreign: say what it is.
-        let found = user_version(conn).map_err(at)?;
-        if found > SCHEMA_VERSION {
-            return Err(StoreError::NewerSchema {
-                found,
-                known: SCHEMA_VERSION,
+    let present = schema_objects(conn).map_err(at)?;
+    let shown = |names: Vec<String>| {
+        let mut shown: Vec<String> = names.iter().take(5).cloned().collect();
+        if names.len() > 5 {
+            shown.push(format!("and {} more", names.len() - 5));
+        }
+        shown.join(", ")
+    };
+    if id != APPLICATION_ID {
+        if id != 0 {
+            return Err(StoreError::NotIorigDb {
+                path: label.to_owned(),
+                application_id: id,
             });
         }
-    }
-    if id != 0 && id != APPLICATION_ID {
-        return Err(StoreError::NotIorigDb {
+        if !present.is_empty() {
+            return Err(StoreError::ForeignTables {
+                path: label.to_owned(),
+                tables: shown(present),
+            });
+        }
+        return Err(StoreError::NotAStore {
             path: label.to_owned(),
-            application_id: id,
         });
     }
-    let present = schema_objects(conn).map_err(at)?;
-    let known = known_objects()?;
+    let found = user_version(conn).map_err(at)?;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema {
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
+    let expected = usize::try_from(found)
+        .ok()
+        .filter(|&v| v > 0)
+        .and_then(|v| objects_by_version().get(v))
+        .ok_or_else(|| StoreError::NotAStore {
+            path: label.to_owned(),
+        })?;
     let foreign: Vec<String> = present
-        .into_iter()
-        .filter(|n| id == 0 || !known.contains(n))
+        .iter()
+        .filter(|n| !expected.contains(n))
+        .cloned()
         .collect();
     if !foreign.is_empty() {
-        let mut shown: Vec<String> = foreign.iter().take(5).cloned().collect();
-        if foreign.len() > 5 {
-            shown.push(format!("and {} more", foreign.len() - 5));
-        }
         return Err(StoreError::ForeignTables {
             path: label.to_owned(),
-            tables: shown.join(", "),
+            tables: shown(foreign),
+        });
+    }
+    let missing: Vec<String> = expected
+        .iter()
+        .filter(|n| !present.contains(n))
+        .cloned()
+        .collect();
+    if !missing.is_empty() {
+        return Err(StoreError::Incomplete {
+            path: label.to_owned(),
+            version: found,
+            missing: shown(missing),
         });
     }
     Ok(())
@@ -636,13 +692,30 @@ fn schema_objects(conn: &Connection) -> Result<Vec<String>, rusqlite::Error> {
     Ok(names)
 }
 
-/// The schema objects iorig's migrations create, from an in-memory database.
-fn known_objects() -> Result<Vec<String>, StoreError> {
-    let conn = Connection::open_in_memory()?;
-    for m in MIGRATIONS {
-        m.apply(&conn)?;
-    }
-    Ok(schema_objects(&conn)?)
+/// The schema objects iorig's migrations make, by version: entry `v` holds
+/// those of a store at version `v` (entry 0 is empty). Worked out once, on
+/// an in-memory database.
+fn objects_by_version() -> &'static [Vec<String>] {
+    static OBJECTS: std::sync::OnceLock<Vec<Vec<String>>> = std::sync::OnceLock::new();
+    OBJECTS.get_or_init(|| {
+        let mut by_version = vec![Vec::new()];
+        let Ok(conn) = Connection::open_in_memory() else {
+            return by_version;
+        };
+        for m in MIGRATIONS {
+            // The migrations are this build's own and tested: one that
+            // failed here would leave every later version unknown, and
+            // stores of those versions refused (never altered).
+            if m.apply(&conn).is_err() {
+                break;
+            }
+            match schema_objects(&conn) {
+                Ok(names) => by_version.push(names),
+                Err(_) => break,
+            }
+        }
+        by_version
+    })
 }
 
 fn user_version(conn: &Connection) -> Result<i64, rusqlite::Error> {

@@ -311,3 +311,88 @@ fn trace_analyses_are_kept_whole() {
     assert!(store.trace_analysis(id + 1).unwrap().is_none());
     assert!(store.list_runs().unwrap().is_empty(), "not a run");
 }
+
+/// The bytes of a file and of whichever SQLite side files are beside it.
+fn file_and_side_files(path: &std::path::Path) -> Vec<(String, Option<Vec<u8>>)> {
+    ["", "-wal", "-shm", "-journal"]
+        .iter()
+        .map(|suffix| {
+            let mut p = path.as_os_str().to_owned();
+            p.push(suffix);
+            (suffix.to_string(), std::fs::read(&p).ok())
+        })
+        .collect()
+}
+
+/// Only a missing path or a 0-byte file becomes a new store. A file that
+/// merely looks like one (an empty SQLite database with a user_version, a
+/// file marked as iorig's without its tables, at any version) is refused
+/// as it is: not given tables, not switched to WAL, no side files made.
+#[test]
+fn a_store_like_file_is_refused_and_left_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    // (user_version, marked with iorig's application id, newer than this build)
+    let cases = [
+        (9, false, false),
+        (1, true, false),
+        (2, true, false),
+        (3, true, false),
+        (9, true, false),
+        (SCHEMA_VERSION, true, false),
+        (SCHEMA_VERSION + 1, true, true),
+    ];
+    for (i, (version, marked, newer)) in cases.into_iter().enumerate() {
+        let path = dir.path().join(format!("like-{i}.db"));
+        let conn = Connection::open(&path).unwrap();
+        conn.pragma_update(None, "user_version", version).unwrap();
+        if marked {
+            conn.pragma_update(None, "application_id", APPLICATION_ID)
+                .unwrap();
+        }
+        drop(conn);
+        let before = file_and_side_files(&path);
+        let what = format!("version {version}, marked {marked}");
+        let err = Store::open(&path).unwrap_err();
+        match (&err, marked, newer) {
+            (StoreError::NewerSchema { .. }, true, true) => {}
+            (StoreError::Incomplete { version: v, .. }, true, false) => assert_eq!(*v, version),
+            (StoreError::NotAStore { .. }, false, _) => {}
+            _ => panic!("{what}: {err:?}"),
+        }
+        assert!(!err.to_string().contains('\n'), "{err}");
+        assert!(Store::check(&path).is_err(), "{what}: check agrees");
+        assert!(
+            Store::open_read_only(&path).is_err(),
+            "{what}: read-only too"
+        );
+        assert_eq!(file_and_side_files(&path), before, "{what}: left unchanged");
+    }
+
+    // A database marked as iorig's, with iorig's tables and one more: the
+    // extra one is named.
+    let path = dir.path().join("extra.db");
+    drop(Store::open(&path).unwrap());
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch("CREATE TABLE mine (x)")
+        .unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::ForeignTables { tables, .. } if tables == "mine"),
+        "{err:?}"
+    );
+
+    // Empty and missing files are new stores.
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    assert!(Store::check(&empty).is_ok());
+    assert_eq!(
+        Store::open(&empty).unwrap().schema_version().unwrap(),
+        SCHEMA_VERSION
+    );
+    let mode: String = Connection::open(&empty)
+        .unwrap()
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal", "a new store still ends up in WAL mode");
+}

@@ -499,3 +499,121 @@ fn promtool_accepts_serve_metrics() {
     let text = store_metrics_during_a_run(dir.path());
     common::promtool_check(&text);
 }
+
+/// The POSIX locks process `pid` holds on the file at `path`, as the
+/// kernel lists them (`/proc/locks`).
+fn posix_locks(pid: u32, path: &Path) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let ino = std::fs::metadata(path).unwrap().ino();
+    std::fs::read_to_string("/proc/locks")
+        .unwrap()
+        .lines()
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.get(1) == Some(&"POSIX")
+                && f.get(4) == Some(&pid.to_string().as_str())
+                && f.get(5).and_then(|d| d.rsplit(':').next()) == Some(ino.to_string().as_str())
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Another SQLite client (the sqlite3 shell, a script, a backup job) that
+/// opens the served store and closes it must not checkpoint and delete the
+/// log under `serve`: serve holds its shared lock on the file for as long
+/// as it runs. On Linux, closing any descriptor of a file drops every POSIX
+/// lock the process holds on it, so serve must never open the store outside
+/// SQLite (it used to peek at the header that way, and the next client to
+/// close deleted the log, taking later edits with it). The other clients
+/// here are this test process (rusqlite) and Python's sqlite3, whose
+/// SQLite checkpoints and deletes the log on close whenever it can.
+#[test]
+fn another_client_closing_the_store_leaves_serve_its_log() {
+    let dir = tmp();
+    let d = dir.path();
+    ok(
+        &[
+            "run",
+            "--engine",
+            "null",
+            "--size",
+            "16m",
+            "--time",
+            "300ms",
+            "--interval",
+            "100ms",
+            "-q",
+        ],
+        d,
+    );
+    let (serve_guard, addr) = serve(d, &["--listen", "127.0.0.1:0"]);
+    let db = d.join("iorig.db");
+    let wal = d.join("iorig.db-wal");
+    let edit = |i: usize| {
+        let body = format!(r#"{{"key":"k{i}","value":"v{i}"}}"#);
+        let (status, _, answer) = http(
+            &addr,
+            "POST",
+            "/api/runs/1/labels",
+            &["Content-Type: application/json"],
+            &body,
+        );
+        assert_eq!(status, 200, "edit {i}: {answer}");
+    };
+    let foreign_clients = || {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let runs: i64 = c
+            .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(runs, 1);
+        c.close().unwrap();
+        let python = std::env::var("IORIG_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+        let out = std::process::Command::new(&python)
+            .args([
+                "-c",
+                "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); print(c.execute('SELECT count(*) FROM runs').fetchone()[0]); c.close()",
+            ])
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1");
+    };
+    for i in 0..5 {
+        edit(i);
+    }
+    assert!(wal.exists(), "serve works in WAL mode");
+    let held = posix_locks(serve_guard.0.id(), &db);
+    assert!(
+        !held.is_empty(),
+        "serve holds no lock on the store file, so any other client may delete its log"
+    );
+    foreign_clients();
+    assert!(
+        wal.exists(),
+        "another client's close checkpointed and deleted the log under serve"
+    );
+    for i in 5..10 {
+        edit(i);
+    }
+    foreign_clients();
+    assert!(wal.exists());
+    let labels = get_json(&addr, "/api/runs/1")["run"]["labels"].clone();
+    for i in 0..10 {
+        assert_eq!(labels[format!("k{i}")], format!("v{i}"), "{labels}");
+    }
+    drop(serve_guard);
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let check: String = c
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    let stored: i64 = c
+        .query_row(
+            "SELECT count(*) FROM run_labels WHERE run_id = 1 AND key LIKE 'k%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(stored, 10, "every edit serve answered 200 is in the file");
+}
