@@ -38,7 +38,7 @@ impl Store {
     /// Opens the store at `path`, creating the file if missing and bringing
     /// its schema up to date.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        Store::with(Conn::Lite(schema::open(path)?))
+        Store::with(Conn::Lite(schema::open(path)?))?.scrubbed()
     }
 
     /// Opens the store at `location` to read and write it: a file is
@@ -47,8 +47,38 @@ impl Store {
     pub fn open_at(location: &Location) -> Result<Store, StoreError> {
         match location {
             Location::File(p) => Store::open(p),
-            Location::Postgres(url) => Store::with(schema::open_pg(url, false)?),
+            Location::Postgres(url) => Store::with(schema::open_pg(url, false)?)?.scrubbed(),
         }
+    }
+
+    /// Hides the passwords older versions left in stored command lines
+    /// (they cut a URL's user part at its first `/` or `?`, so a password
+    /// holding one was kept). Done at every open for writing: a handful of
+    /// rows at most need it, found by one scan of the command lines, which
+    /// is cheap next to a run.
+    fn scrubbed(self) -> Result<Store, StoreError> {
+        for table in ["runs", "trace_analyses"] {
+            if table == "trace_analyses" && self.version < 8 {
+                continue;
+            }
+            let rows = self.conn.query(
+                &format!(
+                    "SELECT id, command_line FROM {table} WHERE lower(command_line) LIKE '%postgres%'"
+                ),
+                &[],
+                |r| Ok((r.get::<i64>(0)?, r.get::<String>(1)?)),
+            )?;
+            for (id, line) in rows {
+                let clean = crate::location::redact_urls(&line);
+                if clean != line {
+                    self.conn.execute(
+                        &format!("UPDATE {table} SET command_line = ?1 WHERE id = ?2"),
+                        params![clean.as_str(), id],
+                    )?;
+                }
+            }
+        }
+        Ok(self)
     }
 
     /// Checks, writing nothing, that `path` could be opened as a store (a

@@ -396,3 +396,50 @@ fn a_store_like_file_is_refused_and_left_unchanged() {
         .unwrap();
     assert_eq!(mode, "wal", "a new store still ends up in WAL mode");
 }
+
+/// Older versions cut a URL's user part at its first `/` or `?`, so a
+/// password holding one was stored with the command line. Opening a store
+/// for writing hides it; opening read-only changes nothing.
+#[test]
+fn passwords_stored_by_older_versions_are_scrubbed_when_a_store_is_opened_for_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("iorig.db");
+    drop(Store::open(&path).unwrap());
+    let conn = Connection::open(&path).unwrap();
+    let leaked = [
+        "iorig run --db postgres://ann:se/cret@db:5432/x --time 1s",
+        "iorig plan run p.toml --db POSTGRESQL://ann:se?cret@db/x -q",
+        "iorig run --db postgres://ann@db/x?password=se/cret",
+    ];
+    for (i, line) in leaked.iter().enumerate() {
+        conn.execute(
+            "INSERT INTO runs (id, kind, status, started, host, tool_version, command_line, uid)
+             VALUES (?1, 'run', 'ok', 't', 'h', '0.1.0', ?2, ?3)",
+            rusqlite::params![i as i64 + 1, line, format!("u{i}")],
+        )
+        .unwrap();
+    }
+    drop(conn);
+    let stored = || -> Vec<String> {
+        let conn = Connection::open(&path).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT command_line FROM runs ORDER BY id")
+            .unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<Vec<String>, _>>()
+            .unwrap()
+    };
+    drop(Store::open_read_only(&path).unwrap());
+    assert_eq!(stored(), leaked, "read-only opens write nothing");
+    drop(Store::open(&path).unwrap());
+    let lines = stored();
+    for line in &lines {
+        assert!(!line.contains("cret"), "{line}");
+    }
+    assert_eq!(
+        lines[0],
+        "iorig run --db postgres://ann:***@db:5432/x --time 1s"
+    );
+    assert!(lines[1].ends_with("@db/x -q"), "{}", lines[1]);
+}

@@ -6,6 +6,38 @@ use iorig_store::Location;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// Reads `--db` and `--to` without clap's "invalid value '…'", which
+/// repeats the value: a URL the client could not read may hold a
+/// password, and the message must not show it.
+#[derive(Clone, Copy, Debug)]
+pub struct LocationParser;
+
+impl clap::builder::TypedValueParser for LocationParser {
+    type Value = Location;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Location, clap::Error> {
+        let Some(text) = value.to_str() else {
+            // Not UTF-8, so not a URL: a path as it is.
+            return Ok(Location::File(PathBuf::from(value)));
+        };
+        text.parse().map_err(|e: String| {
+            let flag = arg
+                .and_then(|a| a.get_long())
+                .map(|l| format!("--{l}: "))
+                .unwrap_or_default();
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("{flag}{e}\n"),
+            )
+        })
+    }
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "iorig",
@@ -133,7 +165,7 @@ pub enum ExportFormat {
 pub struct StoreArgs {
     /// Result store: a file, or a postgres:// URL [default: $IORIG_DB or
     /// ./iorig.db].
-    #[arg(long, value_name = "PATH|URL")]
+    #[arg(long, value_name = "PATH|URL", value_parser = LocationParser)]
     pub db: Option<Location>,
 }
 
@@ -165,7 +197,7 @@ pub struct CollectArgs {
 pub struct RecordArgs {
     /// Result store: a file, or a postgres:// URL [default: $IORIG_DB or
     /// ./iorig.db].
-    #[arg(long, value_name = "PATH|URL")]
+    #[arg(long, value_name = "PATH|URL", value_parser = LocationParser)]
     pub db: Option<Location>,
     /// Do not record the run in the result store.
     #[arg(long, conflicts_with = "db")]
@@ -329,7 +361,7 @@ pub enum RunsCommand {
         #[arg(long, conflicts_with = "ids")]
         all: bool,
         /// The store to copy into: a postgres:// URL or a file.
-        #[arg(long, value_name = "PATH|URL")]
+        #[arg(long, value_name = "PATH|URL", value_parser = LocationParser)]
         to: Location,
         #[command(flatten)]
         store: StoreArgs,
@@ -340,7 +372,7 @@ pub enum RunsCommand {
 pub struct ServeArgs {
     /// Result store: a file, or a postgres:// URL [default: $IORIG_DB or
     /// ./iorig.db].
-    #[arg(long, value_name = "PATH|URL")]
+    #[arg(long, value_name = "PATH|URL", value_parser = LocationParser)]
     pub db: Option<Location>,
     /// Address and port to listen on; off loopback a token is required.
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
@@ -376,7 +408,7 @@ pub struct AgentArgs {
     pub results_dir: Option<PathBuf>,
     /// Also record each run in this result store, a file or a postgres://
     /// URL [default: none].
-    #[arg(long, value_name = "PATH|URL")]
+    #[arg(long, value_name = "PATH|URL", value_parser = LocationParser)]
     pub db: Option<Location>,
     #[command(flatten)]
     pub metrics: MetricsArgs,
@@ -858,7 +890,7 @@ pub struct TraceAnalyseArgs {
 pub struct TraceListArgs {
     /// Result store: a file, or a postgres:// URL [default: $IORIG_DB or
     /// ./iorig.db].
-    #[arg(long, value_name = "PATH|URL")]
+    #[arg(long, value_name = "PATH|URL", value_parser = LocationParser)]
     pub db: Option<Location>,
     /// The list as JSON on stdout.
     #[arg(long)]
@@ -874,6 +906,6 @@ pub struct TraceReportArgs {
     pub out: PathBuf,
     /// Result store: a file, or a postgres:// URL [default: $IORIG_DB or
     /// ./iorig.db].
-    #[arg(long, value_name = "PATH|URL")]
+    #[arg(long, value_name = "PATH|URL", value_parser = LocationParser)]
     pub db: Option<Location>,
 }

@@ -31,7 +31,9 @@ pub fn location(flag: Option<&Location>) -> Result<Location, Failure> {
 /// The command line a run records: a store URL's password left out.
 pub fn origin() -> Origin {
     Origin {
-        command_line: iorig_store::redact_urls(&std::env::args().collect::<Vec<_>>().join(" ")),
+        command_line: iorig_store::redact_args(
+            std::env::args_os().map(|a| a.to_string_lossy().into_owned()),
+        ),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
     }
 }
