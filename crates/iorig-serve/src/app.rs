@@ -374,11 +374,42 @@ impl App {
 pub async fn serve_on(
     listener: tokio::net::TcpListener,
     router: Router,
+    auth: &Auth,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let router = with_host_guard(router, auth, listener.local_addr()?);
     axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)
         .await
+}
+
+/// `router` answering only requests for this server's own names when it
+/// has no token ([`Auth::host_allowed`]); others get 421.
+pub(crate) fn with_host_guard(router: Router, auth: &Auth, local: std::net::SocketAddr) -> Router {
+    let auth = auth.clone();
+    router.layer(middleware::from_fn(move |req: Request, next: Next| {
+        let auth = auth.clone();
+        async move {
+            let host = req
+                .headers()
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .map(str::to_owned)
+                .or_else(|| req.uri().authority().map(|a| a.to_string()));
+            if auth.host_allowed(host.as_deref(), local) {
+                next.run(req).await
+            } else {
+                (
+                    StatusCode::MISDIRECTED_REQUEST,
+                    format!(
+                        "this server answers requests for {local} or localhost:{} only, as a server without a token must; give it --token-file to reach it by other names\n",
+                        local.port()
+                    ),
+                )
+                    .into_response()
+            }
+        }
+    }))
 }
 
 /// A step that will not run again in this run: done, failed or skipped.

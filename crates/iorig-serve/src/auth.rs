@@ -41,6 +41,40 @@ impl Auth {
         Ok(())
     }
 
+    /// Whether a request that names `host` (its `Host` header, or the
+    /// authority of its URI) may be answered by a server listening at
+    /// `local`. With a token, any: the token is the guard. Without one,
+    /// only this server's own names: its address or `localhost`, with its
+    /// port. Otherwise a web page the user visits could point a name of
+    /// its own at 127.0.0.1 (DNS rebinding) and read or change the store
+    /// through the user's browser, which sends that name as `Host`.
+    pub fn host_allowed(&self, host: Option<&str>, local: SocketAddr) -> bool {
+        if self.token.is_some() {
+            return true;
+        }
+        let Some(host) = host.map(str::trim) else {
+            return false;
+        };
+        let (name, port) = match host.strip_prefix('[') {
+            Some(rest) => match rest.split_once(']') {
+                Some((name, after)) => (name, after.strip_prefix(':')),
+                None => return false,
+            },
+            None => match host.rsplit_once(':') {
+                Some((name, port)) => (name, Some(port)),
+                None => (host, None),
+            },
+        };
+        let port_ok = match port {
+            Some(p) => p.parse::<u16>() == Ok(local.port()),
+            None => local.port() == 80,
+        };
+        let name = name.trim_end_matches('.');
+        let name_ok = name.eq_ignore_ascii_case("localhost")
+            || name.parse::<std::net::IpAddr>() == Ok(local.ip());
+        port_ok && name_ok
+    }
+
     /// Whether a request with these headers may be served.
     pub fn allows(&self, headers: &HeaderMap) -> bool {
         let Some(token) = &self.token else {
@@ -111,5 +145,41 @@ mod tests {
         assert!(!locked.allows(&with(header::AUTHORIZATION, "Basic 0123456789abcdef")));
         assert!(locked.allows(&with(header::COOKIE, "a=b; iorig_token=0123456789abcdef")));
         assert!(!locked.allows(&with(header::COOKIE, "iorig_token=wrong")));
+    }
+
+    #[test]
+    fn without_a_token_only_this_servers_own_names_are_answered() {
+        let at = |s: &str| s.parse::<SocketAddr>().unwrap_or_else(|_| unreachable!());
+        let open = Auth::new(None);
+        let v4 = at("127.0.0.1:8080");
+        for good in [
+            "127.0.0.1:8080",
+            "localhost:8080",
+            "LOCALHOST:8080",
+            "localhost.:8080",
+        ] {
+            assert!(open.host_allowed(Some(good), v4), "{good}");
+        }
+        for bad in [
+            "evil.example:8080",
+            "evil.example",
+            "127.0.0.1:8081",
+            "127.0.0.2:8080",
+            "127.0.0.1",
+            "localhost",
+            "[::1]:8080",
+            "127.0.0.1:8080@evil",
+            "",
+        ] {
+            assert!(!open.host_allowed(Some(bad), v4), "{bad}");
+        }
+        assert!(!open.host_allowed(None, v4));
+        let v6 = at("[::1]:9100");
+        assert!(open.host_allowed(Some("[::1]:9100"), v6));
+        assert!(open.host_allowed(Some("localhost:9100"), v6));
+        assert!(!open.host_allowed(Some("127.0.0.1:9100"), v6));
+        assert!(open.host_allowed(Some("localhost"), at("127.0.0.1:80")));
+        let locked = Auth::new(Some("0123456789abcdef".into()));
+        assert!(locked.host_allowed(Some("array-lab.example:8080"), v4));
     }
 }

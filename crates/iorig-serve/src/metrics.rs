@@ -66,7 +66,8 @@ pub fn spawn_metrics(
     let render: Render = Arc::new(render);
     let app = Router::new()
         .route("/metrics", get(scrape))
-        .with_state((auth, render));
+        .with_state((auth.clone(), render));
+    let app = crate::app::with_host_guard(app, &auth, bound);
     let thread = std::thread::Builder::new()
         .name("iorig-metrics".into())
         .spawn(move || {

@@ -42,7 +42,7 @@ pub fn serve(a: ServeArgs) -> Result<u8, Failure> {
     }
     let pool = StorePool::open(&at, STORE_THREADS)
         .map_err(|e| Failure::from(iorig_run::store::store_error(&at, e)))?;
-    let app = App::new(pool, auth, at.to_string());
+    let app = App::new(pool, auth.clone(), at.to_string());
     let printer = Printer::new(false, a.quiet);
     let stop = crate::signals::install();
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -83,11 +83,12 @@ pub fn serve(a: ServeArgs) -> Result<u8, Failure> {
             }
             let router = iorig_serve::metrics_router(app.clone());
             let done = shutdown();
+            let auth = auth.clone();
             tokio::spawn(async move {
-                let _ = iorig_serve::serve_on(m, router, done).await;
+                let _ = iorig_serve::serve_on(m, router, &auth, done).await;
             });
         }
-        iorig_serve::serve_on(listener, iorig_serve::router(app), shutdown())
+        iorig_serve::serve_on(listener, iorig_serve::router(app), &auth, shutdown())
             .await
             .map_err(|e| Failure::runtime(format!("serving: {e}")))
     })?;

@@ -41,6 +41,25 @@ fn get(addr: &str, path: &str, token: Option<&str>) -> (u16, String) {
     (status, body.to_owned())
 }
 
+/// `GET /metrics` naming the server `host` (a rebinding page's name, say):
+/// the status code.
+fn status_as(addr: &str, host: &str, token: Option<&str>) -> u16 {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    write!(
+        s,
+        "GET /metrics HTTP/1.1\r\nHost: {host}\r\n{auth}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text.split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
 /// Starts `iorig ARGS` and waits for the line naming its metrics address;
 /// returns the process, that address, and the lines before it.
 fn start(dir: &Path, args: &[&str], stream_is_stdout: bool) -> (Guard, String, Vec<String>) {
@@ -136,6 +155,15 @@ fn a_run_serves_growing_counters_with_its_labels() {
     }
     assert_eq!(value(&second, "iorig_running"), 1.0);
     assert_eq!(get(&addr, "/other", None).0, 404);
+    // Without a token, only this server's own names are answered (no DNS
+    // rebinding): a page at another name gets 421.
+    let port = addr.rsplit(':').next().unwrap();
+    assert_eq!(status_as(&addr, &format!("localhost:{port}"), None), 200);
+    assert_eq!(
+        status_as(&addr, &format!("rebind.example:{port}"), None),
+        421
+    );
+    assert_eq!(status_as(&addr, "rebind.example", None), 421);
     // Stopping the run stops the server.
     common::signal(&run.0, 2);
     common::wait_child(&mut run.0, 20);
@@ -168,6 +196,16 @@ fn a_plan_serves_its_progress_under_its_store_id_and_a_token_is_required_when_se
         t.contains("iorig_ops_total{")
     });
     assert_eq!(value(&t, "iorig_plan_steps"), 2.0);
+    // With a token the token is the guard, whatever name the server goes by.
+    assert_eq!(status_as(&addr, "array-lab.example:9100", None), 401);
+    assert_eq!(
+        status_as(
+            &addr,
+            "array-lab.example:9100",
+            Some("0123456789abcdef0123")
+        ),
+        200
+    );
     assert!(t.contains("iorig_ops_total{run=\"1\","), "{t}");
 }
 

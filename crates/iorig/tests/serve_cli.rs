@@ -617,3 +617,92 @@ fn another_client_closing_the_store_leaves_serve_its_log() {
         .unwrap();
     assert_eq!(stored, 10, "every edit serve answered 200 is in the file");
 }
+
+/// DNS rebinding: a web page the user visits can point a name of its own at
+/// 127.0.0.1 and have the browser send requests there with that name as
+/// `Host`. Without a token, serve (pages, API, label edits and its
+/// `--metrics-listen`) answers only its own address or `localhost` with its
+/// port, and 421 to any other name; with a token, the token decides.
+#[test]
+fn other_names_for_the_server_are_refused_without_a_token() {
+    let dir = tmp();
+    let d = dir.path();
+    make_runs(d);
+    let mut all = vec![
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics-listen",
+        "127.0.0.1:0",
+    ];
+    let (guard, addrs) = common::start_server(d, &all, 2);
+    let host =
+        |addr: &str, name: &str| format!("Host: {name}:{}", addr.rsplit(':').next().unwrap());
+    let ask = |addr: &str, method: &str, path: &str, extra: &[&str], body: &str| {
+        // `http` sends its own Host first; a second one would be a bad
+        // request, so these requests are written here.
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+        for h in extra {
+            req.push_str(h);
+            req.push_str("\r\n");
+        }
+        req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+        s.write_all(req.as_bytes()).unwrap();
+        let mut raw = String::new();
+        s.read_to_string(&mut raw).unwrap();
+        raw.split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse::<u16>().ok())
+            .unwrap_or(0)
+    };
+    let (web, metrics) = (addrs[0].as_str(), addrs[1].as_str());
+    let js = "Content-Type: application/json";
+    let edit = r#"{"key":"via","value":"rebinding"}"#;
+    for addr in [web, metrics] {
+        let path = if addr == web { "/api/runs" } else { "/metrics" };
+        assert_eq!(ask(addr, "GET", path, &[&format!("Host: {addr}")], ""), 200);
+        assert_eq!(ask(addr, "GET", path, &[&host(addr, "localhost")], ""), 200);
+        assert_eq!(
+            ask(addr, "GET", path, &[&host(addr, "rebind.example")], ""),
+            421
+        );
+        assert_eq!(ask(addr, "GET", path, &["Host: rebind.example"], ""), 421);
+        assert_eq!(ask(addr, "GET", path, &[], ""), 421, "no Host at all");
+    }
+    assert_eq!(
+        ask(
+            web,
+            "POST",
+            "/api/runs/1/labels",
+            &[&host(web, "rebind.example"), js],
+            edit
+        ),
+        421
+    );
+    assert_eq!(
+        get_json(web, "/api/runs/1")["run"]["labels"]["via"],
+        Value::Null,
+        "the refused edit was not made"
+    );
+    drop(guard);
+
+    // With a token, the token decides, whatever the name.
+    std::fs::write(d.join("token"), "0123456789abcdef0123\n").unwrap();
+    all.extend(["--token-file", "token"]);
+    let (_guard, addrs) = common::start_server(d, &all, 1);
+    let web = addrs[0].as_str();
+    let other = host(web, "array-lab.example");
+    assert_eq!(ask(web, "GET", "/api/runs", &[&other], ""), 401);
+    assert_eq!(
+        ask(
+            web,
+            "GET",
+            "/api/runs",
+            &[&other, "Authorization: Bearer 0123456789abcdef0123"],
+            ""
+        ),
+        200
+    );
+}
