@@ -53,6 +53,10 @@ impl AgentConfig {
                     d.display()
                 )));
             }
+            // Proven writable now, not after a controller's run filled
+            // its targets.
+            iorig_outfile::check_dir_writable("--results-dir", d)
+                .map_err(|e| AgentError::Usage(e.to_string()))?;
         }
         Ok(())
     }
@@ -456,19 +460,8 @@ fn run_one(
     let json = serde_json::to_string_pretty(&outcome.doc)
         .map_err(|e| RunError::runtime(format!("result JSON: {e}")))?;
     if let Some(dir) = &config.results_dir {
-        let name: String = run_id
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        let path = dir.join(format!("{name}.json"));
-        if let Err(e) = std::fs::write(&path, &json) {
-            sink.send(Msg::Notice(format!("writing {}: {e}", path.display())));
+        if let Err(e) = write_result(dir, run_id, &json) {
+            sink.send(Msg::Notice(e));
         }
     }
     sink.send(Msg::Ended(proto::Ended {
@@ -477,6 +470,27 @@ fn run_one(
         io_errors: outcome.io_errors,
     }));
     Ok(())
+}
+
+/// Writes a run's result document into the results directory as
+/// `RUN_ID.json`, the id reduced to letters, digits and `-`. Through a temp
+/// file beside it, renamed over the name: a link planted at the name is
+/// replaced, never followed to a file outside the directory.
+fn write_result(dir: &std::path::Path, run_id: &str, json: &str) -> Result<PathBuf, String> {
+    let name: String = run_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let path = dir.join(format!("{name}.json"));
+    iorig_outfile::write_atomic("--results-dir", &path, json.as_bytes())
+        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+    Ok(path)
 }
 
 /// Checks every request's token (none configured: loopback only, open).
@@ -571,6 +585,34 @@ pub async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A link planted at a result's name (by anyone who can write the
+    /// results directory) must not make the agent write through it.
+    #[test]
+    fn a_result_is_never_written_through_a_planted_link() {
+        let Ok(d) = tempfile::tempdir() else {
+            panic!("no temp dir")
+        };
+        let outside = d.path().join("outside.txt");
+        let results = d.path().join("results");
+        std::fs::create_dir(&results).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(&outside, "precious").unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(&outside, results.join("r-1_x.json"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let path = write_result(&results, "r-1/x", "{}").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(path, results.join("r-1_x.json"));
+        assert_eq!(
+            std::fs::read_to_string(&outside).unwrap_or_default(),
+            "precious",
+            "the file outside the results directory was written"
+        );
+        let md = std::fs::symlink_metadata(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            md.file_type().is_file(),
+            "the link was replaced by the result"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap_or_default(), "{}");
+    }
 
     #[test]
     fn tokens_compare_whole() {

@@ -126,6 +126,64 @@ pub fn check_file(flag: &str, path: &Path) -> Result<Existing, OutputError> {
     }
 }
 
+/// [`check_file`], then proves the path can be written, so that a result
+/// is never lost after the work that made it: a file is created beside it
+/// (as [`AtomicFile`] will) and removed again, and an existing file must be
+/// writable (not read-only, not `chattr +i`). Commands call it before any
+/// I/O. The existing file is never opened: `access(2)` asks the kernel.
+pub fn check_writable(flag: &str, path: &Path) -> Result<Existing, OutputError> {
+    let existing = check_file(flag, path)?;
+    probe_dir(flag, path, parent_of(path))?;
+    if existing == Existing::Regular {
+        let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()))
+            .map_err(|_| {
+                OutputError::Refused(format!("{flag} {}: a NUL in the path", path.display()))
+            })?;
+        // SAFETY: access(2) reads the NUL-terminated path and nothing else.
+        if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+            let e = io::Error::last_os_error();
+            return Err(OutputError::Refused(format!(
+                "{flag} {}: the file cannot be written ({e}); give another path or make it writable",
+                path.display()
+            )));
+        }
+    }
+    Ok(existing)
+}
+
+/// [`check_dir`], then proves files can be made in the directory (or, for a
+/// new one, in the directory that will hold it).
+pub fn check_dir_writable(flag: &str, dir: &Path) -> Result<(), OutputError> {
+    check_dir(flag, dir)?;
+    let at = if dir.is_dir() { dir } else { parent_of(dir) };
+    probe_dir(flag, dir, at)
+}
+
+/// Creates a temp file in `dir` (named as [`AtomicFile`] names its own) and
+/// removes it: what a write there will need.
+fn probe_dir(flag: &str, path: &Path, dir: &Path) -> Result<(), OutputError> {
+    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let probe = dir.join(format!(".iorig-probe-{}-{n}", std::process::id()));
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_CLOEXEC)
+        .open(&probe)
+    {
+        Ok(f) => {
+            drop(f);
+            let _ = fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) => Err(OutputError::Refused(format!(
+            "{flag} {}: no file can be created in {} ({e}); give a path in a directory you can write",
+            path.display(),
+            dir.display()
+        ))),
+    }
+}
+
 /// Checks that `dir` may hold output files (a report's pages and charts): an
 /// existing directory, or a new name in an existing directory.
 pub fn check_dir(flag: &str, dir: &Path) -> Result<(), OutputError> {
@@ -271,6 +329,23 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use std::os::unix::fs::symlink;
+
+    #[test]
+    fn unwritable_places_are_found_before_anything_is_written() {
+        let e = check_writable("--json", Path::new("/proc/iorig-x.json")).unwrap_err();
+        assert!(e.is_usage(), "{e}");
+        assert!(e.to_string().contains("/proc"), "{e}");
+        assert!(!e.to_string().contains('\n'), "{e}");
+        assert!(check_dir_writable("--out", Path::new("/proc/iorig-report")).is_err());
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("a.json");
+        assert_eq!(check_writable("--json", &f).unwrap(), Existing::New);
+        fs::write(&f, b"x").unwrap();
+        assert_eq!(check_writable("--json", &f).unwrap(), Existing::Regular);
+        assert!(check_dir_writable("--out", &d.path().join("new")).is_ok());
+        let left: Vec<_> = fs::read_dir(d.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "the probes are gone");
+    }
 
     #[test]
     fn regular_and_new_paths_are_accepted() {

@@ -81,7 +81,9 @@ impl StoreWriter {
         w.origin = origin;
         match at {
             Location::File(path) => {
-                iorig_outfile::check_file("result store", path)?;
+                // Proven writable now, before any I/O: a store that cannot
+                // be written must not be found after the target was filled.
+                iorig_outfile::check_writable("result store", path)?;
                 if path.exists() {
                     w.store = Some(open_store(at)?);
                 } else {

@@ -50,14 +50,14 @@ pub fn writer(choice: StoreChoice<'_>) -> Result<StoreWriter, Failure> {
 /// or a new path in an existing directory: bad input, exit 2, before
 /// anything is written.
 pub fn check_output(flag: &str, path: &Path) -> Result<(), Failure> {
-    iorig_outfile::check_file(flag, path).map(drop)?;
+    iorig_outfile::check_writable(flag, path).map(drop)?;
     Ok(())
 }
 
 /// An output directory (`report --out DIR`, `--record DIR`) must be a
 /// directory or a new path in an existing one.
 pub fn check_output_dir(flag: &str, path: &Path) -> Result<(), Failure> {
-    Ok(iorig_outfile::check_dir(flag, path)?)
+    Ok(iorig_outfile::check_dir_writable(flag, path)?)
 }
 
 /// Writes a whole output file atomically (temp file beside it, renamed).

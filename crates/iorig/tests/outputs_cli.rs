@@ -433,3 +433,98 @@ fn a_closed_stdout_is_an_interruption_not_a_panic() {
         "{status}: {err}"
     );
 }
+
+/// A directory nothing can be created in: immutable (`chattr +i`) as root,
+/// whom file modes do not stop; read-only for anyone else. Unlocked when
+/// dropped, so the temp dir can go.
+struct Locked(std::path::PathBuf);
+
+impl Locked {
+    fn new(path: std::path::PathBuf) -> Locked {
+        std::fs::create_dir(&path).unwrap();
+        if common::is_root() {
+            let st = std::process::Command::new("chattr")
+                .arg("+i")
+                .arg(&path)
+                .status();
+            assert!(st.map(|s| s.success()).unwrap_or(false), "chattr +i");
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o555)).unwrap();
+        }
+        Locked(path)
+    }
+}
+
+impl Drop for Locked {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&self.0)
+            .status();
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(0o755));
+    }
+}
+
+/// An output that cannot be written is found before any I/O, not after the
+/// target was created and filled and the run stored: in `/proc` (where no
+/// file can be made) and in a locked directory, for run (`--json`, `--csv`,
+/// `--db`), plan run and quick (`--db`) and the agent's `--results-dir`.
+/// Each is exit 2 with one line, and nothing is written.
+#[test]
+fn unwritable_outputs_are_refused_before_any_io() {
+    let dir = tmp();
+    let d = dir.path();
+    std::fs::write(
+        d.join("p.toml"),
+        "size = '4m'\n[defaults]\ntime = '200ms'\n[[steps]]\nqd = [1]\n",
+    )
+    .unwrap();
+    let locked = Locked::new(d.join("locked"));
+    let before = names(d);
+    for place in ["/proc".to_owned(), locked.0.display().to_string()] {
+        let run_args = [
+            "run", "--target", "t.dat", "--size", "4m", "--time", "200ms", "-q",
+        ];
+        let cases: Vec<Vec<String>> = vec![
+            [&run_args[..], &["--json", &format!("{place}/x.json")]].concat(),
+            [&run_args[..], &["--csv", &format!("{place}/x.csv")]].concat(),
+            [&run_args[..], &["--db", &format!("{place}/x.db")]].concat(),
+            vec![
+                "plan",
+                "run",
+                "p.toml",
+                "--target",
+                "t.dat",
+                "-q",
+                "--db",
+                &format!("{place}/x.db"),
+            ],
+            vec![
+                "quick",
+                "t.dat",
+                "--size",
+                "4m",
+                "--step-time",
+                "1s",
+                "-q",
+                "--db",
+                &format!("{place}/x.db"),
+            ],
+            vec!["agent", "--listen", "127.0.0.1:0", "--results-dir", &place],
+        ]
+        .into_iter()
+        .map(|c| c.into_iter().map(str::to_owned).collect())
+        .collect();
+        for args in cases {
+            let a: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = run(&a, d);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+            assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+            assert!(err.contains(&place), "{args:?}: {err}");
+            assert_eq!(names(d), before, "{args:?}: nothing is written");
+        }
+    }
+}
