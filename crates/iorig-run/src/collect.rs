@@ -11,7 +11,7 @@
 //! one is recorded as missed.
 
 use crate::event::{Event, ExternalSample};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::str::FromStr;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -40,10 +40,11 @@ pub enum CollectSource {
 impl CollectSource {
     /// How the source is named in the store and the reports.
     pub fn name(&self) -> String {
-        match self {
+        let name = match self {
             CollectSource::Prometheus { url, .. } => url.clone(),
             CollectSource::Command { command } => format!("cmd: {command}"),
-        }
+        };
+        name.chars().filter(|c| !c.is_control()).collect()
     }
 }
 
@@ -340,7 +341,9 @@ pub fn parse_samples(text: &str, matches: &[String]) -> Result<Vec<(String, f64)
         }
         let bare = name.split('{').next().unwrap_or(name);
         if matches.is_empty() || matches.iter().any(|g| glob(g, bare)) {
-            out.push((name.to_owned(), value));
+            // Stored and shown on terminals and pages: a source's control
+            // characters (an escape in a label value) are dropped.
+            out.push((name.chars().filter(|c| !c.is_control()).collect(), value));
         }
     }
     Ok(out)
@@ -376,93 +379,64 @@ fn glob(pattern: &str, text: &str) -> bool {
     true
 }
 
-/// A plain HTTP/1.1 GET within `wait`.
+/// A plain HTTP GET within `wait`, by ureq: no redirects followed, no
+/// proxy from the environment (the exporter is asked directly, as before),
+/// the answer capped at [`MAX_ANSWER_BYTES`].
 fn http_get(url: &str, wait: Duration) -> Result<String, String> {
-    let started = Instant::now();
-    let rest = url.strip_prefix("http://").unwrap_or(url);
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let addr = if authority.contains(':') && !authority.ends_with(']') {
-        authority.to_owned()
-    } else {
-        format!("{authority}:80")
-    };
-    use std::net::ToSocketAddrs;
-    let target = addr
-        .to_socket_addrs()
-        .map_err(|e| format!("{authority}: {e}"))?
-        .next()
-        .ok_or_else(|| format!("{authority}: no address"))?;
-    let mut s = std::net::TcpStream::connect_timeout(&target, wait)
-        .map_err(|e| format!("connecting: {e}"))?;
-    let left = |started: Instant| {
-        wait.saturating_sub(started.elapsed())
-            .max(Duration::from_millis(1))
-    };
-    s.set_write_timeout(Some(left(started)))
-        .map_err(|e| e.to_string())?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: text/plain\r\nUser-Agent: iorig\r\nConnection: close\r\n\r\n"
-    )
-    .map_err(|e| format!("asking: {e}"))?;
-    let mut raw = Vec::new();
-    let mut buf = [0u8; 64 << 10];
-    loop {
-        s.set_read_timeout(Some(left(started)))
-            .map_err(|e| e.to_string())?;
-        match s.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => raw.extend_from_slice(&buf[..n]),
-            Err(e) => return Err(format!("no whole answer within {wait:?}: {e}")),
-        }
-        if started.elapsed() > wait {
-            return Err(format!("no whole answer within {wait:?}"));
-        }
-        if raw.len() > 64 << 20 {
-            return Err("an answer over 64 MiB".into());
-        }
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(wait))
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .proxy(None)
+        .user_agent("iorig")
+        .build()
+        .into();
+    let mut answer = agent
+        .get(url)
+        .header("Accept", "text/plain")
+        .call()
+        .map_err(|e| shown(&e.to_string()))?;
+    let status = answer.status();
+    if status != ureq::http::StatusCode::OK {
+        return Err(format!("HTTP {}", status.as_u16()));
     }
-    let text = String::from_utf8_lossy(&raw);
-    let (head, body) = text
-        .split_once("\r\n\r\n")
-        .ok_or("an answer without headers")?;
-    let status = head.split_whitespace().nth(1).unwrap_or("");
-    if status != "200" {
-        return Err(format!(
-            "HTTP {status}: {}",
-            shown(head.lines().next().unwrap_or(""))
-        ));
-    }
-    if head.lines().any(|l| {
-        l.to_ascii_lowercase()
-            .starts_with("transfer-encoding: chunked")
-    }) {
-        return Ok(dechunk(body));
-    }
-    Ok(body.to_owned())
+    let body = answer
+        .body_mut()
+        .with_config()
+        .limit(MAX_ANSWER_BYTES as u64)
+        .read_to_vec()
+        .map_err(|e| match e {
+            ureq::Error::BodyExceedsLimit(_) => over_cap(),
+            e => format!("no whole answer within {wait:?}: {}", shown(&e.to_string())),
+        })?;
+    Ok(String::from_utf8_lossy(&body).into_owned())
 }
 
-fn dechunk(body: &str) -> String {
-    let mut out = String::new();
-    let mut rest = body;
-    while let Some((size, tail)) = rest.split_once("\r\n") {
-        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if n == 0 || tail.len() < n {
-            break;
-        }
-        out.push_str(&tail[..n]);
-        rest = tail[n..].trim_start_matches("\r\n");
-    }
-    out
+/// The largest answer a source may give per interval: an exporter's page
+/// or a command's output. More is a failure for that interval (and a
+/// command is killed), so a runaway source never takes the memory or the
+/// time of the test.
+pub const MAX_ANSWER_BYTES: usize = 16 << 20;
+
+fn over_cap() -> String {
+    format!(
+        "an answer over {} MiB, more than a source may give per interval; narrow it (match=, or the command's own filters)",
+        MAX_ANSWER_BYTES >> 20
+    )
+}
+
+/// Reads `from` to its end, keeping at most `cap` bytes: `None` when there
+/// were more (reading stops there).
+fn read_capped(from: impl Read, cap: usize) -> Option<Vec<u8>> {
+    let mut kept = Vec::new();
+    let mut limited = from.take(cap as u64 + 1);
+    let _ = limited.read_to_end(&mut kept);
+    (kept.len() <= cap).then_some(kept)
 }
 
 /// Runs `sh -c COMMAND` in a process group of its own, killed (the whole
-/// group: a pipeline's every process) after `wait`; its standard output.
+/// group: a pipeline's every process) after `wait` or as soon as its output
+/// passes [`MAX_ANSWER_BYTES`]; its standard output.
 fn run_command(command: &str, wait: Duration) -> Result<String, String> {
     use std::os::unix::process::CommandExt;
     let mut child = std::process::Command::new("sh")
@@ -473,38 +447,75 @@ fn run_command(command: &str, wait: Duration) -> Result<String, String> {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .map_err(|e| format!("starting sh: {e}"))?;
-    let mut stdout = child.stdout.take().ok_or("no output")?;
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = stdout.read_to_string(&mut text);
-        text
+    let stdout = child.stdout.take().ok_or("no output")?;
+    let (out_tx, out_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = out_tx.send(read_capped(stdout, MAX_ANSWER_BYTES));
     });
+    // The first line of its errors is all that is shown; the rest is read
+    // and dropped, so a chatty command never blocks on a full pipe.
+    let stderr = child.stderr.take();
+    let (err_tx, err_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut first = Vec::new();
+        if let Some(e) = stderr {
+            let mut e = std::io::BufReader::new(e);
+            let _ = std::io::BufRead::read_until(&mut (&mut e).take(4096), b'\n', &mut first);
+            let _ = err_tx.send(String::from_utf8_lossy(&first).into_owned());
+            let _ = std::io::copy(&mut e, &mut std::io::sink());
+        }
+    });
+    let kill = |child: &mut std::process::Child| {
+        if let Ok(pgid) = i32::try_from(child.id()) {
+            // SAFETY: kill(2) with the group this child leads (made by
+            // process_group(0) above); no memory is touched.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    };
     let started = Instant::now();
+    let mut output: Option<Vec<u8>> = None;
     let status = loop {
+        if output.is_none() {
+            match out_rx.try_recv() {
+                Ok(Some(bytes)) => output = Some(bytes),
+                Ok(None) => {
+                    kill(&mut child);
+                    return Err(over_cap());
+                }
+                Err(_) => {}
+            }
+        }
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if started.elapsed() < wait => std::thread::sleep(Duration::from_millis(5)),
             Ok(None) => {
-                if let Ok(pgid) = i32::try_from(child.id()) {
-                    // SAFETY: kill(2) with the group this child leads (made
-                    // by process_group(0) above); no memory is touched.
-                    unsafe {
-                        libc::kill(-pgid, libc::SIGKILL);
-                    }
-                }
-                let _ = child.kill();
-                let _ = child.wait();
+                kill(&mut child);
                 return Err(format!("still running after {wait:?}; killed"));
             }
             Err(e) => return Err(e.to_string()),
         }
     };
-    let text = reader.join().unwrap_or_default();
+    // It has exited; its output ends once whatever it left behind in its
+    // group closes the pipe, which the wait bounds too.
+    let output = match output {
+        Some(o) => o,
+        None => match out_rx.recv_timeout(wait.saturating_sub(started.elapsed())) {
+            Ok(Some(o)) => o,
+            Ok(None) => return Err(over_cap()),
+            Err(_) => {
+                kill(&mut child);
+                return Err(format!("its output did not end within {wait:?}"));
+            }
+        },
+    };
     if !status.success() {
-        let mut err = String::new();
-        if let Some(mut e) = child.stderr.take() {
-            let _ = e.read_to_string(&mut err);
-        }
+        let err = err_rx
+            .recv_timeout(Duration::from_millis(200))
+            .unwrap_or_default();
         return Err(format!(
             "exited with {status}{}",
             err.lines()
@@ -513,7 +524,7 @@ fn run_command(command: &str, wait: Duration) -> Result<String, String> {
                 .unwrap_or_default()
         ));
     }
-    Ok(text)
+    Ok(String::from_utf8_lossy(&output).into_owned())
 }
 
 #[cfg(test)]
@@ -561,6 +572,11 @@ mod tests {
         let some = parse_samples(text, &["node_*".to_owned()]).unwrap_or_default();
         assert_eq!(some.len(), 2);
         assert!(parse_samples("x notanumber\n", &[]).is_err());
+        assert_eq!(
+            parse_samples("t{a=\"\u{1b}[2J\u{9b}x\"} 1\n", &[]).unwrap_or_default(),
+            vec![("t{a=\"[2Jx\"}".to_owned(), 1.0)],
+            "control characters in a series name are dropped"
+        );
         assert!(parse_samples("x{a=\"b\" 1\n", &[]).is_err());
         assert!(glob("a*c*e", "abcde") && !glob("a*c", "abd") && glob("*", "x"));
     }

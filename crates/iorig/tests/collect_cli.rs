@@ -258,3 +258,94 @@ fn a_bad_source_is_refused_before_anything_runs() {
     }
     assert_eq!(common::names(dir.path()), Vec::<String>::new());
 }
+
+/// An exporter that answers in chunks, one boundary falling inside a
+/// two-byte character (`ü`): read whole by the HTTP client, not sliced
+/// mid-character (the hand-written client panicked there, which stopped
+/// collection).
+fn chunked_exporter(stop: Arc<AtomicBool>) -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap().to_string();
+    l.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        for _ in 0..6000 {
+            if stop.load(Ordering::SeqCst) {
+                return;
+            }
+            match l.accept() {
+                Ok((mut s, _)) => {
+                    s.set_nonblocking(false).unwrap();
+                    s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+                    let mut buf = [0u8; 2048];
+                    let _ = s.read(&mut buf);
+                    let body = "array_temp{site=\"Z\u{fc}rich\"} 21\n".as_bytes();
+                    let split = body.iter().position(|&b| b == 0xC3).unwrap() + 1;
+                    let mut answer = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n".to_vec();
+                    for chunk in [&body[..split], &body[split..]] {
+                        answer.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+                        answer.extend_from_slice(chunk);
+                        answer.extend_from_slice(b"\r\n");
+                    }
+                    answer.extend_from_slice(b"0\r\n\r\n");
+                    let _ = s.write_all(&answer);
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+    });
+    addr
+}
+
+/// A chunked answer split inside a character is read whole; a command that
+/// pours out more than a source may give (16 MiB) is cut off and killed at
+/// the cap, a failure for that interval said once, and the test goes on.
+#[test]
+fn awkward_answers_are_read_or_cut_off_and_never_stop_the_test() {
+    let dir = tmp();
+    let d = dir.path();
+    let stop = Arc::new(AtomicBool::new(false));
+    let addr = chunked_exporter(stop.clone());
+    let source = format!("prometheus=http://{addr}/metrics");
+    let out = iorig()
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--size",
+            "16m",
+            "--time",
+            "1500ms",
+            "--interval",
+            "500ms",
+            "--db",
+            "c.db",
+            "-q",
+            "--collect",
+            &source,
+            "--collect",
+            "cmd=yes 'flood 1' | head -c 300000000",
+        ])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    stop.store(true, Ordering::SeqCst);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let rows = rows(&d.join("c.db"));
+    let temps: Vec<&Row> = rows.iter().filter(|r| r.1.starts_with("http://")).collect();
+    assert!(!temps.is_empty(), "{rows:?}");
+    for r in &temps {
+        assert_eq!(r.2, "array_temp{site=\"Z\u{fc}rich\"}", "{r:?}");
+        assert_eq!(r.3, Some(21.0), "{r:?}");
+    }
+    let floods: Vec<&Row> = rows.iter().filter(|r| r.1.starts_with("cmd:")).collect();
+    assert!(!floods.is_empty(), "{rows:?}");
+    for r in &floods {
+        assert_eq!(r.3, None, "{r:?}");
+        assert!(
+            r.4.as_deref().is_some_and(|e| e.contains("over 16 MiB")),
+            "{r:?}"
+        );
+    }
+    assert_eq!(err.matches("over 16 MiB").count(), 1, "said once: {err}");
+}

@@ -528,3 +528,35 @@ fn unwritable_outputs_are_refused_before_any_io() {
         }
     }
 }
+
+/// A name with terminal control sequences in it (here a target file's
+/// name, the kind of string iorig prints as it is) never reaches the
+/// terminal raw: not while running, not from the store in `runs show`, not
+/// in JSON, where the characters a terminal would act on are escaped.
+#[test]
+fn control_characters_in_names_never_reach_the_terminal() {
+    let dir = tmp();
+    let d = dir.path();
+    let target = "t\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}31m.dat";
+    let outs = [
+        run(
+            &[
+                "run", "--target", target, "--size", "4m", "--time", "200ms", "--db", "s.db",
+            ],
+            d,
+        ),
+        run(&["runs", "show", "1", "--db", "s.db"], d),
+        run(&["runs", "show", "1", "--json", "--db", "s.db"], d),
+        run(&["runs", "list", "--db", "s.db"], d),
+    ];
+    for out in outs {
+        assert!(out.status.success(), "{out:?}");
+        for stream in [&out.stdout, &out.stderr] {
+            let text = String::from_utf8_lossy(stream);
+            assert!(
+                !text.contains(['\u{1b}', '\u{7}', '\u{9b}']),
+                "a control character reached the terminal: {text:?}"
+            );
+        }
+    }
+}

@@ -14,6 +14,40 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// dropped instead of failing again, and the run was told to stop.
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 
+/// `text` as it may reach a terminal: control characters dropped (C0 but
+/// newline and tab, DEL, C1), so a name from a job file, a store, an agent
+/// or a storage exporter cannot move the cursor, clear the screen or set
+/// the window title. iorig's own text has none, so this is the one place
+/// every line passes, whatever its origin.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if text.contains(bad) {
+        std::borrow::Cow::Owned(text.chars().filter(|&c| !bad(c)).collect())
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// JSON as it may reach a terminal: serde_json escapes C0 controls in
+/// strings but writes DEL and C1 (U+007F to U+009F) raw, and a terminal may
+/// take U+009B for a control sequence. They only occur inside strings, where
+/// `\u00XX` is the same value.
+fn printable_json(text: &str) -> std::borrow::Cow<'_, str> {
+    let raw = |c: char| ('\u{7f}'..='\u{9f}').contains(&c);
+    if !text.contains(raw) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if raw(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Writes one line to stdout. A closed pipe (`iorig runs list | head -2`) is
 /// not a crash: output stops and a running test is interrupted cleanly.
 fn out(text: &str) {
@@ -21,7 +55,10 @@ fn out(text: &str) {
         return;
     }
     let mut o = std::io::stdout().lock();
-    if writeln!(o, "{text}").and_then(|_| o.flush()).is_err() {
+    if writeln!(o, "{}", printable(text))
+        .and_then(|_| o.flush())
+        .is_err()
+    {
         STDOUT_CLOSED.store(true, Ordering::Relaxed);
         crate::signals::output_closed();
     }
@@ -30,7 +67,22 @@ fn out(text: &str) {
 /// Writes one line to stderr; if stderr is gone too there is nobody to tell.
 fn err(text: &str) {
     let mut e = std::io::stderr().lock();
-    let _ = writeln!(e, "{text}");
+    let _ = writeln!(e, "{}", printable(text));
+}
+
+/// Writes JSON to stdout, as [`out`] does other text.
+fn out_json(text: &str) {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut o = std::io::stdout().lock();
+    if writeln!(o, "{}", printable_json(text))
+        .and_then(|_| o.flush())
+        .is_err()
+    {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+        crate::signals::output_closed();
+    }
 }
 
 /// Prints a clap error as one line from clap's own rendering (help and
@@ -137,7 +189,7 @@ impl Printer {
     /// A line of the report (table rows, summary).
     pub fn line(&self, text: &str) {
         match &self.live {
-            Some(pb) if !pb.is_finished() => pb.println(text),
+            Some(pb) if !pb.is_finished() => pb.println(printable(text)),
             _ => {
                 if self.to_stderr {
                     err(text);
@@ -171,7 +223,7 @@ impl Printer {
 
     pub fn set_live(&self, text: String) {
         if let Some(pb) = &self.live {
-            pb.set_message(text);
+            pb.set_message(printable(&text).into_owned());
         }
     }
 
@@ -218,7 +270,7 @@ impl Printer {
         )) {
             pb.set_style(style.progress_chars("=> "));
         }
-        pb.set_prefix(path.to_string());
+        pb.set_prefix(printable(path).into_owned());
         Some(pb)
     }
 
@@ -244,17 +296,37 @@ impl Printer {
         ) {
             pb.set_style(style.progress_chars("=> "));
         }
-        pb.set_prefix(path.to_string());
+        pb.set_prefix(printable(path).into_owned());
         Some(pb)
     }
 
     /// Writes JSON to stdout (for `--json -`).
     pub fn json_stdout(&self, text: &str) {
-        out(text);
+        out_json(text);
     }
 
     /// Writes a whole document (a workload file) to stdout.
     pub fn document_stdout(&self, text: &str) {
         out(text.trim_end_matches('\n'));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_never_reach_a_terminal() {
+        assert_eq!(
+            printable("job\u{1b}[2J\u{1b}]0;owned\u{7}x\r\u{9b}31m\u{7f}\tend\nnext"),
+            "job[2J]0;ownedx31m\tend\nnext"
+        );
+        assert!(matches!(printable("plain"), std::borrow::Cow::Borrowed(_)));
+        let json = serde_json::to_string(&serde_json::json!({"name": "a\u{9b}b\u{1b}c"}))
+            .unwrap_or_default();
+        let shown = printable_json(&json);
+        assert_eq!(shown, r#"{"name":"a\u009bb\u001bc"}"#);
+        let back: serde_json::Value = serde_json::from_str(&shown).unwrap_or_default();
+        assert_eq!(back["name"], "a\u{9b}b\u{1b}c", "the same value");
     }
 }
