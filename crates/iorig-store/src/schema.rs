@@ -456,6 +456,90 @@ fn is_empty_file(path: &Path) -> Result<bool, StoreError> {
     Ok(main == 0 && len(Path::new(&wal)).unwrap_or(0) == 0)
 }
 
+/// The first 100 bytes of the file (SQLite's header), read through SQLite's
+/// own file layer (the default VFS's open, read and close), never a
+/// descriptor of ours: SQLite keeps a descriptor it closes open while a
+/// connection of this process holds a lock on the file (see
+/// [`read_only_connection`]). `None` when it cannot be read.
+fn header_via_sqlite(path: &Path) -> Option<[u8; 100]> {
+    use rusqlite::ffi;
+    use std::os::unix::ffi::OsStrExt;
+    let abs = std::fs::canonicalize(path).ok()?;
+    let mut name = abs.as_os_str().as_bytes().to_vec();
+    if name.contains(&0) {
+        return None;
+    }
+    // A database name is followed by its URI parameters, none here: the
+    // name, then empty key and value, then the end.
+    name.extend_from_slice(&[0, 0, 0, 0]);
+    // SAFETY: the VFS is SQLite's default one; `file` is zeroed, 8-aligned
+    // memory of the size the VFS asks for, and `name` stays alive until the
+    // file is closed. xClose is called exactly once, and only after an open
+    // that set the methods.
+    unsafe {
+        let vfs = ffi::sqlite3_vfs_find(std::ptr::null());
+        if vfs.is_null() {
+            return None;
+        }
+        let x_open = (*vfs).xOpen?;
+        let size = usize::try_from((*vfs).szOsFile).ok()?;
+        let mut file = vec![0u64; size.div_ceil(8).max(1)];
+        let f = file.as_mut_ptr().cast::<ffi::sqlite3_file>();
+        let mut flags_out = 0;
+        let rc = x_open(
+            vfs,
+            name.as_ptr().cast(),
+            f,
+            ffi::SQLITE_OPEN_MAIN_DB | ffi::SQLITE_OPEN_READONLY,
+            &mut flags_out,
+        );
+        let methods = (*f).pMethods;
+        if methods.is_null() {
+            return None;
+        }
+        let mut header = [0u8; 100];
+        let read = if rc == ffi::SQLITE_OK {
+            (*methods)
+                .xRead
+                .map(|read| read(f, header.as_mut_ptr().cast(), 100, 0))
+        } else {
+            None
+        };
+        if let Some(close) = (*methods).xClose {
+            close(f);
+        }
+        drop(file);
+        (read == Some(ffi::SQLITE_OK)).then_some(header)
+    }
+}
+
+/// Refuses, from the header alone, a database in WAL mode that is not
+/// iorig's and that nothing has open (no `-wal` beside it): opening it with
+/// SQLite, even read-only, would make its `-wal` and `-shm`, and a refused
+/// file is left exactly as it was. `Ok` when the header does not settle it.
+fn refuse_foreign_wal(path: &Path, label: &str) -> Result<(), StoreError> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    if std::fs::symlink_metadata(Path::new(&wal)).is_ok() {
+        return Ok(());
+    }
+    let Some(h) = header_via_sqlite(path) else {
+        return Ok(());
+    };
+    let wal_mode = h.starts_with(b"SQLite format 3\0") && h[18] == 2 && h[19] == 2;
+    let id = i64::from(i32::from_be_bytes([h[68], h[69], h[70], h[71]]));
+    match (wal_mode, id) {
+        (false, _) | (_, APPLICATION_ID) => Ok(()),
+        (true, 0) => Err(StoreError::NotAStore {
+            path: label.to_owned(),
+        }),
+        (true, id) => Err(StoreError::NotIorigDb {
+            path: label.to_owned(),
+            application_id: id,
+        }),
+    }
+}
+
 /// Checks, without writing anything, that `path` could be opened as a
 /// store to write: a new path or a 0-byte file (either becomes a new
 /// store), or a file that is an iorig store of this version or an older
@@ -464,6 +548,7 @@ fn is_empty_file(path: &Path) -> Result<bool, StoreError> {
 pub fn check(path: &Path) -> Result<(), StoreError> {
     if check_paths(path)? == iorig_outfile::Existing::Regular && !is_empty_file(path)? {
         let label = path.display().to_string();
+        refuse_foreign_wal(path, &label)?;
         let probe = read_only_connection(path, &label)?;
         check_store(&probe, &label)?;
     }
@@ -565,6 +650,7 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     if is_empty_file(path)? {
         return Err(StoreError::NotAStore { path: label });
     }
+    refuse_foreign_wal(path, &label)?;
     let conn = read_only_connection(path, &label)?;
     check_store(&conn, &label)?;
     Ok(conn)

@@ -368,6 +368,27 @@ fn a_store_like_file_is_refused_and_left_unchanged() {
         assert_eq!(file_and_side_files(&path), before, "{what}: left unchanged");
     }
 
+    // Another program's database in WAL mode, closed (no -wal beside it):
+    // even a read-only look through SQLite would make its -wal and -shm, so
+    // it is refused from its header and left without side files.
+    for (i, id) in [0, 0x1234].into_iter().enumerate() {
+        let path = dir.path().join(format!("wal-{i}.db"));
+        let conn = Connection::open(&path).unwrap();
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        conn.pragma_update(None, "application_id", id).unwrap();
+        conn.execute_batch("CREATE TABLE theirs (x)").unwrap();
+        drop(conn);
+        let before = file_and_side_files(&path);
+        assert_eq!(before[1].1, None, "closed: no -wal");
+        assert!(Store::open(&path).is_err());
+        assert!(Store::check(&path).is_err());
+        assert!(Store::open_read_only(&path).is_err());
+        assert_eq!(file_and_side_files(&path), before, "WAL file {id:#x}");
+    }
+
     // A database marked as iorig's, with iorig's tables and one more: the
     // extra one is named.
     let path = dir.path().join("extra.db");
