@@ -45,14 +45,17 @@ fn seqs(db: &Path) -> Vec<i64> {
         .unwrap()
 }
 
-/// An exporter on 127.0.0.1 that serves `body` until `stop`, then closes.
-fn exporter(stop: Arc<AtomicBool>) -> String {
+/// A server on 127.0.0.1 that answers every request with `answer(n)` (the
+/// n-th request, from 1) until `stop`, then closes; bounded to a minute.
+fn loopback_server(
+    stop: Arc<AtomicBool>,
+    answer: impl Fn(u64) -> Vec<u8> + Send + 'static,
+) -> String {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap().to_string();
     l.set_nonblocking(true).unwrap();
     std::thread::spawn(move || {
         let mut n = 0u64;
-        // Bounded: at most a minute of serving.
         for _ in 0..6000 {
             if stop.load(Ordering::SeqCst) {
                 return;
@@ -64,21 +67,28 @@ fn exporter(stop: Arc<AtomicBool>) -> String {
                     let mut buf = [0u8; 2048];
                     let _ = s.read(&mut buf);
                     n += 1;
-                    let body = format!(
-                        "# HELP array_ops_total ops\n# TYPE array_ops_total counter\narray_ops_total{{pool=\"p1\"}} {}\narray_latency_seconds 0.0005\nother_thing 7\n",
-                        n * 1000
-                    );
-                    let _ = write!(
-                        s,
-                        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                        body.len()
-                    );
+                    let _ = s.write_all(&answer(n));
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(10)),
             }
         }
     });
     addr
+}
+
+/// An exporter whose counter grows by 1000 at every scrape.
+fn exporter(stop: Arc<AtomicBool>) -> String {
+    loopback_server(stop, |n| {
+        let body = format!(
+            "# HELP array_ops_total ops\n# TYPE array_ops_total counter\narray_ops_total{{pool=\"p1\"}} {}\narray_latency_seconds 0.0005\nother_thing 7\n",
+            n * 1000
+        );
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes()
+    })
 }
 
 #[test]
@@ -264,36 +274,18 @@ fn a_bad_source_is_refused_before_anything_runs() {
 /// mid-character (the hand-written client panicked there, which stopped
 /// collection).
 fn chunked_exporter(stop: Arc<AtomicBool>) -> String {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap().to_string();
-    l.set_nonblocking(true).unwrap();
-    std::thread::spawn(move || {
-        for _ in 0..6000 {
-            if stop.load(Ordering::SeqCst) {
-                return;
-            }
-            match l.accept() {
-                Ok((mut s, _)) => {
-                    s.set_nonblocking(false).unwrap();
-                    s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-                    let mut buf = [0u8; 2048];
-                    let _ = s.read(&mut buf);
-                    let body = "array_temp{site=\"Z\u{fc}rich\"} 21\n".as_bytes();
-                    let split = body.iter().position(|&b| b == 0xC3).unwrap() + 1;
-                    let mut answer = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n".to_vec();
-                    for chunk in [&body[..split], &body[split..]] {
-                        answer.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
-                        answer.extend_from_slice(chunk);
-                        answer.extend_from_slice(b"\r\n");
-                    }
-                    answer.extend_from_slice(b"0\r\n\r\n");
-                    let _ = s.write_all(&answer);
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(10)),
-            }
+    loopback_server(stop, |_| {
+        let body = "array_temp{site=\"Z\u{fc}rich\"} 21\n".as_bytes();
+        let split = body.iter().position(|&b| b == 0xC3).unwrap_or(0) + 1;
+        let mut answer = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n".to_vec();
+        for chunk in [&body[..split], &body[split..]] {
+            answer.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+            answer.extend_from_slice(chunk);
+            answer.extend_from_slice(b"\r\n");
         }
-    });
-    addr
+        answer.extend_from_slice(b"0\r\n\r\n");
+        answer
+    })
 }
 
 /// A chunked answer split inside a character is read whole; a command that

@@ -246,10 +246,48 @@ fn a_store_that_cannot_be_reached_is_bad_input_and_nothing_is_written() {
     assert_eq!(std::fs::read_dir(d).unwrap().count(), 0);
 }
 
+/// `iorig serve` over `url` on a loopback port: the process, its first
+/// line (the banner) and the address it names.
+fn serve(d: &Path, url: &str) -> (std::process::Child, String, String) {
+    use std::io::{BufRead, BufReader};
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_iorig"))
+        .env_remove("IORIG_DB")
+        .current_dir(d)
+        .args(["serve", "--listen", "127.0.0.1:0", "--db", url])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut banner = String::new();
+    BufReader::new(serve.stdout.take().unwrap())
+        .read_line(&mut banner)
+        .unwrap();
+    let addr = banner
+        .split(" at http://")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .unwrap_or_else(|| panic!("{banner}"))
+        .to_owned();
+    (serve, banner, addr)
+}
+
+/// `GET path` from a server: the whole answer, head and body.
+fn get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text
+}
+
 #[test]
 #[ignore = "starts a PostgreSQL server: run by .ci/run with --ignored, where PostgreSQL is installed"]
 fn serve_shows_a_postgres_store_and_a_run_recorded_into_it() {
-    use std::io::{BufRead, BufReader, Read, Write};
     let server = PgServer::start().unwrap();
     let url = with_password(&server.new_database().unwrap());
     let dir = tempfile::tempdir().unwrap();
@@ -257,36 +295,9 @@ fn serve_shows_a_postgres_store_and_a_run_recorded_into_it() {
     let mut args = RUN.to_vec();
     args.extend(["--db", &url, "--label", "who=ann"]);
     ok(d, &args);
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_iorig"))
-        .env_remove("IORIG_DB")
-        .current_dir(d)
-        .args(["serve", "--listen", "127.0.0.1:0", "--db", &url])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(serve.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let (mut serve, line, addr) = serve(d, &url);
     assert!(!line.contains("s3cret-pw"), "{line}");
-    let addr = line
-        .split(" at http://")
-        .nth(1)
-        .and_then(|r| r.split('/').next())
-        .unwrap_or_else(|| panic!("{line}"))
-        .to_owned();
-    let get = |path: &str| {
-        let mut s = std::net::TcpStream::connect(&addr).unwrap();
-        write!(
-            s,
-            "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-        )
-        .unwrap();
-        let mut text = String::new();
-        s.read_to_string(&mut text).unwrap();
-        text
-    };
+    let get = |path: &str| get(&addr, path);
     // A database without a store is not made one by serving it.
     let empty = server.new_database().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_iorig"))
@@ -319,7 +330,6 @@ fn serve_shows_a_postgres_store_and_a_run_recorded_into_it() {
 #[test]
 #[ignore = "starts a PostgreSQL server: run by .ci/run with --ignored, where PostgreSQL is installed"]
 fn awkward_passwords_never_show_anywhere() {
-    use std::io::{BufRead, BufReader, Read, Write};
     let server = PgServer::start().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -368,35 +378,11 @@ fn awkward_passwords_never_show_anywhere() {
         assert!(pushed.status.success(), "{pushed:?}");
         seen("runs push", &format!("{pushed:?}"));
 
-        let mut serve = Command::new(env!("CARGO_BIN_EXE_iorig"))
-            .env_remove("IORIG_DB")
-            .current_dir(d)
-            .args(["serve", "--listen", "127.0.0.1:0", "--db", &url])
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut banner = String::new();
-        BufReader::new(serve.stdout.take().unwrap())
-            .read_line(&mut banner)
-            .unwrap();
-        let addr = banner
-            .split(" at http://")
-            .nth(1)
-            .and_then(|r| r.split('/').next())
-            .unwrap_or("")
-            .to_owned();
+        let (mut serve, banner, addr) = serve(d, &url);
         let result = std::panic::catch_unwind(|| {
             seen("serve's banner", &banner);
             for path in ["/", "/runs/1", "/api/runs/1", "/api/runs/2", "/plans"] {
-                let mut s = std::net::TcpStream::connect(&addr).unwrap();
-                write!(
-                    s,
-                    "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-                )
-                .unwrap();
-                let mut text = String::new();
-                s.read_to_string(&mut text).unwrap();
+                let text = get(&addr, path);
                 assert!(text.starts_with("HTTP/1.1 200"), "{path}: {text}");
                 seen(path, &text);
             }
