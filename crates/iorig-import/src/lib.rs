@@ -22,8 +22,10 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ImportError {
-    /// Bad input: the file, line and option, and what to do.
-    #[error("{0}")]
+    /// Bad input: the file, line and option, and what to do. Shown without
+    /// control characters: a message quotes the file's text, which must not
+    /// bring an escape sequence or a line break to the terminal.
+    #[error("{}", iorig_spec::printable(.0))]
     Usage(String),
 }
 
@@ -64,6 +66,73 @@ pub fn detect(text: &str) -> Format {
     }
 }
 
+/// The longest line of a job file or parameter file (and of a file it
+/// includes). Real ones are under a hundred bytes; past this the file is
+/// no job file, and reading on would make memory follow the line.
+pub const MAX_LINE_BYTES: usize = 64 << 10;
+
+/// The largest job file or parameter file (and included file).
+pub const MAX_FILE_BYTES: usize = 16 << 20;
+
+/// Reads a job file, parameter file or workload file as text, refusing a
+/// line longer than [`MAX_LINE_BYTES`] or a file larger than
+/// [`MAX_FILE_BYTES`] as soon as it is seen: memory stays within the file
+/// cap whatever the file holds (a gigabyte line without a newline, a
+/// device). The errors name the line by number, never its content; the
+/// caller puts the path in front.
+pub fn read_text(path: &Path) -> std::io::Result<String> {
+    read_capped(std::fs::File::open(path)?)
+}
+
+/// [`read_text`] of any stream.
+pub fn read_capped(stream: impl std::io::Read) -> std::io::Result<String> {
+    use std::io::BufRead;
+    let invalid = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
+    let mut r = std::io::BufReader::with_capacity(64 << 10, stream);
+    let mut out: Vec<u8> = Vec::new();
+    let mut line = 1usize;
+    // Bytes of the current line read so far.
+    let mut in_line = 0usize;
+    loop {
+        let buf = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            break;
+        }
+        for &b in buf {
+            if b == b'\n' {
+                line += 1;
+                in_line = 0;
+            } else {
+                in_line += 1;
+                if in_line > MAX_LINE_BYTES {
+                    return Err(invalid(format!(
+                        "line {line} is longer than {} KiB, the most iorig reads of one line of a job, parameter or workload file",
+                        MAX_LINE_BYTES >> 10
+                    )));
+                }
+            }
+        }
+        if out.len() + buf.len() > MAX_FILE_BYTES {
+            return Err(invalid(format!(
+                "larger than {} MiB, the most iorig reads of a job, parameter or workload file",
+                MAX_FILE_BYTES >> 20
+            )));
+        }
+        out.extend_from_slice(buf);
+        let n = buf.len();
+        r.consume(n);
+    }
+    String::from_utf8(out).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = 1 + e.as_bytes()[..at].iter().filter(|b| **b == b'\n').count();
+        invalid(format!("line {line} is not UTF-8 text"))
+    })
+}
+
 /// Reads the files a job file includes. Tests give their own.
 pub trait Loader {
     fn read(&self, path: &Path) -> std::io::Result<String>;
@@ -82,11 +151,32 @@ pub struct SystemLoader;
 
 impl Loader for SystemLoader {
     fn read(&self, path: &Path) -> std::io::Result<String> {
-        std::fs::read_to_string(path)
+        read_text(path)
     }
     fn env(&self, name: &str) -> Option<String> {
         std::env::var(name).ok()
     }
+}
+
+/// Checks a translated plan with the code `iorig run` and `iorig plan run`
+/// check a plan with (parsed, every step expanded and its workload
+/// resolved): a value the translation let through that a run would refuse
+/// (a time past iorig's longest, a count past its limits) is refused at
+/// import, with the same reason, and no translated plan is one that cannot
+/// run. `anchor`: the directory of the plan's file-system steps, which a
+/// run takes from the plan's one target once it exists (it need not exist
+/// at import).
+fn check_plan(path: &Path, plan_toml: &str, anchor: Option<&str>) -> Result<(), ImportError> {
+    iorig_spec::Plan::from_toml(&path.display().to_string(), plan_toml)
+        .and_then(|mut p| {
+            if let Some(a) = anchor {
+                p.anchor = Some(a.to_string());
+                p.targets = None;
+            }
+            p.expand()
+        })
+        .map(|_| ())
+        .map_err(|e| ImportError::Usage(e.to_string()))
 }
 
 /// `path` relative to the directory of `base` (unless absolute).

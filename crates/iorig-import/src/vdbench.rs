@@ -210,6 +210,17 @@ fn definitions(
             file: file.clone(),
             line: i + 1,
         };
+        if raw.len() > crate::MAX_LINE_BYTES {
+            // Text not read by read_text (the caller's): named by its
+            // number, never shown.
+            return Err(usage(
+                &loc,
+                format!(
+                    "the line is longer than {} KiB, the most iorig reads of one line of a parameter file",
+                    crate::MAX_LINE_BYTES >> 10
+                ),
+            ));
+        }
         let line = raw.trim();
         if line.is_empty()
             || line.starts_with('*')
@@ -245,15 +256,22 @@ fn definitions(
             continue;
         };
         if KINDS.contains(&first_key.as_str()) {
+            // The name is shown by run, runs show and the store (steps and
+            // jobs are named after rd= and wd=): its control characters
+            // (an escape sequence) are dropped, here and where it is named
+            // ([`select`]).
             let name = match &first_val {
-                Val::One(n) if !n.is_empty() => n.clone(),
-                _ => {
-                    return Err(usage(
-                        &loc,
-                        format!("{first_key}= needs a name, e.g. {first_key}={first_key}1"),
-                    ))
-                }
+                Val::One(n) => iorig_spec::printable(n),
+                Val::List(_) => String::new(),
             };
+            if name.trim().is_empty() {
+                return Err(usage(
+                    &loc,
+                    format!(
+                        "{first_key}= needs a name of printable characters, e.g. {first_key}={first_key}1"
+                    ),
+                ));
+            }
             defs.push(Def {
                 kind: first_key,
                 name,
@@ -279,9 +297,12 @@ fn size(v: &str) -> Result<u64, String> {
 }
 
 fn number(v: &str) -> Result<f64, String> {
+    // Rust reads "inf" and "NaN" as numbers; vdbench does not.
     v.trim()
         .parse::<f64>()
-        .map_err(|_| format!("'{v}' is not a number"))
+        .ok()
+        .filter(|x| x.is_finite())
+        .ok_or_else(|| format!("'{v}' is not a number"))
 }
 
 /// Seconds, or with an s/m/h suffix.
@@ -302,6 +323,12 @@ fn seconds(v: &str) -> Result<String, String> {
         "h" => x * 3600.0,
         _ => x,
     };
+    // The bound `iorig run` puts on a time: a longer one is refused here
+    // with its line, not turned into u64::MAX seconds by the conversion.
+    iorig_spec::parse_duration(&format!("{secs}s")).map_err(|e| match e {
+        iorig_spec::SpecError::BadDuration { why, .. } => format!("'{v}': {why}"),
+        other => other.to_string(),
+    })?;
     Ok(if secs.fract() == 0.0 {
         format!("{}s", secs as u64)
     } else {
@@ -533,18 +560,21 @@ pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation,
     let mut t = String::new();
     let name = path
         .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
+        .map(|s| iorig_spec::printable(&s.to_string_lossy()))
+        .filter(|s| !s.trim().is_empty())
         .unwrap_or_else(|| "vdbench".into());
+    // The path as the plan shows it: a line break in a file's name would
+    // end the comment, and labels take no control characters.
+    let shown = iorig_spec::printable(&path.display().to_string());
     let _ = writeln!(
         t,
-        "# Translated by iorig import from the vdbench parameter file {}.",
-        path.display()
+        "# Translated by iorig import from the vdbench parameter file {shown}."
     );
     let _ = writeln!(t, "name = {}", q(&name));
     let _ = writeln!(
         t,
         "description = {}",
-        q(&format!("vdbench parameter file {}", path.display()))
+        q(&format!("vdbench parameter file {shown}"))
     );
     if let Some(tg) = &plan_targets {
         let _ = writeln!(
@@ -565,7 +595,7 @@ pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation,
         );
     }
     let _ = writeln!(t, "\n[defaults]");
-    let mut labels = vec![("source".to_string(), format!("vdbench:{}", path.display()))];
+    let mut labels = vec![("source".to_string(), format!("vdbench:{shown}"))];
     if !tr.ignored.is_empty() {
         labels.push(("ignored".to_string(), tr.ignored.join("; ")));
     }
@@ -585,6 +615,12 @@ pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation,
         }
     }
     t.push_str(&steps);
+    // A file-system run's anchor is the plan's one target.
+    let anchor = plan_targets
+        .as_ref()
+        .and_then(|t| t.first())
+        .filter(|_| rds.iter().any(|rd| rd.get("fwd").is_some()));
+    crate::check_plan(path, &t, anchor.map(String::as_str))?;
     Ok(Translation {
         plan_toml: t,
         notices: tr.notices,
@@ -607,6 +643,8 @@ fn select<'a>(
 ) -> Result<Vec<&'a Def>, ImportError> {
     let mut out: Vec<&Def> = Vec::new();
     for r in refs.items() {
+        // As the definitions' names are kept ([`definitions`]).
+        let r = iorig_spec::printable(&r);
         let matched: Vec<&Def> = match r.strip_suffix('*') {
             Some(prefix) => all.iter().filter(|d| d.name.starts_with(prefix)).collect(),
             None => all.iter().filter(|d| d.name == r).collect(),
@@ -1042,7 +1080,9 @@ impl Tr<'_> {
                 };
                 keys.push((
                     "io_size".into(),
-                    toml::Value::String(iorig_spec::format_size(*s * my_sds.len() as u64)),
+                    toml::Value::String(iorig_spec::format_size(
+                        s.saturating_mul(my_sds.len() as u64),
+                    )),
                 ));
             }
             if hit.0.is_some_and(|p| p > 0.0) || hit.1.is_some_and(|p| p > 0.0) {
@@ -1081,7 +1121,7 @@ impl Tr<'_> {
             } else if flags.split(',').any(|f| f.trim() == "o_dsync") {
                 keys.push(("dsync".into(), toml::Value::Boolean(true)));
             }
-            let total_threads = sd_threads * my_sds.len() as u64;
+            let total_threads = sd_threads.saturating_mul(my_sds.len() as u64);
             if !swept.iter().any(|s| s == "threads") {
                 let t = if n > 1 && rate.as_deref() == Some("max") {
                     // At max, the skew shares the threads.
@@ -1089,7 +1129,12 @@ impl Tr<'_> {
                 } else {
                     total_threads
                 };
-                keys.push(("threads".into(), toml::Value::Integer(t as i64)));
+                // A count past i64 is written as i64's largest, which the
+                // plan's check refuses (a plain cast would wrap to -1).
+                keys.push((
+                    "threads".into(),
+                    toml::Value::Integer(t.min(i64::MAX as u64) as i64),
+                ));
             }
             if let Some(r) = rate.as_deref().filter(|r| *r != "max") {
                 if !keys.iter().any(|(k, _)| k == "rate") {

@@ -25,6 +25,27 @@ pub fn shown_label(text: &str, max_chars: usize) -> String {
     shown
 }
 
+/// `text` without its control characters (C0, DEL, C1): a name taken from
+/// another tool's file (a fio section, a vdbench `sd=`) as iorig shows and
+/// stores it, so an escape sequence written in the file never reaches a
+/// terminal through `iorig run`, `runs show` or the store.
+pub fn printable(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).collect()
+}
+
+/// Checks a name a user writes (a plan's, a step's, a job's); the reason
+/// it cannot be taken, as a phrase. Names are shown as labels are, so they
+/// hold no control characters either.
+pub fn check_name(text: &str) -> Result<(), String> {
+    match text.chars().find(|c| c.is_control()) {
+        Some(c) => Err(format!(
+            "holds a control character (U+{:04X}); names are shown on terminals and pages, so give printable text",
+            u32::from(c)
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Checks one label; the reason it cannot be stored, as a phrase ("the key
 /// is empty").
 pub fn check_label(key: &str, value: &str) -> Result<(), String> {
@@ -89,5 +110,17 @@ mod tests {
             format!("{}…", "x".repeat(40))
         );
         assert_eq!(shown_label("short", 40), "short");
+    }
+
+    #[test]
+    fn names_lose_or_refuse_control_characters() {
+        // C0 (ESC, BEL, line breaks), DEL and C1 (CSI, U+009B) all go.
+        assert_eq!(
+            printable("job\u{1b}[2Jx\u{7}\n\u{7f}\u{9b}31m ü"),
+            "job[2Jx31m ü"
+        );
+        assert_eq!(check_name("read 4k <b>"), Ok(()));
+        assert!(check_name("a\u{1b}[2J").unwrap_err().contains("U+001B"));
+        assert!(check_name("a\u{9b}").unwrap_err().contains("U+009B"));
     }
 }

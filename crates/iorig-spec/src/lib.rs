@@ -21,7 +21,9 @@ pub use fs::{
     FileIo, FileSelect, FileSizes, FormatMode, FsOp, FsRecord, FsWorkload, OpMix,
     DEFAULT_MAX_ENTRIES,
 };
-pub use labels::{check_label, shown_label, LABEL_KEY_MAX_BYTES, LABEL_VALUE_MAX_BYTES};
+pub use labels::{
+    check_label, check_name, printable, shown_label, LABEL_KEY_MAX_BYTES, LABEL_VALUE_MAX_BYTES,
+};
 pub use plan::{
     builtin, builtin_text, builtins, estimate_duration, HotSize, Pause, Plan, PlanJob, PlanStep,
     PreconditionSpec, SteadyRule, SteadyStateSpec, StepRole,

@@ -102,10 +102,21 @@ pub(crate) fn read_header(r: &mut dyn Read) -> Result<Vec<String>, String> {
         .map_err(|e| format!("header cut off ({e})"))?;
     let n = u16::from_le_bytes(two);
     let mut names = Vec::with_capacity(n as usize);
+    // 65 535 names of up to 64 KiB each would be 4 GiB (a few kilobytes of
+    // zstd): the names are held to what a trace may name.
+    let mut total = 0usize;
     for _ in 0..n {
         r.read_exact(&mut two)
             .map_err(|e| format!("header cut off ({e})"))?;
-        let mut name = vec![0u8; u16::from_le_bytes(two) as usize];
+        let len = u16::from_le_bytes(two) as usize;
+        total += len;
+        if total > crate::read::MAX_DEVICE_NAME_BYTES {
+            return Err(format!(
+                "the header's device names pass {} MiB: a damaged file",
+                crate::read::MAX_DEVICE_NAME_BYTES >> 20
+            ));
+        }
+        let mut name = vec![0u8; len];
         r.read_exact(&mut name)
             .map_err(|e| format!("header cut off ({e})"))?;
         names.push(String::from_utf8(name).map_err(|_| "a device name is not UTF-8".to_string())?);
@@ -132,12 +143,25 @@ impl<W: Write> Writer<W> {
                 devices.len()
             ))
         })?;
+        let total: usize = devices.iter().map(String::len).sum();
+        if total > crate::read::MAX_DEVICE_NAME_BYTES {
+            // The reader refuses such a header.
+            return Err(bad(format!(
+                "{} MiB of device names; a trace holds at most {}",
+                total >> 20,
+                crate::read::MAX_DEVICE_NAME_BYTES >> 20
+            )));
+        }
         out.write_all(MAGIC)?;
         out.write_all(&VERSION.to_le_bytes())?;
         out.write_all(&n.to_le_bytes())?;
         for d in devices {
-            let len =
-                u16::try_from(d.len()).map_err(|_| bad(format!("device name too long: {d}")))?;
+            let len = u16::try_from(d.len()).map_err(|_| {
+                bad(format!(
+                    "a device name of {} bytes; a trace's names are at most 65535",
+                    d.len()
+                ))
+            })?;
             out.write_all(&len.to_le_bytes())?;
             out.write_all(d.as_bytes())?;
         }

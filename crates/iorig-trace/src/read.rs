@@ -15,11 +15,102 @@
 //!   1601), ResponseTime in 100 ns, Offset and Size in bytes.
 //! - **blktrace** binary records ([`crate::blk`]), told by their magic.
 //! - **iorig**'s own binary format ([`crate::own`]), told by `IORIGTRC`.
+//!
+//! A text trace's line is at most [`MAX_LINE_BYTES`]: a longer one is
+//! refused by its number as soon as the cap is passed, so memory never
+//! follows a line (a few kilobytes of zstd hold a gigabyte line).
 
 use crate::{Op, Record, TraceError};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
+
+/// The longest line of a text trace. A record is a few dozen bytes; a
+/// line past this is a damaged file or no trace.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// Most devices (or files) a text trace names: what iorig's own format
+/// holds ([`crate::own`]).
+pub const MAX_DEVICES: usize = 65_535;
+
+/// Most bytes of device names a trace holds, all together: each name is a
+/// line's worth at most, and a file of many long names must not make
+/// memory follow it either.
+pub const MAX_DEVICE_NAME_BYTES: usize = 16 << 20;
+
+/// Why a line could not be read.
+enum LineError {
+    Io(std::io::Error),
+    /// Past [`MAX_LINE_BYTES`] (the rest of the line is left unread).
+    TooLong,
+    NotText,
+}
+
+/// Reads one line into `line` (its newline kept), taking at most
+/// [`MAX_LINE_BYTES`] bytes of it from the stream before refusing: the
+/// bytes read (0 at the end of the stream).
+fn read_line_capped(r: &mut dyn BufRead, line: &mut String) -> Result<usize, LineError> {
+    // The line's own buffer is read into, so a record costs no allocation
+    // more than it did with `read_line`.
+    let start = line.len();
+    let mut bytes = std::mem::take(line).into_bytes();
+    let outcome = loop {
+        let buf = match r.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => break Err(LineError::Io(e)),
+        };
+        if buf.is_empty() {
+            break Ok(());
+        }
+        let (take, end) = match buf.iter().position(|b| *b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        // The newline does not count.
+        if bytes.len() - start + take - usize::from(end) > MAX_LINE_BYTES {
+            break Err(LineError::TooLong);
+        }
+        bytes.extend_from_slice(&buf[..take]);
+        r.consume(take);
+        if end {
+            break Ok(());
+        }
+    };
+    let n = bytes.len() - start;
+    match (outcome, String::from_utf8(bytes)) {
+        (Ok(()), Ok(text)) => {
+            *line = text;
+            Ok(n)
+        }
+        (outcome, text) => {
+            let mut bytes = text.map_or_else(|e| e.into_bytes(), String::into_bytes);
+            bytes.truncate(start);
+            *line = String::from_utf8(bytes).unwrap_or_default();
+            Err(outcome.err().unwrap_or(LineError::NotText))
+        }
+    }
+}
+
+/// Why line `line_no` was not read, as a record error says it.
+fn line_error(e: LineError, line_no: u64) -> String {
+    match e {
+        LineError::Io(e) => format!("cannot be read ({e}); a truncated or damaged file?"),
+        LineError::TooLong => format!(
+            "line {line_no} is longer than {} MiB, the most iorig reads of one line of a text trace: a damaged file, or not a trace",
+            MAX_LINE_BYTES >> 20
+        ),
+        LineError::NotText => {
+            format!("line {line_no} is not UTF-8 text: a damaged file, or not a text trace")
+        }
+    }
+}
+
+/// Up to 60 characters of a trace's text for a message, without control
+/// characters (an escape sequence in a file must not reach the terminal).
+fn shown(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).take(60).collect()
+}
 
 /// A trace file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,6 +186,10 @@ struct Text {
     /// Whether the records carry issue times.
     timed: bool,
     devices: HashMap<String, u32>,
+    /// Bytes of the names in `devices`.
+    device_name_bytes: usize,
+    /// A line could not be read: the stream is mid-line, nothing follows.
+    ended: bool,
     last_msr: Option<(String, String, u32)>,
     state: State,
 }
@@ -197,15 +292,16 @@ pub fn open(path: &Path, format: Option<Format>, bad: BadRecords) -> Result<Reco
     let mut line_no = 0;
     while first.trim().is_empty() {
         first.clear();
-        let n = lines
-            .read_line(&mut first)
-            .map_err(|e| TraceError::Format {
-                path: name.clone(),
-                why: format!(
+        line_no += 1;
+        let n = read_line_capped(&mut *lines, &mut first).map_err(|e| TraceError::Format {
+            path: name.clone(),
+            why: match e {
+                LineError::Io(e) => format!(
                     "not a trace of a known format ({e}); give a blktrace, iorig or fio trace or an MSR CSV, plain, gzip or zstd"
                 ),
-            })?;
-        line_no += 1;
+                other => line_error(other, line_no),
+            },
+        })?;
         if n == 0 {
             return Err(TraceError::Format {
                 path: name,
@@ -226,14 +322,14 @@ pub fn open(path: &Path, format: Option<Format>, bad: BadRecords) -> Result<Reco
             return Err(TraceError::Format {
                 path: name,
                 why: format!(
-                    "line 1 '{}' is neither an fio iolog header nor an MSR CSV record, and the file starts with no blktrace or iorig magic; give --format for a trace of a known format",
-                    header.chars().take(60).collect::<String>()
+                    "line {line_no} '{}' is neither an fio iolog header nor an MSR CSV record, and the file starts with no blktrace or iorig magic; give --format for a trace of a known format",
+                    shown(header)
                 ),
             })
         }
     };
     if format.is_some_and(|f| f != detected) {
-        let line = format!("line 1: '{}'", header.chars().take(60).collect::<String>());
+        let line = format!("line {line_no}: '{}'", shown(header));
         return Err(mismatch(detected, line));
     }
     let (state, timed, pending) = match fio_version {
@@ -270,6 +366,8 @@ pub fn open(path: &Path, format: Option<Format>, bad: BadRecords) -> Result<Reco
             },
             timed,
             devices: HashMap::new(),
+            device_name_bytes: 0,
+            ended: false,
             last_msr: None,
             state,
         }),
@@ -329,26 +427,35 @@ impl Records {
 }
 
 impl Text {
-    fn device(&mut self, name: &str) -> u32 {
+    fn device(&mut self, name: &str) -> Result<u32, String> {
         if let Some(id) = self.devices.get(name) {
-            return *id;
+            return Ok(*id);
+        }
+        if self.devices.len() >= MAX_DEVICES
+            || self.device_name_bytes + name.len() > MAX_DEVICE_NAME_BYTES
+        {
+            return Err(format!(
+                "a device or file past the most a trace names ({MAX_DEVICES}, {} MiB of names)",
+                MAX_DEVICE_NAME_BYTES >> 20
+            ));
         }
         let next = self.devices.len() as u32;
         self.devices.insert(name.to_string(), next);
-        next
+        self.device_name_bytes += name.len();
+        Ok(next)
     }
 
     /// An MSR device, Hostname:DiskNumber, without a string per record in
     /// the usual case of the same device as the record before.
-    fn msr_device(&mut self, host: &str, disk: &str) -> u32 {
+    fn msr_device(&mut self, host: &str, disk: &str) -> Result<u32, String> {
         if let Some((h, d, id)) = &self.last_msr {
             if h == host && d == disk {
-                return *id;
+                return Ok(*id);
             }
         }
-        let id = self.device(&format!("{host}:{disk}"));
+        let id = self.device(&format!("{host}:{disk}"))?;
         self.last_msr = Some((host.to_string(), disk.to_string(), id));
-        id
+        Ok(id)
     }
     /// The next line's record: Ok(None) for a line that is no I/O.
     fn parse(&mut self, line: &str) -> Result<Option<Record>, String> {
@@ -359,13 +466,16 @@ impl Text {
                     let (t, rest) = f.split_first().ok_or("an empty line")?;
                     let us: u64 = t
                         .parse()
-                        .map_err(|_| format!("time '{t}' is not whole µs"))?;
+                        .map_err(|_| format!("time '{}' is not whole µs", shown(t)))?;
                     (us.saturating_mul(1000), rest)
                 } else {
                     (now_ns, &f[..])
                 };
                 let [file, action, more @ ..] = rest else {
-                    return Err(format!("'{line}': expected FILE ACTION [OFFSET LENGTH]"));
+                    return Err(format!(
+                        "'{}': expected FILE ACTION [OFFSET LENGTH]",
+                        shown(line)
+                    ));
                 };
                 let op = match *action {
                     "read" => Op::Read,
@@ -376,7 +486,7 @@ impl Text {
                         let ms: u64 = more
                             .first()
                             .and_then(|v| v.parse().ok())
-                            .ok_or_else(|| format!("'{line}': wait takes milliseconds"))?;
+                            .ok_or_else(|| format!("'{}': wait takes milliseconds", shown(line)))?;
                         self.state = State::Fio {
                             version,
                             now_ns: now_ns.max(ms.saturating_mul(1_000_000)),
@@ -384,18 +494,18 @@ impl Text {
                         self.timed = true;
                         return Ok(None);
                     }
-                    other => return Err(format!("unknown action '{other}'")),
+                    other => return Err(format!("unknown action '{}'", shown(other))),
                 };
                 let [offset, size, ..] = more else {
-                    return Err(format!("'{line}': {action} needs OFFSET LENGTH"));
+                    return Err(format!("'{}': {action} needs OFFSET LENGTH", shown(line)));
                 };
                 let offset_bytes: u64 = offset
                     .parse()
-                    .map_err(|_| format!("offset '{offset}' is not a number of bytes"))?;
+                    .map_err(|_| format!("offset '{}' is not a number of bytes", shown(offset)))?;
                 let size_bytes: u64 = size
                     .parse()
-                    .map_err(|_| format!("length '{size}' is not a number of bytes"))?;
-                let device = self.device(file);
+                    .map_err(|_| format!("length '{}' is not a number of bytes", shown(size)))?;
+                let device = self.device(file)?;
                 Ok(Some(Record {
                     t_ns,
                     op,
@@ -425,7 +535,7 @@ impl Text {
                 }
                 let num = |i: usize, what: &str| -> Result<u64, String> {
                     f[i].parse()
-                        .map_err(|_| format!("{what} '{}' is not a whole number", f[i]))
+                        .map_err(|_| format!("{what} '{}' is not a whole number", shown(f[i])))
                 };
                 let ts = num(0, "Timestamp")?;
                 if ts < last_100ns {
@@ -443,9 +553,9 @@ impl Text {
                 } else if f[3].eq_ignore_ascii_case("write") {
                     Op::Write
                 } else {
-                    return Err(format!("Type '{}': give Read or Write", f[3]));
+                    return Err(format!("Type '{}': give Read or Write", shown(f[3])));
                 };
-                let device = self.msr_device(f[1], f[2]);
+                let device = self.msr_device(f[1], f[2])?;
                 Ok(Some(Record {
                     t_ns: (ts - first).saturating_mul(100),
                     op,
@@ -462,16 +572,22 @@ impl Text {
 impl Text {
     fn next(&mut self) -> Option<Result<Record, Bad>> {
         loop {
+            if self.ended {
+                return None;
+            }
             if self.line.is_empty() {
-                match self.lines.read_line(&mut self.line) {
+                match read_line_capped(&mut *self.lines, &mut self.line) {
                     Ok(0) => return None,
                     Ok(_) => {}
                     Err(e) => {
+                        // The stream is left mid-line: nothing after it
+                        // can be read as records.
+                        self.ended = true;
                         return Some(Err(Bad {
                             record: self.line_no + 1,
-                            why: format!("cannot be read ({e}); a truncated or damaged file?"),
+                            why: line_error(e, self.line_no + 1),
                             fatal: true,
-                        }))
+                        }));
                     }
                 }
             }
@@ -644,6 +760,106 @@ mod tests {
         assert_eq!(all(&file(&d, "t.csv.gz", &gz)).len(), 3);
         let zs = zstd::encode_all(MSR.as_bytes(), 1).unwrap();
         assert_eq!(all(&file(&d, "t.csv.zst", &zs)).len(), 3);
+    }
+
+    fn err_of(p: &Path) -> String {
+        match open(p, None, BadRecords::Refuse) {
+            Err(e) => e.to_string(),
+            Ok(recs) => recs.collect::<Result<Vec<_>, _>>().unwrap_err().to_string(),
+        }
+    }
+
+    #[test]
+    fn a_line_past_the_cap_is_refused_by_number_in_bounded_memory() {
+        // An endless line: refused once past the cap (read_line would
+        // grow its string until memory ran out).
+        let mut endless: Box<dyn BufRead + Send> = Box::new(BufReader::new(std::io::repeat(b'7')));
+        let mut line = String::new();
+        assert!(matches!(
+            read_line_capped(&mut *endless, &mut line),
+            Err(LineError::TooLong)
+        ));
+        assert!(line.is_empty());
+        // A record line of 64 MiB without a newline, zstd and gzip: a few
+        // kilobytes on disk.
+        let d = tempfile::tempdir().unwrap();
+        let mut text = b"fio version 3 iolog\n10 /dev/x read 0 4096\n".to_vec();
+        text.extend(std::iter::repeat_n(b'a', 64 << 20));
+        let zs = zstd::encode_all(&text[..], 1).unwrap();
+        assert!(zs.len() < 1 << 20, "{}", zs.len());
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&text).unwrap();
+        let gz = gz.finish().unwrap();
+        for p in [file(&d, "t.log.zst", &zs), file(&d, "t.log.gz", &gz)] {
+            let mut recs = open(&p, None, BadRecords::Skip).unwrap();
+            assert_eq!(recs.next().unwrap().unwrap().size_bytes, 4096);
+            let e = recs.next().unwrap().unwrap_err().to_string();
+            assert!(e.contains("record 3: line 3 is longer than 1 MiB"), "{e}");
+            assert!(!e.contains("aaaa"), "{e}");
+            // Fatal under --skip-bad too: the stream is mid-line.
+            assert!(recs.next().is_none());
+        }
+        // The first line, which tells the format.
+        let mut first = vec![b'x'; 2 << 20];
+        first.push(b'\n');
+        let e = err_of(&file(&d, "x.csv", &first));
+        assert!(e.contains("line 1 is longer than 1 MiB"), "{e}");
+        assert!(!e.contains("xxxx"), "{e}");
+        // A line of exactly the cap is read.
+        let mut ok = b"fio version 2 iolog\n/dev/x read 0 4096".to_vec();
+        ok.resize("fio version 2 iolog\n".len() + MAX_LINE_BYTES, b' ');
+        ok.push(b'\n');
+        assert_eq!(all(&file(&d, "cap.log", &ok)).len(), 1);
+    }
+
+    #[test]
+    fn quoted_text_has_no_control_characters() {
+        let d = tempfile::tempdir().unwrap();
+        let e = err_of(&file(
+            &d,
+            "esc.log",
+            b"fio version 3 iolog\n10 /dev/x re\x1b[2Jad 0 4096\n",
+        ));
+        assert!(e.contains("unknown action 're[2Jad'"), "{e}");
+        let e = err_of(&file(&d, "esc.txt", b"\x1b]0;title\x07hello\n"));
+        assert!(e.contains("line 1 ']0;titlehello'"), "{e}");
+        assert!(!e.chars().any(|c| c.is_control()), "{e:?}");
+    }
+
+    #[test]
+    fn devices_are_held_to_what_a_trace_names() {
+        let d = tempfile::tempdir().unwrap();
+        let mut t = String::new();
+        for i in 0..=MAX_DEVICES {
+            t.push_str(&format!("128166372003061629,h,{i},Read,0,4096,1\n"));
+        }
+        let p = file(&d, "many.csv", t.as_bytes());
+        let e = open(&p, None, BadRecords::Refuse)
+            .unwrap()
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("record 65536: a device or file past the most a trace names"),
+            "{e}"
+        );
+        let mut recs = open(&p, None, BadRecords::Skip).unwrap();
+        assert_eq!(recs.by_ref().filter_map(Result::ok).count(), MAX_DEVICES);
+        assert_eq!(recs.skipped(), 1);
+        // iorig's own format: a header of names past the cap is refused
+        // before they are all read.
+        let mut own = crate::own::MAGIC.to_vec();
+        own.extend(crate::own::VERSION.to_le_bytes());
+        own.extend(300u16.to_le_bytes());
+        for _ in 0..300 {
+            own.extend(u16::MAX.to_le_bytes());
+            own.extend(std::iter::repeat_n(b'd', u16::MAX as usize));
+        }
+        let e = err_of(&file(&d, "names.iotrace", &own));
+        assert!(e.contains("device names pass 16 MiB"), "{e}");
+        let names = vec!["d".repeat(u16::MAX as usize); 300];
+        let e = crate::own::Writer::new(Vec::new(), &names).err().unwrap();
+        assert!(e.to_string().contains("at most 16"), "{e}");
     }
 
     #[test]

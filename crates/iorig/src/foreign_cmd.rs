@@ -46,8 +46,10 @@ pub fn format_of(f: &ForeignArgs, text: &str) -> Result<Format, Failure> {
     }
 }
 
+/// A job file or parameter file, held to a line's and a file's cap (a
+/// line past 64 KiB is refused by its number, not read on).
 fn read(path: &Path) -> Result<String, Failure> {
-    std::fs::read_to_string(path).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
+    iorig_import::read_text(path).map_err(|e| Failure::usage(format!("{}: {e}", path.display())))
 }
 
 fn translate_fio(path: &Path, text: &str, f: &ForeignArgs) -> Result<Translation, Failure> {

@@ -36,7 +36,9 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     // 1. The workload: file, then flags on top.
     let mut layer = WorkloadFile::default();
     if let Some(path) = &a.file {
-        let text = std::fs::read_to_string(path)
+        // A fio job file or vdbench parameter file may come from anywhere:
+        // read within the importers' caps on a line and a file.
+        let text = iorig_import::read_text(path)
             .map_err(|e| Failure::usage(format!("workload file {}: {e}", path.display())))?;
         match crate::foreign_cmd::format_of(&a.foreign, &text)? {
             iorig_import::Format::Iorig => {

@@ -12,7 +12,7 @@ pub mod parse;
 pub mod units;
 
 use crate::ImportError;
-use parse::{Loc, Opt, Section};
+use parse::{usage, usage_key, usage_plain, Loc, Opt, Section};
 use std::fmt::Write as _;
 use std::path::Path;
 use units::SizeOrPct;
@@ -420,8 +420,10 @@ pub fn translate(
         if let [job] = jobs.as_mut_slice() {
             if let Some((delay, ramp, runtime)) = job.delay {
                 job.keys.retain(|(k, _)| *k != "warmup");
-                job.keys
-                    .push(("warmup", toml::Value::String(ns_text(ramp + delay))));
+                job.keys.push((
+                    "warmup",
+                    toml::Value::String(ns_text(ramp.saturating_add(delay))),
+                ));
                 if let Some(rt) = runtime {
                     for (k, v) in job.keys.iter_mut() {
                         if *k == "time" {
@@ -434,19 +436,19 @@ pub fn translate(
     }
     for jobs in &steps {
         if let (true, Some(v)) = (jobs.len() > 1, jobs.iter().find_map(|j| j.steady.as_ref())) {
-            return Err(usage(
+            return Err(usage_plain(
                 &v.loc,
                 "ss in a job that runs at once with others is not supported (iorig judges a whole step); put stonewall before and after it",
             ));
         }
         if let (true, Some(c)) = (jobs.len() > 1, jobs.iter().find_map(|j| j.curve.as_ref())) {
-            return Err(usage(
+            return Err(usage_plain(
                 &c.loc,
                 "latency_target in a job that runs at once with others is not supported (iorig's curve measures one workload); put stonewall before and after it",
             ));
         }
         if let (true, Some(v)) = (jobs.len() > 1, jobs.iter().find_map(|j| j.verify.as_ref())) {
-            return Err(usage(
+            return Err(usage_plain(
                 &v.loc,
                 "verify in a job that runs at once with others is not supported (iorig validates a whole step); put stonewall before and after it",
             ));
@@ -460,9 +462,11 @@ pub fn translate(
     }
     let plan_name = path
         .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
+        .map(|s| iorig_spec::printable(&s.to_string_lossy()))
+        .filter(|s| !s.trim().is_empty())
         .unwrap_or_else(|| "fio".into());
     let plan_toml = emit_plan(&plan_name, path, &steps, &t.ignored);
+    crate::check_plan(path, &plan_toml, None)?;
     Ok(Translation {
         plan_toml,
         jobs: metas,
@@ -473,10 +477,6 @@ pub fn translate(
             .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()))
             .collect(),
     })
-}
-
-fn usage(loc: &Loc, why: impl std::fmt::Display) -> ImportError {
-    ImportError::Usage(format!("{loc}: {why}"))
 }
 
 struct Translator<'a> {
@@ -757,10 +757,12 @@ impl Translator<'_> {
         let key = o.key.as_str();
         let val = o.value.as_deref();
         let loc = &o.loc;
-        let bad = |why: String| usage(loc, format!("{key}: {why}"));
+        // `key` is one iorig knows wherever these are used: a message may
+        // name it even for a line of an included file, never its value.
+        let bad = |why: String| usage_key(loc, key, why);
         let need = || -> Result<&str, ImportError> {
             val.filter(|v| !v.is_empty())
-                .ok_or_else(|| usage(loc, format!("{key} needs a value, e.g. {key}=...")))
+                .ok_or_else(|| usage_plain(loc, format!("{key} needs a value, e.g. {key}=...")))
         };
         if let Some((_, why)) = NO_EFFECT.iter().find(|(k, _)| *k == key) {
             if key == "kb_base" {
@@ -790,7 +792,7 @@ impl Translator<'_> {
                 self.ignored.push(format!("{loc} {key}"));
                 return Ok(());
             }
-            return Err(usage(
+            return Err(usage_plain(
                 loc,
                 format!(
                     "{key} is not supported by iorig: {hint}; remove it, or pass --ignore-unsupported to run without it"
@@ -812,7 +814,15 @@ impl Translator<'_> {
             ));
         }
         match key {
-            "name" => st.name = need()?.to_string(),
+            // Shown and stored as the job's name: without control
+            // characters, as a section's name.
+            "name" => {
+                let name = iorig_spec::printable(need()?);
+                if name.trim().is_empty() {
+                    return Err(bad("give a name of printable characters, e.g. name=job1".into()));
+                }
+                st.name = name.trim().to_string();
+            }
             "rw" | "readwrite" => {
                 let v = need()?;
                 let (mode, skip) = match v.split_once(':') {
@@ -982,11 +992,19 @@ impl Translator<'_> {
                 }
             }
             "runtime" | "timeout" => {
-                let ns = units::time_ns(need()?, 1_000_000_000).map_err(&bad)?;
+                let v = need()?;
+                let ns = units::time_ns(v, 1_000_000_000)
+                    .and_then(|ns| run_time(v, ns))
+                    .map_err(&bad)?;
                 st.runtime_ns = (ns > 0).then_some(ns);
             }
             "time_based" => st.time_based = units::flag(val).map_err(&bad)?,
-            "ramp_time" => st.ramp_ns = units::time_ns(need()?, 1_000_000_000).map_err(&bad)?,
+            "ramp_time" => {
+                let v = need()?;
+                st.ramp_ns = units::time_ns(v, 1_000_000_000)
+                    .and_then(|ns| run_time(v, ns))
+                    .map_err(&bad)?;
+            }
             "startdelay" => {
                 let v = need()?;
                 if v.contains('-') {
@@ -994,7 +1012,9 @@ impl Translator<'_> {
                         "'{v}': a random delay from a range is not supported; give one time"
                     )));
                 }
-                st.start_delay_ns = units::time_ns(v, 1_000_000_000).map_err(&bad)?;
+                st.start_delay_ns = units::time_ns(v, 1_000_000_000)
+                    .and_then(|ns| run_time(v, ns))
+                    .map_err(&bad)?;
             }
             "ss" | "steadystate" => {
                 let v = need()?;
@@ -1754,7 +1774,7 @@ impl Translator<'_> {
                     "time_based without runtime runs until stopped; give runtime=".into(),
                 ));
             };
-            keys.push(("time", s(&ns_text(rt + st.start_delay_ns))));
+            keys.push(("time", s(&ns_text(rt.saturating_add(st.start_delay_ns)))));
         } else {
             let Some(io) = io_per_clone else {
                 return Err(jerr(
@@ -1772,9 +1792,10 @@ impl Translator<'_> {
             keys.push(("io_size", s(&io_size)));
             keys.push((
                 "time",
-                s(&st
-                    .runtime_ns
-                    .map_or_else(|| "1000h".to_string(), |rt| ns_text(rt + st.start_delay_ns))),
+                s(&st.runtime_ns.map_or_else(
+                    || "1000h".to_string(),
+                    |rt| ns_text(rt.saturating_add(st.start_delay_ns)),
+                )),
             ));
         }
         if st.start_delay_ns > 0 {
@@ -2395,6 +2416,18 @@ fn trim_float(v: f64) -> String {
     t.to_string()
 }
 
+/// `ns` (fio's `v`) if iorig runs that long: fio's nanoseconds hold times
+/// past the longest a run takes, which the run's own rule
+/// ([`iorig_spec::parse_duration`]) refuses here with the option's line.
+fn run_time(v: &str, ns: u64) -> Result<u64, String> {
+    iorig_spec::parse_duration(&ns_text(ns))
+        .map(|_| ns)
+        .map_err(|e| match e {
+            iorig_spec::SpecError::BadDuration { why, .. } => format!("'{v}': {why}"),
+            other => other.to_string(),
+        })
+}
+
 /// Exact duration text iorig reads back.
 fn ns_text(ns: u64) -> String {
     if ns.is_multiple_of(1_000_000_000) {
@@ -2414,21 +2447,23 @@ fn quoted(v: &str) -> String {
 /// `[[steps.jobs]]` table.
 fn emit_plan(name: &str, path: &Path, steps: &[Vec<JobOut>], ignored: &[String]) -> String {
     let mut t = String::new();
+    // The path as the plan shows it: a line break in a file's name would
+    // end the comment, and labels take no control characters.
+    let shown = iorig_spec::printable(&path.display().to_string());
     let _ = writeln!(
         t,
-        "# Translated by iorig import from the fio job file {}.",
-        path.display()
+        "# Translated by iorig import from the fio job file {shown}."
     );
     let _ = writeln!(t, "name = {}", quoted(name));
     let _ = writeln!(
         t,
         "description = {}",
-        quoted(&format!("fio job file {}", path.display()))
+        quoted(&format!("fio job file {shown}"))
     );
     // Labels recorded with every step: where it came from and what was
     // left out.
     let _ = writeln!(t, "\n[defaults]");
-    let mut labels = vec![("source".to_string(), format!("fio:{}", path.display()))];
+    let mut labels = vec![("source".to_string(), format!("fio:{shown}"))];
     if !ignored.is_empty() {
         labels.push(("ignored".to_string(), ignored.join("; ")));
     }

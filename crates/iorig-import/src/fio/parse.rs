@@ -3,6 +3,10 @@
 //! including file; loops and missing files refused), `${VAR}` from the
 //! environment (an undefined one refused), comments (`#`, `;`) and bare
 //! flags (`time_based`).
+//!
+//! An included file may be any file (`include /etc/shadow`): a message
+//! about one of its lines names the file and line only, never its text
+//! ([`usage`]), and no line is longer than [`crate::MAX_LINE_BYTES`].
 
 use crate::{beside, ImportError, Loader};
 use std::path::{Path, PathBuf};
@@ -12,6 +16,9 @@ use std::path::{Path, PathBuf};
 pub struct Loc {
     pub file: String,
     pub line: usize,
+    /// The line is in a file pulled in by `include`, not in the job file
+    /// given: its text is never shown in a message.
+    pub included: bool,
 }
 
 impl std::fmt::Display for Loc {
@@ -48,8 +55,32 @@ pub fn sections(path: &Path, text: &str, loader: &dyn Loader) -> Result<Vec<Sect
     Ok(out)
 }
 
-fn usage(loc: &Loc, why: impl std::fmt::Display) -> ImportError {
+/// What a message about a line of an included file says instead of why:
+/// the why may quote the line, and the file may be anything.
+const INCLUDED_WHY: &str = "not taken (the text of an included file is not shown in messages; check that line, or paste it into the job file to see why)";
+
+/// A refusal at `loc`: `why` may quote the file's text, so for a line of
+/// an included file only the file and line are said.
+pub(crate) fn usage(loc: &Loc, why: impl std::fmt::Display) -> ImportError {
+    if loc.included {
+        return ImportError::Usage(format!("{loc}: this line is {INCLUDED_WHY}"));
+    }
     ImportError::Usage(format!("{loc}: {why}"))
+}
+
+/// A refusal whose `why` is iorig's own words only (option names it knows,
+/// fixed hints): shown whole, for an included file's line too.
+pub(crate) fn usage_plain(loc: &Loc, why: impl std::fmt::Display) -> ImportError {
+    ImportError::Usage(format!("{loc}: {why}"))
+}
+
+/// A refusal of option `key` (one iorig knows, so no text of the file) at
+/// `loc`: for a line of an included file, the key without the why.
+pub(crate) fn usage_key(loc: &Loc, key: &str, why: impl std::fmt::Display) -> ImportError {
+    if loc.included {
+        return ImportError::Usage(format!("{loc}: {key}: the value is {INCLUDED_WHY}"));
+    }
+    ImportError::Usage(format!("{loc}: {key}: {why}"))
 }
 
 fn read_into(
@@ -60,11 +91,22 @@ fn read_into(
     out: &mut Vec<Section>,
 ) -> Result<(), ImportError> {
     let file = path.display().to_string();
+    // The first file on the stack is the job file given; the rest came in
+    // by include.
+    let included = stack.len() > 1;
     for (i, raw) in text.lines().enumerate() {
         let loc = Loc {
             file: file.clone(),
             line: i + 1,
+            included,
         };
+        if raw.len() > crate::MAX_LINE_BYTES {
+            // Text not read by read_text (a test's loader, the caller's).
+            return Err(ImportError::Usage(format!(
+                "{loc}: the line is longer than {} KiB, the most iorig reads of one line of a job file",
+                crate::MAX_LINE_BYTES >> 10
+            )));
+        }
         let line = raw.trim();
         if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
             continue;
@@ -74,16 +116,27 @@ fn read_into(
         if let Some(rest) = line.strip_prefix("include ") {
             let target = beside(path, rest.trim());
             if stack.len() > MAX_INCLUDE_DEPTH {
-                return Err(usage(
-                    &loc,
-                    format!("includes nest more than {MAX_INCLUDE_DEPTH} deep; flatten them"),
-                ));
+                return Err(ImportError::Usage(format!(
+                    "{loc}: includes nest more than {MAX_INCLUDE_DEPTH} deep; flatten them"
+                )));
             }
             let canon = std::fs::canonicalize(&target).unwrap_or_else(|_| target.clone());
-            if stack
+            if let Some(back) = stack
                 .iter()
-                .any(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()) == canon)
+                .position(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()) == canon)
             {
+                if loc.included {
+                    // The target is this included file's text: named only
+                    // when it is the job file given.
+                    let to = if back == 0 {
+                        format!("the job file {}", stack[0].display())
+                    } else {
+                        "a file that includes it".into()
+                    };
+                    return Err(ImportError::Usage(format!(
+                        "{loc}: this include loops back to {to}; remove one of the includes"
+                    )));
+                }
                 return Err(usage(
                     &loc,
                     format!(
@@ -98,13 +151,21 @@ fn read_into(
                 ));
             }
             let inner = loader.read(&target).map_err(|e| {
-                usage(
-                    &loc,
-                    format!(
-                        "include {}: {e}; give a path relative to this file or an absolute one",
-                        target.display()
-                    ),
-                )
+                // Past a cap or not text: the file is there, so no hint
+                // about its path (the error names the line, not its text).
+                let hint = if e.kind() == std::io::ErrorKind::InvalidData {
+                    String::new()
+                } else {
+                    "; give a path relative to this file or an absolute one".into()
+                };
+                if loc.included {
+                    // The path is this included file's text.
+                    ImportError::Usage(format!(
+                        "{loc}: the file this line includes cannot be read: {e}{hint}"
+                    ))
+                } else {
+                    usage(&loc, format!("include {}: {e}{hint}", target.display()))
+                }
             })?;
             stack.push(target.clone());
             read_into(&target, &inner, loader, stack, out)?;
@@ -118,9 +179,14 @@ fn read_into(
                     format!("'{line}' opens a section but does not close it; write [name]"),
                 ));
             };
+            // The name is shown by run, runs show and the store: its
+            // control characters (an escape sequence) are dropped.
+            let name = iorig_spec::printable(name);
             let name = name.trim();
             if name.is_empty() {
-                return Err(usage(&loc, "a section needs a name, e.g. [job1]"));
+                return Err(ImportError::Usage(format!(
+                    "{loc}: a section needs a name of printable characters, e.g. [job1]"
+                )));
             }
             out.push(Section {
                 name: name.to_string(),

@@ -277,7 +277,7 @@ pub(super) fn parse_plan(path: &str, text: &str) -> Result<Plan, SpecError> {
                 }
                 hosts = Some(h);
             }
-            "name" => name = Some(nonempty_string(value).map_err(|w| err(format!("name: {w}")))?),
+            "name" => name = Some(name_string(value).map_err(|w| err(format!("name: {w}")))?),
             "description" => {
                 description =
                     Some(nonempty_string(value).map_err(|w| err(format!("description: {w}")))?)
@@ -416,6 +416,14 @@ fn nonempty_string(value: &Value) -> Result<String, String> {
         Value::String(_) => Err("empty text".into()),
         _ => Err("give text in quotes".into()),
     }
+}
+
+/// A plan's, step's or job's name: text, shown on terminals and stored, so
+/// without control characters (as labels are, [`crate::check_label`]).
+fn name_string(value: &Value) -> Result<String, String> {
+    let name = nonempty_string(value)?;
+    crate::check_name(&name)?;
+    Ok(name)
 }
 
 /// Text of a scalar as a user would write it in a flag (`"4k"`, `70`, `true`).
@@ -693,7 +701,7 @@ fn parse_block(path: &str, place: Place, t: &Table) -> Result<Block, SpecError> 
                         "name belongs to a step; name the plan with name = ... at the top".into(),
                     ))
                 }
-                "name" => block.name = Some(nonempty_string(value).map_err(bad)?),
+                "name" => block.name = Some(name_string(value).map_err(bad)?),
                 "pause" => {
                     if t.contains_key("pause_mb_per_s") {
                         return Err(err("give pause or pause_mb_per_s, not both".into()));
@@ -829,7 +837,7 @@ fn parse_jobs(value: &Value) -> Result<Vec<JobBlock>, String> {
             return Err(format!("job {} must be a table with a name", i + 1));
         };
         let name = match t.get("name") {
-            Some(v) => nonempty_string(v).map_err(|w| format!("job {}: name: {w}", i + 1))?,
+            Some(v) => name_string(v).map_err(|w| format!("job {}: name: {w}", i + 1))?,
             None => return Err(format!("job {} has no name; give name = \"...\"", i + 1)),
         };
         if jobs.iter().any(|j| j.name == name) {

@@ -452,6 +452,35 @@ fn names_default_to_the_file_name() {
 }
 
 #[test]
+fn names_with_control_characters_are_refused() {
+    // A step's, job's or plan's name reaches terminals (the run's output,
+    // runs show) and the store: an escape sequence in it is refused with
+    // its place, as a label's is.
+    let e = parse_err("[[steps]]\nname = \"seq\\u001b[2Jread\"\n");
+    assert!(
+        e.contains("step 1: name: holds a control character (U+001B)"),
+        "{e}"
+    );
+    assert!(!e.contains('\u{1b}'), "{e}");
+    let e = parse_err("name = \"n\\u009b31m\"\n[[steps]]\n");
+    assert!(
+        e.contains("name: holds a control character (U+009B)"),
+        "{e}"
+    );
+    let e = parse_err("[[steps]]\n[[steps.jobs]]\nname = \"a\\nb\"\n");
+    assert!(
+        e.contains("job 1: name: holds a control character (U+000A)"),
+        "{e}"
+    );
+    assert_eq!(
+        plan("[[steps]]\nname = \"read 4k <b> ü\"\n").steps[0]
+            .name
+            .as_deref(),
+        Some("read 4k <b> ü")
+    );
+}
+
+#[test]
 fn hot_size_parse() {
     assert_eq!(HotSize::parse("10%"), Ok(HotSize::Pct(10.0)));
     assert_eq!(HotSize::parse("8g"), Ok(HotSize::Bytes(8 << 30)));
