@@ -14,7 +14,7 @@
 //!   count past its limits is refused at import with the run's reason.
 #![allow(clippy::unwrap_used)]
 
-use iorig_import::{fio, vdbench, SystemLoader};
+use iorig_import::{fio, vdbench, ImportError, SystemLoader};
 use std::path::{Path, PathBuf};
 
 const SECRET_LINE: &str = "root:SECRETHASH:19000:0:99999:7:::\n";
@@ -25,13 +25,21 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     p
 }
 
+/// The message as the importer made it, before the filter every shown
+/// error passes (which would hide a line break here).
+fn raw(e: ImportError) -> String {
+    match e {
+        ImportError::Usage(s) => s,
+        other => other.to_string(),
+    }
+}
+
 fn fio_tr(path: &Path, text: &str) -> Result<fio::Translation, String> {
-    fio::translate(path, text, &SystemLoader, &fio::Options::default()).map_err(|e| e.to_string())
+    fio::translate(path, text, &SystemLoader, &fio::Options::default()).map_err(raw)
 }
 
 fn vd_tr(text: &str) -> Result<vdbench::Translation, String> {
-    vdbench::translate(Path::new("p.parm"), text, &vdbench::Options::default())
-        .map_err(|e| e.to_string())
+    vdbench::translate(Path::new("p.parm"), text, &vdbench::Options::default()).map_err(raw)
 }
 
 /// One line, no newline in it or in what it says.
@@ -172,8 +180,15 @@ fn names_lose_their_control_characters() {
     // A name of control characters only is no name.
     let e = fio_tr(Path::new("t.fio"), "[\u{1b}]\nsize=1m\n").unwrap_err();
     assert!(e.contains("t.fio:1: a section needs a name"), "{e}");
-    // A message quoting the job file's text quotes it without them.
-    let e = fio_tr(Path::new("t.fio"), "[j\u{1b}[2J\nsize=1m\n").unwrap_err();
+    // A message quoting the job file's text is shown without them.
+    let e = fio::translate(
+        Path::new("t.fio"),
+        "[j\u{1b}[2J\nsize=1m\n",
+        &SystemLoader,
+        &fio::Options::default(),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("'[j[2J' opens a section"), "{e}");
 
     let t = vd_tr(

@@ -159,29 +159,51 @@ pub fn check_dir_writable(flag: &str, dir: &Path) -> Result<(), OutputError> {
     probe_dir(flag, dir, at)
 }
 
-/// Creates a temp file in `dir` (named as [`AtomicFile`] names its own) and
-/// removes it: what a write there will need.
+/// Creates a temp file in `dir` and removes it again: what a write there
+/// will need (a file made beside the destination, then renamed, which
+/// needs the same rights as removing). A name left by another process is
+/// stepped over; a probe that cannot be removed (an append-only directory)
+/// is refused, naming it.
 fn probe_dir(flag: &str, path: &Path, dir: &Path) -> Result<(), OutputError> {
-    let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let probe = dir.join(format!(".iorig-probe-{}-{n}", std::process::id()));
-    match OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .custom_flags(libc::O_CLOEXEC)
-        .open(&probe)
-    {
-        Ok(f) => {
-            drop(f);
-            let _ = fs::remove_file(&probe);
-            Ok(())
+    let refused = |why: String| {
+        OutputError::Refused(format!(
+            "{flag} {}: {why}; give a path in a directory you can write",
+            path.display()
+        ))
+    };
+    for _ in 0..16 {
+        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let probe = dir.join(format!(".iorig-probe-{}-{n}", std::process::id()));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(&probe)
+        {
+            Ok(f) => {
+                drop(f);
+                return fs::remove_file(&probe).map_err(|e| {
+                    refused(format!(
+                        "a file made in {} cannot be removed ({e}), so no result could be renamed into place there; {} is left behind",
+                        dir.display(),
+                        probe.display()
+                    ))
+                });
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(refused(format!(
+                    "no file can be created in {} ({e})",
+                    dir.display()
+                )))
+            }
         }
-        Err(e) => Err(OutputError::Refused(format!(
-            "{flag} {}: no file can be created in {} ({e}); give a path in a directory you can write",
-            path.display(),
-            dir.display()
-        ))),
     }
+    Err(refused(format!(
+        "no free name for a file in {}",
+        dir.display()
+    )))
 }
 
 /// Checks that `dir` may hold output files (a report's pages and charts): an

@@ -425,13 +425,23 @@ fn over_cap() -> String {
     )
 }
 
-/// Reads `from` to its end, keeping at most `cap` bytes: `None` when there
-/// were more (reading stops there).
-fn read_capped(from: impl Read, cap: usize) -> Option<Vec<u8>> {
+/// What came of reading a command's output.
+enum Output {
+    Whole(Vec<u8>),
+    /// More than the cap: reading stopped there.
+    OverCap,
+    Failed(std::io::Error),
+}
+
+/// Reads `from` to its end, keeping at most `cap` bytes.
+fn read_capped(from: impl Read, cap: usize) -> Output {
     let mut kept = Vec::new();
     let mut limited = from.take(cap as u64 + 1);
-    let _ = limited.read_to_end(&mut kept);
-    (kept.len() <= cap).then_some(kept)
+    match limited.read_to_end(&mut kept) {
+        Err(e) => Output::Failed(e),
+        Ok(_) if kept.len() > cap => Output::OverCap,
+        Ok(_) => Output::Whole(kept),
+    }
 }
 
 /// Runs `sh -c COMMAND` in a process group of its own, killed (the whole
@@ -481,10 +491,14 @@ fn run_command(command: &str, wait: Duration) -> Result<String, String> {
     let status = loop {
         if output.is_none() {
             match out_rx.try_recv() {
-                Ok(Some(bytes)) => output = Some(bytes),
-                Ok(None) => {
+                Ok(Output::Whole(bytes)) => output = Some(bytes),
+                Ok(Output::OverCap) => {
                     kill(&mut child);
                     return Err(over_cap());
+                }
+                Ok(Output::Failed(e)) => {
+                    kill(&mut child);
+                    return Err(format!("reading its output: {e}"));
                 }
                 Err(_) => {}
             }
@@ -500,17 +514,23 @@ fn run_command(command: &str, wait: Duration) -> Result<String, String> {
         }
     };
     // It has exited; its output ends once whatever it left behind in its
-    // group closes the pipe, which the wait bounds too.
+    // group closes the pipe, which the wait bounds too (with a moment's
+    // grace for the last bytes of one that exited at the deadline).
     let output = match output {
         Some(o) => o,
-        None => match out_rx.recv_timeout(wait.saturating_sub(started.elapsed())) {
-            Ok(Some(o)) => o,
-            Ok(None) => return Err(over_cap()),
-            Err(_) => {
-                kill(&mut child);
-                return Err(format!("its output did not end within {wait:?}"));
+        None => {
+            let left = wait.saturating_sub(started.elapsed()) + Duration::from_millis(200);
+            match out_rx.recv_timeout(left) {
+                Ok(Output::Whole(o)) => o,
+                Ok(Output::OverCap) => return Err(over_cap()),
+                Ok(Output::Failed(e)) => return Err(format!("reading its output: {e}")),
+                Err(_) => {
+                    // What is left of its group holds the pipe open.
+                    kill(&mut child);
+                    return Err(format!("its output did not end within {wait:?}"));
+                }
             }
-        },
+        }
     };
     if !status.success() {
         let err = err_rx

@@ -84,6 +84,12 @@ impl StoreWriter {
                 // Proven writable now, before any I/O: a store that cannot
                 // be written must not be found after the target was filled.
                 iorig_outfile::check_writable("result store", path)?;
+                // SQLite keeps its journal beside the file a link points to.
+                if let Ok(real) = std::fs::canonicalize(path) {
+                    if real != *path {
+                        iorig_outfile::check_writable("result store", &real)?;
+                    }
+                }
                 if path.exists() {
                     w.store = Some(open_store(at)?);
                 } else {

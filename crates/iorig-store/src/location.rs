@@ -52,7 +52,15 @@ impl fmt::Display for PgUrl {
 /// parameters left out. Control characters are dropped, since it is shown.
 fn shown_config(config: &postgres::Config) -> String {
     use postgres::config::Host;
-    let clean = |s: &str| s.chars().filter(|c| !c.is_control()).collect::<String>();
+    // A user or host name holding what a URL separates with was taken from
+    // a part the user meant otherwise (a parameter, a password): hidden.
+    let clean = |s: &str| {
+        if s.contains(|c: char| "/?&=@:#%".contains(c) || c.is_whitespace() || c.is_control()) {
+            "***".to_owned()
+        } else {
+            s.to_owned()
+        }
+    };
     let mut out = String::from("postgres://");
     if let Some(user) = config.get_user() {
         out.push_str(&clean(user));
@@ -70,9 +78,18 @@ fn shown_config(config: &postgres::Config) -> String {
         .enumerate()
         .map(|(i, h)| {
             let name = match h {
-                Host::Tcp(name) if name.contains(':') => format!("[{}]", clean(name)),
+                Host::Tcp(name) if name.parse::<std::net::Ipv6Addr>().is_ok() => {
+                    format!("[{name}]")
+                }
                 Host::Tcp(name) => clean(name),
-                Host::Unix(path) => clean(&path.to_string_lossy()).replace('/', "%2F"),
+                Host::Unix(path) => {
+                    let path = path.to_string_lossy();
+                    if path.contains(|c: char| c.is_control() || c.is_whitespace()) {
+                        "***".to_owned()
+                    } else {
+                        path.replace('%', "%25").replace('/', "%2F")
+                    }
+                }
             };
             match ports.get(i).or(if ports.len() == 1 {
                 ports.first()
@@ -90,6 +107,46 @@ fn shown_config(config: &postgres::Config) -> String {
         out.push_str(&clean(db));
     }
     out
+}
+
+/// A `postgres://` URL read as the client reads it, and how it is shown.
+/// The client ends the user part at the first `@` anywhere in the URL, so
+/// an `@` after a `/` or `?` (in the database name, or a parameter such as
+/// `user=ann@server`) would make it read a password, or a parameter, as a
+/// user or host name, and show it where a name is shown: refused. The
+/// reasons never repeat the URL.
+fn parse_pg(url: &str) -> Result<(postgres::Config, String), String> {
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    if let Some(at) = after_scheme.find('@') {
+        // The user name runs to the first `:`, and the host from the `@` to
+        // the next `/` or `?`: neither holds these unless the `@` was meant
+        // for a later part.
+        let user = after_scheme[..at].split(':').next().unwrap_or("");
+        let rest = &after_scheme[at + 1..];
+        let host = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
+        if user.contains(['/', '?', '&', '=']) || host.contains(['&', '=', '@']) {
+            return Err("the store URL has an @ after its host (in the database name or a parameter), which the PostgreSQL client takes for the end of the user name; write that @ as %40".into());
+        }
+    }
+    let config = postgres::Config::from_str(url).map_err(|e| {
+        format!(
+            "the store URL is not one the PostgreSQL client reads ({e}); write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE, with characters such as @ / ? # % and spaces in the password written %XX"
+        )
+    })?;
+    let shown = shown_config(&config);
+    Ok((config, shown))
+}
+
+/// Whether `bytes` start as a PostgreSQL URL, any case: such a value is
+/// never taken for a file path (whose messages would repeat it), even when
+/// it is not UTF-8.
+pub fn looks_like_pg_url(bytes: &[u8]) -> bool {
+    let lower = bytes
+        .iter()
+        .take(13)
+        .map(u8::to_ascii_lowercase)
+        .collect::<Vec<u8>>();
+    lower.starts_with(b"postgres://") || lower.starts_with(b"postgresql://")
 }
 
 impl Location {
@@ -134,16 +191,10 @@ impl FromStr for Location {
         if s.is_empty() {
             return Err("the store is empty; give a file path or a postgres:// URL".into());
         }
-        let lower = s.to_ascii_lowercase();
-        if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+        if looks_like_pg_url(s.as_bytes()) {
             // The message never repeats a URL the client could not read: the
             // password in it cannot be told apart.
-            let config = postgres::Config::from_str(s).map_err(|e| {
-                format!(
-                    "the store URL is not one the PostgreSQL client reads ({e}); write it as postgres://USER:PASSWORD@HOST:PORT/DATABASE, with characters such as @ / ? # % and spaces in the password written %XX"
-                )
-            })?;
-            let shown = shown_config(&config);
+            let (config, shown) = parse_pg(s)?;
             if config.get_ssl_mode() == postgres::config::SslMode::Require {
                 return Err(format!(
                     "{shown}: sslmode=require asks for TLS, which iorig's PostgreSQL client does not speak yet; reach the server over a trusted network or an SSH tunnel and drop sslmode"
@@ -204,88 +255,95 @@ fn redact_arg(arg: &str) -> String {
         return arg.to_owned();
     };
     let (head, url) = arg.split_at(at);
-    let shown = postgres::Config::from_str(url)
-        .map(|c| shown_config(&c))
+    let shown = parse_pg(url)
+        .map(|(_, shown)| shown)
         .unwrap_or_else(|_| "postgres://***".to_owned());
     format!("{head}{shown}")
 }
 
-/// `text` with the password of every `postgres://` URL in it replaced by
-/// `***`, for text whose arguments can no longer be told apart (command
-/// lines stored by older versions, which joined them with spaces first).
-/// It follows the client's rule that the user part runs to the first `@`,
-/// taking a URL to end where a new option (` -`) begins: a password is
-/// hidden even where that makes the rest of the line read oddly.
+/// `text` with the password of every `postgres://` URL in it hidden, for
+/// text whose arguments can no longer be told apart: command lines stored
+/// by versions before schema version 11, which joined the arguments with
+/// spaces first and could keep a password holding `/`, `?` or a space.
+/// It errs toward hiding: as the client does, a URL's user part runs to the
+/// first `@` after the scheme (here: anywhere in the rest of the text), and
+/// its password from the first `:` to that `@`; every `password=` value runs
+/// to the next `&` or the end. An old line may lose text that was no
+/// secret; no password stays.
 pub fn redact_urls(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = find_scheme(rest) {
-        let scheme_len = if rest[at..].to_ascii_lowercase().starts_with("postgresql://") {
-            13
-        } else {
-            11
-        };
+        let scheme_len = rest[at..].find("://").map_or(0, |i| i + 3);
         out.push_str(&rest[..at + scheme_len]);
-        let url = &rest[at + scheme_len..];
-        let end = url_end(url);
-        out.push_str(&redact_one(&url[..end]));
-        rest = &url[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Where a URL (after its scheme) ends in free text: at the next option
-/// (whitespace, then `-`), the next URL, or the end.
-fn url_end(url: &str) -> usize {
-    let mut end = url.len();
-    if let Some(next) = find_scheme(url) {
-        // The next URL's word starts after the last space before it.
-        end = url[..next].rfind(char::is_whitespace).unwrap_or(next);
-    }
-    for (i, c) in url.char_indices() {
-        if i >= end {
-            break;
-        }
-        if c.is_whitespace() {
-            let after = url[i..].trim_start();
-            if after.starts_with('-') || after.is_empty() {
-                end = end.min(i);
-                break;
+        rest = &rest[at + scheme_len..];
+        if let Some(end_of_user) = rest.find('@') {
+            let creds = &rest[..end_of_user];
+            if let Some((user, _)) = creds.split_once(':') {
+                out.push_str(user);
+                out.push_str(":***");
+                rest = &rest[end_of_user..];
             }
         }
     }
-    end
+    out.push_str(rest);
+    hide_password_params(&out)
 }
 
-/// One URL after its scheme: the password in the user part (up to the
-/// first `@`, as the client reads it) and any `password=` parameter hidden.
-fn redact_one(url: &str) -> String {
-    let (creds, tail) = match url.find('@') {
-        Some(i) => (Some(&url[..i]), &url[i..]),
-        None => (None, url),
-    };
-    let creds = match creds {
-        Some(c) => match c.split_once(':') {
-            Some((user, _)) => format!("{user}:***"),
-            None => c.to_owned(),
-        },
-        None => String::new(),
-    };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let query: Vec<String> = query
-                .split('&')
-                .map(|kv| match kv.split_once('=') {
-                    Some((k, _)) if k.trim().eq_ignore_ascii_case("password") => format!("{k}=***"),
-                    _ => kv.to_owned(),
-                })
-                .collect();
-            format!("{path}?{}", query.join("&"))
+/// Every `password=VALUE` (the key in any case, `%`-escaped or not) with its
+/// value up to the next `&` or the end replaced by `***`.
+fn hide_password_params(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        // A key starts after `?`, `&` or a space and ends at `=`.
+        let found = rest.char_indices().find_map(|(i, c)| {
+            if !(c == '?' || c == '&' || c.is_whitespace()) {
+                return None;
+            }
+            let key_start = i + c.len_utf8();
+            let eq = key_start + rest[key_start..].find('=')?;
+            let key = &rest[key_start..eq];
+            let decoded = percent_encoding_decode(key);
+            decoded
+                .trim()
+                .eq_ignore_ascii_case("password")
+                .then_some(eq + 1)
+        });
+        let Some(value_start) = found else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..value_start]);
+        out.push_str("***");
+        rest = &rest[value_start..];
+        rest = &rest[rest.find('&').unwrap_or(rest.len())..];
+    }
+}
+
+/// `%XX` escapes decoded (invalid ones kept), as the client decodes keys.
+fn percent_encoding_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = |c: u8| (c as char).to_digit(16);
+        match (
+            b[i],
+            b.get(i + 1).copied().and_then(hex),
+            b.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
         }
-        None => tail.to_owned(),
-    };
-    creds + &tail
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -343,31 +401,62 @@ mod tests {
             // The same command line as older versions stored it.
             let old = redact_urls(&format!("iorig run --db {url} --time 1s"));
             assert!(!old.contains(password), "{old}");
-            assert!(old.ends_with(" --time 1s"), "{old}");
         }
-        // A URL the client cannot read is never repeated.
+        // A URL the client cannot read, or would read a password into a
+        // name from, is never repeated.
         for bad in [
             "postgres://ann:hunter2@[/x",
             "postgres://ann:hunter2@db/x?password",
+            "postgres://srv/db?user=ann@srv&password=hunter2",
+            "postgres://srv/db@x?password=hunter2",
         ] {
             let e = bad.parse::<Location>().expect_err(bad);
             assert!(!e.contains("hunter2"), "{e}");
             assert_eq!(redact_args([bad]), "postgres://***");
+            assert!(
+                !redact_urls(bad).contains("hunter2"),
+                "{}",
+                redact_urls(bad)
+            );
         }
+        assert!(looks_like_pg_url(b"PostgreSQL://a\xff@b/c"));
+        assert!(!looks_like_pg_url(b"./postgres://x"));
     }
 
     #[test]
-    fn passwords_are_redacted_wherever_a_url_appears() {
-        assert_eq!(
-            redact_urls("iorig run --db postgres://ann:s3cr@t@db:5432/x --time 1s"),
-            "iorig run --db postgres://ann:***@t@db:5432/x --time 1s"
-        );
-        assert_eq!(
-            redact_urls("a POSTGRESQL://h/d?user=u&password=zz b postgres://u@h/d"),
-            "a POSTGRESQL://h/d?user=u&password=*** postgres://u@h/d",
-            "in free text a password runs to the next option or URL"
-        );
+    fn old_command_lines_lose_every_password() {
+        for (line, password) in [
+            (
+                "iorig run --db postgres://ann:se -cret@db/x --time 1s",
+                "se -cret",
+            ),
+            (
+                "iorig run --db postgres://ann:se postgres://x@db/x -q",
+                "se postgres://x",
+            ),
+            (
+                "iorig run --db postgres://ann@db/x?pass%77ord=hunter2 -q",
+                "hunter2",
+            ),
+            (
+                "iorig run --db postgres://ann@db/x?a=1&PASSWORD=hunter2&b=2 -q",
+                "hunter2",
+            ),
+            (
+                "iorig run --db postgres://ann:s3cr@t@db:5432/x --time 1s",
+                "s3cr",
+            ),
+        ] {
+            let clean = redact_urls(line);
+            assert!(!clean.contains(password), "{line} -> {clean}");
+            assert!(clean.starts_with("iorig run --db postgres://"), "{clean}");
+        }
         assert_eq!(redact_urls("no url here"), "no url here");
+        assert_eq!(
+            redact_urls("iorig run --db postgres://ann:***@db:5432/x --time 1s"),
+            "iorig run --db postgres://ann:***@db:5432/x --time 1s",
+            "what this version writes stays as it is"
+        );
         assert_eq!(
             redact_args(["x", "postgres://u@h:5433/d", "--label", "a@b"]),
             "x postgres://u@h:5433/d --label a@b"

@@ -292,9 +292,14 @@ impl Store {
     pub fn push_run(&self, run: RunId, target: &Store) -> Result<Pushed, StoreError> {
         let src = &self.conn;
         let mut runs = read_rows(src, "runs", "id", run.0, RUN_COPIED, "")?;
-        let Some(run_row) = runs.pop() else {
+        let Some(mut run_row) = runs.pop() else {
             return Err(StoreError::NoSuchRun(run.0));
         };
+        // A line from an older store goes over without the passwords it
+        // could hold (see Store::shown_command_line).
+        if let Some(Owned::Text(Some(line))) = run_row.get_mut(7) {
+            *line = self.shown_command_line(std::mem::take(line));
+        }
         let (uid, status) = match (&run_row[8], &run_row[2]) {
             (Owned::Text(Some(uid)), Owned::Text(Some(status))) => (uid.clone(), status.clone()),
             _ => {

@@ -388,7 +388,72 @@ CREATE TABLE external_series (
 ) WITHOUT ROWID;
 "#,
     ),
+    // Version 11: command lines stored before it could keep a PostgreSQL
+    // password holding `/`, `?` or a space (the URL was cut at the first of
+    // them); every stored command line is redacted once more, by the rule
+    // for text whose arguments can no longer be told apart. Done once, as a
+    // migration, so lines written since are never rewritten.
+    Migration::Repair(scrub_command_lines),
 ];
+
+/// The version from which stored command lines hold no password: a store
+/// read below it (read-only, so not migrated) has its command lines
+/// redacted as they are read.
+pub(crate) const SCRUBBED_VERSION: i64 = 11;
+
+/// Tables whose rows keep the command line that made them.
+const COMMAND_LINE_TABLES: [&str; 2] = ["runs", "trace_analyses"];
+
+/// A stored command line with every password hidden; `None` when it has
+/// none to hide.
+pub(crate) fn scrubbed(line: &str) -> Option<String> {
+    let clean = crate::location::redact_urls(line);
+    (clean != line).then_some(clean)
+}
+
+/// Version 11 on SQLite: see [`MIGRATIONS`].
+fn scrub_command_lines(conn: &Connection) -> rusqlite::Result<()> {
+    for table in COMMAND_LINE_TABLES {
+        let rows: Vec<(i64, String)> = {
+            let mut stmt = conn.prepare(&format!(
+                "SELECT id, command_line FROM {table} WHERE lower(command_line) LIKE '%postgres%'"
+            ))?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect::<Result<_, _>>()?
+        };
+        for (id, line) in rows {
+            if let Some(clean) = scrubbed(&line) {
+                conn.execute(
+                    &format!("UPDATE {table} SET command_line = ?1 WHERE id = ?2"),
+                    rusqlite::params![clean, id],
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Version 11 on PostgreSQL: the same as on SQLite.
+fn scrub_command_lines_pg(conn: &Conn) -> Result<(), StoreError> {
+    for table in COMMAND_LINE_TABLES {
+        let rows = conn.query(
+            &format!(
+                "SELECT id, command_line FROM {table} WHERE lower(command_line) LIKE '%postgres%'"
+            ),
+            &[],
+            |r| Ok((r.get::<i64>(0)?, r.get::<String>(1)?)),
+        )?;
+        for (id, line) in rows {
+            if let Some(clean) = scrubbed(&line) {
+                conn.execute(
+                    &format!("UPDATE {table} SET command_line = ?1 WHERE id = ?2"),
+                    crate::db::params![clean.as_str(), id],
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
 
 /// Re-derives `bs`, `bs_bytes` and the workload's `bs` of steps whose
 /// workload gave per-direction block sizes. A row whose workload cannot be
@@ -513,31 +578,36 @@ fn header_via_sqlite(path: &Path) -> Option<[u8; 100]> {
     }
 }
 
-/// Refuses, from the header alone, a database in WAL mode that is not
-/// iorig's and that nothing has open (no `-wal` beside it): opening it with
-/// SQLite, even read-only, would make its `-wal` and `-shm`, and a refused
-/// file is left exactly as it was. `Ok` when the header does not settle it.
-fn refuse_foreign_wal(path: &Path, label: &str) -> Result<(), StoreError> {
+/// A short look at a file that exists, to refuse or accept it: a read-only
+/// connection, closed right after. A database in WAL mode that nothing has
+/// open (no `-wal` beside it) is looked at `immutable`: SQLite would
+/// otherwise make its `-wal` and `-shm` to read it, and a refused file is
+/// left exactly as it was. That is safe here, and only here: a WAL
+/// connection keeps its `-wal` while open, so no process (this one
+/// included) has the file open, none holds a lock a close could drop, and
+/// the look is over before a writer could change what it reads.
+fn probe_connection(path: &Path, label: &str) -> Result<Connection, StoreError> {
     let mut wal = path.as_os_str().to_owned();
     wal.push("-wal");
-    if std::fs::symlink_metadata(Path::new(&wal)).is_ok() {
-        return Ok(());
+    let closed_wal = std::fs::symlink_metadata(Path::new(&wal)).is_err()
+        && header_via_sqlite(path)
+            .is_some_and(|h| h.starts_with(b"SQLite format 3\0") && h[18] == 2 && h[19] == 2);
+    if !closed_wal {
+        return read_only_connection(path, label);
     }
-    let Some(h) = header_via_sqlite(path) else {
-        return Ok(());
+    let at = |source: rusqlite::Error| StoreError::Open {
+        path: label.to_owned(),
+        source,
     };
-    let wal_mode = h.starts_with(b"SQLite format 3\0") && h[18] == 2 && h[19] == 2;
-    let id = i64::from(i32::from_be_bytes([h[68], h[69], h[70], h[71]]));
-    match (wal_mode, id) {
-        (false, _) | (_, APPLICATION_ID) => Ok(()),
-        (true, 0) => Err(StoreError::NotAStore {
-            path: label.to_owned(),
-        }),
-        (true, id) => Err(StoreError::NotIorigDb {
-            path: label.to_owned(),
-            application_id: id,
-        }),
-    }
+    let abs = std::fs::canonicalize(path).map_err(|e| StoreError::Path(format!("{label}: {e}")))?;
+    let conn = Connection::open_with_flags(
+        format!("file:{}?immutable=1", uri_path(&abs)),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI,
+    )
+    .map_err(at)?;
+    Ok(conn)
 }
 
 /// Checks, without writing anything, that `path` could be opened as a
@@ -548,8 +618,7 @@ fn refuse_foreign_wal(path: &Path, label: &str) -> Result<(), StoreError> {
 pub fn check(path: &Path) -> Result<(), StoreError> {
     if check_paths(path)? == iorig_outfile::Existing::Regular && !is_empty_file(path)? {
         let label = path.display().to_string();
-        refuse_foreign_wal(path, &label)?;
-        let probe = read_only_connection(path, &label)?;
+        let probe = probe_connection(path, &label)?;
         check_store(&probe, &label)?;
     }
     Ok(())
@@ -650,7 +719,9 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
     if is_empty_file(path)? {
         return Err(StoreError::NotAStore { path: label });
     }
-    refuse_foreign_wal(path, &label)?;
+    // Refused files are refused by the short look, which makes no side
+    // files; SQLite's own come only for a store that is iorig's.
+    check_store(&probe_connection(path, &label)?, &label)?;
     let conn = read_only_connection(path, &label)?;
     check_store(&conn, &label)?;
     Ok(conn)
@@ -866,9 +937,10 @@ pub const PG_BASELINE_VERSION: i64 = 9;
 /// The PostgreSQL forms of the migrations after the baseline, in order:
 /// entry `i` brings a PostgreSQL store from `PG_BASELINE_VERSION + i` to
 /// the next version, as `MIGRATIONS[PG_BASELINE_VERSION + i]` does SQLite.
-pub const PG_MIGRATIONS: &[&str] = &[
+pub(crate) const PG_MIGRATIONS: &[PgMigration] = &[
     // Version 10 (external_series).
-    r#"
+    PgMigration::Sql(
+        r#"
 CREATE TABLE external_series (
     step_id BIGINT NOT NULL REFERENCES steps(id) ON DELETE CASCADE,
     seq     BIGINT NOT NULL,
@@ -879,7 +951,16 @@ CREATE TABLE external_series (
     PRIMARY KEY (step_id, seq, source, name)
 );
 "#,
+    ),
+    // Version 11 (stored command lines scrubbed of passwords).
+    PgMigration::Repair(scrub_command_lines_pg),
 ];
+
+/// One step of a PostgreSQL store's schema: SQL, or a repair in Rust.
+pub(crate) enum PgMigration {
+    Sql(&'static str),
+    Repair(fn(&Conn) -> Result<(), StoreError>),
+}
 
 /// Where a PostgreSQL store's tables live.
 const PG_SCHEMA: &str = "iorig";
@@ -1191,14 +1272,17 @@ fn migrate_pg(conn: &Conn, url: &PgUrl) -> Result<(), StoreError> {
         };
         while version < SCHEMA_VERSION {
             let index = usize::try_from(version - PG_BASELINE_VERSION).unwrap_or(usize::MAX);
-            let Some(sql) = PG_MIGRATIONS.get(index) else {
+            let Some(migration) = PG_MIGRATIONS.get(index) else {
                 return Err(StoreError::BadValue {
                     column: "iorig_meta.schema_version",
                     value: format!("{version}: no PostgreSQL migration from it"),
                 });
             };
             version += 1;
-            conn.batch(sql).map_err(at(version))?;
+            match migration {
+                PgMigration::Sql(sql) => conn.batch(sql).map_err(at(version))?,
+                PgMigration::Repair(repair) => repair(conn).map_err(at(version))?,
+            }
             conn.execute(
                 "UPDATE iorig_meta SET value = ?1 WHERE key = 'schema_version'",
                 crate::db::params![version.to_string().as_str()],
@@ -1238,7 +1322,10 @@ mod tests {
         for t in PG_TABLES {
             let create = format!("CREATE TABLE {t} (");
             assert!(
-                PG_BASELINE.contains(&create) || PG_MIGRATIONS.iter().any(|m| m.contains(&create)),
+                PG_BASELINE.contains(&create)
+                    || PG_MIGRATIONS
+                        .iter()
+                        .any(|m| matches!(m, PgMigration::Sql(sql) if sql.contains(&create))),
                 "{t}"
             );
         }

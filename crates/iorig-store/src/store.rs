@@ -38,7 +38,7 @@ impl Store {
     /// Opens the store at `path`, creating the file if missing and bringing
     /// its schema up to date.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        Store::with(Conn::Lite(schema::open(path)?))?.scrubbed()
+        Store::with(Conn::Lite(schema::open(path)?))
     }
 
     /// Opens the store at `location` to read and write it: a file is
@@ -47,38 +47,8 @@ impl Store {
     pub fn open_at(location: &Location) -> Result<Store, StoreError> {
         match location {
             Location::File(p) => Store::open(p),
-            Location::Postgres(url) => Store::with(schema::open_pg(url, false)?)?.scrubbed(),
+            Location::Postgres(url) => Store::with(schema::open_pg(url, false)?),
         }
-    }
-
-    /// Hides the passwords older versions left in stored command lines
-    /// (they cut a URL's user part at its first `/` or `?`, so a password
-    /// holding one was kept). Done at every open for writing: a handful of
-    /// rows at most need it, found by one scan of the command lines, which
-    /// is cheap next to a run.
-    fn scrubbed(self) -> Result<Store, StoreError> {
-        for table in ["runs", "trace_analyses"] {
-            if table == "trace_analyses" && self.version < 8 {
-                continue;
-            }
-            let rows = self.conn.query(
-                &format!(
-                    "SELECT id, command_line FROM {table} WHERE lower(command_line) LIKE '%postgres%'"
-                ),
-                &[],
-                |r| Ok((r.get::<i64>(0)?, r.get::<String>(1)?)),
-            )?;
-            for (id, line) in rows {
-                let clean = crate::location::redact_urls(&line);
-                if clean != line {
-                    self.conn.execute(
-                        &format!("UPDATE {table} SET command_line = ?1 WHERE id = ?2"),
-                        params![clean.as_str(), id],
-                    )?;
-                }
-            }
-        }
-        Ok(self)
     }
 
     /// Checks, writing nothing, that `path` could be opened as a store (a
@@ -119,6 +89,17 @@ impl Store {
             source,
         })?;
         Store::with(Conn::Lite(schema::prepare(conn, ":memory:")?))
+    }
+
+    /// A stored command line as it may be shown or copied: from a store
+    /// older than [`schema::SCRUBBED_VERSION`] (opened read-only, so not
+    /// migrated), with the passwords older versions could leave in it
+    /// hidden.
+    pub(crate) fn shown_command_line(&self, line: String) -> String {
+        if self.version >= schema::SCRUBBED_VERSION {
+            return line;
+        }
+        schema::scrubbed(&line).unwrap_or(line)
     }
 
     fn with(conn: Conn) -> Result<Store, StoreError> {
@@ -587,7 +568,7 @@ impl Store {
         Ok(Some(RunDetail {
             run: row,
             plan_json,
-            command_line,
+            command_line: self.shown_command_line(command_line),
         }))
     }
 
@@ -844,7 +825,10 @@ impl Store {
             .conn
             .query(&format!("{TRACE_COLUMNS} ORDER BY id"), &[], trace_row)?
             .into_iter()
-            .map(|(r, _)| r)
+            .map(|(mut r, _)| {
+                r.command_line = self.shown_command_line(std::mem::take(&mut r.command_line));
+                r
+            })
             .collect())
     }
 
@@ -853,11 +837,17 @@ impl Store {
         &self,
         id: i64,
     ) -> Result<Option<(TraceAnalysisRow, String)>, StoreError> {
-        self.conn.query_opt(
-            &format!("{TRACE_COLUMNS} WHERE id = ?1"),
-            params![id],
-            trace_row,
-        )
+        Ok(self
+            .conn
+            .query_opt(
+                &format!("{TRACE_COLUMNS} WHERE id = ?1"),
+                params![id],
+                trace_row,
+            )?
+            .map(|(mut r, json)| {
+                r.command_line = self.shown_command_line(std::mem::take(&mut r.command_line));
+                (r, json)
+            }))
     }
 
     fn run_exists(&self, run: RunId) -> Result<bool, StoreError> {

@@ -67,19 +67,22 @@ fn migrations_apply_on_an_empty_db_and_reopen_is_idempotent() {
     assert_eq!(app, APPLICATION_ID);
 }
 
+/// A run to store.
+fn probe_run() -> iorig_store::NewRun {
+    iorig_store::NewRun {
+        kind: iorig_store::RunKind::Run,
+        plan_json: None,
+        host: "h".into(),
+        tool_version: "0.1.0".into(),
+        command_line: "iorig run".into(),
+        labels: Default::default(),
+        started: "2026-01-01T00:00:00Z".into(),
+    }
+}
+
 /// Stores one run, so a reopen can be seen to keep data.
 fn add_probe_run(store: &Store) {
-    store
-        .create_run(&iorig_store::NewRun {
-            kind: iorig_store::RunKind::Run,
-            plan_json: None,
-            host: "h".into(),
-            tool_version: "0.1.0".into(),
-            command_line: "iorig run".into(),
-            labels: Default::default(),
-            started: "2026-01-01T00:00:00Z".into(),
-        })
-        .unwrap();
+    store.create_run(&probe_run()).unwrap();
 }
 
 #[test]
@@ -371,7 +374,8 @@ fn a_store_like_file_is_refused_and_left_unchanged() {
     // Another program's database in WAL mode, closed (no -wal beside it):
     // even a read-only look through SQLite would make its -wal and -shm, so
     // it is refused from its header and left without side files.
-    for (i, id) in [0, 0x1234].into_iter().enumerate() {
+    // The same for one marked as iorig's without iorig's tables.
+    for (i, id) in [0, 0x1234, APPLICATION_ID].into_iter().enumerate() {
         let path = dir.path().join(format!("wal-{i}.db"));
         let conn = Connection::open(&path).unwrap();
         let mode: String = conn
@@ -379,6 +383,7 @@ fn a_store_like_file_is_refused_and_left_unchanged() {
             .unwrap();
         assert_eq!(mode, "wal");
         conn.pragma_update(None, "application_id", id).unwrap();
+        conn.pragma_update(None, "user_version", 9).unwrap();
         conn.execute_batch("CREATE TABLE theirs (x)").unwrap();
         drop(conn);
         let before = file_and_side_files(&path);
@@ -419,14 +424,17 @@ fn a_store_like_file_is_refused_and_left_unchanged() {
 }
 
 /// Older versions cut a URL's user part at its first `/` or `?`, so a
-/// password holding one was stored with the command line. Opening a store
-/// for writing hides it; opening read-only changes nothing.
+/// password holding one was stored with the command line. Schema version
+/// 11 hides them once when the store is opened for writing; read-only, an
+/// older store's lines are shown hidden and the file is not changed; lines
+/// written since are never rewritten.
 #[test]
-fn passwords_stored_by_older_versions_are_scrubbed_when_a_store_is_opened_for_writing() {
+fn passwords_stored_by_older_versions_are_scrubbed_once() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("iorig.db");
     drop(Store::open(&path).unwrap());
     let conn = Connection::open(&path).unwrap();
+    conn.pragma_update(None, "user_version", 10).unwrap();
     let leaked = [
         "iorig run --db postgres://ann:se/cret@db:5432/x --time 1s",
         "iorig plan run p.toml --db POSTGRESQL://ann:se?cret@db/x -q",
@@ -451,9 +459,20 @@ fn passwords_stored_by_older_versions_are_scrubbed_when_a_store_is_opened_for_wr
             .collect::<Result<Vec<String>, _>>()
             .unwrap()
     };
-    drop(Store::open_read_only(&path).unwrap());
+    let ro = Store::open_read_only(&path).unwrap();
+    for id in 1..=3 {
+        let shown = ro.get_run(iorig_store::RunId(id)).unwrap().unwrap();
+        assert!(
+            !shown.command_line.contains("cret"),
+            "{}",
+            shown.command_line
+        );
+    }
+    drop(ro);
     assert_eq!(stored(), leaked, "read-only opens write nothing");
-    drop(Store::open(&path).unwrap());
+
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
     let lines = stored();
     for line in &lines {
         assert!(!line.contains("cret"), "{line}");
@@ -463,4 +482,15 @@ fn passwords_stored_by_older_versions_are_scrubbed_when_a_store_is_opened_for_wr
         "iorig run --db postgres://ann:***@db:5432/x --time 1s"
     );
     assert!(lines[1].ends_with("@db/x -q"), "{}", lines[1]);
+    // A line written since, that the old rule would misread (no user, a
+    // port, an @ further on), is kept as written.
+    let mut run = probe_run();
+    run.command_line = "iorig run --db postgres://h:5433/d --label owner=ann@corp".into();
+    store.create_run(&run).unwrap();
+    drop(store);
+    drop(Store::open(&path).unwrap());
+    assert_eq!(
+        stored()[3],
+        "iorig run --db postgres://h:5433/d --label owner=ann@corp"
+    );
 }

@@ -6,6 +6,10 @@ use iorig_store::Location;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// Why a store URL that is not UTF-8 is refused (without repeating it).
+pub const NOT_UTF8_URL: &str =
+    "the store URL is not UTF-8 text; write its password's bytes as %XX escapes";
+
 /// Reads `--db` and `--to` without clap's "invalid value '…'", which
 /// repeats the value: a URL the client could not read may hold a
 /// password, and the message must not show it.
@@ -21,11 +25,7 @@ impl clap::builder::TypedValueParser for LocationParser {
         arg: Option<&clap::Arg>,
         value: &std::ffi::OsStr,
     ) -> Result<Location, clap::Error> {
-        let Some(text) = value.to_str() else {
-            // Not UTF-8, so not a URL: a path as it is.
-            return Ok(Location::File(PathBuf::from(value)));
-        };
-        text.parse().map_err(|e: String| {
+        let refuse = |e: String| {
             let flag = arg
                 .and_then(|a| a.get_long())
                 .map(|l| format!("--{l}: "))
@@ -34,7 +34,16 @@ impl clap::builder::TypedValueParser for LocationParser {
                 clap::error::ErrorKind::ValueValidation,
                 format!("{flag}{e}\n"),
             )
-        })
+        };
+        let Some(text) = value.to_str() else {
+            use std::os::unix::ffi::OsStrExt;
+            if iorig_store::looks_like_pg_url(value.as_bytes()) {
+                return Err(refuse(NOT_UTF8_URL.into()));
+            }
+            // Not UTF-8 and no URL: a path as it is.
+            return Ok(Location::File(PathBuf::from(value)));
+        };
+        text.parse().map_err(refuse)
     }
 }
 

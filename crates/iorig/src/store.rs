@@ -23,7 +23,16 @@ pub fn location(flag: Option<&Location>) -> Result<Location, Failure> {
         Ok(v) if !v.is_empty() => v
             .parse()
             .map_err(|e: String| Failure::usage(format!("IORIG_DB: {e}"))),
-        Err(std::env::VarError::NotUnicode(v)) => Ok(Location::File(v.into())),
+        Err(std::env::VarError::NotUnicode(v)) => {
+            use std::os::unix::ffi::OsStrExt;
+            if iorig_store::looks_like_pg_url(v.as_bytes()) {
+                return Err(Failure::usage(format!(
+                    "IORIG_DB: {}",
+                    crate::cli::NOT_UTF8_URL
+                )));
+            }
+            Ok(Location::File(v.into()))
+        }
         _ => Ok(Location::File("iorig.db".into())),
     }
 }

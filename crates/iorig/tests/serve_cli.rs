@@ -691,7 +691,7 @@ fn other_names_for_the_server_are_refused_without_a_token() {
     // With a token, the token decides, whatever the name.
     std::fs::write(d.join("token"), "0123456789abcdef0123\n").unwrap();
     all.extend(["--token-file", "token"]);
-    let (_guard, addrs) = common::start_server(d, &all, 1);
+    let (_guard, addrs) = common::start_server(d, &all, 2);
     let web = addrs[0].as_str();
     let other = host(web, "array-lab.example");
     assert_eq!(ask(web, "GET", "/api/runs", &[&other], ""), 401);

@@ -392,3 +392,40 @@ fn awkward_passwords_never_show_anywhere() {
         result.unwrap();
     }
 }
+
+/// A store URL the PostgreSQL client cannot read, or would read a password
+/// into a name from (an `@` in a parameter), or that is not UTF-8, is bad
+/// input whose message never repeats it: given as `--db`, `--to` or
+/// `IORIG_DB`.
+#[test]
+fn a_store_url_that_cannot_be_read_is_never_repeated() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bad: Vec<std::ffi::OsString> = [
+        &b"postgres://ann:hunter2@[/x"[..],
+        b"postgres://srv/db?user=ann@srv&password=hunter2",
+        b"postgres://ann:hunter2@db/x?password",
+        b"POSTGRES://ann:hun\xffter2@db/x",
+    ]
+    .iter()
+    .map(|b| std::ffi::OsStr::from_bytes(b).to_owned())
+    .collect();
+    for url in &bad {
+        for how in ["--db", "--to", "IORIG_DB"] {
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_iorig"));
+            cmd.env_remove("IORIG_DB").current_dir(d);
+            match how {
+                "--db" => cmd.args(["runs", "list", "--db"]).arg(url),
+                "--to" => cmd.args(["runs", "push", "--all", "--to"]).arg(url),
+                _ => cmd.args(["runs", "list"]).env("IORIG_DB", url),
+            };
+            let out = cmd.output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{how} {url:?}: {err}");
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+            assert!(!err.contains("hun"), "{how}: the URL is repeated: {err}");
+        }
+    }
+    assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "nothing written");
+}

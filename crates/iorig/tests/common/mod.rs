@@ -243,10 +243,11 @@ pub fn start_server(dir: &Path, args: &[&str], lines: usize) -> (Guard, Vec<Stri
             if let Some(rest) = line.split(" at http://").nth(1) {
                 found.push(rest.split('/').next().unwrap_or("").to_owned());
                 if found.len() == lines {
-                    let _ = tx.send(found);
-                    return;
+                    let _ = tx.send(std::mem::take(&mut found));
                 }
             }
+            // Read on to the end: a server whose stdout is closed stops
+            // (as a run does), so a line it prints later must find a reader.
         }
     });
     let found = rx
