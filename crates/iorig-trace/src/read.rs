@@ -834,11 +834,7 @@ mod tests {
             t.push_str(&format!("128166372003061629,h,{i},Read,0,4096,1\n"));
         }
         let p = file(&d, "many.csv", t.as_bytes());
-        let e = open(&p, None, BadRecords::Refuse)
-            .unwrap()
-            .collect::<Result<Vec<_>, _>>()
-            .unwrap_err()
-            .to_string();
+        let e = err_of(&p);
         assert!(
             e.contains("record 65536: a device or file past the most a trace names"),
             "{e}"
@@ -867,11 +863,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let bad = "128166372003061629,web,1,Read,0,4096,1\n128166372003061529,web,1,Read,0,4096,1\n128166372003061729,web,1,Read,0,0,1\n128166372003061829,web,1,Read,0,4096,1\n";
         let p = file(&d, "bad.csv", bad.as_bytes());
-        let e = open(&p, None, BadRecords::Refuse)
-            .unwrap()
-            .collect::<Result<Vec<_>, _>>()
-            .unwrap_err()
-            .to_string();
+        let e = err_of(&p);
         assert!(
             e.contains("record 2: Timestamp") && e.contains("out of order"),
             "{e}"
