@@ -32,6 +32,8 @@ fn host_cpus() -> u32 {
 struct Load {
     /// Outstanding I/Os it could keep (workers × qd, summed over jobs).
     slots: u32,
+    /// Worker threads, summed over jobs.
+    threads: u32,
     /// Paced by design (a rate, think times or a start delay): idle slots
     /// are then no sign of a slow generator.
     paced: bool,
@@ -47,6 +49,7 @@ impl Load {
         if out.jobs.len() <= 1 {
             return Load {
                 slots: w.threads.saturating_mul(w.qd),
+                threads: w.threads,
                 // Think times and a start delay idle the queue by design,
                 // as a rate does.
                 paced: matches!(w.rate, Rate::Iops(_))
@@ -71,6 +74,10 @@ impl Load {
             slots: recs
                 .clone()
                 .map(|r| r.threads.saturating_mul(r.qd))
+                .fold(0u32, u32::saturating_add),
+            threads: recs
+                .clone()
+                .map(|r| r.threads)
                 .fold(0u32, u32::saturating_add),
             paced: recs.clone().any(|r| {
                 r.rate_iops.is_some() || r.think_time_s.is_some() || r.start_delay_s.is_some()
@@ -127,6 +134,7 @@ pub(crate) fn analyse_step(w: &Workload, out: &StepOutput) -> Vec<Finding> {
             mean_lat_ns: outcome.summary.total().service_mean_ns(),
             workers: load.slots,
             qd: 1,
+            threads: load.threads,
             rate_limited: load.paced,
             cpu_busy_pct: outcome.cpu.usr_pct + outcome.cpu.sys_pct,
             host_cpus: host_cpus(),

@@ -27,6 +27,11 @@ pub struct LittleInput {
     pub workers: u32,
     /// Queue depth per worker.
     pub qd: u32,
+    /// Worker threads, when `workers × qd` counts queue slots rather than
+    /// threads (several jobs, each its own queue depth): the CPUs are
+    /// shared by threads, never by slots. 0: `workers` are the threads.
+    #[serde(default)]
+    pub threads: u32,
     /// Whether the run was rate-limited; the check only applies without a limit.
     pub rate_limited: bool,
     /// usr + sys of the whole host, 0–100.
@@ -153,20 +158,25 @@ impl GeneratorBoundCheck {
             if input.cpu_busy_pct > CPU_PEGGED_PCT {
                 m.push_str(&format!("; host CPU {:.0} % busy", input.cpu_busy_pct));
             }
-            if input.host_cpus > 0 && input.workers > input.host_cpus {
+            let threads = if input.threads > 0 {
+                input.threads
+            } else {
+                input.workers
+            };
+            if input.host_cpus > 0 && threads > input.host_cpus {
                 m.push_str(&format!(
-                    "; {} workers share {} CPUs",
-                    input.workers, input.host_cpus
+                    "; {threads} workers share {} CPUs",
+                    input.host_cpus
                 ));
             }
             // The advice fits the case: too many workers for the CPUs, one
             // worker with CPUs to spare, or a host too slow for the load.
-            let advice = if input.host_cpus > 0 && input.workers > input.host_cpus {
+            let advice = if input.host_cpus > 0 && threads > input.host_cpus {
                 format!(
                     "use at most {} workers (one per CPU) or a faster host",
                     input.host_cpus
                 )
-            } else if input.workers == 1 && input.host_cpus > 1 {
+            } else if threads == 1 && input.host_cpus > 1 {
                 format!(
                     "spread the queue over more workers (--threads; this host has {} CPUs) or use a faster host",
                     input.host_cpus
@@ -203,6 +213,7 @@ mod tests {
             mean_lat_ns,
             workers,
             qd,
+            threads: 0,
             rate_limited: false,
             cpu_busy_pct: 40.0,
             host_cpus: 16,
@@ -282,6 +293,18 @@ mod tests {
         });
         let m = one.message.unwrap_or_default();
         assert!(m.ends_with("spread the queue over more workers (--threads; this host has 8 CPUs) or use a faster host"), "{m}");
+        // The CPUs are shared by threads, not by queue slots: one thread
+        // keeping 4 slots (given as 4 × 1 by a caller summing jobs) on 2
+        // CPUs is one worker, not "4 workers share 2 CPUs".
+        let slots = GeneratorBoundCheck::default().evaluate(LittleInput {
+            cpu_busy_pct: 50.0,
+            host_cpus: 2,
+            threads: 1,
+            ..input(iops, 1_000.0, 4, 1)
+        });
+        let m = slots.message.unwrap_or_default();
+        assert!(!m.contains("workers share"), "{m}");
+        assert!(m.ends_with("spread the queue over more workers (--threads; this host has 2 CPUs) or use a faster host"), "{m}");
         let fitting = GeneratorBoundCheck::default().evaluate(LittleInput {
             host_cpus: 64,
             ..input(iops, 9_000.0, 4, 8)
