@@ -1354,6 +1354,9 @@ impl Tr<'_> {
             let fsd = my[0];
             let mut keys: Keys = Vec::new();
             let mut anchor = None;
+            // vdbench's file system I/O is buffered unless openflags says
+            // o_direct (iorig's own default is direct, so it is said here).
+            let mut direct = false;
             for (k, v) in &fsd.params {
                 let one = v.items().join(",");
                 let sbad = |w: String| usage(&fsd.loc, format!("fsd={}: {k}: {w}", fsd.name));
@@ -1371,16 +1374,14 @@ impl Tr<'_> {
                         keys.push(("file_size".into(), toml::Value::String(sz)));
                     }
                     "openflags" => {
-                        if one
+                        direct = one
                             .split(',')
-                            .any(|f| matches!(f.trim(), "o_direct" | "directio"))
-                        {
-                            keys.push(("direct".into(), toml::Value::Boolean(true)));
-                        }
+                            .any(|f| matches!(f.trim(), "o_direct" | "directio"));
                     }
                     _ => self.other(fsd, k)?,
                 }
             }
+            keys.push(("direct".into(), toml::Value::Boolean(direct)));
             let anchor = anchor.ok_or_else(|| {
                 usage(
                     &fsd.loc,

@@ -133,6 +133,10 @@ fn file_system_runs_mix_their_operations_by_skew() {
     assert_eq!(s["file_size"].as_str(), Some("64k"));
     assert_eq!(s["format"].as_str(), Some("yes"));
     assert_eq!(s["fileio"].as_str(), Some("sequential"));
+    // vdbench's file system I/O is buffered unless openflags=o_direct.
+    assert_eq!(s["direct"].as_bool(), Some(false));
+    let p = parsed("fsd=fsd1,anchor=/tmp/dir,depth=1,width=1,files=2,size=64k,openflags=o_direct\nfwd=fwd1,fsd=fsd1,operation=read,xfersize=4k\nrd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=5,interval=1\n");
+    assert_eq!(step(&p, 0)["direct"].as_bool(), Some(true));
 }
 
 #[test]
