@@ -171,6 +171,25 @@ fn hcibenchs_files_and_the_vdbench_output_files() {
     assert!((read - 70.0).abs() < 10.0, "read% {read}");
     let summary = std::fs::read_to_string(out_dir.join("summary.html")).unwrap();
     assert!(summary.contains("avg_2-3"), "{summary}");
+    // The average row's queue depth is the average of the rows' (one
+    // definition: the device's when sampled, else Little's law), within
+    // the one decimal the summary shows.
+    let depth = |interval: &str| -> f64 {
+        let line = summary
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(interval))
+            .unwrap_or_else(|| panic!("no row {interval}: {summary}"));
+        let f: Vec<&str> = line.split_whitespace().collect();
+        f[f.len() - 3].parse().unwrap()
+    };
+    let mean = (depth("2") + depth("3")) / 2.0;
+    assert!(
+        (depth("avg_2-3") - mean).abs() <= 0.051,
+        "avg {} vs rows {} {}: {summary}",
+        depth("avg_2-3"),
+        depth("2"),
+        depth("3")
+    );
 }
 
 #[test]

@@ -250,6 +250,10 @@ pub fn export_vdbench(store: &Store, run: RunId) -> Result<VdbenchExport, Report
         );
         let mut measured = 0usize;
         let mut first = None;
+        // The average row's queue depth is the average of the rows' (each
+        // the device's own when sampled, else Little's law), weighted by
+        // their lengths: one definition for both.
+        let (mut depth_sum, mut depth_s) = (0.0, 0.0);
         for (k, (r, w, t)) in by_interval(rows).into_iter().enumerate() {
             if t.warmup {
                 continue;
@@ -277,6 +281,8 @@ pub fn export_vdbench(store: &Store, run: RunId) -> Result<VdbenchExport, Report
                 row.resp, row.read_resp, row.write_resp, row.resp_max, row.read_max, row.write_max,
                 row.resp_std, row.queue_depth, row.cpu_used, row.cpu_user
             );
+            depth_sum += row.queue_depth * t.duration_s;
+            depth_s += t.duration_s;
             summary_line(&mut sum, &row);
         }
         // The step's measured average, from its stored summary.
@@ -295,7 +301,7 @@ pub fn export_vdbench(store: &Store, run: RunId) -> Result<VdbenchExport, Report
                 write: Some(&io.write),
                 total: &io.total,
                 t_s: end_t,
-                queue_depth: None,
+                queue_depth: (depth_s > 0.0).then(|| depth_sum / depth_s),
                 cpu: (io.cpu.usr_pct, io.cpu.sys_pct),
             });
             if measured > 0 {
