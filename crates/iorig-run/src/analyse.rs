@@ -115,8 +115,11 @@ fn active_share(measured_s: f64, delay_s: f64, warmup_s: f64) -> f64 {
     (measured_s - idle) / measured_s
 }
 
-/// Every check that applies to any step.
-pub(crate) fn analyse_step(w: &Workload, out: &StepOutput) -> Vec<Finding> {
+/// Every check that applies to any step. `trace_paced`: a trace replay at
+/// the trace's times, whose worker waits (spinning at the end) for each
+/// I/O's time: its idle queue and busy worker are the pacing, not a slow
+/// generator, and how late it issued is the replay report's to say.
+pub(crate) fn analyse_step(w: &Workload, out: &StepOutput, trace_paced: bool) -> Vec<Finding> {
     let mut found = Vec::new();
     let outcome = &out.outcome;
     let total = outcome.summary.total().summary(outcome.measured_s);
@@ -128,7 +131,7 @@ pub(crate) fn analyse_step(w: &Workload, out: &StepOutput) -> Vec<Finding> {
     // On several hosts each agent checks its own workers (the totals have
     // hosts × workers in flight, on no one machine's CPUs).
     let load = Load::of(w, out);
-    if load.engine_null == Some(false) && total.ops > 0 && out.hosts.is_empty() {
+    if load.engine_null == Some(false) && total.ops > 0 && out.hosts.is_empty() && !trace_paced {
         let verdict = GeneratorBoundCheck::default().evaluate(LittleInput {
             iops: total.iops,
             mean_lat_ns: outcome.summary.total().service_mean_ns(),

@@ -656,7 +656,7 @@ impl Runner<'_> {
         if let (Some(_), Some(setup)) = (&self.run.inv.journal, &out.verify) {
             crate::journal::close(setup, outcome.errors, &mut self.out);
         }
-        let mut analysis = analyse::analyse_step(w, &out);
+        let mut analysis = analyse::analyse_step(w, &out, false);
         if let Some(ss) = step.steady_state {
             analysis.push(Finding::SteadyState(analyse::steady_state_verdict(
                 &rounds,

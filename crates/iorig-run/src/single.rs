@@ -317,7 +317,8 @@ pub fn run_with(
     if interrupted {
         out.notice("interrupted: results of the completed intervals are kept");
     }
-    for f in &analyse_step(w, &step) {
+    let trace_paced = hooks.replay.is_some_and(|r| r.speed.is_some());
+    for f in &analyse_step(w, &step, trace_paced) {
         out.send(Event::Finding {
             index: Some(0),
             finding: f,
