@@ -104,17 +104,8 @@ fn figures_are_stored_beside_every_interval_and_failures_never_stop_the_test() {
     let addr = exporter(Arc::clone(&stop));
     let prom = format!("prometheus=http://{addr}/metrics,match=array_*");
     let out = iorig()
+        .args(common::null_run("2s", "250ms", &[]))
         .args([
-            "run",
-            "--engine",
-            "null",
-            "--size",
-            "16m",
-            "--time",
-            "2s",
-            "--interval",
-            "250ms",
-            "-q",
             "--db",
             "c.db",
             "--collect",
@@ -177,22 +168,8 @@ fn figures_are_stored_beside_every_interval_and_failures_never_stop_the_test() {
     let addr2 = exporter(Arc::clone(&stop2));
     let prom2 = format!("prometheus=http://{addr2}/metrics");
     let mut child = iorig()
-        .args([
-            "run",
-            "--engine",
-            "null",
-            "--size",
-            "16m",
-            "--time",
-            "3s",
-            "--interval",
-            "250ms",
-            "-q",
-            "--db",
-            "d.db",
-            "--collect",
-            &prom2,
-        ])
+        .args(common::null_run("3s", "250ms", &[]))
+        .args(["--db", "d.db", "--collect", &prom2])
         .current_dir(d)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -299,19 +276,10 @@ fn awkward_answers_are_read_or_cut_off_and_never_stop_the_test() {
     let addr = chunked_exporter(stop.clone());
     let source = format!("prometheus=http://{addr}/metrics");
     let out = iorig()
+        .args(common::null_run("1500ms", "500ms", &[]))
         .args([
-            "run",
-            "--engine",
-            "null",
-            "--size",
-            "16m",
-            "--time",
-            "1500ms",
-            "--interval",
-            "500ms",
             "--db",
             "c.db",
-            "-q",
             "--collect",
             &source,
             "--collect",

@@ -80,22 +80,7 @@ fn make_runs(dir: &Path) {
         let l1 = format!("fw={fw}");
         let l2 = format!("note={note}");
         ok(
-            &[
-                "run",
-                "--engine",
-                "null",
-                "--size",
-                "16m",
-                "--time",
-                "1s",
-                "--interval",
-                "250ms",
-                "-q",
-                "--label",
-                &l1,
-                "--label",
-                &l2,
-            ],
+            &common::null_run("1s", "250ms", &["--label", &l1, "--label", &l2]),
             dir,
         );
     }
@@ -266,23 +251,10 @@ fn a_run_recorded_elsewhere_shows_up_live() {
     make_runs(d);
     let (_serve, addr) = serve(d, &["--listen", "127.0.0.1:0"]);
     let mut run = iorig();
-    run.args([
-        "run",
-        "--engine",
-        "null",
-        "--size",
-        "16m",
-        "--time",
-        "3s",
-        "--interval",
-        "250ms",
-        "-q",
-        "--db",
-        "iorig.db",
-    ])
-    .current_dir(d)
-    .stdout(Stdio::null())
-    .stderr(Stdio::null());
+    run.args(common::null_run("3s", "250ms", &["--db", "iorig.db"]))
+        .current_dir(d)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     let _run = guarded(&mut run);
     // It appears as run 4, running.
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -531,21 +503,7 @@ fn posix_locks(pid: u32, path: &Path) -> Vec<String> {
 fn another_client_closing_the_store_leaves_serve_its_log() {
     let dir = tmp();
     let d = dir.path();
-    ok(
-        &[
-            "run",
-            "--engine",
-            "null",
-            "--size",
-            "16m",
-            "--time",
-            "300ms",
-            "--interval",
-            "100ms",
-            "-q",
-        ],
-        d,
-    );
+    ok(&common::null_run("300ms", "100ms", &[]), d);
     let (serve_guard, addr) = serve(d, &["--listen", "127.0.0.1:0"]);
     let db = d.join("iorig.db");
     let wal = d.join("iorig.db-wal");

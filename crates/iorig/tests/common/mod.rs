@@ -4,6 +4,26 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// `run --engine null --size 16m --time TIME --interval INTERVAL -q` and
+/// `extra`: a short run of the null engine, the usual way a test fills a
+/// store or drives a server.
+pub fn null_run<'a>(time: &'a str, interval: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        "--engine",
+        "null",
+        "--size",
+        "16m",
+        "--time",
+        time,
+        "--interval",
+        interval,
+        "-q",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// The binary, with no result store inherited from the environment.
 pub fn iorig() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_iorig"));
