@@ -193,22 +193,11 @@ fn figures_are_stored_beside_every_interval_and_failures_never_stop_the_test() {
 
     // The report draws them; compare lists their means.
     ok(
-        &[
-            "run",
-            "--engine",
-            "null",
-            "--size",
-            "16m",
-            "--time",
+        &common::null_run(
             "1s",
-            "--interval",
             "250ms",
-            "-q",
-            "--db",
-            "c.db",
-            "--collect",
-            "cmd=sh array.sh",
-        ],
+            &["--db", "c.db", "--collect", "cmd=sh array.sh"],
+        ),
         d,
     );
     ok(&["report", "1", "--db", "c.db", "--out", "rep"], d);

@@ -121,25 +121,19 @@ fn a_run_serves_growing_counters_with_its_labels() {
     let dir = tmp();
     let (mut run, addr, _) = start(
         dir.path(),
-        &[
-            "run",
-            "--engine",
-            "null",
-            "--size",
-            "16m",
-            "--time",
+        &common::null_run(
             "30s",
-            "--interval",
             "200ms",
-            "--no-db",
-            "-q",
-            "--metrics-listen",
-            "127.0.0.1:0",
-            "--label",
-            "fw=1.2",
-            "--label",
-            "note=<script>\"x\\",
-        ],
+            &[
+                "--no-db",
+                "--metrics-listen",
+                "127.0.0.1:0",
+                "--label",
+                "fw=1.2",
+                "--label",
+                "note=<script>\"x\\",
+            ],
+        ),
         false,
     );
     let ops = r#"iorig_ops_total{run="#;

@@ -213,22 +213,11 @@ fn pages_and_the_live_view_work_in_chromium() {
     for fw in ["1.2", "1.3"] {
         let l = format!("fw={fw}");
         ok(
-            &[
-                "run",
-                "--engine",
-                "null",
-                "--size",
-                "16m",
-                "--time",
+            &common::null_run(
                 "2s",
-                "--interval",
                 "200ms",
-                "-q",
-                "--label",
-                &l,
-                "--label",
-                "note=<script>x</script>",
-            ],
+                &["--label", &l, "--label", "note=<script>x</script>"],
+            ),
             d,
         );
     }

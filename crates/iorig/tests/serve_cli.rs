@@ -416,23 +416,10 @@ fn serve_with_metrics(dir: &Path) -> (Guard, String, String) {
 fn store_metrics_during_a_run(dir: &Path) -> String {
     let (_serve, _, metrics) = serve_with_metrics(dir);
     let mut run = iorig();
-    run.args([
-        "run",
-        "--engine",
-        "null",
-        "--size",
-        "16m",
-        "--time",
-        "20s",
-        "--interval",
-        "200ms",
-        "-q",
-        "--label",
-        "array=a1",
-    ])
-    .current_dir(dir)
-    .stdout(Stdio::null())
-    .stderr(Stdio::null());
+    run.args(common::null_run("20s", "200ms", &["--label", "array=a1"]))
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     let _run = guarded(&mut run);
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
