@@ -44,7 +44,7 @@ impl CollectSource {
             CollectSource::Prometheus { url, .. } => url.clone(),
             CollectSource::Command { command } => format!("cmd: {command}"),
         };
-        name.chars().filter(|c| !c.is_control()).collect()
+        iorig_spec::printable(&name)
     }
 }
 
@@ -343,19 +343,15 @@ pub fn parse_samples(text: &str, matches: &[String]) -> Result<Vec<(String, f64)
         if matches.is_empty() || matches.iter().any(|g| glob(g, bare)) {
             // Stored and shown on terminals and pages: a source's control
             // characters (an escape in a label value) are dropped.
-            out.push((name.chars().filter(|c| !c.is_control()).collect(), value));
+            out.push((iorig_spec::printable(name), value));
         }
     }
     Ok(out)
 }
 
+/// A source's text in a failure: one line of at most 60 characters.
 fn shown(text: &str) -> String {
-    let s: String = text.chars().filter(|c| !c.is_control()).take(60).collect();
-    if text.chars().count() > 60 {
-        format!("{s}…")
-    } else {
-        s
-    }
+    iorig_spec::shown_label(text, 60)
 }
 
 /// `*` matches any run of characters; everything else itself.

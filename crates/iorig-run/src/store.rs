@@ -85,10 +85,9 @@ impl StoreWriter {
                 // be written must not be found after the target was filled.
                 iorig_outfile::check_writable("result store", path)?;
                 // SQLite keeps its journal beside the file a link points to.
-                if let Ok(real) = std::fs::canonicalize(path) {
-                    if real != *path {
-                        iorig_outfile::check_writable("result store", &real)?;
-                    }
+                let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink());
+                if let (true, Ok(real)) = (is_link, std::fs::canonicalize(path)) {
+                    iorig_outfile::check_writable("result store", &real)?;
                 }
                 if path.exists() {
                     w.store = Some(open_store(at)?);

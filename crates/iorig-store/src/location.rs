@@ -304,7 +304,8 @@ fn hide_password_params(text: &str) -> String {
             let key_start = i + c.len_utf8();
             let eq = key_start + rest[key_start..].find('=')?;
             let key = &rest[key_start..eq];
-            let decoded = percent_encoding_decode(key);
+            // Decoded as the client decodes keys (`pass%77ord` is `password`).
+            let decoded = percent_encoding::percent_decode_str(key).decode_utf8_lossy();
             decoded
                 .trim()
                 .eq_ignore_ascii_case("password")
@@ -319,31 +320,6 @@ fn hide_password_params(text: &str) -> String {
         rest = &rest[value_start..];
         rest = &rest[rest.find('&').unwrap_or(rest.len())..];
     }
-}
-
-/// `%XX` escapes decoded (invalid ones kept), as the client decodes keys.
-fn percent_encoding_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        match (
-            b[i],
-            b.get(i + 1).copied().and_then(hex),
-            b.get(i + 2).copied().and_then(hex),
-        ) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            (c, _, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

@@ -497,14 +497,25 @@ fn check_paths(path: &Path) -> Result<iorig_outfile::Existing, StoreError> {
     let refuse = |e: iorig_outfile::OutputError| StoreError::Path(e.to_string());
     let existing = iorig_outfile::check_file("result store", path).map_err(refuse)?;
     for suffix in SIDE_FILES {
-        let mut side = path.as_os_str().to_owned();
-        side.push(suffix);
-        let side = std::path::PathBuf::from(side);
+        let side = side_file(path, suffix);
         if std::fs::symlink_metadata(&side).is_ok() {
             iorig_outfile::check_file("result store", &side).map_err(refuse)?;
         }
     }
     Ok(existing)
+}
+
+/// The side file SQLite keeps beside `path` (`-wal`, `-shm`, `-journal`).
+fn side_file(path: &Path, suffix: &str) -> std::path::PathBuf {
+    let mut side = path.as_os_str().to_owned();
+    side.push(suffix);
+    side.into()
+}
+
+/// Whether a `-wal` is beside `path`: in WAL mode, whether any connection
+/// (of any process) has the database open.
+fn has_wal(path: &Path) -> bool {
+    std::fs::symlink_metadata(side_file(path, "-wal")).is_ok()
 }
 
 /// Whether the file at `path` is empty, so that iorig may make a new store
@@ -516,9 +527,7 @@ fn check_paths(path: &Path) -> Result<iorig_outfile::Existing, StoreError> {
 fn is_empty_file(path: &Path) -> Result<bool, StoreError> {
     let len = |p: &Path| std::fs::metadata(p).map(|m| m.len());
     let main = len(path).map_err(|e| StoreError::Path(format!("{}: {e}", path.display())))?;
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
-    Ok(main == 0 && len(Path::new(&wal)).unwrap_or(0) == 0)
+    Ok(main == 0 && len(&side_file(path, "-wal")).unwrap_or(0) == 0)
 }
 
 /// The first 100 bytes of the file (SQLite's header), read through SQLite's
@@ -587,26 +596,33 @@ fn header_via_sqlite(path: &Path) -> Option<[u8; 100]> {
 /// included) has the file open, none holds a lock a close could drop, and
 /// the look is over before a writer could change what it reads.
 fn probe_connection(path: &Path, label: &str) -> Result<Connection, StoreError> {
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
-    let closed_wal = std::fs::symlink_metadata(Path::new(&wal)).is_err()
+    let closed_wal = !has_wal(path)
         && header_via_sqlite(path)
             .is_some_and(|h| h.starts_with(b"SQLite format 3\0") && h[18] == 2 && h[19] == 2);
-    if !closed_wal {
-        return read_only_connection(path, label);
+    if closed_wal {
+        immutable_connection(path, label)
+    } else {
+        read_only_connection(path, label)
     }
+}
+
+/// The flags of every read-only connection.
+const READ_ONLY: rusqlite::OpenFlags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+    .union(rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX)
+    .union(rusqlite::OpenFlags::SQLITE_OPEN_URI);
+
+/// A read-only connection that takes no locks and makes no side files
+/// (`immutable`): only for a file no writer has open (see its callers).
+fn immutable_connection(path: &Path, label: &str) -> Result<Connection, StoreError> {
     let at = |source: rusqlite::Error| StoreError::Open {
         path: label.to_owned(),
         source,
     };
     let abs = std::fs::canonicalize(path).map_err(|e| StoreError::Path(format!("{label}: {e}")))?;
-    let conn = Connection::open_with_flags(
-        format!("file:{}?immutable=1", uri_path(&abs)),
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
-            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | rusqlite::OpenFlags::SQLITE_OPEN_URI,
-    )
-    .map_err(at)?;
+    let conn =
+        Connection::open_with_flags(format!("file:{}?immutable=1", uri_path(&abs)), READ_ONLY)
+            .map_err(at)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(at)?;
     Ok(conn)
 }
 
@@ -657,10 +673,7 @@ fn read_only_connection(path: &Path, label: &str) -> Result<Connection, StoreErr
         path: label.to_owned(),
         source,
     };
-    let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
-        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | rusqlite::OpenFlags::SQLITE_OPEN_URI;
-    let conn = Connection::open_with_flags(path, flags).map_err(at)?;
+    let conn = Connection::open_with_flags(path, READ_ONLY).map_err(at)?;
     conn.busy_timeout(BUSY_TIMEOUT).map_err(at)?;
     // SQLite opens lazily: the first read is where side files are needed.
     let first = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
@@ -674,22 +687,16 @@ fn read_only_connection(path: &Path, label: &str) -> Result<Connection, StoreErr
         rusqlite::Error::SqliteFailure(f, _)
             if f.code == rusqlite::ErrorCode::CannotOpen || f.code == rusqlite::ErrorCode::ReadOnly
     );
-    let mut wal = path.as_os_str().to_owned();
-    wal.push("-wal");
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
     let dir_writable = rustix::fs::access(dir, rustix::fs::Access::WRITE_OK).is_ok();
-    if !cannot_open || dir_writable || std::fs::symlink_metadata(&wal).is_ok() {
+    if !cannot_open || dir_writable || has_wal(path) {
         return Err(at(e));
     }
     drop(conn);
-    let abs = std::fs::canonicalize(path).map_err(|e| StoreError::Path(format!("{label}: {e}")))?;
-    let conn = Connection::open_with_flags(format!("file:{}?immutable=1", uri_path(&abs)), flags)
-        .map_err(at)?;
-    conn.busy_timeout(BUSY_TIMEOUT).map_err(at)?;
-    Ok(conn)
+    immutable_connection(path, label)
 }
 
 /// A path escaped for an SQLite `file:` URI.

@@ -48,20 +48,23 @@ fn printable_json(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// Writes one line to stdout. A closed pipe (`iorig runs list | head -2`) is
-/// not a crash: output stops and a running test is interrupted cleanly.
-fn out(text: &str) {
+/// Writes one line to stdout as it is (every caller has made it
+/// printable). A closed pipe (`iorig runs list | head -2`) is not a crash:
+/// output stops and a running test is interrupted cleanly.
+fn write_stdout(line: &str) {
     if STDOUT_CLOSED.load(Ordering::Relaxed) {
         return;
     }
     let mut o = std::io::stdout().lock();
-    if writeln!(o, "{}", printable(text))
-        .and_then(|_| o.flush())
-        .is_err()
-    {
+    if writeln!(o, "{line}").and_then(|_| o.flush()).is_err() {
         STDOUT_CLOSED.store(true, Ordering::Relaxed);
         crate::signals::output_closed();
     }
+}
+
+/// Writes one line of text to stdout.
+fn out(text: &str) {
+    write_stdout(&printable(text));
 }
 
 /// Writes one line to stderr; if stderr is gone too there is nobody to tell.
@@ -72,17 +75,7 @@ fn err(text: &str) {
 
 /// Writes JSON to stdout, as [`out`] does other text.
 fn out_json(text: &str) {
-    if STDOUT_CLOSED.load(Ordering::Relaxed) {
-        return;
-    }
-    let mut o = std::io::stdout().lock();
-    if writeln!(o, "{}", printable_json(text))
-        .and_then(|_| o.flush())
-        .is_err()
-    {
-        STDOUT_CLOSED.store(true, Ordering::Relaxed);
-        crate::signals::output_closed();
-    }
+    write_stdout(&printable_json(text));
 }
 
 /// Prints a clap error as one line from clap's own rendering (help and
