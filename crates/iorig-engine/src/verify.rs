@@ -410,7 +410,11 @@ impl VerifyWorker {
             } else {
                 self.setup.keys.key(target, first + i as u64)
             };
-            if key == 0 && !self.setup.every_unit {
+            if key == 0
+                && (!self.setup.every_unit
+                    || (phase != Phase::AfterRead
+                        && self.setup.keys.is_unknown(target, first + i as u64)))
+            {
                 continue;
             }
             checked = true;
@@ -432,15 +436,41 @@ impl VerifyWorker {
                 }
             };
             if let Err(e) = result {
-                errors.push(e);
                 if phase != Phase::AfterRead {
-                    // Reported once; the unit's history starts again.
-                    self.setup.keys.forget(target, first + i as u64);
+                    // Reported once: later checks expect what the unit now
+                    // holds, never the lost generation again.
+                    self.settle_after_error(unit, target, first + i as u64, at, &e);
                 }
+                errors.push(e);
             }
         }
         if checked {
             self.blocks_checked += 1;
+        }
+    }
+
+    /// After an error in unit `unit` (read at `at`): when it holds an
+    /// intact block of its own place (an older generation: a lost write),
+    /// that block is what later checks expect; anything else leaves it
+    /// unknown, unchecked until written again. Either way the loss is
+    /// reported once, by this error, not again by every later read or by
+    /// `iorig verify` under another name.
+    fn settle_after_error(&self, buf: &[u8], target: u32, unit: u64, at: u64, e: &UnitError) {
+        let found = match (&self.setup.content, e.found_key) {
+            (UnitContent::Stamped, Some(k)) => check_ours(
+                buf,
+                &self.setup.target_ids,
+                target as usize,
+                at,
+                Expected::Key(k),
+            )
+            .ok()
+            .flatten(),
+            _ => None,
+        };
+        match found {
+            Some(k) => self.setup.keys.adopt(target, unit, k),
+            None => self.setup.keys.forget(target, unit),
         }
     }
 

@@ -763,7 +763,8 @@ impl WorkerCtx {
             if let Some(buf) = engine.buffer_mut(slot).get(..len) {
                 v.check(slot, buf, st.target, st.offset, st.phase, &mut errors);
             }
-            for error in errors {
+            for mut error in errors {
+                error.name_found_target(&self.target_names);
                 let target_path = self
                     .target_names
                     .get(st.target as usize)

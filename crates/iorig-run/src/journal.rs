@@ -47,16 +47,7 @@ pub fn precheck(path: &Path, w: &Workload) -> Result<(), RunError> {
     }
     let state = Journal::read_state(path)
         .map_err(|e| RunError::usage(format!("--journal {}: {e}", path.display())))?;
-    let unit = w.verify_unit_bytes();
-    if state.unit_bytes as u64 != unit {
-        return Err(RunError::usage(format!(
-            "--journal {}: it tracks {}-byte units but this workload's smallest block is {} bytes; use block sizes that are multiples of {} or a new journal",
-            path.display(),
-            state.unit_bytes,
-            unit,
-            state.unit_bytes
-        )));
-    }
+    unit_fits(path, u64::from(state.unit_bytes), w)?;
     let journal_paths: Vec<&str> = state.targets.iter().map(|t| t.path.as_str()).collect();
     let ours: Vec<String> = w.targets.iter().map(|t| canonical(t)).collect();
     if journal_paths != ours.iter().map(String::as_str).collect::<Vec<_>>() {
@@ -77,6 +68,28 @@ pub fn precheck(path: &Path, w: &Workload) -> Result<(), RunError> {
     Ok(())
 }
 
+/// Whether a journal of `unit`-byte units can follow workload `w`: every
+/// block size and the offset alignment are whole units, so each I/O stamps
+/// and checks whole units (a 64k step on a 4k journal: 16 units an I/O).
+pub(crate) fn unit_fits(path: &Path, unit: u64, w: &Workload) -> Result<(), RunError> {
+    let sizes = w.all_sizes();
+    let odd = sizes
+        .sizes
+        .iter()
+        .map(|s| s.0)
+        .find(|s| !s.is_multiple_of(unit));
+    let align = w.offset_align_bytes();
+    let what = match odd {
+        Some(size) => format!("block size {size}"),
+        None if !align.is_multiple_of(unit) => format!("offset alignment {align}"),
+        None => return Ok(()),
+    };
+    Err(RunError::usage(format!(
+        "--journal {}: it tracks {unit}-byte units and this workload's {what} bytes is not a multiple of {unit}; use block sizes (and --align) that are multiples of {unit}, or a new journal",
+        path.display()
+    )))
+}
+
 /// Opens (or creates) the journal for a prepared run and builds the
 /// validation state from it.
 pub(crate) fn attach(
@@ -90,13 +103,8 @@ pub(crate) fn attach(
     };
     let (journal, keys, tag) = if path.exists() {
         let (journal, state) = Journal::open(path).map_err(fail)?;
-        if state.unit_bytes != unit {
-            return Err(RunError::usage(format!(
-                "--journal {}: it tracks {}-byte units but this step validates in {unit}-byte units; use block sizes of the journal's unit or a new journal",
-                path.display(),
-                state.unit_bytes
-            )));
-        }
+        unit_fits(path, u64::from(state.unit_bytes), w)?;
+        let unit = state.unit_bytes;
         for (t, (jt, extent)) in state.targets.iter().zip(&p.extents_bytes).enumerate() {
             if jt.size_bytes != *extent {
                 return Err(RunError::usage(format!(

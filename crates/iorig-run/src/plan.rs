@@ -957,16 +957,17 @@ fn check_journal(
                 "min_iops stops a step as a failure, which leaves the journal unsettled; drop min_iops or --journal".into(),
             ));
         }
-        // One journal keeps keys in one unit (the smallest block size).
+        // One journal keeps keys in one unit: the first validating step's
+        // smallest block size; a later step's blocks must be whole units.
         match unit {
             None => unit = Some(w.verify_unit_bytes()),
-            Some(u) if u != w.verify_unit_bytes() => {
-                return Err(ctx(format!(
-                    "it validates in {}-byte units where an earlier step used {u}; one journal keeps one unit, so give the validating steps the same smallest block size",
-                    w.verify_unit_bytes()
-                )))
-            }
-            Some(_) => {}
+            Some(u) => crate::journal::unit_fits(path, u, &w).map_err(|e| {
+                e.context(&format!(
+                    "step {} ({}): an earlier step made the journal's unit {u} bytes: ",
+                    s.index + 1,
+                    s.label
+                ))
+            })?,
         }
         match &first {
             None => first = Some(w.targets.clone()),

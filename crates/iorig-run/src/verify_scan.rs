@@ -9,7 +9,7 @@ use crate::RunError;
 use iorig_engine::buffers::AlignedBuffers;
 use iorig_engine::verify::{check_ours, target_id, ValidationError, ValidationSummary};
 use iorig_result::ValidationErrorEntry;
-use iorig_verify::{Expected, Journal, JournalState, JournalTarget, UnitError};
+use iorig_verify::{Expected, Journal, JournalState, JournalTarget, UnitError, UNKNOWN};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::OpenOptions;
@@ -43,6 +43,9 @@ pub struct VerifyDoc {
     pub units_read: u64,
     pub units_checked: u64,
     pub written_units: u64,
+    /// Units left unchecked: an earlier run reported their loss and nothing
+    /// is known of them until they are written again.
+    pub unknown_units: u64,
     pub in_flight_writes: u64,
     pub bytes_read: u64,
     pub duration_s: f64,
@@ -74,7 +77,16 @@ pub fn written_units(state: &JournalState) -> u64 {
     state
         .keys
         .iter()
-        .map(|k| k.iter().filter(|x| **x != 0).count() as u64)
+        .map(|k| k.iter().filter(|x| **x != 0 && **x != UNKNOWN).count() as u64)
+        .sum()
+}
+
+/// Units whose loss a run reported ([`UNKNOWN`] in the journal's map).
+pub fn unknown_units(state: &JournalState) -> u64 {
+    state
+        .keys
+        .iter()
+        .map(|k| k.iter().filter(|x| **x == UNKNOWN).count() as u64)
         .sum()
 }
 
@@ -122,15 +134,26 @@ pub fn scan(
             bytes_read += (n * unit) as u64;
             for i in 0..n {
                 let unit_index = (u + i) as u64;
+                let bytes = &data[i * unit..(i + 1) * unit];
+                let offset = unit_index * unit as u64;
                 let expected = match in_flight.get(&(t as u32, unit_index)) {
+                    // Unknown before a write that may not have landed:
+                    // known again only if it did.
+                    Some(&(UNKNOWN, new)) => {
+                        if let Ok(Some(k)) = check_block(bytes, &ids, t, offset, Expected::Key(new))
+                        {
+                            resolved[t][u + i] = k;
+                        }
+                        continue;
+                    }
                     Some(&(old, new)) => Expected::Either { old, new },
                     None => match keys[u + i] {
                         0 => Expected::Unwritten,
+                        // A run reported this unit's loss already.
+                        UNKNOWN => continue,
                         k => Expected::Key(k),
                     },
                 };
-                let bytes = &data[i * unit..(i + 1) * unit];
-                let offset = unit_index * unit as u64;
                 if expected != Expected::Unwritten {
                     summary.units_checked += 1;
                 }
@@ -141,6 +164,7 @@ pub fn scan(
                         }
                     }
                     Err(mut error) => {
+                        error.name_found_target(&names);
                         // A tree's error names its file and the offset in it.
                         let (target_path, at) = file
                             .locate(offset)
@@ -181,6 +205,7 @@ pub fn scan(
         units_read,
         units_checked: summary.units_checked,
         written_units: written_units(state),
+        unknown_units: unknown_units(state),
         in_flight_writes: state.in_flight.len() as u64,
         bytes_read,
         duration_s,

@@ -450,7 +450,7 @@ pub struct WorkloadFile {
     /// Files or block devices (the command line's repeatable `--target`).
     #[arg(skip)]
     pub target: Option<OneOrMany>,
-    /// Size of a new scratch file (needed for any name but ./iorig-scratch.dat, which is 1g by default); an existing iorig file is grown or shrunk to it; a device or foreign file has its first SIZE bytes tested.
+    /// Size of a new scratch file's test data (needed for any name but ./iorig-scratch.dat, which is 1g by default; the file is 1 MiB larger: the header that marks it as iorig's); an existing iorig file is grown or shrunk to it; a device or foreign file has its first SIZE bytes tested.
     #[arg(long, value_name = "SIZE")]
     pub size: Option<StrOrNum>,
     /// Block size, fixed (4k) or weighted (4k:50,8k:30,64k:20) [default: 4k].

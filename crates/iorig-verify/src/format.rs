@@ -324,6 +324,24 @@ pub struct UnitError {
     pub detail: String,
 }
 
+const THIS_TARGET: &str = "this target";
+const ANOTHER_TARGET: &str = "another target";
+
+impl UnitError {
+    /// Names the target a misplaced block's header points at (`found_target`,
+    /// an index into `names`) in the detail, where it says "another target".
+    pub fn name_found_target(&mut self, names: &[String]) {
+        let Some(name) = self
+            .found_target
+            .filter(|t| *t != self.target)
+            .and_then(|t| names.get(t as usize))
+        else {
+            return;
+        };
+        self.detail = self.detail.replacen(ANOTHER_TARGET, name, 1);
+    }
+}
+
 impl fmt::Display for UnitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -400,6 +418,18 @@ impl Check<'_> {
             found_offset_bytes: h.map(|h| h.offset_bytes),
             found_time_ns: h.map(|h| h.time_ns),
             detail,
+        }
+    }
+
+    /// The target the header names, as a detail says it: the header's id
+    /// means nothing to the user, so "this target" or "another target"
+    /// (whose name the caller, who knows the targets, puts in with
+    /// [`UnitError::name_found_target`]).
+    fn header_target(&self) -> &'static str {
+        if self.header.target == self.target {
+            THIS_TARGET
+        } else {
+            ANOTHER_TARGET
         }
     }
 
@@ -722,8 +752,10 @@ fn classify_valid(check: &Check<'_>) -> UnitError {
             ErrorKind::Misdirected,
             None,
             format!(
-                "valid block for offset {} of target {} (generation {})",
-                h.offset_bytes, h.target, h.key
+                "valid block for offset {} of {} (generation {})",
+                h.offset_bytes,
+                check.header_target(),
+                h.key
             ),
         );
     }
@@ -874,8 +906,9 @@ fn describe_corruption(check: &Check<'_>, keys: &[Option<u8>]) -> UnitError {
         let said = if h.magic_ok && h.version_ok {
             if check.header_elsewhere() {
                 format!(
-                    " (the header names offset {} of target {})",
-                    h.offset_bytes, h.target
+                    " (the header names offset {} of {})",
+                    h.offset_bytes,
+                    check.header_target()
                 )
             } else if h.key != *key {
                 format!(" (the header says generation {})", h.key)
@@ -1163,6 +1196,34 @@ mod tests {
     }
 
     #[test]
+    fn a_misplaced_blocks_target_is_named_not_numbered() {
+        // A header id is a hash the user never sees: the detail says "this
+        // target", or names the other target once the caller knows it.
+        let buf = stamped(4096, 0x5eed, 8192, 3);
+        let here = check_unit(&buf, 0x5eed, 4096, Expected::Key(3)).unwrap_err();
+        assert!(
+            here.detail.contains("offset 8192 of this target"),
+            "{}",
+            here.detail
+        );
+        assert!(!here.detail.contains("5eed") && !here.detail.contains("24301"));
+        let mut there = check_unit(&buf, 0x1234, 4096, Expected::Key(3)).unwrap_err();
+        assert!(
+            there.detail.contains("of another target"),
+            "{}",
+            there.detail
+        );
+        there.target = 0;
+        there.found_target = Some(1);
+        there.name_found_target(&["/dev/a".into(), "/dev/b".into()]);
+        assert!(
+            there.detail.contains("offset 8192 of /dev/b"),
+            "{}",
+            there.detail
+        );
+    }
+
+    #[test]
     fn display_is_one_line() {
         let buf = stamped(4096, 0, 8192, 3);
         let err = check_unit(&buf, 0, 4096, Expected::Key(3)).unwrap_err();
@@ -1195,7 +1256,12 @@ mod tests {
                 assert_eq!(e.found_offset_bytes, Some(offset));
                 assert!(
                     e.detail.contains(&format!(
-                        "valid block for offset {offset} of target {target} (generation 7)"
+                        "valid block for offset {offset} of {} (generation 7)",
+                        if target == 0 {
+                            "this target"
+                        } else {
+                            "another target"
+                        }
                     )),
                     "{}",
                     e.detail

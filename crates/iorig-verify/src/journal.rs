@@ -11,7 +11,9 @@
 //!    `{"unit_bytes":…,"tag":…,"targets":[{"path":…,"size_bytes":…},…]}`, then the
 //!    CRC-32C of all the preceding header bytes. The rest of the block is zero.
 //! 2. **Key map** region: for each target, `size_bytes / unit_bytes` bytes,
-//!    one key per unit (0 = never written); each target's region starts on a
+//!    one key per unit (0 = never written, 0x80 = [`crate::UNKNOWN`]: a
+//!    run reported the unit's loss and nothing is known of it until it is
+//!    written again); each target's region starts on a
 //!    4096-byte boundary, the first right after the header block.
 //! 3. **Log** region, from the next 4096-byte boundary after the map to the
 //!    end of the file: records of
@@ -48,6 +50,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::VerifyError;
 use crate::format::SECTOR_BYTES;
+use crate::keymap::UNKNOWN;
 
 const MAGIC: &[u8; 8] = b"IORIGJNL";
 const VERSION: u32 = 1;
@@ -278,7 +281,9 @@ fn replay(
         let mut target_keys = vec![0u8; len];
         read_at(file, &mut target_keys, start, path)?;
         for key in &mut target_keys {
-            *key &= KEY_MASK;
+            if *key != UNKNOWN {
+                *key &= KEY_MASK;
+            }
         }
         keys.push(target_keys);
     }
@@ -589,7 +594,8 @@ impl Journal {
     /// Makes `keys` (one `Vec` per target, every unit) the journal's map and
     /// empties the log: map written and synced first, so a crash in between
     /// leaves a log whose replay over the new map changes nothing. Only call
-    /// when no write is in flight.
+    /// when no write is in flight. [`UNKNOWN`] is kept as it is; other
+    /// values lose their busy bit.
     pub fn checkpoint(&self, keys: &[Vec<u8>]) -> Result<(), VerifyError> {
         if keys.len() != self.layout.units.len()
             || keys
@@ -610,7 +616,15 @@ impl Journal {
             let mut offset = start;
             for part in target_keys.chunks(CHECKPOINT_CHUNK_BYTES) {
                 chunk.clear();
-                chunk.extend(part.iter().map(|key| key & KEY_MASK));
+                chunk.extend(part.iter().map(
+                    |&key| {
+                        if key == UNKNOWN {
+                            key
+                        } else {
+                            key & KEY_MASK
+                        }
+                    },
+                ));
                 log.file
                     .write_all_at(&chunk, offset)
                     .map_err(|e| VerifyError::io(format!("checkpointing journal {shown}"), e))?;
@@ -1013,6 +1027,37 @@ mod tests {
         let after = Journal::read_state(&path).unwrap();
         assert_eq!(after.keys, before.keys);
         assert!(after.in_flight.is_empty());
+    }
+
+    #[test]
+    fn unknown_units_survive_a_checkpoint_until_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, journal) = new_journal(&dir);
+        let mut keys = Journal::read_state(&path).unwrap().keys;
+        keys[0][2] = UNKNOWN;
+        keys[0][3] = 5 | 0x80; // a busy bit is no "unknown"
+        journal.checkpoint(&keys).unwrap();
+        let write = [WriteRecord {
+            target: 0,
+            first_unit: 4,
+            new_keys: &[1],
+        }];
+        journal.log_intents(&write).unwrap();
+        journal.log_done(&write).unwrap();
+        drop(journal);
+        let state = Journal::read_state(&path).unwrap();
+        assert_eq!(&state.keys[0][2..5], &[UNKNOWN, 5, 1]);
+        // A done write over the unknown unit makes it known.
+        let (journal, _) = Journal::open(&path).unwrap();
+        let write = [WriteRecord {
+            target: 0,
+            first_unit: 2,
+            new_keys: &[7],
+        }];
+        journal.log_intents(&write).unwrap();
+        journal.log_done(&write).unwrap();
+        drop(journal);
+        assert_eq!(Journal::read_state(&path).unwrap().keys[0][2], 7);
     }
 
     #[test]

@@ -6,13 +6,20 @@
 //! never checked against a write that may or may not have landed yet, and two
 //! writes to the same unit never race for the next key.
 //!
+//! A unit whose validation failed is *unknown*: what it holds is not any
+//! generation a run can name, so reads leave it unchecked until it is written
+//! again, and a journal keeps it as [`UNKNOWN`]. One loss is reported once,
+//! never again under another name by a later check.
+//!
 //! At ~1 byte per unit a 4 KiB-unit map of a 1 TiB target is 256 MiB, so maps
 //! over [`FILE_BACKED_OVER_BYTES`] live in a shared mapping of an unlinked
 //! temporary file: the kernel can page them out instead of holding them in RAM.
 
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use memmap2::MmapRaw;
 
@@ -21,6 +28,11 @@ use crate::format::SECTOR_BYTES;
 
 const BUSY: u8 = 0x80;
 const KEY_MASK: u8 = 0x7f;
+/// The value of an unknown unit in a [`KeyMap::snapshot`], in
+/// [`KeyMap::from_keys`] and in a journal's map: key 0 with the eighth bit,
+/// which a stored key never has (in memory that bit is "busy", so unknown
+/// units live in a set of their own there).
+pub const UNKNOWN: u8 = 0x80;
 /// Total map size above which the map is file-backed rather than anonymous.
 pub const FILE_BACKED_OVER_BYTES: u64 = 64 << 20;
 
@@ -77,6 +89,11 @@ pub struct KeyMap {
     /// Index of each target's first cell.
     starts: Vec<usize>,
     cells: Cells,
+    /// (target, unit) of the unknown units (key 0 in `cells`). Few: one per
+    /// reported error at most, so a set, and a count read first so that
+    /// the common case (none) costs one atomic load.
+    unknown: Mutex<BTreeSet<(u32, u64)>>,
+    unknown_count: AtomicUsize,
 }
 
 fn check_unit_bytes(unit_bytes: u32) -> Result<(), VerifyError> {
@@ -136,24 +153,34 @@ impl KeyMap {
             units,
             starts,
             cells,
+            unknown: Mutex::new(BTreeSet::new()),
+            unknown_count: AtomicUsize::new(0),
         })
     }
 
     /// A map holding the given keys, one `Vec` per target (e.g. as replayed
-    /// from a journal). Busy bits in `keys` are cleared.
+    /// from a journal); [`UNKNOWN`] marks an unknown unit.
     pub fn from_keys(unit_bytes: u32, keys: Vec<Vec<u8>>) -> Result<KeyMap, VerifyError> {
         check_unit_bytes(unit_bytes)?;
         let units: Vec<u64> = keys.iter().map(|keys| keys.len() as u64).collect();
         let (starts, total) = layout(&units)?;
         let mut flat = Vec::with_capacity(total);
-        for target in keys {
-            flat.extend(target.into_iter().map(|key| key & KEY_MASK));
+        let mut unknown = BTreeSet::new();
+        for (target, target_keys) in (0u32..).zip(keys) {
+            for (unit, key) in (0u64..).zip(&target_keys) {
+                if *key == UNKNOWN {
+                    unknown.insert((target, unit));
+                }
+            }
+            flat.extend(target_keys.into_iter().map(|key| key & KEY_MASK));
         }
         Ok(KeyMap {
             unit_bytes,
             units,
             starts,
             cells: Cells::Heap(atomic_cells(flat)),
+            unknown_count: AtomicUsize::new(unknown.len()),
+            unknown: Mutex::new(unknown),
         })
     }
 
@@ -227,6 +254,8 @@ impl KeyMap {
         match new_keys {
             Some(keys) => {
                 debug_assert_eq!(keys.len(), count as usize, "one key per unit");
+                // Written (or trimmed): known again.
+                self.set_known(target, first_unit, u64::from(count));
                 for (index, cell) in cells.iter().enumerate() {
                     match keys.get(index) {
                         // Storing a key without the busy bit also unlocks.
@@ -245,29 +274,83 @@ impl KeyMap {
         }
     }
 
-    /// Forgets what unit `unit` should hold (its key becomes 0, "never
-    /// written"), keeping it locked: after a validation error nothing is
-    /// known about its content, so the next write starts its history anew
-    /// and one loss is not reported again at every later check. Only the
-    /// holder of the lock may call it.
+    /// Makes unit `unit` unknown (key 0, not checked until written again),
+    /// keeping it locked: after a validation error its content is no
+    /// generation a check could expect, so one loss is not reported again
+    /// at every later check. Only the holder of the lock may call it.
     pub fn forget(&self, target: u32, unit: u64) {
         let range = self.range(target, unit, 1);
         if let Some(cell) = self.cells.as_slice()[range].first() {
             cell.store(BUSY, Ordering::Release);
+            let mut set = self.unknown.lock().unwrap_or_else(PoisonError::into_inner);
+            set.insert((target, unit));
+            self.unknown_count.store(set.len(), Ordering::Release);
         }
     }
 
-    /// The keys of all units of `target`, without busy bits (empty for a
-    /// target that does not exist).
+    /// Takes `key` as what unit `unit` holds, keeping it locked: after a
+    /// validation error that found an intact block of this unit of an
+    /// older (or other) generation, that block is what the storage now
+    /// holds, and later checks expect it. Only the holder of the lock may
+    /// call it.
+    pub fn adopt(&self, target: u32, unit: u64, key: u8) {
+        let range = self.range(target, unit, 1);
+        if let Some(cell) = self.cells.as_slice()[range].first() {
+            cell.store(BUSY | (key & KEY_MASK), Ordering::Release);
+            self.set_known(target, unit, 1);
+        }
+    }
+
+    /// Whether unit `unit` is unknown (see [`KeyMap::forget`]).
+    pub fn is_unknown(&self, target: u32, unit: u64) -> bool {
+        self.unknown_count.load(Ordering::Acquire) != 0
+            && self
+                .unknown
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .contains(&(target, unit))
+    }
+
+    /// Unknown units, over all targets.
+    pub fn unknown_units(&self) -> u64 {
+        self.unknown_count.load(Ordering::Acquire) as u64
+    }
+
+    fn set_known(&self, target: u32, first_unit: u64, count: u64) {
+        if self.unknown_count.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let mut set = self.unknown.lock().unwrap_or_else(PoisonError::into_inner);
+        let gone: Vec<(u32, u64)> = set
+            .range((target, first_unit)..(target, first_unit.saturating_add(count)))
+            .copied()
+            .collect();
+        for k in gone {
+            set.remove(&k);
+        }
+        self.unknown_count.store(set.len(), Ordering::Release);
+    }
+
+    /// The keys of all units of `target`, without busy bits, [`UNKNOWN`]
+    /// for an unknown unit (empty for a target that does not exist).
     pub fn snapshot(&self, target: u32) -> Vec<u8> {
         let range = match self.units.get(target as usize) {
             Some(&units) => self.range(target, 0, units),
             None => 0..0,
         };
-        self.cells.as_slice()[range]
+        let mut keys: Vec<u8> = self.cells.as_slice()[range]
             .iter()
             .map(|cell| cell.load(Ordering::Acquire) & KEY_MASK)
-            .collect()
+            .collect();
+        if self.unknown_count.load(Ordering::Acquire) != 0 {
+            let set = self.unknown.lock().unwrap_or_else(PoisonError::into_inner);
+            for &(_, unit) in set.range((target, 0)..=(target, u64::MAX)) {
+                if let Some(key) = usize::try_from(unit).ok().and_then(|u| keys.get_mut(u)) {
+                    *key = UNKNOWN;
+                }
+            }
+        }
+        keys
     }
 
     /// Units written at least once (key != 0), over all targets.
@@ -321,6 +404,31 @@ mod tests {
         map.release(0, 1, 2, None);
         assert!(map.try_lock(0, 2, 1));
         assert_eq!(map.key(0, 2), 0);
+        assert!(map.is_unknown(0, 2) && !map.is_unknown(0, 1));
+        assert_eq!(map.snapshot(0), vec![0, 5, UNKNOWN, 0]);
+        // A map made from that snapshot (a journal's) knows the same.
+        let again = KeyMap::from_keys(4096, vec![map.snapshot(0)]).unwrap();
+        assert!(again.is_unknown(0, 2));
+        assert_eq!(
+            (again.key(0, 1), again.key(0, 2), again.unknown_units()),
+            (5, 0, 1)
+        );
+        // The next write makes it known again.
+        map.release(0, 2, 1, Some(&[1]));
+        assert!(!map.is_unknown(0, 2));
+        assert_eq!(map.snapshot(0), vec![0, 5, 1, 0]);
+    }
+
+    #[test]
+    fn adopt_takes_the_found_generation_and_keeps_the_lock() {
+        let map = KeyMap::new(4096, &[4096 * 2]).unwrap();
+        assert!(map.try_lock(0, 0, 1));
+        map.forget(0, 0);
+        map.adopt(0, 0, 3);
+        assert!(!map.try_lock(0, 0, 1), "still held by its holder");
+        map.release(0, 0, 1, None);
+        assert_eq!((map.key(0, 0), map.is_unknown(0, 0)), (3, false));
+        assert_eq!(map.snapshot(0), vec![3, 0]);
     }
 
     #[test]

@@ -28,4 +28,4 @@ pub use format::{
     ErrorKind, Expected, UnitError, HEADER_BYTES, MAX_KEY, SECTOR_BYTES,
 };
 pub use journal::{InFlight, Journal, JournalState, JournalTarget, WriteRecord};
-pub use keymap::KeyMap;
+pub use keymap::{KeyMap, UNKNOWN};

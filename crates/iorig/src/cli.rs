@@ -220,7 +220,7 @@ pub struct RecordArgs {
 pub struct QuickArgs {
     /// File or block device [default: ./iorig-scratch.dat].
     pub target: Option<String>,
-    /// Size of a new scratch file (needed for any name but ./iorig-scratch.dat, which is 1g by default); an existing iorig file is grown or shrunk to it; a device or foreign file has its first SIZE bytes tested.
+    /// Size of a new scratch file's test data (needed for any name but ./iorig-scratch.dat, which is 1g by default; the file is 1 MiB larger: the header that marks it as iorig's); an existing iorig file is grown or shrunk to it; a device or foreign file has its first SIZE bytes tested.
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Measured time of each step (and of each steady-state round) [default: 10s].
@@ -280,7 +280,7 @@ pub struct PlanRunArgs {
     /// Replace the plan's targets (repeatable).
     #[arg(long = "target", value_name = "PATH")]
     pub targets: Vec<String>,
-    /// Size of a new scratch file (needed for any name but ./iorig-scratch.dat, which is 1g by default); an existing iorig file is grown or shrunk to it; a device or foreign file has its first SIZE bytes tested.
+    /// Size of a new scratch file's test data (needed for any name but ./iorig-scratch.dat, which is 1g by default; the file is 1 MiB larger: the header that marks it as iorig's); an existing iorig file is grown or shrunk to it; a device or foreign file has its first SIZE bytes tested.
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Set every step's measured time (and steady-state round), scaling warmups
@@ -770,7 +770,7 @@ pub struct TraceReplayArgs {
     /// to target d mod N) [default: ./iorig-scratch.dat].
     #[arg(long = "target", value_name = "PATH")]
     pub targets: Vec<String>,
-    /// Size of a new scratch file; of a device, the first SIZE bytes.
+    /// Size of a new scratch file's test data (the file is 1 MiB larger: iorig's header); of a device, the first SIZE bytes.
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Replay this many times faster than the trace (0.5: at half speed).

@@ -38,8 +38,12 @@ pub fn verify(a: crate::cli::VerifyArgs) -> Result<u8, Failure> {
     };
     let state = verify_scan::open(&opts)?;
     if !a.quiet {
+        let unknown = match verify_scan::unknown_units(&state) {
+            0 => String::new(),
+            n => format!(", {n} unchecked (their loss was reported by a run)"),
+        };
         printer.line(&format!(
-            "iorig verify {}: {} target(s), {}-byte units, {} written, {} write(s) in flight at the end of the log",
+            "iorig verify {}: {} target(s), {}-byte units, {} written{unknown}, {} write(s) in flight at the end of the log",
             a.journal.display(),
             state.targets.len(),
             state.unit_bytes,

@@ -222,8 +222,87 @@ fn each_kind_of_damage_is_found_and_named() {
         .find(|e| e["kind"] == "misdirected")
         .unwrap();
     assert_eq!(mis["found_offset_bytes"], mis_from * UNIT);
+    // It says whose block it is in words, not by a header's hash id.
+    let detail = mis["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with(&format!(
+            "valid block for offset {} of this target",
+            mis_from * UNIT
+        )),
+        "{detail}"
+    );
     // One clear line per error on stderr.
     assert!(stderr.contains("lost write at"), "{stderr}");
+
+    // One loss, one report: a read run on the journal finds the same five
+    // (verify only reads), and afterwards neither `iorig verify` nor the
+    // next run reports any of them again, under any name.
+    let read_all = [
+        "run",
+        "--target",
+        path_str(&f),
+        "--read",
+        "100",
+        "--random",
+        "0",
+        "--io-size",
+        "100%",
+        "--no-db",
+        "--quiet",
+        "--journal",
+        path_str(&j),
+    ];
+    let (code, doc, stderr) = run_json(&read_all, d.path());
+    assert_eq!(code, 3, "{stderr}");
+    let kinds = |doc: &Value| -> BTreeMap<u64, String> {
+        doc["summary"]["validation"]["error_list"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                let at = e["offset_bytes"].as_u64().unwrap();
+                (at, e["kind"].as_str().unwrap().to_string())
+            })
+            .collect()
+    };
+    assert_eq!(kinds(&doc), want, "{stderr}");
+    let (code, doc, stderr) = run_json(&["verify", "--journal", path_str(&j)], d.path());
+    assert_eq!(code, 0, "reported again: {stderr}");
+    // The lost write's older block is what the unit holds now, and is
+    // checked as such; the other four are unknown until written again.
+    assert_eq!(doc["unknown_units"], 4, "{doc}");
+    assert!(
+        stderr.contains("4 unchecked (their loss was reported by a run)"),
+        "{stderr}"
+    );
+    let (code, doc, stderr) = run_json(&read_all, d.path());
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(doc["summary"]["validation"]["errors"], 0);
+    // Writing them makes them known again; a journal of 4k units follows a
+    // run of 16k blocks (four units an I/O).
+    let mut write_16k = read_all.to_vec();
+    write_16k[4] = "0";
+    write_16k.extend(["--bs", "16k"]);
+    let (code, _, stderr) = run_json(&write_16k, d.path());
+    assert_eq!(code, 0, "{stderr}");
+    let (code, doc, stderr) = run_json(&["verify", "--journal", path_str(&j)], d.path());
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        (doc["unknown_units"].as_u64(), doc["errors"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert_eq!(doc["units_checked"], doc["written_units"], "{doc}");
+    // Blocks smaller than the journal's unit cannot be followed: one line
+    // that says so and how to go on.
+    let mut small = read_all.to_vec();
+    small.extend(["--bs", "2k"]);
+    let out = run(&small, d.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("it tracks 4096-byte units and this workload's block size 2048 bytes is not a multiple of 4096"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -238,8 +238,9 @@ impl Printer {
             None => (
                 "creating",
                 format!(
-                    "creating {path} ({}) filled with random data",
-                    iorig_text::human_bytes(total_bytes)
+                    "creating {path}: {} of random data after iorig's 1 MiB header ({} on disk)",
+                    iorig_text::human_bytes(total_bytes),
+                    iorig_text::human_bytes(total_bytes + iorig_engine::target::FILE_HEADER_BYTES)
                 ),
             ),
             Some(from) => (
