@@ -231,6 +231,17 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 impl Analysis {
+    /// Forgets what came of the records' times, for a trace read as timed
+    /// that turned out not to be (an fio iolog v2 without `wait` lines:
+    /// [`crate::read::Records::may_be_timed`]).
+    pub fn drop_times(&mut self) {
+        self.duration_s = None;
+        self.iops = None;
+        self.window_s = None;
+        self.windows.clear();
+        self.interarrival_ns = None;
+    }
+
     /// The windows summed up; `None` without windows (an untimed trace).
     pub fn windows_summary(&self) -> Option<WindowsSummary> {
         if self.windows.is_empty() {

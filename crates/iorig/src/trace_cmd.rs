@@ -61,10 +61,12 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
     }
     let mut records =
         iorig_trace::open(&a.file, format, bad).map_err(|e| Failure::usage(e.to_string()))?;
-    let timed = records.timed();
-    let result = iorig_trace::analyse(records.by_ref(), timed, &opts);
-    // A v2 iolog's first wait line may come after records.
+    let may_be_timed = records.may_be_timed();
+    let result = iorig_trace::analyse(records.by_ref(), may_be_timed, &opts);
     let mut analysis = result.map_err(|e| Failure::usage(e.to_string()))?;
+    if !records.timed() {
+        analysis.drop_times();
+    }
     analysis.format = records.format().name().to_string();
     analysis.devices = records.devices();
     analysis.skipped_records = records.skipped();
@@ -349,9 +351,12 @@ pub fn fit(a: &TraceFitArgs) -> Result<u8, Failure> {
     };
     let mut records =
         iorig_trace::open(&a.file, format, bad).map_err(|e| Failure::usage(e.to_string()))?;
-    let timed = records.timed();
-    let analysis = iorig_trace::analyse(records.by_ref(), timed, &opts)
+    let may_be_timed = records.may_be_timed();
+    let mut analysis = iorig_trace::analyse(records.by_ref(), may_be_timed, &opts)
         .map_err(|e| Failure::usage(e.to_string()))?;
+    if !records.timed() {
+        analysis.drop_times();
+    }
     let source = format!("{} ({})", a.file.display(), records.format().name());
     let fitted = iorig_run::fit::fit(
         &analysis,

@@ -692,6 +692,44 @@ fn a_replay_refuses_what_it_cannot_place_and_writes_nothing() {
     assert!(r["speed"].is_null() && r["timing_error_ns"].is_null());
 }
 
+/// An fio iolog v2's `wait MS 0` holds the I/Os after it until MS after the
+/// start (fio's iolog.c: absolute, milliseconds, a past time holds nothing),
+/// and a wait after the first records still makes the log timed.
+#[test]
+fn an_fio_v2_logs_waits_are_milliseconds_from_the_start() {
+    let dir = tmp();
+    let d = dir.path();
+    std::fs::write(
+        d.join("v2.log"),
+        "fio version 2 iolog\n/dev/x add\n/dev/x open\n/dev/x read 0 4096\n/dev/x read 4096 4096\n\
+         /dev/x wait 600 0\n/dev/x read 8192 4096\n/dev/x wait 300 0\n/dev/x read 12288 4096\n\
+         /dev/x wait 800 0\n/dev/x write 0 4096\n/dev/x close\n",
+    )
+    .unwrap();
+    let out = ok(&["trace", "analyse", "v2.log", "--no-db"], d);
+    // 0, 0, 600, 600 (300 is past), 800 ms: not "(no times in the trace)",
+    // and not 1.7 s (waits as delays) nor 1.7 ms (as µs).
+    assert!(out.contains("5 I/Os over 0.800s"), "{out}");
+    let doc: Value = serde_json::from_str(&ok(
+        &["trace", "analyse", "v2.log", "--no-db", "--json", "-"],
+        d,
+    ))
+    .unwrap();
+    assert_eq!(doc["duration_s"], 0.8);
+    // The replay issues at those times: never before them.
+    let doc: Value = serde_json::from_str(&ok(
+        &[
+            "trace", "replay", "v2.log", "--target", "data", "--size", "1m", "--no-db", "--json",
+            "-",
+        ],
+        d,
+    ))
+    .unwrap();
+    assert_eq!(doc["replay"]["issued"], 5);
+    let secs = doc["summary"]["duration_s"].as_f64().unwrap();
+    assert!(secs >= 0.8, "the last I/O is due at 0.8 s: {secs}");
+}
+
 /// A replay with `--map exact` puts each of the trace's I/Os on the device
 /// where the trace had it: the kernel's own capture of the replay holds
 /// every one of them, with its size and direction.
