@@ -1080,6 +1080,13 @@ async fn step_async(
     }
     let (_, stats, measured_s, cpu) = summary_of_samples(&emitted_samples, &messages);
     let worker_busy_pct: Vec<f64> = Vec::new();
+    // The hosts' workers together, as each agent measured its own.
+    let mut thread_usage = iorig_stats::ThreadUsage::default();
+    for r in &runs {
+        if let Some(u) = r.doc.as_ref().and_then(|d| d.summary.workers_cpu) {
+            thread_usage.add(&u);
+        }
+    }
     let outcome = RunOutcome {
         summary: stats,
         measured_s,
@@ -1091,6 +1098,7 @@ async fn step_async(
         intervals: emitted.len(),
         validation: None,
         worker_busy_pct,
+        thread_usage,
         longest_gap_ns: emitted_samples
             .iter()
             .filter(|s| !s.warmup)

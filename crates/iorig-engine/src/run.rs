@@ -22,7 +22,8 @@ use crate::EngineError;
 use crossbeam_channel::{bounded, unbounded, RecvTimeoutError, Sender};
 use iorig_spec::{EngineKind, Rate, Workload, DEFAULT_SIZE_BYTES};
 use iorig_stats::{
-    CpuSampler, CpuUsage, DeviceSampler, DeviceUsage, IntervalStats, WorkerIntervalStats,
+    CpuSampler, CpuUsage, DeviceSampler, DeviceUsage, IntervalStats, ThreadUsage,
+    WorkerIntervalStats,
 };
 use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;
@@ -460,6 +461,9 @@ pub struct RunOutcome {
     /// measured time, percent: 100 means it never waited for the storage,
     /// so the generator set the pace.
     pub worker_busy_pct: Vec<f64>,
+    /// The workers' own rusage over the measured intervals, summed (fio's
+    /// per-job CPU, context switches and page faults).
+    pub thread_usage: ThreadUsage,
     /// Longest time without any completion in the measured time, and where
     /// it began (seconds from the start of the run).
     pub longest_gap_ns: u64,
@@ -810,6 +814,8 @@ fn tx_done(ctx: &WorkerCtx) -> Result<(), crossbeam_channel::SendError<WorkerMsg
 /// missing, the thread's CPU clock alone.
 pub(crate) struct ThreadClock {
     schedstat: Option<std::fs::File>,
+    /// The thread's rusage when [`ThreadClock::usage_delta`] was last asked.
+    usage: ThreadUsage,
 }
 
 impl ThreadClock {
@@ -817,7 +823,16 @@ impl ThreadClock {
     pub(crate) fn new() -> Self {
         ThreadClock {
             schedstat: std::fs::File::open("/proc/thread-self/schedstat").ok(),
+            usage: thread_usage(),
         }
+    }
+
+    /// The thread's rusage counts since the last call (or since `new`).
+    pub(crate) fn usage_delta(&mut self) -> ThreadUsage {
+        let now = thread_usage();
+        let delta = now.since(&self.usage);
+        self.usage = now;
+        delta
     }
 
     pub(crate) fn busy_ns(&mut self) -> u64 {
@@ -834,6 +849,27 @@ impl ThreadClock {
             self.schedstat = None;
         }
         thread_cpu_ns()
+    }
+}
+
+/// The calling thread's rusage (`RUSAGE_THREAD`); zeros if the call fails.
+fn thread_usage() -> ThreadUsage {
+    // SAFETY: an all-zero rusage is a valid value (integers and timevals).
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes one rusage through a valid pointer to a local.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
+        return ThreadUsage::default();
+    }
+    let ns = |t: libc::timeval| {
+        (t.tv_sec.max(0) as u64).saturating_mul(1_000_000_000) + t.tv_usec.max(0) as u64 * 1_000
+    };
+    let count = |v: libc::c_long| v.max(0) as u64;
+    ThreadUsage {
+        usr_ns: ns(ru.ru_utime),
+        sys_ns: ns(ru.ru_stime),
+        ctx: count(ru.ru_nvcsw) + count(ru.ru_nivcsw),
+        minflt: count(ru.ru_minflt),
+        majflt: count(ru.ru_majflt),
     }
 }
 
@@ -962,6 +998,7 @@ pub(crate) fn collect(
     let mut warmup_errors = 0u64;
     let mut error_messages = Vec::new();
     let mut worker_cpu_ns = vec![0u64; workers];
+    let mut thread_usage = ThreadUsage::default();
     let mut journal_ns = 0u64;
     let mut journal_batches = 0u64;
     let mut longest_gap_ns = 0u64;
@@ -988,6 +1025,7 @@ pub(crate) fn collect(
             index,
             stats,
             cpu_ns,
+            usage,
             gap_ns,
             gap_start_ns,
             journal_ns: jn,
@@ -1005,6 +1043,7 @@ pub(crate) fn collect(
                 p.worker_cpu_max_ns = p.worker_cpu_max_ns.max(cpu_ns);
                 if !plan.is_warmup(index) {
                     worker_cpu_ns[worker as usize] += cpu_ns;
+                    thread_usage.add(&usage);
                 }
             } else if stats.errors > 0 {
                 // Too late for its interval (the stop grace ran out): its
@@ -1246,6 +1285,7 @@ pub(crate) fn collect(
         intervals: emitted,
         validation: None,
         worker_busy_pct,
+        thread_usage,
         longest_gap_ns,
         longest_gap_start_s: longest_gap_start_ns as f64 / 1e9,
         limited_bytes: None,

@@ -44,6 +44,8 @@ pub(crate) enum WorkerMsg {
         /// This worker thread's time on a CPU or waiting for one in the
         /// interval ([`crate::run::ThreadClock`]).
         cpu_ns: u64,
+        /// The thread's rusage counts in the interval.
+        usage: iorig_stats::ThreadUsage,
         /// Longest time without any completion (of any worker) that ended
         /// at one of this worker's reaps in the interval, and its start.
         gap_ns: u64,
@@ -930,6 +932,7 @@ impl WorkerCtx {
             index,
             stats,
             cpu_ns: cpu_now.saturating_sub(extras.cpu_start_ns),
+            usage: self.clock.usage_delta(),
             gap_ns: extras.gap_ns,
             gap_start_ns: extras.gap_start_ns,
             journal_ns: extras.journal_ns,

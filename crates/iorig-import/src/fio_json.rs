@@ -13,12 +13,18 @@
 //! - `bw_*`/`iops_*` statistics are over iorig's measured intervals (one
 //!   sample each), fio's over its own sampling period.
 //! - `iodepth_level` puts every I/O at the job's queue depth per worker;
-//!   `ctx`, `majf`, `minf`, `short_ios`, `drop_ios` are 0 (not measured).
+//!   `short_ios`, `drop_ios` are 0 (not measured).
+//! - `usr_cpu`/`sys_cpu` are fio's: the job's own threads' CPU time over
+//!   its runtime, percent of one CPU; `ctx`, `minf`, `majf` their context
+//!   switches and page faults (getrusage of each worker thread). The
+//!   host's CPU (percent of all CPUs) is under `iorig_host_usr_cpu` and
+//!   `iorig_host_sys_cpu`.
+//! - Percentiles are in fio's order (numeric, not sorted as text).
 //! - `disk_util` has each device's mean `util` over the measured intervals;
 //!   its counters are 0 (iorig samples rates, not totals, per device).
 
 use iorig_result::Interval;
-use iorig_stats::{IntervalStats, LatencyHistogram, OpStats};
+use iorig_stats::{IntervalStats, LatencyHistogram, OpStats, ThreadUsage};
 use serde_json::{json, Map, Value};
 
 /// fio's default percentile list.
@@ -38,8 +44,12 @@ pub struct JobFigures<'a> {
     /// Its intervals (warmup ones are skipped here).
     pub intervals: &'a [Interval],
     pub runtime_s: f64,
-    pub usr_cpu_pct: f64,
-    pub sys_cpu_pct: f64,
+    /// The job's worker threads' rusage over its measured time (None: not
+    /// measured, e.g. a result stored before it was).
+    pub workers_cpu: Option<ThreadUsage>,
+    /// The host's CPU, percent of all CPUs.
+    pub host_usr_cpu_pct: f64,
+    pub host_sys_cpu_pct: f64,
     pub errors: u64,
     /// Outstanding I/Os per worker.
     pub qd: u32,
@@ -72,8 +82,9 @@ impl<'a> JobFigures<'a> {
             stats,
             intervals,
             runtime_s: summary.duration_s,
-            usr_cpu_pct: summary.cpu.usr_pct,
-            sys_cpu_pct: summary.cpu.sys_pct,
+            workers_cpu: summary.workers_cpu,
+            host_usr_cpu_pct: summary.cpu.usr_pct,
+            host_sys_cpu_pct: summary.cpu.sys_pct,
             errors: summary.errors,
             qd,
             latency: None,
@@ -173,6 +184,16 @@ fn job(j: &JobFigures<'_>, plus: bool) -> Value {
     }
     let measured: Vec<&Interval> = j.intervals.iter().filter(|i| !i.warmup).collect();
     let runtime_ms = (j.runtime_s * 1e3).round() as u64;
+    // fio's job CPU: its threads' time over its runtime, % of one CPU.
+    let u = j.workers_cpu.unwrap_or_default();
+    let of_runtime = |ns: u64| {
+        if j.runtime_s > 0.0 {
+            100.0 * ns as f64 / 1e9 / j.runtime_s
+        } else {
+            0.0
+        }
+    };
+    let (usr_cpu, sys_cpu) = (of_runtime(u.usr_ns), of_runtime(u.sys_ns));
     let read = dir(&j.stats.read, &measured, |i| &i.read, runtime_ms, plus);
     let write = dir(&j.stats.write, &measured, |i| &i.write, runtime_ms, plus);
     let trim = dir(
@@ -239,11 +260,11 @@ fn job(j: &JobFigures<'_>, plus: bool) -> Value {
             "lat_ns": lat_object(&j.stats.sync.lat, true, plus)
         },
         "job_runtime": runtime_ms,
-        "usr_cpu": j.usr_cpu_pct,
-        "sys_cpu": j.sys_cpu_pct,
-        "ctx": 0,
-        "majf": 0,
-        "minf": 0,
+        "usr_cpu": usr_cpu,
+        "sys_cpu": sys_cpu,
+        "ctx": u.ctx,
+        "majf": u.majflt,
+        "minf": u.minflt,
         "iodepth_level": depth(j.qd),
         "iodepth_submit": sub(j.qd),
         "iodepth_complete": sub(j.qd),
@@ -255,6 +276,8 @@ fn job(j: &JobFigures<'_>, plus: bool) -> Value {
         "latency_target": j.latency.map_or(0, |l| l.target_ns),
         "latency_percentile": j.latency.map_or(100.0, |l| l.percentile),
         "latency_window": j.latency.map_or(0, |l| l.window_ns / 1_000),
+        "iorig_host_usr_cpu": j.host_usr_cpu_pct,
+        "iorig_host_sys_cpu": j.host_sys_cpu_pct,
     })
 }
 
@@ -462,8 +485,15 @@ mod tests {
             stats: &stats,
             intervals: &[],
             runtime_s: 2.0,
-            usr_cpu_pct: 1.0,
-            sys_cpu_pct: 2.0,
+            workers_cpu: Some(ThreadUsage {
+                usr_ns: 500_000_000,
+                sys_ns: 1_500_000_000,
+                ctx: 7,
+                minflt: 11,
+                majflt: 1,
+            }),
+            host_usr_cpu_pct: 1.0,
+            host_sys_cpu_pct: 2.0,
             errors: 0,
             qd: 8,
             latency: Some(LatencyTarget {
@@ -495,5 +525,26 @@ mod tests {
         assert!((total - 100.0).abs() < 0.5, "{total}");
         assert_eq!(d["jobs"][0]["iodepth_level"]["8"], 100.0);
         assert_eq!(d["jobs"][0]["write"]["clat_ns"]["N"], 0);
+        // fio's CPU: the job's threads over its 2 s, % of one CPU; the
+        // host's apart under iorig's keys.
+        let job = &d["jobs"][0];
+        assert_eq!(
+            (job["usr_cpu"].as_f64(), job["sys_cpu"].as_f64()),
+            (Some(25.0), Some(75.0))
+        );
+        assert_eq!(
+            (
+                job["ctx"].as_u64(),
+                job["minf"].as_u64(),
+                job["majf"].as_u64()
+            ),
+            (Some(7), Some(11), Some(1))
+        );
+        assert_eq!(job["iorig_host_sys_cpu"], 2.0);
+        // Percentiles in fio's order, as fio writes them.
+        let text = serde_json::to_string(&r["clat_ns"]["percentile"]).unwrap();
+        let keys: Vec<&str> = text.split('"').skip(1).step_by(2).collect();
+        let want: Vec<String> = PERCENTILES.iter().map(|q| format!("{q:.6}")).collect();
+        assert_eq!(keys, want);
     }
 }

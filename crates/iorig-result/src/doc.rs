@@ -6,7 +6,7 @@ use crate::names::TargetKind;
 use crate::status::RunStatus;
 use crate::validation::Validation;
 use iorig_spec::{FsOp, WorkloadRecord};
-use iorig_stats::{CpuUsage, DeviceUsage, LatSummary, OpSummary};
+use iorig_stats::{CpuUsage, DeviceUsage, LatSummary, OpSummary, ThreadUsage};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -233,6 +233,11 @@ pub struct Summary {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub fs_ops: BTreeMap<FsOp, OpSummary>,
     pub cpu: CpuUsage,
+    /// The workers' own CPU time, context switches and page faults over
+    /// the measured time (absent from results stored before it was
+    /// measured); `cpu` is the whole host's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers_cpu: Option<ThreadUsage>,
     pub errors: u64,
     #[serde(default)]
     pub error_messages: Vec<String>,

@@ -267,6 +267,7 @@ fn merge_outcomes(outcomes: Vec<RunOutcome>, totals: &[IntervalSample]) -> RunOu
         intervals: totals.len(),
         validation: None,
         worker_busy_pct: Vec::new(),
+        thread_usage: Default::default(),
         longest_gap_ns,
         longest_gap_start_s,
         limited_bytes: None,
@@ -280,6 +281,7 @@ fn merge_outcomes(outcomes: Vec<RunOutcome>, totals: &[IntervalSample]) -> RunOu
         // The step ended early only if every job did.
         o.ended_early &= j.ended_early;
         o.worker_busy_pct.extend(j.worker_busy_pct);
+        o.thread_usage.add(&j.thread_usage);
         if let Some(b) = j.limited_bytes {
             *o.limited_bytes.get_or_insert(0) += b;
         }

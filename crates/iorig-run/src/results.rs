@@ -59,6 +59,7 @@ pub fn summary_of(
         total: stats.total().summary(duration_s),
         fs_ops: fs_ops_of(stats, duration_s),
         cpu,
+        workers_cpu: None,
         errors,
         error_messages: messages.to_vec(),
         validation: None,
@@ -102,6 +103,7 @@ pub fn step_summary(step: &StepOutput) -> Summary {
         .as_ref()
         .map(|v| validation_of(v, &names));
     s.format = step.format.as_ref().map(format_summary);
+    s.workers_cpu = Some(outcome.thread_usage);
     s
 }
 

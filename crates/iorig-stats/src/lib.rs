@@ -20,6 +20,6 @@ pub use hist::{LatSummary, LatencyHistogram};
 pub use interval::{IntervalStats, OpStats, OpSummary};
 pub use recorder::{LatencyRecorder, WorkerIntervalStats, WorkerOpStats};
 pub use sampler::{
-    cpu::{CpuSampler, CpuUsage},
+    cpu::{CpuSampler, CpuUsage, ThreadUsage},
     device::{device_for_path, DeviceSampler, DeviceUsage, DiskStat},
 };

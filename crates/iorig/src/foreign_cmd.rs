@@ -459,8 +459,9 @@ fn fio_document(t: &Translation, results: &[StepResult], plus: bool) -> serde_js
             runtime_s: (r.summary.duration_s
                 - (r.workload.start_delay_s.unwrap_or(0.0) - r.workload.warmup_s).max(0.0))
             .max(0.0),
-            usr_cpu_pct: r.summary.cpu.usr_pct,
-            sys_cpu_pct: r.summary.cpu.sys_pct,
+            workers_cpu: r.summary.workers_cpu,
+            host_usr_cpu_pct: r.summary.cpu.usr_pct,
+            host_sys_cpu_pct: r.summary.cpu.sys_pct,
             errors: r.summary.errors,
             qd: r.workload.qd,
             latency: m.latency.as_ref().map(|c| fio_json::LatencyTarget {

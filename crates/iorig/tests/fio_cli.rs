@@ -607,6 +607,27 @@ fn fio_json_equals_the_native_result() {
             "{dir_fio} max"
         );
     }
+    // fio's CPU keys mean fio's: the job's own threads (getrusage), percent
+    // of one CPU over its runtime, with their context switches and faults;
+    // the host's share of all CPUs is iorig's own key.
+    let job = &fio["jobs"][0];
+    let w = &s["workers_cpu"];
+    let runtime_s = f(&s["duration_s"]);
+    for (key, ns) in [("usr_cpu", "usr_ns"), ("sys_cpu", "sys_ns")] {
+        let want = 100.0 * u(&w[ns]) as f64 / 1e9 / runtime_s;
+        assert!((f(&job[key]) - want).abs() < 1e-9, "{key}: {job} vs {w}");
+    }
+    // One worker thread is at most one CPU.
+    assert!(
+        f(&job["usr_cpu"]) + f(&job["sys_cpu"]) <= 100.0 + 1.0,
+        "{job}"
+    );
+    assert!(u(&w["usr_ns"]) + u(&w["sys_ns"]) > 0, "it did work: {w}");
+    assert_eq!(
+        (u(&job["ctx"]), u(&job["minf"]), u(&job["majf"])),
+        (u(&w["ctx"]), u(&w["minflt"]), u(&w["majflt"]))
+    );
+    assert_eq!(f(&job["iorig_host_usr_cpu"]), f(&s["cpu"]["usr_pct"]));
 }
 
 /// fio's verify is iorig's validation of the step: every write read back.

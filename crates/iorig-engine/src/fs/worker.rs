@@ -622,6 +622,7 @@ impl Meter {
             index,
             stats,
             cpu_ns: cpu_now.saturating_sub(self.cpu_start_ns),
+            usage: self.clock.usage_delta(),
             gap_ns: self.gap_ns,
             gap_start_ns: self.gap_start_ns,
             journal_ns: 0,

@@ -23,6 +23,46 @@ pub struct CpuUsage {
     pub steal_pct: f64,
 }
 
+/// What the kernel counts for threads (`getrusage`), summed over a step's
+/// workers over its measured time: the load generator's own CPU, where
+/// [`CpuUsage`] is the whole host's. fio reports these per job (`usr_cpu`,
+/// `sys_cpu` as percent of one CPU, `ctx`, `minf`, `majf`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadUsage {
+    /// CPU time in user mode.
+    pub usr_ns: u64,
+    /// CPU time in the kernel.
+    pub sys_ns: u64,
+    /// Context switches, voluntary and involuntary.
+    pub ctx: u64,
+    /// Page faults served without I/O (minor) and with I/O (major).
+    pub minflt: u64,
+    pub majflt: u64,
+}
+
+impl ThreadUsage {
+    /// The counts from `earlier` to `self` (counters only grow; a smaller
+    /// one counts 0).
+    pub fn since(&self, earlier: &ThreadUsage) -> ThreadUsage {
+        ThreadUsage {
+            usr_ns: self.usr_ns.saturating_sub(earlier.usr_ns),
+            sys_ns: self.sys_ns.saturating_sub(earlier.sys_ns),
+            ctx: self.ctx.saturating_sub(earlier.ctx),
+            minflt: self.minflt.saturating_sub(earlier.minflt),
+            majflt: self.majflt.saturating_sub(earlier.majflt),
+        }
+    }
+
+    pub fn add(&mut self, other: &ThreadUsage) {
+        self.usr_ns += other.usr_ns;
+        self.sys_ns += other.sys_ns;
+        self.ctx += other.ctx;
+        self.minflt += other.minflt;
+        self.majflt += other.majflt;
+    }
+}
+
 /// Cumulative CPU tick counters of the `cpu` line of `/proc/stat` (all CPUs
 /// summed). Fields the kernel does not report count as 0.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
