@@ -954,6 +954,12 @@ struct BoundarySample {
     end_ns: u64,
     cpu: CpuUsage,
     device: Option<DeviceUsage>,
+    /// The last completion any worker had published when the boundary was
+    /// sampled: a gap open at the boundary runs from there. Read then, not
+    /// when the interval is emitted: a worker blocked in a synchronous I/O
+    /// reports its part only once the I/O returns, by when completions have
+    /// moved on and the gap it sat in looks closed.
+    last_done_ns: u64,
 }
 
 /// How long to wait for a worker's part of an interval once the run is
@@ -1144,6 +1150,7 @@ pub(crate) fn collect(
             } else {
                 dev.sample(span)
             };
+            let last_done_ns = last_completion.load(Ordering::Relaxed);
             for (index, end_ns, _) in passed {
                 samples.insert(
                     index,
@@ -1151,6 +1158,7 @@ pub(crate) fn collect(
                         end_ns,
                         cpu: cpu_usage,
                         device,
+                        last_done_ns,
                     },
                 );
             }
@@ -1177,10 +1185,10 @@ pub(crate) fn collect(
             // Workers publish completions once a millisecond, so a shorter
             // silence is no evidence of a gap.
             let (mut gap_ns, mut gap_start_ns) = (p.longest_gap_ns, p.gap_start_ns);
-            let last_done = last_completion.load(Ordering::Relaxed);
+            let last_done = sample.last_done_ns;
             let open_ns = sample.end_ns.saturating_sub(last_done);
             if open_ns > 2_000_000 && open_ns > gap_ns {
-                gap_ns = sample.end_ns - last_done;
+                gap_ns = open_ns;
                 gap_start_ns = last_done;
             }
             errors += stats.errors;

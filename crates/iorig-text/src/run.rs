@@ -34,6 +34,21 @@ pub fn progress_line(p: &PlanProgress) -> String {
 
 /// One line naming the workload, for the table's title.
 pub fn describe(w: &Workload, engine_name: &str, targets: &[TargetInfo]) -> String {
+    describe_for(w, engine_name, targets, &secs(w.time))
+}
+
+/// How long a steady-state step runs, for its title: it stops at the first
+/// steady window, so its time is a cap, not what it will do.
+pub fn steady_time(round: std::time::Duration, max_rounds: u32) -> String {
+    format!(
+        "until steady: rounds of {}, at most {} ({max_rounds} rounds)",
+        secs(round),
+        secs(round * max_rounds)
+    )
+}
+
+/// [`describe`] with the run's length said as `time`.
+pub fn describe_for(w: &Workload, engine_name: &str, targets: &[TargetInfo], time: &str) -> String {
     let targets: Vec<String> = targets
         .iter()
         .map(|t| format!("{} ({}, {})", t.path, t.kind, human_bytes(t.size_bytes)))
@@ -60,7 +75,7 @@ pub fn describe(w: &Workload, engine_name: &str, targets: &[TargetInfo]) -> Stri
                 Rate::Max => "max".to_string(),
                 Rate::Iops(r) => format!("{r:.0} ops/s"),
             },
-            secs(w.time),
+            time,
             if w.warmup.is_zero() {
                 String::new()
             } else {
@@ -93,7 +108,7 @@ pub fn describe(w: &Workload, engine_name: &str, targets: &[TargetInfo]) -> Stri
             Rate::Max => "max".to_string(),
             Rate::Iops(r) => format!("{r:.0} IOPS"),
         },
-        secs(w.time),
+        time,
         if w.warmup.is_zero() {
             String::new()
         } else {

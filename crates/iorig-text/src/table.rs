@@ -53,13 +53,34 @@ pub fn row(
     )
 }
 
-pub fn interval_row(sample: &IntervalSample, clock: &str) -> String {
-    let label = if sample.warmup {
-        format!("w{}", sample.index + 1)
-    } else {
-        format!("{}", sample.index + 1)
-    };
+/// `planned_s`: the interval's planned length; a row that lasted less (the
+/// step stopped inside it, or warmup ended there) is marked `*`, see
+/// [`partial_note`].
+pub fn interval_row(sample: &IntervalSample, clock: &str, planned_s: f64) -> String {
+    let label = format!(
+        "{}{}{}",
+        if sample.warmup { "w" } else { "" },
+        sample.index + 1,
+        if is_partial(sample, planned_s) {
+            "*"
+        } else {
+            ""
+        }
+    );
     row(clock, &label, &sample.stats, sample.duration_s, sample.cpu)
+}
+
+/// Whether `sample` lasted less than its planned length (by more than the
+/// clock's jitter: 1 %).
+pub fn is_partial(sample: &IntervalSample, planned_s: f64) -> bool {
+    planned_s > 0.0 && sample.duration_s < planned_s * 0.99
+}
+
+/// The line under a table that had a partial row: what `*` means.
+pub fn partial_note(label: &str, duration_s: f64, planned_s: f64) -> String {
+    format!(
+        "  * interval {label} lasted {duration_s:.2}s of {planned_s:.0}s: the step ended inside it; its rates are over its own {duration_s:.2}s, and the avg counts it for that long"
+    )
 }
 
 /// A file-system workload's rows of one interval (or of the average), one

@@ -175,6 +175,64 @@ fn an_outage_starts_where_completions_stopped() {
         err.contains("from t=3.0 s") && err.contains("no I/O completed for 2."),
         "{err}"
     );
+    // Each interval's longest gap is the gap's length at its end while the
+    // stalled worker is still blocked in its I/O (it reports its part of
+    // those intervals only once the I/O returns), and the whole gap where
+    // it ended.
+    gaps_follow_the_stall(&doc, 1.0, from, gap);
+
+    // The same with intervals of 250 ms: six of them inside the stall.
+    let out = run(
+        &[
+            "run",
+            "--target",
+            "o.dat",
+            "--engine",
+            "fault",
+            "--fault",
+            "stall:at=1100ms:ms=1500",
+            "--rate",
+            "500",
+            "--time",
+            "4s",
+            "--interval",
+            "250ms",
+            "--db",
+            "q.db",
+            "--json",
+            "-",
+        ],
+        d.path(),
+    );
+    let doc = json_of(&out);
+    let o = &analysis(d.path(), "q.db", "outages")[0];
+    let gap = o["longest_gap_ns"].as_u64().unwrap() as f64 / 1e9;
+    let from = o["longest_gap_start_t_s"].as_f64().unwrap();
+    assert!((1.0..1.25).contains(&from), "the stall began at 1.1 s: {o}");
+    gaps_follow_the_stall(&doc, 0.25, from, gap);
+}
+
+/// Every interval that ends inside the gap `from..from + gap` (seconds)
+/// has a longest gap of (its end - from); the one it ends in, the gap.
+fn gaps_follow_the_stall(doc: &Value, interval_s: f64, from: f64, gap: f64) {
+    let mut inside = 0;
+    for (k, i) in doc["intervals"].as_array().unwrap().iter().enumerate() {
+        let end = (k + 1) as f64 * interval_s;
+        let got = i["longest_gap_ns"].as_u64().unwrap() as f64 / 1e9;
+        if end > from + 0.01 && end < from + gap - 0.01 {
+            inside += 1;
+            assert!(
+                (got - (end - from)).abs() < 0.01,
+                "interval {k} (to {end} s): gap {got} s, open since {from} s: {doc}"
+            );
+        } else if end >= from + gap && end - interval_s < from + gap {
+            assert!((got - gap).abs() < 1e-9, "interval {k}: {got} vs {gap}");
+        }
+    }
+    assert!(
+        inside as f64 >= (gap / interval_s).floor() - 1.0,
+        "{inside} intervals inside"
+    );
 }
 
 #[test]

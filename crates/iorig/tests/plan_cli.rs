@@ -598,3 +598,62 @@ fn generator_bound_warning_fires_on_an_oversubscribed_host() {
         &store
     ));
 }
+
+/// A steady-state step says what it will do (rounds until steady, capped),
+/// not its cap as if it were its length; a row of an interval the step
+/// ended inside is marked and explained, exactly when the stored interval
+/// is short.
+#[test]
+fn a_steady_state_step_says_its_rounds_and_marks_its_partial_row() {
+    let dir = tmp();
+    std::fs::write(
+        dir.path().join("ss.toml"),
+        "targets = [\"n\"]\nsize = \"1m\"\n[defaults]\nengine = \"null\"\nrate = 2000\n[[steps]]\nname = \"steady\"\nsteady_state = { round = \"1s\", max_rounds = 8, window = 2, rule = \"deviation:20%\" }\n",
+    )
+    .unwrap();
+    let out = run(&["plan", "run", "ss.toml", "--db", "s.db"], dir.path());
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let title = text
+        .lines()
+        .find(|l| l.starts_with("step 1/1 steady:"))
+        .unwrap();
+    assert!(
+        title.contains("rate 2000 IOPS, until steady: rounds of 1s, at most 8s (8 rounds) on n"),
+        "{title}"
+    );
+    ok(
+        &[
+            "export", "1", "--format", "json", "--out", "x.json", "--db", "s.db",
+        ],
+        dir.path(),
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("x.json")).unwrap()).unwrap();
+    let intervals = doc["steps"][0]["intervals"].as_array().unwrap();
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            l.len() > 18
+                && l[8..]
+                    .trim_start()
+                    .starts_with(|c: char| c.is_ascii_digit())
+        })
+        .map(|l| l.split_whitespace().nth(1).unwrap())
+        .collect();
+    assert_eq!(rows.len(), intervals.len(), "{text}");
+    for (k, (row, i)) in rows.iter().zip(intervals).enumerate() {
+        let d = i["duration_s"].as_f64().unwrap();
+        let marked = row.ends_with('*');
+        assert_eq!(marked, d < 0.99, "row {row}: {d} s\n{text}");
+        if marked {
+            assert!(
+                text.contains(&format!(
+                    "  * interval {} lasted {d:.2}s of 1s: the step ended inside it",
+                    k + 1
+                )),
+                "{text}"
+            );
+        }
+    }
+}

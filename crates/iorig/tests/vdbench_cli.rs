@@ -341,11 +341,12 @@ fn a_journal_carries_validation_across_runs_and_verifies_after() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(d.join("x.jnl").exists());
-    // One journal keeps one unit: validating steps of other smallest block
-    // sizes are refused before anything runs.
+    // One journal keeps one unit, the first validating step's: a later step
+    // whose blocks are not whole units is refused before anything runs (a
+    // 4k step after a 64k one; 64k after 4k is 16 units an I/O and runs).
     std::fs::write(
         d.join("units.toml"),
-        "targets = [\"u.dat\"]\nsize = \"4m\"\n[defaults]\nverify = true\ntime = \"1s\"\n[[steps]]\nbs = \"4k\"\n[[steps]]\nbs = \"64k\"\n",
+        "targets = [\"u.dat\"]\nsize = \"4m\"\n[defaults]\nverify = true\ntime = \"1s\"\n[[steps]]\nbs = \"64k\"\n[[steps]]\nbs = \"4k\"\n",
     )
     .unwrap();
     let out = iorig()
@@ -363,6 +364,10 @@ fn a_journal_carries_validation_across_runs_and_verifies_after() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("one journal keeps one unit"), "{err}");
+    assert!(
+        err.contains("an earlier step made the journal's unit 65536 bytes")
+            && err.contains("block size 4096 bytes is not a multiple of 65536"),
+        "{err}"
+    );
     assert!(!d.join("u.jnl").exists() && !d.join("u.dat").exists());
 }

@@ -26,6 +26,8 @@ struct Current {
     label: String,
     workload: Option<Workload>,
     precondition: Option<iorig_spec::plan::PreconditionSpec>,
+    /// A steady-state step's rounds: its time is their cap.
+    steady: Option<iorig_spec::plan::SteadyStateSpec>,
 }
 
 pub struct TermSink {
@@ -40,6 +42,9 @@ pub struct TermSink {
     jobs: Vec<iorig_result::JobResult>,
     /// `--collect` sources whose failure was told (once each).
     failed_sources: Vec<String>,
+    /// The step's measured interval that ended early (label, its length,
+    /// the planned length), told under the table.
+    partial: Option<(String, f64, f64)>,
 }
 
 impl TermSink {
@@ -52,6 +57,7 @@ impl TermSink {
             fill: None,
             validation_errors: 0,
             failed_sources: Vec::new(),
+            partial: None,
         }
     }
 
@@ -72,7 +78,15 @@ impl TermSink {
                 p.passes,
                 human_bytes(byte_limit.unwrap_or(0))
             ),
-            (None, Some(w)) => text::describe(w, engine, targets),
+            (None, Some(w)) => match c.steady {
+                Some(ss) => text::describe_for(
+                    w,
+                    engine,
+                    targets,
+                    &text::steady_time(ss.round, ss.max_rounds),
+                ),
+                None => text::describe(w, engine, targets),
+            },
             (None, None) => String::new(),
         };
         match &self.mode {
@@ -126,6 +140,7 @@ impl Sink for TermSink {
                         StepRole::Precondition(p) => Some(p),
                         _ => None,
                     }),
+                    steady: plan_step.and_then(|s| s.steady_state),
                 });
             }
             Event::Filling {
@@ -179,9 +194,26 @@ impl Sink for TermSink {
             Event::Interval {
                 sample, progress, ..
             } => {
+                let planned_s = self
+                    .current
+                    .as_ref()
+                    .and_then(|c| c.workload.as_ref())
+                    .map_or(0.0, |w| w.interval.as_secs_f64());
+                // A warmup cut short at its end is planned so; a measured
+                // interval cut short is the step's end.
+                if !sample.warmup && table::is_partial(sample, planned_s) {
+                    self.partial = Some((
+                        format!("{}", sample.index + 1),
+                        sample.duration_s,
+                        planned_s,
+                    ));
+                }
                 if !self.printer.quiet {
-                    self.printer
-                        .line(&table::interval_row(sample, &table::wall_clock()));
+                    self.printer.line(&table::interval_row(
+                        sample,
+                        &table::wall_clock(),
+                        planned_s,
+                    ));
                     for l in table::op_rows(&sample.stats, sample.duration_s) {
                         self.printer.line(&l);
                     }
@@ -217,6 +249,9 @@ impl Sink for TermSink {
                     for l in table::op_rows(&outcome.summary, outcome.measured_s) {
                         p.line(&l);
                     }
+                }
+                if let (false, Some((label, d, planned))) = (p.quiet, self.partial.take()) {
+                    p.line(&table::partial_note(&label, d, planned));
                 }
                 if let (true, Mode::Plan { steps }, Some(c)) = (p.quiet, &self.mode, &self.current)
                 {
