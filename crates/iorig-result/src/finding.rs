@@ -3,7 +3,8 @@
 //! shown by `runs show`, the reports and the exports.
 
 use iorig_stats::analysis::{
-    CurveAnalysis, CurvePoint, LittleVerdict, OutageReport, SteadyStateVerdict, WriteCliff,
+    CurveAnalysis, CurvePoint, GeneratorDip, LittleVerdict, OutageReport, SteadyStateVerdict,
+    WriteCliff,
 };
 use serde::{Deserialize, Serialize};
 
@@ -165,6 +166,14 @@ pub struct RateCheck {
 pub struct WriteCliffFinding {
     pub found: bool,
     pub cliff: Option<WriteCliff>,
+    /// When the step was shorter than twice the baseline: the time it needs
+    /// for a verdict (nothing was judged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_s: Option<f64>,
+    /// A lasting drop while the host CPU or a worker was the limit: the
+    /// generator's, reported as that and never as a cliff.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator_dip: Option<GeneratorDip>,
 }
 
 /// The steady-state verdict of a step measured in rounds.

@@ -13,7 +13,9 @@ use iorig_spec::plan::{SteadyRule, SteadyStateSpec, StepRole};
 use iorig_spec::{EngineKind, Rate, Workload};
 use iorig_stats::analysis::curve::{analyze_curve, CurvePoint, RATE_TOLERANCE_PCT};
 use iorig_stats::analysis::little::{GeneratorBoundCheck, LittleInput};
-use iorig_stats::analysis::series::{detect_outages, detect_write_cliff, SeriesPoint};
+use iorig_stats::analysis::series::{
+    detect_outages, detect_write_cliff, CliffVerdict, SeriesPoint,
+};
 use iorig_stats::analysis::steady_state::SteadyStateDetector;
 use std::collections::BTreeMap;
 
@@ -190,6 +192,10 @@ pub(crate) fn analyse_step(w: &Workload, out: &StepOutput, trace_paced: bool) ->
             ops: i.total.ops,
             iops: i.total.iops,
             max_gap_ns: Some(i.longest_gap_ns),
+            cpu_busy_pct: Some(i.cpu.usr_pct + i.cpu.sys_pct + i.cpu.steal_pct),
+            // A dip while a worker never waited for the storage is the
+            // generator's.
+            worker_busy_pct: Some(i.worker_busy_max_pct),
         })
         .collect();
     if !points.is_empty() {
@@ -200,11 +206,22 @@ pub(crate) fn analyse_step(w: &Workload, out: &StepOutput, trace_paced: bool) ->
         outages.longest_gap_start_t_s = Some(outcome.longest_gap_start_s);
         found.push(Finding::Outages(outages));
         if w.writes() {
-            let cliff = detect_write_cliff(&points, CLIFF_BASELINE_S, CLIFF_DROP_PCT, None);
-            found.push(Finding::WriteCliff(WriteCliffFinding {
-                found: cliff.is_some(),
-                cliff,
-            }));
+            let mut f = WriteCliffFinding {
+                found: false,
+                cliff: None,
+                needs_s: None,
+                generator_dip: None,
+            };
+            match detect_write_cliff(&points, CLIFF_BASELINE_S, CLIFF_DROP_PCT, None) {
+                CliffVerdict::TooShort { needed_s, .. } => f.needs_s = Some(needed_s),
+                CliffVerdict::NoCliff => {}
+                CliffVerdict::Cliff(c) => {
+                    f.found = true;
+                    f.cliff = Some(c);
+                }
+                CliffVerdict::GeneratorLimited(g) => f.generator_dip = Some(g),
+            }
+            found.push(Finding::WriteCliff(f));
         }
     }
     found

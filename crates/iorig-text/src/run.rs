@@ -271,10 +271,22 @@ pub fn finding_notice(f: &Finding, label: &str) -> Option<String> {
             o.longest_gap_ns.unwrap_or(0) as f64 / 1e9,
             o.longest_gap_start_t_s.unwrap_or(0.0)
         )),
-        Finding::WriteCliff(w) => w.cliff.as_ref().map(|c| format!(
-            "write cliff at t={:.0} s: IOPS fell from {:.0} to {:.0} ({:.0} % lower) and stayed down",
-            c.onset_t_s, c.level_before_iops, c.level_after_iops, c.drop_pct
-        )),
+        Finding::WriteCliff(w) => match (&w.cliff, &w.generator_dip) {
+            (Some(c), _) => Some(format!(
+                "write cliff at t={:.0} s: IOPS fell from {:.0} to {:.0} on average from there to the end ({:.0} % lower) and stayed down",
+                c.onset_t_s, c.level_before_iops, c.level_after_iops, c.drop_pct
+            )),
+            (None, Some(g)) => Some(format!(
+                "IOPS fell from {:.0} to {:.0} from t={:.0} s to t={:.0} s while the host's CPU was up to {:.0} % busy and iorig's busiest worker up to {:.0} %: the load generator set that limit, not the storage (no write cliff); use a faster host or fewer workers per CPU",
+                g.level_before_iops,
+                g.level_during_iops,
+                g.start_t_s,
+                g.end_t_s,
+                g.cpu_busy_max_pct,
+                g.worker_busy_max_pct
+            )),
+            (None, None) => None,
+        },
         Finding::SteadyState(v) => Some(steady_state_line(label, v)),
         Finding::Skipped(s) => Some(format!("{label} skipped: {}", s.why)),
         _ => None,

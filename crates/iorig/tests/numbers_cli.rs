@@ -533,3 +533,40 @@ fn every_interval_keeps_its_histogram_and_they_merge_to_the_steps() {
         assert_eq!(merged.count(), stored.count(), "{op}");
     }
 }
+
+/// No write-cliff verdict on a step shorter than twice the 60 s baseline,
+/// however it ended: a short run that stalled to its end is no cliff (it
+/// was called one, judged against the first quarter of the run).
+#[test]
+fn a_short_run_gets_no_write_cliff_verdict() {
+    let d = tmp();
+    let out = run(
+        &[
+            "run",
+            "--target",
+            "c.dat",
+            "--size",
+            "8m",
+            "--engine",
+            "fault",
+            "--fault",
+            "stall:at=1500ms:ms=4000",
+            "--read",
+            "70",
+            "--rate",
+            "500",
+            "--time",
+            "3s",
+            "--interval",
+            "250ms",
+            "--db",
+            "c.db",
+        ],
+        d.path(),
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("write cliff"), "{err}");
+    let w = &analysis(d.path(), "c.db", "write_cliff")[0];
+    assert_eq!(w["found"], false, "{w}");
+    assert_eq!(w["needs_s"], 120.0, "{w}");
+}

@@ -16,6 +16,7 @@ pub mod steady_state;
 pub use curve::{analyze_curve, CurveAnalysis, CurvePoint, Knee, DEFAULT_KNEE_FACTOR};
 pub use little::{GeneratorBoundCheck, LittleInput, LittleVerdict};
 pub use series::{
-    detect_outages, detect_write_cliff, Outage, OutageReport, SeriesPoint, WriteCliff,
+    detect_outages, detect_write_cliff, CliffVerdict, GeneratorDip, Outage, OutageReport,
+    SeriesPoint, WriteCliff,
 };
 pub use steady_state::{SteadyStateDetector, SteadyStateVerdict};
