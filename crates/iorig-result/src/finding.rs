@@ -269,6 +269,11 @@ pub struct CurveFinding {
     /// Steps that ran off their rate (not counted for the best).
     #[serde(default)]
     pub off_rate: Vec<OffRatePoint>,
+    /// Step numbers of paced steps slower than the next higher-rate step
+    /// beyond their spread ([`CurveAnalysis::non_monotone_points`]): the
+    /// answer stands on a curve with a disturbance in it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub non_monotone_steps: Vec<usize>,
 }
 
 /// A curve step that missed its requested rate.

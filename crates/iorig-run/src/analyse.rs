@@ -322,12 +322,15 @@ pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
                 .map(|max| crate::plan::curve_step_rate(*max, pct)),
             _ => None,
         };
+        let (mean_lat_se_ns, p99_lat_se_ns) = r.lat_se_ns.unwrap_or((None, None));
         e.0.push(CurvePoint {
             iops,
             mean_lat_ns: mean,
             p99_lat_ns: p99,
             requested_iops,
             pct_lat_ns,
+            mean_lat_se_ns,
+            p99_lat_se_ns,
         });
         e.2.push(r.step.index);
     }
@@ -347,8 +350,14 @@ pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
                     error_pct: pts[i].rate_error_pct(),
                 })
                 .collect();
+            let non_monotone_steps = a
+                .non_monotone_points
+                .iter()
+                .filter_map(|&i| step_of(Some(i)))
+                .collect();
             CurveFinding {
                 group: g,
+                non_monotone_steps,
                 threshold_ms,
                 best_under_mean_step: step_of(a.best_under_mean_point),
                 best_under_p99_step: step_of(a.best_under_p99_point),
@@ -361,4 +370,77 @@ pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::plan::StepResult;
+    use iorig_result::{StepStatus, Summary};
+
+    /// A step's summary with the given IOPS and mean/p99 latency (ms).
+    fn summary(iops: f64, mean_ms: f64, p99_ms: f64) -> Summary {
+        let op = serde_json::json!({
+            "ops": (iops * 10.0) as u64, "bytes": (iops * 10.0) as u64 * 4096,
+            "iops": iops, "bw_bytes_per_s": iops * 4096.0,
+            "lat_ns": {
+                "min": 1, "mean": (mean_ms * 1e6) as u64, "stddev": 1,
+                "max": (p99_ms * 2e6) as u64, "p50": (mean_ms * 1e6) as u64,
+                "p90": (p99_ms * 1e6) as u64, "p99": (p99_ms * 1e6) as u64,
+                "p99_9": (p99_ms * 1e6) as u64, "p99_99": (p99_ms * 1e6) as u64
+            }
+        });
+        serde_json::from_value(serde_json::json!({
+            "duration_s": 10.0, "read": op, "write": op, "total": op,
+            "cpu": {"usr_pct": 1.0, "sys_pct": 1.0}, "errors": 0
+        }))
+        .unwrap()
+    }
+
+    /// A curve whose 80 % step was disturbed: mean 35 ms against the 90 %
+    /// step's 0.85 ms, far beyond their spread. The best under 1 ms stands,
+    /// but the finding names the step; the knee is not placed on a step
+    /// that missed its rate.
+    #[test]
+    fn a_disturbed_curve_step_is_named_beside_the_answer() {
+        let plan = iorig_spec::plan::Plan::from_toml(
+            "c.toml",
+            "targets = [\"f\"]\nsize = \"1m\"\n[[steps]]\nkind = \"curve\"\nrates_pct = [10, 50, 80, 90]\n",
+        )
+        .unwrap();
+        let steps = plan.expand().unwrap();
+        assert_eq!(steps.len(), 5);
+        // max 100 k; rates 10, 50, 80, 90 k.
+        let figures = [
+            (100_000.0, 1.2, 3.0, (0.05, 0.2)),
+            (10_000.0, 0.30, 0.6, (0.01, 0.05)),
+            (50_000.0, 0.40, 0.8, (0.01, 0.05)),
+            (80_000.0, 35.0, 90.0, (10.0, 30.0)),
+            (90_000.0, 0.85, 1.6, (0.02, 0.1)),
+        ];
+        let results: Vec<StepResult> = steps
+            .iter()
+            .zip(figures)
+            .map(|(step, (iops, mean, p99, (se_mean, se_p99)))| StepResult {
+                step: step.clone(),
+                status: StepStatus::Ok,
+                summary: Some(summary(iops, mean, p99)),
+                analysis: Vec::new(),
+                jobs: Vec::new(),
+                lat_se_ns: Some((Some(se_mean * 1e6), Some(se_p99 * 1e6))),
+            })
+            .collect();
+        let c = &curves(&results)[0];
+        // Step 4 of the plan is the 80 % step.
+        assert_eq!(c.non_monotone_steps, vec![4], "{c:?}");
+        assert_eq!(c.analysis.non_monotone_points, vec![3]);
+        // The answer is still given: 90 k at 0.85 ms.
+        assert_eq!(c.best_under_mean_step, Some(5));
+        // Same spread but the 80 % step only a little slower: no flag.
+        let mut calm = results;
+        calm[3].summary = Some(summary(80_000.0, 0.86, 1.6));
+        calm[3].lat_se_ns = Some((Some(0.02e6), Some(0.1e6)));
+        assert!(curves(&calm)[0].non_monotone_steps.is_empty());
+    }
 }

@@ -163,6 +163,9 @@ pub struct StepResult {
     pub analysis: Vec<Finding>,
     /// A step of several jobs: each job's part.
     pub jobs: Vec<crate::JobPart>,
+    /// Standard errors of its mean and p99 latency over its measured
+    /// intervals (the curve's sanity check); None when not run here now.
+    pub lat_se_ns: Option<(Option<f64>, Option<f64>)>,
 }
 
 /// The curve analyses of steps just run (what the plan reports at its end).
@@ -468,6 +471,7 @@ impl Runner<'_> {
                     summary,
                     analysis: Vec::new(),
                     jobs: Vec::new(),
+                    lat_se_ns: None,
                 });
                 continue;
             }
@@ -705,12 +709,19 @@ impl Runner<'_> {
             _ => {}
         }
         let write_bytes = outcome.summary.write.bytes;
+        let measured: Vec<&iorig_result::Interval> =
+            out.intervals.iter().filter(|i| !i.warmup).collect();
+        let se = |f: fn(&iorig_result::Interval) -> u64| {
+            let v: Vec<f64> = measured.iter().map(|i| f(i) as f64).collect();
+            iorig_stats::analysis::curve::standard_error(&v)
+        };
         self.results.push(StepResult {
             step: step.clone(),
             status,
             summary: Some(summary),
             analysis,
             jobs: out.jobs.clone(),
+            lat_se_ns: Some((se(|i| i.total.lat_ns.mean), se(|i| i.total.lat_ns.p99))),
         });
         if interrupted {
             return Ok((Next::Halt, false));
@@ -771,6 +782,7 @@ impl Runner<'_> {
             summary: None,
             analysis: vec![finding],
             jobs: Vec::new(),
+            lat_se_ns: None,
         });
     }
 }

@@ -185,6 +185,18 @@ pub fn curve_lines(v: &CurveFinding) -> Vec<String> {
             o.error_pct.unwrap_or(0.0)
         ));
     }
+    for (&i, &step) in a.non_monotone_points.iter().zip(&v.non_monotone_steps) {
+        let (Some(p), next) = (v.points.get(i), next_rate_point(v, i)) else {
+            continue;
+        };
+        out.push(format!(
+            "curve {group}: not monotone: step {step} (mean {:.3} ms, p99 {:.3} ms) is slower than the next higher-rate step{} beyond their spread: a disturbance, not the storage's curve; rerun before trusting the best above",
+            p.mean_lat_ns / 1e6,
+            p.p99_lat_ns / 1e6,
+            next.map(|n| format!(" (mean {:.3} ms, p99 {:.3} ms)", n.mean_lat_ns / 1e6, n.p99_lat_ns / 1e6))
+                .unwrap_or_default()
+        ));
+    }
     if let Some(k) = &a.knee {
         out.push(format!(
             "curve {group}: knee at {} IOPS (mean latency {:.3} ms, over 2x the low-load latency)",
@@ -193,6 +205,16 @@ pub fn curve_lines(v: &CurveFinding) -> Vec<String> {
         ));
     }
     out
+}
+
+/// The paced point with the next higher requested rate after point `i`.
+fn next_rate_point(v: &CurveFinding, i: usize) -> Option<&iorig_stats::analysis::CurvePoint> {
+    let rate = v.points.get(i)?.requested_iops?;
+    v.points
+        .iter()
+        .filter_map(|p| p.requested_iops.filter(|r| *r > rate).map(|r| (r, p)))
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, p)| p)
 }
 
 /// One line for a validation error.

@@ -87,6 +87,8 @@ mod tests {
             p99_lat_ns: 2.0 * mean_ms * 1e6,
             requested_iops: requested,
             pct_lat_ns: None,
+            mean_lat_se_ns: None,
+            p99_lat_se_ns: None,
         }
     }
 

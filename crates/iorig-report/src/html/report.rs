@@ -483,6 +483,19 @@ pub(super) fn curve_sentence(c: &CurveReport) -> String {
             steps.join(", ")
         );
     }
+    if !a.non_monotone_points.is_empty() {
+        let steps: Vec<String> = a
+            .non_monotone_points
+            .iter()
+            .filter_map(|&i| step_no(i))
+            .map(|n| n.to_string())
+            .collect();
+        let _ = write!(
+            s,
+            "; not monotone: step(s) {} slower than the next higher-rate step beyond their spread — a disturbance, not the storage's curve: rerun before trusting the answer",
+            steps.join(", ")
+        );
+    }
     if let Some(k) = &a.knee {
         let _ = write!(
             s,

@@ -643,6 +643,8 @@ pub fn curve_plan(store: &Store, speed: f64) -> RunId {
             p99_lat_ns: mean * 3.0,
             requested_iops: Some(rate),
             pct_lat_ns: None,
+            mean_lat_se_ns: None,
+            p99_lat_se_ns: None,
         });
         steps.push(idx);
     }
@@ -653,6 +655,8 @@ pub fn curve_plan(store: &Store, speed: f64) -> RunId {
         p99_lat_ns: max_mean * 3.0,
         requested_iops: None,
         pct_lat_ns: None,
+        mean_lat_se_ns: None,
+        p99_lat_se_ns: None,
     });
     steps.push(0);
     let analysis = analyze_curve(&points, 1e6, 2.0);

@@ -30,6 +30,25 @@ pub struct CurvePoint {
     /// Latency at the curve's `threshold_percentile`, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pct_lat_ns: Option<f64>,
+    /// Standard errors of the step's mean and p99 latency: the standard
+    /// deviation of its intervals' figures over √intervals (None: fewer
+    /// than two intervals, or not known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_lat_se_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_lat_se_ns: Option<f64>,
+}
+
+/// The standard error of the mean of `values`: their sample standard
+/// deviation over √n; None for fewer than two values.
+pub fn standard_error(values: &[f64]) -> Option<f64> {
+    let n = values.len();
+    if n < 2 {
+        return None;
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1) as f64;
+    Some((var / n as f64).sqrt())
 }
 
 impl CurvePoint {
@@ -90,6 +109,12 @@ pub struct CurveAnalysis {
     /// [`RATE_TOLERANCE_PCT`] off their requested rate (indices as given).
     #[serde(default)]
     pub off_rate_points: Vec<usize>,
+    /// Paced steps whose mean or p99 latency exceeds the next higher-rate
+    /// step's by more than two standard errors of the difference
+    /// (2·√(se₁² + se₂²)): slower at less load, a disturbance rather than
+    /// the storage's curve (indices as given).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub non_monotone_points: Vec<usize>,
     /// The multiple of the low-load latency used for `knee`.
     pub knee_factor: f64,
     /// First point (by IOPS) whose mean latency exceeds `knee_factor` × the
@@ -149,9 +174,16 @@ pub fn analyze_curve(points: &[CurvePoint], threshold_ns: f64, knee_factor: f64)
         .collect();
     off_rate_points.sort_unstable();
 
-    let knee = sorted.first().and_then(|(_, low)| {
+    // A knee stands on a step that ran the load asked of it: not on one that
+    // missed its rate.
+    let on_rate: Vec<(usize, &CurvePoint)> = sorted
+        .iter()
+        .copied()
+        .filter(|(_, p)| p.requested_iops.is_none() || p.met_rate())
+        .collect();
+    let knee = on_rate.first().and_then(|(_, low)| {
         let limit = knee_factor * low.mean_lat_ns;
-        sorted
+        on_rate
             .iter()
             .find(|(_, p)| p.mean_lat_ns > limit)
             .map(|&(index, p)| knee_at(index, p))
@@ -167,10 +199,47 @@ pub fn analyze_curve(points: &[CurvePoint], threshold_ns: f64, knee_factor: f64)
         best_under_pct: best_pct.map(|b| b.0),
         best_under_pct_point: best_pct.map(|b| b.1),
         off_rate_points,
+        non_monotone_points: non_monotone(points),
         knee_factor,
         knee,
-        curvature_knee: curvature_knee(&sorted),
+        curvature_knee: curvature_knee(&on_rate),
     }
+}
+
+/// The paced steps slower than the next higher-rate step beyond their
+/// spread (see [`CurveAnalysis::non_monotone_points`]); indices as given.
+fn non_monotone(points: &[CurvePoint]) -> Vec<usize> {
+    let mut paced: Vec<(usize, &CurvePoint, f64)> = points
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.requested_iops.map(|r| (i, p, r)))
+        .filter(|(_, p, r)| r.is_finite() && p.mean_lat_ns.is_finite() && p.p99_lat_ns.is_finite())
+        .collect();
+    paced.sort_by(|a, b| a.2.total_cmp(&b.2));
+    let beyond = |a: f64, b: f64, se_a: Option<f64>, se_b: Option<f64>| match (se_a, se_b) {
+        (Some(x), Some(y)) => a - b > 2.0 * (x * x + y * y).sqrt(),
+        _ => false,
+    };
+    let mut out: Vec<usize> = paced
+        .windows(2)
+        .filter(|w| {
+            let (lo, hi) = (w[0].1, w[1].1);
+            beyond(
+                lo.mean_lat_ns,
+                hi.mean_lat_ns,
+                lo.mean_lat_se_ns,
+                hi.mean_lat_se_ns,
+            ) || beyond(
+                lo.p99_lat_ns,
+                hi.p99_lat_ns,
+                lo.p99_lat_se_ns,
+                hi.p99_lat_se_ns,
+            )
+        })
+        .map(|w| w[0].0)
+        .collect();
+    out.sort_unstable();
+    out
 }
 
 fn knee_at(index: usize, p: &CurvePoint) -> Knee {
@@ -261,7 +330,70 @@ mod tests {
             p99_lat_ns: p99_ms * MS,
             requested_iops: Some(iops),
             pct_lat_ns: None,
+            mean_lat_se_ns: None,
+            p99_lat_se_ns: None,
         }
+    }
+
+    fn with_se(p: CurvePoint, mean_se_ms: f64, p99_se_ms: f64) -> CurvePoint {
+        CurvePoint {
+            mean_lat_se_ns: Some(mean_se_ms * MS),
+            p99_lat_se_ns: Some(p99_se_ms * MS),
+            ..p
+        }
+    }
+
+    #[test]
+    fn a_step_slower_than_the_next_beyond_their_spread_is_non_monotone() {
+        // The report's curve: the 80 % step's mean 35 ms, the 90 % step's
+        // 0.85 ms. "best <= 1 ms" stands, but beside a warning.
+        let pts = [
+            with_se(pt(10e3, 0.3, 0.6), 0.01, 0.05),
+            with_se(pt(50e3, 0.4, 0.8), 0.01, 0.05),
+            with_se(pt(80e3, 35.0, 90.0), 10.0, 30.0),
+            with_se(pt(90e3, 0.85, 1.6), 0.02, 0.1),
+        ];
+        let a = analyze_curve(&pts, MS, 2.0);
+        assert_eq!(a.non_monotone_points, vec![2]);
+        // Within the spread: 0.45 ms over 0.4 ms with se 0.03 each (the
+        // difference's two standard errors: 0.085) is noise.
+        let close = [
+            with_se(pt(10e3, 0.45, 0.9), 0.03, 0.05),
+            with_se(pt(20e3, 0.4, 0.9), 0.03, 0.05),
+        ];
+        assert!(analyze_curve(&close, MS, 2.0)
+            .non_monotone_points
+            .is_empty());
+        // 0.6 over 0.4: beyond it.
+        let apart = [
+            with_se(pt(10e3, 0.6, 0.9), 0.03, 0.05),
+            with_se(pt(20e3, 0.4, 0.9), 0.03, 0.05),
+        ];
+        assert_eq!(analyze_curve(&apart, MS, 2.0).non_monotone_points, vec![0]);
+        // Without a spread nothing is judged.
+        let unknown = [pt(10e3, 9.0, 9.0), pt(20e3, 0.4, 0.9)];
+        assert!(analyze_curve(&unknown, MS, 2.0)
+            .non_monotone_points
+            .is_empty());
+    }
+
+    #[test]
+    fn the_knee_never_stands_on_a_step_that_missed_its_rate() {
+        let low = pt(10e3, 0.2, 0.5);
+        let missed = CurvePoint {
+            requested_iops: Some(60e3),
+            ..pt(40e3, 5.0, 9.0)
+        };
+        let hit = pt(50e3, 0.9, 2.0);
+        let a = analyze_curve(&[low, missed, hit], MS, 2.0);
+        assert_eq!(a.knee.as_ref().map(|k| k.index), Some(2), "{a:?}");
+    }
+
+    #[test]
+    fn standard_error_of_interval_figures() {
+        assert_eq!(standard_error(&[1.0]), None);
+        // sd of 1, 3 is √2; over √2: 1.
+        assert!((standard_error(&[1.0, 3.0]).unwrap() - 1.0).abs() < 1e-12);
     }
 
     #[test]
