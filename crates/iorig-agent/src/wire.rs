@@ -153,6 +153,8 @@ pub fn target_of(t: &proto::Target) -> Result<TargetInfo, AgentError> {
         })?,
         size_bytes: t.size_bytes,
         device: (!t.device.is_empty()).then(|| t.device.clone()),
+        // The agent drops its targets' pages itself; it does not say so.
+        cache: iorig_engine::run::CacheState::Untouched,
     })
 }
 

@@ -169,6 +169,18 @@ const BLKGETSIZE64: rustix::ioctl::Opcode = opcode::read::<usize>(0x12, 114);
 // BLKDISCARD = _IO(0x12, 119), whose argument points to a u64 [start, len].
 const BLKDISCARD: rustix::ioctl::Opcode = opcode::none(0x12, 119);
 
+// BLKFLSBUF = _IO(0x12, 97): write back and drop the device's buffer cache.
+const BLKFLSBUF: rustix::ioctl::Opcode = opcode::none(0x12, 97);
+
+/// Writes back and drops the page cache of an open block device (fio's
+/// `invalidate` on a device), so that buffered reads after it come from the
+/// device. Needs CAP_SYS_ADMIN.
+pub fn flush_buffers(f: impl AsFd) -> io::Result<()> {
+    // SAFETY: BLKFLSBUF is a valid opcode that takes no argument.
+    unsafe { ioctl(f, rustix::ioctl::NoArg::<BLKFLSBUF>::new()) }?;
+    Ok(())
+}
+
 /// Discards `len` bytes at `offset` of an open block device (opened for
 /// writing): the device may unmap them, and what reads give afterwards is
 /// the device's to say.

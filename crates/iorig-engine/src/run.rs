@@ -113,6 +113,24 @@ pub struct TargetInfo {
     /// Usable bytes of the target (its data area).
     pub size_bytes: u64,
     pub device: Option<String>,
+    /// What became of its cached pages before the step.
+    pub cache: CacheState,
+}
+
+/// What became of a target's cached pages before the step
+/// ([`crate::target::cache`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CacheState {
+    /// Not a file or device of this host's (the null engine, a tree, an
+    /// agent's target), or not yet opened.
+    #[default]
+    Untouched,
+    /// Written back and dropped.
+    Dropped,
+    /// The kernel would not drop them (a device without CAP_SYS_ADMIN).
+    NotDropped,
+    /// Left as they were (`keep_cache`).
+    Kept,
 }
 
 impl From<&TargetPlan> for TargetInfo {
@@ -122,6 +140,7 @@ impl From<&TargetPlan> for TargetInfo {
             kind: t.kind.into(),
             size_bytes: t.size_bytes,
             device: t.device.clone(),
+            cache: CacheState::Untouched,
         }
     }
 }
@@ -209,6 +228,7 @@ impl Planned {
                     kind: iorig_result::TargetKind::Null,
                     size_bytes: size,
                     device: None,
+                    cache: CacheState::Untouched,
                 })
                 .collect();
         }
@@ -223,6 +243,9 @@ const ARRIVAL_STREAM: u64 = 0xA7_7117;
 /// Decides engine and targets without writing anything.
 pub fn plan(w: &Workload, allow_destroy: bool) -> Result<Planned, EngineError> {
     check_cpus(w)?;
+    if w.drop_caches {
+        crate::target::cache::check_drop_caches()?;
+    }
     if let Some(f) = &w.fs {
         return Ok(Planned {
             workload: w.clone(),
@@ -330,6 +353,9 @@ pub fn open(
     progress: &mut dyn FnMut(&FillProgress),
 ) -> Result<Prepared, EngineError> {
     let virtual_infos = planned.target_infos();
+    if planned.workload.drop_caches && planned.engine != EngineKind::Null {
+        crate::target::cache::drop_all_caches()?;
+    }
     if let Some(fs) = planned.fs {
         let w = planned.workload;
         let target = fs.open(&w, planned.allow_destroy)?;
@@ -382,7 +408,15 @@ pub fn open(
         let mut extents = Vec::new();
         for t in &targets {
             extents.push(t.plan.data_start + t.plan.size_bytes);
-            info.push(TargetInfo::from(&t.plan));
+            let mut i = TargetInfo::from(&t.plan);
+            // What the step before left in the page cache is not this
+            // step's to read (fio's invalidate=1).
+            i.cache = if w.keep_cache {
+                CacheState::Kept
+            } else {
+                target::cache::invalidate(t)?
+            };
+            info.push(i);
         }
         (targets, info, extents)
     };

@@ -329,6 +329,12 @@ impl RunReport {
 }
 
 impl StepReport {
+    /// The step's number as every page and message shows it: from 1 (the
+    /// store's index counts from 0).
+    pub fn number(&self) -> i64 {
+        self.index + 1
+    }
+
     /// Seconds from the step's start at which measured time begins.
     pub fn measured_start_s(&self) -> f64 {
         self.intervals

@@ -158,7 +158,7 @@ pub struct StepDoc {
 }
 
 /// The step's own keys; they win over workload fields of the same name.
-const STEP_KEYS: [&str; 11] = [
+const STEP_KEYS: [&str; 12] = [
     "index",
     "name",
     "role",
@@ -170,6 +170,8 @@ const STEP_KEYS: [&str; 11] = [
     "intervals",
     "hosts",
     "jobs",
+    // Written (index + 1), not read back.
+    "step",
 ];
 
 fn to_value<T: Serialize, E: serde::ser::Error>(v: &T) -> Result<Value, E> {
@@ -183,6 +185,8 @@ impl Serialize for StepDoc {
             _ => Map::new(),
         };
         m.insert("index".into(), to_value(&self.index)?);
+        // The number every page and message gives the step (from 1).
+        m.insert("step".into(), to_value(&(self.index + 1))?);
         m.insert("name".into(), to_value(&self.name)?);
         m.insert("role".into(), to_value(&self.role)?);
         m.insert("status".into(), to_value(&self.status)?);

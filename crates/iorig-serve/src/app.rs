@@ -57,7 +57,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/", get(web::runs_page))
         .route("/runs/{id}", get(web::run_page))
         .route("/runs/{id}/live", get(web::live_page))
-        .route("/runs/{id}/steps/{index}", get(web::step_intervals_page))
+        .route("/runs/{id}/steps/{step}", get(web::step_intervals_page))
         .route("/runs/{id}/labels", post(web::label_form))
         .route("/runs/{id}/download/{file}", get(web::download))
         .route("/compare", get(web::compare_page))

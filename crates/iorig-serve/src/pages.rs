@@ -94,13 +94,14 @@ pub fn run_toolbar(store: &str, d: &RunDetail, steps: usize) -> String {
         out,
         "<a href=\"/api/runs/{id}\">API</a></nav>\n<nav class=\"intervals\">Intervals of step: "
     );
-    for i in 0..steps.min(MAX_STEP_LINKS) {
-        let _ = write!(out, "<a href=\"/runs/{id}/steps/{i}\">{i}</a>");
+    // Steps are numbered from 1 here as everywhere a step is shown.
+    for n in 1..=steps.min(MAX_STEP_LINKS) {
+        let _ = write!(out, "<a href=\"/runs/{id}/steps/{n}\">{n}</a>");
     }
     if steps > MAX_STEP_LINKS {
         let _ = write!(
             out,
-            "<span class=\"muted\">… any of the {steps}: /runs/{id}/steps/INDEX</span>"
+            "<span class=\"muted\">… any of the {steps}: /runs/{id}/steps/N</span>"
         );
     }
     let _ = write!(
@@ -383,7 +384,7 @@ pub fn step_page(
     let _ = writeln!(
         b,
         "<h1>Run {id}, step {}: {}</h1>\n<p class=\"sub\">{} · <a href=\"/runs/{id}\">the run's page</a></p>",
-        step.index,
+        step.index + 1,
         esc(&step.name),
         status_span(step.status.as_str()),
     );
@@ -425,5 +426,9 @@ pub fn step_page(
         }
         b.push_str("</tbody></table></div>\n");
     }
-    page(&format!("iorig run {id} step {}", step.index), store, &b)
+    page(
+        &format!("iorig run {id} step {}", step.index + 1),
+        store,
+        &b,
+    )
 }

@@ -72,23 +72,25 @@ pub(crate) async fn run_page(
     )))
 }
 
-/// One step's intervals as a table (`/runs/ID/steps/INDEX`, the index
-/// from 0 as the report's step table numbers them).
+/// One step's intervals as a table (`/runs/ID/steps/N`, N from 1 as every
+/// page and message numbers steps).
 pub(crate) async fn step_intervals_page(
     State(app): Shared,
     params: Result<Path<(i64, i64)>, axum::extract::rejection::PathRejection>,
 ) -> Result<Html<String>, Failure> {
-    let Path((id, index)) =
-        params.map_err(|_| Failure::bad("a step is /runs/ID/steps/INDEX, e.g. /runs/3/steps/0"))?;
+    let Path((id, number)) = params
+        .map_err(|_| Failure::bad("a step is /runs/ID/steps/N, N from 1, e.g. /runs/3/steps/1"))?;
     let (detail, step, rows, external) = with_store(&app, move |s| {
         let Some(detail) = s.get_run(RunId(id)).map_err(Failure::internal)? else {
             return Err(Failure::no_run(id));
         };
         let steps = s.steps(RunId(id)).map_err(Failure::internal)?;
-        let Some(step) = steps.into_iter().find(|st| st.index == index) else {
+        // Numbered from 1, as every page shows them; the store's index is
+        // from 0.
+        let Some(step) = steps.into_iter().find(|st| st.index + 1 == number) else {
             return Err(Failure::new(
                 StatusCode::NOT_FOUND,
-                format!("run {id} has no step {index}; its page lists the steps"),
+                format!("run {id} has no step {number} (steps are numbered from 1); its page lists the steps"),
             ));
         };
         let rows = s.intervals(step.id).map_err(Failure::internal)?;

@@ -536,6 +536,12 @@ pub struct WorkloadFile {
     /// Remove the scratch files this run created once it ends (fio's unlink); files that existed before are kept.
     #[arg(long, num_args = 0, default_missing_value = "true")]
     pub unlink: Option<bool>,
+    /// Keep what the page cache holds of the targets: by default each step starts with their cached pages written back and dropped (fdatasync, then POSIX_FADV_DONTNEED on a file, BLKFLSBUF on a device: fio's invalidate=1), so a buffered step reads the storage, not what the step before left in memory.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    pub keep_cache: Option<bool>,
+    /// Before the step, write back and drop all of the host's page cache, dentries and inodes (sync, then /proc/sys/vm/drop_caches = 3, as HCIBench does between tests); needs root.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    pub drop_caches: Option<bool>,
     /// Total IOPS, paced on a schedule, or max [default: max].
     #[arg(long, value_name = "IOPS|max")]
     pub rate: Option<StrOrNum>,
@@ -710,6 +716,8 @@ impl WorkloadFile {
             fsync_every,
             fdatasync_every,
             unlink,
+            keep_cache,
+            drop_caches,
             run_length,
             skip,
             zone_range,
@@ -1150,6 +1158,8 @@ impl WorkloadFile {
             zones,
             sync_every,
             unlink: self.unlink.unwrap_or(false),
+            keep_cache: self.keep_cache.unwrap_or(false),
+            drop_caches: self.drop_caches.unwrap_or(false),
             io_size_bytes,
             io_size_pct,
             run_length,
@@ -1437,6 +1447,11 @@ impl WorkloadFile {
             "unlink",
             self.unlink.is_some(),
             "give --cleanup to remove the tree",
+        )?;
+        refuse(
+            "keep-cache",
+            self.keep_cache.is_some(),
+            "a tree's files are not invalidated one by one; --drop-caches drops the whole page cache before a step",
         )?;
         refuse(
             "submit-batch",
@@ -1822,6 +1837,11 @@ pub struct Workload {
     pub sync_every: Option<SyncEvery>,
     /// Remove the scratch files the run created when it ends.
     pub unlink: bool,
+    /// Leave the targets' cached pages as the step before left them
+    /// (default: written back and dropped before the step).
+    pub keep_cache: bool,
+    /// Drop the host's whole page cache before the step (root).
+    pub drop_caches: bool,
     /// How I/Os arrive under a rate.
     pub arrivals: Arrivals,
     /// Pauses between I/Os (`think_time`), none when absent.
@@ -2179,6 +2199,8 @@ impl Workload {
             io_size_pct: self.io_size_pct,
             cpus: self.cpus.clone(),
             unlink: self.unlink,
+            keep_cache: self.keep_cache,
+            drop_caches: self.drop_caches,
             fsync_every: self.sync_every.filter(|s| !s.data_only).map(|s| s.writes),
             fdatasync_every: self.sync_every.filter(|s| s.data_only).map(|s| s.writes),
             arrivals: (self.arrivals != Arrivals::Uniform)
@@ -2281,6 +2303,13 @@ pub struct WorkloadRecord {
     /// The scratch files the run created were removed at its end.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unlink: bool,
+    /// The targets' cached pages were left as they were before the step
+    /// (absent: written back and dropped).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_cache: bool,
+    /// The host's whole page cache was dropped before the step.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drop_caches: bool,
     /// The arrival process under a rate, when not uniform.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arrivals: Option<String>,

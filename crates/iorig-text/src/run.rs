@@ -49,13 +49,14 @@ pub fn steady_time(round: std::time::Duration, max_rounds: u32) -> String {
 
 /// [`describe`] with the run's length said as `time`.
 pub fn describe_for(w: &Workload, engine_name: &str, targets: &[TargetInfo], time: &str) -> String {
+    let cache = cache_fact(w, targets);
     let targets: Vec<String> = targets
         .iter()
         .map(|t| format!("{} ({}, {})", t.path, t.kind, human_bytes(t.size_bytes)))
         .collect();
     if let Some(f) = &w.fs {
         return format!(
-            "ops {} in a tree of depth {} width {} files {} (file size {}), fileio {}, fileselect {}, bs {} x {} thread(s), {}{}, rate {}, {}{} on {}, seed {}",
+            "ops {} in a tree of depth {} width {} files {} (file size {}), fileio {}, fileselect {}, bs {} x {} thread(s), {}{}{}, rate {}, {}{} on {}, seed {}",
             f.ops,
             f.depth,
             f.width,
@@ -71,6 +72,7 @@ pub fn describe_for(w: &Workload, engine_name: &str, targets: &[TargetInfo], tim
                 SyncMode::Sync => "+sync",
                 SyncMode::Dsync => "+dsync",
             },
+            cache,
             match w.rate {
                 Rate::Max => "max".to_string(),
                 Rate::Iops(r) => format!("{r:.0} ops/s"),
@@ -86,7 +88,7 @@ pub fn describe_for(w: &Workload, engine_name: &str, targets: &[TargetInfo], tim
         );
     }
     format!(
-        "bs {} read {}%{} random {}% qd {} x {} worker(s), {}, {}{}, rate {}, {}{} on {}, seed {}",
+        "bs {} read {}%{} random {}% qd {} x {} worker(s), {}, {}{}{}, rate {}, {}{} on {}, seed {}",
         w.bs_text(),
         w.read_pct,
         if w.trim_pct > 0.0 {
@@ -104,6 +106,7 @@ pub fn describe_for(w: &Workload, engine_name: &str, targets: &[TargetInfo], tim
             SyncMode::Sync => "+sync",
             SyncMode::Dsync => "+dsync",
         },
+        cache,
         match w.rate {
             Rate::Max => "max".to_string(),
             Rate::Iops(r) => format!("{r:.0} IOPS"),
@@ -117,6 +120,35 @@ pub fn describe_for(w: &Workload, engine_name: &str, targets: &[TargetInfo], tim
         targets.join(", "),
         w.seed
     )
+}
+
+/// What the page cache held of the targets when a buffered step began
+/// (direct I/O does not read it): one of the step's facts.
+fn cache_fact(w: &Workload, targets: &[TargetInfo]) -> String {
+    use iorig_engine::run::CacheState;
+    if w.direct {
+        return String::new();
+    }
+    let all = if w.drop_caches {
+        " (host's page cache dropped first"
+    } else {
+        ""
+    };
+    let has = |c: CacheState| targets.iter().any(|t| t.cache == c);
+    let targets_part = if has(CacheState::NotDropped) {
+        "; a device's cached pages could not be dropped (BLKFLSBUF needs root): reads may come from memory"
+    } else if has(CacheState::Kept) {
+        "; the targets' cached pages kept (--keep-cache): reads may come from memory"
+    } else if has(CacheState::Dropped) {
+        "; the targets' cached pages dropped first"
+    } else {
+        ""
+    };
+    match (all.is_empty(), targets_part.is_empty()) {
+        (true, true) => String::new(),
+        (true, false) => format!(" ({})", &targets_part[2..]),
+        (false, _) => format!("{all}{targets_part})"),
+    }
 }
 
 /// `30s`, `1.5s`, `1.667s`: seconds with at most three decimals.

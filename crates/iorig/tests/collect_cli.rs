@@ -201,7 +201,7 @@ fn figures_are_stored_beside_every_interval_and_failures_never_stop_the_test() {
         d,
     );
     ok(&["report", "1", "--db", "c.db", "--out", "rep"], d);
-    assert!(d.join("rep/step-0000-external.svg").exists());
+    assert!(d.join("rep/step-0001-external.svg").exists());
     let html = std::fs::read_to_string(d.join("rep/index.html")).unwrap();
     assert!(html.contains("storage side"));
     assert!(html.contains("--collect cmd: exit 3: no figures for"));

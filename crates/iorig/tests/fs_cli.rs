@@ -208,7 +208,7 @@ fn the_vdbench_guide_example_builds_exactly_its_tree_and_reads_it() {
     for op in ["read", "open", "close"] {
         assert!(html.contains(&format!("<td>{op}</td>")), "{op}");
     }
-    assert!(rep.join("step-0000-operations.svg").exists());
+    assert!(rep.join("step-0001-operations.svg").exists());
 
     // A second run with the same shape keeps the tree.
     let again = fs_run(

@@ -689,7 +689,7 @@ fn a_multi_host_run_is_stored_with_each_hosts_part() {
     );
     let page = std::fs::read_to_string(rep.join("index.html")).unwrap();
     assert!(page.contains(&a.addr) && page.contains("per host over time"));
-    assert!(rep.join("step-0000-hosts.svg").exists());
+    assert!(rep.join("step-0001-hosts.svg").exists());
     common::ok(
         &[
             "run",

@@ -289,3 +289,71 @@ fn size_does_not_narrow_the_signature_check() {
     assert!(err.contains("GPT"), "{err}");
     assert_eq!(lo.digest(), before);
 }
+
+/// Sectors read from a block device so far (/sys/block/NAME/stat, field 3).
+fn read_sectors(dev: &str) -> u64 {
+    let name = dev.trim_start_matches("/dev/");
+    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    stat.split_whitespace().nth(2).unwrap().parse().unwrap()
+}
+
+/// A buffered read step after a buffered write step reads the device, not
+/// what the write step left in the page cache (fio's invalidate=1: BLKFLSBUF
+/// before each step); with keep_cache it reads memory and the device sees
+/// nothing. Another process holds the device open throughout, as a mounted
+/// or otherwise used device is: the kernel drops a device's cache by itself
+/// only when its last opener closes it.
+#[test]
+#[ignore = "needs root: loop devices, losetup, BLKFLSBUF"]
+fn a_buffered_read_step_reads_the_device_not_the_last_steps_cache() {
+    const SIZE: u64 = 64 << 20;
+    for keep in [false, true] {
+        let lo = LoopDev::new(SIZE);
+        let _holder = common::guarded(
+            Command::new("sleep")
+                .arg("600")
+                .stdin(std::fs::File::open(&lo.dev).unwrap()),
+        );
+        let dir = common::tmp();
+        std::fs::write(
+            dir.path().join("p.toml"),
+            format!(
+                "targets = [\"{}\"]\n[defaults]\ndirect = false\nrandom = 0\nio_size = \"100%\"\nbs = \"128k\"\ntime = \"60s\"\nkeep_cache = {keep}\n[[steps]]\nread = 0\n[[steps]]\nread = 100\n",
+                lo.dev
+            ),
+        )
+        .unwrap();
+        let before = read_sectors(&lo.dev);
+        let out = common::iorig()
+            .args(["plan", "run", "p.toml", "--allow-destroy", "--no-db"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}{text}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let read_bytes = (read_sectors(&lo.dev) - before) * 512;
+        if keep {
+            assert!(
+                read_bytes < SIZE / 8,
+                "kept: {read_bytes} bytes read from the device"
+            );
+            assert!(
+                text.contains("the targets' cached pages kept (--keep-cache)"),
+                "{text}"
+            );
+        } else {
+            assert!(
+                read_bytes >= SIZE,
+                "dropped: only {read_bytes} bytes read from the device"
+            );
+            assert!(
+                text.contains("buffered (the targets' cached pages dropped first)"),
+                "{text}"
+            );
+        }
+    }
+}

@@ -309,7 +309,8 @@ fn curve_rates_follow_the_measured_max_and_the_curve_is_analysed() {
         .filter(|n| n.ends_with("-timeseries.svg"))
         .collect();
     timeseries.sort();
-    assert_eq!(timeseries, ["step-0001-timeseries.svg"]);
+    // `--steps 2` is step 2: its charts are named so.
+    assert_eq!(timeseries, ["step-0002-timeseries.svg"]);
 }
 
 fn db_steps(db: &Path, id: i64) -> Vec<iorig_store::StepRow> {
@@ -656,4 +657,81 @@ fn a_steady_state_step_says_its_rounds_and_marks_its_partial_row() {
             );
         }
     }
+}
+
+/// One numbering: the step a curve finding names (from 1) is the same step
+/// in the plan's table, the report's heading and the JSON's `step`.
+#[test]
+fn a_findings_step_number_names_the_same_step_everywhere() {
+    let dir = tmp();
+    std::fs::write(
+        dir.path().join("c.toml"),
+        "targets = [\"c.dat\"]\nsize = \"8m\"\n[defaults]\nengine = \"psync\"\ntime = \"1s\"\n[[steps]]\nkind = \"curve\"\nrates_pct = [5, 10]\nthreshold_ms = 1000\n",
+    )
+    .unwrap();
+    let out = run(&["plan", "run", "c.toml", "--db", "c.db"], dir.path());
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let doc = json(&["runs", "show", "1", "--json", "--db", "c.db"], dir.path());
+    let curve = doc["analysis"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["kind"] == "curve")
+        .unwrap();
+    // The step the answer stands on, or one that missed its rate (a loaded
+    // machine): either way a number the finding gives.
+    let c = &curve["result"];
+    let n = c["best_under_mean_step"]
+        .as_u64()
+        .or_else(|| c["off_rate"][0]["step"].as_u64())
+        .unwrap_or_else(|| panic!("no step named: {c}"));
+    // The JSON: the step numbered n.
+    let step = doc["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["step"].as_u64() == Some(n))
+        .unwrap();
+    assert_eq!(step["index"].as_u64(), Some(n - 1));
+    let name = step["name"].as_str().unwrap();
+    assert!(name.starts_with("curve rate="), "a rate step: {name}");
+    // The text: the plan's table has it as row n, and the curve line says n.
+    let row = text
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(n.to_string().as_str()))
+        .unwrap_or_else(|| panic!("no row {n}:\n{text}"));
+    assert!(row.contains(name), "{row}");
+    assert!(
+        text.contains(&format!("(step {n})")) || text.contains(&format!("step {n} ran")),
+        "{text}"
+    );
+    // The HTML: its heading and its row in the steps table.
+    ok(&["report", "1", "--db", "c.db", "--out", "rep"], dir.path());
+    let html = std::fs::read_to_string(dir.path().join("rep/index.html")).unwrap();
+    assert!(
+        html.contains(&format!("<h3 id=\"step-{n}\">Step {n}: {name}</h3>")),
+        "no heading for step {n}"
+    );
+    assert!(
+        html.contains(&format!("<td>{n}</td><td>{name}</td>"))
+            || html.contains(&format!(">{n}</td><td>{name}<")),
+        "no table row for step {n}"
+    );
+    // `report --steps n` picks that step.
+    ok(
+        &[
+            "report",
+            "1",
+            "--db",
+            "c.db",
+            "--out",
+            "one",
+            "--steps",
+            &n.to_string(),
+        ],
+        dir.path(),
+    );
+    let one = std::fs::read_to_string(dir.path().join("one/index.html")).unwrap();
+    assert!(one.contains(&format!("id=\"step-{n}\"")), "--steps {n}");
 }

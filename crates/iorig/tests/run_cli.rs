@@ -1189,3 +1189,70 @@ fn labels_are_bounded_printable_and_escaped_where_shown() {
         "the label is not on the page"
     );
 }
+
+/// A buffered step starts with its targets' cached pages written back and
+/// dropped (fio's invalidate=1) and says so in its title; --keep-cache
+/// keeps them and says that; a direct step, which does not read the cache,
+/// says nothing of it. --drop-caches drops the whole host's cache as root,
+/// and is refused before anything is written otherwise.
+#[test]
+fn a_buffered_step_says_what_became_of_the_page_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let title = |extra: &[&str]| -> (Option<i32>, String, String) {
+        let out = iorig()
+            .args([
+                "run", "--target", "c.dat", "--size", "4m", "--time", "1s", "--no-db",
+            ])
+            .args(extra)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    let (code, t, err) = title(&["--buffered"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        t.contains(", buffered (the targets' cached pages dropped first), rate"),
+        "{t}"
+    );
+    let (_, t, _) = title(&["--buffered", "--keep-cache"]);
+    assert!(
+        t.contains(
+            "buffered (the targets' cached pages kept (--keep-cache): reads may come from memory)"
+        ),
+        "{t}"
+    );
+    let (_, t, _) = title(&[]);
+    assert!(t.contains(", direct, rate") && !t.contains("cache"), "{t}");
+    std::fs::remove_file(dir.path().join("c.dat")).unwrap();
+    let (code, t, err) = title(&["--buffered", "--drop-caches"]);
+    let root = is_root();
+    if root {
+        assert_eq!(code, Some(0), "{err}");
+        assert!(t.contains("buffered (host's page cache dropped first; the targets' cached pages dropped first)"), "{t}");
+    } else {
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains("--drop-caches writes /proc/sys/vm/drop_caches"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!dir.path().join("c.dat").exists(), "nothing written");
+    }
+}
+
+fn is_root() -> bool {
+    extern "C" {
+        fn geteuid() -> u32;
+    }
+    // SAFETY: geteuid has no preconditions.
+    unsafe { geteuid() == 0 }
+}

@@ -260,6 +260,7 @@ impl FsPlan {
             kind: iorig_result::TargetKind::Directory,
             size_bytes: self.tree.total_bytes(),
             device: iorig_blockdev::device_for_path(&self.tree.anchor),
+            cache: crate::run::CacheState::Untouched,
         }
     }
 

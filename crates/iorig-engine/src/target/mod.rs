@@ -101,6 +101,7 @@ pub struct FillProgress {
 /// How much of each end of a block device is searched for signatures.
 const SIGNATURE_SPAN: u64 = 1 << 20;
 
+pub(crate) mod cache;
 mod header;
 mod inuse;
 mod scratch;

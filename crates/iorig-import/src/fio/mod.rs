@@ -108,10 +108,6 @@ const NO_EFFECT: &[(&str, &str)] = &[
         "softrandommap",
         "iorig draws random offsets with replacement, as fio does with norandommap",
     ),
-    (
-        "invalidate",
-        "iorig drops a scratch file's cached pages after it fills it",
-    ),
     ("kb_base", "applied to the sizes of this file"),
     ("unit_base", "iorig reports bytes and decimal MB/s"),
     (
@@ -330,6 +326,7 @@ const MAPPED: &[&str] = &[
     "fdatasync",
     "offset_increment",
     "unlink",
+    "invalidate",
     "log_offset",
     "openfiles",
     "file_service_type",
@@ -636,6 +633,8 @@ struct State {
     fsync: u64,
     fdatasync: u64,
     unlink: bool,
+    /// invalidate=0: leave the page cache as it is.
+    keep_cache: bool,
     openfiles: Option<u64>,
     file_service: Option<(String, Loc)>,
     /// continue_on_error=verify: validation errors do not end the job.
@@ -731,6 +730,7 @@ impl Translator<'_> {
             fsync: 0,
             fdatasync: 0,
             unlink: false,
+            keep_cache: false,
             openfiles: None,
             file_service: None,
             continue_verify: false,
@@ -1176,6 +1176,9 @@ impl Translator<'_> {
                 };
             }
             "unlink" => st.unlink = units::flag(val).map_err(&bad)?,
+            // fio drops a file's cached pages when it opens it unless
+            // invalidate=0; iorig does the same before each step.
+            "invalidate" => st.keep_cache = !units::flag(val).map_err(&bad)?,
             "fsync" => st.fsync = units::int(need()?).map_err(&bad)?,
             "rate_min" | "ratemin" | "rate_iops_min" => {
                 let (r, w) = pair(need()?);
@@ -1819,6 +1822,9 @@ impl Translator<'_> {
         }
         if st.unlink {
             keys.push(("unlink", toml::Value::Boolean(true)));
+        }
+        if st.keep_cache {
+            keys.push(("keep_cache", toml::Value::Boolean(true)));
         }
         // fio goes on past a failed I/O when continue_on_error covers its
         // direction and the error is in ignore_error's list for it (by

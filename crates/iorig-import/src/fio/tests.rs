@@ -351,6 +351,11 @@ fn everyday_options_map_or_refuse_with_reason() {
     // unlink, continue_on_error=verify, exit_what.
     let p = plan("[j]\nsize=1g\nrw=randwrite\nunlink=1\nverify=crc32c\ncontinue_on_error=verify\nexitall\nexit_what=stonewall\n");
     assert_eq!(job(&p, 0, 0)["unlink"].as_bool(), Some(true));
+    // fio's invalidate=0 keeps the page cache; invalidate=1 is iorig's default.
+    let inv =
+        plan("[j]\nsize=1g\nrw=randread\ninvalidate=0\n[k]\nsize=1g\nrw=randread\ninvalidate=1\n");
+    assert_eq!(job(&inv, 0, 0)["keep_cache"].as_bool(), Some(true));
+    assert_eq!(job(&inv, 0, 1).get("keep_cache"), None);
     assert_eq!(
         p["steps"].as_array().unwrap()[0]["max_errors"].as_integer(),
         Some(i64::from(u32::MAX))

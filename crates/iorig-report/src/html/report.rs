@@ -324,7 +324,7 @@ pub(super) fn findings_section(page: &mut Page, r: &RunReport) {
     }
     for s in &r.steps {
         let f = &s.findings;
-        let who = format!("Step {} ({})", s.index, esc(&s.name));
+        let who = format!("Step {} ({})", s.number(), esc(&s.name));
         if let Some(g) = f.generator_bound.as_ref().filter(|g| g.generator_bound) {
             items.push(format!(
                 "<span class=\"warn\">{who}: generator-bound</span> (in-flight ratio {:.2}){}",
@@ -651,7 +651,7 @@ pub(super) fn steps_section(page: &mut Page, r: &RunReport) {
         .map(|s| {
             let p = &s.params;
             let mut row = vec![
-                s.index.to_string(),
+                s.number().to_string(),
                 esc(&s.name),
                 esc(&s.role.to_string()),
                 status_span(s.status.as_str()),
@@ -889,7 +889,7 @@ fn hosts_detail(page: &mut Page, s: &StepReport, stem: &str) {
             })
             .collect()
     };
-    let title = format!("Step {} per host over time: {}", s.index, s.name);
+    let title = format!("Step {} per host over time: {}", s.number(), s.name);
     let panels = [
         charts::SeriesPanel {
             y_desc: "IOPS".into(),
@@ -916,7 +916,7 @@ pub(super) fn step_detail(page: &mut Page, s: &StepReport) {
     let _ = writeln!(
         page.body,
         "<h3 id=\"step-{0}\">Step {0}: {1}</h3>\n<p class=\"sub\">{2} · {3} · {4}</p>",
-        s.index,
+        s.number(),
         esc(&s.name),
         esc(&s.role.to_string()),
         status_span(s.status.as_str()),
@@ -960,9 +960,9 @@ pub(super) fn step_detail(page: &mut Page, s: &StepReport) {
             1..9,
         ));
     }
-    let stem = format!("step-{:04}", s.index);
+    let stem = format!("step-{:04}", s.number());
     if !s.intervals.is_empty() {
-        let title = format!("Step {} over time: {}", s.index, s.name);
+        let title = format!("Step {} over time: {}", s.number(), s.name);
         page.chart(
             &format!("{stem}-timeseries"),
             &title,
@@ -973,7 +973,7 @@ pub(super) fn step_detail(page: &mut Page, s: &StepReport) {
         hosts_detail(page, s, &stem);
     }
     if s.fs_ops.iter().any(|k| k.intervals.len() > 1) {
-        let title = format!("Step {} operations over time: {}", s.index, s.name);
+        let title = format!("Step {} operations over time: {}", s.number(), s.name);
         let lines = |f: fn(&crate::model::OpFigures) -> f64| -> Vec<(String, Vec<(f64, f64)>)> {
             s.fs_ops
                 .iter()
@@ -1006,7 +1006,7 @@ pub(super) fn step_detail(page: &mut Page, s: &StepReport) {
     if !s.external.is_empty() {
         // Beside IOPS and latency on the same time axis: the storage's
         // own figures, one panel a series (the first few).
-        let title = format!("Step {} storage side: {}", s.index, s.name);
+        let title = format!("Step {} storage side: {}", s.number(), s.name);
         let mut panels = vec![charts::SeriesPanel {
             y_desc: "IOPS (iorig)".into(),
             lines: vec![(
@@ -1048,7 +1048,7 @@ pub(super) fn step_detail(page: &mut Page, s: &StepReport) {
         );
     }
     if !s.percentiles.is_empty() {
-        let title = format!("Step {} latency percentiles: {}", s.index, s.name);
+        let title = format!("Step {} latency percentiles: {}", s.number(), s.name);
         let lines: Vec<PercentileLine> = s
             .percentiles
             .iter()

@@ -37,6 +37,8 @@ pub(super) const WORKLOAD_KEYS: &[&str] = &[
     "buffered",
     "sync",
     "unlink",
+    "keep_cache",
+    "drop_caches",
     "fsync_every",
     "fdatasync_every",
     "dsync",
