@@ -335,7 +335,8 @@ fn plan_resume_asks_for_allow_destroy_again() {
         ],
         d.path(),
     );
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Interrupted once the first step has stored an interval.
+    common::wait_for_intervals(&d.path().join("p.db"), 1, 1, 60);
     signal(&child, 2);
     assert_eq!(wait_child(&mut child, 30).code(), Some(130));
     // The user's file was written (they allowed it); restore it and resume.
@@ -381,7 +382,8 @@ fn sigterm_is_an_interruption_that_keeps_the_intervals() {
         ],
         d.path(),
     );
-    std::thread::sleep(std::time::Duration::from_millis(1200));
+    // Terminated once the run has stored an interval.
+    common::wait_for_intervals(&d.path().join("s.db"), 1, 1, 60);
     signal(&child, 15);
     assert_eq!(wait_child(&mut child, 20).code(), Some(130));
     let out = run(&["runs", "show", "1", "--db", "s.db", "--json"], d.path());

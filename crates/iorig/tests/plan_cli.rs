@@ -558,10 +558,25 @@ fn generator_bound_warning_stays_silent_on_a_device_bound_run() {
     );
     assert!(out.status.success());
     let store = Store::open(&dir.path().join("iorig.db")).unwrap();
-    assert!(!generator_bound(
-        &String::from_utf8_lossy(&out.stderr),
-        &store
-    ));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let flagged = generator_bound(&err, &store);
+    // Silent while the host and the worker had CPU to spare; on a machine
+    // loaded by other work the verdict is right to speak, and then it says
+    // why (the host's CPU or the worker's).
+    let v = store
+        .analysis(RunId(1))
+        .unwrap()
+        .into_iter()
+        .find_map(|a| match a.finding {
+            iorig_result::Finding::GeneratorBound(g) => Some(g),
+            _ => None,
+        })
+        .unwrap();
+    if v.cpu_busy_pct < 90.0 && v.worker_busy_pct < 90.0 {
+        assert!(!flagged, "{v:?}\n{err}");
+    } else if flagged {
+        assert!(err.contains("CPU") || err.contains("worker"), "{err}");
+    }
 }
 
 #[test]

@@ -300,3 +300,36 @@ pub fn promtool_check(text: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Waits until run `run` of the store at `db` has at least `count` stored
+/// intervals in all (its steps together), polling read-only: a test that
+/// signals or kills a run once it has measured something waits for that,
+/// never for a fixed time. Panics after `limit_s` seconds.
+#[allow(dead_code)]
+pub fn wait_for_intervals(db: &Path, run: i64, count: usize, limit_s: u64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(limit_s);
+    loop {
+        let stored = (|| -> Option<usize> {
+            let s = iorig_store::Store::open_read_only(db).ok()?;
+            let steps = s.steps(iorig_store::RunId(run)).ok()?;
+            let mut n = 0;
+            for st in steps {
+                // One row per operation kind of an interval: count seqs.
+                let mut seqs: Vec<u64> = s.intervals(st.id).ok()?.iter().map(|r| r.seq).collect();
+                seqs.sort_unstable();
+                seqs.dedup();
+                n += seqs.len();
+            }
+            Some(n)
+        })();
+        if stored.is_some_and(|n| n >= count) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "run {run} in {} never stored {count} intervals in {limit_s} s (has {stored:?})",
+            db.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
