@@ -242,10 +242,9 @@ fn cpu_is_sampled_on_time_while_a_worker_is_stuck() {
     // A CPU hog beside the run: every interval must see it. Short intervals
     // (250 ms) and a 3.6 s stall: a collector that waits for the stuck
     // worker samples a dozen boundaries at one moment, most of them empty.
-    let hog = common::guarded(std::process::Command::new("sh").args([
-        "-c",
-        "end=$(( $(date +%s) + 9 )); while [ $(date +%s) -lt $end ]; do :; done",
-    ]));
+    // It spins until the run has ended (dropped below), however long the
+    // run takes to start on a loaded machine.
+    let hog = common::guarded(std::process::Command::new("sh").args(["-c", "while :; do :; done"]));
     let out = run(
         &[
             "run",
@@ -381,13 +380,14 @@ fn journal_syncs_are_not_write_latency() {
     let journal_ns = v["journal_ns"].as_u64().unwrap();
     assert!(batches > 0 && journal_ns > 0, "{v}");
     // Buffered writes take microseconds; each journal batch is synced to
-    // disk. Were the syncs in the writes' latency, the mean write would be
-    // longer than a sync.
+    // disk. Were the syncs in the writes' latency, the median write would
+    // be longer than a sync (the median, not the mean: a busy disk's
+    // dirty-page throttling stalls a few writes for long).
     let per_sync = journal_ns as f64 / batches as f64;
-    let write_mean = doc["summary"]["write"]["lat_ns"]["mean"].as_f64().unwrap();
+    let write_p50 = doc["summary"]["write"]["lat_ns"]["p50"].as_f64().unwrap();
     assert!(
-        write_mean < per_sync,
-        "write mean {write_mean} ns vs {per_sync} ns per journal sync"
+        write_p50 < per_sync,
+        "write p50 {write_p50} ns vs {per_sync} ns per journal sync"
     );
 }
 
