@@ -229,6 +229,9 @@ pub struct StepFindings {
     pub outages: Option<Outages>,
     /// `Some(None)`: looked for and not found; `None`: not looked for.
     pub write_cliff: Option<Option<WriteCliff>>,
+    /// A lasting drop while the load generator was the limit (never a
+    /// write cliff).
+    pub generator_dip: Option<iorig_stats::analysis::GeneratorDip>,
     pub steady_state: Option<SteadyState>,
     pub precondition: Option<PreconditionFinding>,
     /// Why the step was skipped.
@@ -571,7 +574,10 @@ fn findings_of(rows: &[&AnalysisRow], measured_start_s: f64) -> StepFindings {
                     spans_s: o.outages.iter().map(|o| (o.start_t_s, o.end_t_s)).collect(),
                 });
             }
-            Finding::WriteCliff(w) => f.write_cliff = Some(w.cliff.clone()),
+            Finding::WriteCliff(w) => {
+                f.write_cliff = Some(w.cliff.clone());
+                f.generator_dip = w.generator_dip.clone();
+            }
             Finding::SteadyState(ss) => {
                 f.steady_state = Some(SteadyState {
                     reached: ss.reached,

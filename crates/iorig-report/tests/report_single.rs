@@ -98,3 +98,39 @@ fn a_missing_run_is_an_error() {
     let err = RunReport::load(&store, iorig_store::RunId(42)).unwrap_err();
     assert_eq!(err.to_string(), "no run 42 in the result store");
 }
+
+/// A lasting drop while the load generator was the limit reaches the page
+/// as that, never as a write cliff.
+#[test]
+fn a_generator_limited_dip_is_said_as_such_not_as_a_cliff() {
+    let store = Store::open_in_memory().unwrap();
+    let run = single_run(&store);
+    let step = store.steps(run).unwrap()[0].id;
+    let body = serde_json::json!({
+        "found": false, "cliff": null,
+        "generator_dip": {"start_t_s": 40.0, "end_t_s": 43.0, "level_before_iops": 50000.0,
+                          "level_during_iops": 30000.0, "cpu_busy_max_pct": 98.0,
+                          "worker_busy_max_pct": 40.0}
+    });
+    store
+        .put_analysis(
+            run,
+            Some(step),
+            &iorig_result::Finding::from_stored("write_cliff", &body.to_string()).unwrap(),
+        )
+        .unwrap();
+    let report = RunReport::load(&store, run).unwrap();
+    let html = render_report(&report).index_html;
+    assert!(
+        html.contains(
+            "IOPS fell while the load generator was the limit</span> from 40.0 s to 43.0 s"
+        ),
+        "the dip is named: {}",
+        html.lines()
+            .filter(|l| l.contains("cliff") || l.contains("generator"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(html.contains("host CPU up to 98 %"));
+    assert!(!html.contains("write cliff</span>"), "and no cliff is");
+}

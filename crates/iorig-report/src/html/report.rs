@@ -18,6 +18,7 @@ fn needs_a_look(s: &StepReport) -> bool {
         || f.rate.as_ref().is_some_and(|r| !r.met)
         || f.outages.as_ref().is_some_and(|o| !o.spans_s.is_empty())
         || matches!(f.write_cliff, Some(Some(_)))
+        || f.generator_dip.is_some()
         || f.steady_state.as_ref().is_some_and(|v| !v.reached)
         || f.validation.as_ref().is_some_and(|v| v.errors > 0)
 }
@@ -360,6 +361,17 @@ pub(super) fn findings_section(page: &mut Page, r: &RunReport) {
                 c.drop_pct
             ));
         }
+        if let Some(g) = &f.generator_dip {
+            items.push(format!(
+                "<span class=\"warn\">{who}: IOPS fell while the load generator was the limit</span> from {} s to {} s: {} → {} IOPS, host CPU up to {:.0} %, busiest worker up to {:.0} % (not a write cliff)",
+                charts::sig3(g.start_t_s),
+                charts::sig3(g.end_t_s),
+                fmt_iops(g.level_before_iops),
+                fmt_iops(g.level_during_iops),
+                g.cpu_busy_max_pct,
+                g.worker_busy_max_pct
+            ));
+        }
         // Reached steady states are counted below; only misses are news.
         if let Some(ss) = f.steady_state.as_ref().filter(|ss| !ss.reached) {
             items.push(format!("{who}: {}", steady_text(ss)));
@@ -542,6 +554,12 @@ pub(super) fn step_notes(s: &StepReport) -> String {
             "<span class=\"warn\">write cliff</span> at {} s (−{:.0} %)",
             charts::sig3(c.onset_t_s),
             c.drop_pct
+        ));
+    }
+    if let Some(g) = &f.generator_dip {
+        notes.push(format!(
+            "<span class=\"warn\">generator-limited dip</span> at {} s (not a write cliff)",
+            charts::sig3(g.start_t_s)
         ));
     }
     if let Some(p) = &f.precondition {
