@@ -7,7 +7,6 @@
 //! between slots, so the names stay the ones the shape gives. mkdir and rmdir
 //! work on a second set of slots, one empty directory per file slot.
 
-use crate::units::{format_size, parse_size};
 use crate::workload::AccessDist;
 use crate::SpecError;
 use serde::{Deserialize, Serialize};
@@ -247,36 +246,18 @@ impl FileSizes {
         }
     }
 
+    /// The file sizes' rules of the one size-mix grammar ([`crate::mix`]):
+    /// 0 allowed (empty files), no ceiling.
     pub fn parse(text: &str) -> Result<Self, SpecError> {
-        let mut sizes = Vec::new();
-        for part in text.split(',').map(str::trim) {
-            if part.is_empty() {
-                return Err(SpecError::bad(
-                    "file-size",
-                    text,
-                    "empty entry; write e.g. 4k:70,64k:30",
-                ));
-            }
-            let (size, weight) = match part.split_once(':') {
-                Some((s, w)) => {
-                    let w: u32 = w.trim().parse().ok().filter(|w| *w > 0).ok_or_else(|| {
-                        SpecError::bad(
-                            "file-size",
-                            text,
-                            format!("weight '{w}' is not a whole number above 0"),
-                        )
-                    })?;
-                    (s, w)
-                }
-                None => (part, 1),
-            };
-            let bytes = parse_size(size).map_err(|e| match e {
-                SpecError::BadSize { why, .. } => SpecError::bad("file-size", text, why),
-                other => other,
-            })?;
-            sizes.push((bytes, weight));
-        }
-        Ok(FileSizes { sizes })
+        let rules = crate::mix::MixRules {
+            key: "file-size",
+            example: "4k:70,64k:30",
+            zero_ok: true,
+            max: None,
+        };
+        Ok(FileSizes {
+            sizes: crate::mix::parse(text, &rules)?,
+        })
     }
 
     pub fn max_bytes(&self) -> u64 {
@@ -313,15 +294,7 @@ impl FileSizes {
 
 impl fmt::Display for FileSizes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let [(s, _)] = self.sizes.as_slice() {
-            return write!(f, "{}", format_size(*s));
-        }
-        let parts: Vec<String> = self
-            .sizes
-            .iter()
-            .map(|(s, w)| format!("{}:{w}", format_size(*s)))
-            .collect();
-        write!(f, "{}", parts.join(","))
+        f.write_str(&crate::mix::format(&self.sizes))
     }
 }
 

@@ -11,6 +11,7 @@ mod error;
 pub mod foreign;
 pub mod fs;
 mod labels;
+mod mix;
 pub mod plan;
 pub mod suggest;
 mod units;

@@ -27,46 +27,18 @@ pub struct BsSpec {
 }
 
 impl BsSpec {
+    /// The block sizes' rules of the one size-mix grammar ([`crate::mix`]):
+    /// above 0, at most 4 GiB.
     pub fn parse(text: &str) -> Result<Self, SpecError> {
-        let mut sizes = Vec::new();
-        for part in text.split(',').map(str::trim) {
-            if part.is_empty() {
-                return Err(SpecError::bad(
-                    "bs",
-                    text,
-                    "empty entry; write e.g. 4k:50,8k:50",
-                ));
-            }
-            let (size, weight) = match part.split_once(':') {
-                Some((s, w)) => {
-                    let w: u32 = w.trim().parse().map_err(|_| {
-                        SpecError::bad("bs", text, format!("weight '{w}' is not a whole number"))
-                    })?;
-                    (s, w)
-                }
-                None => (part, 1),
-            };
-            let bytes = parse_size(size)?;
-            if bytes == 0 {
-                return Err(SpecError::bad(
-                    "bs",
-                    text,
-                    "block size 0; give a size such as 4k",
-                ));
-            }
-            if bytes > u32::MAX as u64 {
-                return Err(SpecError::bad("bs", text, "block size above 4 GiB"));
-            }
-            if weight == 0 {
-                return Err(SpecError::bad(
-                    "bs",
-                    text,
-                    "weight 0; drop the entry instead",
-                ));
-            }
-            sizes.push((bytes, weight));
-        }
-        Ok(BsSpec { sizes })
+        let rules = crate::mix::MixRules {
+            key: "bs",
+            example: "4k:50,8k:50",
+            zero_ok: false,
+            max: Some((u64::from(u32::MAX), "4 GiB")),
+        };
+        Ok(BsSpec {
+            sizes: crate::mix::parse(text, &rules)?,
+        })
     }
 
     pub fn single(bytes: u64) -> Self {
@@ -104,15 +76,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 
 impl fmt::Display for BsSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.sizes.len() == 1 {
-            return write!(f, "{}", format_size(self.sizes[0].0));
-        }
-        let parts: Vec<String> = self
-            .sizes
-            .iter()
-            .map(|(s, w)| format!("{}:{}", format_size(*s), w))
-            .collect();
-        write!(f, "{}", parts.join(","))
+        f.write_str(&crate::mix::format(&self.sizes))
     }
 }
 
