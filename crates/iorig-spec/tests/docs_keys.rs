@@ -1,0 +1,73 @@
+//! Protects the documentation of the workload's parameters: every key of
+//! `WorkloadFile` (the one declaration the CLI flags and the TOML keys come
+//! from) has its row in docs/workload.md's key table, or in
+//! docs/filesystem.md's for a tree's keys, and every row there names a key
+//! that exists. A parameter added without its row, or a row left behind by
+//! one removed, fails here.
+
+use clap::CommandFactory;
+use iorig_spec::WorkloadFile;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+#[derive(clap::Parser)]
+struct Flags {
+    #[command(flatten)]
+    w: WorkloadFile,
+}
+
+/// The keys the rows of a doc's tables start with: "| `key`" (a row may
+/// name its flag too: "| `key` (`--key`)" or "| `key` / `--key N`").
+fn row_keys(doc: &str, from_heading: &str, to_heading: &str) -> BTreeSet<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs")
+        .join(doc);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let start = text
+        .find(from_heading)
+        .unwrap_or_else(|| panic!("{doc}: no '{from_heading}'"));
+    let end = text[start + from_heading.len()..]
+        .find(to_heading)
+        .map_or(text.len(), |e| start + from_heading.len() + e);
+    let part = &text[start..end];
+    let mut keys: BTreeSet<String> = part
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .filter(|k| k.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        .map(str::to_owned)
+        .collect();
+    // A key introduced in prose with its flag: "`ops` / `--ops` gives ...".
+    for piece in part.split("` / `--").skip(1) {
+        if let Some(flag) = piece.split(|c: char| c == '`' || c == ' ').next() {
+            keys.insert(flag.replace('-', "_"));
+        }
+    }
+    keys
+}
+
+#[test]
+fn every_workload_key_has_its_row_in_the_docs_and_every_row_a_key() {
+    // The keys: every long flag with dashes as underscores, and the two keys
+    // the command line gives another way (repeatable --target, --label).
+    let mut keys: BTreeSet<String> = Flags::command()
+        .get_arguments()
+        .filter_map(|a| a.get_long())
+        .filter(|l| *l != "help")
+        .map(|l| l.replace('-', "_"))
+        .collect();
+    keys.extend(["target".to_string(), "labels".to_string()]);
+    let block = row_keys("workload.md", "## Keys", "\n## ");
+    let tree = row_keys("filesystem.md", "## The tree", "\n## Outputs");
+    let documented: BTreeSet<String> = block.union(&tree).cloned().collect();
+    let missing: Vec<&String> = keys.difference(&documented).collect();
+    assert!(
+        missing.is_empty(),
+        "keys without a row in docs/workload.md or docs/filesystem.md: {missing:?}"
+    );
+    let stale: Vec<&String> = block.difference(&keys).collect();
+    assert!(
+        stale.is_empty(),
+        "rows of docs/workload.md's key table that are no key: {stale:?}"
+    );
+}
