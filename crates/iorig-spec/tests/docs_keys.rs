@@ -39,7 +39,7 @@ fn row_keys(doc: &str, from_heading: &str, to_heading: &str) -> BTreeSet<String>
         .collect();
     // A key introduced in prose with its flag: "`ops` / `--ops` gives ...".
     for piece in part.split("` / `--").skip(1) {
-        if let Some(flag) = piece.split(|c: char| c == '`' || c == ' ').next() {
+        if let Some(flag) = piece.split(['`', ' ']).next() {
             keys.insert(flag.replace('-', "_"));
         }
     }
