@@ -322,7 +322,7 @@ pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
                 .map(|max| crate::plan::curve_step_rate(*max, pct)),
             _ => None,
         };
-        let (mean_lat_se_ns, p99_lat_se_ns) = r.lat_se_ns.unwrap_or((None, None));
+        let (mean_lat_se_ns, p99_lat_se_ns) = r.lat_se_ns;
         e.0.push(CurvePoint {
             iops,
             mean_lat_ns: mean,
@@ -428,7 +428,7 @@ mod tests {
                 summary: Some(summary(iops, mean, p99)),
                 analysis: Vec::new(),
                 jobs: Vec::new(),
-                lat_se_ns: Some((Some(se_mean * 1e6), Some(se_p99 * 1e6))),
+                lat_se_ns: (Some(se_mean * 1e6), Some(se_p99 * 1e6)),
             })
             .collect();
         let c = &curves(&results)[0];
@@ -440,7 +440,7 @@ mod tests {
         // Same spread but the 80 % step only a little slower: no flag.
         let mut calm = results;
         calm[3].summary = Some(summary(80_000.0, 0.86, 1.6));
-        calm[3].lat_se_ns = Some((Some(0.02e6), Some(0.1e6)));
+        calm[3].lat_se_ns = (Some(0.02e6), Some(0.1e6));
         assert!(curves(&calm)[0].non_monotone_steps.is_empty());
     }
 }

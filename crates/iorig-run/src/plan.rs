@@ -164,8 +164,9 @@ pub struct StepResult {
     /// A step of several jobs: each job's part.
     pub jobs: Vec<crate::JobPart>,
     /// Standard errors of its mean and p99 latency over its measured
-    /// intervals (the curve's sanity check); None when not run here now.
-    pub lat_se_ns: Option<(Option<f64>, Option<f64>)>,
+    /// intervals (the curve's sanity check); None when not known (fewer
+    /// than two intervals, or not run here now).
+    pub lat_se_ns: (Option<f64>, Option<f64>),
 }
 
 /// The curve analyses of steps just run (what the plan reports at its end).
@@ -471,7 +472,7 @@ impl Runner<'_> {
                     summary,
                     analysis: Vec::new(),
                     jobs: Vec::new(),
-                    lat_se_ns: None,
+                    lat_se_ns: (None, None),
                 });
                 continue;
             }
@@ -721,7 +722,7 @@ impl Runner<'_> {
             summary: Some(summary),
             analysis,
             jobs: out.jobs.clone(),
-            lat_se_ns: Some((se(|i| i.total.lat_ns.mean), se(|i| i.total.lat_ns.p99))),
+            lat_se_ns: (se(|i| i.total.lat_ns.mean), se(|i| i.total.lat_ns.p99)),
         });
         if interrupted {
             return Ok((Next::Halt, false));
@@ -782,7 +783,7 @@ impl Runner<'_> {
             summary: None,
             analysis: vec![finding],
             jobs: Vec::new(),
-            lat_se_ns: None,
+            lat_se_ns: (None, None),
         });
     }
 }

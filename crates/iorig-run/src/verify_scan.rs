@@ -72,22 +72,18 @@ pub fn open(opts: &ScanOptions) -> Result<JournalState, RunError> {
         .map_err(|e| RunError::usage(format!("--journal {}: {e}", path.display())))
 }
 
-/// Units with a key (written at least once).
-pub fn written_units(state: &JournalState) -> u64 {
-    state
-        .keys
-        .iter()
-        .map(|k| k.iter().filter(|x| **x != 0 && **x != UNKNOWN).count() as u64)
-        .sum()
-}
-
-/// Units whose loss a run reported ([`UNKNOWN`] in the journal's map).
-pub fn unknown_units(state: &JournalState) -> u64 {
-    state
-        .keys
-        .iter()
-        .map(|k| k.iter().filter(|x| **x == UNKNOWN).count() as u64)
-        .sum()
+/// Units of the journal written at least once and known, and units whose
+/// loss a run reported ([`UNKNOWN`] in the journal's map), in one pass.
+pub fn unit_counts(state: &JournalState) -> (u64, u64) {
+    let (mut written, mut unknown) = (0, 0);
+    for key in state.keys.iter().flatten() {
+        match *key {
+            0 => {}
+            UNKNOWN => unknown += 1,
+            _ => written += 1,
+        }
+    }
+    (written, unknown)
 }
 
 /// Reads every unit of every target; each error goes to `sink` as it is
@@ -197,6 +193,7 @@ pub fn scan(
             )));
         }
     }
+    let (written_units, unknown_units) = unit_counts(state);
     let doc = VerifyDoc {
         schema: SCHEMA,
         journal: opts.journal.display().to_string(),
@@ -204,8 +201,8 @@ pub fn scan(
         targets: state.targets.clone(),
         units_read,
         units_checked: summary.units_checked,
-        written_units: written_units(state),
-        unknown_units: unknown_units(state),
+        written_units,
+        unknown_units,
         in_flight_writes: state.in_flight.len() as u64,
         bytes_read,
         duration_s,

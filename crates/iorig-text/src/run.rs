@@ -129,25 +129,22 @@ fn cache_fact(w: &Workload, targets: &[TargetInfo]) -> String {
     if w.direct {
         return String::new();
     }
-    let all = if w.drop_caches {
-        " (host's page cache dropped first"
-    } else {
-        ""
-    };
     let has = |c: CacheState| targets.iter().any(|t| t.cache == c);
-    let targets_part = if has(CacheState::NotDropped) {
-        "; a device's cached pages could not be dropped (BLKFLSBUF needs root): reads may come from memory"
+    let mut facts = Vec::new();
+    if w.drop_caches {
+        facts.push("host's page cache dropped first");
+    }
+    if has(CacheState::NotDropped) {
+        facts.push("a device's cached pages could not be dropped (BLKFLSBUF needs root): reads may come from memory");
     } else if has(CacheState::Kept) {
-        "; the targets' cached pages kept (--keep-cache): reads may come from memory"
+        facts.push("the targets' cached pages kept (--keep-cache): reads may come from memory");
     } else if has(CacheState::Dropped) {
-        "; the targets' cached pages dropped first"
+        facts.push("the targets' cached pages dropped first");
+    }
+    if facts.is_empty() {
+        String::new()
     } else {
-        ""
-    };
-    match (all.is_empty(), targets_part.is_empty()) {
-        (true, true) => String::new(),
-        (true, false) => format!(" ({})", &targets_part[2..]),
-        (false, _) => format!("{all}{targets_part})"),
+        format!(" ({})", facts.join("; "))
     }
 }
 

@@ -234,7 +234,7 @@ impl Analysis {
     /// Forgets what came of the records' times, for a trace read as timed
     /// that turned out not to be (an fio iolog v2 without `wait` lines:
     /// [`crate::read::Records::may_be_timed`]).
-    pub fn drop_times(&mut self) {
+    fn drop_times(&mut self) {
         self.duration_s = None;
         self.iops = None;
         self.window_s = None;
@@ -572,6 +572,25 @@ fn bump(h: &mut Vec<u32>, d: u64) {
         h.resize(d + 1, 0);
     }
     h[d] += 1;
+}
+
+/// Analyses a trace file's records to their end: as timed while they may
+/// be (an fio iolog v2 is timed only if a `wait` line comes, anywhere in
+/// it), their times dropped if they turned out not to be, and the file's
+/// format, devices and skipped records filled in.
+pub fn analyse_records(
+    records: &mut crate::read::Records,
+    opts: &Options,
+) -> Result<Analysis, TraceError> {
+    let may_be_timed = records.may_be_timed();
+    let mut a = analyse(records.by_ref(), may_be_timed, opts)?;
+    if !records.timed() {
+        a.drop_times();
+    }
+    a.format = records.format().name().to_string();
+    a.devices = records.devices();
+    a.skipped_records = records.skipped();
+    Ok(a)
 }
 
 /// Analyses `records` (in trace order) with `opts`; `timed` says whether

@@ -20,7 +20,7 @@ pub mod own;
 pub mod read;
 mod table;
 
-pub use analyse::{analyse, Analysis, Options};
+pub use analyse::{analyse, analyse_records, Analysis, Options};
 pub use error::TraceError;
 pub use read::{open, BadRecords, Format, Records};
 

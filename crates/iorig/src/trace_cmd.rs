@@ -61,15 +61,8 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
     }
     let mut records =
         iorig_trace::open(&a.file, format, bad).map_err(|e| Failure::usage(e.to_string()))?;
-    let may_be_timed = records.may_be_timed();
-    let result = iorig_trace::analyse(records.by_ref(), may_be_timed, &opts);
-    let mut analysis = result.map_err(|e| Failure::usage(e.to_string()))?;
-    if !records.timed() {
-        analysis.drop_times();
-    }
-    analysis.format = records.format().name().to_string();
-    analysis.devices = records.devices();
-    analysis.skipped_records = records.skipped();
+    let mut analysis = iorig_trace::analyse_records(&mut records, &opts)
+        .map_err(|e| Failure::usage(e.to_string()))?;
     if let Some((iops, source)) = backend {
         analysis.warmup = Some(iorig_trace::analyse::warmup(&analysis, iops, source));
     }
@@ -351,12 +344,8 @@ pub fn fit(a: &TraceFitArgs) -> Result<u8, Failure> {
     };
     let mut records =
         iorig_trace::open(&a.file, format, bad).map_err(|e| Failure::usage(e.to_string()))?;
-    let may_be_timed = records.may_be_timed();
-    let mut analysis = iorig_trace::analyse(records.by_ref(), may_be_timed, &opts)
+    let analysis = iorig_trace::analyse_records(&mut records, &opts)
         .map_err(|e| Failure::usage(e.to_string()))?;
-    if !records.timed() {
-        analysis.drop_times();
-    }
     let source = format!("{} ({})", a.file.display(), records.format().name());
     let fitted = iorig_run::fit::fit(
         &analysis,

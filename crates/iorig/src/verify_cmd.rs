@@ -38,7 +38,8 @@ pub fn verify(a: crate::cli::VerifyArgs) -> Result<u8, Failure> {
     };
     let state = verify_scan::open(&opts)?;
     if !a.quiet {
-        let unknown = match verify_scan::unknown_units(&state) {
+        let (written, unknown) = verify_scan::unit_counts(&state);
+        let unknown = match unknown {
             0 => String::new(),
             n => format!(", {n} unchecked (their loss was reported by a run)"),
         };
@@ -47,7 +48,7 @@ pub fn verify(a: crate::cli::VerifyArgs) -> Result<u8, Failure> {
             a.journal.display(),
             state.targets.len(),
             state.unit_bytes,
-            verify_scan::written_units(&state),
+            written,
             state.in_flight.len()
         ));
     }

@@ -48,6 +48,29 @@ fn run_job(name: &str, extra: &[&str]) -> (tempfile::TempDir, Value) {
     (dir, doc)
 }
 
+/// Runs a corpus job file into a store of its own: its fio-json document and
+/// the stored run (`runs show --json`).
+fn run_job_stored(name: &str) -> (tempfile::TempDir, Value, Value) {
+    let dir = tmp();
+    let out = iorig()
+        .arg("run")
+        .arg(corpus(&format!("run/{name}")))
+        .args(["--output-format", "fio-json", "-q", "--db", "t.db"])
+        .env("T", dir.path())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let show = common::ok(&["runs", "show", "1", "--json", "--db", "t.db"], dir.path());
+    let run: Value = serde_json::from_str(&show).unwrap();
+    (dir, doc, run)
+}
+
 fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
@@ -119,23 +142,7 @@ fn rate_iops_is_per_clone() {
     // Two clones at rate_iops=200: one job of two workers paced at 400 in
     // all. Checked from what was asked and counted, not from the speed a
     // loaded machine reached.
-    let dir = tmp();
-    let out = iorig()
-        .arg("run")
-        .arg(corpus("run/rate.fio"))
-        .args(["--output-format", "fio-json", "-q", "--db", "r.db"])
-        .env("T", dir.path())
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let show = common::ok(&["runs", "show", "1", "--json", "--db", "r.db"], dir.path());
-    let run: Value = serde_json::from_str(&show).unwrap();
+    let (_d, doc, run) = run_job_stored("rate.fio");
     let step = &run["steps"][0];
     assert_eq!(
         (f(&step["rate_iops"]), u(&step["threads"])),
@@ -149,23 +156,7 @@ fn rate_iops_is_per_clone() {
 
 #[test]
 fn jobs_run_together_until_a_stonewall() {
-    let dir = tmp();
-    let db = dir.path().join("t.db");
-    let out = iorig()
-        .arg("run")
-        .arg(corpus("run/groups.fio"))
-        .args(["--output-format", "fio-json", "-q", "--db"])
-        .arg(&db)
-        .env("T", dir.path())
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (_d, doc, run) = run_job_stored("groups.fio");
     let jobs = doc["jobs"].as_array().unwrap();
     let names: Vec<&str> = jobs
         .iter()
@@ -176,11 +167,6 @@ fn jobs_run_together_until_a_stonewall() {
     assert_eq!(groups, [0, 0, 1]);
     assert!(u(&jobs[0]["read"]["total_ios"]) > 0 && u(&jobs[1]["write"]["total_ios"]) > 0);
     // Stored as a run of two steps, the first with both jobs.
-    let show = common::ok(
-        &["runs", "show", "1", "--json", "--db", db.to_str().unwrap()],
-        dir.path(),
-    );
-    let run: Value = serde_json::from_str(&show).unwrap();
     let steps = run["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 2);
     let step_jobs: Vec<&str> = steps[0]["jobs"]

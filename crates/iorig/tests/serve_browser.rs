@@ -262,23 +262,10 @@ fn pages_and_the_live_view_work_in_chromium() {
 
     // A run recorded by another process, watched live.
     let mut run = iorig();
-    run.args([
-        "run",
-        "--engine",
-        "null",
-        "--size",
-        "16m",
-        "--time",
-        "6s",
-        "--interval",
-        "250ms",
-        "-q",
-        "--label",
-        "live=yes",
-    ])
-    .current_dir(d)
-    .stdout(Stdio::null())
-    .stderr(Stdio::null());
+    run.args(common::null_run("6s", "250ms", &["--label", "live=yes"]))
+        .current_dir(d)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     let _run = guarded(&mut run);
     let deadline = Instant::now() + Duration::from_secs(20);
     while serde_json::from_str::<Value>(&ok(&["runs", "list", "--json"], d))

@@ -482,30 +482,27 @@ pub(super) fn curve_sentence(c: &CurveReport) -> String {
         charts::axis_num(c.threshold_ms),
         best(a.best_under_p99, a.best_under_p99_point)
     );
-    if !a.off_rate_points.is_empty() {
-        let steps: Vec<String> = a
-            .off_rate_points
+    // Points (indexes as given) as the step numbers they stand on.
+    let steps_of = |points: &[usize]| -> String {
+        points
             .iter()
             .filter_map(|&i| step_no(i))
             .map(|n| n.to_string())
-            .collect();
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !a.off_rate_points.is_empty() {
         let _ = write!(
             s,
             "; steps off their requested rate by more than 3 % (not counted for the best): {}",
-            steps.join(", ")
+            steps_of(&a.off_rate_points)
         );
     }
     if !a.non_monotone_points.is_empty() {
-        let steps: Vec<String> = a
-            .non_monotone_points
-            .iter()
-            .filter_map(|&i| step_no(i))
-            .map(|n| n.to_string())
-            .collect();
         let _ = write!(
             s,
             "; not monotone: step(s) {} slower than the next higher-rate step beyond their spread — a disturbance, not the storage's curve: rerun before trusting the answer",
-            steps.join(", ")
+            steps_of(&a.non_monotone_points)
         );
     }
     if let Some(k) = &a.knee {

@@ -194,11 +194,15 @@ impl Sink for TermSink {
             Event::Interval {
                 sample, progress, ..
             } => {
-                let planned_s = self
+                // The interval's planned length, and the step's (for the
+                // live line's progress).
+                let (planned_s, total_s) = self
                     .current
                     .as_ref()
                     .and_then(|c| c.workload.as_ref())
-                    .map_or(0.0, |w| w.interval.as_secs_f64());
+                    .map_or((0.0, 0.0), |w| {
+                        (w.interval.as_secs_f64(), (w.warmup + w.time).as_secs_f64())
+                    });
                 // A warmup cut short at its end is planned so; a measured
                 // interval cut short is the step's end.
                 if !sample.warmup && table::is_partial(sample, planned_s) {
@@ -218,11 +222,6 @@ impl Sink for TermSink {
                         self.printer.line(&l);
                     }
                 }
-                let total_s = self
-                    .current
-                    .as_ref()
-                    .and_then(|c| c.workload.as_ref())
-                    .map_or(0.0, |w| (w.warmup + w.time).as_secs_f64());
                 self.printer.set_live(format!(
                     "{}{}",
                     progress.map(text::progress_line).unwrap_or_default(),
