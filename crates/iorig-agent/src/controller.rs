@@ -1335,7 +1335,7 @@ mod tests {
     fn the_rate_is_a_total_unless_given_per_host() {
         let layer = WorkloadFile {
             rate: Some(StrOrNum::Str("1000".into())),
-            engine: Some("null".into()),
+            engine: Some(iorig_spec::EngineKind::Null),
             ..WorkloadFile::default()
         };
         let w = layer.resolve(7).expect("resolves");

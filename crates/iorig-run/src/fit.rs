@@ -17,6 +17,7 @@
 
 use crate::RunError;
 use iorig_engine::gen::{AddressSpace, OffsetGen, Segment};
+use iorig_spec::key;
 use iorig_spec::AccessDist;
 use iorig_trace::analyse::{Analysis, CurvePoint, Options};
 use iorig_trace::{Op, Record};
@@ -336,7 +337,7 @@ fn keys(
         if let Some(l) = &a.latency_ns {
             // Little's law: I/Os in flight = rate × latency.
             let qd = (iops * l.mean / 1e9).round().max(1.0);
-            k.push(("qd", format!("{qd:.0}"), "the trace's mean in flight"));
+            k.push((key::qd, format!("{qd:.0}"), "the trace's mean in flight"));
         }
     }
     k.push(("threads", "1".into(), ""));

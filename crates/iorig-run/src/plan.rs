@@ -1028,7 +1028,7 @@ fn tree_format(w: &mut Workload, built: &mut HashSet<String>, checking: bool) {
 /// for it (`once` is the first time `yes`, then `restart`).
 fn tree_layer(w: &Workload, layer: &mut WorkloadFile) {
     if let Some(f) = &w.fs {
-        layer.format = Some(f.format.name().to_string());
+        layer.format = Some(f.format);
     }
 }
 

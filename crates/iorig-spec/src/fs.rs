@@ -307,6 +307,12 @@ pub enum FileIo {
     Random,
 }
 
+impl fmt::Display for FileIo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl FileIo {
     pub fn parse(text: &str) -> Result<Self, SpecError> {
         match text.trim() {
@@ -378,6 +384,12 @@ pub enum FormatMode {
     /// Directories only, every file slot empty: the start of a create
     /// workload.
     Dirs,
+}
+
+impl fmt::Display for FormatMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl FormatMode {

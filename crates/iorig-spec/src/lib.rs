@@ -12,6 +12,7 @@ pub mod foreign;
 pub mod fs;
 mod labels;
 mod mix;
+mod params;
 pub mod plan;
 pub mod suggest;
 mod units;
@@ -25,6 +26,7 @@ pub use fs::{
 pub use labels::{
     check_label, check_name, printable, shown_label, LABEL_KEY_MAX_BYTES, LABEL_VALUE_MAX_BYTES,
 };
+pub use params::{headline, key, partner, Headline, Param, Role, WorkloadFile, PAIRS};
 pub use plan::{
     builtin, builtin_text, builtins, estimate_duration, HotSize, Pause, Plan, PlanJob, PlanStep,
     PreconditionSpec, SteadyRule, SteadyStateSpec, StepRole,
@@ -33,6 +35,6 @@ pub use units::{format_bytes, format_size, parse_count, parse_duration, parse_si
 pub use workload::{
     format_pattern, parse_cpu_list, parse_pattern, AccessDist, Arrivals, BsSpec, BsWeight,
     DataPattern, EngineKind, IgnoreErrors, OneOrMany, RangePct, Rate, StrOrNum, SyncEvery,
-    SyncMode, Think, Workload, WorkloadFile, WorkloadRecord, Zones, DEFAULT_MAX_ERRORS,
-    DEFAULT_SIZE_BYTES, DEFAULT_TARGET,
+    SyncMode, Think, Workload, WorkloadRecord, Zones, DEFAULT_MAX_ERRORS, DEFAULT_SIZE_BYTES,
+    DEFAULT_TARGET,
 };

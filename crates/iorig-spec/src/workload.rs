@@ -6,7 +6,7 @@ use crate::fs::{
     DEFAULT_MAX_ENTRIES,
 };
 use crate::units::{format_size, parse_duration, parse_size};
-use crate::SpecError;
+use crate::{key, SpecError, WorkloadFile};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -265,6 +265,12 @@ impl EngineKind {
     }
 }
 
+impl fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Extra open flags for writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SyncMode {
@@ -401,234 +407,7 @@ pub enum OneOrMany {
     Many(Vec<String>),
 }
 
-/// Workload parameters as written: every field optional, so a TOML file and the
-/// command line can each give some and be layered (`overlay`) before `resolve`.
-/// This one declaration is both: the TOML keys are the field names and the
-/// long flags are the same names with dashes (`read_bs` / `--read-bs`); the
-/// doc comments are the flags' help. Values stay text until `resolve`, so a
-/// flag and a key are parsed and checked by the same code.
-// Serialize: a controller hands each agent its workload as these keys.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, clap::Args)]
-#[serde(deny_unknown_fields)]
-pub struct WorkloadFile {
-    /// Files or block devices (the command line's repeatable `--target`).
-    #[arg(skip)]
-    pub target: Option<OneOrMany>,
-    /// Size of a new scratch file's test data (needed for any name but ./iorig-scratch.dat, which is 1g by default; the file is 1 MiB larger: the header that marks it as iorig's); an existing iorig file is grown or shrunk to it; a device or foreign file has its first SIZE bytes tested.
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<StrOrNum>,
-    /// Block size, fixed (4k) or weighted (4k:50,8k:30,64k:20) [default: 4k].
-    #[arg(long, value_name = "SIZE|SIZE:W,...")]
-    pub bs: Option<StrOrNum>,
-    /// Block size of reads only, as --bs [default: --bs].
-    #[arg(long, value_name = "SIZE|SIZE:W,...")]
-    pub read_bs: Option<StrOrNum>,
-    /// Block size of writes only, as --bs [default: --bs].
-    #[arg(long, value_name = "SIZE|SIZE:W,...")]
-    pub write_bs: Option<StrOrNum>,
-    /// Percentage of I/Os that are reads [default: 100].
-    #[arg(long, value_name = "PCT")]
-    pub read: Option<StrOrNum>,
-    /// Percentage of I/Os that are trims (discards; writes take the rest) [default: 0].
-    #[arg(long, value_name = "PCT")]
-    pub trim: Option<StrOrNum>,
-    /// Percentage of I/Os at random offsets; 0 = sequential [default: 100].
-    #[arg(long, value_name = "PCT")]
-    pub random: Option<StrOrNum>,
-    /// I/Os per random seek: each random offset is followed by N-1 sequential I/Os (fio's randread:N) [default: 1].
-    #[arg(long, value_name = "N")]
-    pub run_length: Option<StrOrNum>,
-    /// Bytes left out after every sequential I/O, e.g. 4k: a stride of bs + skip (fio's read:4k) [default: 0].
-    #[arg(long, value_name = "SIZE")]
-    pub skip: Option<StrOrNum>,
-    /// Zones of this size: the I/O stays in one zone for --zone-size bytes, then moves to the next (fio's zonemode=strided zonerange) [default: no zones].
-    #[arg(long, value_name = "SIZE")]
-    pub zone_range: Option<StrOrNum>,
-    /// Bytes of I/O in a zone before the next one [default: --zone-range].
-    #[arg(long, value_name = "SIZE")]
-    pub zone_size: Option<StrOrNum>,
-    /// Bytes left out between one zone and the next [default: 0].
-    #[arg(long, value_name = "SIZE")]
-    pub zone_skip: Option<StrOrNum>,
-    /// Offsets are multiples of this, e.g. 512 [default: the block size; 4k or smaller for mixed sizes].
-    #[arg(long, value_name = "SIZE")]
-    pub align: Option<StrOrNum>,
-    /// Outstanding I/Os per worker [default: 1].
-    #[arg(long, value_name = "N")]
-    pub qd: Option<StrOrNum>,
-    /// Queued I/Os per submission call, 1..=qd; 1 submits each I/O at once,
-    /// as fio does [default: 1].
-    #[arg(long, value_name = "N")]
-    pub submit_batch: Option<StrOrNum>,
-    /// Total workers [default: 1].
-    #[arg(long, value_name = "N")]
-    pub threads: Option<StrOrNum>,
-    /// Run the workers on these CPUs only, e.g. 0-3,8 (fio's cpus_allowed) [default: any].
-    #[arg(long, value_name = "LIST")]
-    pub cpus: Option<String>,
-    /// I/O engine: io_uring, psync or null [default: io_uring].
-    #[arg(long, value_name = "ENGINE")]
-    pub engine: Option<String>,
-    /// Open targets with O_DIRECT (the default).
-    #[arg(
-        long,
-        num_args = 0,
-        default_missing_value = "true",
-        conflicts_with = "buffered"
-    )]
-    pub direct: Option<bool>,
-    /// Go through the page cache (no O_DIRECT).
-    #[arg(long, num_args = 0, default_missing_value = "true")]
-    pub buffered: Option<bool>,
-    /// Open for writing with O_SYNC.
-    #[arg(
-        long,
-        num_args = 0,
-        default_missing_value = "true",
-        conflicts_with = "dsync"
-    )]
-    pub sync: Option<bool>,
-    /// Open for writing with O_DSYNC.
-    #[arg(long, num_args = 0, default_missing_value = "true")]
-    pub dsync: Option<bool>,
-    /// Each worker calls fsync on the targets it wrote after every N writes, once they completed (fio's fsync=N) [default: never].
-    #[arg(long, value_name = "N")]
-    pub fsync_every: Option<StrOrNum>,
-    /// As --fsync-every with fdatasync (fio's fdatasync=N) [default: never].
-    #[arg(long, value_name = "N")]
-    pub fdatasync_every: Option<StrOrNum>,
-    /// Remove the scratch files this run created once it ends (fio's unlink); files that existed before are kept.
-    #[arg(long, num_args = 0, default_missing_value = "true")]
-    pub unlink: Option<bool>,
-    /// Keep what the page cache holds of the targets: by default each step starts with their cached pages written back and dropped (fdatasync, then POSIX_FADV_DONTNEED on a file, BLKFLSBUF on a device: fio's invalidate=1), so a buffered step reads the storage, not what the step before left in memory.
-    #[arg(long, num_args = 0, default_missing_value = "true")]
-    pub keep_cache: Option<bool>,
-    /// Before the step, write back and drop all of the host's page cache, dentries and inodes (sync, then /proc/sys/vm/drop_caches = 3, as HCIBench does between tests); needs root.
-    #[arg(long, num_args = 0, default_missing_value = "true")]
-    pub drop_caches: Option<bool>,
-    /// Total IOPS, paced on a schedule, or max [default: max].
-    #[arg(long, value_name = "IOPS|max")]
-    pub rate: Option<StrOrNum>,
-    /// Measured time [default: 30s].
-    #[arg(long, value_name = "DUR")]
-    pub time: Option<StrOrNum>,
-    /// End once this many bytes were issued (reads, writes and trims together), or at --time, whichever comes first; N% is a share of the working set (200% = two passes).
-    #[arg(long, value_name = "SIZE")]
-    pub io_size: Option<StrOrNum>,
-    /// The run fails, and stops, once a measured interval's IOPS fall below this (fio's rate_iops_min) [default: no floor].
-    #[arg(long, value_name = "IOPS")]
-    pub min_iops: Option<StrOrNum>,
-    /// How I/Os arrive under --rate: uniform (evenly spaced) or poisson (random gaps of the same mean, as open-system traffic) [default: uniform].
-    #[arg(long, value_name = "uniform|poisson")]
-    pub arrivals: Option<String>,
-    /// Each worker pauses this long after every --think-every I/Os, once they have completed (fio's thinktime) [default: no pause].
-    #[arg(long, value_name = "DUR")]
-    pub think_time: Option<StrOrNum>,
-    /// I/Os a worker issues between two pauses of --think-time [default: 1].
-    #[arg(long, value_name = "N")]
-    pub think_every: Option<StrOrNum>,
-    /// The part of each --think-time pause spent spinning on the CPU instead of sleeping [default: 0s].
-    #[arg(long, value_name = "DUR")]
-    pub think_spin: Option<StrOrNum>,
-    /// Workers wait this long before their first I/O, counted from the start (--warmup included) [default: 0s].
-    #[arg(long, value_name = "DUR")]
-    pub start_delay: Option<StrOrNum>,
-    /// Time run before measuring, excluded from the summary [default: 0s].
-    #[arg(long, value_name = "DUR")]
-    pub warmup: Option<StrOrNum>,
-    /// Reporting interval [default: 1s].
-    #[arg(long, value_name = "DUR")]
-    pub interval: Option<StrOrNum>,
-    /// Working set as a share of each target, e.g. 0%-50% [default: 0%-100%].
-    #[arg(long, value_name = "START%-END%")]
-    pub range: Option<String>,
-    /// Offset distribution: uniform, zipf:THETA, pareto:H or hot:IOPCT/SPACEPCT.
-    #[arg(long, value_name = "DIST")]
-    pub dist: Option<String>,
-    /// Write data: random, zero, compress:RATIO or dedup:RATIO [default: random].
-    #[arg(long, value_name = "PATTERN")]
-    pub data: Option<String>,
-    /// Seed of the offset, size and op sequences (printed with every result).
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-    /// Labels of the run (the command line's repeatable `--label KEY=VALUE`).
-    #[arg(skip)]
-    pub labels: Option<BTreeMap<String, String>>,
-    /// Fault-injection rule for --engine fault (tests), e.g. eio:after=1000.
-    #[arg(long, value_name = "RULE", hide = true)]
-    pub fault: Option<Vec<String>>,
-    /// Validate data: self-checking writes, reads of written blocks checked,
-    /// writes over written blocks read and checked first.
-    #[arg(long, num_args = 0, default_missing_value = "true")]
-    pub verify: Option<bool>,
-    /// Also read back and check every block right after writing it (implies --verify).
-    #[arg(long, num_args = 0, default_missing_value = "true")]
-    pub verify_after: Option<bool>,
-    /// Fill written blocks with this pattern and check what is read against it, byte for byte (fio's verify_pattern): 0x and hex digits, or a 'quoted' string. Implies --verify.
-    #[arg(long, value_name = "PATTERN")]
-    pub verify_pattern: Option<String>,
-    /// Check every block read, written by this run or not: each must hold an intact iorig block of its own offset (or the --verify-pattern), as fio's verify_only. Implies --verify; reads only.
-    #[arg(long, num_args = 0, default_missing_value = "true")]
-    pub verify_only: Option<bool>,
-    /// Stop the run after this many validation errors [default: 50].
-    #[arg(long, value_name = "N")]
-    pub max_errors: Option<StrOrNum>,
-    /// Failed I/Os with these errors are counted and the worker goes on (fio's ignore_error), e.g. EIO,ENOSPC, or all [default: a failed I/O ends its worker].
-    #[arg(long, value_name = "ERRNO,...|all")]
-    pub ignore_errors: Option<String>,
-    /// Directory of a file-system workload (a directory given as --target is one too).
-    #[arg(long, value_name = "DIR", help_heading = "File-system workloads")]
-    pub anchor: Option<String>,
-    /// Directory levels below the anchor [default: 1].
-    #[arg(long, value_name = "N", help_heading = "File-system workloads")]
-    pub depth: Option<StrOrNum>,
-    /// Directories per level; width^depth leaf directories [default: 4].
-    #[arg(long, value_name = "N", help_heading = "File-system workloads")]
-    pub width: Option<StrOrNum>,
-    /// File slots per leaf directory [default: 256].
-    #[arg(long, value_name = "N", help_heading = "File-system workloads")]
-    pub files: Option<StrOrNum>,
-    /// File sizes, fixed (128k) or weighted (4k:70,64k:30); 0 makes empty files [default: 64k].
-    #[arg(
-        long,
-        value_name = "SIZE|SIZE:W,...",
-        help_heading = "File-system workloads"
-    )]
-    pub file_size: Option<StrOrNum>,
-    /// Stop filling slots once the files' sizes reach this total.
-    #[arg(long, value_name = "SIZE", help_heading = "File-system workloads")]
-    pub total_size: Option<StrOrNum>,
-    /// Operations with their shares: read, write, create, delete, mkdir, rmdir, open, stat, setattr, rename, fsync, readdir (e.g. create:20,stat:80) [default: read].
-    #[arg(
-        long,
-        value_name = "OP|OP:PCT,...",
-        help_heading = "File-system workloads"
-    )]
-    pub ops: Option<String>,
-    /// Offsets inside a file: sequential or random [default: sequential].
-    #[arg(long, value_name = "MODE", help_heading = "File-system workloads")]
-    pub fileio: Option<String>,
-    /// Which file an operation picks: random, sequential, or skewed like --dist (zipf:1.2, hot:90/10) [default: random].
-    #[arg(long, value_name = "MODE", help_heading = "File-system workloads")]
-    pub fileselect: Option<String>,
-    /// Reads or writes per open–close [default: the file's size in --bs units].
-    #[arg(long, value_name = "N", help_heading = "File-system workloads")]
-    pub stopafter: Option<StrOrNum>,
-    /// Before the operations: no (use the tree as it is), yes (create it anew), once, restart (create what is missing), dirs (directories only) [default: restart].
-    #[arg(long, value_name = "MODE", help_heading = "File-system workloads")]
-    pub format: Option<String>,
-    /// Remove the tree when the run ends.
-    #[arg(
-        long,
-        num_args = 0,
-        default_missing_value = "true",
-        help_heading = "File-system workloads"
-    )]
-    pub cleanup: Option<bool>,
-    /// Refuse a tree of more entries (directories and file slots) than this [default: 10000000].
-    #[arg(long, value_name = "N", help_heading = "File-system workloads")]
-    pub max_entries: Option<StrOrNum>,
-}
+// The declaration of `WorkloadFile` is the table of parameters: params.rs.
 
 impl WorkloadFile {
     /// Reads a workload TOML file's text; `path` is only used in messages.
@@ -638,93 +417,6 @@ impl WorkloadFile {
             why: crate::foreign::foreign_hint("workload", text)
                 .unwrap_or_else(|| crate::suggest::unknown_field_hint(e.message())),
         })
-    }
-
-    /// Values in `top` win over values in `self`; labels are merged key by key.
-    pub fn overlay(mut self, top: WorkloadFile) -> WorkloadFile {
-        // direct/buffered and sync/dsync are pairs: a layer that says either one
-        // decides the pair, so `--direct` overrides a file's `buffered = true`.
-        if top.direct.is_some() || top.buffered.is_some() {
-            self.direct = None;
-            self.buffered = None;
-        }
-        if top.sync.is_some() || top.dsync.is_some() {
-            self.sync = None;
-            self.dsync = None;
-        }
-        macro_rules! take {
-            ($($f:ident),*) => { $( if top.$f.is_some() { self.$f = top.$f; } )* };
-        }
-        take!(
-            target,
-            size,
-            bs,
-            read_bs,
-            write_bs,
-            read,
-            trim,
-            random,
-            qd,
-            submit_batch,
-            threads,
-            cpus,
-            engine,
-            direct,
-            buffered,
-            sync,
-            dsync,
-            rate,
-            time,
-            io_size,
-            min_iops,
-            fsync_every,
-            fdatasync_every,
-            unlink,
-            keep_cache,
-            drop_caches,
-            run_length,
-            skip,
-            zone_range,
-            zone_size,
-            zone_skip,
-            align,
-            arrivals,
-            think_time,
-            think_every,
-            think_spin,
-            start_delay,
-            warmup,
-            interval,
-            range,
-            dist,
-            data,
-            seed,
-            fault,
-            verify,
-            verify_after,
-            verify_pattern,
-            verify_only,
-            max_errors,
-            ignore_errors,
-            anchor,
-            depth,
-            width,
-            files,
-            file_size,
-            total_size,
-            ops,
-            fileio,
-            fileselect,
-            stopafter,
-            format,
-            cleanup,
-            max_entries
-        );
-        if let Some(top_labels) = top.labels {
-            let labels = self.labels.get_or_insert_with(BTreeMap::new);
-            labels.extend(top_labels);
-        }
-        self
     }
 
     /// Applies defaults and validates every parameter that can be checked without
@@ -801,7 +493,7 @@ impl WorkloadFile {
         let random_pct = pct(&self.random, "random", 100.0)?;
         // io_uring rings hold at most 32768 entries and iorig sizes the CQ at
         // twice the depth; deeper queues per worker are better made with threads.
-        let qd = count(&self.qd, "qd", 1, MAX_QD)?;
+        let qd = count(&self.qd, key::qd, 1, MAX_QD)?;
         let submit_batch = count(&self.submit_batch, "submit-batch", 1, MAX_QD)?;
         if submit_batch > qd {
             return Err(SpecError::bad(
@@ -816,7 +508,7 @@ impl WorkloadFile {
             // thread (check_fs_keys refuses any other engine).
             (_, Some(_)) => EngineKind::Psync,
             (None, None) => EngineKind::IoUring,
-            (Some(e), None) => EngineKind::parse(e)?,
+            (Some(e), None) => *e,
         };
         let direct = match (self.direct, self.buffered) {
             (Some(true), Some(true)) => {
@@ -873,14 +565,8 @@ impl WorkloadFile {
             None => RangePct::FULL,
             Some(r) => RangePct::parse(r)?,
         };
-        let dist = match &self.dist {
-            None => AccessDist::Uniform,
-            Some(d) => AccessDist::parse(d)?,
-        };
-        let data = match &self.data {
-            None => DataPattern::Random,
-            Some(d) => DataPattern::parse(d)?,
-        };
+        let dist = self.dist.unwrap_or(AccessDist::Uniform);
+        let data = self.data.unwrap_or(DataPattern::Random);
         let fault = self.fault.clone().unwrap_or_default();
         // A tree's workers take stall rules themselves (tests).
         if !fault.is_empty() && engine != EngineKind::Fault && fs.is_none() {
@@ -948,10 +634,7 @@ impl WorkloadFile {
             None => Vec::new(),
             Some(text) => parse_cpu_list(text)?,
         };
-        let arrivals = match &self.arrivals {
-            None => Arrivals::Uniform,
-            Some(a) => Arrivals::parse(a)?,
-        };
+        let arrivals = self.arrivals.unwrap_or(Arrivals::Uniform);
         // Without a rate there is no schedule to shape: a plan's step may
         // carry arrivals for its paced steps (a curve's rates, a list of
         // rates); `iorig run` refuses them alone (`arrivals_without_rate`).
@@ -1187,25 +870,14 @@ impl WorkloadFile {
 
     /// The keys that only mean something for a directory tree, given.
     fn fs_keys_given(&self) -> Vec<&'static str> {
-        let mut given = Vec::new();
-        macro_rules! key {
-            ($($f:ident),*) => { $( if self.$f.is_some() { given.push(stringify!($f)); } )* };
-        }
-        key!(
-            depth,
-            width,
-            files,
-            file_size,
-            total_size,
-            ops,
-            fileio,
-            fileselect,
-            stopafter,
-            format,
-            cleanup,
-            max_entries
-        );
-        given
+        self.given()
+            .into_iter()
+            .filter(|k| {
+                WorkloadFile::KEYS
+                    .iter()
+                    .any(|p| p.key == *k && p.is(crate::Role::Fs))
+            })
+            .collect()
     }
 
     /// The tree and its operations, when the workload has an anchor.
@@ -1280,22 +952,13 @@ impl WorkloadFile {
             None => OpMix::single(FsOp::Read),
             Some(o) => OpMix::parse(o)?,
         };
-        let fileio = match &self.fileio {
-            None => FileIo::Sequential,
-            Some(t) => FileIo::parse(t)?,
-        };
-        let fileselect = match &self.fileselect {
-            None => FileSelect::Random,
-            Some(t) => FileSelect::parse(t)?,
-        };
+        let fileio = self.fileio.unwrap_or(FileIo::Sequential);
+        let fileselect = self.fileselect.unwrap_or(FileSelect::Random);
         let stopafter = match &self.stopafter {
             None => None,
             Some(_) => Some(count(&self.stopafter, "stopafter", 1, u32::MAX)?),
         };
-        let format = match &self.format {
-            None => FormatMode::Restart,
-            Some(t) => FormatMode::parse(t)?,
-        };
+        let format = self.format.unwrap_or(FormatMode::Restart);
         let max_entries = whole(&self.max_entries, "max-entries", DEFAULT_MAX_ENTRIES, 1)?;
         let f = FsWorkload {
             anchor: anchor.clone(),
@@ -1425,14 +1088,14 @@ impl WorkloadFile {
         if let Some(q) = &self.qd {
             if q.text().trim() != "1" {
                 return Err(SpecError::bad(
-                    "qd",
+                    key::qd,
                     q.text(),
                     "file-system operations are one at a time per thread; give more --threads",
                 ));
             }
         }
-        if let Some(e) = &self.engine {
-            if EngineKind::parse(e)? != EngineKind::Psync {
+        if let Some(e) = self.engine {
+            if e != EngineKind::Psync {
                 return Err(SpecError::bad(
                     "engine",
                     e,
@@ -1606,6 +1269,12 @@ impl Arrivals {
             Arrivals::Uniform => "uniform",
             Arrivals::Poisson => "poisson",
         }
+    }
+}
+
+impl fmt::Display for Arrivals {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -1868,7 +1537,7 @@ impl Workload {
     pub fn validate(&self) -> Result<(), SpecError> {
         if self.engine == EngineKind::Psync && self.qd > 1 {
             return Err(SpecError::bad(
-                "qd",
+                key::qd,
                 self.qd,
                 "psync keeps one I/O in flight per worker; use --qd 1 or --engine io_uring, or more --threads",
             ));
@@ -2464,7 +2133,12 @@ mod tests {
         assert_eq!(w.verify_unit_bytes(), 4096, "the smallest block size");
         let w = file("verify = true\nmax_errors = 7\n").resolve(1).unwrap();
         assert_eq!(w.max_errors, 7);
-        let bad = |text: &str| file(text).resolve(1).unwrap_err().to_string();
+        // A value is refused when it is read (a choice: by its type) or when
+        // the workload resolves (the rest); either way with the same words.
+        let bad = |text: &str| match WorkloadFile::from_toml("t.toml", text) {
+            Ok(f) => f.resolve(1).unwrap_err().to_string(),
+            Err(e) => e.to_string(),
+        };
         assert!(bad("verify = true\nengine = 'null'\n").contains("null engine"));
         assert!(bad("verify = true\ndata = 'zero'\n").contains("drop --data"));
         assert!(bad("verify = true\nbs = '4k:50,6k:50'\n").contains("6k is not"));
@@ -2491,7 +2165,12 @@ mod tests {
         assert_eq!(w.record().verify_pattern.as_deref(), Some("0xdeadbeef"));
         let w = file("verify_only = true\n").resolve(1).unwrap();
         assert!(w.verify && w.verify_only);
-        let bad = |text: &str| file(text).resolve(1).unwrap_err().to_string();
+        // A value is refused when it is read (a choice: by its type) or when
+        // the workload resolves (the rest); either way with the same words.
+        let bad = |text: &str| match WorkloadFile::from_toml("t.toml", text) {
+            Ok(f) => f.resolve(1).unwrap_err().to_string(),
+            Err(e) => e.to_string(),
+        };
         assert!(bad("verify_only = true\nread = 70\n").contains("--read 100"));
         assert!(bad("verify_only = true\nverify_after = true\n").contains("drop --verify-after"));
         assert!(bad("verify_pattern = \"'abc'\"\n").contains("do not divide"));
@@ -2528,7 +2207,12 @@ mod tests {
             4096,
             "the smallest of both directions"
         );
-        let bad = |text: &str| file(text).resolve(1).unwrap_err().to_string();
+        // A value is refused when it is read (a choice: by its type) or when
+        // the workload resolves (the rest); either way with the same words.
+        let bad = |text: &str| match WorkloadFile::from_toml("t.toml", text) {
+            Ok(f) => f.resolve(1).unwrap_err().to_string(),
+            Err(e) => e.to_string(),
+        };
         assert!(bad("write_bs = '0'").contains("write-bs"));
         assert!(bad("verify = true\nread_bs = '4k'\nwrite_bs = '6k'\n").contains("6k is not"));
         assert!(bad("read_bs = '1000'").contains("multiples of 512"));
@@ -2542,7 +2226,12 @@ mod tests {
 
     #[test]
     fn bad_values_are_rejected() {
-        let bad = |text: &str| file(text).resolve(1).unwrap_err().to_string();
+        // A value is refused when it is read (a choice: by its type) or when
+        // the workload resolves (the rest); either way with the same words.
+        let bad = |text: &str| match WorkloadFile::from_toml("t.toml", text) {
+            Ok(f) => f.resolve(1).unwrap_err().to_string(),
+            Err(e) => e.to_string(),
+        };
         assert!(bad("read = 101").contains("outside 0-100"));
         assert!(bad("random = -1").contains("outside 0-100"));
         assert!(bad("bs = '1000'").contains("multiples of 512"));

@@ -32,6 +32,10 @@ fn every_flag_is_a_toml_key_and_both_give_the_same_layer() {
             "data" => "zero",
             "seed" => "7",
             "fault" => "eio:after=1",
+            "arrivals" => "poisson",
+            "fileio" => "random",
+            "fileselect" => "zipf:1.2",
+            "format" => "dirs",
             _ => "64k",
         };
         if takes_value {

@@ -11,6 +11,7 @@
 
 use crate::db::{params, Conn, DbRow, Value};
 use crate::{RunId, Store, StoreError};
+use iorig_spec::headline;
 use std::collections::HashMap;
 
 /// What pushing one run did.
@@ -103,12 +104,12 @@ const STEP_COLUMNS: &[(&str, Kind)] = &[
     ("status", Text),
     ("params_json", Text),
     ("bs", Text),
-    ("bs_bytes", Int),
-    ("read_pct", Real),
-    ("random_pct", Real),
-    ("qd", Int),
-    ("threads", Int),
-    ("rate_iops", Real),
+    (headline::BS.column, Int),
+    (headline::READ.column, Real),
+    (headline::RANDOM.column, Real),
+    (headline::QD.column, Int),
+    (headline::THREADS.column, Int),
+    (headline::RATE.column, Real),
     ("started", Text),
     ("ended", Text),
     ("summary_json", Text),

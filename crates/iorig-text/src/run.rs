@@ -9,6 +9,7 @@ use iorig_result::{CurveFinding, Figure, Finding, Headline, SteadyStateFinding};
 use iorig_run::plan::{fmt_duration, StepResult};
 use iorig_run::PlanProgress;
 use iorig_spec::plan::{Plan, PlanStep, StepRole};
+use iorig_spec::{headline, key};
 use iorig_spec::{Rate, StrOrNum, SyncMode, Workload};
 use iorig_verify::Expected;
 use std::time::Duration;
@@ -379,7 +380,16 @@ pub fn dry_run_lines(plan: &Plan, steps: &[PlanStep], estimate: Duration) -> Vec
         ),
         format!(
             "{:>5}  {:<14} {:<40} {:>6} {:>5} {:>6} {:>5} {:>7} {:>8} {:>8}",
-            "step", "role", "label", "bs", "read", "random", "qd", "threads", "rate", "time"
+            "step",
+            "role",
+            "label",
+            headline::BS.narrow,
+            headline::READ.narrow,
+            headline::RANDOM.narrow,
+            headline::QD.narrow,
+            key::threads,
+            headline::RATE.narrow,
+            "time"
         ),
     ];
     for s in steps {

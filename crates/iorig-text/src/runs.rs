@@ -1,6 +1,7 @@
 //! `iorig runs list` and `iorig runs show`: the stored runs as text.
 
 use iorig_result::{Finding, ProfileSummary, StepSummary};
+use iorig_spec::headline;
 use iorig_store::{AnalysisRow, RunDetail, RunKind, RunRow, StepRow, TargetFactsRow};
 use std::collections::BTreeMap;
 
@@ -164,11 +165,11 @@ pub fn show_lines(
         "step",
         "name",
         "status",
-        "bs",
-        "read",
-        "random",
-        "qd",
-        "thr",
+        headline::BS.narrow,
+        headline::READ.narrow,
+        headline::RANDOM.narrow,
+        headline::QD.narrow,
+        headline::THREADS.narrow,
         "IOPS",
         "MB/s",
         "mean ms",

@@ -793,7 +793,7 @@ pub struct TraceReplayArgs {
     pub align: String,
     /// I/O engine: io_uring, psync or null [default: io_uring].
     #[arg(long, value_name = "ENGINE")]
-    pub engine: Option<String>,
+    pub engine: Option<iorig_spec::EngineKind>,
     /// io_uring: hand every I/O to the kernel's async workers, so a device
     /// that works in the submitting call (zram, brd) does not make the next
     /// I/O late (its latency then includes the hand-over).

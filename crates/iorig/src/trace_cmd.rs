@@ -241,7 +241,7 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
         random: str_("100".into()),
         align: str_(align_bytes.to_string()),
         qd: str_(qd.to_string()),
-        engine: a.engine.clone(),
+        engine: a.engine,
         time: str_(time),
         interval: str_(a.interval.clone()),
         ..WorkloadFile::default()

@@ -3,6 +3,7 @@
 
 use super::{Cell, Column, Fmt, RunData, StepData, Table};
 use iorig_result::{Finding, FsOp, LatSummary, Op, OpSummary, Summary};
+use iorig_spec::{headline, key};
 use iorig_store::IntervalRow;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
@@ -10,14 +11,14 @@ use std::collections::BTreeSet;
 /// Parameters shown first, in this order, because they are what a reader
 /// pivots on; every other parameter follows alphabetically.
 const PREFERRED_PARAMS: [&str; 8] = [
-    "bs",
-    "bs_bytes",
-    "read_pct",
-    "random_pct",
-    "qd",
-    "threads",
-    "rate_iops",
-    "engine",
+    key::bs,
+    headline::BS.column,
+    headline::READ.column,
+    headline::RANDOM.column,
+    headline::QD.column,
+    headline::THREADS.column,
+    headline::RATE.column,
+    key::engine,
 ];
 
 /// The columns of the steps table before the parameters.

@@ -3,6 +3,7 @@
 //! (read % × block size).
 
 use super::*;
+use iorig_spec::key;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Axis {
@@ -13,8 +14,8 @@ pub(super) enum Axis {
 impl Axis {
     pub(super) fn name(self) -> &'static str {
         match self {
-            Axis::Threads => "threads",
-            Axis::Qd => "qd",
+            Axis::Threads => key::threads,
+            Axis::Qd => key::qd,
         }
     }
 
@@ -68,22 +69,22 @@ pub(super) fn fixed_text(p: &StepParams, leave_out: &[&str]) -> String {
             parts.push(text);
         }
     };
-    add("bs", format!("bs {}", p.bs));
-    add("read", format!("read {} %", fmt_pct(p.read_pct)));
+    add(key::bs, format!("bs {}", p.bs));
+    add(key::read, format!("read {} %", fmt_pct(p.read_pct)));
     if p.trim_pct > 0.0 {
-        add("trim", format!("trim {} %", fmt_pct(p.trim_pct)));
+        add(key::trim, format!("trim {} %", fmt_pct(p.trim_pct)));
     }
-    add("random", format!("random {} %", fmt_pct(p.random_pct)));
-    add("qd", format!("qd {}", p.qd));
+    add(key::random, format!("random {} %", fmt_pct(p.random_pct)));
+    add(key::qd, format!("qd {}", p.qd));
     add(
-        "threads",
+        key::threads,
         format!(
             "{} thread{}",
             p.threads,
             if p.threads == 1 { "" } else { "s" }
         ),
     );
-    add("rate", format!("rate {}", rate_text(p)));
+    add(key::rate, format!("rate {}", rate_text(p)));
     parts.join(", ")
 }
 

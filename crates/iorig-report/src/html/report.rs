@@ -2,6 +2,7 @@
 //! sections and each step in detail.
 
 use super::*;
+use iorig_spec::headline;
 
 /// The report of one run, with the default choice of detailed steps.
 pub fn render_report(r: &RunReport) -> Rendered {
@@ -715,12 +716,12 @@ pub const STEP_TABLE_HEAD: [&str; 18] = [
     "step",
     "role",
     "status",
-    "bs",
-    "read %",
-    "random %",
-    "qd",
-    "threads",
-    "rate",
+    headline::BS.head,
+    headline::READ.head,
+    headline::RANDOM.head,
+    headline::QD.head,
+    headline::THREADS.head,
+    headline::RATE.head,
     "IOPS",
     "MB/s",
     "mean lat",

@@ -2,12 +2,14 @@
 //! validation of every step's workload, and the duration estimate.
 
 use super::parse::{
-    plan_error, scalar_text, size_text, Block, HotRef, KindParams, Place, NOT_AXES,
-    PRECONDITION_INHERITED_KEYS,
+    has_role, kind_owns, plan_error, scalar_text, size_text, sweeps, Block, HotRef, KindParams,
+    Place,
 };
 use super::{HotSize, Pause, Plan, PlanJob, PlanStep, PreconditionSpec, StepRole};
 use crate::units::format_size;
-use crate::{EngineKind, OneOrMany, SpecError, StrOrNum, WorkloadFile, DEFAULT_SIZE_BYTES};
+use crate::{
+    key, EngineKind, OneOrMany, Role, SpecError, StrOrNum, WorkloadFile, DEFAULT_SIZE_BYTES,
+};
 use std::time::Duration;
 use toml::{Table, Value};
 
@@ -26,28 +28,18 @@ struct Axis {
     from_defaults: bool,
 }
 
-/// The direct/buffered and sync/dsync pairs: a block that sets either key of a
-/// pair decides the pair (as `WorkloadFile::overlay` does), so the other key from
-/// `[defaults]` must not become an axis the step cannot see.
-fn partner(key: &str) -> Option<&'static str> {
-    match key {
-        "direct" => Some("buffered"),
-        "buffered" => Some("direct"),
-        "sync" => Some("dsync"),
-        "dsync" => Some("sync"),
-        _ => None,
-    }
-}
-
+/// Whether a block decides `key` itself: it gives the key, or the other key
+/// of its pair (a layer that gives either decides both, as
+/// `WorkloadFile::overlay` does, so the other key from `[defaults]` must not
+/// become an axis the step cannot see), or its kind sets the key.
 fn covered_by(block: &Block, key: &str) -> bool {
     block.has(key)
-        || partner(key).is_some_and(|p| block.has(p))
-        || (matches!(block.kind, KindParams::Curve { .. }) && key == "rate")
-        || (matches!(block.kind, KindParams::QdCycle { .. }) && key == "qd")
+        || crate::partner(key).is_some_and(|p| block.has(p))
+        || kind_owns(block.kind.name(), key).is_some()
 }
 
 fn is_axis(key: &str, value: &Value) -> bool {
-    matches!(value, Value::Array(_)) && !NOT_AXES.contains(&key)
+    matches!(value, Value::Array(_)) && sweeps(key)
 }
 
 /// Every combination of axis value indices, the first axis outermost.
@@ -238,7 +230,7 @@ impl Expander<'_> {
                         let mut w = workload.clone();
                         w.qd = Some(StrOrNum::Int(i64::from(qd)));
                         let mut axes = swept.clone();
-                        axes.push(("qd".into(), qd.to_string()));
+                        axes.push((key::qd.into(), qd.to_string()));
                         let step = self.finish(block, w, StepRole::QdCycle { group }, axes)?;
                         self.out.push(step);
                     }
@@ -411,9 +403,7 @@ impl Expander<'_> {
         for (k, v) in &defaults.workload {
             // A list in [defaults] sweeps the steps that can sweep; a
             // precondition cannot, so it keeps its own default for that key.
-            let inherit = PRECONDITION_INHERITED_KEYS.contains(&k.as_str())
-                && !covered_by(block, k)
-                && !is_axis(k, v);
+            let inherit = has_role(k, Role::Inherit) && !covered_by(block, k) && !is_axis(k, v);
             if inherit {
                 low.insert(k.clone(), v.clone());
             }
@@ -434,10 +424,7 @@ impl Expander<'_> {
             .map_err(&err)?;
         if w.qd.is_none() {
             // psync holds one I/O per worker; anything else gets a deep queue.
-            let psync = w
-                .engine
-                .as_deref()
-                .is_some_and(|e| EngineKind::parse(e) == Ok(EngineKind::Psync));
+            let psync = w.engine == Some(EngineKind::Psync);
             let qd = if psync { 1 } else { PRECONDITION_QD };
             w.qd = Some(StrOrNum::Int(i64::from(qd)));
         }

@@ -6,97 +6,51 @@
 
 use super::{HotSize, Pause, Plan, SteadyStateSpec};
 use crate::units::{format_size, parse_duration, parse_size};
-use crate::{DataPattern, SpecError, WorkloadFile};
+use crate::{key, DataPattern, Role, SpecError, WorkloadFile};
 use std::fmt;
 use std::time::Duration;
 use toml::{Table, Value};
 
-/// Workload keys of [`WorkloadFile`], i.e. the long flag names.
-pub(super) const WORKLOAD_KEYS: &[&str] = &[
-    "target",
-    "anchor",
-    "size",
-    "bs",
-    "read_bs",
-    "write_bs",
-    "read",
-    "trim",
-    "random",
-    "run_length",
-    "skip",
-    "align",
-    "zone_range",
-    "zone_size",
-    "zone_skip",
-    "qd",
-    "submit_batch",
-    "threads",
-    "cpus",
-    "engine",
-    "direct",
-    "buffered",
-    "sync",
-    "unlink",
-    "keep_cache",
-    "drop_caches",
-    "fsync_every",
-    "fdatasync_every",
-    "dsync",
-    "rate",
-    "time",
-    "io_size",
-    "min_iops",
-    "arrivals",
-    "think_time",
-    "think_every",
-    "think_spin",
-    "start_delay",
-    "warmup",
-    "interval",
-    "range",
-    "dist",
-    "data",
-    "seed",
-    "labels",
-    "fault",
-    "verify",
-    "verify_after",
-    "verify_pattern",
-    "verify_only",
-    "max_errors",
-    "ignore_errors",
-    "depth",
-    "width",
-    "files",
-    "file_size",
-    "total_size",
-    "ops",
-    "fileio",
-    "fileselect",
-    "stopafter",
-    "format",
-    "cleanup",
-    "max_entries",
+/// Whether `key` is a workload key (a parameter of [`WorkloadFile`]).
+pub(super) fn is_workload_key(key: &str) -> bool {
+    WorkloadFile::KEYS.iter().any(|p| p.key == key)
+}
+
+/// Whether the workload key `key` has `role` in the declaration.
+pub(super) fn has_role(key: &str, role: Role) -> bool {
+    WorkloadFile::KEYS
+        .iter()
+        .any(|p| p.key == key && p.is(role))
+}
+
+/// Whether a list given for `key` is a sweep axis: every workload key but
+/// the ones that are one value by nature ([`Role::Fixed`]).
+pub(super) fn sweeps(key: &str) -> bool {
+    is_workload_key(key) && !has_role(key, Role::Fixed)
+}
+
+/// Workload keys a step kind sets itself, with what to say to a block of
+/// that kind that sets one.
+const KIND_OWNED: &[(&str, &str, &str)] = &[
+    (
+        "curve",
+        key::rate,
+        "a curve sets the rate itself (max, then rates_pct of max); remove rate",
+    ),
+    (
+        "qd_cycle",
+        key::qd,
+        "a qd_cycle sets qd itself; give qd_max or qd_list instead",
+    ),
 ];
 
-/// Workload keys whose value is never a sweep axis: `labels` is a table and
-/// `fault` a list by nature; `target` and `size` belong to the plan.
-pub(super) const NOT_AXES: &[&str] = &[
-    "target",
-    "anchor",
-    "size",
-    "labels",
-    "fault",
-    "verify",
-    "verify_after",
-    "verify_pattern",
-    "verify_only",
-    "max_errors",
-    "ignore_errors",
-    "format",
-    "cleanup",
-    "max_entries",
-];
+/// Why a block of `kind` may not set `key`, when its kind sets it itself.
+pub(super) fn kind_owns(kind: &str, key: &str) -> Option<&'static str> {
+    KIND_OWNED
+        .iter()
+        .find(|(k, w, _)| *k == kind && *w == key)
+        .map(|(_, _, why)| *why)
+}
 
 /// Keys that steer a step rather than its I/O (besides `warmup` and `time`,
 /// which are workload keys and so may sweep).
@@ -108,25 +62,6 @@ const CONTROL_KEYS: &[&str] = &[
     "hot_size",
     "hot",
 ];
-
-/// Workload keys a precondition step may set itself.
-pub(super) const PRECONDITION_WORKLOAD_KEYS: &[&str] = &[
-    "engine",
-    "qd",
-    "threads",
-    "submit_batch",
-    "direct",
-    "buffered",
-    "interval",
-    "seed",
-    "labels",
-    "range",
-];
-
-/// Of those, the ones a precondition takes from `[defaults]`: how to do I/O, not
-/// what I/O to do (a `bs = "4k"` default would make a fill needlessly slow).
-pub(super) const PRECONDITION_INHERITED_KEYS: &[&str] =
-    &["engine", "direct", "buffered", "interval", "seed", "labels"];
 
 /// The default block size of a precondition: SNIA PTS fills with 128 KiB writes.
 pub(super) const PRECONDITION_BS_BYTES: u64 = 128 << 10;
@@ -194,6 +129,18 @@ pub(super) enum KindParams {
     },
 }
 
+impl KindParams {
+    /// The kind as a plan writes it.
+    pub(super) fn name(&self) -> &'static str {
+        match self {
+            KindParams::Run => "run",
+            KindParams::Precondition { .. } => "precondition",
+            KindParams::Curve { .. } => "curve",
+            KindParams::QdCycle { .. } => "qd_cycle",
+        }
+    }
+}
+
 /// `[defaults]` or one `[[steps]]` block as written. `None` in a step-control
 /// field means "not said here": the step takes the value from `[defaults]`.
 #[derive(Debug, Clone, PartialEq)]
@@ -208,7 +155,7 @@ pub(super) struct Block {
     /// `Some(None)` is an explicit `hot = false`.
     pub hot: Option<Option<HotRef>>,
     /// Workload keys in written order; an array is a sweep axis unless the key
-    /// is one of [`NOT_AXES`].
+    /// is one value by nature ([`Role::Fixed`]).
     pub workload: Vec<(String, Value)>,
     /// `jobs`: workloads that run at once in this step, each over the
     /// step's keys (empty: the step is one workload).
@@ -558,16 +505,15 @@ fn kind_keys(kind: &str) -> &'static [&'static str] {
 /// Workload keys a block of this kind may set (besides its kind keys).
 fn allowed_workload_keys(kind: &str) -> Vec<&'static str> {
     match kind {
-        "precondition" => PRECONDITION_WORKLOAD_KEYS.to_vec(),
-        _ => WORKLOAD_KEYS
+        "precondition" => WorkloadFile::KEYS
             .iter()
-            .copied()
-            .filter(|k| match *k {
-                "target" | "size" => false,
-                "rate" => kind != "curve",
-                "qd" => kind != "qd_cycle",
-                _ => true,
-            })
+            .filter(|p| p.is(Role::Pre))
+            .map(|p| p.key)
+            .collect(),
+        _ => WorkloadFile::KEYS
+            .iter()
+            .filter(|p| !p.is(Role::Plan) && kind_owns(kind, p.key).is_none())
+            .map(|p| p.key)
             .collect(),
     }
 }
@@ -656,11 +602,8 @@ fn parse_block(path: &str, place: Place, t: &Table) -> Result<Block, SpecError> 
             if kind == "curve" {
                 match block.jobs.as_slice() {
                     [one] => {
-                        if one.workload.iter().any(|(k, _)| k == "rate") {
-                            return Err(err(format!(
-                                "job '{}': a curve sets the rate itself (max, then rates_pct of max); remove rate",
-                                one.name
-                            )));
+                        if let Some(why) = one.workload.iter().find_map(|(k, _)| kind_owns("curve", k)) {
+                            return Err(err(format!("job '{}': {why}", one.name)));
                         }
                     }
                     _ => {
@@ -672,7 +615,7 @@ fn parse_block(path: &str, place: Place, t: &Table) -> Result<Block, SpecError> 
             }
             continue;
         }
-        if matches!(key, "target" | "size") {
+        if has_role(key, Role::Plan) {
             return Err(err(format!(
                 "'{key}' cannot be set in {}; give {} at the top of the plan or --{key} on the command line",
                 if is_defaults { "[defaults]" } else { "a step" },
@@ -759,7 +702,7 @@ fn parse_block(path: &str, place: Place, t: &Table) -> Result<Block, SpecError> 
             continue;
         }
         if workload_keys.contains(&key) {
-            let is_axis = matches!(value, Value::Array(_)) && !NOT_AXES.contains(&key);
+            let is_axis = matches!(value, Value::Array(_)) && sweeps(key);
             if let (true, Value::Array(items)) = (is_axis, value) {
                 if kind == "precondition" {
                     return Err(err(format!(
@@ -785,11 +728,9 @@ fn parse_block(path: &str, place: Place, t: &Table) -> Result<Block, SpecError> 
             block.workload.push((key.to_string(), value.clone()));
             continue;
         }
-        let why = if key == "rate" && kind == "curve" {
-            "a curve sets the rate itself (max, then rates_pct of max); remove rate".to_string()
-        } else if key == "qd" && kind == "qd_cycle" {
-            "a qd_cycle sets qd itself; give qd_max or qd_list instead".to_string()
-        } else if WORKLOAD_KEYS.contains(&key) && kind == "precondition" {
+        let why = if let Some(why) = kind_owns(&kind, key) {
+            why.to_string()
+        } else if is_workload_key(key) && kind == "precondition" {
             format!(
                 "'{key}' does not apply to a precondition; it takes {}",
                 valid_keys_text(&kind, false)
@@ -861,21 +802,18 @@ fn parse_jobs(value: &Value) -> Result<Vec<JobBlock>, String> {
                 exitall = *b;
                 continue;
             }
-            if !WORKLOAD_KEYS.contains(&key) {
+            if !is_workload_key(key) {
                 return Err(format!(
                     "job '{name}': unknown key '{key}';{} a job takes name and workload keys",
-                    crate::suggest::did_you_mean(key, WORKLOAD_KEYS.iter().copied())
+                    crate::suggest::did_you_mean(key, WorkloadFile::KEYS.iter().map(|p| p.key))
                 ));
             }
-            if matches!(
-                key,
-                "verify" | "verify_after" | "verify_pattern" | "verify_only" | "max_errors"
-            ) {
+            if has_role(key, Role::Step) {
                 return Err(format!(
                     "job '{name}': '{key}': data validation runs on a whole step, not on one of its jobs; give it in the step or [defaults]"
                 ));
             }
-            if matches!(v, Value::Array(_)) && !matches!(key, "target" | "fault") {
+            if matches!(v, Value::Array(_)) && !has_role(key, Role::List) {
                 return Err(format!(
                     "job '{name}': '{key}' is a list; a job's keys are single values (sweep in the step)"
                 ));
