@@ -313,23 +313,6 @@ impl fmt::Display for FileIo {
     }
 }
 
-impl FileIo {
-    pub fn parse(text: &str) -> Result<Self, SpecError> {
-        match text.trim() {
-            "sequential" | "seq" => Ok(FileIo::Sequential),
-            "random" | "rand" => Ok(FileIo::Random),
-            _ => Err(SpecError::bad("fileio", text, "use sequential or random")),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            FileIo::Sequential => "sequential",
-            FileIo::Random => "random",
-        }
-    }
-}
-
 /// Which file an operation picks.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum FileSelect {
@@ -389,33 +372,6 @@ pub enum FormatMode {
 impl fmt::Display for FormatMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-impl FormatMode {
-    pub fn parse(text: &str) -> Result<Self, SpecError> {
-        match text.trim() {
-            "no" | "false" => Ok(FormatMode::No),
-            "yes" | "true" => Ok(FormatMode::Yes),
-            "once" => Ok(FormatMode::Once),
-            "restart" => Ok(FormatMode::Restart),
-            "dirs" => Ok(FormatMode::Dirs),
-            _ => Err(SpecError::bad(
-                "format",
-                text,
-                "use no, yes, once, restart or dirs",
-            )),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            FormatMode::No => "no",
-            FormatMode::Yes => "yes",
-            FormatMode::Once => "once",
-            FormatMode::Restart => "restart",
-            FormatMode::Dirs => "dirs",
-        }
     }
 }
 

@@ -71,6 +71,80 @@ pub fn partner(k: &str) -> Option<&'static str> {
     })
 }
 
+/// A choice among fixed names, declared once: the names (with their
+/// aliases; a `(hidden)` one is accepted but not offered) give the type's
+/// `name` and `parse`, and clap's possible values, so help, completions and
+/// errors list them.
+macro_rules! named_choice {
+    ($t:ident, $key:expr, { $( $v:ident = $name:literal $(| $alias:literal)* $(($hidden:ident))? ),* $(,)? }) => {
+        impl $t {
+            pub fn name(self) -> &'static str {
+                match self {
+                    $( $t::$v => $name, )*
+                }
+            }
+
+            pub fn parse(text: &str) -> Result<Self, SpecError> {
+                let t = text.trim();
+                $( if t == $name $(|| t == $alias)* { return Ok($t::$v); } )*
+                Err(SpecError::bad($key, text, format!("use {}", offered::<$t>())))
+            }
+        }
+
+        impl clap::ValueEnum for $t {
+            fn value_variants<'a>() -> &'a [Self] {
+                &[$( $t::$v ),*]
+            }
+
+            fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+                Some(match self {
+                    $( $t::$v => clap::builder::PossibleValue::new($name)
+                        $(.alias($alias))*
+                        $(.hide({ let _ = stringify!($hidden); true }))?, )*
+                })
+            }
+        }
+    };
+}
+
+/// The names a choice offers, as a sentence: "a, b or c".
+fn offered<T: clap::ValueEnum>() -> String {
+    let names: Vec<String> = T::value_variants()
+        .iter()
+        .filter_map(T::to_possible_value)
+        .filter(|p| !p.is_hide_set())
+        .map(|p| p.get_name().to_string())
+        .collect();
+    match names.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+named_choice!(EngineKind, key::engine, {
+    IoUring = "io_uring" | "uring",
+    Psync = "psync",
+    Null = "null",
+    // Real pread/pwrite with injected faults: for tests.
+    Fault = "fault" (hidden),
+});
+named_choice!(Arrivals, key::arrivals, {
+    Uniform = "uniform" | "linear",
+    Poisson = "poisson",
+});
+named_choice!(FileIo, key::fileio, {
+    Sequential = "sequential" | "seq",
+    Random = "random" | "rand",
+});
+named_choice!(FormatMode, key::format, {
+    No = "no" | "false",
+    Yes = "yes" | "true",
+    Once = "once",
+    Restart = "restart",
+    Dirs = "dirs",
+});
+
 /// A choice read by name: the flag, the TOML key and an agent's copy of
 /// the workload all read it with the type's own `parse` (so each says the
 /// same thing about a bad value) and write it as it displays.
@@ -255,7 +329,7 @@ pub struct WorkloadFile {
     /// Run the workers on these CPUs only, e.g. 0-3,8 (fio's cpus_allowed) [default: any].
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String> [],
-    /// I/O engine: io_uring, psync or null [default: io_uring].
+    /// I/O engine [default: io_uring].
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<EngineKind> [Pre, Inherit],
     /// Open targets with O_DIRECT (the default).
@@ -394,7 +468,7 @@ pub struct WorkloadFile {
         help_heading = "File-system workloads"
     )]
     pub ops: Option<String> [Fs],
-    /// Offsets inside a file: sequential or random [default: sequential].
+    /// Offsets inside a file [default: sequential].
     #[arg(long, value_name = "MODE", help_heading = "File-system workloads")]
     pub fileio: Option<FileIo> [Fs],
     /// Which file an operation picks: random, sequential, or skewed like --dist (zipf:1.2, hot:90/10) [default: random].

@@ -241,30 +241,6 @@ pub enum EngineKind {
     Fault,
 }
 
-impl EngineKind {
-    pub fn parse(text: &str) -> Result<Self, SpecError> {
-        match text.trim() {
-            "io_uring" | "uring" => Ok(EngineKind::IoUring),
-            "psync" => Ok(EngineKind::Psync),
-            "null" => Ok(EngineKind::Null),
-            "fault" => Ok(EngineKind::Fault),
-            _ => Err(SpecError::bad(
-                "engine",
-                text,
-                "use io_uring, psync or null",
-            )),
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::IoUring => "io_uring",
-            EngineKind::Psync => "psync",
-            EngineKind::Null => "null",
-            EngineKind::Fault => "fault",
-        }
-    }
-}
-
 impl fmt::Display for EngineKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -1253,23 +1229,6 @@ pub enum Arrivals {
     Uniform,
     /// A Poisson process: exponential gaps with mean 1/rate.
     Poisson,
-}
-
-impl Arrivals {
-    pub fn parse(text: &str) -> Result<Self, SpecError> {
-        match text.trim() {
-            "uniform" | "linear" => Ok(Arrivals::Uniform),
-            "poisson" => Ok(Arrivals::Poisson),
-            _ => Err(SpecError::bad("arrivals", text, "use uniform or poisson")),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Arrivals::Uniform => "uniform",
-            Arrivals::Poisson => "poisson",
-        }
-    }
 }
 
 impl fmt::Display for Arrivals {

@@ -791,7 +791,7 @@ pub struct TraceReplayArgs {
     /// the device's logical block size).
     #[arg(long, value_name = "SIZE", default_value = "4k")]
     pub align: String,
-    /// I/O engine: io_uring, psync or null [default: io_uring].
+    /// I/O engine [default: io_uring].
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<iorig_spec::EngineKind>,
     /// io_uring: hand every I/O to the kernel's async workers, so a device
