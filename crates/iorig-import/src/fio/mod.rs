@@ -13,6 +13,10 @@ pub mod parse;
 pub mod units;
 
 use crate::ImportError;
+use iorig_spec::{
+    AccessDist, Arrivals, DataPattern, EngineKind, FileSelect, FormatMode, OneOrMany, StrOrNum,
+    WorkloadFile,
+};
 use options::{Arg, Treatment};
 use parse::{usage, usage_key, usage_plain, Loc, Opt, Section};
 use std::fmt::Write as _;
@@ -136,17 +140,9 @@ pub fn translate(
         // side share one clock: theirs are idle inside the measured time.)
         if let [job] = jobs.as_mut_slice() {
             if let Some((delay, ramp, runtime)) = job.delay {
-                job.keys.retain(|(k, _)| *k != "warmup");
-                job.keys.push((
-                    "warmup",
-                    toml::Value::String(ns_text(ramp.saturating_add(delay))),
-                ));
-                if let Some(rt) = runtime {
-                    for (k, v) in job.keys.iter_mut() {
-                        if *k == "time" {
-                            *v = toml::Value::String(ns_text(rt));
-                        }
-                    }
+                job.workload.warmup = as_text(&ns_text(ramp.saturating_add(delay)));
+                if let (Some(rt), true) = (runtime, job.workload.time.is_some()) {
+                    job.workload.time = as_text(&ns_text(rt));
                 }
             }
         }
@@ -205,13 +201,15 @@ struct Translator<'a> {
     noticed: Vec<String>,
 }
 
-/// A job as iorig workload keys.
+/// A job as an iorig workload.
 #[derive(Debug, Clone, Default)]
 struct JobOut {
     name: String,
     stonewall: bool,
     new_group: bool,
-    keys: Vec<(&'static str, toml::Value)>,
+    workload: WorkloadFile,
+    /// fio's exitall: when it ends, the other jobs of its step end too.
+    exitall: bool,
     logs: Logs,
     verify: Option<Verify>,
     steady: Option<Steady>,
@@ -258,6 +256,16 @@ struct Verify {
     after: bool,
     max_errors: Option<u64>,
     loc: Loc,
+}
+
+/// A size, duration or share as a workload writes it.
+fn as_text(v: &str) -> Option<StrOrNum> {
+    Some(StrOrNum::Str(v.to_string()))
+}
+
+/// A count as a workload writes it.
+fn num(v: u64) -> Option<StrOrNum> {
+    Some(StrOrNum::Int(i64::try_from(v).unwrap_or(i64::MAX)))
 }
 
 /// Direction-pair values as fio writes them: `A` (both) or `A,B`.
@@ -313,12 +321,12 @@ struct State {
     rate_bytes: Option<(u64, u64)>,
     rate_iops: Option<(u64, u64)>,
     pct_random: Option<f64>,
-    dist: Option<String>,
+    dist: Option<AccessDist>,
     seed: Option<u64>,
     loops: u64,
     stonewall: bool,
     new_group: bool,
-    data: Option<String>,
+    data: Option<DataPattern>,
     logs: Logs,
     /// fio's verify (a checksum named), do_verify, verify_fatal.
     verify: bool,
@@ -528,11 +536,8 @@ impl Translator<'_> {
                 "size and filesize together are not supported; give filesize (each file) or size (all files)".into(),
             ));
         }
-        let mut keys: Vec<(&'static str, toml::Value)> = Vec::new();
-        // Keys decided before their place in the order.
-        let mut keys_pre: Vec<(&'static str, toml::Value)> = Vec::new();
-        let s = |v: &str| toml::Value::String(v.to_string());
-        let i = |v: u64| toml::Value::Integer(v.min(i64::MAX as u64) as i64);
+        let mut w = WorkloadFile::default();
+        let mut exitall = false;
 
         // Targets: the named files, or the job's own files in its directory.
         let files: Vec<String> = match &st.filenames {
@@ -575,10 +580,7 @@ impl Translator<'_> {
         } else {
             st.nrfiles
         };
-        keys.push((
-            "target",
-            toml::Value::Array(files.iter().map(|f| s(f)).collect()),
-        ));
+        w.target = Some(OneOrMany::Many(files.clone()));
         // fio's size is a job's bytes over all its files; filesize each
         // file's.
         let size = match st.filesize {
@@ -649,13 +651,10 @@ impl Translator<'_> {
             }
         }
         if let Some(b) = target_size {
-            keys.push(("size", s(&iorig_spec::format_size(b))));
+            w.size = as_text(&iorig_spec::format_size(b));
         }
         if let Some((a, b)) = range {
-            keys.push((
-                "range",
-                s(&format!("{}%-{}%", trim_float(a), trim_float(b))),
-            ));
+            w.range = Some(format!("{}%-{}%", trim_float(a), trim_float(b)));
         }
 
         // Block sizes.
@@ -682,12 +681,12 @@ impl Translator<'_> {
                             "I/Os per seek together with percentage_random is not supported; give one".into(),
                         ));
                     }
-                    keys_pre.push(("run_length", i(n)));
+                    w.run_length = num(n);
                 }
             } else {
                 let n = units::size(suffix, st.kb_base).map_err(&e)?;
                 if n > 0 {
-                    keys_pre.push(("skip", s(&iorig_spec::format_size(n))));
+                    w.skip = as_text(&iorig_spec::format_size(n));
                 }
             }
         }
@@ -723,18 +722,18 @@ impl Translator<'_> {
                 ));
             }
             let range = st.zonerange.or(st.zonesize).unwrap_or(0);
-            keys_pre.push(("zone_range", s(&iorig_spec::format_size(range))));
+            w.zone_range = as_text(&iorig_spec::format_size(range));
             if let Some(z) = st.zonesize.filter(|z| *z != range) {
-                keys_pre.push(("zone_size", s(&iorig_spec::format_size(z))));
+                w.zone_size = as_text(&iorig_spec::format_size(z));
             }
             if let Some(z) = st.zoneskip.filter(|z| *z > 0) {
-                keys_pre.push(("zone_skip", s(&iorig_spec::format_size(z))));
+                w.zone_skip = as_text(&iorig_spec::format_size(z));
             }
         } else if let (true, Some((_, at)), None) = (zoned, &st.zonemode, st.zonerange) {
             return Err(usage(at, "zonemode=strided needs zonesize"));
         }
         if let Some(a) = st.align {
-            keys_pre.push(("align", s(&iorig_spec::format_size(a))));
+            w.align = as_text(&iorig_spec::format_size(a));
         } else if (st.bssplit.is_some() || st.bsrange.is_some()) && !(st.verify && st.do_verify) {
             // fio aligns random offsets to the smallest size by default;
             // iorig's own default for mixed sizes stops at 4k.
@@ -744,7 +743,7 @@ impl Translator<'_> {
                 .flat_map(|b| b.sizes.into_iter().map(|(size, _)| size))
                 .min();
             if let Some(m) = min.filter(|m| m.is_multiple_of(512) && *m > 4096) {
-                keys_pre.push(("align", s(&iorig_spec::format_size(m))));
+                w.align = as_text(&iorig_spec::format_size(m));
             }
         }
         let read_pct = match mode {
@@ -753,34 +752,33 @@ impl Translator<'_> {
             Rw::Mixed => st.read_mix.unwrap_or(50.0),
         };
         if read_bs == write_bs {
-            keys.push(("bs", s(&read_bs)));
+            w.bs = as_text(&read_bs);
         } else {
             match mode {
-                Rw::Read => keys.push(("bs", s(&read_bs))),
-                Rw::Write | Rw::Trim => keys.push(("bs", s(&write_bs))),
+                Rw::Read => w.bs = as_text(&read_bs),
+                Rw::Write | Rw::Trim => w.bs = as_text(&write_bs),
                 Rw::Mixed => {
-                    keys.push(("read_bs", s(&read_bs)));
-                    keys.push(("write_bs", s(&write_bs)));
+                    w.read_bs = as_text(&read_bs);
+                    w.write_bs = as_text(&write_bs);
                 }
             }
         }
-        keys.push(("read", toml::Value::Float(read_pct)));
+        w.read = Some(StrOrNum::Float(read_pct));
         if mode == Rw::Trim {
-            keys.push(("trim", i(100)));
+            w.trim = num(100);
         }
         let random_pct = if random {
             st.pct_random.unwrap_or(100.0)
         } else {
             0.0
         };
-        keys.push(("random", toml::Value::Float(random_pct)));
-        keys.append(&mut keys_pre);
+        w.random = Some(StrOrNum::Float(random_pct));
         if let Some(d) = &st.dist {
-            keys.push(("dist", s(d)));
+            w.dist = Some(*d);
         }
 
         // Engine, depth, workers.
-        keys.push(("engine", s(st.engine)));
+        w.engine = Some(EngineKind::parse(st.engine).map_err(|e| jerr(e.to_string()))?);
         let qd = if st.engine_sync {
             if st.iodepth > 1 {
                 self.notice_once(
@@ -795,19 +793,19 @@ impl Translator<'_> {
         } else {
             st.iodepth
         };
-        keys.push(("qd", i(qd)));
+        w.qd = num(qd);
         if let Some(b) = st.batch.filter(|b| *b > 1 && !st.engine_sync) {
-            keys.push(("submit_batch", i(b.min(qd))));
+            w.submit_batch = num(b.min(qd));
         }
-        keys.push(("threads", i(st.numjobs)));
+        w.threads = num(st.numjobs);
         if st.direct {
-            keys.push(("direct", toml::Value::Boolean(true)));
+            w.direct = Some(true);
         } else {
-            keys.push(("buffered", toml::Value::Boolean(true)));
+            w.buffered = Some(true);
         }
         match st.sync {
-            Some("sync") => keys.push(("sync", toml::Value::Boolean(true))),
-            Some(_) => keys.push(("dsync", toml::Value::Boolean(true))),
+            Some("sync") => w.sync = Some(true),
+            Some(_) => w.dsync = Some(true),
             None => {}
         }
 
@@ -835,7 +833,7 @@ impl Translator<'_> {
                     "a rate floor for a mixed job (fio judges reads and writes each) is not supported; give it to a job that only reads or only writes".into(),
                 ));
             }
-            keys.push(("min_iops", i(m * st.numjobs)));
+            w.min_iops = num(m * st.numjobs);
             // The floor is judged per reporting interval: fio's rate_cycle.
             let cycle = st.rate_cycle_ms.unwrap_or(1000);
             match st.logs.avg_msec {
@@ -860,9 +858,9 @@ impl Translator<'_> {
             );
         }
         if let Some(r) = rate_iops {
-            keys.push(("rate", i(r * st.numjobs)));
+            w.rate = num(r * st.numjobs);
             if st.poisson {
-                keys.push(("arrivals", s("poisson")));
+                w.arrivals = Some(Arrivals::Poisson);
             }
         }
         if st.think_ns > 0 {
@@ -877,12 +875,12 @@ impl Translator<'_> {
                         .into(),
                 ));
             }
-            keys.push(("think_time", s(&ns_text(st.think_ns))));
+            w.think_time = as_text(&ns_text(st.think_ns));
             if st.think_blocks > 1 {
-                keys.push(("think_every", i(st.think_blocks)));
+                w.think_every = num(st.think_blocks);
             }
             if st.think_spin_ns > 0 {
-                keys.push(("think_spin", s(&ns_text(st.think_spin_ns))));
+                w.think_spin = as_text(&ns_text(st.think_spin_ns));
             }
         }
 
@@ -924,7 +922,7 @@ impl Translator<'_> {
                     "time_based without runtime runs until stopped; give runtime=".into(),
                 ));
             };
-            keys.push(("time", s(&ns_text(rt.saturating_add(st.start_delay_ns)))));
+            w.time = as_text(&ns_text(rt.saturating_add(st.start_delay_ns)));
         } else {
             let Some(io) = io_per_clone else {
                 return Err(jerr(
@@ -939,39 +937,36 @@ impl Translator<'_> {
                     format!("{}%", p.saturating_mul(times) / clones_side_by_side.max(1))
                 }
             };
-            keys.push(("io_size", s(&io_size)));
-            keys.push((
-                "time",
-                s(&st.runtime_ns.map_or_else(
-                    || "1000h".to_string(),
-                    |rt| ns_text(rt.saturating_add(st.start_delay_ns)),
-                )),
+            w.io_size = as_text(&io_size);
+            w.time = as_text(&st.runtime_ns.map_or_else(
+                || "1000h".to_string(),
+                |rt| ns_text(rt.saturating_add(st.start_delay_ns)),
             ));
         }
         if st.start_delay_ns > 0 {
             // fio's runtime starts after the delay; iorig's time holds it.
-            keys.push(("start_delay", s(&ns_text(st.start_delay_ns))));
+            w.start_delay = as_text(&ns_text(st.start_delay_ns));
         }
         if st.ramp_ns > 0 {
-            keys.push(("warmup", s(&ns_text(st.ramp_ns))));
+            w.warmup = as_text(&ns_text(st.ramp_ns));
         }
         if let Some(seed) = st.seed {
-            keys.push(("seed", i(seed)));
+            w.seed = Some(seed);
         }
         if let Some(d) = &st.data {
-            keys.push(("data", s(d)));
+            w.data = Some(*d);
         }
         if let Some(c) = &st.cpus {
-            keys.push(("cpus", s(c)));
+            w.cpus = Some(c.to_string());
         }
         if st.exitall {
-            keys.push(("exitall", toml::Value::Boolean(true)));
+            exitall = true;
         }
         if st.unlink {
-            keys.push(("unlink", toml::Value::Boolean(true)));
+            w.unlink = Some(true);
         }
         if st.keep_cache {
-            keys.push(("keep_cache", toml::Value::Boolean(true)));
+            w.keep_cache = Some(true);
         }
         // fio goes on past a failed I/O when continue_on_error covers its
         // direction and the error is in ignore_error's list for it (by
@@ -1012,7 +1007,7 @@ impl Translator<'_> {
                     "going on past failed I/Os together with verify is not supported (a failed write leaves its block unknown to validation); give continue_on_error=verify or none".into(),
                 ));
             }
-            keys.push(("ignore_errors", s(&list)));
+            w.ignore_errors = Some(list);
         } else if let Some((.., at)) = &st.ignore_lists {
             self.notice_once(
                 "ignore_error",
@@ -1021,8 +1016,8 @@ impl Translator<'_> {
         }
         match (st.fsync, st.fdatasync) {
             (0, 0) => {}
-            (n, 0) => keys.push(("fsync_every", i(n))),
-            (0, n) => keys.push(("fdatasync_every", i(n))),
+            (n, 0) => w.fsync_every = num(n),
+            (0, n) => w.fdatasync_every = num(n),
             _ => {
                 return Err(jerr(
                     "fsync and fdatasync together are not supported; give one".into(),
@@ -1069,7 +1064,7 @@ impl Translator<'_> {
             );
         }
         if let Some(ms) = st.logs.avg_msec {
-            keys.push(("interval", s(&format!("{ms}ms"))));
+            w.interval = as_text(&format!("{ms}ms"));
         }
         // Validation belongs to a step: carried beside the job's keys.
         if st.verify_is_pattern && st.verify_pattern.is_none() {
@@ -1096,25 +1091,15 @@ impl Translator<'_> {
             // fio replays the write job's offsets without writing and
             // checks each block; iorig reads the job's whole range once,
             // in order, and checks every block (docs/fio.md).
-            keys.retain(|(k, _)| {
-                !matches!(
-                    *k,
-                    "read"
-                        | "random"
-                        | "io_size"
-                        | "time"
-                        | "threads"
-                        | "trim"
-                        | "fsync_every"
-                        | "fdatasync_every"
-                        | "min_iops"
-                )
-            });
-            keys.push(("read", toml::Value::Float(100.0)));
-            keys.push(("random", toml::Value::Float(0.0)));
-            keys.push(("threads", i(1)));
-            keys.push(("io_size", s("100%")));
-            keys.push(("time", s("1000h")));
+            w.trim = None;
+            w.fsync_every = None;
+            w.fdatasync_every = None;
+            w.min_iops = None;
+            w.read = Some(StrOrNum::Float(100.0));
+            w.random = Some(StrOrNum::Float(0.0));
+            w.threads = num(1);
+            w.io_size = as_text("100%");
+            w.time = as_text("1000h");
         }
         // fio checks every block a read job reads; iorig's plain verify
         // checks only blocks the plan wrote, so a read job checks all.
@@ -1237,8 +1222,8 @@ impl Translator<'_> {
                         ))
                     }
                 };
-                keys.retain(|(k, _)| !matches!(*k, "time" | "io_size"));
-                keys.push(("time", s(&ns_text(step_ns))));
+                w.io_size = None;
+                w.time = as_text(&ns_text(step_ns));
                 Some(Curve {
                     threshold_ns: *target_ns,
                     percentile: st.latency_pct.0,
@@ -1258,7 +1243,8 @@ impl Translator<'_> {
             name: st.name,
             stonewall: st.stonewall,
             new_group: st.new_group,
-            keys,
+            workload: w,
+            exitall,
             logs: st.logs,
             verify,
         })
@@ -1272,12 +1258,10 @@ impl Translator<'_> {
     fn finish_tree(&mut self, st: State, loc: &Loc) -> Result<JobOut, ImportError> {
         let name = st.name.clone();
         let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
-        let s = |v: &str| toml::Value::String(v.to_string());
-        let i = |v: u64| toml::Value::Integer(v.min(i64::MAX as u64) as i64);
         let (op, format) = match st.engine {
-            "filecreate" => ("create", "dirs"),
-            "filestat" => ("stat", "restart"),
-            _ => ("delete", "restart"),
+            "filecreate" => ("create", FormatMode::Dirs),
+            "filestat" => ("stat", FormatMode::Restart),
+            _ => ("delete", FormatMode::Restart),
         };
         // What a tree's operations cannot do is refused, not dropped.
         let unsupported: [(bool, &str); 14] = [
@@ -1338,20 +1322,21 @@ impl Translator<'_> {
             }
         };
         let files = st.nrfiles.saturating_mul(st.numjobs);
-        let mut keys: Vec<(&'static str, toml::Value)> = vec![
-            ("anchor", s(dir)),
-            ("depth", i(0)),
-            ("files", i(files)),
-            ("file_size", s(&iorig_spec::format_size(file_size))),
-            ("ops", s(op)),
-            ("fileselect", s("sequential")),
-            ("format", s(format)),
-            ("threads", i(st.numjobs)),
-        ];
+        let mut w = WorkloadFile {
+            anchor: Some(dir.to_string()),
+            depth: num(0),
+            files: num(files),
+            file_size: as_text(&iorig_spec::format_size(file_size)),
+            ops: Some(op.to_string()),
+            fileselect: Some(FileSelect::Sequential),
+            format: Some(format),
+            threads: num(st.numjobs),
+            ..WorkloadFile::default()
+        };
         if st.direct {
-            keys.push(("direct", toml::Value::Boolean(true)));
+            w.direct = Some(true);
         } else {
-            keys.push(("buffered", toml::Value::Boolean(true)));
+            w.buffered = Some(true);
         }
         let time = match (op, st.time_based, st.runtime_ns) {
             // A second pass of stat is the same work, so stat runs for a time.
@@ -1366,23 +1351,23 @@ impl Translator<'_> {
             (_, _, Some(rt)) => ns_text(rt),
             (_, _, None) => "1000h".into(),
         };
-        keys.push(("time", s(&time)));
+        w.time = as_text(&time);
         if st.ramp_ns > 0 {
-            keys.push(("warmup", s(&ns_text(st.ramp_ns))));
+            w.warmup = as_text(&ns_text(st.ramp_ns));
         }
         if let Some(seed) = st.seed {
-            keys.push(("seed", i(seed)));
+            w.seed = Some(seed);
         }
         if let Some(c) = &st.cpus {
-            keys.push(("cpus", s(c)));
+            w.cpus = Some(c.to_string());
         }
         if let Some(ms) = st.logs.avg_msec {
-            keys.push(("interval", s(&format!("{ms}ms"))));
+            w.interval = as_text(&format!("{ms}ms"));
         }
         // The files a filecreate job made in this run go with the tree it
         // made; a filedelete job removes its files anyway.
         if st.unlink && op == "create" {
-            keys.push(("cleanup", toml::Value::Boolean(true)));
+            w.cleanup = Some(true);
         }
         self.notice_once(
             st.engine,
@@ -1395,7 +1380,8 @@ impl Translator<'_> {
             name: st.name,
             stonewall: st.stonewall,
             new_group: st.new_group,
-            keys,
+            workload: w,
+            exitall: false,
             logs: st.logs,
             verify: None,
             steady: None,
@@ -1679,8 +1665,11 @@ fn emit_plan(name: &str, path: &Path, steps: &[Vec<JobOut>], ignored: &[String])
         for j in jobs {
             let _ = writeln!(t, "\n[[steps.jobs]]");
             let _ = writeln!(t, "name = {}", quoted(&j.name));
-            for (key, v) in &j.keys {
+            for (key, v) in j.workload.to_pairs() {
                 let _ = writeln!(t, "{key} = {v}");
+            }
+            if j.exitall {
+                let _ = writeln!(t, "exitall = true");
             }
         }
     }

@@ -895,8 +895,10 @@ fn opt_random_distribution(
     let v = need()?;
     st.dist = match v.split_once(':') {
             None if v == "random" => None,
-            Some(("zipf", t)) => Some(format!("zipf:{t}")),
-            Some(("pareto", h)) => Some(format!("pareto:{h}")),
+            // fio's zipf and pareto are iorig's, with the same parameter.
+            Some(("zipf" | "pareto", _)) => {
+                Some(AccessDist::parse(v).map_err(|e| bad(e.to_string()))?)
+            }
             _ => {
                 return Err(bad(format!(
                     "'{v}' is not supported; iorig has random, zipf:THETA and pareto:H (and its own hot:IO%/SPACE%)"
@@ -939,7 +941,7 @@ fn opt_zero_buffers(
     let val = arg.val;
     let bad = |why: String| arg.bad(why);
     if units::flag(val).map_err(&bad)? {
-        st.data = Some("zero".into());
+        st.data = Some(DataPattern::Zero);
     }
     Ok(())
 }
@@ -963,7 +965,11 @@ fn opt_buffer_compress_percentage(
         } else {
             "compress"
         };
-        st.data = Some(format!("{kind}:{}", trim_float(ratio)));
+        // The ratio as the plan shows it (a few digits), read back.
+        st.data = Some(
+            DataPattern::parse(&format!("{kind}:{}", trim_float(ratio)))
+                .map_err(|e| bad(e.to_string()))?,
+        );
     }
     Ok(())
 }
