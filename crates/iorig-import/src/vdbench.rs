@@ -10,6 +10,7 @@
 //! by `skew`. `docs/vdbench.md` lists every parameter.
 
 use crate::ImportError;
+use iorig_spec::{key, AccessDist, EngineKind, OneOrMany, StrOrNum, WorkloadFile};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -386,7 +387,7 @@ const UNSUPPORTED: &[(&str, &str)] = &[
 ];
 
 /// What one `wd` (or `fwd` group) becomes: iorig keys.
-type Keys = Vec<(String, toml::Value)>;
+type Keys = Vec<(&'static str, toml::Value)>;
 
 struct Tr<'a> {
     opts: &'a Options,
@@ -703,6 +704,15 @@ fn xfersize(v: &Val) -> Result<String, String> {
     }
 }
 
+/// A job's targets as a list (one or many).
+fn job_targets(w: &WorkloadFile) -> Vec<String> {
+    match &w.target {
+        Some(OneOrMany::One(t)) => vec![t.clone()],
+        Some(OneOrMany::Many(v)) => v.clone(),
+        None => Vec::new(),
+    }
+}
+
 /// seekpct as iorig's `random` share: 0/seq/sequential, 100/random, eof
 /// (sequential, one pass), or a number.
 fn seekpct(v: &str) -> Result<(f64, bool), String> {
@@ -741,7 +751,7 @@ impl Tr<'_> {
         let chosen = select(wd_ref, wds, "wd", loc)?;
         // rd-level parameters.
         let mut step: Keys = Vec::new();
-        let mut sweeps: Vec<(String, toml::Value)> = Vec::new();
+        let mut sweeps: Keys = Vec::new();
         let mut kind = "run";
         let mut curve: Option<Vec<f64>> = None;
         let mut rate: Option<String> = None;
@@ -778,7 +788,7 @@ impl Tr<'_> {
                             })
                             .collect();
                         sweeps.push((
-                            "rate".into(),
+                            key::rate,
                             toml::Value::Array(vals.map_err(|w| bad(k, w))?),
                         ));
                     }
@@ -801,19 +811,19 @@ impl Tr<'_> {
                     );
                 }
                 "elapsed" => step.push((
-                    "time".into(),
+                    key::time,
                     toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
                 )),
                 "warmup" => step.push((
-                    "warmup".into(),
+                    key::warmup,
                     toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
                 )),
                 "interval" => step.push((
-                    "interval".into(),
+                    key::interval,
                     toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
                 )),
                 "pause" => step.push((
-                    "pause".into(),
+                    "pause",
                     toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
                 )),
                 "threads" => threads_per_sd = number(&one).map_err(|w| bad(k, w))?.max(1.0) as u64,
@@ -825,7 +835,7 @@ impl Tr<'_> {
                         .map(|i| size(i).map(|b| toml::Value::String(iorig_spec::format_size(b))))
                         .collect::<Result<Vec<_>, _>>()
                         .map_err(|w| bad(k, w))?;
-                    sweeps.push(("bs".into(), toml::Value::Array(vals)));
+                    sweeps.push((key::bs, toml::Value::Array(vals)));
                 }
                 "forthreads" => {
                     let vals = v
@@ -834,7 +844,7 @@ impl Tr<'_> {
                         .map(|i| number(i).map(|n| toml::Value::Integer(n.max(1.0) as i64)))
                         .collect::<Result<Vec<_>, _>>()
                         .map_err(|w| bad(k, w))?;
-                    sweeps.push(("threads".into(), toml::Value::Array(vals)));
+                    sweeps.push((key::threads, toml::Value::Array(vals)));
                 }
                 "forrdpct" => {
                     let vals = v
@@ -843,7 +853,7 @@ impl Tr<'_> {
                         .map(|i| number(i).map(toml::Value::Float))
                         .collect::<Result<Vec<_>, _>>()
                         .map_err(|w| bad(k, w))?;
-                    sweeps.push(("read".into(), toml::Value::Array(vals)));
+                    sweeps.push((key::read, toml::Value::Array(vals)));
                 }
                 "forseekpct" => {
                     let vals = v
@@ -860,7 +870,7 @@ impl Tr<'_> {
                         })
                         .collect::<Result<Vec<_>, _>>()
                         .map_err(|w| bad(k, w))?;
-                    sweeps.push(("random".into(), toml::Value::Array(vals)));
+                    sweeps.push((key::random, toml::Value::Array(vals)));
                 }
                 "forrate" | "forrates" => {
                     let vals = v
@@ -875,7 +885,7 @@ impl Tr<'_> {
                         })
                         .collect::<Result<Vec<_>, _>>()
                         .map_err(|w| bad(k, w))?;
-                    sweeps.push(("rate".into(), toml::Value::Array(vals)));
+                    sweeps.push((key::rate, toml::Value::Array(vals)));
                 }
                 _ => self.other(rd, k)?,
             }
@@ -886,19 +896,19 @@ impl Tr<'_> {
                 "curve with several workloads is not supported; give each wd its own rd".into(),
             ));
         }
-        if kind == "curve" && sweeps.iter().any(|(k, _)| k == "rate") {
+        if kind == "curve" && sweeps.iter().any(|(k, _)| *k == key::rate) {
             return Err(bad(
                 "iorate",
                 "curve and a list of rates both set the rate; keep one".into(),
             ));
         }
-        if rate.is_none() && kind == "run" && !sweeps.iter().any(|(k, _)| k == "rate") {
+        if rate.is_none() && kind == "run" && !sweeps.iter().any(|(k, _)| *k == key::rate) {
             return Err(bad(
                 "iorate",
                 "missing; vdbench needs it too: give iorate=max, a number, or curve".into(),
             ));
         }
-        let swept: Vec<String> = sweeps.iter().map(|(k, _)| k.clone()).collect();
+        let swept: Vec<&str> = sweeps.iter().map(|(k, _)| *k).collect();
         // Each wd as a job.
         let n = chosen.len();
         let skews: Vec<Option<f64>> = chosen
@@ -920,7 +930,7 @@ impl Tr<'_> {
                 None => 100.0 / n as f64,
             }
         };
-        let mut jobs: Vec<(String, Keys)> = Vec::new();
+        let mut jobs: Vec<(String, WorkloadFile)> = Vec::new();
         for (i, wd) in chosen.iter().enumerate() {
             let wloc = &wd.loc;
             let wbad = |k: &str, w: String| usage(wloc, format!("wd={}: {k}: {w}", wd.name));
@@ -931,7 +941,7 @@ impl Tr<'_> {
                 )
             })?;
             let my_sds = select(sd_ref, sds, "sd", wloc)?;
-            let mut keys: Keys = Vec::new();
+            let mut w = WorkloadFile::default();
             let mut targets = Vec::new();
             let mut sizes = Vec::new();
             let mut flags = openflags.clone();
@@ -970,10 +980,7 @@ impl Tr<'_> {
                                     format!("sd={}: range: give (start%,end%)", sd.name),
                                 ));
                             }
-                            keys.push((
-                                "range".into(),
-                                toml::Value::String(format!("{}%-{}%", r[0], r[1])),
-                            ));
+                            w.range = Some(format!("{}%-{}%", r[0], r[1]));
                         }
                         "host" | "hd" => {
                             return Err(usage(
@@ -995,23 +1002,9 @@ impl Tr<'_> {
                 })?;
                 targets.push(lun);
             }
-            keys.insert(
-                0,
-                (
-                    "target".into(),
-                    toml::Value::Array(
-                        targets
-                            .iter()
-                            .map(|t| toml::Value::String(t.clone()))
-                            .collect(),
-                    ),
-                ),
-            );
+            w.target = Some(OneOrMany::Many(targets));
             if let Some(s) = sizes.iter().min() {
-                keys.push((
-                    "size".into(),
-                    toml::Value::String(iorig_spec::format_size(*s)),
-                ));
+                w.size = Some(StrOrNum::Str(iorig_spec::format_size(*s)));
             }
             // vdbench's defaults: 4k, reads, random.
             let mut read = 100.0;
@@ -1032,15 +1025,11 @@ impl Tr<'_> {
                         if r.len() != 2 {
                             return Err(wbad(k, "give (start%,end%)".into()));
                         }
-                        keys.retain(|(k, _)| k != "range");
-                        keys.push((
-                            "range".into(),
-                            toml::Value::String(format!("{}%-{}%", r[0], r[1])),
-                        ));
+                        w.range = Some(format!("{}%-{}%", r[0], r[1]));
                     }
                     "iorate" => {
                         number(&one).map_err(|w| wbad(k, w))?;
-                        keys.push(("rate".into(), toml::Value::String(one.clone())));
+                        w.rate = Some(StrOrNum::Str(one));
                     }
                     "openflags" => flags = Some(one),
                     "rhpct" => hit.0 = Some(number(&one).map_err(|w| wbad(k, w))?),
@@ -1048,10 +1037,7 @@ impl Tr<'_> {
                     "hitarea" => hit.2 = size(&one).map_err(|w| wbad(k, w))?,
                     "align" => {
                         let a = size(&one).map_err(|w| wbad(k, w))?;
-                        keys.push((
-                            "align".into(),
-                            toml::Value::String(iorig_spec::format_size(a)),
-                        ));
+                        w.align = Some(StrOrNum::Str(iorig_spec::format_size(a)));
                     }
                     "host" | "hd" => {
                         return Err(wbad(
@@ -1062,14 +1048,14 @@ impl Tr<'_> {
                     _ => self.other(wd, k)?,
                 }
             }
-            if !swept.iter().any(|s| s == "bs") {
-                keys.push(("bs".into(), toml::Value::String(bs.clone())));
+            if !swept.contains(&key::bs) {
+                w.bs = Some(StrOrNum::Str(bs));
             }
-            if !swept.iter().any(|s| s == "read") {
-                keys.push(("read".into(), toml::Value::Float(read)));
+            if !swept.contains(&key::read) {
+                w.read = Some(StrOrNum::Float(read));
             }
-            if !swept.iter().any(|s| s == "random") {
-                keys.push(("random".into(), toml::Value::Float(random)));
+            if !swept.contains(&key::random) {
+                w.random = Some(StrOrNum::Float(random));
             }
             if eof {
                 let Some(s) = sizes.iter().min() else {
@@ -1078,12 +1064,9 @@ impl Tr<'_> {
                         "eof needs the sd's size= (one pass over it)".into(),
                     ));
                 };
-                keys.push((
-                    "io_size".into(),
-                    toml::Value::String(iorig_spec::format_size(
-                        s.saturating_mul(my_sds.len() as u64),
-                    )),
-                ));
+                w.io_size = Some(StrOrNum::Str(iorig_spec::format_size(
+                    s.saturating_mul(my_sds.len() as u64),
+                )));
             }
             if hit.0.is_some_and(|p| p > 0.0) || hit.1.is_some_and(|p| p > 0.0) {
                 let io = hit.0.or(hit.1).unwrap_or(0.0);
@@ -1100,29 +1083,30 @@ impl Tr<'_> {
                     ));
                 };
                 let space = (hit.2 as f64 / *s as f64 * 100.0).clamp(0.001, 100.0);
-                keys.push((
-                    "dist".into(),
-                    toml::Value::String(format!("hot:{io}/{space:.4}")),
-                ));
+                w.dist = Some(
+                    AccessDist::parse(&format!("hot:{io}/{space:.4}"))
+                        .map_err(|e| wbad("rhpct", e.to_string()))?,
+                );
             }
             // vdbench threads: blocking I/Os, each one in flight, per sd.
-            keys.push(("engine".into(), toml::Value::String("psync".into())));
-            keys.push(("qd".into(), toml::Value::Integer(1)));
+            w.engine = Some(EngineKind::Psync);
+            w.qd = Some(StrOrNum::Int(1));
             let flags = flags.unwrap_or_default();
             let direct = flags
                 .split(',')
                 .any(|f| matches!(f.trim(), "o_direct" | "directio"));
-            keys.push((
-                if direct { "direct" } else { "buffered" }.into(),
-                toml::Value::Boolean(true),
-            ));
+            if direct {
+                w.direct = Some(true);
+            } else {
+                w.buffered = Some(true);
+            }
             if flags.split(',').any(|f| f.trim() == "o_sync") {
-                keys.push(("sync".into(), toml::Value::Boolean(true)));
+                w.sync = Some(true);
             } else if flags.split(',').any(|f| f.trim() == "o_dsync") {
-                keys.push(("dsync".into(), toml::Value::Boolean(true)));
+                w.dsync = Some(true);
             }
             let total_threads = sd_threads.saturating_mul(my_sds.len() as u64);
-            if !swept.iter().any(|s| s == "threads") {
+            if !swept.contains(&key::threads) {
                 let t = if n > 1 && rate.as_deref() == Some("max") {
                     // At max, the skew shares the threads.
                     ((total_threads as f64 * share(i) / 100.0).round() as u64).max(1)
@@ -1131,26 +1115,23 @@ impl Tr<'_> {
                 };
                 // A count past i64 is written as i64's largest, which the
                 // plan's check refuses (a plain cast would wrap to -1).
-                keys.push((
-                    "threads".into(),
-                    toml::Value::Integer(t.min(i64::MAX as u64) as i64),
-                ));
+                w.threads = Some(StrOrNum::Int(t.min(i64::MAX as u64) as i64));
             }
             if let Some(r) = rate.as_deref().filter(|r| *r != "max") {
-                if !keys.iter().any(|(k, _)| k == "rate") {
+                if w.rate.is_none() {
                     let total: f64 = r.parse().unwrap_or(0.0);
                     let mine = (total * share(i) / 100.0).max(1.0).round();
-                    keys.push(("rate".into(), toml::Value::Integer(mine as i64)));
+                    w.rate = Some(StrOrNum::Int(mine as i64));
                 }
             }
-            jobs.push((wd.name.clone(), keys));
+            jobs.push((wd.name.clone(), w));
         }
         // The step.
         let paced = kind == "curve"
             || rate.as_deref().is_some_and(|r| r != "max")
-            || sweeps.iter().any(|(k, _)| k == "rate");
+            || sweeps.iter().any(|(k, _)| *k == key::rate);
         if paced && poisson {
-            step.push(("arrivals".into(), toml::Value::String("poisson".into())));
+            step.push((key::arrivals, toml::Value::String("poisson".into())));
         }
         let combos: usize = sweeps
             .iter()
@@ -1165,19 +1146,8 @@ impl Tr<'_> {
             // One workload is the step itself, on the plan's storage (so
             // it may run on hosts; a curve step cannot hold jobs). Storage
             // other than an earlier step's makes it a one-job step.
-            let (_, keys) = &jobs[0];
-            let tg: Vec<String> = keys
-                .iter()
-                .find(|(k, _)| k == "target")
-                .and_then(|(_, v)| v.as_array().cloned())
-                .unwrap_or_default()
-                .iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect();
-            let sz = keys
-                .iter()
-                .find(|(k, _)| k == "size")
-                .and_then(|(_, v)| v.as_str().map(str::to_string));
+            let tg = job_targets(&jobs[0].1);
+            let sz = jobs[0].1.size.as_ref().map(StrOrNum::text);
             let fits = plan_targets.as_ref().is_none_or(|t| *t == tg)
                 && (plan_size.is_none() || *plan_size == sz);
             if fits {
@@ -1192,18 +1162,11 @@ impl Tr<'_> {
             }
         }
         if (kind == "curve" || jobs.len() == 1)
-            && plan_targets.as_ref().is_some_and(|t| {
-                jobs[0].1.iter().any(|(k, v)| {
-                    k == "target"
-                        && v.as_array().is_some_and(|a| {
-                            a.iter()
-                                .filter_map(|x| x.as_str())
-                                .eq(t.iter().map(String::as_str))
-                        })
-                })
-            })
+            && plan_targets
+                .as_ref()
+                .is_some_and(|t| *t == job_targets(&jobs[0].1))
         {
-            let (_, keys) = &jobs[0];
+            let (_, job) = &jobs[0];
             let mut t = String::new();
             let _ = writeln!(t, "\n[[steps]]");
             let _ = writeln!(t, "name = {}", q(&rd.name));
@@ -1223,8 +1186,10 @@ impl Tr<'_> {
             for (k, v) in step.iter().chain(sweeps.iter()) {
                 let _ = writeln!(t, "{k} = {v}");
             }
-            for (k, v) in keys {
-                let skip = k == "target" || k == "size" || (k == "rate" && kind == "curve");
+            // The plan holds the storage; a curve sets its own rate.
+            for (k, v) in job.to_pairs() {
+                let skip = [key::target, key::size].contains(&k)
+                    || iorig_spec::plan::kind_owns(kind, k).is_some();
                 if !skip {
                     let _ = writeln!(t, "{k} = {v}");
                 }
@@ -1241,10 +1206,10 @@ impl Tr<'_> {
         for (k, v) in &sweeps {
             let _ = writeln!(t, "{k} = {v}");
         }
-        for (name, keys) in &jobs {
+        for (name, job) in &jobs {
             let _ = writeln!(t, "\n[[steps.jobs]]");
             let _ = writeln!(t, "name = {}", q(name));
-            for (k, v) in keys {
+            for (k, v) in job.to_pairs() {
                 let _ = writeln!(t, "{k} = {v}");
             }
         }
@@ -1278,7 +1243,7 @@ impl Tr<'_> {
                     "max" => {}
                     n => {
                         number(n).map_err(|w| bad(k, w))?;
-                        step.push(("rate".into(), toml::Value::String(n.into())));
+                        step.push((key::rate, toml::Value::String(n.into())));
                     }
                 },
                 "format" => {
@@ -1297,22 +1262,22 @@ impl Tr<'_> {
                             ))
                         }
                     };
-                    step.push(("format".into(), toml::Value::String(m.into())));
+                    step.push((key::format, toml::Value::String(m.into())));
                 }
                 "elapsed" => step.push((
-                    "time".into(),
+                    key::time,
                     toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
                 )),
                 "warmup" => step.push((
-                    "warmup".into(),
+                    key::warmup,
                     toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
                 )),
                 "interval" => step.push((
-                    "interval".into(),
+                    key::interval,
                     toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
                 )),
                 "pause" => step.push((
-                    "pause".into(),
+                    "pause",
                     toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
                 )),
                 "forthreads" => {
@@ -1322,7 +1287,7 @@ impl Tr<'_> {
                         .map(|i| number(i).map(|n| toml::Value::Integer(n.max(1.0) as i64)))
                         .collect::<Result<Vec<_>, _>>()
                         .map_err(|w| bad(k, w))?;
-                    sweeps.push(("threads".into(), toml::Value::Array(vals)));
+                    sweeps.push((key::threads, toml::Value::Array(vals)));
                 }
                 "forxfersize" => {
                     let vals = v
@@ -1331,7 +1296,7 @@ impl Tr<'_> {
                         .map(|i| size(i).map(|b| toml::Value::String(iorig_spec::format_size(b))))
                         .collect::<Result<Vec<_>, _>>()
                         .map_err(|w| bad(k, w))?;
-                    sweeps.push(("bs".into(), toml::Value::Array(vals)));
+                    sweeps.push((key::bs, toml::Value::Array(vals)));
                 }
                 _ => self.other(rd, k)?,
             }
@@ -1364,14 +1329,19 @@ impl Tr<'_> {
                     "anchor" => anchor = Some(one),
                     "depth" | "width" | "files" => {
                         number(&one).map_err(sbad)?;
+                        let param = match k.as_str() {
+                            "depth" => key::depth,
+                            "width" => key::width,
+                            _ => key::files,
+                        };
                         keys.push((
-                            k.clone(),
+                            param,
                             toml::Value::Integer(number(&one).unwrap_or(0.0) as i64),
                         ));
                     }
                     "size" | "sizes" => {
                         let sz = xfersize(v).map_err(sbad)?;
-                        keys.push(("file_size".into(), toml::Value::String(sz)));
+                        keys.push((key::file_size, toml::Value::String(sz)));
                     }
                     "openflags" => {
                         direct = one
@@ -1381,7 +1351,7 @@ impl Tr<'_> {
                     _ => self.other(fsd, k)?,
                 }
             }
-            keys.push(("direct".into(), toml::Value::Boolean(direct)));
+            keys.push((key::direct, toml::Value::Boolean(direct)));
             let anchor = anchor.ok_or_else(|| {
                 usage(
                     &fsd.loc,
@@ -1411,11 +1381,11 @@ impl Tr<'_> {
                         }
                     }
                     "rdpct" => rdpct = Some(number(&one).map_err(|w| fbad(k, w))?),
-                    "xfersize" => keys.push(("bs".into(), toml::Value::String(xfersize(v).map_err(|w| fbad(k, w))?))),
-                    "fileio" => keys.push(("fileio".into(), toml::Value::String(match one.as_str() { "random" => "random", "sequential" | "seq" => "sequential", o => return Err(fbad(k, format!("'{o}': give random or sequential"))) }.into()))),
-                    "fileselect" => keys.push(("fileselect".into(), toml::Value::String(match one.as_str() { "random" => "random", "sequential" | "seq" => "sequential", o => return Err(fbad(k, format!("'{o}': give random or sequential"))) }.into()))),
-                    "threads" => keys.push(("threads".into(), toml::Value::Integer(number(&one).map_err(|w| fbad(k, w))?.max(1.0) as i64))),
-                    "stopafter" => keys.push(("stopafter".into(), toml::Value::Integer(number(&one).map_err(|w| fbad(k, w))? as i64))),
+                    "xfersize" => keys.push((key::bs, toml::Value::String(xfersize(v).map_err(|w| fbad(k, w))?))),
+                    "fileio" => keys.push((key::fileio, toml::Value::String(match one.as_str() { "random" => "random", "sequential" | "seq" => "sequential", o => return Err(fbad(k, format!("'{o}': give random or sequential"))) }.into()))),
+                    "fileselect" => keys.push((key::fileselect, toml::Value::String(match one.as_str() { "random" => "random", "sequential" | "seq" => "sequential", o => return Err(fbad(k, format!("'{o}': give random or sequential"))) }.into()))),
+                    "threads" => keys.push((key::threads, toml::Value::Integer(number(&one).map_err(|w| fbad(k, w))?.max(1.0) as i64))),
+                    "stopafter" => keys.push((key::stopafter, toml::Value::Integer(number(&one).map_err(|w| fbad(k, w))? as i64))),
                     _ => self.other(fwd, k)?,
                 }
             }

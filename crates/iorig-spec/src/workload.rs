@@ -366,7 +366,8 @@ impl std::str::FromStr for StrOrNum {
 }
 
 impl StrOrNum {
-    fn text(&self) -> String {
+    /// The value as text, as a flag would give it.
+    pub fn text(&self) -> String {
         match self {
             StrOrNum::Str(s) => s.clone(),
             StrOrNum::Int(i) => i.to_string(),

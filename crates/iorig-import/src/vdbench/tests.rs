@@ -114,7 +114,7 @@ fn validation_hit_areas_and_eof() {
     let p = plan("data_errors=5\nsd=sd1,lun=/tmp/x,size=100m\nwd=wd1,sd=sd1,rhpct=90,hitarea=10m\nwd=wd2,sd=sd1,seekpct=eof,rdpct=0\nrd=r1,wd=wd1,iorate=max,elapsed=3\nrd=r2,wd=wd2,iorate=max,elapsed=3\n");
     assert_eq!(p["defaults"]["verify"].as_bool(), Some(true));
     assert_eq!(p["defaults"]["max_errors"].as_integer(), Some(5));
-    assert_eq!(step(&p, 0)["dist"].as_str(), Some("hot:90/10.0000"));
+    assert_eq!(step(&p, 0)["dist"].as_str(), Some("hot:90/10"));
     assert_eq!(step(&p, 1)["io_size"].as_str(), Some("100m"));
 }
 

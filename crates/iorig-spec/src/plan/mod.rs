@@ -17,6 +17,7 @@ mod tests;
 
 pub use builtin::{builtin, builtin_text, builtins};
 pub use expand::estimate_duration;
+pub use parse::kind_owns;
 
 use crate::units::parse_size;
 use crate::{DataPattern, SpecError, WorkloadFile};

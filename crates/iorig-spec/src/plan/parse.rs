@@ -44,8 +44,9 @@ const KIND_OWNED: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// Why a block of `kind` may not set `key`, when its kind sets it itself.
-pub(super) fn kind_owns(kind: &str, key: &str) -> Option<&'static str> {
+/// Why a step of `kind` may not set `key`, when its kind sets it itself
+/// (a curve its rate, a qd_cycle its qd).
+pub fn kind_owns(kind: &str, key: &str) -> Option<&'static str> {
     KIND_OWNED
         .iter()
         .find(|(k, w, _)| *k == kind && *w == key)
