@@ -10,6 +10,7 @@
 use crate::figures::Figure;
 use crate::profile::Profile;
 use crate::ProfileError;
+use iorig_spec::{StrOrNum, WorkloadFile};
 use std::fmt::Write as _;
 
 /// Which rate the workload runs at.
@@ -89,30 +90,36 @@ pub fn workload_toml(p: &Profile, rate: EmitRate, source: &str) -> Result<String
         "# Not measurable from the counters: random vs sequential (random assumed) and the spread of sizes around their averages."
     );
     let _ = writeln!(t, "# Run it with: iorig run THIS_FILE --target PATH");
-    let _ = writeln!(t, "read = {:.1}", read_pct);
-    let _ = writeln!(t, "random = 100");
-    match (read_avg, write_avg) {
-        (Some(r), Some(w)) => {
-            let _ = writeln!(t, "read_bs = \"{}\"", bs_for_average(r));
-            let _ = writeln!(t, "write_bs = \"{}\"", bs_for_average(w));
-        }
-        (Some(one), None) | (None, Some(one)) => {
-            let _ = writeln!(t, "bs = \"{}\"", bs_for_average(one));
-        }
-        (None, None) => {}
-    }
+    let text = |v: String| Some(StrOrNum::Str(v));
+    let (bs, read_bs, write_bs) = match (read_avg, write_avg) {
+        (Some(r), Some(w)) => (None, Some(bs_for_average(r)), Some(bs_for_average(w))),
+        (Some(one), None) | (None, Some(one)) => (Some(bs_for_average(one)), None, None),
+        (None, None) => (None, None, None),
+    };
+    let w = WorkloadFile {
+        // One decimal, as the header says it.
+        read: Some(StrOrNum::Float((read_pct * 10.0).round() / 10.0)),
+        random: Some(StrOrNum::Int(100)),
+        bs: bs.and_then(text),
+        read_bs: read_bs.and_then(text),
+        write_bs: write_bs.and_then(text),
+        rate: Some(StrOrNum::Int(rate_iops.round().max(1.0) as i64)),
+        qd: Some(StrOrNum::Int(i64::try_from(qd).unwrap_or(i64::MAX))),
+        threads: Some(StrOrNum::Int(1)),
+        time: text("60s".to_owned()),
+        ..WorkloadFile::default()
+    };
     let _ = writeln!(
         t,
-        "rate = {:.0}   # the {} rate",
-        rate_iops.round().max(1.0),
+        "# rate is the {} rate.",
         match rate {
             EmitRate::Mean => "mean",
             EmitRate::Peak => "peak",
         }
     );
-    let _ = writeln!(t, "qd = {qd}");
-    let _ = writeln!(t, "threads = 1");
-    let _ = writeln!(t, "time = \"60s\"");
+    for (k, v) in w.to_pairs() {
+        let _ = writeln!(t, "{k} = {v}");
+    }
     Ok(t)
 }
 

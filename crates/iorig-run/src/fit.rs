@@ -17,8 +17,8 @@
 
 use crate::RunError;
 use iorig_engine::gen::{AddressSpace, OffsetGen, Segment};
-use iorig_spec::key;
 use iorig_spec::AccessDist;
+use iorig_spec::{key, StrOrNum, WorkloadFile};
 use iorig_trace::analyse::{Analysis, CurvePoint, Options};
 use iorig_trace::{Op, Record};
 use std::fmt::Write as _;
@@ -247,14 +247,14 @@ pub fn fit(a: &Analysis, source: &str, opts: &FitOptions) -> Result<Fit, RunErro
     let candidates: Vec<Candidate> = tried
         .iter()
         .map(|(d, e, _)| Candidate {
-            dist: dist_key(*d),
+            dist: d.to_string(),
             error: *e,
         })
         .collect();
     let best = candidates[0].clone();
     let model_curve = tried[0].2.clone();
     let head = header(a, source, &best, &candidates, compared.len(), shift);
-    let keys = keys(a, &best, random_pct);
+    let keys = keys(a, tried[0].0, random_pct);
     Ok(Fit {
         schema: "iorig.trace-fit/1",
         toml: workload_toml(&head, &keys),
@@ -268,16 +268,6 @@ pub fn fit(a: &Analysis, source: &str, opts: &FitOptions) -> Result<Fit, RunErro
         trace_curve: compared.into_iter().cloned().collect(),
         model_curve,
     })
-}
-
-/// A distribution as the workload's `dist` key writes it.
-pub fn dist_key(d: AccessDist) -> String {
-    match d {
-        AccessDist::Uniform => "uniform".into(),
-        AccessDist::Zipf { theta } => format!("zipf:{theta}"),
-        AccessDist::Pareto { h } => format!("pareto:{h}"),
-        AccessDist::Hot { io_pct, space_pct } => format!("hot:{io_pct}/{space_pct}"),
-    }
 }
 
 /// The size mix as `bs`: sizes of at least 1 % of the I/Os, by weight.
@@ -305,43 +295,41 @@ fn bs_mix(a: &Analysis) -> String {
 /// The fitted workload's keys, in file order: (key, TOML value, comment).
 fn keys(
     a: &Analysis,
-    best: &Candidate,
+    best: AccessDist,
     random_pct: f64,
 ) -> Vec<(&'static str, String, &'static str)> {
-    let mut k = vec![
+    let one_decimal = |v: f64| Some(StrOrNum::Float((v * 10.0).round() / 10.0));
+    let mut w = WorkloadFile {
         // The range is the footprint, so the distribution's shares of it
         // are the trace's shares of what it touched.
-        (
-            "size",
-            format!(
-                "\"{}\"",
-                iorig_spec::format_size(a.footprint_bytes.div_ceil(1 << 20) * (1 << 20))
-            ),
-            "the trace's footprint",
-        ),
-        ("bs", format!("\"{}\"", bs_mix(a)), ""),
-        (
-            "read",
-            format!("{:.1}", 100.0 * a.reads as f64 / a.records.max(1) as f64),
-            "",
-        ),
-        ("random", format!("{random_pct:.1}"), ""),
-        ("dist", format!("\"{}\"", best.dist), ""),
-    ];
+        size: Some(StrOrNum::Str(iorig_spec::format_size(
+            a.footprint_bytes.div_ceil(1 << 20) * (1 << 20),
+        ))),
+        bs: Some(StrOrNum::Str(bs_mix(a))),
+        read: one_decimal(100.0 * a.reads as f64 / a.records.max(1) as f64),
+        random: one_decimal(random_pct),
+        dist: Some(best),
+        threads: Some(StrOrNum::Int(1)),
+        ..WorkloadFile::default()
+    };
+    let mut notes = vec![(key::size, "the trace's footprint")];
     if let Some(iops) = a.iops.filter(|r| *r > 0.0) {
-        k.push((
-            "rate",
-            format!("{:.0}", iops.round().max(1.0)),
-            "the trace's mean",
-        ));
+        w.rate = Some(StrOrNum::Int(iops.round().max(1.0) as i64));
+        notes.push((key::rate, "the trace's mean"));
         if let Some(l) = &a.latency_ns {
             // Little's law: I/Os in flight = rate × latency.
             let qd = (iops * l.mean / 1e9).round().max(1.0);
-            k.push((key::qd, format!("{qd:.0}"), "the trace's mean in flight"));
+            w.qd = Some(StrOrNum::Int(qd as i64));
+            notes.push((key::qd, "the trace's mean in flight"));
         }
     }
-    k.push(("threads", "1".into(), ""));
-    k
+    w.to_pairs()
+        .into_iter()
+        .map(|(k, v)| {
+            let note = notes.iter().find(|(n, _)| *n == k).map_or("", |(_, c)| *c);
+            (k, v.to_string(), note)
+        })
+        .collect()
 }
 
 fn header(
@@ -420,12 +408,12 @@ fn plan_toml(head: &str, keys: &[(&str, String, &str)]) -> String {
         t,
         "# Run it with: iorig plan run THIS_FILE --target PATH (rounds until steady: a cache warms up)"
     );
-    for (k, v, c) in keys.iter().filter(|(k, _, _)| *k == "size") {
+    for (k, v, c) in keys.iter().filter(|(k, _, _)| *k == key::size) {
         line(&mut t, k, v, c);
     }
     let _ = writeln!(t, "\n[[steps]]");
     let _ = writeln!(t, "name = \"fitted\"");
-    for (k, v, c) in keys.iter().filter(|(k, _, _)| *k != "size") {
+    for (k, v, c) in keys.iter().filter(|(k, _, _)| *k != key::size) {
         line(&mut t, k, v, c);
     }
     let _ = writeln!(
