@@ -6,7 +6,7 @@
 //! one removed, fails here.
 
 use clap::CommandFactory;
-use iorig_spec::WorkloadFile;
+use iorig_spec::{Role, WorkloadFile};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -48,15 +48,21 @@ fn row_keys(doc: &str, from_heading: &str, to_heading: &str) -> BTreeSet<String>
 
 #[test]
 fn every_workload_key_has_its_row_in_the_docs_and_every_row_a_key() {
-    // The keys: every long flag with dashes as underscores, and the two keys
-    // the command line gives another way (repeatable --target, --label).
-    let mut keys: BTreeSet<String> = Flags::command()
+    // The keys, from the declaration's table.
+    let keys: BTreeSet<String> = WorkloadFile::KEYS
+        .iter()
+        .map(|p| p.key.to_string())
+        .collect();
+    // The same keys as the flags, but the two the command line gives
+    // another way (repeatable --target, --label).
+    let mut flags: BTreeSet<String> = Flags::command()
         .get_arguments()
         .filter_map(|a| a.get_long())
         .filter(|l| *l != "help")
         .map(|l| l.replace('-', "_"))
         .collect();
-    keys.extend(["target".to_string(), "labels".to_string()]);
+    flags.extend(["target".to_string(), "labels".to_string()]);
+    assert_eq!(keys, flags, "WorkloadFile::KEYS and the flags differ");
     let block = row_keys("workload.md", "## Keys", "\n## ");
     let tree = row_keys("filesystem.md", "## The tree", "\n## Outputs");
     let documented: BTreeSet<String> = block.union(&tree).cloned().collect();
@@ -64,6 +70,16 @@ fn every_workload_key_has_its_row_in_the_docs_and_every_row_a_key() {
     assert!(
         missing.is_empty(),
         "keys without a row in docs/workload.md or docs/filesystem.md: {missing:?}"
+    );
+    // A tree's keys are documented with the tree.
+    let misplaced: Vec<&str> = WorkloadFile::KEYS
+        .iter()
+        .filter(|p| p.is(Role::Fs) && !tree.contains(p.key))
+        .map(|p| p.key)
+        .collect();
+    assert!(
+        misplaced.is_empty(),
+        "a tree's keys without a row in docs/filesystem.md: {misplaced:?}"
     );
     let stale: Vec<&String> = block.difference(&keys).collect();
     assert!(
