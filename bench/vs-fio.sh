@@ -14,6 +14,11 @@
 #   CASES             space-separated subset of: null zram file (default: all)
 #   KEEP_RESULTS      copy the per-round measurements (TSV: case, metric, round,
 #                     tool, value) to this file before the temp dir is removed
+#   IORIG_B           a second iorig binary (say, an older commit's release
+#                     build) run in every round beside this tree's, in the
+#                     same alternating order; the report then prints both
+#                     binaries' median ratios to fio and their quotient (b/a),
+#                     so a change's cost is read off the same rounds
 #
 # Cases:
 #   null  the null engine, 4k randread, 1 worker, qd 1 and 32 — per-I/O overhead
@@ -83,6 +88,10 @@ log "building iorig (release, target dir $TARGET_DIR)"
     || die "cargo build --release failed"
 IORIG=$TARGET_DIR/release/iorig
 [[ -x $IORIG ]] || die "no binary at $IORIG after the build"
+if [[ -n ${IORIG_B:-} ]]; then
+    [[ -x $IORIG_B ]] || die "IORIG_B=$IORIG_B is not an executable"
+    IORIG_B=$(cd "$(dirname "$IORIG_B")" && pwd)/$(basename "$IORIG_B")
+fi
 
 # ---------------------------------------------------------------- temp dir + cleanup
 # Scratch space on a real filesystem (the file case must not land on tmpfs):
@@ -144,17 +153,24 @@ run_timed() {
 
 # iorig_run CASE ROUND ARGS... ; fio_run CASE ROUND ARGS...
 # Both record IOPS and p50 latency; the CPU split goes to *.time.
+# TOOL and BIN (iorig and $IORIG unless set) name the binary that runs.
 iorig_run() {
-    local c=$1 r=$2
+    local c=$1 r=$2 tool=${TOOL:-iorig} bin=${BIN:-$IORIG}
     shift 2
-    run_timed "$WORK/iorig.time" "$IORIG" run "$@" --bs 4k --read 100 --random 100 \
+    run_timed "$WORK/iorig.time" "$bin" run "$@" --bs 4k --read 100 --random 100 \
         --threads 1 --time "$TIME" --json "$WORK/iorig.json" --quiet --no-db
     local st
     st=$(json_get "$WORK/iorig.json" 'd["run"]["status"] + " " + str(d["summary"]["errors"])')
-    [[ $st == "ok 0" ]] || die "iorig run ($c) ended with status/errors: $st"
-    record "$c" iops "$r" iorig "$(json_get "$WORK/iorig.json" 'd["summary"]["total"]["iops"]')"
-    record "$c" p50 "$r" iorig "$(json_get "$WORK/iorig.json" 'd["summary"]["total"]["lat_ns"]["p50"]')"
-    cpu_record "$c" "$r" iorig "$WORK/iorig.time"
+    [[ $st == "ok 0" ]] || die "$tool run ($c) ended with status/errors: $st"
+    record "$c" iops "$r" "$tool" "$(json_get "$WORK/iorig.json" 'd["summary"]["total"]["iops"]')"
+    record "$c" p50 "$r" "$tool" "$(json_get "$WORK/iorig.json" 'd["summary"]["total"]["lat_ns"]["p50"]')"
+    cpu_record "$c" "$r" "$tool" "$WORK/iorig.time"
+}
+
+# iorig_b_run CASE ROUND ARGS... — the same run with $IORIG_B, when given.
+iorig_b_run() {
+    [[ -n ${IORIG_B:-} ]] || return 0
+    TOOL=iorig-b BIN=$IORIG_B iorig_run "$@"
 }
 
 fio_run() {
@@ -190,9 +206,11 @@ alternate() {
         # shellcheck disable=SC2086  # the argument strings are word-split on purpose
         if ((r % 2)); then
             iorig_run "$c" "$r" $iargs
+            iorig_b_run "$c" "$r" $iargs
             fio_run "$c" "$r" $fargs
         else
             fio_run "$c" "$r" $fargs
+            iorig_b_run "$c" "$r" $iargs
             iorig_run "$c" "$r" $iargs
         fi
     done
@@ -295,11 +313,11 @@ for line in open(sys.argv[1]):
 def med(xs):
     return statistics.median(xs) if xs else float("nan")
 
-def paired(c, mi, mf):
-    """per-round (iorig, fio) for metric mi of iorig against metric mf of fio"""
+def paired(c, mi, mf, tool="iorig"):
+    """per-round (tool, fio) for metric mi of tool against metric mf of fio"""
     ri, rf = rows.get((c, mi), {}), rows.get((c, mf), {})
-    return [(ri[r]["iorig"], rf[r]["fio"]) for r in sorted(ri)
-            if "iorig" in ri[r] and r in rf and "fio" in rf[r]]
+    return [(ri[r][tool], rf[r]["fio"]) for r in sorted(ri)
+            if tool in ri[r] and r in rf and "fio" in rf[r]]
 
 def fmt_iops(v):
     return f"{v/1e6:.2f}M" if v >= 1e6 else f"{v/1e3:.1f}k"
@@ -325,6 +343,7 @@ def no_target():
 
 lines = []   # table rows
 finals = []
+ab = []      # with IORIG_B: both binaries' ratios
 for c in order:
     kind = c.split()[0]
     spec = [("IOPS", "iops", "iops", fmt_iops, *(at_least(1.0) if kind != "file" else within_iops(5)))]
@@ -344,6 +363,10 @@ for c in order:
         lines.append((c, label, f(mi_), f(mf_), f"{ratio:.2f}", target, verdict))
         if check:
             finals.append(f"{c}: iorig/fio {label} = {ratio:.2f} (target {target}) {verdict}")
+        pairs_b = paired(c, mi, mf, "iorig-b")
+        if pairs_b:
+            ratio_b = med([i / f_ if f_ else float("inf") for i, f_ in pairs_b])
+            ab.append(f"{c}: {label}: iorig/fio {ratio:.3f}, iorig-b/fio {ratio_b:.3f}, b/a {ratio_b / ratio:.3f}")
 
 hdr = ("case", "metric", "iorig", "fio", "ratio", "target", "result")
 w = [max(len(str(r[i])) for r in [hdr] + lines) for i in range(len(hdr))]
@@ -359,6 +382,11 @@ if lines:
     print()
 for f in finals:
     print(f)
+if ab:
+    print()
+    print("IORIG_B (same rounds): median ratios to fio of this tree's binary (a) and IORIG_B (b)")
+    for f in ab:
+        print(f)
 for s in sys.argv[2:]:
     print(s)
 EOF
