@@ -16,6 +16,31 @@ pub(super) struct Arg<'a> {
 }
 
 impl Arg<'_> {
+    /// The value as fio's boolean (a bare option is true).
+    pub fn flag(&self) -> Result<bool, ImportError> {
+        units::flag(self.val).map_err(|w| self.bad(w))
+    }
+
+    /// The value as a whole number.
+    pub fn int(&self) -> Result<u64, ImportError> {
+        units::int(self.need()?).map_err(|w| self.bad(w))
+    }
+
+    /// The value as a time in ns, `unit_ns` when it has no unit.
+    pub fn time_ns(&self, unit_ns: u64) -> Result<u64, ImportError> {
+        units::time_ns(self.need()?, unit_ns).map_err(|w| self.bad(w))
+    }
+
+    /// The value as a size under the file's `kb_base`.
+    pub fn size(&self, kb_base: u64) -> Result<u64, ImportError> {
+        units::size(self.need()?, kb_base).map_err(|w| self.bad(w))
+    }
+
+    /// The value as a size or a percentage.
+    pub fn size_or_pct(&self, kb_base: u64) -> Result<SizeOrPct, ImportError> {
+        units::size_or_pct(self.need()?, kb_base).map_err(|w| self.bad(w))
+    }
+
     /// The value, which this option must have.
     pub fn need(&self) -> Result<&str, ImportError> {
         let key = self.key;
@@ -451,9 +476,8 @@ fn opt_rwmixread(
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
     let key = arg.key;
-    let need = || arg.need();
     let bad = |why: String| arg.bad(why);
-    let p = units::int(need()?).map_err(&bad)?;
+    let p = arg.int()?;
     if p > 100 {
         return Err(bad(format!("{p} is above 100")));
     }
@@ -513,9 +537,7 @@ fn opt_blocksize_unaligned(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let val = arg.val;
-    let bad = |why: String| arg.bad(why);
-    st.bs_unaligned = units::flag(val).map_err(&bad)?;
+    st.bs_unaligned = arg.flag()?;
     Ok(())
 }
 
@@ -538,23 +560,17 @@ fn opt_blockalign(
 }
 
 fn opt_size(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.size = Some(units::size_or_pct(need()?, st.kb_base).map_err(&bad)?);
+    st.size = Some(arg.size_or_pct(st.kb_base)?);
     Ok(())
 }
 
 fn opt_io_size(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.io_size = Some(units::size(need()?, st.kb_base).map_err(&bad)?);
+    st.io_size = Some(arg.size(st.kb_base)?);
     Ok(())
 }
 
 fn opt_offset(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.offset = Some(units::size_or_pct(need()?, st.kb_base).map_err(&bad)?);
+    st.offset = Some(arg.size_or_pct(st.kb_base)?);
     Ok(())
 }
 
@@ -592,16 +608,13 @@ fn opt_directory(
 }
 
 fn opt_nrfiles(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.nrfiles = units::int(need()?).map_err(&bad)?.max(1);
+    st.nrfiles = arg.int()?.max(1);
     Ok(())
 }
 
 fn opt_numjobs(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), ImportError> {
-    let need = || arg.need();
     let bad = |why: String| arg.bad(why);
-    let n = units::int(need()?).map_err(&bad)?;
+    let n = arg.int()?;
     if n == 0 || n > 4096 {
         return Err(bad(format!("{n}: give 1 to 4096")));
     }
@@ -610,9 +623,8 @@ fn opt_numjobs(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result
 }
 
 fn opt_iodepth(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), ImportError> {
-    let need = || arg.need();
     let bad = |why: String| arg.bad(why);
-    let n = units::int(need()?).map_err(&bad)?;
+    let n = arg.int()?;
     if n == 0 || n > 16384 {
         return Err(bad(format!("{n}: give 1 to 16384")));
     }
@@ -625,9 +637,7 @@ fn opt_iodepth_batch(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.batch = Some(units::int(need()?).map_err(&bad)?);
+    st.batch = Some(arg.int()?);
     Ok(())
 }
 
@@ -662,16 +672,12 @@ fn opt_ioengine(t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result
 }
 
 fn opt_direct(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), ImportError> {
-    let val = arg.val;
-    let bad = |why: String| arg.bad(why);
-    st.direct = units::flag(val).map_err(&bad)?;
+    st.direct = arg.flag()?;
     Ok(())
 }
 
 fn opt_buffered(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), ImportError> {
-    let val = arg.val;
-    let bad = |why: String| arg.bad(why);
-    st.direct = !units::flag(val).map_err(&bad)?;
+    st.direct = !arg.flag()?;
     Ok(())
 }
 
@@ -703,9 +709,7 @@ fn opt_time_based(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let val = arg.val;
-    let bad = |why: String| arg.bad(why);
-    st.time_based = units::flag(val).map_err(&bad)?;
+    st.time_based = arg.flag()?;
     Ok(())
 }
 
@@ -751,16 +755,12 @@ fn opt_ss(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), 
 }
 
 fn opt_ss_dur(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.ss_dur_ns = units::time_ns(need()?, 1_000_000_000).map_err(&bad)?;
+    st.ss_dur_ns = arg.time_ns(1_000_000_000)?;
     Ok(())
 }
 
 fn opt_ss_ramp(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.ss_ramp_ns = units::time_ns(need()?, 1_000_000_000).map_err(&bad)?;
+    st.ss_ramp_ns = arg.time_ns(1_000_000_000)?;
     Ok(())
 }
 
@@ -769,9 +769,7 @@ fn opt_thinktime(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.think_ns = units::time_ns(need()?, 1_000).map_err(&bad)?;
+    st.think_ns = arg.time_ns(1_000)?;
     Ok(())
 }
 
@@ -780,9 +778,7 @@ fn opt_thinktime_spin(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.think_spin_ns = units::time_ns(need()?, 1_000).map_err(&bad)?;
+    st.think_spin_ns = arg.time_ns(1_000)?;
     Ok(())
 }
 
@@ -791,9 +787,7 @@ fn opt_thinktime_blocks(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.think_blocks = units::int(need()?).map_err(&bad)?.max(1);
+    st.think_blocks = arg.int()?.max(1);
     Ok(())
 }
 
@@ -909,16 +903,12 @@ fn opt_random_distribution(
 }
 
 fn opt_randseed(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.seed = Some(units::int(need()?).map_err(&bad)?);
+    st.seed = Some(arg.int()?);
     Ok(())
 }
 
 fn opt_loops(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.loops = units::int(need()?).map_err(&bad)?.max(1);
+    st.loops = arg.int()?.max(1);
     Ok(())
 }
 
@@ -927,9 +917,7 @@ fn opt_stonewall(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let val = arg.val;
-    let bad = |why: String| arg.bad(why);
-    st.stonewall = units::flag(val).map_err(&bad)?;
+    st.stonewall = arg.flag()?;
     Ok(())
 }
 
@@ -938,9 +926,7 @@ fn opt_zero_buffers(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let val = arg.val;
-    let bad = |why: String| arg.bad(why);
-    if units::flag(val).map_err(&bad)? {
+    if arg.flag()? {
         st.data = Some(DataPattern::Zero);
     }
     Ok(())
@@ -952,9 +938,8 @@ fn opt_buffer_compress_percentage(
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
     let key = arg.key;
-    let need = || arg.need();
     let bad = |why: String| arg.bad(why);
-    let p = units::int(need()?).map_err(&bad)?;
+    let p = arg.int()?;
     if p >= 100 {
         return Err(bad(format!("{p}: give 0 to 99")));
     }
@@ -999,9 +984,7 @@ fn opt_verify_only(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let val = arg.val;
-    let bad = |why: String| arg.bad(why);
-    st.verify_only = units::flag(val).map_err(&bad)?;
+    st.verify_only = arg.flag()?;
     Ok(())
 }
 
@@ -1028,16 +1011,12 @@ fn opt_do_verify(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let val = arg.val;
-    let bad = |why: String| arg.bad(why);
-    st.do_verify = units::flag(val).map_err(&bad)?;
+    st.do_verify = arg.flag()?;
     Ok(())
 }
 
 fn opt_exitall(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), ImportError> {
-    let val = arg.val;
-    let bad = |why: String| arg.bad(why);
-    st.exitall = units::flag(val).map_err(&bad)?;
+    st.exitall = arg.flag()?;
     Ok(())
 }
 
@@ -1050,9 +1029,7 @@ fn opt_latency_target(
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
     let loc = arg.loc;
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    let ns = units::time_ns(need()?, 1_000).map_err(&bad)?;
+    let ns = arg.time_ns(1_000)?;
     st.latency_target = (ns > 0).then(|| (ns, loc.clone()));
     Ok(())
 }
@@ -1062,9 +1039,7 @@ fn opt_latency_window(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.latency_window_ns = units::time_ns(need()?, 1_000).map_err(&bad)?;
+    st.latency_window_ns = arg.time_ns(1_000)?;
     Ok(())
 }
 
@@ -1091,9 +1066,8 @@ fn opt_latency_run(
     _st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let val = arg.val;
     let bad = |why: String| arg.bad(why);
-    if units::flag(val).map_err(&bad)? {
+    if arg.flag()? {
         return Err(bad(
                 "iorig's curve measures and ends; it does not keep adjusting the load to hold the target; remove latency_run".into(),
             ));
@@ -1106,9 +1080,7 @@ fn opt_offset_increment(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    let v = units::size_or_pct(need()?, st.kb_base).map_err(&bad)?;
+    let v = arg.size_or_pct(st.kb_base)?;
     st.offset_increment = match v {
         SizeOrPct::Bytes(0) => None,
         other => Some(other),
@@ -1117,9 +1089,7 @@ fn opt_offset_increment(
 }
 
 fn opt_unlink(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), ImportError> {
-    let val = arg.val;
-    let bad = |why: String| arg.bad(why);
-    st.unlink = units::flag(val).map_err(&bad)?;
+    st.unlink = arg.flag()?;
     Ok(())
 }
 
@@ -1130,16 +1100,12 @@ fn opt_invalidate(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let val = arg.val;
-    let bad = |why: String| arg.bad(why);
-    st.keep_cache = !units::flag(val).map_err(&bad)?;
+    st.keep_cache = !arg.flag()?;
     Ok(())
 }
 
 fn opt_fsync(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.fsync = units::int(need()?).map_err(&bad)?;
+    st.fsync = arg.int()?;
     Ok(())
 }
 
@@ -1172,9 +1138,7 @@ fn opt_rate_cycle(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.rate_cycle_ms = Some(units::int(need()?).map_err(&bad)?);
+    st.rate_cycle_ms = Some(arg.int()?);
     Ok(())
 }
 
@@ -1199,23 +1163,17 @@ fn opt_zonerange(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.zonerange = Some(units::size(need()?, st.kb_base).map_err(&bad)?);
+    st.zonerange = Some(arg.size(st.kb_base)?);
     Ok(())
 }
 
 fn opt_zonesize(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.zonesize = Some(units::size(need()?, st.kb_base).map_err(&bad)?);
+    st.zonesize = Some(arg.size(st.kb_base)?);
     Ok(())
 }
 
 fn opt_zoneskip(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.zoneskip = Some(units::size(need()?, st.kb_base).map_err(&bad)?);
+    st.zoneskip = Some(arg.size(st.kb_base)?);
     Ok(())
 }
 
@@ -1255,9 +1213,7 @@ fn opt_fdatasync(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.fdatasync = units::int(need()?).map_err(&bad)?;
+    st.fdatasync = arg.int()?;
     Ok(())
 }
 
@@ -1266,9 +1222,7 @@ fn opt_log_offset(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let val = arg.val;
-    let bad = |why: String| arg.bad(why);
-    st.logs.offset = units::flag(val).map_err(&bad)?;
+    st.logs.offset = arg.flag()?;
     Ok(())
 }
 
@@ -1277,9 +1231,7 @@ fn opt_openfiles(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    st.openfiles = Some(units::int(need()?).map_err(&bad)?);
+    st.openfiles = Some(arg.int()?);
     Ok(())
 }
 
@@ -1396,9 +1348,8 @@ fn opt_fill_device(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let (val, loc) = (arg.val, arg.loc);
-    let bad = |why: String| arg.bad(why);
-    st.fill_device = units::flag(val).map_err(&bad)?.then(|| loc.clone());
+    let loc = arg.loc;
+    st.fill_device = arg.flag()?.then(|| loc.clone());
     Ok(())
 }
 
@@ -1465,9 +1416,7 @@ fn opt_number_ios(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    let n = units::int(need()?).map_err(&bad)?;
+    let n = arg.int()?;
     st.number_ios = (n > 0).then_some(n);
     Ok(())
 }
@@ -1477,9 +1426,7 @@ fn opt_verify_fatal(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let val = arg.val;
-    let bad = |why: String| arg.bad(why);
-    st.verify_fatal = units::flag(val).map_err(&bad)?;
+    st.verify_fatal = arg.flag()?;
     Ok(())
 }
 
@@ -1523,9 +1470,8 @@ fn opt_log_avg_msec(
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let need = || arg.need();
     let bad = |why: String| arg.bad(why);
-    let ms = units::int(need()?).map_err(&bad)?;
+    let ms = arg.int()?;
     if ms > 0 && ms < 10 {
         return Err(bad(format!(
             "{ms} ms: iorig's intervals are at least 10 ms; give 10 or more"
