@@ -15,10 +15,11 @@
 #   KEEP_RESULTS      copy the per-round measurements (TSV: case, metric, round,
 #                     tool, value) to this file before the temp dir is removed
 #   IORIG_B           a second iorig binary (say, an older commit's release
-#                     build) run in every round beside this tree's, in the
-#                     same alternating order; the report then prints both
-#                     binaries' median ratios to fio and their quotient (b/a),
-#                     so a change's cost is read off the same rounds
+#                     build) run in every round beside this tree's, the three
+#                     runs of a round in each of the six orders in turn; the
+#                     report then prints both binaries' median ratios to fio
+#                     and the per-round quotient b/a with its median, so a
+#                     change's cost is read off the same rounds
 #
 # Cases:
 #   null  the null engine, 4k randread, 1 worker, qd 1 and 32 — per-I/O overhead
@@ -204,13 +205,22 @@ alternate() {
     for ((r = 1; r <= ROUNDS; r++)); do
         log "$c: round $r/$ROUNDS"
         # shellcheck disable=SC2086  # the argument strings are word-split on purpose
-        if ((r % 2)); then
+        if [[ -n ${IORIG_B:-} ]]; then
+            # With a second binary, every order of the three in turn, so no
+            # tool keeps the first, middle or last place.
+            local orders=("a b f" "b f a" "f a b" "a f b" "f b a" "b a f") t
+            for t in ${orders[$(((r - 1) % 6))]}; do
+                case $t in
+                    a) iorig_run "$c" "$r" $iargs ;;
+                    b) iorig_b_run "$c" "$r" $iargs ;;
+                    f) fio_run "$c" "$r" $fargs ;;
+                esac
+            done
+        elif ((r % 2)); then
             iorig_run "$c" "$r" $iargs
-            iorig_b_run "$c" "$r" $iargs
             fio_run "$c" "$r" $fargs
         else
             fio_run "$c" "$r" $fargs
-            iorig_b_run "$c" "$r" $iargs
             iorig_run "$c" "$r" $iargs
         fi
     done
@@ -366,7 +376,11 @@ for c in order:
         pairs_b = paired(c, mi, mf, "iorig-b")
         if pairs_b:
             ratio_b = med([i / f_ if f_ else float("inf") for i, f_ in pairs_b])
-            ab.append(f"{c}: {label}: iorig/fio {ratio:.3f}, iorig-b/fio {ratio_b:.3f}, b/a {ratio_b / ratio:.3f}")
+            rm = rows.get((c, mi), {})
+            per_round = [rm[r]["iorig-b"] / rm[r]["iorig"] for r in sorted(rm)
+                         if "iorig" in rm[r] and "iorig-b" in rm[r] and rm[r]["iorig"]]
+            ab.append(f"{c}: {label}: iorig/fio {ratio:.3f}, iorig-b/fio {ratio_b:.3f}; "
+                      f"b/a per round {' '.join(f'{q:.3f}' for q in per_round)}, median {med(per_round):.3f}")
 
 hdr = ("case", "metric", "iorig", "fio", "ratio", "target", "result")
 w = [max(len(str(r[i])) for r in [hdr] + lines) for i in range(len(hdr))]
