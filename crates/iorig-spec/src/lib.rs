@@ -26,7 +26,9 @@ pub use fs::{
 pub use labels::{
     check_label, check_name, printable, shown_label, LABEL_KEY_MAX_BYTES, LABEL_VALUE_MAX_BYTES,
 };
-pub use params::{headline, key, partner, Headline, Param, Role, WorkloadFile, PAIRS};
+pub use params::{
+    headline, key, partner, ChoiceParser, Headline, Param, Role, WorkloadFile, PAIRS,
+};
 pub use plan::{
     builtin, builtin_text, builtins, estimate_duration, HotSize, Pause, Plan, PlanJob, PlanStep,
     PreconditionSpec, SteadyRule, SteadyStateSpec, StepRole,

@@ -71,12 +71,24 @@ pub fn partner(k: &str) -> Option<&'static str> {
     })
 }
 
+/// A choice among fixed names: each value with its name, its aliases and
+/// whether it is offered (a hidden one is accepted, not offered).
+pub trait Choice: Sized + Copy + PartialEq + 'static {
+    const CHOICES: &'static [(Self, &'static str, &'static [&'static str], bool)];
+}
+
 /// A choice among fixed names, declared once: the names (with their
 /// aliases; a `(hidden)` one is accepted but not offered) give the type's
-/// `name` and `parse`, and clap's possible values, so help, completions and
-/// errors list them.
+/// `name` and `parse`, and the command line's parser, whose possible values
+/// help, completions and errors list.
 macro_rules! named_choice {
     ($t:ident, $key:expr, { $( $v:ident = $name:literal $(| $alias:literal)* $(($hidden:ident))? ),* $(,)? }) => {
+        impl Choice for $t {
+            const CHOICES: &'static [(Self, &'static str, &'static [&'static str], bool)] = &[
+                $( ($t::$v, $name, &[$($alias),*], true $(&& { let _ = stringify!($hidden); false })?), )*
+            ];
+        }
+
         impl $t {
             pub fn name(self) -> &'static str {
                 match self {
@@ -86,37 +98,78 @@ macro_rules! named_choice {
 
             pub fn parse(text: &str) -> Result<Self, SpecError> {
                 let t = text.trim();
-                $( if t == $name $(|| t == $alias)* { return Ok($t::$v); } )*
-                Err(SpecError::bad($key, text, format!("use {}", offered::<$t>())))
+                <$t as Choice>::CHOICES
+                    .iter()
+                    .find(|(_, name, aliases, _)| *name == t || aliases.contains(&t))
+                    .map(|(v, ..)| *v)
+                    .ok_or_else(|| SpecError::bad($key, text, format!("use {}", offered::<$t>())))
             }
         }
 
-        impl clap::ValueEnum for $t {
-            fn value_variants<'a>() -> &'a [Self] {
-                &[$( $t::$v ),*]
-            }
-
-            fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-                Some(match self {
-                    $( $t::$v => clap::builder::PossibleValue::new($name)
-                        $(.alias($alias))*
-                        $(.hide({ let _ = stringify!($hidden); true }))?, )*
-                })
+        impl clap::builder::ValueParserFactory for $t {
+            type Parser = ChoiceParser<$t>;
+            fn value_parser() -> Self::Parser {
+                ChoiceParser(std::marker::PhantomData)
             }
         }
     };
 }
 
+/// Reads a choice on the command line with its own `parse`, so a bad value
+/// gets the words it gets in a file ("bad engine 'x': use io_uring, psync
+/// or null"), while help and completions offer its names.
+#[derive(Clone, Copy, Debug)]
+pub struct ChoiceParser<T>(std::marker::PhantomData<T>);
+
+impl<T> clap::builder::TypedValueParser for ChoiceParser<T>
+where
+    T: Choice + std::str::FromStr<Err = SpecError> + Clone + Send + Sync,
+{
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        _cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<T, clap::Error> {
+        let flag = arg
+            .and_then(|a| a.get_long())
+            .map(|l| format!("--{l}: "))
+            .unwrap_or_default();
+        let refuse = |kind, why: String| clap::Error::raw(kind, format!("{flag}{why}\n"));
+        let text = value.to_str().ok_or_else(|| {
+            refuse(
+                clap::error::ErrorKind::InvalidUtf8,
+                format!("not UTF-8 text; use {}", offered::<T>()),
+            )
+        })?;
+        text.parse::<T>()
+            .map_err(|e| refuse(clap::error::ErrorKind::ValueValidation, e.to_string()))
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(T::CHOICES.iter().map(
+            |(_, name, aliases, shown)| {
+                clap::builder::PossibleValue::new(*name)
+                    .aliases(aliases.iter().copied())
+                    .hide(!shown)
+            },
+        )))
+    }
+}
+
 /// The names a choice offers, as a sentence: "a, b or c".
-fn offered<T: clap::ValueEnum>() -> String {
-    let names: Vec<String> = T::value_variants()
+fn offered<T: Choice>() -> String {
+    let names: Vec<&str> = T::CHOICES
         .iter()
-        .filter_map(T::to_possible_value)
-        .filter(|p| !p.is_hide_set())
-        .map(|p| p.get_name().to_string())
+        .filter(|(.., shown)| *shown)
+        .map(|(_, name, ..)| *name)
         .collect();
     match names.split_last() {
-        Some((last, [])) => last.clone(),
+        Some((last, [])) => (*last).to_string(),
         Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
         None => String::new(),
     }

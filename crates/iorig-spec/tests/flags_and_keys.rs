@@ -59,3 +59,29 @@ fn every_flag_is_a_toml_key_and_both_give_the_same_layer() {
     assert_eq!(from_flags, from_toml, "flags {args:?} vs keys:\n{toml}");
     assert!(from_flags.read_bs.is_some() && from_flags.direct == Some(true));
 }
+
+/// A choice's bad value on the command line is said in the words a file
+/// gets, and its names are offered (help, completions).
+#[test]
+fn a_bad_choice_on_the_command_line_says_what_to_give() {
+    let err = Flags::try_parse_from(["test", "--engine", "spdk"])
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        err.contains("bad engine 'spdk': use io_uring, psync or null"),
+        "{err}"
+    );
+    let cmd = Flags::command();
+    let engine = cmd
+        .get_arguments()
+        .find(|a| a.get_long() == Some("engine"))
+        .expect("--engine");
+    let names: Vec<String> = engine
+        .get_possible_values()
+        .iter()
+        .filter(|p| !p.is_hide_set())
+        .map(|p| p.get_name().to_string())
+        .collect();
+    assert_eq!(names, ["io_uring", "psync", "null"]);
+}
