@@ -529,16 +529,50 @@ impl Translator<'_> {
         if matches!(st.engine, "filecreate" | "filestat" | "filedelete") {
             return self.finish_tree(st, loc);
         }
-        let name = st.name.clone();
-        let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
         if st.filesize.is_some() && st.size.is_some() {
-            return Err(jerr(
+            return Err(job_err(
+                loc,
+                &st.name,
                 "size and filesize together are not supported; give filesize (each file) or size (all files)".into(),
             ));
         }
         let mut w = WorkloadFile::default();
-        let mut exitall = false;
+        let files = self.job_targets(&st, loc, &mut w)?;
+        let sizes = self.job_sizes(&st, loc, &mut w)?;
+        job_engine(self, &st, loc, &mut w)?;
+        self.job_rate(&mut st, loc, &mut w, &sizes)?;
+        self.job_time(&st, loc, &mut w, &files, &sizes)?;
+        self.job_errors_and_files(&st, loc, &mut w, &files, &sizes)?;
+        let verify = self.job_verify(&st, loc, &mut w, &sizes)?;
+        let steady = job_steady(&st, &sizes)?;
+        let curve = job_curve(&st, &mut w, verify.is_some(), steady.is_some())?;
+        Ok(JobOut {
+            curve,
+            steady,
+            delay: (st.start_delay_ns > 0).then_some((
+                st.start_delay_ns,
+                st.ramp_ns,
+                st.runtime_ns,
+            )),
+            exitall: st.exitall,
+            name: st.name,
+            stonewall: st.stonewall,
+            new_group: st.new_group,
+            workload: w,
+            logs: st.logs,
+            verify,
+        })
+    }
 
+    /// The job's targets, their size and the tested range.
+    fn job_targets(
+        &mut self,
+        st: &State,
+        loc: &Loc,
+        w: &mut WorkloadFile,
+    ) -> Result<Files, ImportError> {
+        let name = st.name.clone();
+        let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
         // Targets: the named files, or the job's own files in its directory.
         let files: Vec<String> = match &st.filenames {
             Some(names) => names
@@ -657,6 +691,24 @@ impl Translator<'_> {
             w.range = Some(format!("{}%-{}%", trim_float(a), trim_float(b)));
         }
 
+        Ok(Files {
+            files,
+            per_job_files,
+            size_bytes,
+            range_end_pct,
+            clones_side_by_side,
+        })
+    }
+
+    /// Block sizes, directions, random share, zones and alignment.
+    fn job_sizes(
+        &mut self,
+        st: &State,
+        loc: &Loc,
+        w: &mut WorkloadFile,
+    ) -> Result<Sizes, ImportError> {
+        let name = st.name.clone();
+        let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
         // Block sizes.
         let (read_bs, write_bs) = match (&st.bssplit, st.bs) {
             (Some((r, w)), _) => (r.clone(), w.clone()),
@@ -777,39 +829,26 @@ impl Translator<'_> {
             w.dist = Some(*d);
         }
 
-        // Engine, depth, workers.
-        w.engine = Some(EngineKind::parse(st.engine).map_err(|e| jerr(e.to_string()))?);
-        let qd = if st.engine_sync {
-            if st.iodepth > 1 {
-                self.notice_once(
-                    "iodepth-sync",
-                    format!(
-                        "{loc}: job '{}': iodepth={} has no effect on a synchronous engine (as in fio); each of its {} worker(s) keeps one I/O in flight",
-                        st.name, st.iodepth, st.numjobs
-                    ),
-                );
-            }
-            1
-        } else {
-            st.iodepth
-        };
-        w.qd = num(qd);
-        if let Some(b) = st.batch.filter(|b| *b > 1 && !st.engine_sync) {
-            w.submit_batch = num(b.min(qd));
-        }
-        w.threads = num(st.numjobs);
-        if st.direct {
-            w.direct = Some(true);
-        } else {
-            w.buffered = Some(true);
-        }
-        match st.sync {
-            Some("sync") => w.sync = Some(true),
-            Some(_) => w.dsync = Some(true),
-            None => {}
-        }
+        Ok(Sizes {
+            read_bs,
+            write_bs,
+            mode,
+            random,
+        })
+    }
 
-        // Rate: fio's is per job clone; iorig's is the job's total.
+    /// The rate, its floor and think time: fio's are per clone, iorig's
+    /// the job's total.
+    fn job_rate(
+        &mut self,
+        st: &mut State,
+        loc: &Loc,
+        w: &mut WorkloadFile,
+        sizes: &Sizes,
+    ) -> Result<(), ImportError> {
+        let name = st.name.clone();
+        let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
+        let (read_bs, write_bs, mode) = (&sizes.read_bs, &sizes.write_bs, sizes.mode);
         // The block size of the job's direction (rates in bytes/s, number_ios).
         let bs = match mode {
             Rw::Read => &read_bs,
@@ -884,6 +923,30 @@ impl Translator<'_> {
             }
         }
 
+        Ok(())
+    }
+
+    /// When the job ends (time or bytes), its delays and what it carries
+    /// as is (seed, data, CPUs, cache).
+    fn job_time(
+        &mut self,
+        st: &State,
+        loc: &Loc,
+        w: &mut WorkloadFile,
+        files: &Files,
+        sizes: &Sizes,
+    ) -> Result<(), ImportError> {
+        let name = st.name.clone();
+        let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
+        let (read_bs, write_bs, mode) = (&sizes.read_bs, &sizes.write_bs, sizes.mode);
+        let bs = sizes.bs();
+        let (per_job_files, size_bytes, range_end_pct, clones_side_by_side) = (
+            files.per_job_files,
+            files.size_bytes,
+            files.range_end_pct,
+            files.clones_side_by_side,
+        );
+        let files = &files.files;
         // Time and bytes: time_based runs for runtime; otherwise the job
         // ends when each clone did its bytes (size × loops), or at runtime.
         // number_ios: I/Os of one block size each (fio ends a clone there).
@@ -959,15 +1022,28 @@ impl Translator<'_> {
         if let Some(c) = &st.cpus {
             w.cpus = Some(c.to_string());
         }
-        if st.exitall {
-            exitall = true;
-        }
         if st.unlink {
             w.unlink = Some(true);
         }
         if st.keep_cache {
             w.keep_cache = Some(true);
         }
+        Ok(())
+    }
+
+    /// Going on past errors, syncs, the job's files and its interval.
+    fn job_errors_and_files(
+        &mut self,
+        st: &State,
+        loc: &Loc,
+        w: &mut WorkloadFile,
+        files: &Files,
+        sizes: &Sizes,
+    ) -> Result<(), ImportError> {
+        let name = st.name.clone();
+        let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
+        let (mode, random) = (sizes.mode, sizes.random);
+        let per_job_files = files.per_job_files;
         // fio goes on past a failed I/O when continue_on_error covers its
         // direction and the error is in ignore_error's list for it (by
         // default fio's non-fatal EIO and EILSEQ).
@@ -1066,6 +1142,20 @@ impl Translator<'_> {
         if let Some(ms) = st.logs.avg_msec {
             w.interval = as_text(&format!("{ms}ms"));
         }
+        Ok(())
+    }
+
+    /// Data validation, which belongs to the job's step.
+    fn job_verify(
+        &mut self,
+        st: &State,
+        loc: &Loc,
+        w: &mut WorkloadFile,
+        sizes: &Sizes,
+    ) -> Result<Option<Verify>, ImportError> {
+        let name = st.name.clone();
+        let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
+        let mode = sizes.mode;
         // Validation belongs to a step: carried beside the job's keys.
         if st.verify_is_pattern && st.verify_pattern.is_none() {
             return Err(jerr(
@@ -1116,62 +1206,151 @@ impl Translator<'_> {
             },
             loc: st.verify_loc.clone().unwrap_or_else(|| loc.clone()),
         });
-        let steady = match &st.ss {
-            None => None,
-            Some((v, at)) => {
-                let e = |why: String| usage(at, format!("ss={v}: {why}"));
-                let (metric, limit) = v.split_once(':').ok_or_else(|| {
-                    e("give METRIC:LIMIT%, e.g. iops:10% or bw_slope:0.1%".into())
-                })?;
-                let pct = limit.trim().strip_suffix('%').ok_or_else(|| {
+        Ok(verify)
+    }
+}
+
+/// A refusal that names the job.
+fn job_err(loc: &Loc, name: &str, why: String) -> ImportError {
+    usage(loc, format!("job '{name}': {why}"))
+}
+
+/// The job's targets as its later parts read them.
+struct Files {
+    files: Vec<String>,
+    per_job_files: u64,
+    size_bytes: Option<u64>,
+    range_end_pct: Option<f64>,
+    clones_side_by_side: u64,
+}
+
+/// The job's block sizes and directions as its later parts read them.
+struct Sizes {
+    read_bs: String,
+    write_bs: String,
+    mode: Rw,
+    random: bool,
+}
+
+impl Sizes {
+    /// The block size of the job's direction (rates in bytes/s, number_ios).
+    fn bs(&self) -> &str {
+        match self.mode {
+            Rw::Read => &self.read_bs,
+            _ => &self.write_bs,
+        }
+    }
+}
+
+/// Engine, depth and workers.
+fn job_engine(
+    t: &mut Translator<'_>,
+    st: &State,
+    loc: &Loc,
+    w: &mut WorkloadFile,
+) -> Result<(), ImportError> {
+    w.engine =
+        Some(EngineKind::parse(st.engine).map_err(|e| job_err(loc, &st.name, e.to_string()))?);
+    let qd = if st.engine_sync {
+        if st.iodepth > 1 {
+            t.notice_once(
+                    "iodepth-sync",
+                    format!(
+                        "{loc}: job '{}': iodepth={} has no effect on a synchronous engine (as in fio); each of its {} worker(s) keeps one I/O in flight",
+                        st.name, st.iodepth, st.numjobs
+                    ),
+                );
+        }
+        1
+    } else {
+        st.iodepth
+    };
+    w.qd = num(qd);
+    if let Some(b) = st.batch.filter(|b| *b > 1 && !st.engine_sync) {
+        w.submit_batch = num(b.min(qd));
+    }
+    w.threads = num(st.numjobs);
+    if st.direct {
+        w.direct = Some(true);
+    } else {
+        w.buffered = Some(true);
+    }
+    match st.sync {
+        Some("sync") => w.sync = Some(true),
+        Some(_) => w.dsync = Some(true),
+        None => {}
+    }
+    Ok(())
+}
+
+/// fio's steady-state detection as the step's steady_state.
+fn job_steady(st: &State, sizes: &Sizes) -> Result<Option<Steady>, ImportError> {
+    let (read_bs, write_bs) = (&sizes.read_bs, &sizes.write_bs);
+    let steady = match &st.ss {
+        None => None,
+        Some((v, at)) => {
+            let e = |why: String| usage(at, format!("ss={v}: {why}"));
+            let (metric, limit) = v
+                .split_once(':')
+                .ok_or_else(|| e("give METRIC:LIMIT%, e.g. iops:10% or bw_slope:0.1%".into()))?;
+            let pct = limit.trim().strip_suffix('%').ok_or_else(|| {
                     e("an absolute limit is not supported; give it as a percentage of the mean, e.g. iops:10%".into())
                 })?;
-                let kind = match metric.trim() {
-                    "iops" | "bw" => "deviation",
-                    "iops_slope" | "bw_slope" => "slope",
-                    other => {
-                        return Err(e(format!(
-                            "'{other}': give iops, iops_slope, bw or bw_slope"
-                        )))
-                    }
-                };
-                // Bandwidth and IOPS move together when every I/O has one
-                // size, and both limits are relative to the mean.
-                if metric.starts_with("bw") && (read_bs != write_bs || read_bs.contains(':')) {
-                    return Err(e(
+            let kind = match metric.trim() {
+                "iops" | "bw" => "deviation",
+                "iops_slope" | "bw_slope" => "slope",
+                other => {
+                    return Err(e(format!(
+                        "'{other}': give iops, iops_slope, bw or bw_slope"
+                    )))
+                }
+            };
+            // Bandwidth and IOPS move together when every I/O has one
+            // size, and both limits are relative to the mean.
+            if metric.starts_with("bw") && (read_bs != write_bs || read_bs.contains(':')) {
+                return Err(e(
                         "a bandwidth rule with mixed block sizes is not supported (iorig judges IOPS); give iops or iops_slope".into(),
                     ));
-                }
-                if st.ss_dur_ns < 1_000_000_000 {
-                    return Err(e("give ss_dur (the window, 2s or more)".into()));
-                }
-                let window_rounds = st.ss_dur_ns.div_ceil(1_000_000_000).max(2);
-                let ramp_rounds = st.ss_ramp_ns.div_ceil(1_000_000_000);
-                let max_rounds = match st.runtime_ns {
-                    Some(rt) => rt.div_ceil(1_000_000_000),
-                    None => 100_000,
-                };
-                if window_rounds + ramp_rounds > max_rounds {
-                    return Err(e(format!(
+            }
+            if st.ss_dur_ns < 1_000_000_000 {
+                return Err(e("give ss_dur (the window, 2s or more)".into()));
+            }
+            let window_rounds = st.ss_dur_ns.div_ceil(1_000_000_000).max(2);
+            let ramp_rounds = st.ss_ramp_ns.div_ceil(1_000_000_000);
+            let max_rounds = match st.runtime_ns {
+                Some(rt) => rt.div_ceil(1_000_000_000),
+                None => 100_000,
+            };
+            if window_rounds + ramp_rounds > max_rounds {
+                return Err(e(format!(
                         "ss_ramp and ss_dur ({}s) exceed the runtime ({max_rounds}s), so steadiness is never judged; lengthen runtime",
                         window_rounds + ramp_rounds
                     )));
-                }
-                Some(Steady {
-                    rule: format!("{kind}:{}", pct.trim()).replace(' ', "") + "%",
-                    window_rounds,
-                    ramp_ns: st.ss_ramp_ns,
-                    max_rounds,
-                    loc: at.clone(),
-                })
             }
-        };
-        let curve = match &st.latency_target {
-            None => None,
-            Some((target_ns, at)) => {
-                let e =
-                    |why: &str| usage(at, format!("job '{}': latency_target with {why}", st.name));
-                let conflicts: [(bool, &str); 7] = [
+            Some(Steady {
+                rule: format!("{kind}:{}", pct.trim()).replace(' ', "") + "%",
+                window_rounds,
+                ramp_ns: st.ss_ramp_ns,
+                max_rounds,
+                loc: at.clone(),
+            })
+        }
+    };
+    Ok(steady)
+}
+
+/// fio's latency_target as a curve step.
+fn job_curve(
+    st: &State,
+    w: &mut WorkloadFile,
+    verify: bool,
+    steady: bool,
+) -> Result<Option<Curve>, ImportError> {
+    let curve = match &st.latency_target {
+        None => None,
+        Some((target_ns, at)) => {
+            let e = |why: &str| usage(at, format!("job '{}': latency_target with {why}", st.name));
+            let conflicts: [(bool, &str); 7] = [
                     (
                         st.rate_iops.is_some() || st.rate_bytes.is_some(),
                         "rate/rate_iops: the curve sets the rate itself (its max, then shares of it); remove the rate",
@@ -1180,9 +1359,9 @@ impl Translator<'_> {
                         st.rate_min_iops.is_some() || st.rate_min_bytes.is_some(),
                         "rate_min/rate_iops_min is not supported; remove the floor",
                     ),
-                    (steady.is_some(), "ss is not supported; give ss its own job"),
+                    (steady, "ss is not supported; give ss its own job"),
                     (
-                        verify.is_some(),
+                        verify,
                         "verify is not supported; validate in a job of its own",
                     ),
                     (
@@ -1198,22 +1377,22 @@ impl Translator<'_> {
                         "number_ios/io_size is not supported (each rate runs for latency_window); remove it",
                     ),
                 ];
-                if let Some((_, why)) = conflicts.iter().find(|(given, _)| *given) {
-                    return Err(e(why));
-                }
-                // Only where it is used: fio ignores it without a target.
-                let (pct, pct_at) = &st.latency_pct;
-                if !iorig_spec::plan::THRESHOLD_PERCENTILES.contains(pct) {
-                    return Err(usage(
+            if let Some((_, why)) = conflicts.iter().find(|(given, _)| *given) {
+                return Err(e(why));
+            }
+            // Only where it is used: fio ignores it without a target.
+            let (pct, pct_at) = &st.latency_pct;
+            if !iorig_spec::plan::THRESHOLD_PERCENTILES.contains(pct) {
+                return Err(usage(
                         pct_at,
                         format!(
                             "latency_percentile={pct}: iorig judges a curve at the percentiles every step keeps; give 50, 90, 99, 99.9, 99.99 or 100"
                         ),
                     ));
-                }
-                // Each rate runs for one window (fio judges a depth over
-                // one window), or for the job's runtime without a window.
-                let step_ns = match (st.latency_window_ns, st.runtime_ns) {
+            }
+            // Each rate runs for one window (fio judges a depth over
+            // one window), or for the job's runtime without a window.
+            let step_ns = match (st.latency_window_ns, st.runtime_ns) {
                     (w, _) if w > 0 => w,
                     (_, Some(rt)) => rt,
                     _ => {
@@ -1222,33 +1401,17 @@ impl Translator<'_> {
                         ))
                     }
                 };
-                w.io_size = None;
-                w.time = as_text(&ns_text(step_ns));
-                Some(Curve {
-                    threshold_ns: *target_ns,
-                    percentile: st.latency_pct.0,
-                    window_ns: st.latency_window_ns,
-                    loc: at.clone(),
-                })
-            }
-        };
-        Ok(JobOut {
-            curve,
-            steady,
-            delay: (st.start_delay_ns > 0).then_some((
-                st.start_delay_ns,
-                st.ramp_ns,
-                st.runtime_ns,
-            )),
-            name: st.name,
-            stonewall: st.stonewall,
-            new_group: st.new_group,
-            workload: w,
-            exitall,
-            logs: st.logs,
-            verify,
-        })
-    }
+            w.io_size = None;
+            w.time = as_text(&ns_text(step_ns));
+            Some(Curve {
+                threshold_ns: *target_ns,
+                percentile: st.latency_pct.0,
+                window_ns: st.latency_window_ns,
+                loc: at.clone(),
+            })
+        }
+    };
+    Ok(curve)
 }
 
 impl Translator<'_> {
