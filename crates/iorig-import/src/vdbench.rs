@@ -749,7 +749,66 @@ impl Tr<'_> {
             )
         })?;
         let chosen = select(wd_ref, wds, "wd", loc)?;
-        // rd-level parameters.
+        let r = self.rd_params(rd)?;
+        let Rd {
+            kind,
+            ref sweeps,
+            ref rate,
+            ..
+        } = r;
+        if kind == "curve" && chosen.len() > 1 {
+            return Err(bad(
+                "iorate",
+                "curve with several workloads is not supported; give each wd its own rd".into(),
+            ));
+        }
+        if kind == "curve" && sweeps.iter().any(|(k, _)| *k == key::rate) {
+            return Err(bad(
+                "iorate",
+                "curve and a list of rates both set the rate; keep one".into(),
+            ));
+        }
+        if rate.is_none() && kind == "run" && !sweeps.iter().any(|(k, _)| *k == key::rate) {
+            return Err(bad(
+                "iorate",
+                "missing; vdbench needs it too: give iorate=max, a number, or curve".into(),
+            ));
+        }
+        // Each wd as a job.
+        let n = chosen.len();
+        let skews: Vec<Option<f64>> = chosen
+            .iter()
+            .map(|w| w.one("skew").and_then(|s| number(&s).ok()))
+            .collect();
+        let given: f64 = skews.iter().flatten().sum();
+        let open = skews.iter().filter(|s| s.is_none()).count();
+        if given > 100.01 || (open == 0 && (given - 100.0).abs() > 0.01 && n > 1) {
+            return Err(bad(
+                "skew",
+                format!("the workloads' skews add up to {given}, not 100"),
+            ));
+        }
+        let share = |i: usize| -> f64 {
+            match skews[i] {
+                Some(s) => s,
+                None if open > 0 => (100.0 - given) / open as f64,
+                None => 100.0 / n as f64,
+            }
+        };
+        let swept: Vec<&str> = sweeps.iter().map(|(k, _)| *k).collect();
+        let mut jobs: Vec<(String, WorkloadFile)> = Vec::new();
+        for (i, wd) in chosen.iter().enumerate() {
+            let w = self.wd_job(wd, sds, &r, &swept, n, share(i))?;
+            jobs.push((wd.name.clone(), w));
+        }
+        rd_step(rd, r, &jobs, plan_targets, plan_size)
+    }
+
+    /// An rd's own parameters: the step's keys, its sweeps, its kind and
+    /// rate, and what its workloads take from it.
+    fn rd_params(&mut self, rd: &Def) -> Result<Rd, ImportError> {
+        let loc = &rd.loc;
+        let bad = |k: &str, w: String| usage(loc, format!("rd={}: {k}: {w}", rd.name));
         let mut step: Keys = Vec::new();
         let mut sweeps: Keys = Vec::new();
         let mut kind = "run";
@@ -890,332 +949,347 @@ impl Tr<'_> {
                 _ => self.other(rd, k)?,
             }
         }
-        if kind == "curve" && chosen.len() > 1 {
-            return Err(bad(
-                "iorate",
-                "curve with several workloads is not supported; give each wd its own rd".into(),
-            ));
-        }
-        if kind == "curve" && sweeps.iter().any(|(k, _)| *k == key::rate) {
-            return Err(bad(
-                "iorate",
-                "curve and a list of rates both set the rate; keep one".into(),
-            ));
-        }
-        if rate.is_none() && kind == "run" && !sweeps.iter().any(|(k, _)| *k == key::rate) {
-            return Err(bad(
-                "iorate",
-                "missing; vdbench needs it too: give iorate=max, a number, or curve".into(),
-            ));
-        }
-        let swept: Vec<&str> = sweeps.iter().map(|(k, _)| *k).collect();
-        // Each wd as a job.
-        let n = chosen.len();
-        let skews: Vec<Option<f64>> = chosen
-            .iter()
-            .map(|w| w.one("skew").and_then(|s| number(&s).ok()))
-            .collect();
-        let given: f64 = skews.iter().flatten().sum();
-        let open = skews.iter().filter(|s| s.is_none()).count();
-        if given > 100.01 || (open == 0 && (given - 100.0).abs() > 0.01 && n > 1) {
-            return Err(bad(
-                "skew",
-                format!("the workloads' skews add up to {given}, not 100"),
-            ));
-        }
-        let share = |i: usize| -> f64 {
-            match skews[i] {
-                Some(s) => s,
-                None if open > 0 => (100.0 - given) / open as f64,
-                None => 100.0 / n as f64,
-            }
-        };
-        let mut jobs: Vec<(String, WorkloadFile)> = Vec::new();
-        for (i, wd) in chosen.iter().enumerate() {
-            let wloc = &wd.loc;
-            let wbad = |k: &str, w: String| usage(wloc, format!("wd={}: {k}: {w}", wd.name));
-            let sd_ref = wd.get("sd").ok_or_else(|| {
-                wbad(
-                    "sd",
-                    "missing; name the storage, e.g. sd=sd1 or sd=sd*".into(),
-                )
-            })?;
-            let my_sds = select(sd_ref, sds, "sd", wloc)?;
-            let mut w = WorkloadFile::default();
-            let mut targets = Vec::new();
-            let mut sizes = Vec::new();
-            let mut flags = openflags.clone();
-            let mut sd_threads = threads_per_sd;
-            let mut sd_hitarea: Option<u64> = None;
-            for sd in &my_sds {
-                let mut lun = None;
-                for (k, v) in &sd.params {
-                    let one = v.items().join(",");
-                    match k.as_str() {
-                        "lun" => lun = Some(one),
-                        "size" => {
-                            sizes.push(size(&one).map_err(|w| {
-                                usage(&sd.loc, format!("sd={}: size: {w}", sd.name))
-                            })?)
-                        }
-                        "threads" => {
-                            sd_threads = number(&one)
-                                .map_err(|w| {
-                                    usage(&sd.loc, format!("sd={}: threads: {w}", sd.name))
-                                })?
-                                .max(1.0) as u64
-                        }
-                        "openflags" => flags = Some(one),
-                        // Where a wd's rhpct/whpct hits go (1m by default).
-                        "hitarea" => {
-                            sd_hitarea = Some(size(&one).map_err(|w| {
-                                usage(&sd.loc, format!("sd={}: hitarea: {w}", sd.name))
-                            })?)
-                        }
-                        "range" => {
-                            let r = v.items();
-                            if r.len() != 2 {
-                                return Err(usage(
-                                    &sd.loc,
-                                    format!("sd={}: range: give (start%,end%)", sd.name),
-                                ));
-                            }
-                            w.range = Some(format!("{}%-{}%", r[0], r[1]));
-                        }
-                        "host" | "hd" => {
-                            return Err(usage(
-                                &sd.loc,
-                                format!(
-                                    "sd={}: {k}: iorig runs every step on all hosts; drop it",
-                                    sd.name
-                                ),
-                            ))
-                        }
-                        _ => self.other(sd, k)?,
-                    }
-                }
-                let lun = lun.ok_or_else(|| {
-                    usage(
-                        &sd.loc,
-                        format!("sd={} has no lun=; give the device or file", sd.name),
-                    )
-                })?;
-                targets.push(lun);
-            }
-            w.target = Some(OneOrMany::Many(targets));
-            if let Some(s) = sizes.iter().min() {
-                w.size = Some(StrOrNum::Str(iorig_spec::format_size(*s)));
-            }
-            // vdbench's defaults: 4k, reads, random.
-            let mut read = 100.0;
-            let mut random = 100.0;
-            let mut eof = false;
-            let mut bs = "4k".to_string();
-            let mut hit: (Option<f64>, Option<f64>, u64) =
-                (None, None, sd_hitarea.unwrap_or(1 << 20));
-            for (k, v) in &wd.params {
+        Ok(Rd {
+            step,
+            sweeps,
+            kind,
+            curve,
+            rate,
+            threads_per_sd,
+            openflags,
+            poisson,
+        })
+    }
+
+    /// One wd of an rd as a job: its storage (the sds it names), its I/O
+    /// and its share of the rd's threads and rate (`share`, percent).
+    fn wd_job(
+        &mut self,
+        wd: &Def,
+        sds: &[Def],
+        r: &Rd,
+        swept: &[&str],
+        n: usize,
+        share: f64,
+    ) -> Result<WorkloadFile, ImportError> {
+        let (openflags, threads_per_sd, rate) = (&r.openflags, r.threads_per_sd, &r.rate);
+        let wloc = &wd.loc;
+        let wbad = |k: &str, w: String| usage(wloc, format!("wd={}: {k}: {w}", wd.name));
+        let sd_ref = wd.get("sd").ok_or_else(|| {
+            wbad(
+                "sd",
+                "missing; name the storage, e.g. sd=sd1 or sd=sd*".into(),
+            )
+        })?;
+        let my_sds = select(sd_ref, sds, "sd", wloc)?;
+        let mut w = WorkloadFile::default();
+        let mut targets = Vec::new();
+        let mut sizes = Vec::new();
+        let mut flags = openflags.clone();
+        let mut sd_threads = threads_per_sd;
+        let mut sd_hitarea: Option<u64> = None;
+        for sd in &my_sds {
+            let mut lun = None;
+            for (k, v) in &sd.params {
                 let one = v.items().join(",");
                 match k.as_str() {
-                    "sd" | "skew" => {}
-                    "xfersize" => bs = xfersize(v).map_err(|w| wbad(k, w))?,
-                    "rdpct" => read = number(&one).map_err(|w| wbad(k, w))?,
-                    "seekpct" => (random, eof) = seekpct(&one).map_err(|w| wbad(k, w))?,
+                    "lun" => lun = Some(one),
+                    "size" => sizes.push(
+                        size(&one)
+                            .map_err(|w| usage(&sd.loc, format!("sd={}: size: {w}", sd.name)))?,
+                    ),
+                    "threads" => {
+                        sd_threads = number(&one)
+                            .map_err(|w| usage(&sd.loc, format!("sd={}: threads: {w}", sd.name)))?
+                            .max(1.0) as u64
+                    }
+                    "openflags" => flags = Some(one),
+                    // Where a wd's rhpct/whpct hits go (1m by default).
+                    "hitarea" => {
+                        sd_hitarea =
+                            Some(size(&one).map_err(|w| {
+                                usage(&sd.loc, format!("sd={}: hitarea: {w}", sd.name))
+                            })?)
+                    }
                     "range" => {
                         let r = v.items();
                         if r.len() != 2 {
-                            return Err(wbad(k, "give (start%,end%)".into()));
+                            return Err(usage(
+                                &sd.loc,
+                                format!("sd={}: range: give (start%,end%)", sd.name),
+                            ));
                         }
                         w.range = Some(format!("{}%-{}%", r[0], r[1]));
                     }
-                    "iorate" => {
-                        number(&one).map_err(|w| wbad(k, w))?;
-                        w.rate = Some(StrOrNum::Str(one));
-                    }
-                    "openflags" => flags = Some(one),
-                    "rhpct" => hit.0 = Some(number(&one).map_err(|w| wbad(k, w))?),
-                    "whpct" => hit.1 = Some(number(&one).map_err(|w| wbad(k, w))?),
-                    "hitarea" => hit.2 = size(&one).map_err(|w| wbad(k, w))?,
-                    "align" => {
-                        let a = size(&one).map_err(|w| wbad(k, w))?;
-                        w.align = Some(StrOrNum::Str(iorig_spec::format_size(a)));
-                    }
                     "host" | "hd" => {
-                        return Err(wbad(
-                            k,
-                            "iorig runs every step on all hosts; drop it".into(),
+                        return Err(usage(
+                            &sd.loc,
+                            format!(
+                                "sd={}: {k}: iorig runs every step on all hosts; drop it",
+                                sd.name
+                            ),
                         ))
                     }
-                    _ => self.other(wd, k)?,
+                    _ => self.other(sd, k)?,
                 }
             }
-            if !swept.contains(&key::bs) {
-                w.bs = Some(StrOrNum::Str(bs));
-            }
-            if !swept.contains(&key::read) {
-                w.read = Some(StrOrNum::Float(read));
-            }
-            if !swept.contains(&key::random) {
-                w.random = Some(StrOrNum::Float(random));
-            }
-            if eof {
-                let Some(s) = sizes.iter().min() else {
-                    return Err(wbad(
-                        "seekpct",
-                        "eof needs the sd's size= (one pass over it)".into(),
-                    ));
-                };
-                w.io_size = Some(StrOrNum::Str(iorig_spec::format_size(
-                    s.saturating_mul(my_sds.len() as u64),
-                )));
-            }
-            if hit.0.is_some_and(|p| p > 0.0) || hit.1.is_some_and(|p| p > 0.0) {
-                let io = hit.0.or(hit.1).unwrap_or(0.0);
-                if hit.1.is_some_and(|w| (w - io).abs() > 0.01) && read < 100.0 && read > 0.0 {
-                    return Err(wbad(
-                        "whpct",
-                        "a write hit share other than rhpct is not supported; give one".into(),
-                    ));
-                }
-                let Some(s) = sizes.iter().min() else {
-                    return Err(wbad(
-                        "rhpct",
-                        "the hit area's share needs the sd's size=".into(),
-                    ));
-                };
-                let space = (hit.2 as f64 / *s as f64 * 100.0).clamp(0.001, 100.0);
-                w.dist = Some(
-                    AccessDist::parse(&format!("hot:{io}/{space:.4}"))
-                        .map_err(|e| wbad("rhpct", e.to_string()))?,
-                );
-            }
-            // vdbench threads: blocking I/Os, each one in flight, per sd.
-            w.engine = Some(EngineKind::Psync);
-            w.qd = Some(StrOrNum::Int(1));
-            let flags = flags.unwrap_or_default();
-            let direct = flags
-                .split(',')
-                .any(|f| matches!(f.trim(), "o_direct" | "directio"));
-            if direct {
-                w.direct = Some(true);
-            } else {
-                w.buffered = Some(true);
-            }
-            if flags.split(',').any(|f| f.trim() == "o_sync") {
-                w.sync = Some(true);
-            } else if flags.split(',').any(|f| f.trim() == "o_dsync") {
-                w.dsync = Some(true);
-            }
-            let total_threads = sd_threads.saturating_mul(my_sds.len() as u64);
-            if !swept.contains(&key::threads) {
-                let t = if n > 1 && rate.as_deref() == Some("max") {
-                    // At max, the skew shares the threads.
-                    ((total_threads as f64 * share(i) / 100.0).round() as u64).max(1)
-                } else {
-                    total_threads
-                };
-                // A count past i64 is written as i64's largest, which the
-                // plan's check refuses (a plain cast would wrap to -1).
-                w.threads = Some(StrOrNum::Int(t.min(i64::MAX as u64) as i64));
-            }
-            if let Some(r) = rate.as_deref().filter(|r| *r != "max") {
-                if w.rate.is_none() {
-                    let total: f64 = r.parse().unwrap_or(0.0);
-                    let mine = (total * share(i) / 100.0).max(1.0).round();
-                    w.rate = Some(StrOrNum::Int(mine as i64));
-                }
-            }
-            jobs.push((wd.name.clone(), w));
+            let lun = lun.ok_or_else(|| {
+                usage(
+                    &sd.loc,
+                    format!("sd={} has no lun=; give the device or file", sd.name),
+                )
+            })?;
+            targets.push(lun);
         }
-        // The step.
-        let paced = kind == "curve"
-            || rate.as_deref().is_some_and(|r| r != "max")
-            || sweeps.iter().any(|(k, _)| *k == key::rate);
-        if paced && poisson {
-            step.push((key::arrivals, toml::Value::String("poisson".into())));
+        w.target = Some(OneOrMany::Many(targets));
+        if let Some(s) = sizes.iter().min() {
+            w.size = Some(StrOrNum::Str(iorig_spec::format_size(*s)));
         }
-        let combos: usize = sweeps
-            .iter()
-            .map(|(_, v)| v.as_array().map_or(1, Vec::len))
-            .product();
-        let per = if kind == "curve" {
-            1 + curve.as_ref().map_or(6, Vec::len)
-        } else {
-            1
-        };
-        if kind == "curve" || jobs.len() == 1 {
-            // One workload is the step itself, on the plan's storage (so
-            // it may run on hosts; a curve step cannot hold jobs). Storage
-            // other than an earlier step's makes it a one-job step.
-            let tg = job_targets(&jobs[0].1);
-            let sz = jobs[0].1.size.as_ref().map(StrOrNum::text);
-            let fits = plan_targets.as_ref().is_none_or(|t| *t == tg)
-                && (plan_size.is_none() || *plan_size == sz);
-            if fits {
-                *plan_targets = Some(tg.clone());
-                *plan_size = sz.clone();
+        // vdbench's defaults: 4k, reads, random.
+        let mut read = 100.0;
+        let mut random = 100.0;
+        let mut eof = false;
+        let mut bs = "4k".to_string();
+        let mut hit: (Option<f64>, Option<f64>, u64) = (None, None, sd_hitarea.unwrap_or(1 << 20));
+        for (k, v) in &wd.params {
+            let one = v.items().join(",");
+            match k.as_str() {
+                "sd" | "skew" => {}
+                "xfersize" => bs = xfersize(v).map_err(|w| wbad(k, w))?,
+                "rdpct" => read = number(&one).map_err(|w| wbad(k, w))?,
+                "seekpct" => (random, eof) = seekpct(&one).map_err(|w| wbad(k, w))?,
+                "range" => {
+                    let r = v.items();
+                    if r.len() != 2 {
+                        return Err(wbad(k, "give (start%,end%)".into()));
+                    }
+                    w.range = Some(format!("{}%-{}%", r[0], r[1]));
+                }
+                "iorate" => {
+                    number(&one).map_err(|w| wbad(k, w))?;
+                    w.rate = Some(StrOrNum::Str(one));
+                }
+                "openflags" => flags = Some(one),
+                "rhpct" => hit.0 = Some(number(&one).map_err(|w| wbad(k, w))?),
+                "whpct" => hit.1 = Some(number(&one).map_err(|w| wbad(k, w))?),
+                "hitarea" => hit.2 = size(&one).map_err(|w| wbad(k, w))?,
+                "align" => {
+                    let a = size(&one).map_err(|w| wbad(k, w))?;
+                    w.align = Some(StrOrNum::Str(iorig_spec::format_size(a)));
+                }
+                "host" | "hd" => {
+                    return Err(wbad(
+                        k,
+                        "iorig runs every step on all hosts; drop it".into(),
+                    ))
+                }
+                _ => self.other(wd, k)?,
             }
-            if !fits && kind == "curve" {
-                return Err(bad(
-                    "iorate",
-                    "a curve on other storage than an earlier step's; give it its own parameter file".into(),
+        }
+        if !swept.contains(&key::bs) {
+            w.bs = Some(StrOrNum::Str(bs));
+        }
+        if !swept.contains(&key::read) {
+            w.read = Some(StrOrNum::Float(read));
+        }
+        if !swept.contains(&key::random) {
+            w.random = Some(StrOrNum::Float(random));
+        }
+        if eof {
+            let Some(s) = sizes.iter().min() else {
+                return Err(wbad(
+                    "seekpct",
+                    "eof needs the sd's size= (one pass over it)".into(),
+                ));
+            };
+            w.io_size = Some(StrOrNum::Str(iorig_spec::format_size(
+                s.saturating_mul(my_sds.len() as u64),
+            )));
+        }
+        if hit.0.is_some_and(|p| p > 0.0) || hit.1.is_some_and(|p| p > 0.0) {
+            let io = hit.0.or(hit.1).unwrap_or(0.0);
+            if hit.1.is_some_and(|w| (w - io).abs() > 0.01) && read < 100.0 && read > 0.0 {
+                return Err(wbad(
+                    "whpct",
+                    "a write hit share other than rhpct is not supported; give one".into(),
                 ));
             }
+            let Some(s) = sizes.iter().min() else {
+                return Err(wbad(
+                    "rhpct",
+                    "the hit area's share needs the sd's size=".into(),
+                ));
+            };
+            let space = (hit.2 as f64 / *s as f64 * 100.0).clamp(0.001, 100.0);
+            w.dist = Some(
+                AccessDist::parse(&format!("hot:{io}/{space:.4}"))
+                    .map_err(|e| wbad("rhpct", e.to_string()))?,
+            );
         }
-        if (kind == "curve" || jobs.len() == 1)
-            && plan_targets
-                .as_ref()
-                .is_some_and(|t| *t == job_targets(&jobs[0].1))
-        {
-            let (_, job) = &jobs[0];
-            let mut t = String::new();
-            let _ = writeln!(t, "\n[[steps]]");
-            let _ = writeln!(t, "name = {}", q(&rd.name));
-            if kind == "curve" {
-                let _ = writeln!(t, "kind = \"curve\"");
-            }
-            if let (Some(c), "curve") = (&curve, kind) {
-                let _ = writeln!(
-                    t,
-                    "rates_pct = [{}]",
-                    c.iter()
-                        .map(|p| p.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-            for (k, v) in step.iter().chain(sweeps.iter()) {
-                let _ = writeln!(t, "{k} = {v}");
-            }
-            // The plan holds the storage; a curve sets its own rate.
-            for (k, v) in job.to_pairs() {
-                let skip = [key::target, key::size].contains(&k)
-                    || iorig_spec::plan::kind_owns(kind, k).is_some();
-                if !skip {
-                    let _ = writeln!(t, "{k} = {v}");
-                }
-            }
-            return Ok((t, combos * per));
+        // vdbench threads: blocking I/Os, each one in flight, per sd.
+        w.engine = Some(EngineKind::Psync);
+        w.qd = Some(StrOrNum::Int(1));
+        let flags = flags.unwrap_or_default();
+        let direct = flags
+            .split(',')
+            .any(|f| matches!(f.trim(), "o_direct" | "directio"));
+        if direct {
+            w.direct = Some(true);
+        } else {
+            w.buffered = Some(true);
         }
-        // Jobs (one or more) run at once.
+        if flags.split(',').any(|f| f.trim() == "o_sync") {
+            w.sync = Some(true);
+        } else if flags.split(',').any(|f| f.trim() == "o_dsync") {
+            w.dsync = Some(true);
+        }
+        let total_threads = sd_threads.saturating_mul(my_sds.len() as u64);
+        if !swept.contains(&key::threads) {
+            let t = if n > 1 && rate.as_deref() == Some("max") {
+                // At max, the skew shares the threads.
+                ((total_threads as f64 * share / 100.0).round() as u64).max(1)
+            } else {
+                total_threads
+            };
+            // A count past i64 is written as i64's largest, which the
+            // plan's check refuses (a plain cast would wrap to -1).
+            w.threads = Some(StrOrNum::Int(t.min(i64::MAX as u64) as i64));
+        }
+        if let Some(r) = rate.as_deref().filter(|r| *r != "max") {
+            if w.rate.is_none() {
+                let total: f64 = r.parse().unwrap_or(0.0);
+                let mine = (total * share / 100.0).max(1.0).round();
+                w.rate = Some(StrOrNum::Int(mine as i64));
+            }
+        }
+        Ok(w)
+    }
+}
+
+/// An rd's parameters as its workloads and its step read them.
+struct Rd {
+    step: Keys,
+    sweeps: Keys,
+    kind: &'static str,
+    curve: Option<Vec<f64>>,
+    rate: Option<String>,
+    threads_per_sd: u64,
+    openflags: Option<String>,
+    poisson: bool,
+}
+
+/// An rd's step as plan text, with how many steps it expands to: one
+/// workload on the plan's storage is the step itself; others are jobs.
+fn rd_step(
+    rd: &Def,
+    r: Rd,
+    jobs: &[(String, WorkloadFile)],
+    plan_targets: &mut Option<Vec<String>>,
+    plan_size: &mut Option<String>,
+) -> Result<(String, usize), ImportError> {
+    let loc = &rd.loc;
+    let bad = |k: &str, w: String| usage(loc, format!("rd={}: {k}: {w}", rd.name));
+    let Rd {
+        mut step,
+        sweeps,
+        kind,
+        curve,
+        rate,
+        poisson,
+        ..
+    } = r;
+    // The step.
+    let paced = kind == "curve"
+        || rate.as_deref().is_some_and(|r| r != "max")
+        || sweeps.iter().any(|(k, _)| *k == key::rate);
+    if paced && poisson {
+        step.push((key::arrivals, toml::Value::String("poisson".into())));
+    }
+    let combos: usize = sweeps
+        .iter()
+        .map(|(_, v)| v.as_array().map_or(1, Vec::len))
+        .product();
+    let per = if kind == "curve" {
+        1 + curve.as_ref().map_or(6, Vec::len)
+    } else {
+        1
+    };
+    if kind == "curve" || jobs.len() == 1 {
+        // One workload is the step itself, on the plan's storage (so
+        // it may run on hosts; a curve step cannot hold jobs). Storage
+        // other than an earlier step's makes it a one-job step.
+        let tg = job_targets(&jobs[0].1);
+        let sz = jobs[0].1.size.as_ref().map(StrOrNum::text);
+        let fits = plan_targets.as_ref().is_none_or(|t| *t == tg)
+            && (plan_size.is_none() || *plan_size == sz);
+        if fits {
+            *plan_targets = Some(tg.clone());
+            *plan_size = sz.clone();
+        }
+        if !fits && kind == "curve" {
+            return Err(bad(
+                "iorate",
+                "a curve on other storage than an earlier step's; give it its own parameter file"
+                    .into(),
+            ));
+        }
+    }
+    if (kind == "curve" || jobs.len() == 1)
+        && plan_targets
+            .as_ref()
+            .is_some_and(|t| *t == job_targets(&jobs[0].1))
+    {
+        let (_, job) = &jobs[0];
         let mut t = String::new();
         let _ = writeln!(t, "\n[[steps]]");
         let _ = writeln!(t, "name = {}", q(&rd.name));
-        for (k, v) in &step {
+        if kind == "curve" {
+            let _ = writeln!(t, "kind = \"curve\"");
+        }
+        if let (Some(c), "curve") = (&curve, kind) {
+            let _ = writeln!(
+                t,
+                "rates_pct = [{}]",
+                c.iter()
+                    .map(|p| p.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        for (k, v) in step.iter().chain(sweeps.iter()) {
             let _ = writeln!(t, "{k} = {v}");
         }
-        for (k, v) in &sweeps {
-            let _ = writeln!(t, "{k} = {v}");
-        }
-        for (name, job) in &jobs {
-            let _ = writeln!(t, "\n[[steps.jobs]]");
-            let _ = writeln!(t, "name = {}", q(name));
-            for (k, v) in job.to_pairs() {
+        // The plan holds the storage; a curve sets its own rate.
+        for (k, v) in job.to_pairs() {
+            let skip = [key::target, key::size].contains(&k)
+                || iorig_spec::plan::kind_owns(kind, k).is_some();
+            if !skip {
                 let _ = writeln!(t, "{k} = {v}");
             }
         }
-        Ok((t, combos * per))
+        return Ok((t, combos * per));
     }
+    // Jobs (one or more) run at once.
+    let mut t = String::new();
+    let _ = writeln!(t, "\n[[steps]]");
+    let _ = writeln!(t, "name = {}", q(&rd.name));
+    for (k, v) in &step {
+        let _ = writeln!(t, "{k} = {v}");
+    }
+    for (k, v) in &sweeps {
+        let _ = writeln!(t, "{k} = {v}");
+    }
+    for (name, job) in jobs {
+        let _ = writeln!(t, "\n[[steps.jobs]]");
+        let _ = writeln!(t, "name = {}", q(name));
+        for (k, v) in job.to_pairs() {
+            let _ = writeln!(t, "{k} = {v}");
+        }
+    }
+    Ok((t, combos * per))
+}
 
+impl Tr<'_> {
     /// A file-system run definition: its fwds mixed by skew into one
     /// workload on their fsd's tree.
     fn fs_run(
