@@ -410,116 +410,13 @@ impl WorkloadFile {
         if let Some(f) = &fs {
             self.check_fs_keys(f)?;
         }
-        let targets = match (&self.target, &fs) {
-            (_, Some(f)) => vec![f.anchor.clone()],
-            (None, None) => vec![DEFAULT_TARGET.to_string()],
-            (Some(OneOrMany::One(t)), None) => vec![t.clone()],
-            (Some(OneOrMany::Many(v)), None) if v.is_empty() => {
-                return Err(SpecError::bad("target", "[]", "give at least one target"))
-            }
-            (Some(OneOrMany::Many(v)), None) => v.clone(),
-        };
-        for t in &targets {
-            if t.trim().is_empty() {
-                return Err(SpecError::bad("target", t, "empty path"));
-            }
-        }
-        let size_bytes = match &self.size {
-            None => None,
-            Some(s) => {
-                let v = parse_size(&s.text())?;
-                if v == 0 {
-                    return Err(SpecError::bad("size", s.text(), "size 0; give e.g. 1g"));
-                }
-                Some(v)
-            }
-        };
-        let bs = match &self.bs {
-            None => BsSpec::single(4096),
-            Some(s) => BsSpec::parse(&s.text())?,
-        };
-        let direction =
-            |v: &Option<StrOrNum>, key: &'static str| -> Result<Option<BsSpec>, SpecError> {
-                v.as_ref()
-                    .map(|s| {
-                        BsSpec::parse(&s.text()).map_err(|e| match e {
-                            SpecError::BadValue { value, why, .. } => SpecError::BadValue {
-                                field: key,
-                                value,
-                                why,
-                            },
-                            other => other,
-                        })
-                    })
-                    .transpose()
-            };
-        let read_bs = direction(&self.read_bs, "read-bs")?;
-        let write_bs = direction(&self.write_bs, "write-bs")?;
-        let read_pct = pct(&self.read, "read", 100.0)?;
-        let trim_pct = pct(&self.trim, "trim", 0.0)?;
-        if read_pct + trim_pct > 100.0 {
-            return Err(SpecError::bad(
-                "trim",
-                self.trim.as_ref().map(StrOrNum::text).unwrap_or_default(),
-                format!(
-                    "reads ({read_pct}%) and trims together are over 100%; writes take what is left, so give --trim {} or less",
-                    100.0 - read_pct
-                ),
-            ));
-        }
-        let random_pct = pct(&self.random, "random", 100.0)?;
-        // io_uring rings hold at most 32768 entries and iorig sizes the CQ at
-        // twice the depth; deeper queues per worker are better made with threads.
-        let qd = count(&self.qd, key::qd, 1, MAX_QD)?;
-        let submit_batch = count(&self.submit_batch, "submit-batch", 1, MAX_QD)?;
-        if submit_batch > qd {
-            return Err(SpecError::bad(
-                "submit-batch",
-                submit_batch,
-                format!("larger than qd {qd}; give a value from 1 to {qd}"),
-            ));
-        }
-        let threads = count(&self.threads, "threads", 1, 4096)?;
-        let engine = match (&self.engine, &fs) {
-            // File-system operations are system calls, one at a time per
-            // thread (check_fs_keys refuses any other engine).
-            (_, Some(_)) => EngineKind::Psync,
-            (None, None) => EngineKind::IoUring,
-            (Some(e), None) => *e,
-        };
-        let direct = match (self.direct, self.buffered) {
-            (Some(true), Some(true)) => {
-                return Err(SpecError::bad(
-                    "direct",
-                    "direct and buffered",
-                    "choose one of --direct and --buffered",
-                ))
-            }
-            (Some(d), _) => d,
-            (None, Some(b)) => !b,
-            (None, None) => true,
-        };
-        let sync = match (self.sync.unwrap_or(false), self.dsync.unwrap_or(false)) {
-            (true, true) => {
-                return Err(SpecError::bad(
-                    "sync",
-                    "sync and dsync",
-                    "choose one of --sync and --dsync",
-                ))
-            }
-            (true, false) => SyncMode::Sync,
-            (false, true) => SyncMode::Dsync,
-            (false, false) => SyncMode::None,
-        };
+        let targets = self.resolve_targets(&fs)?;
+        let (size_bytes, bs, read_bs, write_bs) = self.resolve_sizes()?;
+        let (read_pct, trim_pct, random_pct) = self.resolve_mix()?;
+        let (qd, submit_batch, threads, engine, direct, sync) = self.resolve_queue(&fs)?;
         let rate = match &self.rate {
             None => Rate::Max,
             Some(r) => Rate::parse(&r.text())?,
-        };
-        let dur = |v: &Option<StrOrNum>, default: Duration| -> Result<Duration, SpecError> {
-            match v {
-                None => Ok(default),
-                Some(s) => parse_duration(&s.text()),
-            }
         };
         let time = dur(&self.time, Duration::from_secs(30))?;
         let warmup = dur(&self.warmup, Duration::ZERO)?;
@@ -554,59 +451,9 @@ impl WorkloadFile {
             ));
         }
 
-        let verify_after = self.verify_after.unwrap_or(false);
-        let verify_pattern = self
-            .verify_pattern
-            .as_deref()
-            .map(|p| parse_pattern(p).map_err(|why| SpecError::bad("verify-pattern", p, why)))
-            .transpose()?;
-        let verify_only = self.verify_only.unwrap_or(false);
-        let verify =
-            verify_after || verify_only || verify_pattern.is_some() || self.verify.unwrap_or(false);
-        let max_errors = count(&self.max_errors, "max-errors", DEFAULT_MAX_ERRORS, u32::MAX)?;
-        if !verify {
-            if let Some(m) = &self.max_errors {
-                return Err(SpecError::bad(
-                    "max-errors",
-                    m.text(),
-                    "it counts data validation errors; add --verify (or verify = true) or drop it",
-                ));
-            }
-        }
-        let mut io_size_pct = None;
-        let io_size_bytes = match &self.io_size {
-            None => None,
-            Some(s) if s.text().trim().ends_with('%') => {
-                let t = s.text();
-                let v: f64 = t.trim().trim_end_matches('%').trim().parse().map_err(|_| {
-                    SpecError::bad(
-                        "io-size",
-                        &t,
-                        "give bytes (10g) or a share of the working set (100%)",
-                    )
-                })?;
-                if !(v.is_finite() && v > 0.0 && v <= 1e6) {
-                    return Err(SpecError::bad(
-                        "io-size",
-                        &t,
-                        "a share of the working set above 0%, e.g. 100% for one pass",
-                    ));
-                }
-                io_size_pct = Some(v);
-                None
-            }
-            Some(s) => {
-                let v = parse_size(&s.text())?;
-                if v == 0 {
-                    return Err(SpecError::bad(
-                        "io-size",
-                        s.text(),
-                        "0 bytes; give e.g. 10g, or drop it to run for --time",
-                    ));
-                }
-                Some(v)
-            }
-        };
+        let (verify, verify_after, verify_pattern, verify_only, max_errors) =
+            self.resolve_verify()?;
+        let (io_size_bytes, io_size_pct) = self.resolve_io_size()?;
         let cpus = match &self.cpus {
             None => Vec::new(),
             Some(text) => parse_cpu_list(text)?,
@@ -615,38 +462,7 @@ impl WorkloadFile {
         // Without a rate there is no schedule to shape: a plan's step may
         // carry arrivals for its paced steps (a curve's rates, a list of
         // rates); `iorig run` refuses them alone (`arrivals_without_rate`).
-        let think = match &self.think_time {
-            None => {
-                if self.think_every.is_some() || self.think_spin.is_some() {
-                    return Err(SpecError::bad(
-                        "think-time",
-                        "missing",
-                        "--think-every and --think-spin shape the pauses of --think-time; add --think-time DUR",
-                    ));
-                }
-                None
-            }
-            Some(t) => {
-                let time = parse_duration(&t.text())?;
-                let spin = dur(&self.think_spin, Duration::ZERO)?;
-                if spin > time {
-                    return Err(SpecError::bad(
-                        "think-spin",
-                        format!("{spin:?}"),
-                        "it is the spinning part of --think-time, so at most that long",
-                    ));
-                }
-                if rate != Rate::Max {
-                    return Err(SpecError::bad(
-                        "think-time",
-                        t.text(),
-                        "--rate already paces the I/Os; give one of --rate and --think-time",
-                    ));
-                }
-                let every = count(&self.think_every, "think-every", 1, u32::MAX)?;
-                (!time.is_zero()).then_some(Think { time, spin, every })
-            }
-        };
+        let think = self.resolve_think(rate)?;
         let start_delay = dur(&self.start_delay, Duration::ZERO)?;
         if start_delay >= warmup + time {
             return Err(SpecError::bad(
@@ -655,116 +471,10 @@ impl WorkloadFile {
                 "the delay counts from the start, inside --warmup and --time, so it must be shorter than both together; lengthen --time",
             ));
         }
-        let run_length = count(&self.run_length, "run-length", 1, u32::MAX)?;
-        if run_length > 1 && random_pct < 100.0 {
-            return Err(SpecError::bad(
-                "run-length",
-                run_length,
-                "runs follow each random seek of a fully random workload; drop --random or --run-length",
-            ));
-        }
-        let skip_bytes = match &self.skip {
-            None => 0,
-            Some(v) => parse_size(&v.text())?,
-        };
-        if skip_bytes > 0 && random_pct >= 100.0 && run_length <= 1 {
-            return Err(SpecError::bad(
-                "skip",
-                format_size(skip_bytes),
-                "skips lie between sequential I/Os; add --random 0 (or --run-length N)",
-            ));
-        }
-        let align_bytes = match &self.align {
-            None => None,
-            Some(v) => {
-                let a = parse_size(&v.text())?;
-                if a == 0 || !a.is_multiple_of(512) || a > 1 << 30 {
-                    return Err(SpecError::bad(
-                        "align",
-                        v.text(),
-                        "offsets align to a multiple of 512 bytes, e.g. 512 or 4k",
-                    ));
-                }
-                Some(a)
-            }
-        };
-        let sync_every = match (&self.fsync_every, &self.fdatasync_every) {
-            (Some(_), Some(_)) => {
-                return Err(SpecError::bad(
-                    "fsync-every",
-                    "and fdatasync-every",
-                    "give one of --fsync-every and --fdatasync-every",
-                ))
-            }
-            (Some(_), None) => Some(SyncEvery {
-                writes: count(&self.fsync_every, "fsync-every", 1, u32::MAX)?,
-                data_only: false,
-            }),
-            (None, Some(_)) => Some(SyncEvery {
-                writes: count(&self.fdatasync_every, "fdatasync-every", 1, u32::MAX)?,
-                data_only: true,
-            }),
-            (None, None) => None,
-        };
-        if sync_every.is_some() && engine == EngineKind::Null {
-            return Err(SpecError::bad(
-                "fsync-every",
-                "with --engine null",
-                "the null engine writes nothing to sync; use io_uring or psync",
-            ));
-        }
-        let zones = match (&self.zone_range, &self.zone_size) {
-            (None, None) => {
-                if self.zone_skip.is_some() {
-                    return Err(SpecError::bad(
-                        "zone-skip",
-                        "without zones",
-                        "it is the gap between zones; add --zone-range",
-                    ));
-                }
-                None
-            }
-            (r, s) => {
-                let size_of = |v: &Option<StrOrNum>| -> Result<Option<u64>, SpecError> {
-                    v.as_ref().map(|v| parse_size(&v.text())).transpose()
-                };
-                // Either alone gives both, as fio fills one from the other.
-                let range_bytes = size_of(r)?.or(size_of(s)?).unwrap_or(0);
-                let size_bytes = size_of(s)?.unwrap_or(range_bytes);
-                let skip_bytes = size_of(&self.zone_skip)?.unwrap_or(0);
-                if range_bytes == 0 || size_bytes == 0 {
-                    return Err(SpecError::bad(
-                        "zone-range",
-                        "0",
-                        "a zone needs a size above 0, e.g. --zone-range 64m",
-                    ));
-                }
-                if dist != AccessDist::Uniform || run_length > 1 {
-                    return Err(SpecError::bad(
-                        "zone-range",
-                        format_size(range_bytes),
-                        "I/O inside a zone is uniform or sequential; drop --dist and --run-length",
-                    ));
-                }
-                Some(Zones {
-                    range_bytes,
-                    size_bytes,
-                    skip_bytes,
-                })
-            }
-        };
-        let min_iops = match &self.min_iops {
-            None => None,
-            Some(v) => {
-                let t = v.text();
-                let n = crate::units::parse_count(&t)
-                    .filter(|n| n.is_finite() && *n > 0.0)
-                    .ok_or_else(|| {
-                        SpecError::bad("min-iops", &t, "give IOPS above 0, e.g. 5000 or 5k")
-                    })?;
-                Some(n)
-            }
-        };
+        let (run_length, skip_bytes, align_bytes) = self.resolve_offsets(random_pct)?;
+        let sync_every = self.resolve_sync_every(engine)?;
+        let zones = self.resolve_zones(dist, run_length)?;
+        let min_iops = self.resolve_min_iops()?;
         let ignore_errors = match &self.ignore_errors {
             None => IgnoreErrors::None,
             Some(t) => IgnoreErrors::parse(t)?,
@@ -826,6 +536,366 @@ impl WorkloadFile {
         };
         w.validate()?;
         Ok(w)
+    }
+
+    /// The targets: a tree's anchor, the default scratch file or those given.
+    fn resolve_targets(&self, fs: &Option<FsWorkload>) -> Result<Vec<String>, SpecError> {
+        let targets = match (&self.target, &fs) {
+            (_, Some(f)) => vec![f.anchor.clone()],
+            (None, None) => vec![DEFAULT_TARGET.to_string()],
+            (Some(OneOrMany::One(t)), None) => vec![t.clone()],
+            (Some(OneOrMany::Many(v)), None) if v.is_empty() => {
+                return Err(SpecError::bad("target", "[]", "give at least one target"))
+            }
+            (Some(OneOrMany::Many(v)), None) => v.clone(),
+        };
+        for t in &targets {
+            if t.trim().is_empty() {
+                return Err(SpecError::bad("target", t, "empty path"));
+            }
+        }
+        Ok(targets)
+    }
+
+    /// The size of new files and the block sizes (both directions, then each).
+    fn resolve_sizes(&self) -> Result<BlockSizes, SpecError> {
+        let size_bytes = match &self.size {
+            None => None,
+            Some(s) => {
+                let v = parse_size(&s.text())?;
+                if v == 0 {
+                    return Err(SpecError::bad("size", s.text(), "size 0; give e.g. 1g"));
+                }
+                Some(v)
+            }
+        };
+        let bs = match &self.bs {
+            None => BsSpec::single(4096),
+            Some(s) => BsSpec::parse(&s.text())?,
+        };
+        let direction =
+            |v: &Option<StrOrNum>, key: &'static str| -> Result<Option<BsSpec>, SpecError> {
+                v.as_ref()
+                    .map(|s| {
+                        BsSpec::parse(&s.text()).map_err(|e| match e {
+                            SpecError::BadValue { value, why, .. } => SpecError::BadValue {
+                                field: key,
+                                value,
+                                why,
+                            },
+                            other => other,
+                        })
+                    })
+                    .transpose()
+            };
+        let read_bs = direction(&self.read_bs, "read-bs")?;
+        let write_bs = direction(&self.write_bs, "write-bs")?;
+        Ok((size_bytes, bs, read_bs, write_bs))
+    }
+
+    /// The shares of reads, trims and random offsets.
+    fn resolve_mix(&self) -> Result<(f64, f64, f64), SpecError> {
+        let read_pct = pct(&self.read, "read", 100.0)?;
+        let trim_pct = pct(&self.trim, "trim", 0.0)?;
+        if read_pct + trim_pct > 100.0 {
+            return Err(SpecError::bad(
+                "trim",
+                self.trim.as_ref().map(StrOrNum::text).unwrap_or_default(),
+                format!(
+                    "reads ({read_pct}%) and trims together are over 100%; writes take what is left, so give --trim {} or less",
+                    100.0 - read_pct
+                ),
+            ));
+        }
+        let random_pct = pct(&self.random, "random", 100.0)?;
+        Ok((read_pct, trim_pct, random_pct))
+    }
+
+    /// How I/O is issued: depth, batch, workers, engine, O_DIRECT and O_SYNC.
+    fn resolve_queue(
+        &self,
+        fs: &Option<FsWorkload>,
+    ) -> Result<(u32, u32, u32, EngineKind, bool, SyncMode), SpecError> {
+        // io_uring rings hold at most 32768 entries and iorig sizes the CQ at
+        // twice the depth; deeper queues per worker are better made with threads.
+        let qd = count(&self.qd, key::qd, 1, MAX_QD)?;
+        let submit_batch = count(&self.submit_batch, "submit-batch", 1, MAX_QD)?;
+        if submit_batch > qd {
+            return Err(SpecError::bad(
+                "submit-batch",
+                submit_batch,
+                format!("larger than qd {qd}; give a value from 1 to {qd}"),
+            ));
+        }
+        let threads = count(&self.threads, "threads", 1, 4096)?;
+        let engine = match (&self.engine, &fs) {
+            // File-system operations are system calls, one at a time per
+            // thread (check_fs_keys refuses any other engine).
+            (_, Some(_)) => EngineKind::Psync,
+            (None, None) => EngineKind::IoUring,
+            (Some(e), None) => *e,
+        };
+        let direct = match (self.direct, self.buffered) {
+            (Some(true), Some(true)) => {
+                return Err(SpecError::bad(
+                    "direct",
+                    "direct and buffered",
+                    "choose one of --direct and --buffered",
+                ))
+            }
+            (Some(d), _) => d,
+            (None, Some(b)) => !b,
+            (None, None) => true,
+        };
+        let sync = match (self.sync.unwrap_or(false), self.dsync.unwrap_or(false)) {
+            (true, true) => {
+                return Err(SpecError::bad(
+                    "sync",
+                    "sync and dsync",
+                    "choose one of --sync and --dsync",
+                ))
+            }
+            (true, false) => SyncMode::Sync,
+            (false, true) => SyncMode::Dsync,
+            (false, false) => SyncMode::None,
+        };
+        Ok((qd, submit_batch, threads, engine, direct, sync))
+    }
+
+    /// Data validation: whether it is on, its forms and its error limit.
+    fn resolve_verify(&self) -> Result<Validation, SpecError> {
+        let verify_after = self.verify_after.unwrap_or(false);
+        let verify_pattern = self
+            .verify_pattern
+            .as_deref()
+            .map(|p| parse_pattern(p).map_err(|why| SpecError::bad("verify-pattern", p, why)))
+            .transpose()?;
+        let verify_only = self.verify_only.unwrap_or(false);
+        let verify =
+            verify_after || verify_only || verify_pattern.is_some() || self.verify.unwrap_or(false);
+        let max_errors = count(&self.max_errors, "max-errors", DEFAULT_MAX_ERRORS, u32::MAX)?;
+        if !verify {
+            if let Some(m) = &self.max_errors {
+                return Err(SpecError::bad(
+                    "max-errors",
+                    m.text(),
+                    "it counts data validation errors; add --verify (or verify = true) or drop it",
+                ));
+            }
+        }
+        Ok((
+            verify,
+            verify_after,
+            verify_pattern,
+            verify_only,
+            max_errors,
+        ))
+    }
+
+    /// The bytes after which the run ends, or that share of the working set.
+    fn resolve_io_size(&self) -> Result<(Option<u64>, Option<f64>), SpecError> {
+        let mut io_size_pct = None;
+        let io_size_bytes = match &self.io_size {
+            None => None,
+            Some(s) if s.text().trim().ends_with('%') => {
+                let t = s.text();
+                let v: f64 = t.trim().trim_end_matches('%').trim().parse().map_err(|_| {
+                    SpecError::bad(
+                        "io-size",
+                        &t,
+                        "give bytes (10g) or a share of the working set (100%)",
+                    )
+                })?;
+                if !(v.is_finite() && v > 0.0 && v <= 1e6) {
+                    return Err(SpecError::bad(
+                        "io-size",
+                        &t,
+                        "a share of the working set above 0%, e.g. 100% for one pass",
+                    ));
+                }
+                io_size_pct = Some(v);
+                None
+            }
+            Some(s) => {
+                let v = parse_size(&s.text())?;
+                if v == 0 {
+                    return Err(SpecError::bad(
+                        "io-size",
+                        s.text(),
+                        "0 bytes; give e.g. 10g, or drop it to run for --time",
+                    ));
+                }
+                Some(v)
+            }
+        };
+        Ok((io_size_bytes, io_size_pct))
+    }
+
+    /// The pauses of think time (none under a rate, which paces by itself).
+    fn resolve_think(&self, rate: Rate) -> Result<Option<Think>, SpecError> {
+        let think = match &self.think_time {
+            None => {
+                if self.think_every.is_some() || self.think_spin.is_some() {
+                    return Err(SpecError::bad(
+                        "think-time",
+                        "missing",
+                        "--think-every and --think-spin shape the pauses of --think-time; add --think-time DUR",
+                    ));
+                }
+                None
+            }
+            Some(t) => {
+                let time = parse_duration(&t.text())?;
+                let spin = dur(&self.think_spin, Duration::ZERO)?;
+                if spin > time {
+                    return Err(SpecError::bad(
+                        "think-spin",
+                        format!("{spin:?}"),
+                        "it is the spinning part of --think-time, so at most that long",
+                    ));
+                }
+                if rate != Rate::Max {
+                    return Err(SpecError::bad(
+                        "think-time",
+                        t.text(),
+                        "--rate already paces the I/Os; give one of --rate and --think-time",
+                    ));
+                }
+                let every = count(&self.think_every, "think-every", 1, u32::MAX)?;
+                (!time.is_zero()).then_some(Think { time, spin, every })
+            }
+        };
+        Ok(think)
+    }
+
+    /// How offsets follow each other: runs after a seek, skips, alignment.
+    fn resolve_offsets(&self, random_pct: f64) -> Result<(u32, u64, Option<u64>), SpecError> {
+        let run_length = count(&self.run_length, "run-length", 1, u32::MAX)?;
+        if run_length > 1 && random_pct < 100.0 {
+            return Err(SpecError::bad(
+                "run-length",
+                run_length,
+                "runs follow each random seek of a fully random workload; drop --random or --run-length",
+            ));
+        }
+        let skip_bytes = match &self.skip {
+            None => 0,
+            Some(v) => parse_size(&v.text())?,
+        };
+        if skip_bytes > 0 && random_pct >= 100.0 && run_length <= 1 {
+            return Err(SpecError::bad(
+                "skip",
+                format_size(skip_bytes),
+                "skips lie between sequential I/Os; add --random 0 (or --run-length N)",
+            ));
+        }
+        let align_bytes = match &self.align {
+            None => None,
+            Some(v) => {
+                let a = parse_size(&v.text())?;
+                if a == 0 || !a.is_multiple_of(512) || a > 1 << 30 {
+                    return Err(SpecError::bad(
+                        "align",
+                        v.text(),
+                        "offsets align to a multiple of 512 bytes, e.g. 512 or 4k",
+                    ));
+                }
+                Some(a)
+            }
+        };
+        Ok((run_length, skip_bytes, align_bytes))
+    }
+
+    /// fsync or fdatasync after every N writes.
+    fn resolve_sync_every(&self, engine: EngineKind) -> Result<Option<SyncEvery>, SpecError> {
+        let sync_every = match (&self.fsync_every, &self.fdatasync_every) {
+            (Some(_), Some(_)) => {
+                return Err(SpecError::bad(
+                    "fsync-every",
+                    "and fdatasync-every",
+                    "give one of --fsync-every and --fdatasync-every",
+                ))
+            }
+            (Some(_), None) => Some(SyncEvery {
+                writes: count(&self.fsync_every, "fsync-every", 1, u32::MAX)?,
+                data_only: false,
+            }),
+            (None, Some(_)) => Some(SyncEvery {
+                writes: count(&self.fdatasync_every, "fdatasync-every", 1, u32::MAX)?,
+                data_only: true,
+            }),
+            (None, None) => None,
+        };
+        if sync_every.is_some() && engine == EngineKind::Null {
+            return Err(SpecError::bad(
+                "fsync-every",
+                "with --engine null",
+                "the null engine writes nothing to sync; use io_uring or psync",
+            ));
+        }
+        Ok(sync_every)
+    }
+
+    /// Zones (fio's zonemode=strided).
+    fn resolve_zones(&self, dist: AccessDist, run_length: u32) -> Result<Option<Zones>, SpecError> {
+        let zones = match (&self.zone_range, &self.zone_size) {
+            (None, None) => {
+                if self.zone_skip.is_some() {
+                    return Err(SpecError::bad(
+                        "zone-skip",
+                        "without zones",
+                        "it is the gap between zones; add --zone-range",
+                    ));
+                }
+                None
+            }
+            (r, s) => {
+                let size_of = |v: &Option<StrOrNum>| -> Result<Option<u64>, SpecError> {
+                    v.as_ref().map(|v| parse_size(&v.text())).transpose()
+                };
+                // Either alone gives both, as fio fills one from the other.
+                let range_bytes = size_of(r)?.or(size_of(s)?).unwrap_or(0);
+                let size_bytes = size_of(s)?.unwrap_or(range_bytes);
+                let skip_bytes = size_of(&self.zone_skip)?.unwrap_or(0);
+                if range_bytes == 0 || size_bytes == 0 {
+                    return Err(SpecError::bad(
+                        "zone-range",
+                        "0",
+                        "a zone needs a size above 0, e.g. --zone-range 64m",
+                    ));
+                }
+                if dist != AccessDist::Uniform || run_length > 1 {
+                    return Err(SpecError::bad(
+                        "zone-range",
+                        format_size(range_bytes),
+                        "I/O inside a zone is uniform or sequential; drop --dist and --run-length",
+                    ));
+                }
+                Some(Zones {
+                    range_bytes,
+                    size_bytes,
+                    skip_bytes,
+                })
+            }
+        };
+        Ok(zones)
+    }
+
+    /// The IOPS floor below which the run fails.
+    fn resolve_min_iops(&self) -> Result<Option<f64>, SpecError> {
+        let min_iops = match &self.min_iops {
+            None => None,
+            Some(v) => {
+                let t = v.text();
+                let n = crate::units::parse_count(&t)
+                    .filter(|n| n.is_finite() && *n > 0.0)
+                    .ok_or_else(|| {
+                        SpecError::bad("min-iops", &t, "give IOPS above 0, e.g. 5000 or 5k")
+                    })?;
+                Some(n)
+            }
+        };
+        Ok(min_iops)
     }
 
     /// Moves a lone target that is a directory (`is_dir` says) to `anchor`:
@@ -1141,6 +1211,22 @@ pub fn format_pattern(bytes: &[u8]) -> String {
         t.push_str(&format!("{b:02x}"));
     }
     t
+}
+
+/// The size of new files, the block sizes, and those of reads and of
+/// writes when they differ.
+type BlockSizes = (Option<u64>, BsSpec, Option<BsSpec>, Option<BsSpec>);
+
+/// Data validation: on, read back after writing, the pattern, read only, the
+/// error limit.
+type Validation = (bool, bool, Option<Vec<u8>>, bool, u32);
+
+/// A duration given, or `default`.
+fn dur(v: &Option<StrOrNum>, default: Duration) -> Result<Duration, SpecError> {
+    match v {
+        None => Ok(default),
+        Some(s) => parse_duration(&s.text()),
+    }
 }
 
 fn is_zero(v: &f64) -> bool {
