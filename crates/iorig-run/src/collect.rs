@@ -472,12 +472,12 @@ fn run_command(command: &str, wait: Duration) -> Result<String, String> {
         }
     });
     let kill = |child: &mut std::process::Child| {
-        if let Ok(pgid) = i32::try_from(child.id()) {
-            // SAFETY: kill(2) with the group this child leads (made by
-            // process_group(0) above); no memory is touched.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
+        // The group this child leads (made by process_group(0) above).
+        if let Some(pgid) = i32::try_from(child.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process_group(pgid, rustix::process::Signal::KILL);
         }
         let _ = child.kill();
         let _ = child.wait();

@@ -82,11 +82,9 @@ impl IoLogPaths {
 /// Lowers the calling thread's priority: a replay's helper threads yield
 /// to its worker, which a preemption on a small machine makes issue late.
 pub(crate) fn lower_priority() {
-    // SAFETY: setpriority takes integers; on Linux PRIO_PROCESS with who 0
-    // names the calling thread only.
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
-    }
+    // On Linux PRIO_PROCESS of "this process" (no pid) names the calling
+    // thread only. Failing leaves the thread as it was, which is harmless.
+    let _ = rustix::process::setpriority_process(None, 10);
 }
 
 /// Records the trace writer sorts in memory before it spills a sorted run

@@ -10,6 +10,8 @@ use iorig_engine::buffers::AlignedBuffers;
 use iorig_engine::verify::{check_ours, target_id, ValidationError, ValidationSummary};
 use iorig_result::ValidationErrorEntry;
 use iorig_verify::{Expected, Journal, JournalState, JournalTarget, UnitError, UNKNOWN};
+use rustix::fs::OFlags;
+use rustix::io::Errno;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::OpenOptions;
@@ -333,21 +335,27 @@ impl Reader {
     }
 }
 
+/// Open flags as `OpenOptionsExt::custom_flags` takes them.
+fn open_flags(f: OFlags) -> i32 {
+    // The flags are bits below 2^31, so the cast keeps them.
+    f.bits() as i32
+}
+
 /// Opens one of a tree's files for reading (never a link in its place),
 /// O_DIRECT unless `buffered` or the file system refuses it.
 fn open_file(path: &Path, buffered: bool) -> std::io::Result<std::fs::File> {
     let open = |direct: bool| {
         let mut o = OpenOptions::new();
         o.read(true);
-        o.custom_flags(if direct {
-            libc::O_NOFOLLOW | libc::O_DIRECT
+        o.custom_flags(open_flags(if direct {
+            OFlags::NOFOLLOW | OFlags::DIRECT
         } else {
-            libc::O_NOFOLLOW
-        });
+            OFlags::NOFOLLOW
+        }));
         o.open(path)
     };
     match open(!buffered) {
-        Err(e) if !buffered && e.raw_os_error() == Some(libc::EINVAL) => open(false),
+        Err(e) if !buffered && e.raw_os_error() == Some(Errno::INVAL.raw_os_error()) => open(false),
         r => r,
     }
 }
@@ -357,14 +365,14 @@ fn open_target(path: &str, size_bytes: u64, buffered: bool) -> Result<std::fs::F
         let mut o = OpenOptions::new();
         o.read(true);
         if direct {
-            o.custom_flags(libc::O_DIRECT);
+            o.custom_flags(open_flags(OFlags::DIRECT));
         }
         o.open(path)
     };
     let file = match open(!buffered) {
         Ok(f) => f,
         // tmpfs and some others refuse O_DIRECT: read through the cache then.
-        Err(e) if !buffered && e.raw_os_error() == Some(libc::EINVAL) => {
+        Err(e) if !buffered && e.raw_os_error() == Some(Errno::INVAL.raw_os_error()) => {
             open(false).map_err(|e| RunError::runtime(format!("opening {path}: {e}")))?
         }
         Err(e) => {
