@@ -126,6 +126,9 @@ pub fn check_file(flag: &str, path: &Path) -> Result<Existing, OutputError> {
     }
 }
 
+/// O_CLOEXEC as `OpenOptionsExt::custom_flags` takes it (a bit below 2^31).
+const CLOEXEC: i32 = rustix::fs::OFlags::CLOEXEC.bits() as i32;
+
 /// [`check_file`], then proves the path can be written, so that a result
 /// is never lost after the work that made it: a file is created beside it
 /// (as [`AtomicFile`] will) and removed again, and an existing file must be
@@ -135,13 +138,14 @@ pub fn check_writable(flag: &str, path: &Path) -> Result<Existing, OutputError> 
     let existing = check_file(flag, path)?;
     probe_dir(flag, path, parent_of(path))?;
     if existing == Existing::Regular {
-        let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()))
-            .map_err(|_| {
-                OutputError::Refused(format!("{flag} {}: a NUL in the path", path.display()))
-            })?;
-        // SAFETY: access(2) reads the NUL-terminated path and nothing else.
-        if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
-            let e = io::Error::last_os_error();
+        if std::os::unix::ffi::OsStrExt::as_bytes(path.as_os_str()).contains(&0) {
+            return Err(OutputError::Refused(format!(
+                "{flag} {}: a NUL in the path",
+                path.display()
+            )));
+        }
+        if let Err(e) = rustix::fs::access(path, rustix::fs::Access::WRITE_OK) {
+            let e = io::Error::from(e);
             return Err(OutputError::Refused(format!(
                 "{flag} {}: the file cannot be written ({e}); give another path or make it writable",
                 path.display()
@@ -178,7 +182,7 @@ fn probe_dir(flag: &str, path: &Path, dir: &Path) -> Result<(), OutputError> {
             .write(true)
             .create_new(true)
             .mode(0o600)
-            .custom_flags(libc::O_CLOEXEC)
+            .custom_flags(CLOEXEC)
             .open(&probe)
         {
             Ok(f) => {
@@ -278,7 +282,7 @@ impl AtomicFile {
             .write(true)
             .create_new(true)
             .mode(0o644)
-            .custom_flags(libc::O_CLOEXEC)
+            .custom_flags(CLOEXEC)
             .open(&tmp)
             .map_err(|e| io_err(&tmp, e))?;
         Ok(AtomicFile {
