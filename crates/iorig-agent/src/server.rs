@@ -521,14 +521,10 @@ impl tonic::service::Interceptor for Auth {
     }
 }
 
-/// Whether two secrets are equal. Compares without stopping at the first
-/// difference, so the time taken says nothing about how much of a guess
-/// was right.
-pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// Whether two secrets are equal, compared in constant time so the time
+/// taken says nothing about how much of a guess was right.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    bool::from(subtle::ConstantTimeEq::ct_eq(a, b))
 }
 
 /// Serves until `shutdown` completes; a run in progress is stopped first.

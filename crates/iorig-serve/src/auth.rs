@@ -7,6 +7,7 @@
 use crate::ServeError;
 use axum::http::{header, HeaderMap};
 use std::net::SocketAddr;
+use subtle::ConstantTimeEq;
 
 /// The name of the session cookie that carries the token.
 pub const COOKIE: &str = "iorig_token";
@@ -85,16 +86,22 @@ impl Auth {
             .iter()
             .filter_map(|v| v.to_str().ok())
             .filter_map(|v| v.strip_prefix("Bearer "))
-            .any(|t| iorig_agent::server::same_bytes(t.trim().as_bytes(), token.as_bytes()));
+            .any(|t| same(t.trim(), token));
         let cookie = headers
             .get_all(header::COOKIE)
             .iter()
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(';'))
             .filter_map(|kv| kv.trim().strip_prefix(COOKIE)?.strip_prefix('='))
-            .any(|t| iorig_agent::server::same_bytes(t.as_bytes(), token.as_bytes()));
+            .any(|t| same(t, token));
         bearer || cookie
     }
+}
+
+/// Whether a token given equals ours, compared in constant time so the time
+/// taken says nothing about how much of a guess was right.
+fn same(given: &str, token: &str) -> bool {
+    bool::from(given.as_bytes().ct_eq(token.as_bytes()))
 }
 
 #[cfg(test)]
