@@ -571,8 +571,7 @@ impl Translator<'_> {
         loc: &Loc,
         w: &mut WorkloadFile,
     ) -> Result<Files, ImportError> {
-        let name = st.name.clone();
-        let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
+        let jerr = |why: String| job_err(loc, &st.name, why);
         // Targets: the named files, or the job's own files in its directory.
         let files: Vec<String> = match &st.filenames {
             Some(names) => names
@@ -707,8 +706,7 @@ impl Translator<'_> {
         loc: &Loc,
         w: &mut WorkloadFile,
     ) -> Result<Sizes, ImportError> {
-        let name = st.name.clone();
-        let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
+        let jerr = |why: String| job_err(loc, &st.name, why);
         // Block sizes.
         let (read_bs, write_bs) = match (&st.bssplit, st.bs) {
             (Some((r, w)), _) => (r.clone(), w.clone()),
@@ -846,8 +844,7 @@ impl Translator<'_> {
         w: &mut WorkloadFile,
         sizes: &Sizes,
     ) -> Result<(), ImportError> {
-        let name = st.name.clone();
-        let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
+        let jerr = |why: String| job_err(loc, &st.name, why);
         let (read_bs, write_bs, mode) = (&sizes.read_bs, &sizes.write_bs, sizes.mode);
         // The block size of the job's direction (rates in bytes/s, number_ios).
         let bs = match mode {
@@ -936,8 +933,7 @@ impl Translator<'_> {
         files: &Files,
         sizes: &Sizes,
     ) -> Result<(), ImportError> {
-        let name = st.name.clone();
-        let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
+        let jerr = |why: String| job_err(loc, &st.name, why);
         let (read_bs, write_bs, mode) = (&sizes.read_bs, &sizes.write_bs, sizes.mode);
         let bs = sizes.bs();
         let (per_job_files, size_bytes, range_end_pct, clones_side_by_side) = (
@@ -1040,8 +1036,7 @@ impl Translator<'_> {
         files: &Files,
         sizes: &Sizes,
     ) -> Result<(), ImportError> {
-        let name = st.name.clone();
-        let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
+        let jerr = |why: String| job_err(loc, &st.name, why);
         let (mode, random) = (sizes.mode, sizes.random);
         let per_job_files = files.per_job_files;
         // fio goes on past a failed I/O when continue_on_error covers its
@@ -1153,8 +1148,7 @@ impl Translator<'_> {
         w: &mut WorkloadFile,
         sizes: &Sizes,
     ) -> Result<Option<Verify>, ImportError> {
-        let name = st.name.clone();
-        let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
+        let jerr = |why: String| job_err(loc, &st.name, why);
         let mode = sizes.mode;
         // Validation belongs to a step: carried beside the job's keys.
         if st.verify_is_pattern && st.verify_pattern.is_none() {
@@ -1419,8 +1413,7 @@ impl Translator<'_> {
     /// file-system workload: the job's files are slots of a tree of depth 0
     /// in its directory, each clone a worker walking its own share of them.
     fn finish_tree(&mut self, st: State, loc: &Loc) -> Result<JobOut, ImportError> {
-        let name = st.name.clone();
-        let jerr = |why: String| usage(loc, format!("job '{name}': {why}"));
+        let jerr = |why: String| job_err(loc, &st.name, why);
         let (op, format) = match st.engine {
             "filecreate" => ("create", FormatMode::Dirs),
             "filestat" => ("stat", FormatMode::Restart),
