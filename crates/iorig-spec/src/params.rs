@@ -8,8 +8,9 @@
 //! constants ([`key`]), the key table ([`WorkloadFile::KEYS`]), the layering
 //! of files and flags ([`WorkloadFile::overlay`]), which keys a layer gives
 //! and the keys and values a workload file would be written with
-//! ([`WorkloadFile::to_pairs`]). A new parameter is one field here and its
-//! meaning in `resolve`; nothing else lists it.
+//! ([`WorkloadFile::to_pairs`]). A new parameter is one field here, its
+//! meaning in `resolve` and its row in docs/workload.md (a test asks for
+//! it); no other list names it.
 
 use crate::fs::{FileIo, FileSelect, FormatMode};
 use crate::workload::{AccessDist, Arrivals, DataPattern, EngineKind, OneOrMany, StrOrNum};
