@@ -27,7 +27,8 @@ pub use labels::{
     check_label, check_name, printable, shown_label, LABEL_KEY_MAX_BYTES, LABEL_VALUE_MAX_BYTES,
 };
 pub use params::{
-    headline, key, partner, ChoiceParser, Headline, Param, Role, WorkloadFile, PAIRS,
+    flag_error, headline, key, partner, Choice, ChoiceParser, Headline, Param, Role, WorkloadFile,
+    PAIRS,
 };
 pub use plan::{
     builtin, builtin_text, builtins, estimate_duration, HotSize, Pause, Plan, PlanJob, PlanStep,

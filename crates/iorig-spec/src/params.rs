@@ -55,6 +55,18 @@ impl Param {
     }
 }
 
+impl WorkloadFile {
+    /// Whether `key` is a workload key.
+    pub fn is_key(key: &str) -> bool {
+        Self::KEYS.iter().any(|p| p.key == key)
+    }
+
+    /// Whether the workload key `key` has `role` in the declaration.
+    pub fn has_role(key: &str, role: Role) -> bool {
+        Self::KEYS.iter().any(|p| p.key == key && p.is(role))
+    }
+}
+
 /// Pairs of flags of which a layer that gives either decides both
 /// (`--direct` overrides a file's `buffered = true`).
 pub const PAIRS: &[(&str, &str)] = &[(key::direct, key::buffered), (key::sync, key::dsync)];
@@ -134,11 +146,7 @@ where
         arg: Option<&clap::Arg>,
         value: &std::ffi::OsStr,
     ) -> Result<T, clap::Error> {
-        let flag = arg
-            .and_then(|a| a.get_long())
-            .map(|l| format!("--{l}: "))
-            .unwrap_or_default();
-        let refuse = |kind, why: String| clap::Error::raw(kind, format!("{flag}{why}\n"));
+        let refuse = |kind, why: String| flag_error(arg, kind, why);
         let text = value.to_str().ok_or_else(|| {
             refuse(
                 clap::error::ErrorKind::InvalidUtf8,
@@ -160,6 +168,21 @@ where
             },
         )))
     }
+}
+
+/// A flag's value refused in one line, "--flag: why", without clap's
+/// "invalid value '...'", which would repeat the value (it may be a
+/// secret, or it is said better in `why`).
+pub fn flag_error(
+    arg: Option<&clap::Arg>,
+    kind: clap::error::ErrorKind,
+    why: impl std::fmt::Display,
+) -> clap::Error {
+    let flag = arg
+        .and_then(|a| a.get_long())
+        .map(|l| format!("--{l}: "))
+        .unwrap_or_default();
+    clap::Error::raw(kind, format!("{flag}{why}\n"))
 }
 
 /// The names a choice offers, as a sentence: "a, b or c".

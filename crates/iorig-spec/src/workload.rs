@@ -919,11 +919,7 @@ impl WorkloadFile {
     fn fs_keys_given(&self) -> Vec<&'static str> {
         self.given()
             .into_iter()
-            .filter(|k| {
-                WorkloadFile::KEYS
-                    .iter()
-                    .any(|p| p.key == *k && p.is(crate::Role::Fs))
-            })
+            .filter(|k| WorkloadFile::has_role(k, crate::Role::Fs))
             .collect()
     }
 

@@ -25,16 +25,8 @@ impl clap::builder::TypedValueParser for LocationParser {
         arg: Option<&clap::Arg>,
         value: &std::ffi::OsStr,
     ) -> Result<Location, clap::Error> {
-        let refuse = |e: String| {
-            let flag = arg
-                .and_then(|a| a.get_long())
-                .map(|l| format!("--{l}: "))
-                .unwrap_or_default();
-            clap::Error::raw(
-                clap::error::ErrorKind::ValueValidation,
-                format!("{flag}{e}\n"),
-            )
-        };
+        let refuse =
+            |e: String| iorig_spec::flag_error(arg, clap::error::ErrorKind::ValueValidation, e);
         let Some(text) = value.to_str() else {
             use std::os::unix::ffi::OsStrExt;
             if iorig_store::looks_like_pg_url(value.as_bytes()) {

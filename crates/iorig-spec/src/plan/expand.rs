@@ -2,8 +2,7 @@
 //! validation of every step's workload, and the duration estimate.
 
 use super::parse::{
-    has_role, kind_owns, plan_error, scalar_text, size_text, sweeps, Block, HotRef, KindParams,
-    Place,
+    kind_owns, plan_error, scalar_text, size_text, sweeps, Block, HotRef, KindParams, Place,
 };
 use super::{HotSize, Pause, Plan, PlanJob, PlanStep, PreconditionSpec, StepRole};
 use crate::units::format_size;
@@ -403,7 +402,8 @@ impl Expander<'_> {
         for (k, v) in &defaults.workload {
             // A list in [defaults] sweeps the steps that can sweep; a
             // precondition cannot, so it keeps its own default for that key.
-            let inherit = has_role(k, Role::Inherit) && !covered_by(block, k) && !is_axis(k, v);
+            let inherit =
+                WorkloadFile::has_role(k, Role::Inherit) && !covered_by(block, k) && !is_axis(k, v);
             if inherit {
                 low.insert(k.clone(), v.clone());
             }

@@ -11,22 +11,10 @@ use std::fmt;
 use std::time::Duration;
 use toml::{Table, Value};
 
-/// Whether `key` is a workload key (a parameter of [`WorkloadFile`]).
-pub(super) fn is_workload_key(key: &str) -> bool {
-    WorkloadFile::KEYS.iter().any(|p| p.key == key)
-}
-
-/// Whether the workload key `key` has `role` in the declaration.
-pub(super) fn has_role(key: &str, role: Role) -> bool {
-    WorkloadFile::KEYS
-        .iter()
-        .any(|p| p.key == key && p.is(role))
-}
-
 /// Whether a list given for `key` is a sweep axis: every workload key but
 /// the ones that are one value by nature ([`Role::Fixed`]).
 pub(super) fn sweeps(key: &str) -> bool {
-    is_workload_key(key) && !has_role(key, Role::Fixed)
+    WorkloadFile::is_key(key) && !WorkloadFile::has_role(key, Role::Fixed)
 }
 
 /// Workload keys a step kind sets itself, with what to say to a block of
@@ -616,7 +604,7 @@ fn parse_block(path: &str, place: Place, t: &Table) -> Result<Block, SpecError> 
             }
             continue;
         }
-        if has_role(key, Role::Plan) {
+        if WorkloadFile::has_role(key, Role::Plan) {
             return Err(err(format!(
                 "'{key}' cannot be set in {}; give {} at the top of the plan or --{key} on the command line",
                 if is_defaults { "[defaults]" } else { "a step" },
@@ -731,7 +719,7 @@ fn parse_block(path: &str, place: Place, t: &Table) -> Result<Block, SpecError> 
         }
         let why = if let Some(why) = kind_owns(&kind, key) {
             why.to_string()
-        } else if is_workload_key(key) && kind == "precondition" {
+        } else if WorkloadFile::is_key(key) && kind == "precondition" {
             format!(
                 "'{key}' does not apply to a precondition; it takes {}",
                 valid_keys_text(&kind, false)
@@ -803,18 +791,18 @@ fn parse_jobs(value: &Value) -> Result<Vec<JobBlock>, String> {
                 exitall = *b;
                 continue;
             }
-            if !is_workload_key(key) {
+            if !WorkloadFile::is_key(key) {
                 return Err(format!(
                     "job '{name}': unknown key '{key}';{} a job takes name and workload keys",
                     crate::suggest::did_you_mean(key, WorkloadFile::KEYS.iter().map(|p| p.key))
                 ));
             }
-            if has_role(key, Role::Step) {
+            if WorkloadFile::has_role(key, Role::Step) {
                 return Err(format!(
                     "job '{name}': '{key}': data validation runs on a whole step, not on one of its jobs; give it in the step or [defaults]"
                 ));
             }
-            if matches!(v, Value::Array(_)) && !has_role(key, Role::List) {
+            if matches!(v, Value::Array(_)) && !WorkloadFile::has_role(key, Role::List) {
                 return Err(format!(
                     "job '{name}': '{key}' is a list; a job's keys are single values (sweep in the step)"
                 ));
