@@ -1151,9 +1151,7 @@ impl Tr<'_> {
             } else {
                 total_threads
             };
-            // A count past i64 is written as i64's largest, which the
-            // plan's check refuses (a plain cast would wrap to -1).
-            w.threads = Some(StrOrNum::Int(t.min(i64::MAX as u64) as i64));
+            w.threads = Some(StrOrNum::count(t));
         }
         if let Some(r) = rate.as_deref().filter(|r| *r != "max") {
             if w.rate.is_none() {

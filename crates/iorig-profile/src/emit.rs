@@ -104,7 +104,7 @@ pub fn workload_toml(p: &Profile, rate: EmitRate, source: &str) -> Result<String
         read_bs: read_bs.and_then(text),
         write_bs: write_bs.and_then(text),
         rate: Some(StrOrNum::Int(rate_iops.round().max(1.0) as i64)),
-        qd: Some(StrOrNum::Int(i64::try_from(qd).unwrap_or(i64::MAX))),
+        qd: Some(StrOrNum::count(qd)),
         threads: Some(StrOrNum::Int(1)),
         time: text("60s".to_owned()),
         ..WorkloadFile::default()

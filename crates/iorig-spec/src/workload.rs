@@ -366,6 +366,13 @@ impl std::str::FromStr for StrOrNum {
 }
 
 impl StrOrNum {
+    /// A count as a workload writes it. One past i64 is written as i64's
+    /// largest, which `resolve` refuses as too large (a plain cast would
+    /// wrap to a negative number).
+    pub fn count(v: u64) -> Self {
+        StrOrNum::Int(i64::try_from(v).unwrap_or(i64::MAX))
+    }
+
     /// The value as text, as a flag would give it.
     pub fn text(&self) -> String {
         match self {

@@ -265,7 +265,7 @@ fn as_text(v: &str) -> Option<StrOrNum> {
 
 /// A count as a workload writes it.
 fn num(v: u64) -> Option<StrOrNum> {
-    Some(StrOrNum::Int(i64::try_from(v).unwrap_or(i64::MAX)))
+    Some(StrOrNum::count(v))
 }
 
 /// Direction-pair values as fio writes them: `A` (both) or `A,B`.
