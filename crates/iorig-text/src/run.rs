@@ -8,8 +8,8 @@ use iorig_engine::verify::{ValidationError, ValidationSummary};
 use iorig_result::{CurveFinding, Figure, Finding, Headline, SteadyStateFinding};
 use iorig_run::plan::{fmt_duration, StepResult};
 use iorig_run::PlanProgress;
+use iorig_spec::headline;
 use iorig_spec::plan::{Plan, PlanStep, StepRole};
-use iorig_spec::{headline, key};
 use iorig_spec::{Rate, StrOrNum, SyncMode, Workload};
 use iorig_verify::Expected;
 use std::time::Duration;
@@ -387,7 +387,7 @@ pub fn dry_run_lines(plan: &Plan, steps: &[PlanStep], estimate: Duration) -> Vec
             headline::READ.narrow,
             headline::RANDOM.narrow,
             headline::QD.narrow,
-            key::threads,
+            headline::THREADS.head,
             headline::RATE.narrow,
             "time"
         ),
