@@ -93,6 +93,92 @@ pub struct TraceFacts {
     pub mean_qd: Option<f64>,
 }
 
+/// A replay as the user asks for it: the trace, how to place and time its
+/// I/Os, and the workload flags that still apply (targets, size, engine,
+/// interval, labels). [`prepare`] fills in what the trace decides.
+#[derive(Clone, Debug)]
+pub struct Replay {
+    pub file: PathBuf,
+    pub format: Option<Format>,
+    pub bad: BadRecords,
+    /// The trace's times divided by this; `None`: as fast as possible.
+    pub speed: Option<f64>,
+    pub map: OffsetMap,
+    pub align_bytes: u64,
+    pub async_submit: bool,
+    /// I/Os in flight at most; `None`: 256 when timed (the trace's own
+    /// concurrency decides), the trace's mean when as fast as possible.
+    pub qd: Option<u32>,
+    /// How long at most; `None`: the trace's span plus a minute when timed.
+    pub time: Option<String>,
+    pub targets: Vec<String>,
+    pub size: Option<String>,
+    pub engine: Option<iorig_spec::EngineKind>,
+    pub interval: String,
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+/// Surveys the trace and derives the run's workload from it: the block size
+/// its largest I/O needs, its read share (a label only: the trace decides
+/// each I/O), the queue depth and the time. Nothing is created or written.
+pub fn prepare(r: Replay) -> Result<(iorig_spec::Workload, ReplaySetup), RunError> {
+    use iorig_spec::{OneOrMany, StrOrNum, WorkloadFile};
+    let facts = survey(&r.file, r.format, r.bad, r.align_bytes)?;
+    if r.speed.is_some() && !facts.timed {
+        return Err(RunError::usage(format!(
+            "{}: the trace has no times (an fio iolog v2 without wait lines); replay it with --afap",
+            r.file.display()
+        )));
+    }
+    let qd = match (r.qd, r.speed) {
+        (Some(0), _) => return Err(RunError::usage("--qd 0: give at least 1")),
+        (Some(q), _) => q,
+        // Timed: enough slots that the trace's own concurrency is never
+        // what holds an I/O back.
+        (None, Some(_)) => 256,
+        (None, None) => facts.mean_qd.map_or(1, |q| q.ceil().max(1.0) as u32),
+    };
+    let time = match (&r.time, r.speed) {
+        (Some(t), _) => t.clone(),
+        (None, Some(x)) => format!(
+            "{}ms",
+            (facts.duration_ns as f64 / x / 1e6).ceil() as u64 + 60_000
+        ),
+        (None, None) => "1d".to_string(),
+    };
+    let reads_pct = 100.0 * facts.reads as f64 / facts.records.max(1) as f64;
+    let bs = facts.max_size_bytes.div_ceil(r.align_bytes) * r.align_bytes;
+    let text = |v: String| Some(StrOrNum::Str(v));
+    let layer = WorkloadFile {
+        target: (!r.targets.is_empty()).then(|| OneOrMany::Many(r.targets.clone())),
+        size: r.size.clone().and_then(text),
+        bs: text(bs.to_string()),
+        read: text(format!("{reads_pct:.3}")),
+        random: text("100".into()),
+        align: text(r.align_bytes.to_string()),
+        qd: text(qd.to_string()),
+        engine: r.engine,
+        time: text(time),
+        interval: text(r.interval.clone()),
+        labels: (!r.labels.is_empty()).then(|| r.labels.clone()),
+        ..WorkloadFile::default()
+    };
+    let w = layer
+        .resolve(1)
+        .map_err(|e| RunError::usage(e.to_string()))?;
+    let setup = ReplaySetup {
+        file: r.file,
+        format: r.format,
+        bad: r.bad,
+        speed: r.speed,
+        map: r.map,
+        align_bytes: r.align_bytes,
+        async_submit: r.async_submit,
+        facts,
+    };
+    Ok((w, setup))
+}
+
 fn trace_error(e: iorig_trace::TraceError) -> RunError {
     RunError::usage(e.to_string())
 }

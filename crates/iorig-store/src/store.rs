@@ -610,6 +610,31 @@ impl Store {
         )
     }
 
+    /// The read IOPS a stored run measured at best, with where it was
+    /// measured ("run 4 step 2 (randread) of 4k reads"), for a backend's
+    /// speed; `None` when no step of the run read.
+    pub fn best_read_iops(&self, run: RunId) -> Result<Option<(f64, String)>, StoreError> {
+        let steps = self.steps(run)?;
+        let best = steps
+            .iter()
+            .filter_map(|s| {
+                let io = s.summary.as_ref()?.io()?;
+                (io.read.ops > 0).then_some((s, io.read.iops))
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        Ok(best.map(|(step, iops)| {
+            let bs = step
+                .params
+                .as_ref()
+                .map(|p| format!(" of {} reads", p.bs))
+                .unwrap_or_default();
+            (
+                iops,
+                format!("run {} step {} ({}){bs}", run.0, step.index, step.name),
+            )
+        }))
+    }
+
     /// The steps of a run in plan order.
     pub fn steps(&self, run: RunId) -> Result<Vec<StepRow>, StoreError> {
         self.conn.query(

@@ -10,5 +10,6 @@ pub mod profile;
 pub mod run;
 pub mod runs;
 pub mod table;
+pub mod trace;
 
 pub use table::human_bytes;

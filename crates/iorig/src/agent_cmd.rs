@@ -1,9 +1,9 @@
 //! `iorig agent`: serves controllers until Ctrl-C or SIGTERM.
 
-use crate::cli::AgentArgs;
 use crate::output::Printer;
 use crate::{exit, Failure};
 use iorig_agent::server::{serve, AgentConfig};
+use iorig_cli::AgentArgs;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -26,7 +26,7 @@ pub fn agent(a: AgentArgs) -> Result<u8, Failure> {
         results_dir: a.results_dir.clone(),
         db: a.db.clone(),
         metrics: served.as_ref().map(|s| s.metrics.clone()),
-        tls: a.tls.files()?,
+        tls: crate::tls_files(&a.tls)?,
     };
     config.check().map_err(|e| Failure::usage(e.to_string()))?;
     match &a.db {

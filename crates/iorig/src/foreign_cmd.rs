@@ -3,11 +3,11 @@
 //! translation, so what import shows is what runs); `--output-format
 //! fio-json[+]` writes the result in fio's JSON shape.
 
-use crate::cli::{ForeignArgs, RunArgs};
 use crate::output::Printer;
 use crate::plan_cmd::{run_plan, RunOptions};
 use crate::store::check_output;
 use crate::{exit, Failure};
+use iorig_cli::{ForeignArgs, RunArgs};
 use iorig_import::fio::{self, JobMeta, Translation};
 use iorig_import::{fio_json, Format, SystemLoader};
 use iorig_run::plan::{Invocation, StepResult};
@@ -217,7 +217,7 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
         inv.journal = Some(j);
     }
     // The stored run says where it came from and what was left out.
-    let mut labels = crate::cli::parse_labels(&a.record.labels)?;
+    let mut labels = crate::labels(&a.record.labels)?;
     labels
         .entry("source".into())
         .or_insert_with(|| p.source.clone());
@@ -235,7 +235,7 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
             // A job that ends by its bytes has no time to estimate.
             yes: true,
             quiet: a.quiet,
-            hosts: crate::cli::HostArgs::default(),
+            hosts: iorig_cli::HostArgs::default(),
             metrics: a.metrics.clone(),
             collect: a.collect.collect.clone(),
             text_to_stderr: json_stdout,

@@ -1,11 +1,11 @@
 //! `iorig run --hosts ...`: one workload on many agents at once.
 
-use crate::cli::{HostArgs, RunArgs};
 use crate::output::term::TermSink;
 use crate::output::Printer;
 use crate::store::{check_output, check_store, writer, StoreChoice};
 use crate::{exit, Failure};
 use iorig_agent::controller::{self, Cluster, ControllerOptions, RateShare};
+use iorig_cli::{HostArgs, RunArgs};
 use iorig_run::csv::IntervalCsv;
 use iorig_run::event::Fanout;
 use iorig_run::single::SingleOptions;
@@ -52,7 +52,7 @@ pub fn options(h: &HostArgs, layer: &WorkloadFile) -> Result<ControllerOptions, 
     if let Some(s) = &h.skew_limit {
         o.skew_limit = iorig_spec::parse_duration(s).map_err(usage)?;
     }
-    o.tls = h.tls.files()?;
+    o.tls = crate::tls_files(&h.tls)?;
     Ok(o)
 }
 

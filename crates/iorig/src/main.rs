@@ -2,7 +2,7 @@
 //! to exit codes. Everything that prints lives in `output`.
 
 mod agent_cmd;
-mod cli;
+
 mod foreign_cmd;
 mod hosts_cmd;
 mod metrics;
@@ -21,9 +21,12 @@ mod vdbench_out;
 mod verify_cmd;
 
 use clap::Parser;
+use iorig_cli as cli;
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-/// Exit codes (DESIGN.md "Exit codes").
+/// Exit codes, a fixed interface users script against (README.md, the
+/// "Exit codes" line of the usage section).
 pub mod exit {
     pub const OK: u8 = 0;
     pub const RUNTIME: u8 = 1;
@@ -75,6 +78,24 @@ impl From<iorig_outfile::OutputError> for Failure {
     }
 }
 
+/// `--label KEY=VALUE` values as a map, or the one line that refuses them.
+pub fn labels(given: &[String]) -> Result<BTreeMap<String, String>, Failure> {
+    cli::parse_labels(given).map_err(Failure::usage)
+}
+
+/// The three mutual-TLS files read, or None when none is given.
+pub fn tls_files(t: &cli::TlsArgs) -> Result<Option<iorig_agent::TlsFiles>, Failure> {
+    match (&t.tls_cert, &t.tls_key, &t.tls_ca) {
+        (None, None, None) => Ok(None),
+        (Some(c), Some(k), Some(a)) => iorig_agent::TlsFiles::read(c, k, a)
+            .map(Some)
+            .map_err(|e| Failure::usage(e.to_string())),
+        _ => Err(Failure::usage(
+            "mutual TLS needs all of --tls-cert, --tls-key and --tls-ca",
+        )),
+    }
+}
+
 fn plan_run(a: cli::PlanRunArgs) -> Result<plan_cmd::PlanDone, Failure> {
     let mut inv = match (&a.file, &a.builtin) {
         (_, Some(name)) => iorig_run::plan::Invocation::from_builtin(name)?,
@@ -101,7 +122,7 @@ fn plan_run(a: cli::PlanRunArgs) -> Result<plan_cmd::PlanDone, Failure> {
             kind: iorig_store::RunKind::Plan,
             db: a.record.db.clone(),
             no_db: a.record.no_db,
-            labels: cli::parse_labels(&a.record.labels)?,
+            labels: labels(&a.record.labels)?,
             dry_run: a.dry_run,
             yes: a.yes,
             quiet: a.quiet,

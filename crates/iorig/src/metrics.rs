@@ -1,8 +1,8 @@
 //! `--metrics-listen`: a run's Prometheus endpoint, started before the run
 //! (a bad address is bad input before any I/O) and stopped when it ends.
 
-use crate::cli::MetricsArgs;
 use crate::Failure;
+use iorig_cli::MetricsArgs;
 use iorig_run::metrics::Metrics;
 use iorig_serve::{Auth, MetricsServer};
 use std::collections::BTreeMap;

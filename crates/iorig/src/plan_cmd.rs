@@ -2,12 +2,12 @@
 //! check, list (`--dry-run`), run through `iorig-run` with the terminal and
 //! the store as sinks, and print the closing table.
 
-use crate::cli::HostArgs;
 use crate::output::term::TermSink;
 use crate::output::Printer;
 use crate::store::{check_store, open_existing, writer, StoreChoice};
 use crate::{exit, Failure};
 use iorig_agent::controller::{Cluster, ControllerOptions};
+use iorig_cli::HostArgs;
 use iorig_result::{RunKind, RunStatus};
 use iorig_run::plan::{fmt_duration, Invocation, PlanOutcome, PlanRun, StepResult};
 use iorig_run::StoreWriter;
@@ -35,7 +35,7 @@ pub struct RunOptions {
     /// The text goes to stderr (a machine-readable result takes stdout).
     pub text_to_stderr: bool,
     /// `--metrics-listen` and its token.
-    pub metrics: crate::cli::MetricsArgs,
+    pub metrics: iorig_cli::MetricsArgs,
     /// `--collect` sources.
     pub collect: Vec<iorig_run::collect::CollectSource>,
 }
@@ -84,7 +84,7 @@ fn cluster_options(
         (None, Some(t)) => Some(iorig_agent::read_token(&at(t)).map_err(fail)?),
         (None, None) => None,
     };
-    o.tls = h.tls.files()?;
+    o.tls = crate::tls_files(&h.tls)?;
     let dur = |flag: &str, v: &str| {
         iorig_spec::parse_duration(v)
             .map_err(|e| Failure::usage(format!("plan {} [hosts] {flag}: {e}", plan.path)))

@@ -6,11 +6,11 @@
 //! nothing. Ctrl-C is a normal way to end a live profile: the intervals so far
 //! (and a last, shorter one) are kept, and the exit code is 0.
 
-use crate::cli::ProfileArgs;
 use crate::output::json::write_json_doc;
 use crate::output::Printer;
 use crate::store::{check_output, check_output_dir, writer, StoreChoice};
 use crate::{exit, Failure};
+use iorig_cli::ProfileArgs;
 use iorig_profile::emit::{workload_toml, EmitRate};
 use iorig_profile::rules::RuleSet;
 use iorig_profile::snapshot;
@@ -73,7 +73,7 @@ fn check(a: &ProfileArgs) -> Result<Checked, Failure> {
         selection: iorig_run::profile::selection(&a.devices),
         rules,
         emit_rate,
-        labels: crate::cli::parse_labels(&a.record_store.labels)?,
+        labels: crate::labels(&a.record_store.labels)?,
     })
 }
 

@@ -1,11 +1,11 @@
 //! `iorig quick`: the built-in five-params plan with short defaults, closing
 //! with the five figures a storage engineer asks for first.
 
-use crate::cli::parse_labels;
-use crate::cli::QuickArgs;
+use crate::labels as parse_labels;
 use crate::output::Printer;
 use crate::plan_cmd::{run_plan, RunOptions};
 use crate::Failure;
+use iorig_cli::QuickArgs;
 use iorig_run::plan::Invocation;
 use iorig_spec::DEFAULT_TARGET;
 use iorig_store::RunKind;

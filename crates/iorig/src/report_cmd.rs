@@ -2,10 +2,10 @@
 //! into files people read. The rendering lives in `iorig-report`; this module
 //! picks the files and directories and says where they went.
 
-use crate::cli::ExportFormat;
 use crate::output::Printer;
 use crate::store::{check_output, check_output_dir, open_read_only, write_output};
 use crate::{exit, Failure};
+use iorig_cli::ExportFormat;
 use iorig_report::html::{render_compare, render_report_with, Details, Rendered};
 use iorig_report::html::{render_profile_compare, render_profile_report};
 use iorig_report::model::{ProfileReport, RunReport};

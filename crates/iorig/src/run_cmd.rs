@@ -1,12 +1,13 @@
 //! `iorig run`: one workload, from flags and/or a workload file to the interval
 //! table, JSON and CSV.
 
-use crate::cli::{parse_labels, RunArgs};
 use crate::foreign_cmd::OutputFormat;
+use crate::labels as parse_labels;
 use crate::output::term::TermSink;
 use crate::output::Printer;
 use crate::store::{check_output, check_store, writer, StoreChoice};
 use crate::{exit, Failure};
+use iorig_cli::RunArgs;
 use iorig_engine::run::TargetInfo;
 use iorig_run::csv::IntervalCsv;
 use iorig_run::event::Fanout;

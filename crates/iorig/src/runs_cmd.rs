@@ -1,11 +1,11 @@
 //! `iorig runs list|show|label|delete|push`: reading and curating the
 //! result store, and copying runs into a team's.
 
-use crate::cli::parse_labels;
-use crate::cli::RunsCommand;
+use crate::labels as parse_labels;
 use crate::output::Printer;
 use crate::store::{open_existing, open_read_only};
 use crate::{exit, Failure};
+use iorig_cli::RunsCommand;
 use iorig_store::{Location, Pushed, RunId, Store, StoreError};
 
 fn store_err(e: StoreError) -> Failure {

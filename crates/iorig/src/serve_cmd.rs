@@ -1,9 +1,9 @@
 //! `iorig serve`: the store as web pages and an API until Ctrl-C or
 //! SIGTERM.
 
-use crate::cli::ServeArgs;
 use crate::output::Printer;
 use crate::{exit, Failure};
+use iorig_cli::ServeArgs;
 use iorig_serve::pool::StorePool;
 use iorig_serve::{App, Auth};
 use iorig_store::Location;

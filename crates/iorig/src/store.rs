@@ -28,7 +28,7 @@ pub fn location(flag: Option<&Location>) -> Result<Location, Failure> {
             if iorig_store::looks_like_pg_url(v.as_bytes()) {
                 return Err(Failure::usage(format!(
                     "IORIG_DB: {}",
-                    crate::cli::NOT_UTF8_URL
+                    iorig_cli::NOT_UTF8_URL
                 )));
             }
             Ok(Location::File(v.into()))

@@ -3,13 +3,13 @@
 //! record DEV`: a capture with the kernel's block tracing; `iorig trace
 //! replay FILE`: the trace's I/Os issued again at their times.
 
-use crate::cli::{
+use crate::output::Printer;
+use crate::{exit, Failure};
+use iorig_cli::{
     TraceAnalyseArgs, TraceFitArgs, TraceListArgs, TraceRecordArgs, TraceReplayArgs,
     TraceReportArgs,
 };
-use crate::output::Printer;
-use crate::{exit, Failure};
-use iorig_trace::analyse::{Analysis, HotShare, Options, Spread};
+use iorig_trace::analyse::{Analysis, Options};
 use iorig_trace::{BadRecords, Format};
 use std::path::Path;
 
@@ -55,7 +55,7 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
         (None, Some(run)) => Some(backend_of_run(a.record.db.as_ref(), run)?),
         (None, None) => None,
     };
-    let labels = crate::cli::parse_labels(&a.record.labels)?;
+    let labels = crate::labels(&a.record.labels)?;
     if !a.record.no_db {
         crate::store::check_store(a.record.db.as_ref())?;
     }
@@ -67,7 +67,7 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
         analysis.warmup = Some(iorig_trace::analyse::warmup(&analysis, iops, source));
     }
     let printer = Printer::new(a.json.as_deref() == Some("-"), false);
-    for l in lines(&analysis, records.format(), records.skipped()) {
+    for l in iorig_text::trace::analysis_lines(&analysis, records.format(), records.skipped()) {
         printer.line(&l);
     }
     if !a.record.no_db {
@@ -176,8 +176,7 @@ pub fn record(a: &TraceRecordArgs) -> Result<u8, Failure> {
 }
 
 pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
-    use iorig_run::replay::{survey, OffsetMap, ReplaySetup};
-    use iorig_spec::{OneOrMany, StrOrNum, WorkloadFile};
+    use iorig_run::replay::{OffsetMap, Replay};
     let format = trace_format(a.format.as_deref())?;
     let map = OffsetMap::parse(&a.map).map_err(Failure::usage)?;
     let align_bytes = iorig_spec::parse_size(&a.align)
@@ -202,65 +201,23 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
     if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
         crate::store::check_output("--json", Path::new(j))?;
     }
-    let bad = bad_records(a.skip_bad);
-    let facts = survey(&a.file, format, bad, align_bytes)?;
-    if speed.is_some() && !facts.timed {
-        return Err(Failure::usage(format!(
-            "{}: the trace has no times (an fio iolog v2 without wait lines); replay it with --afap",
-            a.file.display()
-        )));
-    }
-    let qd = match (a.qd, speed) {
-        (Some(0), _) => return Err(Failure::usage("--qd 0: give at least 1")),
-        (Some(q), _) => q,
-        // Timed: enough slots that the trace's own concurrency is never
-        // what holds an I/O back.
-        (None, Some(_)) => 256,
-        (None, None) => facts.mean_qd.map_or(1, |q| q.ceil().max(1.0) as u32),
-    };
-    let time = match (&a.time, speed) {
-        (Some(t), _) => t.clone(),
-        (None, Some(x)) => format!(
-            "{}ms",
-            (facts.duration_ns as f64 / x / 1e6).ceil() as u64 + 60_000
-        ),
-        (None, None) => "1d".to_string(),
-    };
-    let reads = {
-        // The read share is only a label of the run here: the trace decides
-        // each I/O.
-        100.0 * facts.reads as f64 / facts.records.max(1) as f64
-    };
-    let bs = facts.max_size_bytes.div_ceil(align_bytes) * align_bytes;
-    let str_ = |v: String| Some(StrOrNum::Str(v));
-    let mut layer = WorkloadFile {
-        target: (!a.targets.is_empty()).then(|| OneOrMany::Many(a.targets.clone())),
-        size: a.size.clone().and_then(str_),
-        bs: str_(bs.to_string()),
-        read: str_(format!("{reads:.3}")),
-        random: str_("100".into()),
-        align: str_(align_bytes.to_string()),
-        qd: str_(qd.to_string()),
-        engine: a.engine,
-        time: str_(time),
-        interval: str_(a.interval.clone()),
-        ..WorkloadFile::default()
-    };
-    let labels = crate::cli::parse_labels(&a.record.labels)?;
-    layer.labels = (!labels.is_empty()).then_some(labels);
-    let w = layer
-        .resolve(1)
-        .map_err(|e| Failure::usage(e.to_string()))?;
-    let setup = ReplaySetup {
+    let labels = crate::labels(&a.record.labels)?;
+    let (w, setup) = iorig_run::replay::prepare(Replay {
         file: a.file.clone(),
         format,
-        bad,
+        bad: bad_records(a.skip_bad),
         speed,
         map,
         align_bytes,
         async_submit: a.async_submit,
-        facts,
-    };
+        qd: a.qd,
+        time: a.time.clone(),
+        targets: a.targets.clone(),
+        size: a.size.clone(),
+        engine: a.engine,
+        interval: a.interval.clone(),
+        labels,
+    })?;
     // The trace against the targets' working sets, before anything is
     // created or written (planning only looks).
     let planned =
@@ -292,7 +249,7 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
         },
         map.name(),
         align_bytes,
-        qd
+        w.qd
     ));
     let mut term = crate::output::term::TermSink::new(printer);
     let opts = iorig_run::single::SingleOptions {
@@ -302,7 +259,7 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
     };
     let outcome = iorig_run::single::run(&w, &opts, &mut store, &mut term, &stop)?;
     if let Some(r) = &outcome.doc.replay {
-        term.printer.line(&replay_line(r));
+        term.printer.line(&iorig_text::trace::replay_line(r));
     }
     if let Some(j) = &a.json {
         crate::output::json::write_json_doc(&term.printer, j, &outcome.doc)?;
@@ -356,18 +313,7 @@ pub fn fit(a: &TraceFitArgs) -> Result<u8, Failure> {
         },
     )?;
     let printer = Printer::new(true, false);
-    printer.line(&format!(
-        "fit: dist = \"{}\", mean |hit ratio difference| {:.4} over {} cache sizes ({} candidates{})",
-        fitted.best.dist,
-        fitted.best.error,
-        fitted.points,
-        fitted.candidates.len(),
-        if fitted.scale_shift > 0 {
-            format!(", fitted at 1/{} scale", 1u64 << fitted.scale_shift)
-        } else {
-            String::new()
-        }
-    ));
+    printer.line(&iorig_text::trace::fit_line(&fitted));
     match &a.out {
         Some(o) => {
             crate::store::write_output("--out", o, fitted.toml.as_bytes())?;
@@ -383,36 +329,6 @@ pub fn fit(a: &TraceFitArgs) -> Result<u8, Failure> {
         crate::output::json::write_json_doc(&printer, dest, &fitted)?;
     }
     Ok(exit::OK)
-}
-
-/// How a replay went: what was issued and how close to its times.
-fn replay_line(r: &iorig_result::ReplayReport) -> String {
-    let us = |ns: u64| format!("{:.1} µs", ns as f64 / 1000.0);
-    let timing = match &r.timing_error_ns {
-        Some(t) => format!(
-            "; issued after their time by p50 {}, p99 {}, p99.9 {}, max {} ({} over 20 µs, {} over 1 ms)",
-            us(t.p50),
-            us(t.p99),
-            us(t.p99_9),
-            us(t.max),
-            r.late_over_20us,
-            r.late_over_1ms
-        ),
-        None => String::new(),
-    };
-    format!(
-        "replay: {} of {} I/Os issued{}{timing}",
-        r.issued,
-        r.records,
-        if r.realigned > 0 {
-            format!(
-                " ({} moved to {}-byte alignment)",
-                r.realigned, r.align_bytes
-            )
-        } else {
-            String::new()
-        }
-    )
 }
 
 pub fn list(a: &TraceListArgs) -> Result<u8, Failure> {
@@ -431,15 +347,8 @@ pub fn list(a: &TraceListArgs) -> Result<u8, Failure> {
         printer.line("no trace analyses stored; iorig trace analyse FILE stores one");
         return Ok(exit::OK);
     }
-    printer.line(&format!(
-        "{:>4}  {:<20}  {:<8}  {:>12}  file",
-        "id", "created", "format", "records"
-    ));
-    for r in rows {
-        printer.line(&format!(
-            "{:>4}  {:<20}  {:<8}  {:>12}  {}",
-            r.id, r.created, r.format, r.records, r.file
-        ));
+    for l in iorig_text::trace::list_lines(&rows) {
+        printer.line(&l);
     }
     Ok(exit::OK)
 }
@@ -478,33 +387,12 @@ pub fn report(a: &TraceReportArgs) -> Result<u8, Failure> {
 
 /// The read IOPS a stored run measured: its step with the most.
 fn backend_of_run(db: Option<&iorig_store::Location>, run: i64) -> Result<(f64, String), Failure> {
-    let store = crate::store::open_read_only(db)?;
-    let steps = store
-        .steps(iorig_store::RunId(run))
-        .map_err(|e| Failure::runtime(format!("result store: {e}")))?;
-    let best = steps
-        .iter()
-        .filter_map(|s| {
-            let io = s.summary.as_ref()?.io()?;
-            (io.read.ops > 0).then_some((s, io.read.iops))
-        })
-        .max_by(|a, b| a.1.total_cmp(&b.1));
-    match best {
-        Some((step, iops)) => {
-            let bs = step
-                .params
-                .as_ref()
-                .map(|p| format!(" of {} reads", p.bs))
-                .unwrap_or_default();
-            Ok((
-                iops,
-                format!("run {run} step {} ({}){bs}", step.index, step.name),
-            ))
-        }
-        None => Err(Failure::usage(format!(
+    crate::store::open_read_only(db)?
+        .best_read_iops(iorig_store::RunId(run))
+        .map_err(|e| Failure::runtime(format!("result store: {e}")))?
+        .ok_or_else(|| Failure::usage(format!(
             "--backend-run {run}: no step of that run measured reads (iorig runs list shows the runs); run random reads on the backing device, or give --backend-iops"
-        ))),
-    }
+        )))
 }
 
 /// `--format`, when given.
@@ -519,183 +407,4 @@ fn bad_records(skip_bad: bool) -> BadRecords {
     } else {
         BadRecords::Refuse
     }
-}
-
-fn mib(bytes: u64) -> String {
-    let m = bytes as f64 / (1 << 20) as f64;
-    if m >= 10.0 {
-        format!("{m:.0} MiB")
-    } else {
-        format!("{m:.2} MiB")
-    }
-}
-
-fn hot(label: &str, shares: &[HotShare]) -> String {
-    let parts: Vec<String> = shares
-        .iter()
-        .map(|h| {
-            format!(
-                "{}% in {} ({:.1}%)",
-                h.share_pct,
-                mib(h.bytes),
-                h.footprint_pct
-            )
-        })
-        .collect();
-    format!("{label}: {}", parts.join(", "))
-}
-
-fn spread(label: &str, s: &Spread) -> String {
-    let us = |ns: f64| format!("{:.1} µs", ns / 1e3);
-    format!(
-        "{label}: mean {}, p50 {}, p99 {}, max {}",
-        us(s.mean),
-        us(s.p50 as f64),
-        us(s.p99 as f64),
-        us(s.max as f64)
-    )
-}
-
-/// The text of an analysis, one line each.
-fn lines(a: &Analysis, format: Format, skipped: u64) -> Vec<String> {
-    let mut out = Vec::new();
-    let timing = match (a.duration_s, a.iops) {
-        (Some(d), Some(iops)) => format!(" over {d:.3}s ({iops:.0} IOPS)"),
-        (Some(d), None) => format!(" over {d:.3}s"),
-        _ => " (no times in the trace)".to_string(),
-    };
-    out.push(format!(
-        "trace ({}): {} I/Os{timing}; {} reads ({}), {} writes ({}), {} trims; {:.1}% sequential{}",
-        format.name(),
-        a.records,
-        a.reads,
-        mib(a.read_bytes),
-        a.writes,
-        mib(a.write_bytes),
-        a.trims,
-        a.sequential_pct,
-        if skipped > 0 {
-            format!("; {skipped} bad record(s) left out")
-        } else {
-            String::new()
-        }
-    ));
-    let sizes: Vec<String> = a
-        .sizes
-        .iter()
-        .take(6)
-        .map(|s| {
-            format!(
-                "{} {:.1}%",
-                iorig_spec::format_size(s.size_bytes),
-                100.0 * s.count as f64 / a.records as f64
-            )
-        })
-        .collect();
-    out.push(format!("sizes: {}", sizes.join(", ")));
-    if let Some(g) = &a.interarrival_ns {
-        out.push(spread("between issues", g));
-    }
-    if let Some(l) = &a.latency_ns {
-        out.push(spread("latency in the trace", l));
-    }
-    out.push(format!(
-        "footprint: {} in {} blocks of {} ({} block accesses)",
-        mib(a.footprint_bytes),
-        a.distinct_blocks,
-        iorig_spec::format_size(a.block_bytes),
-        a.accesses
-    ));
-    out.push(hot("hot spot", &a.hot_spot));
-    out.push(hot("hot spot, reads", &a.hot_spot_reads));
-    out.push(hot("hot spot, writes", &a.hot_spot_writes));
-    out.push(hot(
-        &format!(
-            "hot spot, {} extents",
-            iorig_spec::format_size(a.extent_bytes)
-        ),
-        &a.hot_spot_extents,
-    ));
-    let curve: Vec<String> = a
-        .lru_curve
-        .iter()
-        .filter(|p| p.cache_bytes >= 1 << 20 || a.footprint_bytes < 1 << 20)
-        .map(|p| format!("{} {:.3}", mib(p.cache_bytes), p.hit_ratio))
-        .collect();
-    if a.lru_curve.is_empty() {
-        out.push("LRU curves: not computed (--no-lru)".to_string());
-    } else {
-        out.push(format!("LRU hit ratio by cache size: {}", curve.join(", ")));
-    }
-    if let Some(s) = &a.lru_sampling {
-        out.push(format!(
-            "LRU curves sampled: {} of the blocks ({} blocks, {} accesses followed); hit ratios within about ±{:.3}",
-            s.rate, s.sampled_blocks, s.sampled_accesses, s.error_bound
-        ));
-    }
-    out.push(format!(
-        "a cache of the whole footprint hits {:.3} (every first access misses)",
-        a.max_hit_ratio
-    ));
-    if let (Some(w), Some(s)) = (
-        a.window_s.filter(|_| a.windows.len() > 1),
-        a.windows_summary(),
-    ) {
-        // Windows after silent ones only have nothing to compare with.
-        let overlap = match (s.overlap_median_pct, s.overlap_min_pct) {
-            (Some(m), Some(lo)) => {
-                format!(", {m:.0}% of it hot in the window before (median; lowest {lo:.0}%)")
-            }
-            _ => String::new(),
-        };
-        out.push(format!(
-            "over time: {} windows of {w}s; IOPS {:.0} to {:.0} (median {:.0}); hot set (80 %) median {}{overlap}",
-            a.windows.len(),
-            s.iops_min,
-            s.iops_max,
-            s.iops_median,
-            mib(s.hot_bytes_median),
-        ));
-    }
-    if let Some(c) = &a.cache_for_hit {
-        out.push(match c.cache_bytes {
-            Some(b) => format!("hit ratio {}: an LRU cache of {}", c.hit_ratio, mib(b)),
-            None => format!(
-                "hit ratio {}: no cache reaches it (at most {:.3})",
-                c.hit_ratio, a.max_hit_ratio
-            ),
-        });
-    }
-    if let Some(w) = &a.warmup {
-        let sets: Vec<String> = w
-            .hot_sets
-            .iter()
-            .map(|h| {
-                format!(
-                    "{:.0}% in {}",
-                    h.share_pct.unwrap_or(0.0),
-                    iorig_trace::analyse::duration_text(h.seconds)
-                )
-            })
-            .collect();
-        let hit = w
-            .for_hit
-            .as_ref()
-            .map(|h| {
-                format!(
-                    "; the {} cache in {}",
-                    mib(h.bytes),
-                    iorig_trace::analyse::duration_text(h.seconds)
-                )
-            })
-            .unwrap_or_default();
-        out.push(format!(
-            "warm-up at {:.0} backend reads/s of {} ({}): hot sets {}{hit}",
-            w.backend_read_iops,
-            iorig_spec::format_size(w.fill_bytes),
-            w.source,
-            sets.join(", ")
-        ));
-    }
-    out
 }

@@ -25,7 +25,7 @@ impl Sink for ErrorPrinter<'_> {
     }
 }
 
-pub fn verify(a: crate::cli::VerifyArgs) -> Result<u8, Failure> {
+pub fn verify(a: iorig_cli::VerifyArgs) -> Result<u8, Failure> {
     let json_to_stdout = a.json.as_deref() == Some("-");
     if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
         crate::store::check_output("--json", Path::new(j))?;

@@ -138,7 +138,7 @@ fn clap_line(rendered: &str) -> String {
 /// `iorig completions SHELL`: the completion script on stdout.
 pub fn completions(shell: clap_complete::Shell) {
     use clap::CommandFactory;
-    let mut cmd = crate::cli::Cli::command();
+    let mut cmd = iorig_cli::Cli::command();
     clap_complete::generate(shell, &mut cmd, "iorig", &mut std::io::stdout());
 }
 
@@ -146,7 +146,7 @@ pub fn completions(shell: clap_complete::Shell) {
 pub fn man_page() -> Result<u8, crate::Failure> {
     use clap::CommandFactory;
     let mut page = Vec::new();
-    clap_mangen::Man::new(crate::cli::Cli::command())
+    clap_mangen::Man::new(iorig_cli::Cli::command())
         .render(&mut page)
         .map_err(|e| crate::Failure::runtime(format!("rendering the manual page: {e}")))?;
     out(String::from_utf8_lossy(&page).trim_end());

@@ -1,5 +1,9 @@
-//! Command-line definitions (clap derive). Values stay text here: iorig-spec
-//! parses and validates them, so a flag and a workload-file key behave the same.
+//! iorig's command line, declared once (clap derive): every subcommand and
+//! flag with its help, the value parsers that refuse a bad value in one line,
+//! and nothing that runs. The binary parses with [`Cli`] and wires each
+//! command to the libraries; completions and the man page come from the same
+//! tree. Workload values stay text here: iorig-spec parses and validates them,
+//! so a flag and a workload-file key behave the same.
 
 use clap::{Args, Parser, Subcommand};
 use iorig_store::Location;
@@ -435,21 +439,6 @@ pub struct TlsArgs {
     pub tls_ca: Option<PathBuf>,
 }
 
-impl TlsArgs {
-    /// The three files read, or None when none is given.
-    pub fn files(&self) -> Result<Option<iorig_agent::TlsFiles>, crate::Failure> {
-        match (&self.tls_cert, &self.tls_key, &self.tls_ca) {
-            (None, None, None) => Ok(None),
-            (Some(c), Some(k), Some(a)) => iorig_agent::TlsFiles::read(c, k, a)
-                .map(Some)
-                .map_err(|e| crate::Failure::usage(e.to_string())),
-            _ => Err(crate::Failure::usage(
-                "mutual TLS needs all of --tls-cert, --tls-key and --tls-ca",
-            )),
-        }
-    }
-}
-
 /// Running on many hosts at once (`iorig agent` on each).
 #[derive(Debug, Default, Args)]
 pub struct HostArgs {
@@ -635,22 +624,18 @@ pub struct VerifyArgs {
 }
 
 /// `--label KEY=VALUE` values as a map.
-pub fn parse_labels(labels: &[String]) -> Result<BTreeMap<String, String>, crate::Failure> {
+pub fn parse_labels(labels: &[String]) -> Result<BTreeMap<String, String>, String> {
     let mut out = BTreeMap::new();
     for l in labels {
         // The label shortened and without control characters: the line
         // must stay one line, readable.
         let shown = iorig_spec::shown_label(l, 60);
         let (k, v) = l.split_once('=').ok_or_else(|| {
-            crate::Failure::usage(format!(
-                "bad --label '{shown}': write KEY=VALUE, e.g. --label array=A"
-            ))
+            format!("bad --label '{shown}': write KEY=VALUE, e.g. --label array=A")
         })?;
         let k = k.trim();
         if let Err(why) = iorig_store::check_label(k, v) {
-            return Err(crate::Failure::usage(format!(
-                "bad --label '{shown}': {why}"
-            )));
+            return Err(format!("bad --label '{shown}': {why}"));
         }
         out.insert(k.to_string(), v.to_string());
     }
