@@ -14,6 +14,7 @@
 
 pub mod fio;
 pub mod fio_json;
+pub mod foreign;
 pub mod vdbench;
 
 use std::path::{Path, PathBuf};

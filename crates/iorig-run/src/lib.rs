@@ -16,6 +16,7 @@ pub mod analyse;
 pub mod collect;
 pub mod csv;
 pub mod event;
+pub mod fio_out;
 pub mod fit;
 pub mod group;
 pub mod iolog;

@@ -100,7 +100,7 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
         // The run records the total it asked for.
         w.rate = iorig_spec::Rate::Iops(r * opts.hosts.len() as f64);
     }
-    let out_format = crate::foreign_cmd::OutputFormat::parse(a.output_format.as_deref())?;
+    let out_format = iorig_run::fio_out::OutputFormat::parse(a.output_format.as_deref())?;
     // fio's JSON goes to stdout unless --json names a file (the text then
     // goes to stderr), as fio does.
     let json_to_stdout =
@@ -195,13 +195,13 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
         term.printer.line(&l);
     }
     match out_format {
-        crate::foreign_cmd::OutputFormat::Iorig => {
+        iorig_run::fio_out::OutputFormat::Iorig => {
             if let Some(j) = &a.json {
                 crate::output::json::write_json_doc(&term.printer, j, &outcome.doc)?;
             }
         }
         f => {
-            let doc = crate::foreign_cmd::fio_document_of_hosts(&layer, &outcome, f);
+            let doc = iorig_run::fio_out::document_of_hosts(&layer, &outcome, f);
             let dest = a.json.as_deref().unwrap_or("-");
             crate::output::json::write_json_doc(&term.printer, dest, &doc)?;
         }

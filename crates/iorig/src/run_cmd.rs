@@ -1,7 +1,6 @@
 //! `iorig run`: one workload, from flags and/or a workload file to the interval
 //! table, JSON and CSV.
 
-use crate::foreign_cmd::OutputFormat;
 use crate::labels as parse_labels;
 use crate::output::term::TermSink;
 use crate::output::Printer;
@@ -11,6 +10,7 @@ use iorig_cli::RunArgs;
 use iorig_engine::run::TargetInfo;
 use iorig_run::csv::IntervalCsv;
 use iorig_run::event::Fanout;
+use iorig_run::fio_out::OutputFormat;
 use iorig_run::single::SingleOptions;
 use iorig_run::Sink;
 use iorig_spec::{OneOrMany, Workload, WorkloadFile};
@@ -170,7 +170,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
             }
         }
         f => {
-            let doc = crate::foreign_cmd::fio_document_of_run(&layer, &outcome, f);
+            let doc = iorig_run::fio_out::document_of_run(&layer, &outcome, f);
             let dest = a.json.as_deref().unwrap_or("-");
             crate::output::json::write_json_doc(&term.printer, dest, &doc)?;
         }
