@@ -10,6 +10,7 @@ pub mod profile;
 pub mod run;
 pub mod runs;
 pub mod table;
+pub mod term;
 pub mod trace;
 
 pub use table::human_bytes;

@@ -1,6 +1,7 @@
 //! `iorig agent`: serves controllers until Ctrl-C or SIGTERM.
 
 use crate::output::Printer;
+use crate::output::Screen as _;
 use crate::{exit, Failure};
 use iorig_agent::server::{serve, AgentConfig};
 use iorig_cli::AgentArgs;

@@ -4,6 +4,7 @@
 //! fio-json[+]` writes the result in fio's JSON shape.
 
 use crate::output::Printer;
+use crate::output::Screen as _;
 use crate::plan_cmd::{run_plan, RunOptions};
 use crate::store::check_output;
 use crate::{exit, Failure};

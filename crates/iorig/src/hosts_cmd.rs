@@ -1,7 +1,7 @@
 //! `iorig run --hosts ...`: one workload on many agents at once.
 
-use crate::output::term::TermSink;
 use crate::output::Printer;
+use crate::output::Screen as _;
 use crate::store::{check_output, check_store, writer, StoreChoice};
 use crate::{exit, Failure};
 use iorig_agent::controller::{self, Cluster, ControllerOptions, RateShare};
@@ -12,6 +12,7 @@ use iorig_run::single::SingleOptions;
 use iorig_run::Sink;
 use iorig_run::StepCall;
 use iorig_spec::WorkloadFile;
+use iorig_text::term::TermSink;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -190,20 +191,20 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
         &mut Fanout(sinks),
         &stop,
     )?;
-    term.printer.line("");
+    term.screen.line("");
     for l in iorig_text::hosts::hosts_lines(&outcome.doc.hosts) {
-        term.printer.line(&l);
+        term.screen.line(&l);
     }
     match out_format {
         iorig_run::fio_out::OutputFormat::Iorig => {
             if let Some(j) = &a.json {
-                crate::output::json::write_json_doc(&term.printer, j, &outcome.doc)?;
+                crate::output::json::write_json_doc(&term.screen, j, &outcome.doc)?;
             }
         }
         f => {
             let doc = iorig_run::fio_out::document_of_hosts(&layer, &outcome, f);
             let dest = a.json.as_deref().unwrap_or("-");
-            crate::output::json::write_json_doc(&term.printer, dest, &doc)?;
+            crate::output::json::write_json_doc(&term.screen, dest, &doc)?;
         }
     }
     Ok(crate::run_cmd::exit_code(&outcome))

@@ -2,8 +2,8 @@
 //! check, list (`--dry-run`), run through `iorig-run` with the terminal and
 //! the store as sinks, and print the closing table.
 
-use crate::output::term::TermSink;
 use crate::output::Printer;
+use crate::output::Screen as _;
 use crate::store::{check_store, open_existing, writer, StoreChoice};
 use crate::{exit, Failure};
 use iorig_agent::controller::{Cluster, ControllerOptions};
@@ -14,6 +14,7 @@ use iorig_run::StoreWriter;
 use iorig_store::Location;
 use iorig_store::RunId;
 use iorig_text::run as text;
+use iorig_text::term::TermSink;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -229,7 +230,7 @@ fn execute(
         }
         None => run.run_on(executor, kind, labels, store, &mut term, &stop),
     }?;
-    let printer = &term.printer;
+    let printer = &term.screen;
     for l in text::plan_table_lines(&name, &outcome.results, outcome.run.map(|r| r.0)) {
         printer.line(&l);
     }

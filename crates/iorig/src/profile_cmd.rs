@@ -8,6 +8,7 @@
 
 use crate::output::json::write_json_doc;
 use crate::output::Printer;
+use crate::output::Screen as _;
 use crate::store::{check_output, check_output_dir, writer, StoreChoice};
 use crate::{exit, Failure};
 use iorig_cli::ProfileArgs;

@@ -3,6 +3,7 @@
 
 use crate::labels as parse_labels;
 use crate::output::Printer;
+use crate::output::Screen as _;
 use crate::plan_cmd::{run_plan, RunOptions};
 use crate::Failure;
 use iorig_cli::QuickArgs;

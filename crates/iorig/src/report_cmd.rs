@@ -3,6 +3,7 @@
 //! picks the files and directories and says where they went.
 
 use crate::output::Printer;
+use crate::output::Screen as _;
 use crate::store::{check_output, check_output_dir, open_read_only, write_output};
 use crate::{exit, Failure};
 use iorig_cli::ExportFormat;

@@ -2,8 +2,8 @@
 //! table, JSON and CSV.
 
 use crate::labels as parse_labels;
-use crate::output::term::TermSink;
 use crate::output::Printer;
+use crate::output::Screen as _;
 use crate::store::{check_output, check_store, writer, StoreChoice};
 use crate::{exit, Failure};
 use iorig_cli::RunArgs;
@@ -16,6 +16,7 @@ use iorig_run::Sink;
 use iorig_spec::{OneOrMany, Workload, WorkloadFile};
 use iorig_text::run::describe;
 use iorig_text::table;
+use iorig_text::term::TermSink;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -166,13 +167,13 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     match out_format {
         OutputFormat::Iorig => {
             if let Some(j) = &a.json {
-                crate::output::json::write_json_doc(&term.printer, j, &outcome.doc)?;
+                crate::output::json::write_json_doc(&term.screen, j, &outcome.doc)?;
             }
         }
         f => {
             let doc = iorig_run::fio_out::document_of_run(&layer, &outcome, f);
             let dest = a.json.as_deref().unwrap_or("-");
-            crate::output::json::write_json_doc(&term.printer, dest, &doc)?;
+            crate::output::json::write_json_doc(&term.screen, dest, &doc)?;
         }
     }
     Ok(exit_code(&outcome))

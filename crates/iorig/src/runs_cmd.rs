@@ -3,6 +3,7 @@
 
 use crate::labels as parse_labels;
 use crate::output::Printer;
+use crate::output::Screen as _;
 use crate::store::{open_existing, open_read_only};
 use crate::{exit, Failure};
 use iorig_cli::RunsCommand;

@@ -2,6 +2,7 @@
 //! SIGTERM.
 
 use crate::output::Printer;
+use crate::output::Screen as _;
 use crate::{exit, Failure};
 use iorig_cli::ServeArgs;
 use iorig_serve::pool::StorePool;

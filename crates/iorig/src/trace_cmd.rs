@@ -4,6 +4,7 @@
 //! replay FILE`: the trace's I/Os issued again at their times.
 
 use crate::output::Printer;
+use crate::output::Screen as _;
 use crate::{exit, Failure};
 use iorig_cli::{
     TraceAnalyseArgs, TraceFitArgs, TraceListArgs, TraceRecordArgs, TraceReplayArgs,
@@ -251,7 +252,7 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
         align_bytes,
         w.qd
     ));
-    let mut term = crate::output::term::TermSink::new(printer);
+    let mut term = iorig_text::term::TermSink::new(printer);
     let opts = iorig_run::single::SingleOptions {
         allow_destroy: a.allow_destroy,
         replay: Some(setup),
@@ -259,10 +260,10 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
     };
     let outcome = iorig_run::single::run(&w, &opts, &mut store, &mut term, &stop)?;
     if let Some(r) = &outcome.doc.replay {
-        term.printer.line(&iorig_text::trace::replay_line(r));
+        term.screen.line(&iorig_text::trace::replay_line(r));
     }
     if let Some(j) = &a.json {
-        crate::output::json::write_json_doc(&term.printer, j, &outcome.doc)?;
+        crate::output::json::write_json_doc(&term.screen, j, &outcome.doc)?;
     }
     Ok(crate::run_cmd::exit_code(&outcome))
 }

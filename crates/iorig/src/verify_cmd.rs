@@ -1,12 +1,13 @@
 //! `iorig verify --journal FILE`: the offline scan of `iorig-run`, with
 //! errors printed as they are found, a summary and the JSON document.
 
-use crate::output::term::print_validation_error;
 use crate::output::Printer;
+use crate::output::Screen as _;
 use crate::{exit, Failure};
 use iorig_run::verify_scan::{self, ScanOptions};
 use iorig_run::{Event, Sink};
 use iorig_text::run::validation_lines;
+use iorig_text::term::print_validation_error;
 use std::path::Path;
 
 /// Prints validation errors as the scan finds them.

@@ -3,9 +3,10 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod json;
-pub mod term;
 
 use crate::exit;
+use iorig_text::term::Bar;
+pub use iorig_text::term::Screen;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -163,6 +164,8 @@ pub struct Printer {
     to_stderr: bool,
     pub quiet: bool,
     live: Option<indicatif::ProgressBar>,
+    /// A fill or format bar (terminal only).
+    bar: Option<indicatif::ProgressBar>,
 }
 
 impl Printer {
@@ -171,127 +174,8 @@ impl Printer {
             to_stderr,
             quiet,
             live: None,
+            bar: None,
         }
-    }
-
-    /// Whether a live status line makes sense (a terminal, not quiet).
-    pub fn is_terminal(&self) -> bool {
-        std::io::stderr().is_terminal()
-    }
-
-    /// A line of the report (table rows, summary).
-    pub fn line(&self, text: &str) {
-        match &self.live {
-            Some(pb) if !pb.is_finished() => pb.println(printable(text)),
-            _ => {
-                if self.to_stderr {
-                    err(text);
-                } else {
-                    out(text);
-                }
-            }
-        }
-    }
-
-    /// A notice for the user (stderr), shown even when quiet.
-    pub fn notice(&self, text: &str) {
-        match &self.live {
-            Some(pb) if !pb.is_finished() => pb.suspend(|| err(&format!("iorig: {text}"))),
-            _ => err(&format!("iorig: {text}")),
-        }
-    }
-
-    /// Starts the live status line on stderr (terminal only).
-    pub fn start_live(&mut self) {
-        if self.quiet || !self.is_terminal() {
-            return;
-        }
-        let pb = indicatif::ProgressBar::new_spinner();
-        pb.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-        if let Ok(style) = indicatif::ProgressStyle::with_template("{msg}") {
-            pb.set_style(style);
-        }
-        self.live = Some(pb);
-    }
-
-    pub fn set_live(&self, text: String) {
-        if let Some(pb) = &self.live {
-            pb.set_message(printable(&text).into_owned());
-        }
-    }
-
-    pub fn end_live(&mut self) {
-        if let Some(pb) = self.live.take() {
-            pb.finish_and_clear();
-        }
-    }
-
-    /// A progress bar for filling a scratch file (terminal only); elsewhere
-    /// one notice saying whether the file is created or grown.
-    pub fn fill_bar(
-        &self,
-        path: &str,
-        total_bytes: u64,
-        grown_from_bytes: Option<u64>,
-    ) -> Option<indicatif::ProgressBar> {
-        let (doing, what) = match grown_from_bytes {
-            None => (
-                "creating",
-                format!(
-                    "creating {path}: {} of random data after iorig's 1 MiB header ({} on disk)",
-                    iorig_text::human_bytes(total_bytes),
-                    iorig_text::human_bytes(total_bytes + iorig_engine::target::FILE_HEADER_BYTES)
-                ),
-            ),
-            Some(from) => (
-                "growing",
-                format!(
-                    "growing {path} from {} to {}: filling the new {} with random data",
-                    iorig_text::human_bytes(from),
-                    iorig_text::human_bytes(from + total_bytes),
-                    iorig_text::human_bytes(total_bytes)
-                ),
-            ),
-        };
-        if !self.is_terminal() {
-            self.notice(&what);
-            return None;
-        }
-        let pb = indicatif::ProgressBar::new(total_bytes);
-        pb.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-        if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
-            "{doing} {{prefix}}: [{{bar:30}}] {{bytes}}/{{total_bytes}} {{bytes_per_sec}} eta {{eta}}"
-        )) {
-            pb.set_style(style.progress_chars("=> "));
-        }
-        pb.set_prefix(printable(path).into_owned());
-        Some(pb)
-    }
-
-    /// A progress bar over the files a format phase creates (terminal
-    /// only); elsewhere one notice.
-    pub fn format_bar(
-        &self,
-        path: &str,
-        files_total: u64,
-        bytes_total: u64,
-    ) -> Option<indicatif::ProgressBar> {
-        if !self.is_terminal() {
-            self.notice(&format!(
-                "format: creating {files_total} files ({}) in {path}",
-                iorig_text::human_bytes(bytes_total)
-            ));
-            return None;
-        }
-        let pb = indicatif::ProgressBar::new(files_total);
-        pb.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "format {prefix}: [{bar:30}] {pos}/{len} files {per_sec} eta {eta}",
-        ) {
-            pb.set_style(style.progress_chars("=> "));
-        }
-        pb.set_prefix(printable(path).into_owned());
-        Some(pb)
     }
 
     /// Writes JSON to stdout (for `--json -`).
@@ -303,6 +187,105 @@ impl Printer {
     pub fn document_stdout(&self, text: &str) {
         out(text.trim_end_matches('\n'));
     }
+}
+
+/// A run's text on the terminal: lines on stdout (stderr for
+/// `text_to_stderr`), notices on stderr, the live line and the bars drawn by
+/// indicatif on a terminal only.
+impl Screen for Printer {
+    fn quiet(&self) -> bool {
+        self.quiet
+    }
+
+    fn line(&self, text: &str) {
+        match &self.live {
+            Some(pb) if !pb.is_finished() => pb.println(printable(text)),
+            _ if self.to_stderr => err(text),
+            _ => out(text),
+        }
+    }
+
+    fn notice(&self, text: &str) {
+        match &self.live {
+            Some(pb) if !pb.is_finished() => pb.suspend(|| err(&format!("iorig: {text}"))),
+            _ => err(&format!("iorig: {text}")),
+        }
+    }
+
+    fn start_live(&mut self) {
+        if self.quiet || !std::io::stderr().is_terminal() {
+            return;
+        }
+        self.live = Some(drawn("{msg}", None));
+    }
+
+    fn set_live(&self, text: String) {
+        if let Some(pb) = &self.live {
+            pb.set_message(printable(&text).into_owned());
+        }
+    }
+
+    fn end_live(&mut self) {
+        if let Some(pb) = self.live.take() {
+            pb.finish_and_clear();
+        }
+    }
+
+    fn start_bar(&mut self, bar: Bar<'_>) {
+        if !std::io::stderr().is_terminal() {
+            self.notice(&bar.notice());
+            return;
+        }
+        let (template, path, len) = match bar {
+            Bar::Fill {
+                path,
+                total_bytes,
+                grown_from_bytes,
+            } => (
+                format!(
+                    "{} {{prefix}}: [{{bar:30}}] {{bytes}}/{{total_bytes}} {{bytes_per_sec}} eta {{eta}}",
+                    if grown_from_bytes.is_some() { "growing" } else { "creating" }
+                ),
+                path,
+                total_bytes,
+            ),
+            Bar::Format {
+                path, files_total, ..
+            } => (
+                "format {prefix}: [{bar:30}] {pos}/{len} files {per_sec} eta {eta}".to_string(),
+                path,
+                files_total,
+            ),
+        };
+        let pb = drawn(&template, Some(len));
+        pb.set_prefix(printable(path).into_owned());
+        self.bar = Some(pb);
+    }
+
+    fn set_bar(&self, position: u64) {
+        if let Some(pb) = &self.bar {
+            pb.set_position(position);
+        }
+    }
+
+    fn end_bar(&mut self) {
+        if let Some(pb) = self.bar.take() {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+/// A bar (of `len` steps) or a spinner drawn on stderr with `template`.
+fn drawn(template: &str, len: Option<u64>) -> indicatif::ProgressBar {
+    let pb = match len {
+        Some(n) => indicatif::ProgressBar::new(n),
+        None => indicatif::ProgressBar::new_spinner(),
+    };
+    pb.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb
 }
 
 #[cfg(test)]

@@ -1,15 +1,88 @@
-//! The terminal as a sink: renders the runner's events as the interval
-//! table, the live line, summaries and the warnings a finding deserves.
+//! The terminal's text of a run, as a sink: the runner's events become the
+//! interval table, the live line, the fill and format bars, summaries and
+//! the warnings a finding deserves. What the text is drawn on is a
+//! [`Screen`]: the binary's printer (stdout, stderr, indicatif), or a test's
+//! buffer. Nothing here prints.
 
-use super::Printer;
+use crate::run as text;
+use crate::table::{self, human_bytes};
 use iorig_engine::run::TargetInfo;
 use iorig_engine::verify::ValidationError;
 use iorig_result::Finding;
 use iorig_run::{Event, Sink};
 use iorig_spec::plan::StepRole;
 use iorig_spec::Workload;
-use iorig_text::run as text;
-use iorig_text::table::{self, human_bytes};
+
+/// A bar of work before the I/O starts.
+#[derive(Clone, Copy, Debug)]
+pub enum Bar<'a> {
+    /// A scratch file being filled (created, or grown from a size).
+    Fill {
+        path: &'a str,
+        total_bytes: u64,
+        grown_from_bytes: Option<u64>,
+    },
+    /// A tree's files being created (its format phase).
+    Format {
+        path: &'a str,
+        files_total: u64,
+        bytes_total: u64,
+    },
+}
+
+impl Bar<'_> {
+    /// The notice a bar is where none can be drawn (off a terminal).
+    pub fn notice(&self) -> String {
+        match *self {
+            Bar::Fill {
+                path,
+                total_bytes,
+                grown_from_bytes: None,
+            } => format!(
+                "creating {path}: {} of random data after iorig's 1 MiB header ({} on disk)",
+                human_bytes(total_bytes),
+                human_bytes(total_bytes + iorig_engine::target::FILE_HEADER_BYTES)
+            ),
+            Bar::Fill {
+                path,
+                total_bytes,
+                grown_from_bytes: Some(from),
+            } => format!(
+                "growing {path} from {} to {}: filling the new {} with random data",
+                human_bytes(from),
+                human_bytes(from + total_bytes),
+                human_bytes(total_bytes)
+            ),
+            Bar::Format {
+                path,
+                files_total,
+                bytes_total,
+            } => format!(
+                "format: creating {files_total} files ({}) in {path}",
+                human_bytes(bytes_total)
+            ),
+        }
+    }
+}
+
+/// Where a run's text goes: lines of the report, notices for the user, one
+/// live status line and one bar at a time.
+pub trait Screen {
+    /// Only summaries: no title, table or live line.
+    fn quiet(&self) -> bool;
+    /// A line of the report (table rows, summary).
+    fn line(&self, text: &str);
+    /// A notice for the user, shown even when quiet.
+    fn notice(&self, text: &str);
+    fn start_live(&mut self);
+    fn set_live(&self, text: String);
+    fn end_live(&mut self);
+    /// Starts a bar (or tells its notice where none can be drawn).
+    fn start_bar(&mut self, bar: Bar<'_>);
+    /// The bar's position: bytes filled or files made.
+    fn set_bar(&self, position: u64);
+    fn end_bar(&mut self);
+}
 
 /// Validation errors printed as they happen; the rest are counted.
 const PRINTED_ERRORS: u64 = 20;
@@ -30,13 +103,12 @@ struct Current {
     steady: Option<iorig_spec::plan::SteadyStateSpec>,
 }
 
-pub struct TermSink {
-    pub printer: Printer,
+pub struct TermSink<S: Screen> {
+    pub screen: S,
     mode: Mode,
     current: Option<Current>,
-    /// The scratch file being filled, and its bar (none off a terminal,
-    /// where one notice is printed per file instead).
-    fill: Option<(String, Option<indicatif::ProgressBar>)>,
+    /// The path whose bar is shown (a scratch file filled, a tree formatted).
+    bar: Option<String>,
     validation_errors: u64,
     /// The jobs of the step running, as they end (shown with its summary).
     jobs: Vec<iorig_result::JobResult>,
@@ -47,24 +119,37 @@ pub struct TermSink {
     partial: Option<(String, f64, f64)>,
 }
 
-impl TermSink {
-    pub fn new(printer: Printer) -> Self {
+impl<S: Screen> TermSink<S> {
+    pub fn new(screen: S) -> Self {
         TermSink {
-            printer,
+            screen,
             mode: Mode::Plan { steps: 0 },
             current: None,
             jobs: Vec::new(),
-            fill: None,
+            bar: None,
             validation_errors: 0,
             failed_sources: Vec::new(),
             partial: None,
         }
     }
 
-    fn end_fill(&mut self) {
-        if let Some((_, Some(b))) = self.fill.take() {
-            b.finish_and_clear();
+    fn end_bar(&mut self) {
+        if self.bar.take().is_some() {
+            self.screen.end_bar();
         }
+    }
+
+    /// Shows `bar` at `position`, starting it when its path is new.
+    fn bar(&mut self, bar: Bar<'_>, position: u64) {
+        let path = match bar {
+            Bar::Fill { path, .. } | Bar::Format { path, .. } => path,
+        };
+        if self.bar.as_deref() != Some(path) {
+            self.end_bar();
+            self.screen.start_bar(bar);
+            self.bar = Some(path.to_owned());
+        }
+        self.screen.set_bar(position);
     }
 
     fn title(&self, targets: &[TargetInfo], engine: &str, byte_limit: Option<u64>) -> String {
@@ -98,23 +183,23 @@ impl TermSink {
     fn finding(&self, f: &Finding) {
         let label = self.current.as_ref().map_or("", |c| c.label.as_str());
         if let Some(n) = text::finding_notice(f, label) {
-            self.printer.notice(&n);
+            self.screen.notice(&n);
         }
         for l in text::finding_lines(f) {
-            self.printer.line(&l);
+            self.screen.line(&l);
         }
     }
 }
 
-impl Sink for TermSink {
+impl<S: Screen> Sink for TermSink<S> {
     fn event(&mut self, ev: &Event<'_>) {
         match *ev {
-            Event::Notice(n) => self.printer.notice(n),
+            Event::Notice(n) => self.screen.notice(n),
             Event::External { samples, .. } => {
                 for s in samples {
                     if let Some(e) = &s.error {
                         if !self.failed_sources.contains(&s.source) {
-                            self.printer.notice(&format!(
+                            self.screen.notice(&format!(
                                 "--collect {}: {e} (the test goes on; each interval's failure is stored)",
                                 s.source
                             ));
@@ -148,33 +233,25 @@ impl Sink for TermSink {
                 done_bytes,
                 total_bytes,
                 grown_from_bytes,
-            } => {
-                if self.fill.as_ref().map(|(p, _)| p.as_str()) != Some(path) {
-                    self.end_fill();
-                    let bar = self.printer.fill_bar(path, total_bytes, grown_from_bytes);
-                    self.fill = Some((path.to_owned(), bar));
-                }
-                if let Some((_, Some(b))) = &self.fill {
-                    b.set_position(done_bytes);
-                }
-            }
-            Event::Formatting { path, progress } => {
-                if progress.files_total > 0
-                    && self.fill.as_ref().map(|(p, _)| p.as_str()) != Some(path)
-                {
-                    self.end_fill();
-                    let bar =
-                        self.printer
-                            .format_bar(path, progress.files_total, progress.bytes_total);
-                    self.fill = Some((path.to_owned(), bar));
-                }
-                if let Some((_, Some(b))) = &self.fill {
-                    b.set_position(progress.files_done);
-                }
-            }
+            } => self.bar(
+                Bar::Fill {
+                    path,
+                    total_bytes,
+                    grown_from_bytes,
+                },
+                done_bytes,
+            ),
+            Event::Formatting { path, progress } if progress.files_total > 0 => self.bar(
+                Bar::Format {
+                    path,
+                    files_total: progress.files_total,
+                    bytes_total: progress.bytes_total,
+                },
+                progress.files_done,
+            ),
             Event::Formatted { path, summary, .. } => {
-                self.end_fill();
-                self.printer.line(&text::format_line(path, summary));
+                self.end_bar();
+                self.screen.line(&text::format_line(path, summary));
             }
             Event::TargetsOpen {
                 targets,
@@ -182,14 +259,14 @@ impl Sink for TermSink {
                 byte_limit,
                 ..
             } => {
-                self.end_fill();
-                if !self.printer.quiet {
-                    self.printer.line(&self.title(targets, engine, byte_limit));
+                self.end_bar();
+                if !self.screen.quiet() {
+                    self.screen.line(&self.title(targets, engine, byte_limit));
                     for l in table::HEADER {
-                        self.printer.line(l);
+                        self.screen.line(l);
                     }
                 }
-                self.printer.start_live();
+                self.screen.start_live();
             }
             Event::Interval {
                 sample, progress, ..
@@ -212,32 +289,32 @@ impl Sink for TermSink {
                         planned_s,
                     ));
                 }
-                if !self.printer.quiet {
-                    self.printer.line(&table::interval_row(
+                if !self.screen.quiet() {
+                    self.screen.line(&table::interval_row(
                         sample,
                         &table::wall_clock(),
                         planned_s,
                     ));
                     for l in table::op_rows(&sample.stats, sample.duration_s) {
-                        self.printer.line(&l);
+                        self.screen.line(&l);
                     }
                 }
-                self.printer.set_live(format!(
+                self.screen.set_live(format!(
                     "{}{}",
                     progress.map(text::progress_line).unwrap_or_default(),
                     table::live_line(sample, total_s)
                 ));
             }
             Event::WorkerError { worker, message } => self
-                .printer
+                .screen
                 .notice(&format!("worker {worker} stopped: {message}")),
             Event::ValidationError(e) => {
-                print_validation_error(&self.printer, e, &mut self.validation_errors)
+                print_validation_error(&self.screen, e, &mut self.validation_errors)
             }
             Event::StepEnded { index, outcome, .. } => {
-                self.printer.end_live();
-                let p = &self.printer;
-                if !p.quiet {
+                self.screen.end_live();
+                let p = &self.screen;
+                if !p.quiet() {
                     p.line(&table::row(
                         &table::wall_clock(),
                         "avg",
@@ -249,10 +326,11 @@ impl Sink for TermSink {
                         p.line(&l);
                     }
                 }
-                if let (false, Some((label, d, planned))) = (p.quiet, self.partial.take()) {
+                if let (false, Some((label, d, planned))) = (p.quiet(), self.partial.take()) {
                     p.line(&table::partial_note(&label, d, planned));
                 }
-                if let (true, Mode::Plan { steps }, Some(c)) = (p.quiet, &self.mode, &self.current)
+                if let (true, Mode::Plan { steps }, Some(c)) =
+                    (p.quiet(), &self.mode, &self.current)
                 {
                     p.line(&format!("step {}/{steps} {}:", index + 1, c.label));
                 }
@@ -270,7 +348,7 @@ impl Sink for TermSink {
                     }
                 }
                 if !self.jobs.is_empty() {
-                    for l in iorig_text::hosts::jobs_lines(&self.jobs) {
+                    for l in crate::hosts::jobs_lines(&self.jobs) {
                         p.line(&format!("  {l}"));
                     }
                     self.jobs.clear();
@@ -278,15 +356,15 @@ impl Sink for TermSink {
             }
             Event::JobEnded { job, .. } => self.jobs.push(job.clone()),
             Event::StepAborted { .. } | Event::Closing => {
-                self.end_fill();
-                self.printer.end_live();
+                self.end_bar();
+                self.screen.end_live();
             }
             Event::RunEnded { status } => {
-                self.end_fill();
-                self.printer.end_live();
+                self.end_bar();
+                self.screen.end_live();
                 // Quiet output has no title line: the run id still shows.
-                if let (true, Mode::Single { id }) = (self.printer.quiet, &self.mode) {
-                    self.printer.line(&format!("iorig run {id}: {status}"));
+                if let (true, Mode::Single { id }) = (self.screen.quiet(), &self.mode) {
+                    self.screen.line(&format!("iorig run {id}: {status}"));
                 }
             }
             Event::StepSkipped {
@@ -297,7 +375,7 @@ impl Sink for TermSink {
                 if let Some(n) =
                     text::finding_notice(finding, &format!("step {} ({label})", index + 1))
                 {
-                    self.printer.notice(&n);
+                    self.screen.notice(&n);
                 }
             }
             Event::Finding { finding, .. } => self.finding(finding),
@@ -308,14 +386,14 @@ impl Sink for TermSink {
 
 /// Prints a validation error as it arrives (the first few; then one line
 /// saying the rest are counted).
-pub fn print_validation_error(printer: &Printer, e: &ValidationError, seen: &mut u64) {
+pub fn print_validation_error(screen: &impl Screen, e: &ValidationError, seen: &mut u64) {
     *seen += 1;
     if *seen <= PRINTED_ERRORS {
-        printer.notice(&format!(
+        screen.notice(&format!(
             "validation error: {}",
             text::validation_error_text(e)
         ));
     } else if *seen == PRINTED_ERRORS + 1 {
-        printer.notice("more validation errors: counted in the summary, listed in the JSON");
+        screen.notice("more validation errors: counted in the summary, listed in the JSON");
     }
 }
