@@ -300,6 +300,31 @@ fn row(line: &mut Vec<u8>, r: &IoRecord, warmup_ns: u64) {
     });
 }
 
+/// Runs longer than this get a warning about the per-I/O log's size.
+const LAT_LOG_SHORT_S: u64 = 60;
+
+/// The size warning for `--lat-log` on a run that is not short: how fast
+/// the file grows at a rate a fast device reaches.
+pub fn size_warning(w: &iorig_spec::Workload) -> Option<String> {
+    let secs = (w.time + w.warmup).as_secs();
+    if secs <= LAT_LOG_SHORT_S {
+        return None;
+    }
+    let iops: u64 = match w.rate {
+        iorig_spec::Rate::Iops(r) => r as u64,
+        iorig_spec::Rate::Max => 100_000,
+    };
+    let per_min = iops * 60 * ROW_BYTES_ABOUT;
+    Some(format!(
+        "--lat-log writes a row per I/O (~{} bytes): at {} IOPS that is {} a minute, {} for this {} s run; it is meant for short runs (a minute or less)",
+        ROW_BYTES_ABOUT,
+        iops,
+        iorig_spec::format_bytes(per_min),
+        iorig_spec::format_bytes(per_min / 60 * secs),
+        secs
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -368,6 +368,27 @@ fn text_of(v: &Option<StrOrNum>) -> String {
     }
 }
 
+/// The `--dry-run` listing of one workload: what would run on which
+/// targets, the files it would create, and how long.
+pub fn dry_run_lines_single(w: &Workload, planned: &iorig_engine::run::Planned) -> Vec<String> {
+    let targets: Vec<TargetInfo> = planned.target_infos();
+    let mut out = vec![format!(
+        "would run: {}",
+        describe(w, planned.engine.name(), &targets)
+    )];
+    for (path, bytes) in planned.files_to_create() {
+        out.push(format!(
+            "would create {path} and fill it with {} of random data first",
+            human_bytes(bytes)
+        ));
+    }
+    out.push(format!(
+        "estimated time: {:.0} s; every target and output checked: ok (nothing was run or written)",
+        (w.warmup + w.time).as_secs_f64()
+    ));
+    out
+}
+
 /// The `--dry-run` listing of a plan.
 pub fn dry_run_lines(plan: &Plan, steps: &[PlanStep], estimate: Duration) -> Vec<String> {
     let mut out = vec![

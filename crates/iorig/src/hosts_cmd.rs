@@ -4,8 +4,8 @@ use crate::output::Printer;
 use crate::output::Screen as _;
 use crate::store::{check_output, check_store, writer, StoreChoice};
 use crate::{exit, Failure};
-use iorig_agent::controller::{self, Cluster, ControllerOptions, RateShare};
-use iorig_cli::{HostArgs, RunArgs};
+use iorig_agent::controller::{self, Cluster, RateShare};
+use iorig_cli::RunArgs;
 use iorig_run::csv::IntervalCsv;
 use iorig_run::event::Fanout;
 use iorig_run::single::SingleOptions;
@@ -18,43 +18,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 fn usage(e: impl ToString) -> Failure {
     Failure::usage(e.to_string())
-}
-
-/// The controller's options from the command line.
-pub fn options(h: &HostArgs, layer: &WorkloadFile) -> Result<ControllerOptions, Failure> {
-    let hosts = match (&h.hosts, &h.hosts_file) {
-        (Some(list), None) => iorig_agent::hosts::parse_list(list).map_err(usage)?,
-        (None, Some(file)) => iorig_agent::hosts::parse_file(file).map_err(usage)?,
-        _ => return Err(Failure::usage("give --hosts or --hosts-file, not both")),
-    };
-    let mut o = ControllerOptions::new(hosts);
-    if let Some(t) = &h.token_file {
-        o.token = Some(iorig_agent::read_token(t).map_err(usage)?);
-    }
-    if let Some(r) = &h.rate_per_host {
-        if layer.rate.is_some() {
-            return Err(Failure::usage(
-                "give --rate (the total of all hosts) or --rate-per-host (each host's), not both",
-            ));
-        }
-        let iops = iorig_spec::parse_count(r)
-            .filter(|v| *v > 0.0)
-            .ok_or_else(|| {
-                Failure::usage(format!("--rate-per-host {r}: give IOPS, e.g. 1000 or 5k"))
-            })?;
-        o.rate = RateShare::PerHost(iops);
-    }
-    if let Some(l) = &h.lease {
-        o.lease = iorig_spec::parse_duration(l).map_err(usage)?;
-        if o.lease < std::time::Duration::from_secs(1) {
-            return Err(Failure::usage(format!("--lease {l}: give at least 1s")));
-        }
-    }
-    if let Some(s) = &h.skew_limit {
-        o.skew_limit = iorig_spec::parse_duration(s).map_err(usage)?;
-    }
-    o.tls = crate::tls_files(&h.tls)?;
-    Ok(o)
 }
 
 pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
@@ -81,7 +44,8 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
             )));
         }
     }
-    let opts = options(&a.hosts, &layer)?;
+    let opts = iorig_agent::hosts::options(&crate::host_flags(&a.hosts)?, layer.rate.is_some())
+        .map_err(iorig_run::RunError::from)?;
     let default_seed = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
@@ -207,5 +171,5 @@ pub fn run(a: &RunArgs, layer: WorkloadFile) -> Result<u8, Failure> {
             crate::output::json::write_json_doc(&term.screen, dest, &doc)?;
         }
     }
-    Ok(crate::run_cmd::exit_code(&outcome))
+    Ok(crate::exit_code(&outcome))
 }

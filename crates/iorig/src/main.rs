@@ -96,6 +96,33 @@ pub fn tls_files(t: &cli::TlsArgs) -> Result<Option<iorig_agent::TlsFiles>, Fail
     }
 }
 
+/// The multi-host flags for the controller, with the TLS files read.
+pub fn host_flags(h: &cli::HostArgs) -> Result<iorig_agent::hosts::Flags, Failure> {
+    Ok(iorig_agent::hosts::Flags {
+        hosts: h.hosts.clone(),
+        hosts_file: h.hosts_file.clone(),
+        token_file: h.token_file.clone(),
+        rate_per_host: h.rate_per_host.clone(),
+        lease: h.lease.clone(),
+        skew_limit: h.skew_limit.clone(),
+        tls: tls_files(&h.tls)?,
+    })
+}
+
+/// A finished run's exit code: 130 interrupted, 3 validation errors, 1 I/O
+/// errors (or a host lost), 0 otherwise.
+pub fn exit_code(outcome: &iorig_run::single::SingleOutcome) -> u8 {
+    if outcome.interrupted {
+        exit::INTERRUPTED
+    } else if outcome.validation_errors > 0 {
+        exit::VALIDATION
+    } else if outcome.io_errors > 0 {
+        exit::RUNTIME
+    } else {
+        exit::OK
+    }
+}
+
 fn plan_run(a: cli::PlanRunArgs) -> Result<plan_cmd::PlanDone, Failure> {
     let mut inv = match (&a.file, &a.builtin) {
         (_, Some(name)) => iorig_run::plan::Invocation::from_builtin(name)?,

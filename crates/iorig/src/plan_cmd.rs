@@ -16,7 +16,6 @@ use iorig_store::RunId;
 use iorig_text::run as text;
 use iorig_text::term::TermSink;
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::Duration;
 
 /// A plan longer than this asks for --yes.
@@ -45,58 +44,20 @@ pub struct RunOptions {
 pub type PlanDone = (u8, Vec<StepResult>, Option<RunId>);
 
 /// The agents a plan runs on: the command line's, else the plan's
-/// `[hosts]` (paths relative to the plan file), else none.
+/// `[hosts]`, else none.
 fn cluster_options(
     h: &HostArgs,
     plan: &iorig_spec::Plan,
 ) -> Result<Option<ControllerOptions>, Failure> {
-    if h.rate_per_host.is_some() {
-        return Err(Failure::usage(
-            "--rate-per-host is for iorig run; a plan's rates are in its steps (each the total of all hosts)",
-        ));
-    }
-    if h.hosts.is_some() || h.hosts_file.is_some() {
-        return crate::hosts_cmd::options(h, &iorig_spec::WorkloadFile::default()).map(Some);
-    }
-    let Some(ph) = &plan.hosts else {
-        if let Some(flag) = h.given_without_hosts() {
+    if plan.hosts.is_none() && h.hosts.is_none() && h.hosts_file.is_none() {
+        if let Some(flag) = h.given_without_hosts().filter(|f| *f != "--rate-per-host") {
             return Err(Failure::usage(format!(
                 "{flag} is for runs on several hosts: give --hosts or --hosts-file too (or a [hosts] table in the plan)"
             )));
         }
-        return Ok(None);
-    };
-    let dir = Path::new(&plan.path)
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let at = |f: &str| dir.join(f);
-    let fail =
-        |e: iorig_agent::AgentError| Failure::usage(format!("plan {} [hosts]: {e}", plan.path));
-    let hosts = match (&ph.list, &ph.file) {
-        (Some(list), _) => iorig_agent::hosts::parse_list(&list.join(",")).map_err(fail)?,
-        (None, Some(f)) => iorig_agent::hosts::parse_file(&at(f)).map_err(fail)?,
-        (None, None) => return Ok(None),
-    };
-    let mut o = ControllerOptions::new(hosts);
-    // The command line's token and TLS win over the plan's.
-    o.token = match (&h.token_file, &ph.token_file) {
-        (Some(t), _) => Some(iorig_agent::read_token(t).map_err(fail)?),
-        (None, Some(t)) => Some(iorig_agent::read_token(&at(t)).map_err(fail)?),
-        (None, None) => None,
-    };
-    o.tls = crate::tls_files(&h.tls)?;
-    let dur = |flag: &str, v: &str| {
-        iorig_spec::parse_duration(v)
-            .map_err(|e| Failure::usage(format!("plan {} [hosts] {flag}: {e}", plan.path)))
-    };
-    if let Some(l) = h.lease.as_deref().or(ph.lease.as_deref()) {
-        o.lease = dur("lease", l)?;
     }
-    if let Some(s) = h.skew_limit.as_deref().or(ph.skew_limit.as_deref()) {
-        o.skew_limit = dur("skew_limit", s)?;
-    }
-    Ok(Some(o))
+    let o = iorig_agent::hosts::plan_options(&crate::host_flags(h)?, plan);
+    Ok(o.map_err(iorig_run::RunError::from)?)
 }
 
 /// `iorig plan run` and `iorig quick`: expand, check, then run every step.

@@ -7,6 +7,7 @@ use crate::output::Screen as _;
 use crate::store::{check_output, check_output_dir, open_read_only, write_output};
 use crate::{exit, Failure};
 use iorig_cli::ExportFormat;
+use iorig_report::export::Kind;
 use iorig_report::html::{render_compare, render_report_with, Details, Rendered};
 use iorig_report::html::{render_profile_compare, render_profile_report};
 use iorig_report::model::{ProfileReport, RunReport};
@@ -43,16 +44,9 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
 /// Writes index.html and every chart as SVG and PNG into `dir`.
 pub fn write_rendered(dir: &Path, r: &Rendered, printer: &Printer) -> Result<(), Failure> {
     iorig_outfile::create_dir("--out", dir)?;
-    write(&dir.join("index.html"), r.index_html.as_bytes())?;
-    let mut png_failed = None;
-    let svgs: Vec<&str> = r.charts.iter().map(|c| c.svg.as_str()).collect();
-    let pngs = iorig_report::charts::svgs_to_pngs(&svgs);
-    for (c, png) in r.charts.iter().zip(pngs) {
-        write(&dir.join(format!("{}.svg", c.file_stem)), c.svg.as_bytes())?;
-        match png {
-            Ok(png) => write(&dir.join(format!("{}.png", c.file_stem)), &png)?,
-            Err(e) => png_failed = Some(e.to_string()),
-        }
+    let (files, png_failed) = r.files();
+    for (name, bytes) in &files {
+        write(&dir.join(name), bytes)?;
     }
     if let Some(e) = png_failed {
         printer.notice(&format!("some charts have no PNG copy: {e}"));
@@ -125,63 +119,27 @@ pub fn export(
     out: &Path,
     db: Option<&Location>,
 ) -> Result<u8, Failure> {
-    let printer = Printer::new(false, false);
-    check_output("--out", out)?;
-    if format == ExportFormat::Csv {
-        check_output("--out", &out.with_extension("intervals.csv"))?;
-        check_output("--out", &out.with_extension("hosts.csv"))?;
-    }
-    if format == ExportFormat::Hlog {
-        check_output("--out", &out.with_extension("percentiles.csv"))?;
+    let kind = match format {
+        ExportFormat::Csv => Kind::Csv,
+        ExportFormat::Xlsx => Kind::Xlsx,
+        ExportFormat::Json => Kind::Json,
+        ExportFormat::Hlog => Kind::Hlog,
+    };
+    for p in kind.paths(out) {
+        check_output("--out", &p)?;
     }
     let store = open_read_only(db)?;
-    if kind_of(&store, id)? == RunKind::Profile && format == ExportFormat::Hlog {
+    if kind_of(&store, id)? == RunKind::Profile && kind == Kind::Hlog {
         return Err(Failure::usage(format!(
             "run {id} is a profile: /proc/diskstats gives no latency histograms to export; use --format csv, xlsx or json"
         )));
     }
-    let run = RunId(id);
-    let fail = |e: &dyn std::fmt::Display| Failure::runtime(format!("exporting run {id}: {e}"));
-    match format {
-        ExportFormat::Csv => {
-            let csv = iorig_report::export::export_csv(&store, run).map_err(|e| fail(&e))?;
-            let intervals = out.with_extension("intervals.csv");
-            write(out, csv.steps_csv.as_bytes())?;
-            write(&intervals, csv.intervals_csv.as_bytes())?;
-            printer.line(&format!(
-                "wrote {} (steps) and {} (intervals)",
-                out.display(),
-                intervals.display()
-            ));
-            if let Some(h) = &csv.hosts_csv {
-                let hosts = out.with_extension("hosts.csv");
-                write(&hosts, h.as_bytes())?;
-                printer.line(&format!("wrote {} (hosts)", hosts.display()));
-            }
-        }
-        ExportFormat::Xlsx => {
-            let bytes =
-                iorig_report::export::export_xlsx_bytes(&store, run).map_err(|e| fail(&e))?;
-            write(out, &bytes)?;
-            printer.line(&format!("wrote {}", out.display()));
-        }
-        ExportFormat::Hlog => {
-            let h = iorig_report::export::export_hlog(&store, run).map_err(|e| fail(&e))?;
-            let percentiles = out.with_extension("percentiles.csv");
-            write(out, &h.log)?;
-            write(&percentiles, h.percentiles_csv.as_bytes())?;
-            printer.line(&format!(
-                "wrote {} (interval histograms) and {} (percentiles)",
-                out.display(),
-                percentiles.display()
-            ));
-        }
-        ExportFormat::Json => {
-            let v = iorig_report::export::export_json(&store, run).map_err(|e| fail(&e))?;
-            let text = serde_json::to_string_pretty(&v).map_err(|e| fail(&e))?;
-            write(out, (text + "\n").as_bytes())?;
-            printer.line(&format!("wrote {}", out.display()));
-        }
+    let files = iorig_report::export::files(&store, RunId(id), kind, out)
+        .map_err(|e| Failure::runtime(format!("exporting run {id}: {e}")))?;
+    let printer = Printer::new(false, false);
+    for f in files {
+        write(&f.path, &f.bytes)?;
+        printer.line(&format!("wrote {} ({})", f.path.display(), f.holds));
     }
     Ok(exit::OK)
 }

@@ -7,15 +7,12 @@ use crate::output::Screen as _;
 use crate::store::{check_output, check_store, writer, StoreChoice};
 use crate::{exit, Failure};
 use iorig_cli::RunArgs;
-use iorig_engine::run::TargetInfo;
 use iorig_run::csv::IntervalCsv;
 use iorig_run::event::Fanout;
 use iorig_run::fio_out::OutputFormat;
 use iorig_run::single::SingleOptions;
 use iorig_run::Sink;
 use iorig_spec::{OneOrMany, Workload, WorkloadFile};
-use iorig_text::run::describe;
-use iorig_text::table;
 use iorig_text::term::TermSink;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -116,7 +113,10 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         check_output("--journal", j)?;
         iorig_run::journal::precheck(j, &w)?;
     }
-    let lat_warning = a.lat_log.as_ref().and_then(|_| lat_log_warning(&w));
+    let lat_warning = a
+        .lat_log
+        .as_ref()
+        .and_then(|_| iorig_run::iolog::size_warning(&w));
     if a.dry_run {
         if let Some(warning) = &lat_warning {
             Printer::new(false, a.quiet).notice(warning);
@@ -176,45 +176,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
             crate::output::json::write_json_doc(&term.screen, dest, &doc)?;
         }
     }
-    Ok(exit_code(&outcome))
-}
-
-/// A finished run's exit code: 130 interrupted, 3 validation errors, 1 I/O
-/// errors (or a host lost), 0 otherwise.
-pub fn exit_code(outcome: &iorig_run::single::SingleOutcome) -> u8 {
-    if outcome.interrupted {
-        exit::INTERRUPTED
-    } else if outcome.validation_errors > 0 {
-        exit::VALIDATION
-    } else if outcome.io_errors > 0 {
-        exit::RUNTIME
-    } else {
-        exit::OK
-    }
-}
-/// Runs longer than this get a warning about the per-I/O log's size.
-const LAT_LOG_SHORT_S: u64 = 60;
-
-/// The size warning for `--lat-log` on a run that is not short: how fast
-/// the file grows at a rate a fast device reaches.
-fn lat_log_warning(w: &Workload) -> Option<String> {
-    let secs = (w.time + w.warmup).as_secs();
-    if secs <= LAT_LOG_SHORT_S {
-        return None;
-    }
-    let iops: u64 = match w.rate {
-        iorig_spec::Rate::Iops(r) => r as u64,
-        iorig_spec::Rate::Max => 100_000,
-    };
-    let per_min = iops * 60 * iorig_run::iolog::ROW_BYTES_ABOUT;
-    Some(format!(
-        "--lat-log writes a row per I/O (~{} bytes): at {} IOPS that is {} a minute, {} for this {} s run; it is meant for short runs (a minute or less)",
-        iorig_run::iolog::ROW_BYTES_ABOUT,
-        iops,
-        iorig_spec::format_bytes(per_min),
-        iorig_spec::format_bytes(per_min / 60 * secs),
-        secs
-    ))
+    Ok(crate::exit_code(&outcome))
 }
 
 /// `iorig run --dry-run`: the workload is resolved and the targets checked
@@ -225,20 +187,8 @@ fn dry_run(w: &Workload, allow_destroy: bool, quiet: bool) -> Result<u8, Failure
     for n in &planned.notices {
         printer.notice(n);
     }
-    let targets: Vec<TargetInfo> = planned.target_infos();
-    printer.line(&format!(
-        "would run: {}",
-        describe(w, planned.engine.name(), &targets)
-    ));
-    for (path, bytes) in planned.files_to_create() {
-        printer.line(&format!(
-            "would create {path} and fill it with {} of random data first",
-            table::human_bytes(bytes)
-        ));
+    for l in iorig_text::run::dry_run_lines_single(w, &planned) {
+        printer.line(&l);
     }
-    printer.line(&format!(
-        "estimated time: {:.0} s; every target and output checked: ok (nothing was run or written)",
-        (w.warmup + w.time).as_secs_f64()
-    ));
     Ok(exit::OK)
 }

@@ -265,7 +265,7 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
     if let Some(j) = &a.json {
         crate::output::json::write_json_doc(&term.screen, j, &outcome.doc)?;
     }
-    Ok(crate::run_cmd::exit_code(&outcome))
+    Ok(crate::exit_code(&outcome))
 }
 
 pub fn fit(a: &TraceFitArgs) -> Result<u8, Failure> {

@@ -21,10 +21,105 @@ use iorig_store::{
     AnalysisRow, IntervalRow, RunDetail, RunId, StepRow, Store, StoreError, TargetFactsRow,
 };
 use serde_json::Value;
+use std::path::{Path, PathBuf};
 
 pub use hlog::{export_hlog, HlogExport};
 pub use iorig_result::RUN_SCHEMA;
 pub use vdbench::{export_vdbench, VdbenchExport, FLAT_COLUMNS};
+
+/// What `iorig export` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Steps to FILE, intervals to FILE.intervals.csv (hosts to
+    /// FILE.hosts.csv when the run had several).
+    Csv,
+    Xlsx,
+    Json,
+    /// Interval histograms to FILE, percentiles to FILE.percentiles.csv.
+    Hlog,
+}
+
+impl Kind {
+    /// Every path an export to `out` may write, for checking before any is.
+    pub fn paths(self, out: &Path) -> Vec<PathBuf> {
+        let mut p = vec![out.to_path_buf()];
+        match self {
+            Kind::Csv => {
+                p.push(out.with_extension("intervals.csv"));
+                p.push(out.with_extension("hosts.csv"));
+            }
+            Kind::Hlog => p.push(out.with_extension("percentiles.csv")),
+            Kind::Xlsx | Kind::Json => {}
+        }
+        p
+    }
+}
+
+/// One file to write: where, its bytes, and what it holds (for the line
+/// that says where it went).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutFile {
+    pub path: PathBuf,
+    pub bytes: Vec<u8>,
+    pub holds: &'static str,
+}
+
+/// The files of run `run`'s export as `kind` to `out` (nothing written).
+pub fn files(
+    store: &Store,
+    run: RunId,
+    kind: Kind,
+    out: &Path,
+) -> Result<Vec<OutFile>, ReportError> {
+    let file = |path: PathBuf, bytes: Vec<u8>, holds| OutFile { path, bytes, holds };
+    Ok(match kind {
+        Kind::Csv => {
+            let csv = export_csv(store, run)?;
+            let mut f = vec![
+                file(out.to_path_buf(), csv.steps_csv.into_bytes(), "steps"),
+                file(
+                    out.with_extension("intervals.csv"),
+                    csv.intervals_csv.into_bytes(),
+                    "intervals",
+                ),
+            ];
+            if let Some(h) = csv.hosts_csv {
+                f.push(file(
+                    out.with_extension("hosts.csv"),
+                    h.into_bytes(),
+                    "hosts",
+                ));
+            }
+            f
+        }
+        Kind::Xlsx => vec![file(
+            out.to_path_buf(),
+            export_xlsx_bytes(store, run)?,
+            "workbook",
+        )],
+        Kind::Hlog => {
+            let h = export_hlog(store, run)?;
+            vec![
+                file(out.to_path_buf(), h.log, "interval histograms"),
+                file(
+                    out.with_extension("percentiles.csv"),
+                    h.percentiles_csv.into_bytes(),
+                    "percentiles",
+                ),
+            ]
+        }
+        Kind::Json => {
+            let v = export_json(store, run)?;
+            let text =
+                serde_json::to_string_pretty(&v).map_err(|e| ReportError::Export(e.to_string()))?;
+            vec![file(
+                out.to_path_buf(),
+                (text + "\n").into_bytes(),
+                "the run",
+            )]
+        }
+    })
+}
 
 /// The two CSV files of a run.
 #[derive(Clone, Debug, PartialEq, Eq)]

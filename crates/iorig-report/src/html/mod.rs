@@ -59,6 +59,28 @@ pub struct Rendered {
     pub charts: Vec<Chart>,
 }
 
+impl Rendered {
+    /// The files of the report's directory: index.html, and each chart as
+    /// SVG and (where it converts) PNG; the last PNG failure, if any.
+    pub fn files(&self) -> (Vec<(String, Vec<u8>)>, Option<String>) {
+        let mut files = vec![(
+            "index.html".to_string(),
+            self.index_html.clone().into_bytes(),
+        )];
+        let mut png_failed = None;
+        let svgs: Vec<&str> = self.charts.iter().map(|c| c.svg.as_str()).collect();
+        let pngs = crate::charts::svgs_to_pngs(&svgs);
+        for (c, png) in self.charts.iter().zip(pngs) {
+            files.push((format!("{}.svg", c.file_stem), c.svg.clone().into_bytes()));
+            match png {
+                Ok(png) => files.push((format!("{}.png", c.file_stem), png)),
+                Err(e) => png_failed = Some(e.to_string()),
+            }
+        }
+        (files, png_failed)
+    }
+}
+
 mod compare;
 mod grouping;
 mod page;
