@@ -182,6 +182,57 @@ pub struct ProfileOutcome {
     pub fault: Option<String>,
 }
 
+/// The schema of `iorig profile --json`.
+pub const SCHEMA: &str = "iorig.profile/1";
+
+impl ProfileOutcome {
+    /// Where the figures came from, for an emitted workload's header.
+    pub fn source_text(&self, source: &Source) -> String {
+        match source {
+            Source::Live { .. } => format!(
+                "live /proc/diskstats on {}, {}",
+                crate::host_name(),
+                self.started
+            ),
+            Source::Recorded { dir, .. } => format!("recording {}", dir.display()),
+        }
+    }
+
+    /// The profile document (schema [`SCHEMA`], docs/json-schema.md).
+    pub fn document(
+        &self,
+        source: &Source,
+        labels: &std::collections::BTreeMap<String, String>,
+        run: Option<i64>,
+    ) -> serde_json::Value {
+        use serde_json::json;
+        let p = &self.profile;
+        json!({
+            "schema": SCHEMA,
+            "tool": {"name": "iorig", "version": env!("CARGO_PKG_VERSION")},
+            "run": {
+                "id": run,
+                "host": crate::host_name(),
+                "started": self.started,
+                "labels": labels,
+                "status": if self.fault.is_some() { "failed" } else { "ok" },
+                "ended_by": self.ended_by,
+                "error": self.fault,
+            },
+            "source": match source {
+                Source::Live { record, .. } => json!({"kind": "live", "path": iorig_profile::snapshot::PROC_DISKSTATS, "recorded_to": record}),
+                Source::Recorded { dir, .. } => json!({"kind": "recorded", "path": dir}),
+            },
+            "interval_s": self.summary.interval_s,
+            "duration_s": p.duration_s(),
+            "devices": p.devices,
+            "summary": {"total": p.total, "devices": p.per_device},
+            "intervals": interval_docs(p),
+            "verdicts": self.evaluations,
+        })
+    }
+}
+
 /// `intervals[]` of the profile document: times from the start.
 #[derive(Debug, Serialize)]
 pub struct IntervalDoc<'a> {

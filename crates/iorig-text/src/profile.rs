@@ -186,3 +186,27 @@ pub fn verdict_lines(evals: &[Evaluation]) -> Vec<String> {
     }
     out
 }
+/// The line that opens a profile: what is sampled, how often, how long.
+pub fn source_line(source: &iorig_run::profile::Source) -> String {
+    use iorig_run::profile::Source;
+    match source {
+        Source::Live {
+            interval,
+            time,
+            record,
+        } => format!(
+            "iorig profile: /proc/diskstats every {:?} for {:?}{}; Ctrl-C ends it early",
+            interval,
+            time,
+            record
+                .as_ref()
+                .map(|d| format!(", recording to {}", d.display()))
+                .unwrap_or_default()
+        ),
+        Source::Recorded { dir, snaps } => format!(
+            "iorig profile: recording {} ({} snapshots)",
+            dir.display(),
+            snaps.len()
+        ),
+    }
+}

@@ -252,3 +252,70 @@ pub fn show_lines(
     }
     out
 }
+/// `iorig runs list` read from a store: a line per run under a head.
+pub fn list(store: &iorig_store::Store) -> Result<Vec<String>, iorig_store::StoreError> {
+    let mut listed = Vec::new();
+    for run in store.list_runs()? {
+        listed.push(ListedRun {
+            steps: store.steps(run.id)?,
+            targets: store.target_facts(run.id)?,
+            run,
+        });
+    }
+    Ok(list_lines(&listed))
+}
+
+/// `iorig runs show ID` read from a store: the run, its steps, and each
+/// step's jobs and hosts where it had several.
+pub fn show(
+    store: &iorig_store::Store,
+    run: &RunDetail,
+) -> Result<Vec<String>, iorig_store::StoreError> {
+    let id = run.run.id;
+    let steps = store.steps(id)?;
+    let analysis = store.analysis(id)?;
+    let targets = store.target_facts(id)?;
+    let mut out = show_lines(run, &targets, &steps, &analysis);
+    for step in &steps {
+        let jobs = store.step_jobs(step.id)?;
+        if !jobs.is_empty() {
+            out.push(format!("jobs of step {} ({}):", step.index + 1, step.name));
+            out.extend(
+                crate::hosts::jobs_lines(&jobs)
+                    .into_iter()
+                    .map(|l| format!("  {l}")),
+            );
+        }
+    }
+    for step in &steps {
+        let hosts = store.step_hosts(step.id)?;
+        if !hosts.is_empty() {
+            out.push(format!("hosts of step {} ({}):", step.index + 1, step.name));
+            out.extend(
+                crate::hosts::hosts_lines(&hosts)
+                    .into_iter()
+                    .map(|l| format!("  {l}")),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// What `iorig runs push` did with one run (`running`: it had not ended
+/// when pushed).
+pub fn pushed_line(run: iorig_store::RunId, pushed: &iorig_store::Pushed, running: bool) -> String {
+    use iorig_store::Pushed;
+    let note = if running {
+        " (still running: push it again when it has ended)"
+    } else {
+        ""
+    };
+    match pushed {
+        Pushed::Copied(id) => format!("run {run} -> run {id}{note}"),
+        Pushed::Replaced(id) => {
+            format!("run {run} -> run {id} (replaces the copy pushed while it ran)")
+        }
+        Pushed::AlreadyThere(id) => format!("run {run}: already there as run {id}"),
+        _ => format!("run {run}: pushed"),
+    }
+}

@@ -397,3 +397,39 @@ pub fn print_validation_error(screen: &impl Screen, e: &ValidationError, seen: &
         screen.notice("more validation errors: counted in the summary, listed in the JSON");
     }
 }
+
+/// A live profile on a screen: interval rows (unless quiet) and the live
+/// line.
+pub struct ProfileSink<'a, S: Screen> {
+    pub screen: &'a mut S,
+}
+
+impl<S: Screen> Sink for ProfileSink<'_, S> {
+    fn event(&mut self, ev: &Event<'_>) {
+        match *ev {
+            Event::Notice(n) => self.screen.notice(n),
+            Event::ProfileInterval {
+                figures,
+                t_s,
+                time_s,
+                many,
+            } => {
+                if !self.screen.quiet() {
+                    for l in crate::profile::interval_lines(figures, t_s, many) {
+                        self.screen.line(&l);
+                    }
+                }
+                if let Some(time_s) = time_s {
+                    self.screen.start_live();
+                    self.screen.set_live(format!(
+                        "{t_s:.0}s of {time_s:.0}s: total {} w MB/s, {} r MB/s",
+                        crate::profile::mb(figures.total.write_bw_bytes_per_s),
+                        crate::profile::mb(figures.total.read_bw_bytes_per_s)
+                    ));
+                }
+            }
+            Event::Closing | Event::RunEnded { .. } => self.screen.end_live(),
+            _ => {}
+        }
+    }
+}

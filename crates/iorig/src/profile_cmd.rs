@@ -14,18 +14,14 @@ use crate::{exit, Failure};
 use iorig_cli::ProfileArgs;
 use iorig_profile::emit::{workload_toml, EmitRate};
 use iorig_profile::rules::RuleSet;
-use iorig_profile::snapshot;
 use iorig_profile::Selection;
 use iorig_run::csv::ProfileCsv;
 use iorig_run::event::Fanout;
-use iorig_run::profile::{interval_docs, Source};
-use iorig_run::{Event, Sink};
+use iorig_run::profile::Source;
+use iorig_run::Sink;
 use iorig_text::profile as text;
-use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::Path;
-
-const SCHEMA: &str = "iorig.profile/1";
 
 /// Everything checked before the first snapshot.
 struct Checked {
@@ -78,42 +74,6 @@ fn check(a: &ProfileArgs) -> Result<Checked, Failure> {
     })
 }
 
-/// The terminal: interval rows and the live line.
-struct ProfileTerm<'a> {
-    printer: &'a mut Printer,
-    quiet: bool,
-}
-
-impl Sink for ProfileTerm<'_> {
-    fn event(&mut self, ev: &Event<'_>) {
-        match *ev {
-            Event::Notice(n) => self.printer.notice(n),
-            Event::ProfileInterval {
-                figures,
-                t_s,
-                time_s,
-                many,
-            } => {
-                if !self.quiet {
-                    for l in text::interval_lines(figures, t_s, many) {
-                        self.printer.line(&l);
-                    }
-                }
-                if let Some(time_s) = time_s {
-                    self.printer.start_live();
-                    self.printer.set_live(format!(
-                        "{t_s:.0}s of {time_s:.0}s: total {} w MB/s, {} r MB/s",
-                        text::mb(figures.total.write_bw_bytes_per_s),
-                        text::mb(figures.total.read_bw_bytes_per_s)
-                    ));
-                }
-            }
-            Event::Closing | Event::RunEnded { .. } => self.printer.end_live(),
-            _ => {}
-        }
-    }
-}
-
 // ------------------------------------------------------------------ run
 
 pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
@@ -129,33 +89,13 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
         None => None,
     };
     if !a.quiet {
-        match &c.source {
-            Source::Live {
-                interval,
-                time,
-                record,
-            } => printer.line(&format!(
-                "iorig profile: /proc/diskstats every {:?} for {:?}{}; Ctrl-C ends it early",
-                interval,
-                time,
-                record
-                    .as_ref()
-                    .map(|d| format!(", recording to {}", d.display()))
-                    .unwrap_or_default()
-            )),
-            Source::Recorded { dir, snaps } => printer.line(&format!(
-                "iorig profile: recording {} ({} snapshots)",
-                dir.display(),
-                snaps.len()
-            )),
-        }
+        printer.line(&text::source_line(&c.source));
         printer.line(&text::header_line());
     }
     let stop = crate::signals::install();
     let outcome = {
-        let mut term = ProfileTerm {
-            printer: &mut printer,
-            quiet: a.quiet,
+        let mut term = iorig_text::term::ProfileSink {
+            screen: &mut printer,
         };
         let mut sinks: Vec<&mut dyn Sink> = vec![&mut term];
         if let Some(c) = csv.as_mut() {
@@ -181,14 +121,7 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
     }
 
     if let Some(path) = &a.emit_workload {
-        let source = match &c.source {
-            Source::Live { .. } => format!(
-                "live /proc/diskstats on {}, {}",
-                iorig_run::host_name(),
-                outcome.started
-            ),
-            Source::Recorded { dir, .. } => format!("recording {}", dir.display()),
-        };
+        let source = outcome.source_text(&c.source);
         match workload_toml(p, c.emit_rate, &source) {
             Ok(text) => {
                 crate::store::write_output("--emit-workload", path, text.as_bytes())?;
@@ -202,29 +135,7 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
         }
     }
     if let Some(j) = &a.json {
-        let doc = json!({
-            "schema": SCHEMA,
-            "tool": {"name": "iorig", "version": env!("CARGO_PKG_VERSION")},
-            "run": {
-                "id": store.run().map(|r| r.0),
-                "host": iorig_run::host_name(),
-                "started": outcome.started,
-                "labels": c.labels,
-                "status": if outcome.fault.is_some() { "failed" } else { "ok" },
-                "ended_by": outcome.ended_by,
-                "error": outcome.fault,
-            },
-            "source": match &c.source {
-                Source::Live { record, .. } => json!({"kind": "live", "path": snapshot::PROC_DISKSTATS, "recorded_to": record}),
-                Source::Recorded { dir, .. } => json!({"kind": "recorded", "path": dir}),
-            },
-            "interval_s": outcome.summary.interval_s,
-            "duration_s": p.duration_s(),
-            "devices": p.devices,
-            "summary": {"total": p.total, "devices": p.per_device},
-            "intervals": interval_docs(p),
-            "verdicts": outcome.evaluations,
-        });
+        let doc = outcome.document(&c.source, &c.labels, store.run().map(|r| r.0));
         write_json_doc(&printer, j, &doc)?;
     }
     Ok(if outcome.fault.is_some() {

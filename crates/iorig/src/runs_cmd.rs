@@ -98,28 +98,11 @@ fn push(
             .get_run(run)
             .map_err(store_err)?
             .is_some_and(|d| d.run.status == iorig_store::RunStatus::Running);
-        let note = if running {
-            " (still running: push it again when it has ended)"
-        } else {
-            ""
-        };
         match pushed {
-            Pushed::Copied(id) => {
-                copied += 1;
-                printer.line(&format!("run {run} -> run {id}{note}"));
-            }
-            Pushed::Replaced(id) => {
-                copied += 1;
-                printer.line(&format!(
-                    "run {run} -> run {id} (replaces the copy pushed while it ran)"
-                ));
-            }
-            Pushed::AlreadyThere(id) => {
-                there += 1;
-                printer.line(&format!("run {run}: already there as run {id}"));
-            }
-            _ => {}
+            Pushed::AlreadyThere(_) => there += 1,
+            _ => copied += 1,
         }
+        printer.line(&iorig_text::runs::pushed_line(run, &pushed, running));
     }
     printer.line(&format!(
         "pushed {copied} run{} to {to}{}",
@@ -141,15 +124,7 @@ fn list(printer: &Printer, s: &Store, as_json: bool) -> Result<u8, Failure> {
         printer.line(&text);
         return Ok(exit::OK);
     }
-    let mut listed = Vec::new();
-    for run in runs {
-        listed.push(iorig_text::runs::ListedRun {
-            steps: s.steps(run.id).map_err(store_err)?,
-            targets: s.target_facts(run.id).map_err(store_err)?,
-            run,
-        });
-    }
-    for l in iorig_text::runs::list_lines(&listed) {
+    for l in iorig_text::runs::list(s).map_err(store_err)? {
         printer.line(&l);
     }
     Ok(exit::OK)
@@ -169,37 +144,8 @@ fn show(printer: &Printer, s: &Store, id: i64, as_json: bool) -> Result<u8, Fail
         printer.line(&text);
         return Ok(exit::OK);
     }
-    let steps = s.steps(RunId(id)).map_err(store_err)?;
-    let analysis = s.analysis(RunId(id)).map_err(store_err)?;
-    let targets = s.target_facts(RunId(id)).map_err(store_err)?;
-    for l in iorig_text::runs::show_lines(&run, &targets, &steps, &analysis) {
+    for l in iorig_text::runs::show(s, &run).map_err(store_err)? {
         printer.line(&l);
-    }
-    // A step of several jobs: each job's own part.
-    for step in &steps {
-        let jobs = s.step_jobs(step.id).map_err(store_err)?;
-        if jobs.is_empty() {
-            continue;
-        }
-        printer.line(&format!("jobs of step {} ({}):", step.index + 1, step.name));
-        for l in iorig_text::hosts::jobs_lines(&jobs) {
-            printer.line(&format!("  {l}"));
-        }
-    }
-    // A multi-host step: each host's own part.
-    for step in &steps {
-        let hosts = s.step_hosts(step.id).map_err(store_err)?;
-        if hosts.is_empty() {
-            continue;
-        }
-        printer.line(&format!(
-            "hosts of step {} ({}):",
-            step.index + 1,
-            step.name
-        ));
-        for l in iorig_text::hosts::hosts_lines(&hosts) {
-            printer.line(&format!("  {l}"));
-        }
     }
     Ok(exit::OK)
 }
