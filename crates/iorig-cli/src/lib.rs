@@ -5,6 +5,8 @@
 //! tree. Workload values stay text here: iorig-spec parses and validates them,
 //! so a flag and a workload-file key behave the same.
 
+pub mod value;
+
 use clap::{Args, Parser, Subcommand};
 use iorig_store::Location;
 use std::collections::BTreeMap;
@@ -706,11 +708,11 @@ pub struct TraceFitArgs {
     pub file: PathBuf,
     /// What FILE is: blktrace, iorig, fio or msr [default: told from its
     /// content].
-    #[arg(long, value_name = "FORMAT")]
-    pub format: Option<String>,
+    #[arg(long, value_name = "FORMAT", value_parser = value::Checked(value::trace_format))]
+    pub format: Option<iorig_trace::Format>,
     /// The cache block the curves are compared in.
-    #[arg(long, value_name = "SIZE", default_value = "4k")]
-    pub block: String,
+    #[arg(long = "block", value_name = "SIZE", default_value = "4k", value_parser = value::Checked(value::block))]
+    pub block_bytes: u64,
     /// Compute the trace's curve from this share of its blocks (SHARDS
     /// sampling, e.g. 0.01) [default: exact].
     #[arg(long, value_name = "RATE")]
@@ -741,8 +743,8 @@ pub struct TraceReplayArgs {
     pub file: PathBuf,
     /// What FILE is: blktrace, iorig, fio or msr [default: told from its
     /// content].
-    #[arg(long, value_name = "FORMAT")]
-    pub format: Option<String>,
+    #[arg(long, value_name = "FORMAT", value_parser = value::Checked(value::trace_format))]
+    pub format: Option<iorig_trace::Format>,
     /// File or block device to replay onto (repeatable: trace device d goes
     /// to target d mod N) [default: ./iorig-scratch.dat].
     #[arg(long = "target", value_name = "PATH")]
@@ -762,12 +764,12 @@ pub struct TraceReplayArgs {
     pub qd: Option<u32>,
     /// Where trace offsets go in a target: modulo (folded into it), scale
     /// (squeezed or stretched to it) or exact (as they are, checked first).
-    #[arg(long, value_name = "MAP", default_value = "modulo")]
-    pub map: String,
+    #[arg(long, value_name = "MAP", default_value = "modulo", value_parser = value::Checked(value::offset_map))]
+    pub map: iorig_run::replay::OffsetMap,
     /// Offsets and sizes are moved to multiples of this (direct I/O needs
     /// the device's logical block size).
-    #[arg(long, value_name = "SIZE", default_value = "4k")]
-    pub align: String,
+    #[arg(long = "align", value_name = "SIZE", default_value = "4k", value_parser = value::Checked(value::align))]
+    pub align_bytes: u64,
     /// I/O engine [default: io_uring].
     #[arg(long, value_name = "ENGINE")]
     pub engine: Option<iorig_spec::EngineKind>,
@@ -805,19 +807,19 @@ pub struct TraceRecordArgs {
     /// The block device to trace, e.g. /dev/sdb.
     pub device: PathBuf,
     /// How long to capture; Ctrl-C ends it sooner.
-    #[arg(long, value_name = "DUR")]
-    pub time: String,
+    #[arg(long, value_name = "DUR", value_parser = value::Checked(value::duration))]
+    pub time: std::time::Duration,
     /// Where the trace goes.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// What FILE holds: iorig (I/Os with issue time and latency) or blktrace
     /// (the kernel's records as they came, for blkparse).
-    #[arg(long, value_name = "FORMAT", default_value = "iorig")]
-    pub format: String,
+    #[arg(long, value_name = "FORMAT", default_value = "iorig", value_parser = value::Checked(value::capture_format))]
+    pub format: iorig_trace::capture::OutFormat,
     /// The kernel's trace buffer per CPU while capturing; events beyond it
     /// are lost (and counted).
-    #[arg(long, value_name = "SIZE", default_value = "16m")]
-    pub buffer: String,
+    #[arg(long = "buffer", value_name = "SIZE", default_value = "16m", value_parser = value::Checked(value::buffer_kib))]
+    pub buffer_kib: u64,
 }
 
 #[derive(Debug, Args)]
@@ -826,14 +828,14 @@ pub struct TraceAnalyseArgs {
     pub file: PathBuf,
     /// What FILE is: blktrace, iorig, fio or msr [default: told from its
     /// content].
-    #[arg(long, value_name = "FORMAT")]
-    pub format: Option<String>,
+    #[arg(long, value_name = "FORMAT", value_parser = value::Checked(value::trace_format))]
+    pub format: Option<iorig_trace::Format>,
     /// Cache and hot-spot block size.
-    #[arg(long, value_name = "SIZE", default_value = "4k")]
-    pub block: String,
+    #[arg(long = "block", value_name = "SIZE", default_value = "4k", value_parser = value::Checked(value::size))]
+    pub block_bytes: u64,
     /// The coarser hot-spot granularity.
-    #[arg(long, value_name = "SIZE", default_value = "1m")]
-    pub extent: String,
+    #[arg(long = "extent", value_name = "SIZE", default_value = "1m", value_parser = value::Checked(value::size))]
+    pub extent_bytes: u64,
     /// Also give the LRU cache size that reaches this hit ratio, e.g. 0.9.
     #[arg(long, value_name = "RATIO")]
     pub hit: Option<f64>,
@@ -848,8 +850,8 @@ pub struct TraceAnalyseArgs {
     pub no_lru: bool,
     /// Follow a timed trace over windows of this length: each one's load,
     /// hot set and how much of it the window before held.
-    #[arg(long, value_name = "DUR", default_value = "60s")]
-    pub window: String,
+    #[arg(long, value_name = "DUR", default_value = "60s", value_parser = value::Checked(value::duration))]
+    pub window: std::time::Duration,
     /// Leave out records that cannot be taken (counted) instead of stopping
     /// at the first with its record number.
     #[arg(long)]

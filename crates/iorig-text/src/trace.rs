@@ -245,3 +245,36 @@ pub fn analysis_lines(a: &Analysis, format: Format, skipped: u64) -> Vec<String>
     }
     out
 }
+
+/// The notice a capture starts with.
+pub fn recording_line(o: &iorig_trace::capture::CaptureOptions) -> String {
+    format!(
+        "recording {} for {} into {} (Ctrl-C ends it sooner)",
+        o.device.display(),
+        humantime::format_duration(o.duration),
+        o.out.display()
+    )
+}
+
+/// What a capture got: its line, and a notice when the kernel lost events.
+pub fn recorded_lines(
+    o: &iorig_trace::capture::CaptureOptions,
+    s: &iorig_trace::capture::CaptureSummary,
+) -> (String, Option<String>) {
+    let line = format!(
+        "recorded {}: {} I/Os from {} kernel events in {:.1}s ({}-based device: {} is the issue) into {} ({})",
+        o.device.display(),
+        s.ios,
+        s.events,
+        s.elapsed.as_secs_f64(),
+        if s.bio_based { "bio" } else { "request" },
+        if s.bio_based { "queue (Q)" } else { "driver issue (D)" },
+        o.out.display(),
+        o.format.name()
+    );
+    let lost = (s.lost_events > 0).then(|| format!(
+        "the kernel lost {} events when its buffer was full: the trace misses I/Os; give a larger --buffer",
+        s.lost_events
+    ));
+    (line, lost)
+}

@@ -47,6 +47,15 @@ pub enum OutFormat {
     Blktrace,
 }
 
+impl OutFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            OutFormat::Iorig => "iorig",
+            OutFormat::Blktrace => "blktrace",
+        }
+    }
+}
+
 pub struct CaptureOptions {
     pub device: PathBuf,
     pub duration: Duration,

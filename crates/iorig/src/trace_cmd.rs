@@ -11,37 +11,22 @@ use iorig_cli::{
     TraceReportArgs,
 };
 use iorig_trace::analyse::{Analysis, Options};
-use iorig_trace::{BadRecords, Format};
+use iorig_trace::BadRecords;
 use std::path::Path;
 
 pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
-    let size = |flag: &str, v: &str| {
-        iorig_spec::parse_size(v)
-            .ok()
-            .filter(|b| *b > 0)
-            .ok_or_else(|| Failure::usage(format!("--{flag} {v}: give a size such as 4k or 1m")))
-    };
     let opts = Options {
-        block_bytes: size("block", &a.block)?,
-        extent_bytes: size("extent", &a.extent)?,
+        block_bytes: a.block_bytes,
+        extent_bytes: a.extent_bytes,
         hit: a.hit,
         sample: a.sample,
-        window_ns: iorig_spec::parse_duration(&a.window)
-            .ok()
-            .map(|d| d.as_nanos() as u64)
-            .filter(|ns| *ns > 0)
-            .ok_or_else(|| {
-                Failure::usage(format!(
-                    "--window {}: give a duration such as 10s or 5m",
-                    a.window
-                ))
-            })?,
+        window_ns: a.window.as_nanos() as u64,
         lru: !a.no_lru,
         ..Options::default()
     };
     // --hit and --sample are checked by the analysis, before any record
     // is read and before anything is written.
-    let format = trace_format(a.format.as_deref())?;
+    let format = a.format;
     if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
         crate::store::check_output("--json", Path::new(j))?;
     }
@@ -100,35 +85,7 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
 }
 
 pub fn record(a: &TraceRecordArgs) -> Result<u8, Failure> {
-    use iorig_trace::capture::{self, CaptureError, CaptureOptions, OutFormat};
-    let duration = iorig_spec::parse_duration(&a.time)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| {
-            Failure::usage(format!(
-                "--time {}: give a duration such as 30s or 10m",
-                a.time
-            ))
-        })?;
-    let format = match a.format.as_str() {
-        "iorig" => OutFormat::Iorig,
-        "blktrace" => OutFormat::Blktrace,
-        other => {
-            return Err(Failure::usage(format!(
-                "--format {other}: give iorig (I/Os with times and latency) or blktrace (the kernel's records, for blkparse)"
-            )))
-        }
-    };
-    let buffer_kib = iorig_spec::parse_size(&a.buffer)
-        .ok()
-        .map(|b| b / 1024)
-        .filter(|k| (64..=(4 << 20)).contains(k))
-        .ok_or_else(|| {
-            Failure::usage(format!(
-                "--buffer {}: give a size per CPU from 64k to 4g, e.g. 16m",
-                a.buffer
-            ))
-        })?;
+    use iorig_trace::capture::{self, CaptureError, CaptureOptions};
     crate::store::check_output("--out", &a.out)?;
     // The device and the host's tracing are checked before the file is
     // made, so a refused capture writes nothing.
@@ -137,10 +94,10 @@ pub fn record(a: &TraceRecordArgs) -> Result<u8, Failure> {
     let printer = Printer::new(false, false);
     let opts = CaptureOptions {
         device: a.device.clone(),
-        duration,
+        duration: a.time,
         out: a.out.clone(),
-        format,
-        buffer_kib,
+        format: a.format,
+        buffer_kib: a.buffer_kib,
     };
     let failed = |e: CaptureError| match e {
         CaptureError::Setup(why) => Failure::usage(why),
@@ -149,46 +106,19 @@ pub fn record(a: &TraceRecordArgs) -> Result<u8, Failure> {
     // Tracing is the host's: a second Ctrl-C must not leave it switched on.
     crate::signals::be_patient();
     let running = capture::start(&opts).map_err(failed)?;
-    printer.notice(&format!(
-        "recording {} for {} into {} (Ctrl-C ends it sooner)",
-        a.device.display(),
-        a.time,
-        a.out.display()
-    ));
+    printer.notice(&iorig_text::trace::recording_line(&opts));
     let s = running.run(&stop.step).map_err(failed)?;
-    printer.line(&format!(
-        "recorded {}: {} I/Os from {} kernel events in {:.1}s ({}-based device: {} is the issue) into {} ({})",
-        a.device.display(),
-        s.ios,
-        s.events,
-        s.elapsed.as_secs_f64(),
-        if s.bio_based { "bio" } else { "request" },
-        if s.bio_based { "queue (Q)" } else { "driver issue (D)" },
-        a.out.display(),
-        a.format
-    ));
-    if s.lost_events > 0 {
-        printer.notice(&format!(
-            "the kernel lost {} events when its buffer was full: the trace misses I/Os; give a larger --buffer",
-            s.lost_events
-        ));
+    let (line, lost) = iorig_text::trace::recorded_lines(&opts, &s);
+    printer.line(&line);
+    if let Some(n) = lost {
+        printer.notice(&n);
     }
     Ok(exit::OK)
 }
 
 pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
-    use iorig_run::replay::{OffsetMap, Replay};
-    let format = trace_format(a.format.as_deref())?;
-    let map = OffsetMap::parse(&a.map).map_err(Failure::usage)?;
-    let align_bytes = iorig_spec::parse_size(&a.align)
-        .ok()
-        .filter(|b| *b >= 512 && b.is_power_of_two())
-        .ok_or_else(|| {
-            Failure::usage(format!(
-                "--align {}: give a power of two from 512, e.g. 4k",
-                a.align
-            ))
-        })?;
+    use iorig_run::replay::Replay;
+    let format = a.format;
     let speed = match (a.speed, a.afap) {
         (_, true) => None,
         (Some(x), false) if x.is_finite() && x > 0.0 => Some(x),
@@ -208,8 +138,8 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
         format,
         bad: bad_records(a.skip_bad),
         speed,
-        map,
-        align_bytes,
+        map: a.map,
+        align_bytes: a.align_bytes,
         async_submit: a.async_submit,
         qd: a.qd,
         time: a.time.clone(),
@@ -248,8 +178,8 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
             Some(x) => format!("at {x}x their speed"),
             None => "as fast as possible".to_string(),
         },
-        map.name(),
-        align_bytes,
+        a.map.name(),
+        a.align_bytes,
         w.qd
     ));
     let mut term = iorig_text::term::TermSink::new(printer);
@@ -269,17 +199,13 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
 }
 
 pub fn fit(a: &TraceFitArgs) -> Result<u8, Failure> {
-    let block_bytes = iorig_spec::parse_size(&a.block)
-        .ok()
-        .filter(|b| *b >= 512)
-        .ok_or_else(|| Failure::usage(format!("--block {}: give a size such as 4k", a.block)))?;
     if a.accesses < 1000 {
         return Err(Failure::usage(format!(
             "--accesses {}: give at least 1000 (a model of fewer accesses has no curve to speak of)",
             a.accesses
         )));
     }
-    let format = trace_format(a.format.as_deref())?;
+    let format = a.format;
     if let Some(o) = &a.out {
         crate::store::check_output("--out", o)?;
     }
@@ -296,7 +222,7 @@ pub fn fit(a: &TraceFitArgs) -> Result<u8, Failure> {
     }
     let bad = bad_records(a.skip_bad);
     let opts = Options {
-        block_bytes,
+        block_bytes: a.block_bytes,
         sample: a.sample,
         ..Options::default()
     };
@@ -394,11 +320,6 @@ fn backend_of_run(db: Option<&iorig_store::Location>, run: i64) -> Result<(f64, 
         .ok_or_else(|| Failure::usage(format!(
             "--backend-run {run}: no step of that run measured reads (iorig runs list shows the runs); run random reads on the backing device, or give --backend-iops"
         )))
-}
-
-/// `--format`, when given.
-fn trace_format(flag: Option<&str>) -> Result<Option<Format>, Failure> {
-    flag.map(Format::parse).transpose().map_err(Failure::usage)
 }
 
 /// `--skip-bad`: bad records left out (counted), else refused.
