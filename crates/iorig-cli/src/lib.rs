@@ -644,6 +644,39 @@ pub fn parse_labels(labels: &[String]) -> Result<BTreeMap<String, String>, Strin
     Ok(out)
 }
 
+/// clap's own rendering of an error (the problem, what is missing, the
+/// nearest flag, the usage) folded into the one line bad input gets.
+pub fn one_line(rendered: &str) -> String {
+    let mut problem = String::new();
+    let mut items = Vec::new();
+    let mut tips = Vec::new();
+    let mut usage = None;
+    for line in rendered.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(p) = line.strip_prefix("error: ") {
+            problem = p.trim_end_matches(':').to_owned();
+        } else if let Some(t) = line.strip_prefix("tip: ") {
+            tips.push(t.to_owned());
+        } else if let Some(u) = line.strip_prefix("Usage: ") {
+            usage = Some(u.to_owned());
+        } else if !line.starts_with("For more information") {
+            items.push(line.to_owned());
+        }
+    }
+    let mut out = problem;
+    if !items.is_empty() {
+        out.push_str(": ");
+        out.push_str(&items.join(", "));
+    }
+    for t in tips {
+        out.push_str("; ");
+        out.push_str(&t);
+    }
+    if let Some(u) = usage {
+        out.push_str(&format!(" (usage: {u})"));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::Cli;
@@ -651,6 +684,15 @@ mod tests {
 
     /// Every argument of every subcommand says what it is for in one line,
     /// and no help text repeats the default clap already shows.
+    #[test]
+    fn a_clap_error_is_one_line() {
+        let rendered = "error: unexpected argument '--bsz' found\n\n  tip: a similar argument exists: '--bs'\n\nUsage: iorig run [OPTIONS]\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            super::one_line(rendered),
+            "unexpected argument '--bsz' found; a similar argument exists: '--bs' (usage: iorig run [OPTIONS])"
+        );
+    }
+
     #[test]
     fn every_argument_has_a_description() {
         fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {

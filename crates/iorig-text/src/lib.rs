@@ -9,6 +9,7 @@ pub mod hosts;
 pub mod profile;
 pub mod run;
 pub mod runs;
+pub mod safe;
 pub mod table;
 pub mod term;
 pub mod trace;

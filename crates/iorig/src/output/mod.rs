@@ -5,6 +5,7 @@
 pub mod json;
 
 use crate::exit;
+use iorig_text::safe::{printable, printable_json};
 use iorig_text::term::Bar;
 pub use iorig_text::term::Screen;
 use std::io::{IsTerminal, Write};
@@ -14,40 +15,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Set once a write to stdout failed (the reader went away): later lines are
 /// dropped instead of failing again, and the run was told to stop.
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
-
-/// `text` as it may reach a terminal: control characters dropped (C0 but
-/// newline and tab, DEL, C1), so a name from a job file, a store, an agent
-/// or a storage exporter cannot move the cursor, clear the screen or set
-/// the window title. iorig's own text has none, so this is the one place
-/// every line passes, whatever its origin.
-pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if text.contains(bad) {
-        std::borrow::Cow::Owned(text.chars().filter(|&c| !bad(c)).collect())
-    } else {
-        std::borrow::Cow::Borrowed(text)
-    }
-}
-
-/// JSON as it may reach a terminal: serde_json escapes C0 controls in
-/// strings but writes DEL and C1 (U+007F to U+009F) raw, and a terminal may
-/// take U+009B for a control sequence. They only occur inside strings, where
-/// `\u00XX` is the same value.
-fn printable_json(text: &str) -> std::borrow::Cow<'_, str> {
-    let raw = |c: char| ('\u{7f}'..='\u{9f}').contains(&c);
-    if !text.contains(raw) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if raw(c) {
-            out.push_str(&format!("\\u{:04x}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
 
 /// Writes one line to stdout as it is (every caller has made it
 /// printable). A closed pipe (`iorig runs list | head -2`) is not a crash:
@@ -97,43 +64,13 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
             )
         }
         _ => {
-            err(&format!("iorig: {}", clap_line(&e.render().to_string())));
+            err(&format!(
+                "iorig: {}",
+                iorig_cli::one_line(&e.render().to_string())
+            ));
             ExitCode::from(exit::USAGE)
         }
     }
-}
-
-/// clap's own rendering (the problem, what is missing, the nearest flag,
-/// the usage) folded into the one line bad input gets.
-fn clap_line(rendered: &str) -> String {
-    let mut problem = String::new();
-    let mut items = Vec::new();
-    let mut tips = Vec::new();
-    let mut usage = None;
-    for line in rendered.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        if let Some(p) = line.strip_prefix("error: ") {
-            problem = p.trim_end_matches(':').to_owned();
-        } else if let Some(t) = line.strip_prefix("tip: ") {
-            tips.push(t.to_owned());
-        } else if let Some(u) = line.strip_prefix("Usage: ") {
-            usage = Some(u.to_owned());
-        } else if !line.starts_with("For more information") {
-            items.push(line.to_owned());
-        }
-    }
-    let mut out = problem;
-    if !items.is_empty() {
-        out.push_str(": ");
-        out.push_str(&items.join(", "));
-    }
-    for t in tips {
-        out.push_str("; ");
-        out.push_str(&t);
-    }
-    if let Some(u) = usage {
-        out.push_str(&format!(" (usage: {u})"));
-    }
-    out
 }
 
 /// `iorig completions SHELL`: the completion script on stdout.
@@ -286,24 +223,4 @@ fn drawn(template: &str, len: Option<u64>) -> indicatif::ProgressBar {
         pb.set_style(style.progress_chars("=> "));
     }
     pb
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn control_characters_never_reach_a_terminal() {
-        assert_eq!(
-            printable("job\u{1b}[2J\u{1b}]0;owned\u{7}x\r\u{9b}31m\u{7f}\tend\nnext"),
-            "job[2J]0;ownedx31m\tend\nnext"
-        );
-        assert!(matches!(printable("plain"), std::borrow::Cow::Borrowed(_)));
-        let json = serde_json::to_string(&serde_json::json!({"name": "a\u{9b}b\u{1b}c"}))
-            .unwrap_or_default();
-        let shown = printable_json(&json);
-        assert_eq!(shown, r#"{"name":"a\u009bb\u001bc"}"#);
-        let back: serde_json::Value = serde_json::from_str(&shown).unwrap_or_default();
-        assert_eq!(back["name"], "a\u{9b}b\u{1b}c", "the same value");
-    }
 }
