@@ -510,6 +510,24 @@ pub struct HostCheck {
     pub clock_rtt_ns: u64,
 }
 
+impl HostCheck {
+    /// What a dry run says of the host: its tool, engine and targets, and
+    /// its clock against the controller's.
+    pub fn dry_run_line(&self) -> String {
+        let targets: Vec<&str> = self.targets.iter().map(|t| t.path.as_str()).collect();
+        format!(
+            "host {} ({}, iorig {}): would run {} on {}; clock offset {:+.3} ms (round trip {:.3} ms)",
+            self.name,
+            self.hostname,
+            self.tool_version,
+            self.engine,
+            targets.join(", "),
+            self.clock_offset_ns as f64 / 1e6,
+            self.clock_rtt_ns as f64 / 1e6
+        )
+    }
+}
+
 /// Phase 1: greet and time every host at once.
 async fn greet_all(opts: &ControllerOptions) -> Result<(Vec<Host>, Vec<String>), RunError> {
     let n = opts.hosts.len();

@@ -518,8 +518,8 @@ pub struct RunArgs {
     /// Shape of the machine-readable result: iorig (iorig.result/1), fio-json
     /// or fio-json+ (fio's --output-format=json[+]); to --json FILE|-, or to
     /// stdout with the text on stderr [default: iorig].
-    #[arg(long, value_name = "FORMAT")]
-    pub output_format: Option<String>,
+    #[arg(long, value_name = "FORMAT", value_parser = value::Checked(value::output_format))]
+    pub output_format: Option<iorig_run::fio_out::OutputFormat>,
     /// File or block device to test (repeatable), or the directory of a file-system workload [default: ./iorig-scratch.dat].
     #[arg(long = "target", value_name = "PATH")]
     pub targets: Vec<String>,
@@ -562,6 +562,108 @@ pub struct RunArgs {
     /// Print only the summary.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+impl RunArgs {
+    /// The workload's outputs go where: fio's JSON without `--json` goes to
+    /// stdout (the text then to stderr), as fio does.
+    pub fn json_to_stdout(&self) -> bool {
+        self.json.as_deref() == Some("-")
+            || (self.output_format.is_some_and(|f| f.is_fio()) && self.json.is_none())
+    }
+
+    /// Whether `--hosts` or `--hosts-file` is given.
+    pub fn on_hosts(&self) -> bool {
+        self.hosts.hosts.is_some() || self.hosts.hosts_file.is_some()
+    }
+
+    /// Why these flags cannot go together for a FILE of `file`'s format
+    /// (`None`: no FILE), as the one line that refuses them; `None` when they
+    /// can.
+    pub fn refusal(&self, file: Option<iorig_import::Format>) -> Option<String> {
+        use iorig_import::Format;
+        let f = &self.foreign;
+        let foreign_flags = f.input_format.is_some()
+            || f.ignore_unsupported
+            || !f.set.is_empty()
+            || f.vdbench_out.is_some();
+        match file {
+            None if foreign_flags => return Some("--input-format, --ignore-unsupported, --set and --vdbench-out are for a job or parameter file given as FILE; give one".into()),
+            Some(Format::Iorig) if !f.set.is_empty() || f.vdbench_out.is_some() => return Some("--set and --vdbench-out are for a vdbench parameter file (or a fio job file for --vdbench-out); FILE is an iorig workload".into()),
+            Some(format @ (Format::Fio | Format::Vdbench)) => return self.job_file_refusal(format),
+            _ => {}
+        }
+        if self.on_hosts() {
+            let local_only = [
+                (
+                    self.journal.is_some(),
+                    "--journal",
+                    "each host would need a journal of its own",
+                ),
+                (
+                    self.lat_log.is_some(),
+                    "--lat-log",
+                    "the per-I/O log is written on the host that does the I/O",
+                ),
+                (
+                    self.trace_out.is_some(),
+                    "--trace-out",
+                    "the trace is written on the host that does the I/O",
+                ),
+            ];
+            return local_only
+                .iter()
+                .find(|(given, ..)| *given)
+                .map(|(_, flag, why)| {
+                    format!("{flag} is not available with --hosts ({why}); run without it")
+                });
+        }
+        self.hosts.given_without_hosts().map(|flag| {
+            format!("{flag} is for runs on several hosts: give --hosts or --hosts-file too")
+        })
+    }
+
+    /// Flags that describe a workload or its outputs belong to iorig's own
+    /// workloads; a job file says all of that itself. `--verify` and
+    /// `--journal` are vdbench's `-v` and `-j` for a parameter file.
+    fn job_file_refusal(&self, format: iorig_import::Format) -> Option<String> {
+        use iorig_import::Format;
+        let vdbench = format == Format::Vdbench;
+        let mut w = self.workload.clone();
+        if vdbench {
+            w.verify = None;
+        }
+        let given = [
+            (!self.targets.is_empty(), "--target"),
+            (
+                w != iorig_spec::WorkloadFile::default(),
+                "workload flags (--bs, --read, ...)",
+            ),
+            (self.journal.is_some() && !vdbench, "--journal"),
+            (self.csv.is_some(), "--csv"),
+            (self.lat_log.is_some(), "--lat-log"),
+            (self.trace_out.is_some(), "--trace-out"),
+            (self.on_hosts(), "--hosts"),
+        ];
+        if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
+            return Some(format!("{flag} does not apply to a job or parameter file, which sets its own targets and options; edit the file, or run iorig import FILE > plan.toml and change the plan"));
+        }
+        if !vdbench && !self.foreign.set.is_empty() {
+            return Some("--set gives a vdbench parameter file's $variables; a fio job file takes ${VAR} from the environment".into());
+        }
+        let out = self
+            .output_format
+            .unwrap_or(iorig_run::fio_out::OutputFormat::Iorig);
+        if out.is_fio() && vdbench {
+            return Some("--output-format fio-json is written for fio job files and iorig workloads; drop it (--vdbench-out DIR writes vdbench's own files)".into());
+        }
+        if (!out.is_fio() && self.json.is_some() || self.foreign.vdbench_out.is_some())
+            && self.record.no_db
+        {
+            return Some("--json (iorig's shape) and --vdbench-out of a job file's run are made from the stored run; drop --no-db".into());
+        }
+        None
+    }
 }
 
 #[derive(Debug, Args)]

@@ -98,6 +98,12 @@ pub fn capture_format(text: &str) -> Result<iorig_trace::capture::OutFormat, Str
     }
 }
 
+/// The shape of `--json` (`--output-format`).
+pub fn output_format(text: &str) -> Result<iorig_run::fio_out::OutputFormat, String> {
+    iorig_run::fio_out::OutputFormat::parse(Some(text))
+        .map_err(|_| "unknown; give iorig, fio-json or fio-json+".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -73,22 +73,10 @@ pub fn import(path: &Path, f: &ForeignArgs) -> Result<u8, Failure> {
 /// `iorig run FILE` with a fio job file or a vdbench parameter file: the
 /// plan it becomes, run here (or on the parameter file's hosts).
 pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, Failure> {
-    refuse_flags(a, format)?;
-    let out_format = OutputFormat::parse(a.output_format.as_deref())?;
-    if out_format.is_fio() && format != Format::Fio {
-        return Err(Failure::usage(
-            "--output-format fio-json is written for fio job files and iorig workloads; drop it (--vdbench-out DIR writes vdbench's own files)",
-        ));
-    }
+    // The flags were checked against the file's format (RunArgs::refusal).
+    let out_format = a.output_format.unwrap_or(OutputFormat::Iorig);
     if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
         check_output("--json", Path::new(j))?;
-    }
-    if (out_format == OutputFormat::Iorig && a.json.is_some() || a.foreign.vdbench_out.is_some())
-        && a.record.no_db
-    {
-        return Err(Failure::usage(
-            "--json (iorig's shape) and --vdbench-out of a job file's run are made from the stored run; drop --no-db",
-        ));
     }
     if let Some(d) = &a.foreign.vdbench_out {
         crate::vdbench_out::check(d)?;
@@ -97,7 +85,7 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
     let p = translate(path, text, format, &a.foreign, verify, a.journal.is_some())?;
     // fio's JSON goes to stdout unless --json names a file; the text then
     // goes to stderr, so stdout is one JSON document and nothing else.
-    let json_stdout = a.json.as_deref() == Some("-") || (out_format.is_fio() && a.json.is_none());
+    let json_stdout = a.json_to_stdout();
     let printer = Printer::new(json_stdout, a.quiet);
     tell_plan(&printer, &p);
     let mut inv = Invocation::from_text(p.source.clone(), p.toml.clone());
@@ -173,43 +161,4 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
         (_, None) => {}
     }
     Ok(code)
-}
-
-/// Flags that describe a workload or its outputs belong to iorig's own
-/// workloads; a job file says all of that itself. `--verify` and
-/// `--journal` are vdbench's `-v` and `-j` for a parameter file.
-fn refuse_flags(a: &RunArgs, format: Format) -> Result<(), Failure> {
-    let mut w = a.workload.clone();
-    if format == Format::Vdbench {
-        w.verify = None;
-    }
-    let given = [
-        (!a.targets.is_empty(), "--target"),
-        (
-            w != iorig_spec::WorkloadFile::default(),
-            "workload flags (--bs, --read, ...)",
-        ),
-        (
-            a.journal.is_some() && format != Format::Vdbench,
-            "--journal",
-        ),
-        (a.csv.is_some(), "--csv"),
-        (a.lat_log.is_some(), "--lat-log"),
-        (a.trace_out.is_some(), "--trace-out"),
-        (
-            a.hosts.hosts.is_some() || a.hosts.hosts_file.is_some(),
-            "--hosts",
-        ),
-    ];
-    if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
-        return Err(Failure::usage(format!(
-            "{flag} does not apply to a job or parameter file, which sets its own targets and options; edit the file, or run iorig import FILE > plan.toml and change the plan"
-        )));
-    }
-    if format == Format::Fio && !a.foreign.set.is_empty() {
-        return Err(Failure::usage(
-            "--set gives a vdbench parameter file's $variables; a fio job file takes ${VAR} from the environment",
-        ));
-    }
-    Ok(())
 }

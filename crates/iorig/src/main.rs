@@ -4,7 +4,6 @@
 mod agent_cmd;
 
 mod foreign_cmd;
-mod hosts_cmd;
 mod metrics;
 mod output;
 mod plan_cmd;

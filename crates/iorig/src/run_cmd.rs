@@ -1,21 +1,26 @@
-//! `iorig run`: one workload, from flags and/or a workload file to the interval
-//! table, JSON and CSV.
+//! `iorig run`: one workload, from flags and/or a workload file to the
+//! interval table, JSON and CSV, on this machine or on many agents at once
+//! (`--hosts`); a job or parameter file goes to `foreign_cmd`.
 
-use crate::labels as parse_labels;
 use crate::output::Printer;
 use crate::output::Screen as _;
 use crate::store::{check_output, check_store, writer, StoreChoice};
 use crate::{exit, Failure};
+use iorig_agent::controller::{Cluster, RateShare};
 use iorig_cli::RunArgs;
 use iorig_run::csv::IntervalCsv;
 use iorig_run::event::Fanout;
-use iorig_run::fio_out::OutputFormat;
+use iorig_run::fio_out::{self, OutputFormat};
 use iorig_run::single::SingleOptions;
-use iorig_run::Sink;
+use iorig_run::{Sink, StepCall};
 use iorig_spec::{OneOrMany, Workload, WorkloadFile};
 use iorig_text::term::TermSink;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
+
+fn usage(e: impl ToString) -> Failure {
+    Failure::usage(e.to_string())
+}
 
 /// The command line as a workload layer.
 fn cli_layer(a: &RunArgs) -> Result<WorkloadFile, Failure> {
@@ -23,7 +28,7 @@ fn cli_layer(a: &RunArgs) -> Result<WorkloadFile, Failure> {
     if !a.targets.is_empty() {
         layer.target = Some(OneOrMany::Many(a.targets.clone()));
     }
-    let labels = parse_labels(&a.record.labels)?;
+    let labels = crate::labels(&a.record.labels)?;
     layer.labels = (!labels.is_empty()).then_some(labels);
     if a.journal.is_some() {
         layer.verify = Some(true);
@@ -34,99 +39,111 @@ fn cli_layer(a: &RunArgs) -> Result<WorkloadFile, Failure> {
 pub fn run(a: RunArgs) -> Result<u8, Failure> {
     // 1. The workload: file, then flags on top.
     let mut layer = WorkloadFile::default();
+    let mut file_format = None;
     if let Some(path) = &a.file {
         // A fio job file or vdbench parameter file may come from anywhere:
         // read within the importers' caps on a line and a file.
         let text = iorig_import::read_text(path)
-            .map_err(|e| Failure::usage(format!("workload file {}: {e}", path.display())))?;
-        match crate::foreign_cmd::format_of(&a.foreign, &text)? {
-            iorig_import::Format::Iorig => {
-                if !a.foreign.set.is_empty() || a.foreign.vdbench_out.is_some() {
-                    return Err(Failure::usage(
-                        "--set and --vdbench-out are for a vdbench parameter file (or a fio job file for --vdbench-out); FILE is an iorig workload",
-                    ));
-                }
-            }
-            other => return crate::foreign_cmd::run(&a, path, &text, other),
+            .map_err(|e| usage(format!("workload file {}: {e}", path.display())))?;
+        let format = crate::foreign_cmd::format_of(&a.foreign, &text)?;
+        if let Some(why) = a.refusal(Some(format)) {
+            return Err(usage(why));
         }
-        layer = WorkloadFile::from_toml(&path.display().to_string(), &text)
-            .map_err(|e| Failure::usage(e.to_string()))?;
-    } else if a.foreign.input_format.is_some()
-        || a.foreign.ignore_unsupported
-        || !a.foreign.set.is_empty()
-        || a.foreign.vdbench_out.is_some()
-    {
-        return Err(Failure::usage(
-            "--input-format, --ignore-unsupported, --set and --vdbench-out are for a job or parameter file given as FILE; give one",
-        ));
+        if format != iorig_import::Format::Iorig {
+            return crate::foreign_cmd::run(&a, path, &text, format);
+        }
+        file_format = Some(format);
+        layer = WorkloadFile::from_toml(&path.display().to_string(), &text).map_err(usage)?;
+    }
+    if let Some(why) = a.refusal(file_format) {
+        return Err(usage(why));
     }
     let mut layer = layer.overlay(cli_layer(&a)?);
-    if a.hosts.hosts.is_some() || a.hosts.hosts_file.is_some() {
+    let hosts = match a.on_hosts() {
         // Targets are the agents' paths: each host looks at its own.
-        return crate::hosts_cmd::run(&a, layer);
-    }
-    if let Some(flag) = a.hosts.given_without_hosts() {
-        return Err(Failure::usage(format!(
-            "{flag} is for runs on several hosts: give --hosts or --hosts-file too"
-        )));
-    }
-    // A directory as the target is the anchor of a file-system workload.
-    layer.take_directory_target(|t| Path::new(t).is_dir());
-    let now = SystemTime::now();
-    let default_seed = now
+        true => Some(
+            iorig_agent::hosts::options(&crate::host_flags(&a.hosts)?, layer.rate.is_some())
+                .map_err(iorig_run::RunError::from)?,
+        ),
+        // A directory as the target is the anchor of a file-system workload.
+        false => {
+            layer.take_directory_target(|t| Path::new(t).is_dir());
+            None
+        }
+    };
+    let default_seed = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(1);
-    let w = layer
-        .resolve(default_seed)
-        .map_err(|e| Failure::usage(e.to_string()))?;
-    w.arrivals_without_rate()
-        .map_err(|e| Failure::usage(e.to_string()))?;
-    let out_format = OutputFormat::parse(a.output_format.as_deref())?;
-    // fio's JSON without --json goes to stdout, the text to stderr.
-    let json_to_stdout =
-        a.json.as_deref() == Some("-") || (out_format.is_fio() && a.json.is_none());
+    let mut w = layer.resolve(default_seed).map_err(usage)?;
+    w.arrivals_without_rate().map_err(usage)?;
+    if let Some(o) = &hosts {
+        if w.min_iops.is_some() {
+            return Err(usage(
+                "--min-iops is checked on this machine only; run without --hosts, or drop --min-iops",
+            ));
+        }
+        // Every host gets the same seed base (plus its position), whatever
+        // the default the agent would pick.
+        layer.seed = Some(w.seed);
+        if let RateShare::PerHost(r) = o.rate {
+            // The run records the total it asked for.
+            w.rate = iorig_spec::Rate::Iops(r * o.hosts.len() as f64);
+        }
+    }
     if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
         check_output("--json", Path::new(j))?;
     }
     if let Some(c) = &a.csv {
         check_output("--csv", c)?;
     }
-    if let Some(l) = &a.lat_log {
-        if w.fs.is_some() {
-            return Err(Failure::usage(
-                "--lat-log records block I/O; a file-system workload's operations are in its intervals and histograms (drop --lat-log)",
-            ));
-        }
-        check_output("--lat-log", l)?;
+    let lat_warning = check_local_outputs(&a, &w)?;
+    if a.dry_run && !a.record.no_db {
+        check_store(a.record.db.as_ref())?;
     }
-    if let Some(t) = &a.trace_out {
-        if w.fs.is_some() {
-            return Err(Failure::usage(
-                "--trace-out records block I/O; a file-system workload's operations are not block I/Os (trace its device with iorig trace record instead)",
-            ));
-        }
-        check_output("--trace-out", t)?;
+    if a.dry_run {
+        crate::metrics::check(&a.metrics)?;
+    }
+    let printer = Printer::new(a.json_to_stdout(), a.quiet);
+    if let Some(warning) = &lat_warning {
+        printer.notice(warning);
     }
 
-    if let Some(j) = &a.journal {
-        check_output("--journal", j)?;
-        iorig_run::journal::precheck(j, &w)?;
-    }
-    let lat_warning = a
-        .lat_log
-        .as_ref()
-        .and_then(|_| iorig_run::iolog::size_warning(&w));
-    if a.dry_run {
-        if let Some(warning) = &lat_warning {
-            Printer::new(false, a.quiet).notice(warning);
+    // 2. The executor: this machine, or the agents, each of which checks
+    // its share before anything is written anywhere.
+    let mut cluster = None;
+    if let Some(o) = hosts {
+        let rate = iorig_agent::controller::rate_line(&w, &o);
+        let mut c = Cluster::connect(o)?;
+        let call = StepCall {
+            w: &w,
+            layer: &layer,
+            index: 0,
+            allow_destroy: a.allow_destroy,
+            hot_size_bytes: None,
+            jobs: &[],
+        };
+        let checks = c.check_hosts(&call)?;
+        for n in c.notices.drain(..) {
+            printer.notice(&n);
         }
-        if !a.record.no_db {
-            check_store(a.record.db.as_ref())?;
+        if a.dry_run {
+            for c in &checks {
+                printer.line(&c.dry_run_line());
+            }
+            printer.line(&format!(
+                "{rate}; estimated time: {:.0} s; every host checked its targets: ok (nothing was run or written)",
+                (w.warmup + w.time).as_secs_f64()
+            ));
+            return Ok(exit::OK);
         }
-        crate::metrics::check(&a.metrics)?;
-        return dry_run(&w, a.allow_destroy, a.quiet);
+        printer.notice(&format!("{} hosts; {rate}", checks.len()));
+        cluster = Some(c);
+    } else if a.dry_run {
+        return dry_run(&w, a.allow_destroy, printer);
     }
+
+    // 3. Run (targets are planned and checked before anything is written).
     let served = crate::metrics::start(&a.metrics, &w.labels)?;
     let mut store = writer(StoreChoice {
         db: a.record.db.as_ref(),
@@ -136,13 +153,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         Some(path) => Some(IntervalCsv::create(path)?),
         None => None,
     };
-
-    // 2. Run (targets are planned and checked before anything is written).
-    let printer = Printer::new(json_to_stdout, a.quiet);
     let stop = crate::signals::install();
-    if let Some(warning) = &lat_warning {
-        printer.notice(warning);
-    }
     if let Some(s) = &served {
         printer.notice(&s.where_line());
     }
@@ -163,15 +174,36 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         collect: a.collect.collect.clone(),
         ..SingleOptions::default()
     };
-    let outcome = iorig_run::single::run(&w, &opts, &mut store, &mut Fanout(sinks), &stop)?;
-    match out_format {
+    let executor: &mut dyn iorig_run::StepExecutor = match cluster.as_mut() {
+        Some(c) => c,
+        None => &mut iorig_run::Local,
+    };
+    let outcome = iorig_run::single::run_with(
+        executor,
+        &layer,
+        &w,
+        &opts,
+        &mut store,
+        &mut Fanout(sinks),
+        &stop,
+    )?;
+    if cluster.is_some() {
+        term.screen.line("");
+        for l in iorig_text::hosts::hosts_lines(&outcome.doc.hosts) {
+            term.screen.line(&l);
+        }
+    }
+    match a.output_format.unwrap_or(OutputFormat::Iorig) {
         OutputFormat::Iorig => {
             if let Some(j) = &a.json {
                 crate::output::json::write_json_doc(&term.screen, j, &outcome.doc)?;
             }
         }
         f => {
-            let doc = iorig_run::fio_out::document_of_run(&layer, &outcome, f);
+            let doc = match cluster {
+                Some(_) => fio_out::document_of_hosts(&layer, &outcome, f),
+                None => fio_out::document_of_run(&layer, &outcome, f),
+            };
             let dest = a.json.as_deref().unwrap_or("-");
             crate::output::json::write_json_doc(&term.screen, dest, &doc)?;
         }
@@ -179,11 +211,34 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     Ok(crate::exit_code(&outcome))
 }
 
+/// The outputs only a run on this machine writes (refused with --hosts
+/// already): the per-I/O log, the block trace and the journal, checked;
+/// the per-I/O log's size warning for a run that is not short.
+fn check_local_outputs(a: &RunArgs, w: &Workload) -> Result<Option<String>, Failure> {
+    for (path, flag, why) in [
+        (&a.lat_log, "--lat-log", "records block I/O; a file-system workload's operations are in its intervals and histograms (drop --lat-log)"),
+        (&a.trace_out, "--trace-out", "records block I/O; a file-system workload's operations are not block I/Os (trace its device with iorig trace record instead)"),
+    ] {
+        if let Some(p) = path {
+            if w.fs.is_some() {
+                return Err(usage(format!("{flag} {why}")));
+            }
+            check_output(flag, p)?;
+        }
+    }
+    if let Some(j) = &a.journal {
+        check_output("--journal", j)?;
+        iorig_run::journal::precheck(j, w)?;
+    }
+    Ok(a.lat_log
+        .as_ref()
+        .and_then(|_| iorig_run::iolog::size_warning(w)))
+}
+
 /// `iorig run --dry-run`: the workload is resolved and the targets checked
 /// exactly as a run would (read-only looks); what would run is printed.
-fn dry_run(w: &Workload, allow_destroy: bool, quiet: bool) -> Result<u8, Failure> {
+fn dry_run(w: &Workload, allow_destroy: bool, printer: Printer) -> Result<u8, Failure> {
     let planned = iorig_engine::run::plan(w, allow_destroy).map_err(iorig_run::RunError::from)?;
-    let printer = Printer::new(false, quiet);
     for n in &planned.notices {
         printer.notice(n);
     }
