@@ -863,7 +863,7 @@ pub struct TraceFitArgs {
     pub sample: Option<f64>,
     /// Accesses each candidate's model draws at most; a larger trace is
     /// fitted at 1/2^k scale.
-    #[arg(long, value_name = "N", default_value = "1000000")]
+    #[arg(long, value_name = "N", default_value = "1000000", value_parser = value::Checked(value::accesses))]
     pub accesses: u64,
     /// Leave out records that cannot be taken (counted).
     #[arg(long)]
@@ -897,7 +897,7 @@ pub struct TraceReplayArgs {
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
     /// Replay this many times faster than the trace (0.5: at half speed).
-    #[arg(long, value_name = "X", conflicts_with = "afap")]
+    #[arg(long, value_name = "X", conflicts_with = "afap", value_parser = value::Checked(value::speed))]
     pub speed: Option<f64>,
     /// As fast as possible: each I/O as soon as one of --qd slots is free.
     #[arg(long)]
@@ -1002,7 +1002,7 @@ pub struct TraceAnalyseArgs {
     pub skip_bad: bool,
     /// Estimate how long a cache takes to fill with the hot sets at this
     /// many random reads per second from its backend (one --block each).
-    #[arg(long, value_name = "IOPS", conflicts_with = "backend_run")]
+    #[arg(long, value_name = "IOPS", conflicts_with = "backend_run", value_parser = value::Checked(value::backend_iops))]
     pub backend_iops: Option<f64>,
     /// As --backend-iops, with the read IOPS a stored run measured on the
     /// backing device (its step with the most read IOPS).

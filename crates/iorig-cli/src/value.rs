@@ -104,6 +104,36 @@ pub fn output_format(text: &str) -> Result<iorig_run::fio_out::OutputFormat, Str
         .map_err(|_| "unknown; give iorig, fio-json or fio-json+".into())
 }
 
+fn above_zero(text: &str, hint: &str) -> Result<f64, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .ok_or_else(|| hint.to_string())
+}
+
+/// A replay's speed factor.
+pub fn speed(text: &str) -> Result<f64, String> {
+    above_zero(text, "give a factor above 0, e.g. 2 for twice as fast")
+}
+
+/// The backend's random reads per second, for a cache's warm-up time.
+pub fn backend_iops(text: &str) -> Result<f64, String> {
+    above_zero(
+        text,
+        "give the backend's random reads per second, above 0, e.g. 450",
+    )
+}
+
+/// How many accesses a fit's model draws: enough to have a curve.
+pub fn accesses(text: &str) -> Result<u64, String> {
+    text.parse::<u64>()
+        .ok()
+        .filter(|n| *n >= 1000)
+        .ok_or_else(|| {
+            "give at least 1000 (a model of fewer accesses has no curve to speak of)".into()
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -120,8 +120,12 @@ pub struct Replay {
 
 /// Surveys the trace and derives the run's workload from it: the block size
 /// its largest I/O needs, its read share (a label only: the trace decides
-/// each I/O), the queue depth and the time. Nothing is created or written.
-pub fn prepare(r: Replay) -> Result<(iorig_spec::Workload, ReplaySetup), RunError> {
+/// each I/O), the queue depth and the time; then plans the targets and
+/// checks the trace fits them. Nothing is created or written.
+pub fn prepare(
+    r: Replay,
+    allow_destroy: bool,
+) -> Result<(iorig_spec::Workload, ReplaySetup), RunError> {
     use iorig_spec::{OneOrMany, StrOrNum, WorkloadFile};
     let facts = survey(&r.file, r.format, r.bad, r.align_bytes)?;
     if r.speed.is_some() && !facts.timed {
@@ -176,6 +180,16 @@ pub fn prepare(r: Replay) -> Result<(iorig_spec::Workload, ReplaySetup), RunErro
         async_submit: r.async_submit,
         facts,
     };
+    // The trace against the targets' working sets, before anything is
+    // created or written (planning only looks).
+    let planned = iorig_engine::run::plan(&w, allow_destroy)?;
+    if r.async_submit && planned.engine != iorig_spec::EngineKind::IoUring {
+        return Err(RunError::usage(format!(
+            "--async-submit is for the io_uring engine; this replay runs on {} (drop --async-submit, or use --engine io_uring)",
+            planned.engine.name()
+        )));
+    }
+    check_fit(&setup, &planned.segments()?)?;
     Ok((w, setup))
 }
 

@@ -417,3 +417,27 @@ impl Sink for StoreWriter {
         self.fault.take()
     }
 }
+/// Stores a trace analysis of `file`, made by `origin`; its id.
+pub fn put_trace_analysis(
+    store: &iorig_store::Store,
+    origin: &Origin,
+    file: &std::path::Path,
+    analysis: &iorig_trace::analyse::Analysis,
+    labels: std::collections::BTreeMap<String, String>,
+) -> Result<i64, RunError> {
+    let json = serde_json::to_string(analysis)
+        .map_err(|e| RunError::Runtime(format!("the analysis as JSON: {e}")))?;
+    Ok(store
+        .put_trace_analysis(&iorig_store::NewTraceAnalysis {
+            created: crate::now_rfc3339(),
+            host: crate::host_name(),
+            tool_version: origin.tool_version.clone(),
+            command_line: origin.command_line.clone(),
+            file: file.display().to_string(),
+            format: analysis.format.clone(),
+            records: analysis.records,
+            labels,
+            analysis_json: json,
+        })
+        .map_err(|e| RunError::Runtime(format!("result store: {e}")))?)
+}

@@ -278,3 +278,21 @@ pub fn recorded_lines(
     ));
     (line, lost)
 }
+
+/// The notice a replay starts with: what, how fast, placed how.
+pub fn replaying_line(s: &iorig_run::replay::ReplaySetup, qd: u32) -> String {
+    format!(
+        "replaying {} I/Os of {} ({}) {}, offsets by {} at {}-byte alignment, {} in flight at most",
+        s.facts.records,
+        s.file.display(),
+        s.facts.format,
+        match s.speed {
+            Some(1.0) => "at their times".to_string(),
+            Some(x) => format!("at {x}x their speed"),
+            None => "as fast as possible".to_string(),
+        },
+        s.map.name(),
+        s.align_bytes,
+        qd
+    )
+}

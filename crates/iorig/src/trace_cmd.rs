@@ -31,11 +31,6 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
         crate::store::check_output("--json", Path::new(j))?;
     }
     let bad = bad_records(a.skip_bad);
-    if a.backend_iops.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
-        return Err(Failure::usage(
-            "--backend-iops: give the backend's random reads per second, above 0, e.g. 450",
-        ));
-    }
     let backend = match (a.backend_iops, a.backend_run) {
         (Some(iops), _) => Some((iops, "given with --backend-iops".to_string())),
         (None, Some(run)) => Some(backend_of_run(a.record.db.as_ref(), run)?),
@@ -57,22 +52,9 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
         printer.line(&l);
     }
     if !a.record.no_db {
-        let json = serde_json::to_string(&analysis)
-            .map_err(|e| Failure::runtime(format!("the analysis as JSON: {e}")))?;
         let store = crate::store::open_for_write(a.record.db.as_ref())?;
-        let id = store
-            .put_trace_analysis(&iorig_store::NewTraceAnalysis {
-                created: iorig_run::now_rfc3339(),
-                host: iorig_run::host_name(),
-                tool_version: env!("CARGO_PKG_VERSION").to_string(),
-                command_line: crate::store::origin().command_line,
-                file: a.file.display().to_string(),
-                format: analysis.format.clone(),
-                records: analysis.records,
-                labels,
-                analysis_json: json,
-            })
-            .map_err(|e| Failure::runtime(format!("result store: {e}")))?;
+        let origin = crate::store::origin();
+        let id = iorig_run::store::put_trace_analysis(&store, &origin, &a.file, &analysis, labels)?;
         printer.line(&format!(
             "stored as trace analysis {id} in {} (iorig trace report {id} --out DIR)",
             crate::store::location(a.record.db.as_ref())?
@@ -119,48 +101,34 @@ pub fn record(a: &TraceRecordArgs) -> Result<u8, Failure> {
 pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
     use iorig_run::replay::Replay;
     let format = a.format;
-    let speed = match (a.speed, a.afap) {
-        (_, true) => None,
-        (Some(x), false) if x.is_finite() && x > 0.0 => Some(x),
-        (Some(x), false) => {
-            return Err(Failure::usage(format!(
-                "--speed {x}: give a factor above 0, e.g. 2 for twice as fast"
-            )))
-        }
-        (None, false) => Some(1.0),
+    let speed = if a.afap {
+        None
+    } else {
+        Some(a.speed.unwrap_or(1.0))
     };
     if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
         crate::store::check_output("--json", Path::new(j))?;
     }
     let labels = crate::labels(&a.record.labels)?;
-    let (w, setup) = iorig_run::replay::prepare(Replay {
-        file: a.file.clone(),
-        format,
-        bad: bad_records(a.skip_bad),
-        speed,
-        map: a.map,
-        align_bytes: a.align_bytes,
-        async_submit: a.async_submit,
-        qd: a.qd,
-        time: a.time.clone(),
-        targets: a.targets.clone(),
-        size: a.size.clone(),
-        engine: a.engine,
-        interval: a.interval.clone(),
-        labels,
-    })?;
-    // The trace against the targets' working sets, before anything is
-    // created or written (planning only looks).
-    let planned =
-        iorig_engine::run::plan(&w, a.allow_destroy).map_err(iorig_run::RunError::from)?;
-    if a.async_submit && planned.engine != iorig_spec::EngineKind::IoUring {
-        return Err(Failure::usage(format!(
-            "--async-submit is for the io_uring engine; this replay runs on {} (drop --async-submit, or use --engine io_uring)",
-            planned.engine.name()
-        )));
-    }
-    let segments = planned.segments().map_err(iorig_run::RunError::from)?;
-    iorig_run::replay::check_fit(&setup, &segments)?;
+    let (w, setup) = iorig_run::replay::prepare(
+        Replay {
+            file: a.file.clone(),
+            format,
+            bad: bad_records(a.skip_bad),
+            speed,
+            map: a.map,
+            align_bytes: a.align_bytes,
+            async_submit: a.async_submit,
+            qd: a.qd,
+            time: a.time.clone(),
+            targets: a.targets.clone(),
+            size: a.size.clone(),
+            engine: a.engine,
+            interval: a.interval.clone(),
+            labels,
+        },
+        a.allow_destroy,
+    )?;
     let mut store = crate::store::writer(crate::store::StoreChoice {
         db: a.record.db.as_ref(),
         no_db: a.record.no_db,
@@ -168,20 +136,7 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
     let json_to_stdout = a.json.as_deref() == Some("-");
     let printer = Printer::new(json_to_stdout, a.quiet);
     let stop = crate::signals::install();
-    printer.notice(&format!(
-        "replaying {} I/Os of {} ({}) {}, offsets by {} at {}-byte alignment, {} in flight at most",
-        setup.facts.records,
-        a.file.display(),
-        setup.facts.format,
-        match speed {
-            Some(1.0) => "at their times".to_string(),
-            Some(x) => format!("at {x}x their speed"),
-            None => "as fast as possible".to_string(),
-        },
-        a.map.name(),
-        a.align_bytes,
-        w.qd
-    ));
+    printer.notice(&iorig_text::trace::replaying_line(&setup, w.qd));
     let mut term = iorig_text::term::TermSink::new(printer);
     let opts = iorig_run::single::SingleOptions {
         allow_destroy: a.allow_destroy,
@@ -199,12 +154,6 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
 }
 
 pub fn fit(a: &TraceFitArgs) -> Result<u8, Failure> {
-    if a.accesses < 1000 {
-        return Err(Failure::usage(format!(
-            "--accesses {}: give at least 1000 (a model of fewer accesses has no curve to speak of)",
-            a.accesses
-        )));
-    }
     let format = a.format;
     if let Some(o) = &a.out {
         crate::store::check_output("--out", o)?;

@@ -781,10 +781,14 @@ fn an_exact_replay_on_a_loop_device_is_what_the_kernel_sees() {
         *n -= 1;
     }
     // What is left: the safety check's reads of the device's signature
-    // areas, none of them a 4k write.
-    assert!(seen
+    // areas, none of them a 4k write. The targets are planned twice (when
+    // the replay is prepared, and when it runs), each with the device
+    // opened afresh, so a signature block may be read twice.
+    let left: Vec<_> = seen
         .iter()
-        .all(|((_, size, op), n)| *n == 0 || *op == 0 && *size != 4096 || *n <= 1));
+        .filter(|((_, size, op), n)| !(**n == 0 || *op == 0 && (*size != 4096 || **n <= 2)))
+        .collect();
+    assert!(left.is_empty(), "left over: {left:?}");
 }
 
 /// A trace with a hot tenth (9 of 10 accesses to the first 100 of 1000
