@@ -427,7 +427,7 @@ pub fn put_trace_analysis(
 ) -> Result<i64, RunError> {
     let json = serde_json::to_string(analysis)
         .map_err(|e| RunError::Runtime(format!("the analysis as JSON: {e}")))?;
-    Ok(store
+    store
         .put_trace_analysis(&iorig_store::NewTraceAnalysis {
             created: crate::now_rfc3339(),
             host: crate::host_name(),
@@ -439,5 +439,5 @@ pub fn put_trace_analysis(
             labels,
             analysis_json: json,
         })
-        .map_err(|e| RunError::Runtime(format!("result store: {e}")))?)
+        .map_err(|e| RunError::Runtime(format!("result store: {e}")))
 }
