@@ -527,6 +527,58 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     bool::from(subtle::ConstantTimeEq::ct_eq(a, b))
 }
 
+impl AgentConfig {
+    /// The line an agent starts with: where it listens and what it asks of
+    /// a controller.
+    pub fn banner(&self, bound: SocketAddr) -> String {
+        format!(
+            "iorig agent {} listening on {bound} ({}{}); Ctrl-C ends it",
+            env!("CARGO_PKG_VERSION"),
+            match (self.token.is_some(), self.tls.is_some()) {
+                (true, true) => "mutual TLS and token required",
+                (false, true) => "mutual TLS required",
+                (true, false) => "token required",
+                (false, false) => "loopback, no token",
+            },
+            if self.allow_destroy {
+                ", --allow-destroy allowed"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+/// Serves on a runtime of its own until `stopped()` says so (polled every
+/// 100 ms; a run in progress is stopped first), after telling `listening`
+/// where it listens. A port it cannot listen on is bad input.
+pub fn serve_blocking(
+    config: AgentConfig,
+    stopped: impl Fn() -> bool + Send + 'static,
+    listening: impl FnOnce(SocketAddr),
+) -> Result<(), AgentError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| AgentError::Runtime(format!("starting the agent's runtime: {e}")))?;
+    rt.block_on(async move {
+        let listen = config.listen;
+        let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
+            AgentError::Usage(format!(
+                "--listen {listen}: cannot listen there ({e}); choose a free port or an address of this machine"
+            ))
+        })?;
+        listening(listener.local_addr().unwrap_or(listen));
+        let shutdown = async move {
+            while !stopped() {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        };
+        serve(config, listener, shutdown).await
+    })
+}
+
 /// Serves until `shutdown` completes; a run in progress is stopped first.
 pub async fn serve(
     config: AgentConfig,

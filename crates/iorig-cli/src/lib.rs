@@ -400,8 +400,8 @@ pub struct ServeArgs {
 #[derive(Debug, Args)]
 pub struct AgentArgs {
     /// Address and port to listen on; off loopback a token is required.
-    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:7420")]
-    pub listen: String,
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:7420", value_parser = value::Checked(value::agent_listen))]
+    pub listen: std::net::SocketAddr,
     /// File whose first line is the token every request must carry (the
     /// controller gives the same file).
     #[arg(long, value_name = "FILE")]

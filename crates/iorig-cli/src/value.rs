@@ -134,6 +134,13 @@ pub fn accesses(text: &str) -> Result<u64, String> {
         })
 }
 
+/// The address an agent listens on.
+pub fn agent_listen(text: &str) -> Result<std::net::SocketAddr, String> {
+    text.parse().map_err(|_| {
+        "give an address and port, e.g. 127.0.0.1:7420 or 0.0.0.0:7420 (with --token-file)".into()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

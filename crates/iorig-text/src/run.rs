@@ -389,6 +389,38 @@ pub fn dry_run_lines_single(w: &Workload, planned: &iorig_engine::run::Planned) 
     out
 }
 
+/// The line `iorig verify` starts with: the journal's targets and units.
+pub fn verify_opening_line(
+    journal: &std::path::Path,
+    state: &iorig_verify::JournalState,
+) -> String {
+    let (written, unknown) = iorig_run::verify_scan::unit_counts(state);
+    let unknown = match unknown {
+        0 => String::new(),
+        n => format!(", {n} unchecked (their loss was reported by a run)"),
+    };
+    format!(
+        "iorig verify {}: {} target(s), {}-byte units, {} written{unknown}, {} write(s) in flight at the end of the log",
+        journal.display(),
+        state.targets.len(),
+        state.unit_bytes,
+        written,
+        state.in_flight.len()
+    )
+}
+
+/// What `iorig verify` read and found.
+pub fn verify_done_line(doc: &iorig_run::verify_scan::VerifyDoc) -> String {
+    format!(
+        "verify: {} unit(s) read ({:.1} MiB in {:.1}s), {} with known data checked, {} error(s)",
+        doc.units_read,
+        doc.bytes_read as f64 / (1 << 20) as f64,
+        doc.duration_s,
+        doc.units_checked,
+        doc.errors
+    )
+}
+
 /// The `--dry-run` listing of a plan.
 pub fn dry_run_lines(plan: &Plan, steps: &[PlanStep], estimate: Duration) -> Vec<String> {
     let mut out = vec![

@@ -433,3 +433,20 @@ impl<S: Screen> Sink for ProfileSink<'_, S> {
         }
     }
 }
+
+/// Validation errors on a screen as they are found (the first few), and
+/// notices; for a scan, which has no table.
+pub struct ErrorSink<'a, S: Screen> {
+    pub screen: &'a S,
+    pub seen: u64,
+}
+
+impl<S: Screen> Sink for ErrorSink<'_, S> {
+    fn event(&mut self, ev: &Event<'_>) {
+        match ev {
+            Event::ValidationError(e) => print_validation_error(self.screen, e, &mut self.seen),
+            Event::Notice(n) => self.screen.notice(n),
+            _ => {}
+        }
+    }
+}

@@ -3,25 +3,17 @@
 use crate::output::Printer;
 use crate::output::Screen as _;
 use crate::{exit, Failure};
-use iorig_agent::server::{serve, AgentConfig};
+use iorig_agent::server::AgentConfig;
 use iorig_cli::AgentArgs;
-use std::net::SocketAddr;
-use std::time::Duration;
 
 pub fn agent(a: AgentArgs) -> Result<u8, Failure> {
-    let listen: SocketAddr = a.listen.parse().map_err(|_| {
-        Failure::usage(format!(
-            "--listen {}: give an address and port, e.g. 127.0.0.1:7420 or 0.0.0.0:7420 (with --token-file)",
-            a.listen
-        ))
-    })?;
     let token = match &a.token_file {
         Some(p) => Some(iorig_agent::read_token(p).map_err(|e| Failure::usage(e.to_string()))?),
         None => None,
     };
     let served = crate::metrics::start(&a.metrics, &std::collections::BTreeMap::new())?;
     let config = AgentConfig {
-        listen,
+        listen: a.listen,
         token,
         allow_destroy: a.allow_destroy,
         results_dir: a.results_dir.clone(),
@@ -38,43 +30,20 @@ pub fn agent(a: AgentArgs) -> Result<u8, Failure> {
         None => {}
     }
     let printer = Printer::new(false, a.quiet);
+    // The process's one signal handler sets `stop`; the server shuts down
+    // (stopping a run in progress) when it does.
     let stop = crate::signals::install();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::runtime(format!("starting the agent's runtime: {e}")))?;
-    rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
-            Failure::usage(format!(
-                "--listen {listen}: cannot listen there ({e}); choose a free port or an address of this machine"
-            ))
-        })?;
-        let bound = listener.local_addr().unwrap_or(listen);
-        printer.line(&format!(
-            "iorig agent {} listening on {bound} ({}{}); Ctrl-C ends it",
-            env!("CARGO_PKG_VERSION"),
-            match (config.token.is_some(), config.tls.is_some()) {
-                (true, true) => "mutual TLS and token required",
-                (false, true) => "mutual TLS required",
-                (true, false) => "token required",
-                (false, false) => "loopback, no token",
-            },
-            if config.allow_destroy { ", --allow-destroy allowed" } else { "" }
-        ));
-        if let Some(s) = &served {
-            printer.line(&s.where_line());
-        }
-        // The process's one signal handler sets `stop`; the server shuts
-        // down (stopping a run in progress) when it does.
-        let shutdown = async move {
-            while !stop.interrupted() {
-                tokio::time::sleep(Duration::from_millis(100)).await;
+    let banner = config.clone();
+    iorig_agent::server::serve_blocking(
+        config,
+        move || stop.interrupted(),
+        |bound| {
+            printer.line(&banner.banner(bound));
+            if let Some(s) = &served {
+                printer.line(&s.where_line());
             }
-        };
-        serve(config, listener, shutdown)
-            .await
-            .map_err(|e| Failure::runtime(e.to_string()))
-    })?;
+        },
+    )
+    .map_err(iorig_run::RunError::from)?;
     Ok(exit::OK)
 }

@@ -6,7 +6,6 @@
 use crate::output::Printer;
 use crate::output::Screen as _;
 use crate::plan_cmd::{run_plan, RunOptions};
-use crate::store::check_output;
 use crate::{exit, Failure};
 use iorig_cli::{ForeignArgs, RunArgs};
 use iorig_import::foreign::{self, Plan};
@@ -75,9 +74,7 @@ pub fn import(path: &Path, f: &ForeignArgs) -> Result<u8, Failure> {
 pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, Failure> {
     // The flags were checked against the file's format (RunArgs::refusal).
     let out_format = a.output_format.unwrap_or(OutputFormat::Iorig);
-    if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
-        check_output("--json", Path::new(j))?;
-    }
+    crate::store::check_json(a.json.as_deref())?;
     if let Some(d) = &a.foreign.vdbench_out {
         crate::vdbench_out::check(d)?;
     }

@@ -21,7 +21,6 @@ use iorig_run::profile::Source;
 use iorig_run::Sink;
 use iorig_text::profile as text;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// Everything checked before the first snapshot.
 struct Checked {
@@ -56,9 +55,7 @@ fn check(a: &ProfileArgs) -> Result<Checked, Failure> {
         }
     };
     let rules = iorig_run::profile::rule_sets(&a.rules)?;
-    if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
-        check_output("--json", Path::new(j))?;
-    }
+    crate::store::check_json(a.json.as_deref())?;
     if let Some(c) = &a.csv {
         check_output("--csv", c)?;
     }

@@ -91,9 +91,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
             w.rate = iorig_spec::Rate::Iops(r * o.hosts.len() as f64);
         }
     }
-    if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
-        check_output("--json", Path::new(j))?;
-    }
+    crate::store::check_json(a.json.as_deref())?;
     if let Some(c) = &a.csv {
         check_output("--csv", c)?;
     }

@@ -63,6 +63,14 @@ pub fn check_output(flag: &str, path: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `--json FILE` checked as an output file (`-` is stdout).
+pub fn check_json(json: Option<&str>) -> Result<(), Failure> {
+    match json.filter(|j| *j != "-") {
+        Some(j) => check_output("--json", Path::new(j)),
+        None => Ok(()),
+    }
+}
+
 /// An output directory (`report --out DIR`, `--record DIR`) must be a
 /// directory or a new path in an existing one.
 pub fn check_output_dir(flag: &str, path: &Path) -> Result<(), Failure> {

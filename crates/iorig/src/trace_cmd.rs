@@ -12,7 +12,6 @@ use iorig_cli::{
 };
 use iorig_trace::analyse::{Analysis, Options};
 use iorig_trace::BadRecords;
-use std::path::Path;
 
 pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
     let opts = Options {
@@ -27,9 +26,7 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
     // --hit and --sample are checked by the analysis, before any record
     // is read and before anything is written.
     let format = a.format;
-    if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
-        crate::store::check_output("--json", Path::new(j))?;
-    }
+    crate::store::check_json(a.json.as_deref())?;
     let bad = bad_records(a.skip_bad);
     let backend = match (a.backend_iops, a.backend_run) {
         (Some(iops), _) => Some((iops, "given with --backend-iops".to_string())),
@@ -106,9 +103,7 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
     } else {
         Some(a.speed.unwrap_or(1.0))
     };
-    if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
-        crate::store::check_output("--json", Path::new(j))?;
-    }
+    crate::store::check_json(a.json.as_deref())?;
     let labels = crate::labels(&a.record.labels)?;
     let (w, setup) = iorig_run::replay::prepare(
         Replay {
@@ -161,9 +156,7 @@ pub fn fit(a: &TraceFitArgs) -> Result<u8, Failure> {
     if let Some(p) = &a.plan {
         crate::store::check_output("--plan", p)?;
     }
-    if let Some(j) = a.json.as_deref().filter(|j| *j != "-") {
-        crate::store::check_output("--json", Path::new(j))?;
-    }
+    crate::store::check_json(a.json.as_deref())?;
     if a.out.is_none() && a.json.as_deref() == Some("-") {
         return Err(Failure::usage(
             "--json - and the workload would both go to stdout; give --out FILE for the workload",
