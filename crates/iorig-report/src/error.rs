@@ -27,6 +27,10 @@ pub enum ReportError {
         what: String,
         source: std::io::Error,
     },
+    /// Bad input: what was asked cannot be drawn (the message says what to
+    /// give instead).
+    #[error("{0}")]
+    Usage(String),
     /// A comparison needs at least one run.
     #[error("nothing to compare: no runs given")]
     NothingToCompare,

@@ -8,5 +8,6 @@ mod error;
 pub mod export;
 pub mod html;
 pub mod model;
+pub mod pages;
 
 pub use error::ReportError;
