@@ -31,6 +31,9 @@ pub enum ReportError {
     /// give instead).
     #[error("{0}")]
     Usage(String),
+    /// What the store holds could not be read back (stored JSON).
+    #[error("{0}")]
+    Unreadable(String),
     /// A comparison needs at least one run.
     #[error("nothing to compare: no runs given")]
     NothingToCompare,

@@ -114,6 +114,29 @@ pub fn compare(store: &Store, ids: &[i64]) -> Result<(Rendered, Vec<String>), Re
     Ok((rendered, comparison.table_lines()))
 }
 
+/// Stored trace analysis `id`'s report.
+pub fn trace_report(store: &Store, id: i64) -> Result<Rendered, ReportError> {
+    let (row, json) = store.trace_analysis(id)?.ok_or_else(|| {
+        ReportError::Usage(format!(
+            "no trace analysis {id} in the result store; iorig trace list shows them"
+        ))
+    })?;
+    let analysis = serde_json::from_str(&json).map_err(|e| {
+        ReportError::Unreadable(format!("trace analysis {id}: stored JSON unreadable: {e}"))
+    })?;
+    Ok(crate::html::render_trace_report(
+        &crate::html::TraceReport {
+            id: row.id,
+            created: row.created,
+            host: row.host,
+            file: row.file,
+            command_line: row.command_line,
+            labels: row.labels,
+            analysis,
+        },
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

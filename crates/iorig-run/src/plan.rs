@@ -227,6 +227,9 @@ pub struct PlanRun {
     pub collect: Vec<crate::collect::CollectSource>,
 }
 
+/// A plan longer than this asks for `--yes`.
+pub const LONG_PLAN: Duration = Duration::from_secs(24 * 3600);
+
 impl PlanRun {
     /// Expands the plan and checks every step and target before anything
     /// runs or is written: a dry run finds exactly the errors a real run
@@ -324,6 +327,21 @@ impl PlanRun {
     /// Steps completed before (a resume).
     pub fn done_count(&self) -> usize {
         self.done.len()
+    }
+
+    /// Refuses a plan that would take longer than [`LONG_PLAN`] unless the
+    /// user said yes to it.
+    pub fn check_length(&self, yes: bool) -> Result<(), RunError> {
+        let estimate = self.estimate();
+        if estimate > LONG_PLAN && !yes {
+            return Err(RunError::usage(format!(
+                "plan {} would take about {} ({} steps); check it with --dry-run, shorten it with --step-time, or pass --yes",
+                self.plan.name,
+                fmt_duration(estimate),
+                self.steps.len()
+            )));
+        }
+        Ok(())
     }
 
     /// The time the plan should take, before anything is measured.

@@ -421,8 +421,13 @@ pub fn verify_done_line(doc: &iorig_run::verify_scan::VerifyDoc) -> String {
     )
 }
 
-/// The `--dry-run` listing of a plan.
-pub fn dry_run_lines(plan: &Plan, steps: &[PlanStep], estimate: Duration) -> Vec<String> {
+/// The `--dry-run` listing of a plan, checked here or on `hosts` agents.
+pub fn dry_run_lines(
+    plan: &Plan,
+    steps: &[PlanStep],
+    estimate: Duration,
+    hosts: Option<usize>,
+) -> Vec<String> {
     let mut out = vec![
         format!(
             "plan {} ({}): {} step(s), estimated {}",
@@ -504,6 +509,12 @@ pub fn dry_run_lines(plan: &Plan, steps: &[PlanStep], estimate: Duration) -> Vec
     if let Some(t) = &plan.targets {
         out.push(format!("targets: {}", t.join(", ")));
     }
+    out.push(match hosts {
+        Some(n) => {
+            format!("every step checked on each of {n} hosts: ok (nothing was run or written)")
+        }
+        None => "every step and target checked: ok (nothing was run or written)".to_string(),
+    });
     out
 }
 

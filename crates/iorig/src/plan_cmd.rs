@@ -9,17 +9,13 @@ use crate::{exit, Failure};
 use iorig_agent::controller::{Cluster, ControllerOptions};
 use iorig_cli::HostArgs;
 use iorig_result::{RunKind, RunStatus};
-use iorig_run::plan::{fmt_duration, Invocation, PlanOutcome, PlanRun, StepResult};
+use iorig_run::plan::{Invocation, PlanOutcome, PlanRun, StepResult};
 use iorig_run::StoreWriter;
 use iorig_store::Location;
 use iorig_store::RunId;
 use iorig_text::run as text;
 use iorig_text::term::TermSink;
 use std::collections::BTreeMap;
-use std::time::Duration;
-
-/// A plan longer than this asks for --yes.
-const LONG_PLAN: Duration = Duration::from_secs(24 * 3600);
 
 /// Options of one plan execution.
 pub struct RunOptions {
@@ -84,28 +80,14 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<PlanDone, Failure> 
     };
     let mut run = run;
     run.collect = opts.collect.clone();
-    let estimate = run.estimate();
     if opts.dry_run {
-        for l in text::dry_run_lines(&run.plan, &run.steps, estimate) {
+        let hosts = cluster.as_ref().map(|c| c.options().hosts.len());
+        for l in text::dry_run_lines(&run.plan, &run.steps, run.estimate(), hosts) {
             printer.line(&l);
-        }
-        match &cluster {
-            Some(c) => printer.line(&format!(
-                "every step checked on each of {} hosts: ok (nothing was run or written)",
-                c.options().hosts.len()
-            )),
-            None => printer.line("every step and target checked: ok (nothing was run or written)"),
         }
         return Ok((exit::OK, Vec::new(), None));
     }
-    if estimate > LONG_PLAN && !opts.yes {
-        return Err(Failure::usage(format!(
-            "plan {} would take about {} ({} steps); check it with --dry-run, shorten it with --step-time, or pass --yes",
-            run.plan.name,
-            fmt_duration(estimate),
-            run.steps.len()
-        )));
-    }
+    run.check_length(opts.yes)?;
     let served = crate::metrics::start(&opts.metrics, &opts.labels)?;
     let mut store = writer(StoreChoice {
         db: opts.db.as_ref(),
@@ -115,32 +97,20 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<PlanDone, Failure> 
         printer.notice(&s.where_line());
     }
     let metrics = served.as_ref().map(|s| &s.metrics);
-    match cluster.as_mut() {
+    let executor: &mut dyn iorig_run::StepExecutor = match cluster.as_mut() {
         Some(c) => {
             printer.notice(&format!(
                 "{} hosts; each step's rate is the total of all hosts",
                 c.options().hosts.len()
             ));
-            execute(
-                run,
-                c,
-                opts.kind,
-                &opts.labels,
-                &mut store,
-                printer,
-                metrics,
-            )
+            c
         }
-        None => execute(
-            run,
-            &mut iorig_run::Local,
-            opts.kind,
-            &opts.labels,
-            &mut store,
-            printer,
-            metrics,
-        ),
-    }
+        None => &mut iorig_run::Local,
+    };
+    let labels = &opts.labels;
+    execute(
+        run, executor, opts.kind, labels, &mut store, printer, metrics,
+    )
 }
 
 /// `iorig plan resume ID`.

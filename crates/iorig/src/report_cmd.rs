@@ -15,13 +15,13 @@ use std::path::{Path, PathBuf};
 
 /// A report that could not be made: bad input (no such run, a page that
 /// cannot be drawn) or a fault reading the store.
-fn failed(e: ReportError) -> Failure {
+pub fn failed(e: ReportError) -> Failure {
     match e {
         ReportError::NoSuchRun(id) => Failure::usage(format!(
             "no run {id} in the result store; iorig runs list shows the runs"
         )),
         ReportError::Usage(why) => Failure::usage(why),
-        e => Failure::runtime(format!("reading the result store: {e}")),
+        e => Failure::runtime(format!("result store: {e}")),
     }
 }
 

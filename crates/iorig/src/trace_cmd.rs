@@ -10,7 +10,7 @@ use iorig_cli::{
     TraceAnalyseArgs, TraceFitArgs, TraceListArgs, TraceRecordArgs, TraceReplayArgs,
     TraceReportArgs,
 };
-use iorig_trace::analyse::{Analysis, Options};
+use iorig_trace::analyse::Options;
 use iorig_trace::BadRecords;
 
 pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
@@ -225,30 +225,8 @@ pub fn list(a: &TraceListArgs) -> Result<u8, Failure> {
 pub fn report(a: &TraceReportArgs) -> Result<u8, Failure> {
     crate::store::check_output_dir("--out", &a.out)?;
     let store = crate::store::open_read_only(a.db.as_ref())?;
-    let (row, json) = store
-        .trace_analysis(a.id)
-        .map_err(|e| Failure::runtime(format!("result store: {e}")))?
-        .ok_or_else(|| {
-            Failure::usage(format!(
-                "no trace analysis {} in the result store; iorig trace list shows them",
-                a.id
-            ))
-        })?;
-    let analysis: Analysis = serde_json::from_str(&json).map_err(|e| {
-        Failure::runtime(format!(
-            "trace analysis {}: stored JSON unreadable: {e}",
-            a.id
-        ))
-    })?;
-    let rendered = iorig_report::html::render_trace_report(&iorig_report::html::TraceReport {
-        id: row.id,
-        created: row.created,
-        host: row.host,
-        file: row.file,
-        command_line: row.command_line,
-        labels: row.labels,
-        analysis,
-    });
+    let rendered =
+        iorig_report::pages::trace_report(&store, a.id).map_err(crate::report_cmd::failed)?;
     let printer = Printer::new(false, false);
     crate::report_cmd::write_rendered(&a.out, &rendered, &printer)?;
     Ok(exit::OK)
