@@ -383,6 +383,68 @@ pub async fn serve_on(
         .await
 }
 
+/// Where `iorig serve` listens: the pages and API, and the metrics when
+/// asked for.
+pub struct Listen {
+    pub pages: std::net::SocketAddr,
+    pub metrics: Option<std::net::SocketAddr>,
+}
+
+/// Serves `app` on a runtime of its own until `stopped()` says so (polled
+/// every 100 ms), after telling `listening` the addresses bound. An address
+/// it cannot listen on is bad input.
+pub fn serve_blocking(
+    app: Arc<App>,
+    listen: Listen,
+    stopped: impl Fn() -> bool + Clone + Send + Sync + 'static,
+    listening: impl FnOnce(std::net::SocketAddr, Option<std::net::SocketAddr>),
+) -> Result<(), crate::ServeError> {
+    use crate::ServeError;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| ServeError::Runtime(format!("starting the server's runtime: {e}")))?;
+    rt.block_on(async move {
+        let bind = |addr, flag: &'static str| async move {
+            tokio::net::TcpListener::bind(addr).await.map_err(|e| {
+                ServeError::Usage(format!(
+                    "{flag} {addr}: cannot listen there ({e}); choose a free port or an address of this machine"
+                ))
+            })
+        };
+        let listener = bind(listen.pages, "--listen").await?;
+        let metrics = match listen.metrics {
+            Some(m) => Some(bind(m, "--metrics-listen").await?),
+            None => None,
+        };
+        listening(
+            listener.local_addr().unwrap_or(listen.pages),
+            metrics.as_ref().and_then(|m| m.local_addr().ok()),
+        );
+        let shutdown = move || {
+            let stopped = stopped.clone();
+            async move {
+                while !stopped() {
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            }
+        };
+        let auth = app.auth.clone();
+        if let Some(m) = metrics {
+            let router = crate::metrics_router(app.clone());
+            let done = shutdown();
+            let auth = auth.clone();
+            tokio::spawn(async move {
+                let _ = serve_on(m, router, &auth, done).await;
+            });
+        }
+        serve_on(listener, router(app), &auth, shutdown())
+            .await
+            .map_err(|e| ServeError::Runtime(format!("serving: {e}")))
+    })
+}
+
 /// `router` answering only requests for this server's own names when it
 /// has no token ([`Auth::host_allowed`]); others get 421.
 pub(crate) fn with_host_guard(router: Router, auth: &Auth, local: std::net::SocketAddr) -> Router {

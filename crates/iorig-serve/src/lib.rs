@@ -19,7 +19,7 @@ pub mod pool;
 mod web;
 
 pub use api::metrics_router;
-pub use app::{router, serve_on, App};
+pub use app::{router, serve_blocking, serve_on, App, Listen};
 pub use auth::Auth;
 pub use metrics::{spawn_metrics, MetricsServer};
 

@@ -8,7 +8,6 @@ use iorig_cli::ServeArgs;
 use iorig_serve::pool::StorePool;
 use iorig_serve::{App, Auth};
 use iorig_store::Location;
-use std::time::Duration;
 
 /// Store threads: requests' reads run on them, two at a time.
 const STORE_THREADS: usize = 2;
@@ -46,52 +45,29 @@ pub fn serve(a: ServeArgs) -> Result<u8, Failure> {
     let app = App::new(pool, auth.clone(), at.to_string());
     let printer = Printer::new(false, a.quiet);
     let stop = crate::signals::install();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::runtime(format!("starting the server's runtime: {e}")))?;
-    rt.block_on(async move {
-        let bind = |addr, flag: &'static str| async move {
-            tokio::net::TcpListener::bind(addr).await.map_err(|e| {
-                Failure::usage(format!(
-                    "{flag} {addr}: cannot listen there ({e}); choose a free port or an address of this machine"
-                ))
-            })
-        };
-        let listener = bind(a.listen, "--listen").await?;
-        let metrics = match a.metrics_listen {
-            Some(m) => Some(bind(m, "--metrics-listen").await?),
-            None => None,
-        };
-        let bound = listener.local_addr().unwrap_or(a.listen);
+    let listen = iorig_serve::Listen {
+        pages: a.listen,
+        metrics: a.metrics_listen,
+    };
+    let token = if app.auth_required() {
+        "token required"
+    } else {
+        "loopback, no token"
+    };
+    let listening = |bound, metrics: Option<std::net::SocketAddr>| {
         printer.line(&format!(
-            "iorig serve {} at http://{bound}/ ({}), store {at}; Ctrl-C ends it",
+            "iorig serve {} at http://{bound}/ ({token}), store {at}; Ctrl-C ends it",
             env!("CARGO_PKG_VERSION"),
-            if app.auth_required() { "token required" } else { "loopback, no token" },
         ));
-        let shutdown = move || {
-            let stop = stop.clone();
-            async move {
-                while !stop.interrupted() {
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            }
-        };
-        if let Some(m) = metrics {
-            if let Ok(addr) = m.local_addr() {
-                printer.line(&format!("metrics at http://{addr}/metrics"));
-            }
-            let router = iorig_serve::metrics_router(app.clone());
-            let done = shutdown();
-            let auth = auth.clone();
-            tokio::spawn(async move {
-                let _ = iorig_serve::serve_on(m, router, &auth, done).await;
-            });
+        if let Some(addr) = metrics {
+            printer.line(&format!("metrics at http://{addr}/metrics"));
         }
-        iorig_serve::serve_on(listener, iorig_serve::router(app), &auth, shutdown())
-            .await
-            .map_err(|e| Failure::runtime(format!("serving: {e}")))
-    })?;
+    };
+    iorig_serve::serve_blocking(app, listen, move || stop.interrupted(), listening).map_err(
+        |e| match e {
+            iorig_serve::ServeError::Usage(m) => Failure::usage(m),
+            e => Failure::runtime(e.to_string()),
+        },
+    )?;
     Ok(exit::OK)
 }
