@@ -12,9 +12,7 @@ use iorig_store::Location;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// Why a store URL that is not UTF-8 is refused (without repeating it).
-pub const NOT_UTF8_URL: &str =
-    "the store URL is not UTF-8 text; write its password's bytes as %XX escapes";
+use iorig_store::NOT_UTF8_URL;
 
 /// Reads `--db` and `--to` without clap's "invalid value '…'", which
 /// repeats the value: a URL the client could not read may hold a
@@ -318,6 +316,34 @@ pub struct PlanRunArgs {
     /// Print only step summaries.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+impl PlanRunArgs {
+    /// The plan to run: the file or the built-in, with the flags that
+    /// override its targets, sizes, times and journal.
+    pub fn invocation(&self) -> Result<iorig_run::plan::Invocation, iorig_run::RunError> {
+        use iorig_run::plan::Invocation;
+        let mut inv = match (&self.file, &self.builtin) {
+            (_, Some(name)) => Invocation::from_builtin(name)?,
+            (Some(path), None) => Invocation::from_file(path)?,
+            (None, None) => {
+                return Err(iorig_run::RunError::usage(
+                    "give a plan file or --builtin NAME (iorig plan builtins lists them)",
+                ))
+            }
+        };
+        if !self.targets.is_empty() {
+            inv.targets = Some(self.targets.clone());
+        }
+        inv.size = self.size.clone();
+        inv.hot_size = self.hot_size.clone();
+        inv.step_time = self.step_time.clone();
+        inv.files = self.files.clone();
+        inv.file_size = self.file_size.clone();
+        inv.journal = self.journal.clone();
+        inv.allow_destroy = self.allow_destroy;
+        Ok(inv)
+    }
 }
 
 #[derive(Debug, Subcommand)]

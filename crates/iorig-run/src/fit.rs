@@ -135,6 +135,27 @@ fn model_curve(
     Ok(a.lru_curve)
 }
 
+/// Fits a workload to the trace at `path`, analysed at `block_bytes`
+/// (sampling `sample` of its blocks when given).
+pub fn fit_file(
+    path: &std::path::Path,
+    format: Option<iorig_trace::Format>,
+    bad: iorig_trace::BadRecords,
+    block_bytes: u64,
+    sample: Option<f64>,
+    opts: &FitOptions,
+) -> Result<Fit, RunError> {
+    let analyse = iorig_trace::analyse::Options {
+        block_bytes,
+        sample,
+        ..iorig_trace::analyse::Options::default()
+    };
+    let (analysis, format, _) = iorig_trace::analyse::analyse_file(path, format, bad, &analyse)
+        .map_err(|e| RunError::usage(e.to_string()))?;
+    let source = format!("{} ({})", path.display(), format.name());
+    fit(&analysis, &source, opts)
+}
+
 /// Fits a workload to `a` (analysed at its block size); `source` names the
 /// trace in the file's comments.
 pub fn fit(a: &Analysis, source: &str, opts: &FitOptions) -> Result<Fit, RunError> {

@@ -24,7 +24,7 @@ mod types;
 pub use error::StoreError;
 pub use find::RunFilter;
 pub use iorig_spec::{check_label, LABEL_KEY_MAX_BYTES, LABEL_VALUE_MAX_BYTES};
-pub use location::{looks_like_pg_url, redact_args, redact_urls, Location, PgUrl};
+pub use location::{looks_like_pg_url, redact_args, redact_urls, Location, PgUrl, NOT_UTF8_URL};
 pub use push::Pushed;
 pub use schema::{Migration, APPLICATION_ID, MIGRATIONS, PG_BASELINE_VERSION, SCHEMA_VERSION};
 pub use store::Store;

@@ -149,7 +149,31 @@ pub fn looks_like_pg_url(bytes: &[u8]) -> bool {
     lower.starts_with(b"postgres://") || lower.starts_with(b"postgresql://")
 }
 
+/// Why a store URL that is not UTF-8 is refused (without repeating it).
+pub const NOT_UTF8_URL: &str =
+    "the store URL is not UTF-8 text; write its password's bytes as %XX escapes";
+
 impl Location {
+    /// The store a command uses: `given` (`--db`), else `IORIG_DB`, else
+    /// `./iorig.db`. `IORIG_DB` reads as `--db` does, so a URL there is a
+    /// URL; the refusal names it.
+    pub fn chosen(given: Option<&Location>) -> Result<Location, String> {
+        if let Some(l) = given {
+            return Ok(l.clone());
+        }
+        match std::env::var("IORIG_DB") {
+            Ok(v) if !v.is_empty() => v.parse().map_err(|e: String| format!("IORIG_DB: {e}")),
+            Err(std::env::VarError::NotUnicode(v)) => {
+                use std::os::unix::ffi::OsStrExt;
+                if looks_like_pg_url(v.as_bytes()) {
+                    return Err(format!("IORIG_DB: {NOT_UTF8_URL}"));
+                }
+                Ok(Location::File(v.into()))
+            }
+            _ => Ok(Location::File("iorig.db".into())),
+        }
+    }
+
     /// The file, when the store is one.
     pub fn as_path(&self) -> Option<&Path> {
         match self {

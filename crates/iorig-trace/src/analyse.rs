@@ -578,6 +578,19 @@ fn bump(h: &mut Vec<u32>, d: u64) {
 /// be (an fio iolog v2 is timed only if a `wait` line comes, anywhere in
 /// it), their times dropped if they turned out not to be, and the file's
 /// format, devices and skipped records filled in.
+/// Opens the trace at `path` and analyses it; with the format it was read
+/// as and the bad records left out.
+pub fn analyse_file(
+    path: &std::path::Path,
+    format: Option<crate::Format>,
+    bad: crate::BadRecords,
+    opts: &Options,
+) -> Result<(Analysis, crate::Format, u64), TraceError> {
+    let mut records = crate::open(path, format, bad)?;
+    let a = analyse_records(&mut records, opts)?;
+    Ok((a, records.format(), records.skipped()))
+}
+
 pub fn analyse_records(
     records: &mut crate::read::Records,
     opts: &Options,

@@ -160,6 +160,17 @@ pub enum BadRecords {
     Skip,
 }
 
+impl BadRecords {
+    /// `--skip-bad`: skip them when given, else refuse.
+    pub fn skipped_if(skip: bool) -> BadRecords {
+        if skip {
+            BadRecords::Skip
+        } else {
+            BadRecords::Refuse
+        }
+    }
+}
+
 /// An open trace: its format and its records, in issue order.
 pub struct Records {
     path: String,

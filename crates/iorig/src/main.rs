@@ -123,25 +123,7 @@ pub fn exit_code(outcome: &iorig_run::single::SingleOutcome) -> u8 {
 }
 
 fn plan_run(a: cli::PlanRunArgs) -> Result<plan_cmd::PlanDone, Failure> {
-    let mut inv = match (&a.file, &a.builtin) {
-        (_, Some(name)) => iorig_run::plan::Invocation::from_builtin(name)?,
-        (Some(path), None) => iorig_run::plan::Invocation::from_file(path)?,
-        (None, None) => {
-            return Err(Failure::usage(
-                "give a plan file or --builtin NAME (iorig plan builtins lists them)",
-            ))
-        }
-    };
-    if !a.targets.is_empty() {
-        inv.targets = Some(a.targets.clone());
-    }
-    inv.size = a.size.clone();
-    inv.hot_size = a.hot_size.clone();
-    inv.step_time = a.step_time.clone();
-    inv.files = a.files.clone();
-    inv.file_size = a.file_size.clone();
-    inv.journal = a.journal.clone();
-    inv.allow_destroy = a.allow_destroy;
+    let inv = a.invocation()?;
     plan_cmd::run_plan(
         inv,
         plan_cmd::RunOptions {

@@ -13,28 +13,9 @@ pub struct StoreChoice<'a> {
     pub no_db: bool,
 }
 
-/// The store: `--db`, else `IORIG_DB`, else `./iorig.db`. `IORIG_DB` reads
-/// as `--db` does, so a URL there is a URL.
+/// The store: `--db`, else `IORIG_DB`, else `./iorig.db`.
 pub fn location(flag: Option<&Location>) -> Result<Location, Failure> {
-    if let Some(l) = flag {
-        return Ok(l.clone());
-    }
-    match std::env::var("IORIG_DB") {
-        Ok(v) if !v.is_empty() => v
-            .parse()
-            .map_err(|e: String| Failure::usage(format!("IORIG_DB: {e}"))),
-        Err(std::env::VarError::NotUnicode(v)) => {
-            use std::os::unix::ffi::OsStrExt;
-            if iorig_store::looks_like_pg_url(v.as_bytes()) {
-                return Err(Failure::usage(format!(
-                    "IORIG_DB: {}",
-                    iorig_cli::NOT_UTF8_URL
-                )));
-            }
-            Ok(Location::File(v.into()))
-        }
-        _ => Ok(Location::File("iorig.db".into())),
-    }
+    Location::chosen(flag).map_err(Failure::usage)
 }
 
 /// The command line a run records: a store URL's password left out.

@@ -25,9 +25,8 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
     };
     // --hit and --sample are checked by the analysis, before any record
     // is read and before anything is written.
-    let format = a.format;
     crate::store::check_json(a.json.as_deref())?;
-    let bad = bad_records(a.skip_bad);
+    let bad = BadRecords::skipped_if(a.skip_bad);
     let backend = match (a.backend_iops, a.backend_run) {
         (Some(iops), _) => Some((iops, "given with --backend-iops".to_string())),
         (None, Some(run)) => Some(backend_of_run(a.record.db.as_ref(), run)?),
@@ -37,15 +36,14 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
     if !a.record.no_db {
         crate::store::check_store(a.record.db.as_ref())?;
     }
-    let mut records =
-        iorig_trace::open(&a.file, format, bad).map_err(|e| Failure::usage(e.to_string()))?;
-    let mut analysis = iorig_trace::analyse_records(&mut records, &opts)
-        .map_err(|e| Failure::usage(e.to_string()))?;
+    let (mut analysis, format, skipped) =
+        iorig_trace::analyse::analyse_file(&a.file, a.format, bad, &opts)
+            .map_err(|e| Failure::usage(e.to_string()))?;
     if let Some((iops, source)) = backend {
         analysis.warmup = Some(iorig_trace::analyse::warmup(&analysis, iops, source));
     }
     let printer = Printer::new(a.json.as_deref() == Some("-"), false);
-    for l in iorig_text::trace::analysis_lines(&analysis, records.format(), records.skipped()) {
+    for l in iorig_text::trace::analysis_lines(&analysis, format, skipped) {
         printer.line(&l);
     }
     if !a.record.no_db {
@@ -109,7 +107,7 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
         Replay {
             file: a.file.clone(),
             format,
-            bad: bad_records(a.skip_bad),
+            bad: BadRecords::skipped_if(a.skip_bad),
             speed,
             map: a.map,
             align_bytes: a.align_bytes,
@@ -149,7 +147,6 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
 }
 
 pub fn fit(a: &TraceFitArgs) -> Result<u8, Failure> {
-    let format = a.format;
     if let Some(o) = &a.out {
         crate::store::check_output("--out", o)?;
     }
@@ -162,20 +159,12 @@ pub fn fit(a: &TraceFitArgs) -> Result<u8, Failure> {
             "--json - and the workload would both go to stdout; give --out FILE for the workload",
         ));
     }
-    let bad = bad_records(a.skip_bad);
-    let opts = Options {
-        block_bytes: a.block_bytes,
-        sample: a.sample,
-        ..Options::default()
-    };
-    let mut records =
-        iorig_trace::open(&a.file, format, bad).map_err(|e| Failure::usage(e.to_string()))?;
-    let analysis = iorig_trace::analyse_records(&mut records, &opts)
-        .map_err(|e| Failure::usage(e.to_string()))?;
-    let source = format!("{} ({})", a.file.display(), records.format().name());
-    let fitted = iorig_run::fit::fit(
-        &analysis,
-        &source,
+    let fitted = iorig_run::fit::fit_file(
+        &a.file,
+        a.format,
+        BadRecords::skipped_if(a.skip_bad),
+        a.block_bytes,
+        a.sample,
         &iorig_run::fit::FitOptions {
             max_accesses: a.accesses,
             ..iorig_run::fit::FitOptions::default()
@@ -240,13 +229,4 @@ fn backend_of_run(db: Option<&iorig_store::Location>, run: i64) -> Result<(f64, 
         .ok_or_else(|| Failure::usage(format!(
             "--backend-run {run}: no step of that run measured reads (iorig runs list shows the runs); run random reads on the backing device, or give --backend-iops"
         )))
-}
-
-/// `--skip-bad`: bad records left out (counted), else refused.
-fn bad_records(skip_bad: bool) -> BadRecords {
-    if skip_bad {
-        BadRecords::Skip
-    } else {
-        BadRecords::Refuse
-    }
 }
