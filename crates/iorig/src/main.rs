@@ -35,45 +35,16 @@ pub mod exit {
     pub const INTERRUPTED: u8 = 130;
 }
 
-/// An error that already knows its exit code.
-#[derive(Debug)]
-pub struct Failure {
-    pub code: u8,
-    pub message: String,
-}
+/// A command's failure: the runner's error, whose kind is the exit code
+/// (bad input 2, interrupted 130, a fault 1).
+pub use iorig_run::RunError as Failure;
 
-impl Failure {
-    pub fn usage(message: impl Into<String>) -> Self {
-        Failure {
-            code: exit::USAGE,
-            message: message.into(),
-        }
-    }
-    pub fn runtime(message: impl Into<String>) -> Self {
-        Failure {
-            code: exit::RUNTIME,
-            message: message.into(),
-        }
-    }
-}
-
-impl From<iorig_run::RunError> for Failure {
-    fn from(e: iorig_run::RunError) -> Self {
-        use iorig_run::RunError as E;
-        match e {
-            E::Usage(m) => Failure::usage(m),
-            E::Interrupted(m) => Failure {
-                code: exit::INTERRUPTED,
-                message: m,
-            },
-            e => Failure::runtime(e.to_string()),
-        }
-    }
-}
-
-impl From<iorig_outfile::OutputError> for Failure {
-    fn from(e: iorig_outfile::OutputError) -> Self {
-        iorig_run::RunError::from(e).into()
+/// The exit code of a failure.
+fn exit_code_of(f: &Failure) -> u8 {
+    match f {
+        Failure::Usage(_) => exit::USAGE,
+        Failure::Interrupted(_) => exit::INTERRUPTED,
+        _ => exit::RUNTIME,
     }
 }
 
@@ -212,8 +183,8 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(f) => {
-            output::error_line(&f.message);
-            ExitCode::from(f.code)
+            output::error_line(&f.to_string());
+            ExitCode::from(exit_code_of(&f))
         }
     }
 }

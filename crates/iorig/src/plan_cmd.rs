@@ -53,7 +53,7 @@ fn cluster_options(
         }
     }
     let o = iorig_agent::hosts::plan_options(&crate::host_flags(h)?, plan);
-    Ok(o.map_err(iorig_run::RunError::from)?)
+    Ok(o?)
 }
 
 /// `iorig plan run` and `iorig quick`: expand, check, then run every step.

@@ -236,7 +236,7 @@ fn check_local_outputs(a: &RunArgs, w: &Workload) -> Result<Option<String>, Fail
 /// `iorig run --dry-run`: the workload is resolved and the targets checked
 /// exactly as a run would (read-only looks); what would run is printed.
 fn dry_run(w: &Workload, allow_destroy: bool, printer: Printer) -> Result<u8, Failure> {
-    let planned = iorig_engine::run::plan(w, allow_destroy).map_err(iorig_run::RunError::from)?;
+    let planned = iorig_engine::run::plan(w, allow_destroy)?;
     for n in &planned.notices {
         printer.notice(n);
     }

@@ -37,11 +37,11 @@ pub fn serve(a: ServeArgs) -> Result<u8, Failure> {
         }
         _ => {
             iorig_store::Store::open_read_only_at(&at)
-                .map_err(|e| Failure::from(iorig_run::store::store_error(&at, e)))?;
+                .map_err(|e| iorig_run::store::store_error(&at, e))?;
         }
     }
-    let pool = StorePool::open(&at, STORE_THREADS)
-        .map_err(|e| Failure::from(iorig_run::store::store_error(&at, e)))?;
+    let pool =
+        StorePool::open(&at, STORE_THREADS).map_err(|e| iorig_run::store::store_error(&at, e))?;
     let app = App::new(pool, auth.clone(), at.to_string());
     let printer = Printer::new(false, a.quiet);
     let stop = crate::signals::install();

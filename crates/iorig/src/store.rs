@@ -33,7 +33,7 @@ pub fn writer(choice: StoreChoice<'_>) -> Result<StoreWriter, Failure> {
     if choice.no_db {
         return Ok(StoreWriter::none());
     }
-    Ok(StoreWriter::at(&location(choice.db)?, origin())?)
+    StoreWriter::at(&location(choice.db)?, origin())
 }
 
 /// An output file (`--json`, `--csv`, `--out`, ...) must be a regular file
@@ -67,7 +67,7 @@ pub fn write_output(flag: &str, path: &Path, bytes: &[u8]) -> Result<(), Failure
 /// path's checks, or a database reached and looked at.
 pub fn check_store(flag: Option<&Location>) -> Result<(), Failure> {
     let at = location(flag)?;
-    Store::check_at(&at).map_err(|e| store_error(&at, e).into())
+    Store::check_at(&at).map_err(|e| store_error(&at, e))
 }
 
 /// Opens an existing store to change it (`runs label/delete`, `plan
@@ -82,13 +82,13 @@ pub fn open_existing(flag: Option<&Location>) -> Result<Store, Failure> {
             )));
         }
     }
-    Ok(open_store(&at)?)
+    open_store(&at)
 }
 
 /// Opens the store to add to it, creating it when missing (`trace
 /// analyse`, once its input was good).
 pub fn open_for_write(flag: Option<&Location>) -> Result<Store, Failure> {
-    Ok(open_store(&location(flag)?)?)
+    open_store(&location(flag)?)
 }
 
 /// Opens an existing store read-only (`runs list/show`, `report`, `export`,
@@ -96,5 +96,5 @@ pub fn open_for_write(flag: Option<&Location>) -> Result<Store, Failure> {
 /// store refuses a missing file itself).
 pub fn open_read_only(flag: Option<&Location>) -> Result<Store, Failure> {
     let at = location(flag)?;
-    Store::open_read_only_at(&at).map_err(|e| store_error(&at, e).into())
+    Store::open_read_only_at(&at).map_err(|e| store_error(&at, e))
 }
