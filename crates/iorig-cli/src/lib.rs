@@ -719,8 +719,8 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "FILE")]
     pub emit_workload: Option<PathBuf>,
     /// The rate of the emitted workload: the mean or the peak total IOPS.
-    #[arg(long, value_name = "mean|peak", default_value = "mean")]
-    pub emit_rate: String,
+    #[arg(long, value_name = "mean|peak", default_value = "mean", value_parser = value::Checked(value::emit_rate))]
+    pub emit_rate: iorig_profile::emit::EmitRate,
     /// Write the profile as JSON (schema iorig.profile/1) to FILE, or to stdout with -.
     #[arg(long, value_name = "FILE|-")]
     pub json: Option<String>,
@@ -732,6 +732,19 @@ pub struct ProfileArgs {
     /// Print only the summary.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+impl ProfileArgs {
+    /// Flags that do not go together, as the line that refuses them.
+    pub fn refusal(&self) -> Option<String> {
+        let timing = [("--interval", &self.interval), ("--time", &self.time)];
+        let (flag, _) = timing
+            .iter()
+            .find(|(_, g)| g.is_some() && self.diskstats.is_some())?;
+        Some(format!(
+            "{flag} does not apply to --diskstats: a recording's intervals are the times between its snapshots; drop {flag}"
+        ))
+    }
 }
 
 #[derive(Debug, Args)]

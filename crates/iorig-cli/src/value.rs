@@ -141,6 +141,11 @@ pub fn agent_listen(text: &str) -> Result<std::net::SocketAddr, String> {
     })
 }
 
+/// The rate of a profile's emitted workload.
+pub fn emit_rate(text: &str) -> Result<iorig_profile::emit::EmitRate, String> {
+    iorig_profile::emit::EmitRate::parse(text).ok_or_else(|| "use mean or peak".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

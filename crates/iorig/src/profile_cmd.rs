@@ -12,40 +12,20 @@ use crate::output::Screen as _;
 use crate::store::{check_output, check_output_dir, writer, StoreChoice};
 use crate::{exit, Failure};
 use iorig_cli::ProfileArgs;
-use iorig_profile::emit::{workload_toml, EmitRate};
-use iorig_profile::rules::RuleSet;
-use iorig_profile::Selection;
+use iorig_profile::emit::workload_toml;
 use iorig_run::csv::ProfileCsv;
 use iorig_run::event::Fanout;
 use iorig_run::profile::Source;
 use iorig_run::Sink;
 use iorig_text::profile as text;
-use std::collections::BTreeMap;
 
-/// Everything checked before the first snapshot.
-struct Checked {
-    source: Source,
-    selection: Selection,
-    rules: Vec<RuleSet>,
-    emit_rate: EmitRate,
-    labels: BTreeMap<String, String>,
-}
-
-fn check(a: &ProfileArgs) -> Result<Checked, Failure> {
-    let emit_rate = EmitRate::parse(&a.emit_rate).ok_or_else(|| {
-        Failure::usage(format!("bad emit-rate '{}': use mean or peak", a.emit_rate))
-    })?;
+/// Every input is checked before the first snapshot.
+pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
+    if let Some(why) = a.refusal() {
+        return Err(Failure::usage(why));
+    }
     let source = match &a.diskstats {
-        Some(dir) => {
-            for (flag, given) in [("--interval", &a.interval), ("--time", &a.time)] {
-                if given.is_some() {
-                    return Err(Failure::usage(format!(
-                        "{flag} does not apply to --diskstats: a recording's intervals are the times between its snapshots; drop {flag}"
-                    )));
-                }
-            }
-            Source::recorded(dir)?
-        }
+        Some(dir) => Source::recorded(dir)?,
         None => {
             let live = Source::live(a.interval.as_deref(), a.time.as_deref(), a.record.clone())?;
             if let Some(dir) = &a.record {
@@ -56,25 +36,13 @@ fn check(a: &ProfileArgs) -> Result<Checked, Failure> {
     };
     let rules = iorig_run::profile::rule_sets(&a.rules)?;
     crate::store::check_json(a.json.as_deref())?;
-    if let Some(c) = &a.csv {
-        check_output("--csv", c)?;
+    for (flag, path) in [("--csv", &a.csv), ("--emit-workload", &a.emit_workload)] {
+        if let Some(p) = path {
+            check_output(flag, p)?;
+        }
     }
-    if let Some(w) = &a.emit_workload {
-        check_output("--emit-workload", w)?;
-    }
-    Ok(Checked {
-        source,
-        selection: iorig_run::profile::selection(&a.devices),
-        rules,
-        emit_rate,
-        labels: crate::labels(&a.record_store.labels)?,
-    })
-}
-
-// ------------------------------------------------------------------ run
-
-pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
-    let c = check(&a)?;
+    let selection = iorig_run::profile::selection(&a.devices);
+    let labels = crate::labels(&a.record_store.labels)?;
     let json_stdout = a.json.as_deref() == Some("-");
     let mut printer = Printer::new(json_stdout, a.quiet);
     let mut store = writer(StoreChoice {
@@ -86,7 +54,7 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
         None => None,
     };
     if !a.quiet {
-        printer.line(&text::source_line(&c.source));
+        printer.line(&text::source_line(&source));
         printer.line(&text::header_line());
     }
     let stop = crate::signals::install();
@@ -99,10 +67,10 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
             sinks.push(c);
         }
         iorig_run::profile::run(
-            &c.source,
-            &c.selection,
-            &c.rules,
-            &c.labels,
+            &source,
+            &selection,
+            &rules,
+            &labels,
             &mut store,
             &mut Fanout(sinks),
             &stop,
@@ -118,8 +86,8 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
     }
 
     if let Some(path) = &a.emit_workload {
-        let source = outcome.source_text(&c.source);
-        match workload_toml(p, c.emit_rate, &source) {
+        let source = outcome.source_text(&source);
+        match workload_toml(p, a.emit_rate, &source) {
             Ok(text) => {
                 crate::store::write_output("--emit-workload", path, text.as_bytes())?;
                 printer.line(&format!(
@@ -132,7 +100,7 @@ pub fn profile(a: ProfileArgs) -> Result<u8, Failure> {
         }
     }
     if let Some(j) = &a.json {
-        let doc = outcome.document(&c.source, &c.labels, store.run().map(|r| r.0));
+        let doc = outcome.document(&source, &labels, store.run().map(|r| r.0));
         write_json_doc(&printer, j, &doc)?;
     }
     Ok(if outcome.fault.is_some() {
