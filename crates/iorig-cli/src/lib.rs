@@ -591,6 +591,21 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
+    /// The command line as a workload layer (targets, labels, and
+    /// `--journal`'s validation on top of the workload flags).
+    pub fn layer(&self) -> Result<iorig_spec::WorkloadFile, String> {
+        let mut layer = self.workload.clone();
+        if !self.targets.is_empty() {
+            layer.target = Some(iorig_spec::OneOrMany::Many(self.targets.clone()));
+        }
+        let labels = parse_labels(&self.record.labels)?;
+        layer.labels = (!labels.is_empty()).then_some(labels);
+        if self.journal.is_some() {
+            layer.verify = Some(true);
+        }
+        Ok(layer)
+    }
+
     /// The workload's outputs go where: fio's JSON without `--json` goes to
     /// stdout (the text then to stderr), as fio does.
     pub fn json_to_stdout(&self) -> bool {

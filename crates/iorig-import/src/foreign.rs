@@ -33,6 +33,21 @@ pub struct Plan {
     pub journal: bool,
 }
 
+impl Plan {
+    /// What the user is told of the translation: its notices, and what
+    /// `--ignore-unsupported` left out.
+    pub fn told(&self) -> Vec<String> {
+        let mut out = self.notices.clone();
+        if !self.ignored.is_empty() {
+            out.push(format!(
+                "left out (--ignore-unsupported): {}",
+                self.ignored.join("; ")
+            ));
+        }
+        out
+    }
+}
+
 fn usage(why: impl Into<String>) -> ImportError {
     ImportError::Usage(why.into())
 }

@@ -319,3 +319,15 @@ pub fn pushed_line(run: iorig_store::RunId, pushed: &iorig_store::Pushed, runnin
         _ => format!("run {run}: pushed"),
     }
 }
+/// The line `iorig runs push` ends with.
+pub fn pushed_total_line(copied: usize, there: usize, to: &iorig_store::Location) -> String {
+    format!(
+        "pushed {copied} run{} to {to}{}",
+        if copied == 1 { "" } else { "s" },
+        if there > 0 {
+            format!(", {there} already there")
+        } else {
+            String::new()
+        }
+    )
+}

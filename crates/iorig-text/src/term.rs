@@ -31,6 +31,32 @@ pub enum Bar<'a> {
 }
 
 impl Bar<'_> {
+    /// The bar as drawn: its template (indicatif's `{prefix}`, `{bar}`,
+    /// `{pos}`, ... placeholders), its path (the prefix) and its length.
+    pub fn drawn(&self) -> (&'static str, &str, u64) {
+        match *self {
+            Bar::Fill {
+                path,
+                total_bytes,
+                grown_from_bytes,
+            } => (
+                match grown_from_bytes {
+                    None => "creating {prefix}: [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+                    Some(_) => "growing {prefix}: [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+                },
+                path,
+                total_bytes,
+            ),
+            Bar::Format {
+                path, files_total, ..
+            } => (
+                "format {prefix}: [{bar:30}] {pos}/{len} files {per_sec} eta {eta}",
+                path,
+                files_total,
+            ),
+        }
+    }
+
     /// The notice a bar is where none can be drawn (off a terminal).
     pub fn notice(&self) -> String {
         match *self {

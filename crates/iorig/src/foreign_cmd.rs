@@ -46,14 +46,8 @@ fn translate(
 }
 
 fn tell_plan(printer: &Printer, p: &Plan) {
-    for n in &p.notices {
-        printer.notice(n);
-    }
-    if !p.ignored.is_empty() {
-        printer.notice(&format!(
-            "left out (--ignore-unsupported): {}",
-            p.ignored.join("; ")
-        ));
+    for n in p.told() {
+        printer.notice(&n);
     }
 }
 

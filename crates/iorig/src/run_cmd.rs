@@ -13,27 +13,13 @@ use iorig_run::event::Fanout;
 use iorig_run::fio_out::{self, OutputFormat};
 use iorig_run::single::SingleOptions;
 use iorig_run::{Sink, StepCall};
-use iorig_spec::{OneOrMany, Workload, WorkloadFile};
+use iorig_spec::{Workload, WorkloadFile};
 use iorig_text::term::TermSink;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 fn usage(e: impl ToString) -> Failure {
     Failure::usage(e.to_string())
-}
-
-/// The command line as a workload layer.
-fn cli_layer(a: &RunArgs) -> Result<WorkloadFile, Failure> {
-    let mut layer = a.workload.clone();
-    if !a.targets.is_empty() {
-        layer.target = Some(OneOrMany::Many(a.targets.clone()));
-    }
-    let labels = crate::labels(&a.record.labels)?;
-    layer.labels = (!labels.is_empty()).then_some(labels);
-    if a.journal.is_some() {
-        layer.verify = Some(true);
-    }
-    Ok(layer)
 }
 
 pub fn run(a: RunArgs) -> Result<u8, Failure> {
@@ -58,7 +44,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     if let Some(why) = a.refusal(file_format) {
         return Err(usage(why));
     }
-    let mut layer = layer.overlay(cli_layer(&a)?);
+    let mut layer = layer.overlay(a.layer().map_err(usage)?);
     let hosts = match a.on_hosts() {
         // Targets are the agents' paths: each host looks at its own.
         true => Some(

@@ -13,10 +13,13 @@ fn store_err(e: StoreError) -> Failure {
     Failure::runtime(format!("result store: {e}"))
 }
 
-fn no_run(id: i64) -> Failure {
-    Failure::usage(format!(
-        "no run {id} in the result store; iorig runs list shows the runs"
-    ))
+/// Run `id` in `s`, or the line that says there is none.
+fn existing(s: &Store, id: i64) -> Result<iorig_store::RunDetail, Failure> {
+    s.get_run(RunId(id)).map_err(store_err)?.ok_or_else(|| {
+        Failure::usage(format!(
+            "no run {id} in the result store; iorig runs list shows the runs"
+        ))
+    })
 }
 
 pub fn runs(cmd: RunsCommand) -> Result<u8, Failure> {
@@ -33,9 +36,7 @@ pub fn runs(cmd: RunsCommand) -> Result<u8, Failure> {
         RunsCommand::Label { id, labels, store } => {
             let labels = parse_labels(&labels)?;
             let s = open_existing(store.db.as_ref())?;
-            if s.get_run(RunId(id)).map_err(store_err)?.is_none() {
-                return Err(no_run(id));
-            }
+            existing(&s, id)?;
             for (k, v) in &labels {
                 s.set_label(RunId(id), k, v).map_err(store_err)?;
             }
@@ -43,9 +44,7 @@ pub fn runs(cmd: RunsCommand) -> Result<u8, Failure> {
         }
         RunsCommand::Delete { id, store } => {
             let s = open_existing(store.db.as_ref())?;
-            if s.get_run(RunId(id)).map_err(store_err)?.is_none() {
-                return Err(no_run(id));
-            }
+            existing(&s, id)?;
             s.delete_run(RunId(id)).map_err(store_err)?;
             printer.line(&format!("deleted run {id}"));
             Ok(exit::OK)
@@ -80,9 +79,7 @@ fn push(
             .collect()
     } else {
         for &id in ids {
-            if source.get_run(RunId(id)).map_err(store_err)?.is_none() {
-                return Err(no_run(id));
-            }
+            existing(&source, id)?;
         }
         ids.iter().map(|&id| RunId(id)).collect()
     };
@@ -104,15 +101,7 @@ fn push(
         }
         printer.line(&iorig_text::runs::pushed_line(run, &pushed, running));
     }
-    printer.line(&format!(
-        "pushed {copied} run{} to {to}{}",
-        if copied == 1 { "" } else { "s" },
-        if there > 0 {
-            format!(", {there} already there")
-        } else {
-            String::new()
-        }
-    ));
+    printer.line(&iorig_text::runs::pushed_total_line(copied, there, to));
     Ok(exit::OK)
 }
 
@@ -131,10 +120,7 @@ fn list(printer: &Printer, s: &Store, as_json: bool) -> Result<u8, Failure> {
 }
 
 fn show(printer: &Printer, s: &Store, id: i64, as_json: bool) -> Result<u8, Failure> {
-    let run = s
-        .get_run(RunId(id))
-        .map_err(store_err)?
-        .ok_or_else(|| no_run(id))?;
+    let run = existing(s, id)?;
     if as_json {
         // The export's document (iorig.run/1) without the steps' intervals.
         let doc = iorig_report::export::show_json(s, RunId(id))

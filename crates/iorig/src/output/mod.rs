@@ -173,28 +173,8 @@ impl Screen for Printer {
             self.notice(&bar.notice());
             return;
         }
-        let (template, path, len) = match bar {
-            Bar::Fill {
-                path,
-                total_bytes,
-                grown_from_bytes,
-            } => (
-                format!(
-                    "{} {{prefix}}: [{{bar:30}}] {{bytes}}/{{total_bytes}} {{bytes_per_sec}} eta {{eta}}",
-                    if grown_from_bytes.is_some() { "growing" } else { "creating" }
-                ),
-                path,
-                total_bytes,
-            ),
-            Bar::Format {
-                path, files_total, ..
-            } => (
-                "format {prefix}: [{bar:30}] {pos}/{len} files {per_sec} eta {eta}".to_string(),
-                path,
-                files_total,
-            ),
-        };
-        let pb = drawn(&template, Some(len));
+        let (template, path, len) = bar.drawn();
+        let pb = drawn(template, Some(len));
         pb.set_prefix(printable(path).into_owned());
         self.bar = Some(pb);
     }
