@@ -510,6 +510,17 @@ pub struct HostCheck {
     pub clock_rtt_ns: u64,
 }
 
+/// What `iorig run --hosts --dry-run` says: each host's check, then the
+/// rate and the time.
+pub fn dry_run_lines(checks: &[HostCheck], rate: &str, w: &Workload) -> Vec<String> {
+    let mut out: Vec<String> = checks.iter().map(HostCheck::dry_run_line).collect();
+    out.push(format!(
+        "{rate}; estimated time: {:.0} s; every host checked its targets: ok (nothing was run or written)",
+        (w.warmup + w.time).as_secs_f64()
+    ));
+    out
+}
+
 impl HostCheck {
     /// What a dry run says of the host: its tool, engine and targets, and
     /// its clock against the controller's.

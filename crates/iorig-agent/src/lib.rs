@@ -69,6 +69,22 @@ pub struct TlsFiles {
 }
 
 impl TlsFiles {
+    /// `--tls-cert`, `--tls-key` and `--tls-ca` read: all three, or none
+    /// (no TLS); some of them is bad input.
+    pub fn given(
+        cert: Option<&std::path::Path>,
+        key: Option<&std::path::Path>,
+        ca: Option<&std::path::Path>,
+    ) -> Result<Option<TlsFiles>, AgentError> {
+        match (cert, key, ca) {
+            (None, None, None) => Ok(None),
+            (Some(c), Some(k), Some(a)) => TlsFiles::read(c, k, a).map(Some),
+            _ => Err(AgentError::Usage(
+                "mutual TLS needs all of --tls-cert, --tls-key and --tls-ca".into(),
+            )),
+        }
+    }
+
     /// Reads the three files; each must be PEM.
     pub fn read(
         cert: &std::path::Path,

@@ -241,6 +241,27 @@ pub struct QuickArgs {
     pub quiet: bool,
 }
 
+impl QuickArgs {
+    /// The built-in five-params plan on the target (the scratch file by
+    /// default) with short steps unless --step-time says otherwise.
+    pub fn invocation(&self) -> Result<iorig_run::plan::Invocation, iorig_run::RunError> {
+        let mut inv = iorig_run::plan::Invocation::from_builtin("five-params")?;
+        let target = self.target.clone();
+        inv.targets = Some(vec![
+            target.unwrap_or_else(|| iorig_spec::DEFAULT_TARGET.into())
+        ]);
+        // No default size: the default scratch file is made 1 GiB when
+        // missing, another missing file needs --size (a mistyped path is
+        // refused), and an existing file or device is tested whole unless
+        // --size says otherwise.
+        inv.size = self.size.clone();
+        inv.step_time = Some(self.step_time.clone().unwrap_or_else(|| "10s".into()));
+        inv.hot_size = self.hot_size.clone();
+        inv.allow_destroy = self.allow_destroy;
+        Ok(inv)
+    }
+}
+
 // Parsed once per process: the size of the biggest variant costs nothing.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]

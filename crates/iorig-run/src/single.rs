@@ -268,14 +268,7 @@ pub fn run_with(
         byte_passes: opts.byte_passes,
         trim_first: opts.trim_first,
     };
-    let call = crate::StepCall {
-        w,
-        layer,
-        index: 0,
-        allow_destroy: opts.allow_destroy,
-        hot_size_bytes: None,
-        jobs: &[],
-    };
+    let call = crate::StepCall::single(w, layer, opts.allow_destroy);
     let step = executor.run_step(&call, &mut out, stop, &mut hooks);
     let issue_timing = finish_io_log(&mut hooks, &mut out);
     let step = match step {

@@ -213,6 +213,24 @@ pub struct StepCall<'a> {
     pub jobs: &'a [crate::JobCall],
 }
 
+impl<'a> StepCall<'a> {
+    /// The one step of a single run (`iorig run`): `w` alone, step 0.
+    pub fn single(
+        w: &'a Workload,
+        layer: &'a iorig_spec::WorkloadFile,
+        allow_destroy: bool,
+    ) -> Self {
+        StepCall {
+            w,
+            layer,
+            index: 0,
+            allow_destroy,
+            hot_size_bytes: None,
+            jobs: &[],
+        }
+    }
+}
+
 /// Where a step's I/O runs: [`Local`] on this machine; a controller on many
 /// hosts (iorig-agent). The runners ([`crate::single`], [`crate::plan`])
 /// own everything around a step: the run, its begin and end, analysis.

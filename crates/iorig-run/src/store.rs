@@ -35,6 +35,31 @@ pub fn open_store(at: &Location) -> Result<Store, RunError> {
     Store::open_at(at).map_err(|e| store_error(at, e))
 }
 
+/// The read IOPS stored run `run` measured at best (`--backend-run`), and
+/// where.
+pub fn backend_of_run(store: &Store, run: i64) -> Result<(f64, String), RunError> {
+    store
+        .best_read_iops(iorig_store::RunId(run))
+        .map_err(|e| RunError::runtime(format!("result store: {e}")))?
+        .ok_or_else(|| RunError::usage(format!(
+            "--backend-run {run}: no step of that run measured reads (iorig runs list shows the runs); run random reads on the backing device, or give --backend-iops"
+        )))
+}
+
+/// Refuses a store file that is not there (bad input: a command that only
+/// reads or changes runs never creates one).
+pub fn must_exist(at: &Location) -> Result<(), RunError> {
+    match at {
+        Location::File(path) if std::fs::symlink_metadata(path).is_err() => {
+            Err(RunError::usage(format!(
+                "no result store at {}; run something first, or give --db PATH|URL (or IORIG_DB)",
+                path.display()
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Who started the run, as the store records it.
 #[derive(Debug, Clone, Default)]
 pub struct Origin {

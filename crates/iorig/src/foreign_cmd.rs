@@ -70,7 +70,7 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
     let out_format = a.output_format.unwrap_or(OutputFormat::Iorig);
     crate::store::check_json(a.json.as_deref())?;
     if let Some(d) = &a.foreign.vdbench_out {
-        crate::vdbench_out::check(d)?;
+        iorig_outfile::check_dir("--vdbench-out", d)?;
     }
     let verify = a.workload.verify == Some(true);
     let p = translate(path, text, format, &a.foreign, verify, a.journal.is_some())?;
@@ -127,12 +127,19 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
         iorig_run::fio_out::write_logs(&t.jobs, &results)?;
     }
     if let (Some(d), Some(id)) = (&a.foreign.vdbench_out, run) {
+        // vdbench's flatfile.html and summary.html of the stored run.
         let store = crate::store::open_existing(a.record.db.as_ref())?;
-        crate::vdbench_out::write(&store, id, d)?;
+        let e =
+            iorig_report::export::export_vdbench(&store, id).map_err(crate::report_cmd::failed)?;
+        if !d.is_dir() {
+            iorig_outfile::create_dir("--vdbench-out", d)?;
+        }
+        for (name, text) in [("flatfile.html", e.flatfile), ("summary.html", e.summary)] {
+            crate::store::write_output("--vdbench-out", &d.join(name), text.as_bytes())?;
+        }
+        let d = d.display();
         printer.notice(&format!(
-            "vdbench files: {}/flatfile.html, {}/summary.html",
-            d.display(),
-            d.display()
+            "vdbench files: {d}/flatfile.html, {d}/summary.html"
         ));
     }
     let dest = a.json.clone().unwrap_or_else(|| "-".into());

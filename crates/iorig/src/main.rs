@@ -2,7 +2,6 @@
 //! to exit codes. Everything that prints lives in `output`.
 
 mod agent_cmd;
-
 mod foreign_cmd;
 mod metrics;
 mod output;
@@ -16,7 +15,6 @@ mod serve_cmd;
 mod signals;
 mod store;
 mod trace_cmd;
-mod vdbench_out;
 mod verify_cmd;
 
 use clap::Parser;
@@ -55,15 +53,12 @@ pub fn labels(given: &[String]) -> Result<BTreeMap<String, String>, Failure> {
 
 /// The three mutual-TLS files read, or None when none is given.
 pub fn tls_files(t: &cli::TlsArgs) -> Result<Option<iorig_agent::TlsFiles>, Failure> {
-    match (&t.tls_cert, &t.tls_key, &t.tls_ca) {
-        (None, None, None) => Ok(None),
-        (Some(c), Some(k), Some(a)) => iorig_agent::TlsFiles::read(c, k, a)
-            .map(Some)
-            .map_err(|e| Failure::usage(e.to_string())),
-        _ => Err(Failure::usage(
-            "mutual TLS needs all of --tls-cert, --tls-key and --tls-ca",
-        )),
-    }
+    let (cert, key, ca) = (
+        t.tls_cert.as_deref(),
+        t.tls_key.as_deref(),
+        t.tls_ca.as_deref(),
+    );
+    Ok(iorig_agent::TlsFiles::given(cert, key, ca)?)
 }
 
 /// The multi-host flags for the controller, with the TLS files read.

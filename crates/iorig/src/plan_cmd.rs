@@ -82,9 +82,12 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<PlanDone, Failure> 
     run.collect = opts.collect.clone();
     if opts.dry_run {
         let hosts = cluster.as_ref().map(|c| c.options().hosts.len());
-        for l in text::dry_run_lines(&run.plan, &run.steps, run.estimate(), hosts) {
-            printer.line(&l);
-        }
+        printer.lines(text::dry_run_lines(
+            &run.plan,
+            &run.steps,
+            run.estimate(),
+            hosts,
+        ));
         return Ok((exit::OK, Vec::new(), None));
     }
     run.check_length(opts.yes)?;
@@ -162,9 +165,11 @@ fn execute(
         None => run.run_on(executor, kind, labels, store, &mut term, &stop),
     }?;
     let printer = &term.screen;
-    for l in text::plan_table_lines(&name, &outcome.results, outcome.run.map(|r| r.0)) {
-        printer.line(&l);
-    }
+    printer.lines(text::plan_table_lines(
+        &name,
+        &outcome.results,
+        outcome.run.map(|r| r.0),
+    ));
     let PlanOutcome {
         run,
         status,

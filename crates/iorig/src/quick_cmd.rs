@@ -3,33 +3,13 @@
 
 use crate::labels as parse_labels;
 use crate::output::Printer;
-use crate::output::Screen as _;
 use crate::plan_cmd::{run_plan, RunOptions};
 use crate::Failure;
 use iorig_cli::QuickArgs;
-use iorig_run::plan::Invocation;
-use iorig_spec::DEFAULT_TARGET;
 use iorig_store::RunKind;
 
-const QUICK_STEP_TIME: &str = "10s";
-
 pub fn quick(a: QuickArgs) -> Result<u8, Failure> {
-    let mut inv = Invocation::from_builtin("five-params")?;
-    inv.targets = Some(vec![a
-        .target
-        .clone()
-        .unwrap_or_else(|| DEFAULT_TARGET.to_string())]);
-    // No default size: the default scratch file is made 1 GiB when missing,
-    // another missing file needs --size (a mistyped path is refused), and an
-    // existing file or device is tested whole unless --size says otherwise.
-    inv.size = a.size.clone();
-    inv.step_time = Some(
-        a.step_time
-            .clone()
-            .unwrap_or_else(|| QUICK_STEP_TIME.to_string()),
-    );
-    inv.hot_size = a.hot_size.clone();
-    inv.allow_destroy = a.allow_destroy;
+    let inv = a.invocation()?;
     let (code, results, _) = run_plan(
         inv,
         RunOptions {
@@ -49,9 +29,7 @@ pub fn quick(a: QuickArgs) -> Result<u8, Failure> {
     let printer = Printer::new(false, false);
     if !results.is_empty() {
         let figures = iorig_run::plan::five_figures(&results);
-        for l in iorig_text::run::five_figures_lines(&figures) {
-            printer.line(&l);
-        }
+        printer.lines(iorig_text::run::five_figures_lines(&figures));
     }
     Ok(code)
 }

@@ -104,9 +104,7 @@ pub fn compare(ids: &[i64], out: Option<PathBuf>, db: Option<&Location>) -> Resu
     let store = open_read_only(db)?;
     let (rendered, lines) = iorig_report::pages::compare(&store, ids).map_err(failed)?;
     let printer = Printer::new(false, false);
-    for l in lines {
-        printer.line(&l);
-    }
+    printer.lines(lines);
     write_rendered(&dir, &rendered, &printer)?;
     Ok(exit::OK)
 }

@@ -82,10 +82,10 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         check_output("--csv", c)?;
     }
     let lat_warning = check_local_outputs(&a, &w)?;
-    if a.dry_run && !a.record.no_db {
-        check_store(a.record.db.as_ref())?;
-    }
     if a.dry_run {
+        if !a.record.no_db {
+            check_store(a.record.db.as_ref())?;
+        }
         crate::metrics::check(&a.metrics)?;
     }
     let printer = Printer::new(a.json_to_stdout(), a.quiet);
@@ -99,26 +99,12 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     if let Some(o) = hosts {
         let rate = iorig_agent::controller::rate_line(&w, &o);
         let mut c = Cluster::connect(o)?;
-        let call = StepCall {
-            w: &w,
-            layer: &layer,
-            index: 0,
-            allow_destroy: a.allow_destroy,
-            hot_size_bytes: None,
-            jobs: &[],
-        };
-        let checks = c.check_hosts(&call)?;
+        let checks = c.check_hosts(&StepCall::single(&w, &layer, a.allow_destroy))?;
         for n in c.notices.drain(..) {
             printer.notice(&n);
         }
         if a.dry_run {
-            for c in &checks {
-                printer.line(&c.dry_run_line());
-            }
-            printer.line(&format!(
-                "{rate}; estimated time: {:.0} s; every host checked its targets: ok (nothing was run or written)",
-                (w.warmup + w.time).as_secs_f64()
-            ));
+            printer.lines(iorig_agent::controller::dry_run_lines(&checks, &rate, &w));
             return Ok(exit::OK);
         }
         printer.notice(&format!("{} hosts; {rate}", checks.len()));
@@ -173,9 +159,8 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     )?;
     if cluster.is_some() {
         term.screen.line("");
-        for l in iorig_text::hosts::hosts_lines(&outcome.doc.hosts) {
-            term.screen.line(&l);
-        }
+        term.screen
+            .lines(iorig_text::hosts::hosts_lines(&outcome.doc.hosts));
     }
     match a.output_format.unwrap_or(OutputFormat::Iorig) {
         OutputFormat::Iorig => {
@@ -226,8 +211,6 @@ fn dry_run(w: &Workload, allow_destroy: bool, printer: Printer) -> Result<u8, Fa
     for n in &planned.notices {
         printer.notice(n);
     }
-    for l in iorig_text::run::dry_run_lines_single(w, &planned) {
-        printer.line(&l);
-    }
+    printer.lines(iorig_text::run::dry_run_lines_single(w, &planned));
     Ok(exit::OK)
 }

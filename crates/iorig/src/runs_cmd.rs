@@ -113,9 +113,7 @@ fn list(printer: &Printer, s: &Store, as_json: bool) -> Result<u8, Failure> {
         printer.line(&text);
         return Ok(exit::OK);
     }
-    for l in iorig_text::runs::list(s).map_err(store_err)? {
-        printer.line(&l);
-    }
+    printer.lines(iorig_text::runs::list(s).map_err(store_err)?);
     Ok(exit::OK)
 }
 
@@ -130,8 +128,6 @@ fn show(printer: &Printer, s: &Store, id: i64, as_json: bool) -> Result<u8, Fail
         printer.line(&text);
         return Ok(exit::OK);
     }
-    for l in iorig_text::runs::show(s, &run).map_err(store_err)? {
-        printer.line(&l);
-    }
+    printer.lines(iorig_text::runs::show(s, &run).map_err(store_err)?);
     Ok(exit::OK)
 }

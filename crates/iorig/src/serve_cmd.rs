@@ -26,19 +26,10 @@ pub fn serve(a: ServeArgs) -> Result<u8, Failure> {
     let at = crate::store::location(a.db.as_ref())?;
     // Serving never creates a store: a missing file, or a database without
     // iorig's schema, is bad input.
-    match &at {
-        Location::File(path) => {
-            if std::fs::symlink_metadata(path).is_err() {
-                return Err(Failure::usage(format!(
-                    "no result store at {}; run something first, or give --db PATH|URL (or IORIG_DB)",
-                    path.display()
-                )));
-            }
-        }
-        _ => {
-            iorig_store::Store::open_read_only_at(&at)
-                .map_err(|e| iorig_run::store::store_error(&at, e))?;
-        }
+    iorig_run::store::must_exist(&at)?;
+    if !matches!(at, Location::File(_)) {
+        iorig_store::Store::open_read_only_at(&at)
+            .map_err(|e| iorig_run::store::store_error(&at, e))?;
     }
     let pool =
         StorePool::open(&at, STORE_THREADS).map_err(|e| iorig_run::store::store_error(&at, e))?;

@@ -74,14 +74,7 @@ pub fn check_store(flag: Option<&Location>) -> Result<(), Failure> {
 /// resume`); a missing file is bad input and is not created.
 pub fn open_existing(flag: Option<&Location>) -> Result<Store, Failure> {
     let at = location(flag)?;
-    if let Location::File(path) = &at {
-        if std::fs::symlink_metadata(path).is_err() {
-            return Err(Failure::usage(format!(
-                "no result store at {}; run something first, or give --db PATH|URL (or IORIG_DB)",
-                path.display()
-            )));
-        }
-    }
+    iorig_run::store::must_exist(&at)?;
     open_store(&at)
 }
 

@@ -29,7 +29,10 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
     let bad = BadRecords::skipped_if(a.skip_bad);
     let backend = match (a.backend_iops, a.backend_run) {
         (Some(iops), _) => Some((iops, "given with --backend-iops".to_string())),
-        (None, Some(run)) => Some(backend_of_run(a.record.db.as_ref(), run)?),
+        (None, Some(run)) => {
+            let store = crate::store::open_read_only(a.record.db.as_ref())?;
+            Some(iorig_run::store::backend_of_run(&store, run)?)
+        }
         (None, None) => None,
     };
     let labels = crate::labels(&a.record.labels)?;
@@ -43,9 +46,9 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
         analysis.warmup = Some(iorig_trace::analyse::warmup(&analysis, iops, source));
     }
     let printer = Printer::new(a.json.as_deref() == Some("-"), false);
-    for l in iorig_text::trace::analysis_lines(&analysis, format, skipped) {
-        printer.line(&l);
-    }
+    printer.lines(iorig_text::trace::analysis_lines(
+        &analysis, format, skipped,
+    ));
     if !a.record.no_db {
         let store = crate::store::open_for_write(a.record.db.as_ref())?;
         let origin = crate::store::origin();
@@ -205,9 +208,7 @@ pub fn list(a: &TraceListArgs) -> Result<u8, Failure> {
         printer.line("no trace analyses stored; iorig trace analyse FILE stores one");
         return Ok(exit::OK);
     }
-    for l in iorig_text::trace::list_lines(&rows) {
-        printer.line(&l);
-    }
+    printer.lines(iorig_text::trace::list_lines(&rows));
     Ok(exit::OK)
 }
 
@@ -219,14 +220,4 @@ pub fn report(a: &TraceReportArgs) -> Result<u8, Failure> {
     let printer = Printer::new(false, false);
     crate::report_cmd::write_rendered(&a.out, &rendered, &printer)?;
     Ok(exit::OK)
-}
-
-/// The read IOPS a stored run measured: its step with the most.
-fn backend_of_run(db: Option<&iorig_store::Location>, run: i64) -> Result<(f64, String), Failure> {
-    crate::store::open_read_only(db)?
-        .best_read_iops(iorig_store::RunId(run))
-        .map_err(|e| Failure::runtime(format!("result store: {e}")))?
-        .ok_or_else(|| Failure::usage(format!(
-            "--backend-run {run}: no step of that run measured reads (iorig runs list shows the runs); run random reads on the backing device, or give --backend-iops"
-        )))
 }

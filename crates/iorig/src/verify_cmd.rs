@@ -28,9 +28,7 @@ pub fn verify(a: iorig_cli::VerifyArgs) -> Result<u8, Failure> {
     let (doc, summary) = verify_scan::scan(&opts, &state, &mut sink)?;
     printer.line(&iorig_text::run::verify_done_line(&doc));
     if summary.errors > 0 {
-        for l in validation_lines(&summary).into_iter().skip(1) {
-            printer.line(&l);
-        }
+        printer.lines(validation_lines(&summary).into_iter().skip(1));
     }
     if let Some(j) = &a.json {
         crate::output::json::write_json_doc(&printer, j, &doc)?;

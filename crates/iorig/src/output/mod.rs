@@ -115,6 +115,13 @@ impl Printer {
         }
     }
 
+    /// Lines of the report, one after the other.
+    pub fn lines(&self, lines: impl IntoIterator<Item = String>) {
+        for l in lines {
+            self.line(&l);
+        }
+    }
+
     /// Writes JSON to stdout (for `--json -`).
     pub fn json_stdout(&self, text: &str) {
         out_json(text);
