@@ -1,7 +1,11 @@
-//! Protects docs/ARCHITECTURE.md's dependency list: every arrow between
-//! iorig crates in a Cargo.toml's `[dependencies]` is in the list, and
-//! every arrow in the list is in a Cargo.toml. A crate that starts to use
-//! another (or stops) fails here until the document says so.
+//! Protects the code's shape:
+//! - docs/ARCHITECTURE.md's dependency list: every arrow between iorig
+//!   crates in a Cargo.toml's `[dependencies]` is in the list, and every
+//!   arrow in the list is in a Cargo.toml. A crate that starts to use
+//!   another (or stops) fails here until the document says so;
+//! - a thin binary: at most 2,000 lines of argument wiring and printing,
+//!   its modules importing each other in no circle (logic that grows goes
+//!   into a library crate, where a second front end can use it).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -108,5 +112,139 @@ fn the_dependency_list_is_the_cargo_manifests() {
         wrong.is_empty(),
         "docs/ARCHITECTURE.md's dependency list and the Cargo.toml files differ:\n{}",
         wrong.join("\n")
+    );
+}
+
+/// The most lines the binary crate's sources may hold (bench/shape.sh
+/// counts the same way: newlines in crates/iorig/src/**/*.rs).
+const BINARY_LINES_MAX: usize = 2000;
+
+/// Every `.rs` file under `dir`, with its text.
+fn rust_files(dir: &Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("a source directory") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).expect("a UTF-8 source file");
+                out.push((path, text));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_binary_is_argument_wiring_and_printing() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let files = rust_files(&src);
+    let lines: usize = files.iter().map(|(_, t)| t.matches('\n').count()).sum();
+    assert!(
+        lines <= BINARY_LINES_MAX,
+        "crates/iorig/src holds {lines} lines, more than {BINARY_LINES_MAX}: the binary parses \
+         arguments, wires sinks and prints; move what grew (checks, derivations, text) into \
+         the library crate it belongs to (iorig-run, iorig-text, iorig-report, iorig-cli, ...)"
+    );
+}
+
+/// The binary's top modules (a file `src/x.rs` or a directory `src/x/`)
+/// and, for each, the top modules it names as `crate::y`. `main.rs` is the
+/// root that wires them and is left out: every module may use its shared
+/// definitions (`Failure`, `exit`).
+fn module_edges(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let top = |path: &Path| -> String {
+        let rel = path.strip_prefix(src).expect("under src");
+        let first = rel.components().next().expect("a component");
+        first
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string()
+    };
+    let files = rust_files(src);
+    let modules: BTreeSet<String> = files.iter().map(|(p, _)| top(p)).collect();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (path, text) in &files {
+        let from = top(path);
+        if from == "main" {
+            continue;
+        }
+        let entry = edges.entry(from.clone()).or_default();
+        for (i, _) in text.match_indices("crate::") {
+            let name: String = text[i + 7..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if name != from && name != "main" && modules.contains(&name) {
+                entry.insert(name);
+            }
+        }
+    }
+    edges
+}
+
+/// A circle in `edges`, as the modules around it, if there is one.
+fn a_circle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        n: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| p == n) {
+            let mut circle = path[at..].to_vec();
+            circle.push(n.to_string());
+            return Some(circle);
+        }
+        if done.contains(n) {
+            return None;
+        }
+        path.push(n.to_string());
+        for m in edges.get(n).into_iter().flatten() {
+            if let Some(c) = visit(m, edges, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.insert(n.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    edges
+        .keys()
+        .find_map(|n| visit(n, edges, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn the_binary_modules_import_each_other_in_no_circle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let edges = module_edges(&src);
+    assert!(
+        edges["run_cmd"].contains("foreign_cmd"),
+        "the imports are read: {edges:?}"
+    );
+    if let Some(c) = a_circle(&edges) {
+        panic!(
+            "the binary's modules import each other in a circle: {}; move what both need \
+             into a library crate or into main.rs",
+            c.join(" → ")
+        );
+    }
+}
+
+#[test]
+fn a_circle_is_found_where_there_is_one() {
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    edges.entry("a".into()).or_default().insert("b".into());
+    edges.entry("b".into()).or_default().insert("c".into());
+    assert_eq!(a_circle(&edges), None);
+    edges.entry("c".into()).or_default().insert("a".into());
+    assert_eq!(
+        a_circle(&edges),
+        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
     );
 }
