@@ -82,7 +82,7 @@ for s in qd_sites:
 for limit in (150, 200, 400):
     print(f"functions over {limit} lines: {sum(1 for f in functions if f[0] > limit)}")
 print("longest functions:")
-for length, name, where in sorted(functions, reverse=True)[:10]:
+for length, name, where in sorted(functions, reverse=True)[:15]:
     print(f"  {length:5} {name} ({where})")
 print(f"binary crate (crates/iorig/src): {bin_lines} lines")
 PY

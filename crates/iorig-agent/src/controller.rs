@@ -26,6 +26,8 @@ use iorig_run::merge::{merge_interval, summary_of_samples};
 use iorig_run::results::{interval_of, target_entry};
 use iorig_run::{Event, Out, RunError, StepCall, StepExecutor, StepHooks, StepOutput, Stop};
 use iorig_spec::{OneOrMany, StrOrNum, Workload, WorkloadFile};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc;
 use tonic::service::interceptor::InterceptedService;
@@ -719,17 +721,79 @@ async fn step_async(
     stop: &Stop,
     hooks: &mut dyn StepHooks,
 ) -> Result<StepOutput, RunError> {
-    let n = hosts.len();
-    let index = call.index;
-    // The same workload was just checked on every host (`iorig run`
-    // checks before it stores anything): that check stands.
+    let checked = checked_hosts(hosts, opts, call, prechecked, out).await?;
+    if retime_clocks {
+        retime(hosts).await;
+    }
+    let hosts: &[Host] = hosts;
+    let (mut rx, runs) = open_streams(hosts, opts, run_id, call, &*hooks, &checked);
+    let renewing = renew_leases(hosts, run_id, opts.lease);
+    let mut p = Progress::new(hosts, run_id, runs);
+    let (mut interrupt_sent, mut end_sent) = (false, false);
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    let ended = loop {
+        // Ctrl-C: every agent stops; their last intervals still come.
+        if stop.interrupted() && !interrupt_sent {
+            interrupt_sent = true;
+            p.stop_hosts(true).await;
+        }
+        // An early end of the step (steady state reached): every agent
+        // ends its step, not interrupted.
+        if stop.step.load(Ordering::SeqCst) && !end_sent && !interrupt_sent {
+            end_sent = true;
+            p.stop_hosts(false).await;
+        }
+        let report = tokio::select! {
+            r = rx.recv() => r,
+            _ = tick.tick() => None,
+        };
+        if let Err(e) = p.take(report, opts, call.index, out, stop) {
+            break Err(e);
+        }
+        if let Err(e) = p.watch_leases(opts, out) {
+            break Err(e);
+        }
+        // Every host ready: the step begins; each is given the start time.
+        if !p.begun && p.runs.iter().all(|r| r.state == State::Ready) {
+            if let Err(e) = p.begin(call.index, out, hooks).await {
+                break Err(e);
+            }
+        }
+        if p.begun {
+            p.emit(call.index, out, hooks, stop);
+            if p.runs.iter().all(|r| !r.live()) {
+                break Ok(());
+            }
+        }
+    };
+    renewing.store(true, Ordering::Relaxed);
+    match ended {
+        Ok(()) => Ok(p.finish(opts, call.index, out, stop)),
+        // Ends every host before an error: nothing is left running anywhere.
+        Err(e) => {
+            p.stop_hosts(true).await;
+            Err(e)
+        }
+    }
+}
+
+/// Every host's share of the step, checked: the check `iorig run` made
+/// just before (it checks before it stores anything) stands for the same
+/// workloads; otherwise every host checks now.
+async fn checked_hosts(
+    hosts: &mut [Host],
+    opts: &ControllerOptions,
+    call: &StepCall<'_>,
+    prechecked: Option<(String, Vec<proto::CheckReply>)>,
+    out: &mut Out<'_>,
+) -> Result<Vec<proto::CheckReply>, RunError> {
     let n_hosts = hosts.len();
     for (i, h) in hosts.iter_mut().enumerate() {
         let l = host_layer(call.layer, call.w, &h.spec, i, n_hosts, opts.rate);
         h.workload_json = serde_json::to_string(&l)
             .map_err(|e| RunError::runtime(format!("workload JSON: {e}")))?;
     }
-    let checked = match prechecked {
+    Ok(match prechecked {
         Some((key, checked)) if key == workloads_key(hosts) && !call.w.verify => checked,
         _ => {
             let (checked, notices) = check_all(hosts, opts, call).await?;
@@ -738,44 +802,45 @@ async fn step_async(
             }
             checked
         }
-    };
-    if retime_clocks {
-        retime(hosts).await;
-    }
-    let hosts: &[Host] = hosts;
+    })
+}
 
-    // Every host prepares (opens, fills, formats) and says when it is ready.
-    let (tx, mut rx) = mpsc::channel::<Report>(1024);
-    let mut runs: Vec<HostRun> = Vec::with_capacity(n);
+/// Asks every host to run the step: each prepares (opens, fills, formats)
+/// and says when it is ready; what its stream says comes on the channel.
+fn open_streams(
+    hosts: &[Host],
+    opts: &ControllerOptions,
+    run_id: &str,
+    call: &StepCall<'_>,
+    hooks: &dyn StepHooks,
+    checked: &[proto::CheckReply],
+) -> (mpsc::Receiver<Report>, Vec<HostRun>) {
+    let (tx, rx) = mpsc::channel::<Report>(1024);
+    let mut runs: Vec<HostRun> = Vec::with_capacity(hosts.len());
     for (i, h) in hosts.iter().enumerate() {
         let mut client = h.client.clone();
-        let mut req = step_request(h, opts, call, Some(&*hooks));
+        let mut req = step_request(h, opts, call, Some(hooks));
         req.run_id = run_id.to_string();
         let tx = tx.clone();
         tokio::spawn(async move {
             // The stream has no overall deadline (a step runs for as long
-            // as it runs); silence is caught by the lease below.
+            // as it runs); silence is caught by the lease.
             match bounded(CALL_TIMEOUT, client.run(Request::new(req))).await {
                 Err(s) => {
                     let _ = tx.send(Report::Failed(i, s)).await;
                 }
                 Ok(mut stream) => loop {
-                    match stream.message().await {
-                        Ok(Some(m)) => {
-                            if let Some(msg) = m.msg {
-                                if tx.send(Report::Msg(i, Box::new(msg))).await.is_err() {
-                                    break;
-                                }
-                            }
-                        }
-                        Ok(None) => {
-                            let _ = tx.send(Report::Closed(i)).await;
-                            break;
-                        }
-                        Err(s) => {
-                            let _ = tx.send(Report::Failed(i, s)).await;
-                            break;
-                        }
+                    let report = match stream.message().await {
+                        Ok(Some(m)) => match m.msg {
+                            Some(msg) => Report::Msg(i, Box::new(msg)),
+                            None => continue,
+                        },
+                        Ok(None) => Report::Closed(i),
+                        Err(s) => Report::Failed(i, s),
+                    };
+                    let last = !matches!(report, Report::Msg(..));
+                    if tx.send(report).await.is_err() || last {
+                        break;
                     }
                 },
             }
@@ -794,172 +859,104 @@ async fn step_async(
             interval_bytes: 0,
         });
     }
-    drop(tx);
-    // Lease renewals, every quarter lease, until the step ends.
-    let renew_stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    (rx, runs)
+}
+
+/// Renews every host's lease every quarter lease until the flag returned
+/// is set (the step's end).
+fn renew_leases(hosts: &[Host], run_id: &str, lease: Duration) -> Arc<AtomicBool> {
+    let renewing = Arc::new(AtomicBool::new(false));
     for h in hosts {
         let mut client = h.client.clone();
         let run_id = run_id.to_string();
-        let every = opts.lease / 4;
-        let done = renew_stop.clone();
+        let every = lease / 4;
+        let done = renewing.clone();
         tokio::spawn(async move {
-            while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                let _ = bounded(
-                    every.max(Duration::from_millis(100)),
-                    client.renew(request(
-                        proto::RunRef {
-                            run_id: run_id.clone(),
-                        },
-                        every,
-                    )),
-                )
-                .await;
+            while !done.load(Ordering::Relaxed) {
+                let run = proto::RunRef {
+                    run_id: run_id.clone(),
+                };
+                let renew = client.renew(request(run, every));
+                let _ = bounded(every.max(Duration::from_millis(100)), renew).await;
                 tokio::time::sleep(every).await;
             }
         });
     }
-    let stop_all = |runs: &[HostRun], interrupt: bool| {
+    renewing
+}
+
+/// A step in progress on every host: what each has said, and the totals
+/// merged so far.
+struct Progress<'h> {
+    hosts: &'h [Host],
+    run_id: &'h str,
+    runs: Vec<HostRun>,
+    /// Every host was ready and was given the start time.
+    begun: bool,
+    start_at_ns: i64,
+    /// How long after its end (on the common time base) each total
+    /// interval could be shown.
+    lags_ns: Vec<i64>,
+    all_targets: Vec<TargetInfo>,
+    emitted: Vec<Interval>,
+    emitted_samples: Vec<IntervalSample>,
+}
+
+impl<'h> Progress<'h> {
+    fn new(hosts: &'h [Host], run_id: &'h str, runs: Vec<HostRun>) -> Self {
+        Progress {
+            hosts,
+            run_id,
+            runs,
+            begun: false,
+            start_at_ns: 0,
+            lags_ns: Vec::new(),
+            all_targets: Vec::new(),
+            emitted: Vec::new(),
+            emitted_samples: Vec::new(),
+        }
+    }
+
+    /// Tells every host still running to stop (`interrupt`: as Ctrl-C
+    /// does; else its step ends early) and waits for their answers.
+    async fn stop_hosts(&self, interrupt: bool) {
         let mut calls = Vec::new();
-        for (h, r) in hosts.iter().zip(runs) {
+        for (h, r) in self.hosts.iter().zip(&self.runs) {
             if r.live() {
                 let mut client = h.client.clone();
-                let run_id = run_id.to_string();
+                let run_id = self.run_id.to_string();
                 calls.push(tokio::spawn(async move {
-                    let _ = bounded(
-                        CALL_TIMEOUT,
-                        client.stop(request(
-                            proto::StopRequest { run_id, interrupt },
-                            CALL_TIMEOUT,
-                        )),
-                    )
-                    .await;
+                    let req = request(proto::StopRequest { run_id, interrupt }, CALL_TIMEOUT);
+                    let _ = bounded(CALL_TIMEOUT, client.stop(req)).await;
                 }));
             }
         }
-        calls
-    };
-    // Ends every host before an error: nothing is left running anywhere.
-    macro_rules! abort {
-        ($e:expr) => {{
-            renew_stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            for c in stop_all(&runs, true) {
-                let _ = c.await;
-            }
-            return Err($e);
-        }};
+        for c in calls {
+            let _ = c.await;
+        }
     }
 
-    let mut interrupt_sent = false;
-    let mut end_sent = false;
-    let mut begun = false;
-    let mut start_at_ns: i64 = 0;
-    let mut lags_ns: Vec<i64> = Vec::new();
-    let mut all_targets: Vec<TargetInfo> = Vec::new();
-    let mut emitted: Vec<Interval> = Vec::new();
-    let mut emitted_samples: Vec<IntervalSample> = Vec::new();
-    let mut tick = tokio::time::interval(Duration::from_millis(100));
-    loop {
-        // Ctrl-C: every agent stops; their last intervals still come.
-        if stop.interrupted() && !interrupt_sent {
-            interrupt_sent = true;
-            for c in stop_all(&runs, true) {
-                let _ = c.await;
-            }
-        }
-        // An early end of the step (steady state reached): every agent
-        // ends its step, not interrupted.
-        if stop.step.load(std::sync::atomic::Ordering::SeqCst) && !end_sent && !interrupt_sent {
-            end_sent = true;
-            for c in stop_all(&runs, false) {
-                let _ = c.await;
-            }
-        }
-        let report = tokio::select! {
-            r = rx.recv() => r,
-            _ = tick.tick() => None,
-        };
+    /// Takes what a host's stream said; an error ends the step (a host
+    /// refused or ended before the start, when nothing has run anywhere).
+    fn take(
+        &mut self,
+        report: Option<Report>,
+        opts: &ControllerOptions,
+        index: usize,
+        out: &mut Out<'_>,
+        stop: &Stop,
+    ) -> Result<(), RunError> {
+        let hosts = self.hosts;
         match report {
             Some(Report::Msg(i, msg)) => {
-                let r = &mut runs[i];
-                r.last_heard = Instant::now();
-                if let Msg::Interval(m) = msg.as_ref() {
-                    r.interval_bytes += prost::Message::encoded_len(m) as u64;
-                }
-                match *msg {
-                    Msg::Notice(t) => out.notice(&format!("host {}: {t}", hosts[i].spec.name)),
-                    Msg::Opened(o) => {
-                        r.engine = o.engine;
-                        r.byte_limit = (o.byte_limit > 0).then_some(o.byte_limit);
-                        r.targets = o
-                            .targets
-                            .iter()
-                            .filter_map(|t| wire::target_of(t).ok())
-                            .collect();
-                        if r.state == State::Preparing {
-                            r.state = State::Ready;
-                        }
-                    }
-                    Msg::Started(s) => {
-                        r.start_skew_ns = Some(s.start_skew_ns);
-                        if r.state == State::Ready {
-                            r.state = State::Running;
-                        }
-                        if s.start_skew_ns.unsigned_abs() > opts.skew_limit.as_nanos() as u64 {
-                            out.notice(&format!(
-                                "host {}: its I/O started {:.1} ms from the common start (limit {:.1} ms); its intervals are that far off the others'",
-                                hosts[i].spec.name,
-                                s.start_skew_ns as f64 / 1e6,
-                                opts.skew_limit.as_secs_f64() * 1e3
-                            ));
-                        }
-                    }
-                    Msg::Interval(m) => match wire::interval_of(&m) {
-                        Ok(s) => {
-                            out.send(Event::HostInterval {
-                                index,
-                                host: &hosts[i].spec.name,
-                                sample: &s,
-                            });
-                            r.samples.push(s);
-                        }
-                        Err(e) => out.notice(&format!("host {}: {e}", hosts[i].spec.name)),
-                    },
-                    Msg::WorkerError(t) => out.notice(&format!("host {}: {t}", hosts[i].spec.name)),
-                    Msg::FindingJson(j) => {
-                        if let Ok(f) = serde_json::from_str::<Finding>(&j) {
-                            if let Finding::GeneratorBound(v) = &f {
-                                if let (true, Some(m)) = (v.generator_bound, &v.message) {
-                                    out.notice(&format!("host {}: {m}", hosts[i].spec.name));
-                                }
-                            }
-                            r.findings.push(f);
-                        }
-                    }
-                    Msg::Ended(e) => {
-                        r.io_errors = e.io_errors;
-                        r.doc = serde_json::from_str(&e.result_json).ok();
-                        r.state = State::Ended;
-                        // Interrupted there (its operator, its shutdown)
-                        // while this run went on: the host is gone from
-                        // the rest of the step.
-                        if e.status == "interrupted" && !stop.interrupted() {
-                            lose(
-                                r,
-                                &hosts[i].spec,
-                                "its agent interrupted the run there",
-                                out,
-                            );
-                        }
-                    }
-                    Msg::Heartbeat(_) => {}
-                }
+                take_message(&mut self.runs[i], &hosts[i], *msg, opts, index, out, stop)
             }
-            Some(Report::Failed(i, s)) if runs[i].live() && !begun => {
+            Some(Report::Failed(i, s)) if self.runs[i].live() && !self.begun => {
                 // Refused while preparing: nothing has started anywhere;
                 // every other host is told to stop.
-                runs[i].state = State::Ended;
+                self.runs[i].state = State::Ended;
                 let e = refusal(&hosts[i].spec, "preparing", &s);
-                abort!(match s.code() {
+                return Err(match s.code() {
                     tonic::Code::InvalidArgument
                     | tonic::Code::PermissionDenied
                     | tonic::Code::FailedPrecondition
@@ -967,259 +964,374 @@ async fn step_async(
                     _ => RunError::runtime(e.to_string()),
                 });
             }
-            Some(Report::Failed(i, s)) if runs[i].live() => {
-                lose(&mut runs[i], &hosts[i].spec, s.message(), out);
+            Some(Report::Failed(i, s)) if self.runs[i].live() => {
+                lose(&mut self.runs[i], &hosts[i].spec, s.message(), out);
             }
-            Some(Report::Closed(i)) if runs[i].live() && !begun => {
-                runs[i].state = State::Ended;
-                abort!(RunError::runtime(format!(
+            Some(Report::Closed(i)) if self.runs[i].live() && !self.begun => {
+                self.runs[i].state = State::Ended;
+                return Err(RunError::runtime(format!(
                     "host {}: its run ended before it started",
                     hosts[i].spec.name
                 )));
             }
-            Some(Report::Closed(i)) if runs[i].live() => {
-                lose(
-                    &mut runs[i],
-                    &hosts[i].spec,
-                    "its stream ended without a result",
-                    out,
-                );
+            Some(Report::Closed(i)) if self.runs[i].live() => {
+                let why = "its stream ended without a result";
+                lose(&mut self.runs[i], &hosts[i].spec, why, out);
             }
             Some(_) | None => {}
         }
-        // A host silent for a lease is lost (before the start: the step
-        // cannot begin without it).
-        for i in 0..n {
-            if runs[i].live() && runs[i].last_heard.elapsed() > opts.lease {
-                if !begun {
-                    abort!(RunError::runtime(format!(
-                        "host {}: silent for {} s while preparing; nothing was run",
-                        hosts[i].spec.name,
-                        opts.lease.as_secs()
+        Ok(())
+    }
+
+    /// A host silent for a lease is lost (before the start: the step
+    /// cannot begin without it).
+    fn watch_leases(
+        &mut self,
+        opts: &ControllerOptions,
+        out: &mut Out<'_>,
+    ) -> Result<(), RunError> {
+        for (h, r) in self.hosts.iter().zip(self.runs.iter_mut()) {
+            if r.live() && r.last_heard.elapsed() > opts.lease {
+                let lease_s = opts.lease.as_secs();
+                if !self.begun {
+                    return Err(RunError::runtime(format!(
+                        "host {}: silent for {lease_s} s while preparing; nothing was run",
+                        h.spec.name,
                     )));
                 }
-                let why = format!(
-                    "silent for more than the lease ({} s)",
-                    opts.lease.as_secs()
-                );
-                lose(&mut runs[i], &hosts[i].spec, &why, out);
+                let why = format!("silent for more than the lease ({lease_s} s)");
+                lose(r, &h.spec, &why, out);
             }
         }
-        // Every host ready: the step begins; each is given the start time.
-        if !begun && runs.iter().all(|r| r.state == State::Ready) {
-            begun = true;
-            all_targets = hosts
-                .iter()
-                .zip(&runs)
-                .flat_map(|(h, r)| {
-                    r.targets.iter().map(|t| TargetInfo {
-                        path: format!("{}:{}", h.spec.name, t.path),
-                        ..t.clone()
-                    })
+        Ok(())
+    }
+
+    /// Every host is ready: the targets are told, and every host is given
+    /// the common start time.
+    async fn begin(
+        &mut self,
+        index: usize,
+        out: &mut Out<'_>,
+        hooks: &mut dyn StepHooks,
+    ) -> Result<(), RunError> {
+        self.begun = true;
+        let hosts = self.hosts;
+        self.all_targets = hosts
+            .iter()
+            .zip(&self.runs)
+            .flat_map(|(h, r)| {
+                r.targets.iter().map(|t| TargetInfo {
+                    path: format!("{}:{}", h.spec.name, t.path),
+                    ..t.clone()
                 })
-                .collect();
-            if let Err(e) = hooks.opened(out, &all_targets) {
-                abort!(e);
+            })
+            .collect();
+        hooks.opened(out, &self.all_targets)?;
+        // A precondition's bytes: every host's own limit, summed.
+        let limits: Vec<u64> = self.runs.iter().filter_map(|r| r.byte_limit).collect();
+        let byte_limit = match (hooks.byte_passes(), limits.is_empty()) {
+            (Some(p), false) => {
+                let total: u64 = limits.iter().sum();
+                hooks.byte_limit(total / u64::from(p.max(1)));
+                Some(total)
             }
-            // A precondition's bytes: every host's own limit, summed.
-            let limits: Vec<u64> = runs.iter().filter_map(|r| r.byte_limit).collect();
-            let byte_limit = match (hooks.byte_passes(), limits.is_empty()) {
-                (Some(p), false) => {
-                    let total: u64 = limits.iter().sum();
-                    hooks.byte_limit(total / u64::from(p.max(1)));
-                    Some(total)
-                }
-                _ => None,
+            _ => None,
+        };
+        out.send(Event::TargetsOpen {
+            index,
+            targets: &self.all_targets,
+            engine: &self.runs[0].engine,
+            byte_limit,
+        });
+        let max_rtt = hosts.iter().map(|h| h.clock.rtt_ns).max().unwrap_or(0);
+        self.start_at_ns = ns_now() + START_MARGIN.as_nanos() as i64 + 2 * max_rtt as i64;
+        let mut calls = Vec::new();
+        for h in hosts {
+            let mut client = h.client.clone();
+            let req = proto::StartRequest {
+                run_id: self.run_id.to_string(),
+                start_unix_ns: self.start_at_ns + h.clock.offset_ns,
             };
-            out.send(Event::TargetsOpen {
-                index,
-                targets: &all_targets,
-                engine: &runs[0].engine,
-                byte_limit,
-            });
-            let max_rtt = hosts.iter().map(|h| h.clock.rtt_ns).max().unwrap_or(0);
-            start_at_ns = ns_now() + START_MARGIN.as_nanos() as i64 + 2 * max_rtt as i64;
-            let mut calls = Vec::new();
-            for h in hosts {
-                let mut client = h.client.clone();
-                let req = proto::StartRequest {
-                    run_id: run_id.to_string(),
-                    start_unix_ns: start_at_ns + h.clock.offset_ns,
-                };
-                calls.push(tokio::spawn(async move {
-                    bounded(CALL_TIMEOUT, client.start(request(req, CALL_TIMEOUT))).await
-                }));
-            }
-            for (i, c) in calls.into_iter().enumerate() {
-                if !matches!(c.await, Ok(Ok(proto::StartReply { running: true }))) {
-                    lose(
-                        &mut runs[i],
-                        &hosts[i].spec,
-                        "it did not take the start time",
-                        out,
-                    );
-                }
+            calls.push(tokio::spawn(async move {
+                bounded(CALL_TIMEOUT, client.start(request(req, CALL_TIMEOUT))).await
+            }));
+        }
+        for (i, c) in calls.into_iter().enumerate() {
+            if !matches!(c.await, Ok(Ok(proto::StartReply { running: true }))) {
+                let why = "it did not take the start time";
+                lose(&mut self.runs[i], &hosts[i].spec, why, out);
             }
         }
-        if begun {
-            let before = emitted.len();
-            emit_ready(
-                &runs,
-                index,
-                &mut emitted,
-                &mut emitted_samples,
-                out,
-                hooks,
-                stop,
-            );
-            // How long after its end (on the common time base) each total
-            // interval could be shown.
-            let now = ns_now();
-            for s in &emitted_samples[before..] {
-                let end = start_at_ns + (s.t_s * 1e9) as i64;
-                lags_ns.push((now - end).max(0));
-            }
-        }
-        if begun && runs.iter().all(|r| !r.live()) {
-            break;
+        Ok(())
+    }
+
+    /// Merges and shows every interval all live hosts have delivered.
+    fn emit(&mut self, index: usize, out: &mut Out<'_>, hooks: &mut dyn StepHooks, stop: &Stop) {
+        let before = self.emitted.len();
+        emit_ready(
+            &self.runs,
+            index,
+            &mut self.emitted,
+            &mut self.emitted_samples,
+            out,
+            hooks,
+            stop,
+        );
+        let now = ns_now();
+        for s in &self.emitted_samples[before..] {
+            let end = self.start_at_ns + (s.t_s * 1e9) as i64;
+            self.lags_ns.push((now - end).max(0));
         }
     }
-    renew_stop.store(true, std::sync::atomic::Ordering::Relaxed);
 
-    // The totals and each host's part.
-    let lost = runs
-        .iter()
-        .filter(|r| matches!(r.state, State::Lost { .. }))
-        .count();
-    let io_errors: u64 = runs.iter().map(|r| r.io_errors).sum();
-    let mut messages: Vec<String> = Vec::new();
-    for (h, r) in hosts.iter().zip(&runs) {
-        if let State::Lost { at_index, why } = &r.state {
-            messages.push(format!(
-                "host {} lost at interval {} ({why})",
-                h.spec.name,
-                at_index + 1
+    /// The step's totals and each host's part, once every host has ended
+    /// or is lost.
+    fn finish(
+        self,
+        opts: &ControllerOptions,
+        index: usize,
+        out: &mut Out<'_>,
+        stop: &Stop,
+    ) -> StepOutput {
+        let n = self.hosts.len();
+        let lost = self
+            .runs
+            .iter()
+            .filter(|r| matches!(r.state, State::Lost { .. }))
+            .count();
+        let outcome = self.outcome(lost, stop);
+        let mut host_results = Vec::with_capacity(n);
+        let mut host_stats = Vec::with_capacity(n);
+        for (h, r) in self.hosts.iter().zip(&self.runs) {
+            host_stats.push(summary_of_samples(&r.samples, &[]).1);
+            host_results.push(host_result(h, r, opts));
+        }
+        for (position, h) in host_results.iter().enumerate() {
+            out.send(Event::HostEnded {
+                index,
+                position,
+                host: h,
+            });
+        }
+        if !self.emitted.is_empty() {
+            out.notice(&self.merge_line());
+        }
+        if lost > 0 {
+            out.notice(&format!(
+                "degraded: {lost} of {n} hosts were lost mid-step; the totals after their loss count the other hosts only"
             ));
         }
-        if let Some(d) = &r.doc {
-            for m in &d.summary.error_messages {
-                messages.push(format!("host {}: {m}", h.spec.name));
+        StepOutput {
+            engine_name: self
+                .runs
+                .first()
+                .map_or_else(String::new, |r| r.engine.clone()),
+            targets: self.all_targets,
+            outcome,
+            intervals: self.emitted,
+            verify: None,
+            extents_bytes: Vec::new(),
+            trim_pass: None,
+            format: None,
+            hosts: host_results,
+            host_stats,
+            jobs: Vec::new(),
+        }
+    }
+
+    /// The totals of every host, as one run's outcome.
+    fn outcome(&self, lost: usize, stop: &Stop) -> RunOutcome {
+        let io_errors: u64 = self.runs.iter().map(|r| r.io_errors).sum();
+        let mut messages: Vec<String> = Vec::new();
+        for (h, r) in self.hosts.iter().zip(&self.runs) {
+            if let State::Lost { at_index, why } = &r.state {
+                messages.push(format!(
+                    "host {} lost at interval {} ({why})",
+                    h.spec.name,
+                    at_index + 1
+                ));
+            }
+            if let Some(d) = &r.doc {
+                for m in &d.summary.error_messages {
+                    messages.push(format!("host {}: {m}", h.spec.name));
+                }
             }
         }
-    }
-    let (_, stats, measured_s, cpu) = summary_of_samples(&emitted_samples, &messages);
-    let worker_busy_pct: Vec<f64> = Vec::new();
-    // The hosts' workers together, as each agent measured its own.
-    let mut thread_usage = iorig_stats::ThreadUsage::default();
-    for r in &runs {
-        if let Some(u) = r.doc.as_ref().and_then(|d| d.summary.workers_cpu) {
-            thread_usage.add(&u);
+        let (_, stats, measured_s, cpu) = summary_of_samples(&self.emitted_samples, &messages);
+        // The hosts' workers together, as each agent measured its own.
+        let mut thread_usage = iorig_stats::ThreadUsage::default();
+        for r in &self.runs {
+            if let Some(u) = r.doc.as_ref().and_then(|d| d.summary.workers_cpu) {
+                thread_usage.add(&u);
+            }
+        }
+        RunOutcome {
+            summary: stats,
+            measured_s,
+            cpu,
+            // A lost host fails the step as an I/O error does.
+            errors: io_errors + lost as u64,
+            error_messages: messages,
+            ended_early: stop.interrupted() || lost > 0,
+            intervals: self.emitted.len(),
+            validation: None,
+            worker_busy_pct: Vec::new(),
+            thread_usage,
+            longest_gap_ns: self
+                .emitted_samples
+                .iter()
+                .filter(|s| !s.warmup)
+                .map(|s| s.longest_gap_ns)
+                .max()
+                .unwrap_or(0),
+            longest_gap_start_s: 0.0,
+            limited_bytes: None,
+            journal_ns: 0,
+            journal_batches: 0,
+            notices: Vec::new(),
         }
     }
-    let outcome = RunOutcome {
-        summary: stats,
-        measured_s,
-        cpu,
-        // A lost host fails the step as an I/O error does.
-        errors: io_errors + lost as u64,
-        error_messages: messages,
-        ended_early: stop.interrupted() || lost > 0,
-        intervals: emitted.len(),
-        validation: None,
-        worker_busy_pct,
-        thread_usage,
-        longest_gap_ns: emitted_samples
-            .iter()
-            .filter(|s| !s.warmup)
-            .map(|s| s.longest_gap_ns)
-            .max()
-            .unwrap_or(0),
-        longest_gap_start_s: 0.0,
-        limited_bytes: None,
-        journal_ns: 0,
-        journal_batches: 0,
-        notices: Vec::new(),
+
+    /// How the merge kept up: the lag of the totals and the data per host.
+    fn merge_line(&self) -> String {
+        let lags = &self.lags_ns;
+        let max_lag = lags.iter().copied().max().unwrap_or(0) as f64 / 1e6;
+        let mean_lag = lags.iter().sum::<i64>() as f64 / lags.len().max(1) as f64 / 1e6;
+        let per_host_interval = self.runs.iter().map(|r| r.interval_bytes).sum::<u64>() as f64
+            / self
+                .runs
+                .iter()
+                .map(|r| r.samples.len())
+                .sum::<usize>()
+                .max(1) as f64;
+        format!(
+            "controller: {} intervals of {} hosts merged; each total shown {mean_lag:.1} ms after its interval ended on average ({max_lag:.1} ms at most); {per_host_interval:.0} bytes of interval data per host and interval",
+            self.emitted.len(),
+            self.hosts.len()
+        )
+    }
+}
+
+/// One message of a host's stream, taken into its run.
+fn take_message(
+    r: &mut HostRun,
+    h: &Host,
+    msg: Msg,
+    opts: &ControllerOptions,
+    index: usize,
+    out: &mut Out<'_>,
+    stop: &Stop,
+) {
+    let name = &h.spec.name;
+    r.last_heard = Instant::now();
+    if let Msg::Interval(m) = &msg {
+        r.interval_bytes += prost::Message::encoded_len(m) as u64;
+    }
+    match msg {
+        Msg::Notice(t) => out.notice(&format!("host {name}: {t}")),
+        Msg::Opened(o) => {
+            r.engine = o.engine;
+            r.byte_limit = (o.byte_limit > 0).then_some(o.byte_limit);
+            r.targets = o
+                .targets
+                .iter()
+                .filter_map(|t| wire::target_of(t).ok())
+                .collect();
+            if r.state == State::Preparing {
+                r.state = State::Ready;
+            }
+        }
+        Msg::Started(s) => {
+            r.start_skew_ns = Some(s.start_skew_ns);
+            if r.state == State::Ready {
+                r.state = State::Running;
+            }
+            if s.start_skew_ns.unsigned_abs() > opts.skew_limit.as_nanos() as u64 {
+                out.notice(&format!(
+                    "host {name}: its I/O started {:.1} ms from the common start (limit {:.1} ms); its intervals are that far off the others'",
+                    s.start_skew_ns as f64 / 1e6,
+                    opts.skew_limit.as_secs_f64() * 1e3
+                ));
+            }
+        }
+        Msg::Interval(m) => match wire::interval_of(&m) {
+            Ok(s) => {
+                out.send(Event::HostInterval {
+                    index,
+                    host: name,
+                    sample: &s,
+                });
+                r.samples.push(s);
+            }
+            Err(e) => out.notice(&format!("host {name}: {e}")),
+        },
+        Msg::WorkerError(t) => out.notice(&format!("host {name}: {t}")),
+        Msg::FindingJson(j) => {
+            if let Ok(f) = serde_json::from_str::<Finding>(&j) {
+                if let Finding::GeneratorBound(v) = &f {
+                    if let (true, Some(m)) = (v.generator_bound, &v.message) {
+                        out.notice(&format!("host {name}: {m}"));
+                    }
+                }
+                r.findings.push(f);
+            }
+        }
+        Msg::Ended(e) => {
+            r.io_errors = e.io_errors;
+            r.doc = serde_json::from_str(&e.result_json).ok();
+            r.state = State::Ended;
+            // Interrupted there (its operator, its shutdown) while this run
+            // went on: the host is gone from the rest of the step.
+            if e.status == "interrupted" && !stop.interrupted() {
+                lose(r, &h.spec, "its agent interrupted the run there", out);
+            }
+        }
+        Msg::Heartbeat(_) => {}
+    }
+}
+
+/// A host's part of the step, as the run stores it.
+fn host_result(h: &Host, r: &HostRun, opts: &ControllerOptions) -> HostResult {
+    // The agent's own document has the same intervals, computed there; a
+    // lost host's are computed here from what it delivered.
+    let intervals: Vec<Interval> = match &r.doc {
+        Some(d) if d.intervals.len() == r.samples.len() => d.intervals.clone(),
+        _ => r.samples.iter().map(interval_of).collect(),
     };
-    let mut host_results = Vec::with_capacity(n);
-    let mut host_stats = Vec::with_capacity(n);
-    for (h, r) in hosts.iter().zip(&runs) {
-        host_stats.push(summary_of_samples(&r.samples, &[]).1);
-        // The agent's own document has the same intervals, computed there;
-        // a lost host's are computed here from what it delivered.
-        let intervals: Vec<Interval> = match &r.doc {
-            Some(d) if d.intervals.len() == r.samples.len() => d.intervals.clone(),
-            _ => r.samples.iter().map(interval_of).collect(),
-        };
-        let summary = match &r.doc {
-            Some(d) => d.summary.clone(),
-            None => summary_of_samples(&r.samples, &[]).0,
-        };
-        let (status, lost_at_interval, lost_at_s, lost_reason) = match &r.state {
-            State::Lost { at_index, why } => (
-                HostStatus::Lost,
-                Some(*at_index),
-                Some(r.samples.last().map_or(0.0, |s| s.t_s)),
-                Some(why.clone()),
-            ),
-            _ => (HostStatus::Ok, None, None, None),
-        };
-        host_results.push(HostResult {
-            name: h.spec.name.clone(),
-            address: h.spec.address.clone(),
-            hostname: h.hello.hostname.clone(),
-            tool_version: h.hello.tool_version.clone(),
-            status,
-            lost_at_interval,
-            lost_at_s,
-            lost_reason,
-            clock_offset_ns: h.clock.offset_ns,
-            clock_rtt_ns: h.clock.rtt_ns,
-            start_skew_ns: r.start_skew_ns,
-            start_skew_flagged: r
-                .start_skew_ns
-                .is_some_and(|s| s.unsigned_abs() > opts.skew_limit.as_nanos() as u64),
-            engine: r.engine.clone(),
-            targets: r.targets.iter().map(target_entry).collect(),
-            summary,
-            intervals,
-            findings: r.findings.clone(),
-        });
+    let summary = match &r.doc {
+        Some(d) => d.summary.clone(),
+        None => summary_of_samples(&r.samples, &[]).0,
+    };
+    let (status, lost_at_interval, lost_at_s, lost_reason) = match &r.state {
+        State::Lost { at_index, why } => (
+            HostStatus::Lost,
+            Some(*at_index),
+            Some(r.samples.last().map_or(0.0, |s| s.t_s)),
+            Some(why.clone()),
+        ),
+        _ => (HostStatus::Ok, None, None, None),
+    };
+    HostResult {
+        name: h.spec.name.clone(),
+        address: h.spec.address.clone(),
+        hostname: h.hello.hostname.clone(),
+        tool_version: h.hello.tool_version.clone(),
+        status,
+        lost_at_interval,
+        lost_at_s,
+        lost_reason,
+        clock_offset_ns: h.clock.offset_ns,
+        clock_rtt_ns: h.clock.rtt_ns,
+        start_skew_ns: r.start_skew_ns,
+        start_skew_flagged: r
+            .start_skew_ns
+            .is_some_and(|s| s.unsigned_abs() > opts.skew_limit.as_nanos() as u64),
+        engine: r.engine.clone(),
+        targets: r.targets.iter().map(target_entry).collect(),
+        summary,
+        intervals,
+        findings: r.findings.clone(),
     }
-    for (position, h) in host_results.iter().enumerate() {
-        out.send(Event::HostEnded {
-            index,
-            position,
-            host: h,
-        });
-    }
-    if !emitted.is_empty() {
-        let max_lag = lags_ns.iter().copied().max().unwrap_or(0) as f64 / 1e6;
-        let mean_lag = lags_ns.iter().sum::<i64>() as f64 / lags_ns.len().max(1) as f64 / 1e6;
-        let per_host_interval = runs.iter().map(|r| r.interval_bytes).sum::<u64>() as f64
-            / runs.iter().map(|r| r.samples.len()).sum::<usize>().max(1) as f64;
-        out.notice(&format!(
-            "controller: {} intervals of {n} hosts merged; each total shown {mean_lag:.1} ms after its interval ended on average ({max_lag:.1} ms at most); {per_host_interval:.0} bytes of interval data per host and interval",
-            emitted.len()
-        ));
-    }
-    if lost > 0 {
-        out.notice(&format!(
-            "degraded: {lost} of {n} hosts were lost mid-step; the totals after their loss count the other hosts only"
-        ));
-    }
-    Ok(StepOutput {
-        targets: all_targets,
-        engine_name: runs.first().map_or_else(String::new, |r| r.engine.clone()),
-        outcome,
-        intervals: emitted,
-        verify: None,
-        extents_bytes: Vec::new(),
-        trim_pass: None,
-        format: None,
-        hosts: host_results,
-        host_stats,
-        jobs: Vec::new(),
-    })
 }
 
 /// Steps of several jobs run on this machine only (for now).

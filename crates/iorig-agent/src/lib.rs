@@ -20,6 +20,7 @@
 pub mod clock;
 pub mod controller;
 pub mod hosts;
+pub mod options;
 pub mod server;
 pub mod wire;
 

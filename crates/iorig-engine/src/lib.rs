@@ -7,12 +7,15 @@
 //! turns its samples into events for the store writer and the front end.
 
 pub mod buffers;
+mod clock;
+mod collect;
 pub mod data;
 pub mod engine;
 mod error;
 pub mod fs;
 pub mod gen;
 pub mod iolog;
+mod pool;
 pub mod probe;
 pub mod replay;
 pub mod run;

@@ -12,10 +12,10 @@
 //! slot), so iorig's own submission calls count, as in fio's `lat`. Short transfers and `-EAGAIN` are
 //! resubmitted for the remainder; any other error stops this worker.
 
+use crate::clock::{IntervalPlan, ThreadClock};
 use crate::data::DataFiller;
 use crate::engine::{Completion, IoEngine, IoRequest, OpKind};
 use crate::gen::{OffsetGen, OpGen, SizeGen};
-use crate::run::IntervalPlan;
 use crate::verify::{Phase, ValidationError, VerifyWorker};
 use crossbeam_channel::{Receiver, Sender};
 use iorig_stats::WorkerIntervalStats;
@@ -42,7 +42,7 @@ pub(crate) enum WorkerMsg {
         index: usize,
         stats: Box<WorkerIntervalStats>,
         /// This worker thread's time on a CPU or waiting for one in the
-        /// interval ([`crate::run::ThreadClock`]).
+        /// interval ([`crate::clock::ThreadClock`]).
         cpu_ns: u64,
         /// The thread's rusage counts in the interval.
         usage: iorig_stats::ThreadUsage,
@@ -110,7 +110,7 @@ pub(crate) struct WorkerCtx {
     /// Bytes left to issue, shared, when the run has a byte limit.
     pub budget: Option<Arc<AtomicU64>>,
     /// This thread's busy clock (made on the worker thread).
-    pub clock: crate::run::ThreadClock,
+    pub clock: ThreadClock,
     /// Per-I/O records, when the run keeps them.
     pub io_records: Option<crate::iolog::IoRecorder>,
     /// A trace replay's I/Os, when the run is one ([`crate::replay`]).

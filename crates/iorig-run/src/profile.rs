@@ -297,24 +297,12 @@ fn json_of<T: Serialize>(v: &T) -> serde_json::Value {
     serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
 }
 
-/// Samples until the time is up, the recording ends, an interrupt, or a
-/// fault (including a sink's). Bad input (a named device that is not there)
-/// is refused before anything is written.
-pub fn run(
+/// The first snapshot (and, live, its text for a recording), once every
+/// named device is in it (in every snapshot of a recording).
+fn first_snapshot(
     source: &Source,
-    selection: &Selection,
-    rules: &[RuleSet],
-    labels: &BTreeMap<String, String>,
-    store: &mut StoreWriter,
-    sink: &mut dyn Sink,
-    stop: &Stop,
-) -> Result<ProfileOutcome, RunError> {
-    let members = match source {
-        Source::Live { .. } => devices::live_members(),
-        Source::Recorded { .. } => BTreeMap::new(),
-    };
-    let mut builder = ProfileBuilder::new(selection.clone(), members);
-    let started = now_rfc3339();
+    builder: &ProfileBuilder,
+) -> Result<(Option<String>, Snapshot), RunError> {
     let (first_text, first) = match source {
         Source::Recorded { snaps, dir } => (
             None,
@@ -347,6 +335,29 @@ pub fn run(
             have.join(", ")
         )));
     }
+
+    Ok((first_text, first))
+}
+
+/// Samples until the time is up, the recording ends, an interrupt, or a
+/// fault (including a sink's). Bad input (a named device that is not there)
+/// is refused before anything is written.
+pub fn run(
+    source: &Source,
+    selection: &Selection,
+    rules: &[RuleSet],
+    labels: &BTreeMap<String, String>,
+    store: &mut StoreWriter,
+    sink: &mut dyn Sink,
+    stop: &Stop,
+) -> Result<ProfileOutcome, RunError> {
+    let members = match source {
+        Source::Live { .. } => devices::live_members(),
+        Source::Recorded { .. } => BTreeMap::new(),
+    };
+    let mut builder = ProfileBuilder::new(selection.clone(), members);
+    let started = now_rfc3339();
+    let (first_text, first) = first_snapshot(source, &builder)?;
 
     // Input is good: from here on, things are written.
     let mut out = Out::new(store, sink);

@@ -230,6 +230,91 @@ fn rows_of(sample: &iorig_engine::run::IntervalSample) -> Vec<IntervalRow> {
     )
 }
 
+impl StoreWriter {
+    /// A step begins: recorded (a resumed one starts again from nothing)
+    /// and running.
+    fn step_begun(
+        &mut self,
+        run: RunId,
+        index: usize,
+        label: &str,
+        role: StepRole,
+        workload: Option<&Workload>,
+    ) {
+        let params = workload.map(Workload::record);
+        let id = self.write("recording the step", |s| {
+            let new = NewStep {
+                index: index as i64,
+                name: label,
+                role,
+                params: params.as_ref(),
+            };
+            let id = s.upsert_step(run, &new)?;
+            s.reset_step(id)?;
+            s.set_step_status(id, StepStatus::Running, Some(&now_rfc3339()), None)?;
+            Ok(id)
+        });
+        match id {
+            Some(id) => self.steps.insert(index, id),
+            None => self.steps.remove(&index),
+        };
+    }
+
+    /// The facts of each target the run has not met before.
+    fn targets_open(&mut self, run: RunId, targets: &[iorig_engine::run::TargetInfo]) {
+        for t in targets {
+            if self.seen_targets.contains(&t.path) {
+                continue;
+            }
+            self.seen_targets.push(t.path.clone());
+            let facts = TargetFacts::for_path(Path::new(&t.path));
+            self.write("recording target facts", |s| {
+                s.record_target_facts(run, &t.path, Some(t.kind), Some(t.size_bytes), &facts)
+            });
+        }
+    }
+
+    /// A step's end: its histograms per operation (the kinds it did, and
+    /// the total), its status and summary.
+    fn step_ended(
+        &mut self,
+        step: StepId,
+        status: StepStatus,
+        outcome: &iorig_engine::run::RunOutcome,
+        summary: &iorig_result::Summary,
+    ) {
+        let summary = StepSummary::Io(Box::new(summary.clone()));
+        let total = outcome.summary.total();
+        self.write("recording the step's histograms", |s| {
+            let mut ops = vec![
+                (Op::Read, &outcome.summary.read),
+                (Op::Write, &outcome.summary.write),
+                (Op::Trim, &outcome.summary.trim),
+            ];
+            // A file-system workload's other kinds.
+            for f in iorig_spec::FsOp::ALL {
+                let op = Op::of_fs(f);
+                if let Some(st) = outcome.summary.meta.get(f.index()) {
+                    if !matches!(op, Op::Read | Op::Write) {
+                        ops.push((op, st));
+                    }
+                }
+            }
+            ops.push((Op::Total, &total));
+            for (op, stats) in ops {
+                if op != Op::Total && op != Op::Read && op != Op::Write && stats.ops == 0 {
+                    continue;
+                }
+                s.put_histogram(step, op, HistKind::Lat, &stats.lat)?;
+                if !stats.service_lat.is_empty() {
+                    s.put_histogram(step, op, HistKind::ServiceLat, &stats.service_lat)?;
+                }
+            }
+            s.finish_step(step, status, Some(&summary), &now_rfc3339())
+        });
+    }
+}
+
 impl Sink for StoreWriter {
     fn event(&mut self, ev: &Event<'_>) {
         let Some(run) = self.run else { return };
@@ -243,46 +328,8 @@ impl Sink for StoreWriter {
                 role,
                 workload,
                 ..
-            } => {
-                let params = workload.map(Workload::record);
-                let id = self.write("recording the step", |s| {
-                    let id = s.upsert_step(
-                        run,
-                        &NewStep {
-                            index: index as i64,
-                            name: label,
-                            role,
-                            params: params.as_ref(),
-                        },
-                    )?;
-                    // A resumed step starts again from nothing.
-                    s.reset_step(id)?;
-                    s.set_step_status(id, StepStatus::Running, Some(&now_rfc3339()), None)?;
-                    Ok(id)
-                });
-                match id {
-                    Some(id) => self.steps.insert(index, id),
-                    None => self.steps.remove(&index),
-                };
-            }
-            Event::TargetsOpen { targets, .. } => {
-                for t in targets {
-                    if self.seen_targets.contains(&t.path) {
-                        continue;
-                    }
-                    self.seen_targets.push(t.path.clone());
-                    let facts = TargetFacts::for_path(Path::new(&t.path));
-                    self.write("recording target facts", |s| {
-                        s.record_target_facts(
-                            run,
-                            &t.path,
-                            Some(t.kind),
-                            Some(t.size_bytes),
-                            &facts,
-                        )
-                    });
-                }
-            }
+            } => self.step_begun(run, index, label, role, workload),
+            Event::TargetsOpen { targets, .. } => self.targets_open(run, targets),
             Event::Interval { index, sample, .. } => {
                 let Some(&step) = self.steps.get(&index) else {
                     return;
@@ -355,38 +402,9 @@ impl Sink for StoreWriter {
                 outcome,
                 summary,
             } => {
-                let Some(&step) = self.steps.get(&index) else {
-                    return;
-                };
-                let summary = StepSummary::Io(Box::new(summary.clone()));
-                let total = outcome.summary.total();
-                self.write("recording the step's histograms", |s| {
-                    let mut ops = vec![
-                        (Op::Read, &outcome.summary.read),
-                        (Op::Write, &outcome.summary.write),
-                        (Op::Trim, &outcome.summary.trim),
-                    ];
-                    // A file-system workload's other kinds.
-                    for f in iorig_spec::FsOp::ALL {
-                        let op = Op::of_fs(f);
-                        if let Some(st) = outcome.summary.meta.get(f.index()) {
-                            if !matches!(op, Op::Read | Op::Write) {
-                                ops.push((op, st));
-                            }
-                        }
-                    }
-                    ops.push((Op::Total, &total));
-                    for (op, stats) in ops {
-                        if op != Op::Total && op != Op::Read && op != Op::Write && stats.ops == 0 {
-                            continue;
-                        }
-                        s.put_histogram(step, op, HistKind::Lat, &stats.lat)?;
-                        if !stats.service_lat.is_empty() {
-                            s.put_histogram(step, op, HistKind::ServiceLat, &stats.service_lat)?;
-                        }
-                    }
-                    s.finish_step(step, status, Some(&summary), &now_rfc3339())
-                });
+                if let Some(&step) = self.steps.get(&index) {
+                    self.step_ended(step, status, outcome, summary);
+                }
             }
             Event::StepAborted { index } => {
                 let Some(&step) = self.steps.get(&index) else {

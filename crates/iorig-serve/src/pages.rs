@@ -4,7 +4,6 @@
 //! and paths are the user's text.
 
 use crate::app::RunsQuery;
-use crate::web::Progress;
 use iorig_report::html::{esc, status_span, CSS};
 use iorig_store::{RunDetail, RunFilter, RunStatus};
 use iorig_text::runs::{headline, labels_text, targets_text, ListedRun};
@@ -264,6 +263,19 @@ fn url_encode(text: &str) -> String {
         }
     }
     out
+}
+
+/// Where each running run stands.
+pub(crate) struct Progress {
+    pub run: iorig_store::RunRow,
+    pub steps: usize,
+    pub done: usize,
+    pub running_step: Option<String>,
+    /// Seconds since the last stored interval (None: none yet).
+    pub idle_s: Option<f64>,
+    /// Seconds left, from the time the finished steps took (None: no step
+    /// has finished yet).
+    pub eta_s: Option<f64>,
 }
 
 /// Runs in progress: where each stands and how long it has left.

@@ -7,7 +7,7 @@ use crate::app::{
     apply_label, query, run_id, with_store, Failure, LabelForm, RunsQuery, Shared, COMPARE_RUNS,
     MAX_PAGE_RUNS,
 };
-use crate::pages;
+use crate::pages::{self, Progress};
 use axum::extract::rejection::{FormRejection, QueryRejection};
 use axum::extract::{Form, Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -249,19 +249,6 @@ pub(crate) async fn compare_page(
 pub(crate) async fn plans_page(State(app): Shared) -> Result<Html<String>, Failure> {
     let progress = with_store(&app, running).await?;
     Ok(Html(pages::plans_page(&app.store_name, &progress)))
-}
-
-/// Where each running run stands.
-pub(crate) struct Progress {
-    pub run: iorig_store::RunRow,
-    pub steps: usize,
-    pub done: usize,
-    pub running_step: Option<String>,
-    /// Seconds since the last stored interval (None: none yet).
-    pub idle_s: Option<f64>,
-    /// Seconds left, from the time the finished steps took (None: no step
-    /// has finished yet).
-    pub eta_s: Option<f64>,
 }
 
 fn running(s: &Store) -> Result<Vec<Progress>, Failure> {

@@ -7,7 +7,7 @@
 //! between slots, so the names stay the ones the shape gives. mkdir and rmdir
 //! work on a second set of slots, one empty directory per file slot.
 
-use crate::workload::AccessDist;
+use crate::dist::AccessDist;
 use crate::SpecError;
 use serde::{Deserialize, Serialize};
 use std::fmt;

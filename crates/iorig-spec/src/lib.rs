@@ -7,6 +7,7 @@
 //! concrete steps. It does no I/O besides what the caller hands it as text, so
 //! every rule here is unit-testable.
 
+mod dist;
 mod error;
 pub mod foreign;
 pub mod fs;

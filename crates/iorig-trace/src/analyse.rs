@@ -101,7 +101,7 @@ pub const HOT_SHARES_PCT: [f64; 5] = [50.0, 80.0, 90.0, 95.0, 99.0];
 
 /// The analysis of a trace (`iorig trace analyse --json`, schema
 /// `iorig.trace/1`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
     pub schema: String,
     /// The trace's format and devices as its reader told them (filled in by
@@ -606,13 +606,9 @@ pub fn analyse_records(
     Ok(a)
 }
 
-/// Analyses `records` (in trace order) with `opts`; `timed` says whether
-/// their times mean anything.
-pub fn analyse<I>(records: I, timed: bool, opts: &Options) -> Result<Analysis, TraceError>
-where
-    I: IntoIterator<Item = Result<Record, TraceError>>,
-    I::IntoIter: Send,
-{
+/// The sampling rate `opts` asks for (`None`: exact), once its sizes, hit
+/// ratio, window and rate are checked.
+fn checked_rate(opts: &Options) -> Result<Option<f64>, TraceError> {
     if opts.block_bytes == 0 || opts.extent_bytes == 0 {
         return Err(TraceError::Limit(
             "block and extent sizes must be above 0".into(),
@@ -625,77 +621,38 @@ where
             )));
         }
     }
+    if opts.window_ns == 0 {
+        return Err(TraceError::Limit("the window must be longer than 0".into()));
+    }
+    match opts.sample {
+        None | Some(1.0) => Ok(None),
+        Some(r) if r > 0.0 && r < 1.0 => Ok(Some(r)),
+        Some(r) => Err(TraceError::Limit(format!(
+            "--sample {r}: give a share of the blocks above 0 and at most 1, e.g. 0.01"
+        ))),
+    }
+}
+
+/// Analyses `records` (in trace order) with `opts`; `timed` says whether
+/// their times mean anything.
+pub fn analyse<I>(records: I, timed: bool, opts: &Options) -> Result<Analysis, TraceError>
+where
+    I: IntoIterator<Item = Result<Record, TraceError>>,
+    I::IntoIter: Send,
+{
+    let rate = checked_rate(opts)?;
     let b = opts.block_bytes;
     let mut a = Analysis {
         schema: "iorig.trace/1".to_string(),
-        format: String::new(),
-        devices: Vec::new(),
-        skipped_records: 0,
-        records: 0,
-        reads: 0,
-        writes: 0,
-        trims: 0,
-        read_bytes: 0,
-        write_bytes: 0,
-        duration_s: None,
-        iops: None,
-        sizes: Vec::new(),
-        sequential_pct: 0.0,
         block_bytes: b,
         extent_bytes: opts.extent_bytes,
-        accesses: 0,
-        distinct_blocks: 0,
-        footprint_bytes: 0,
-        hot_spot: Vec::new(),
-        hot_spot_reads: Vec::new(),
-        hot_spot_writes: Vec::new(),
-        hot_spot_extents: Vec::new(),
-        lru_curve: Vec::new(),
-        lru_curve_reads: Vec::new(),
-        lru_curve_writes: Vec::new(),
-        max_hit_ratio: 0.0,
-        cache_for_hit: None,
-        lru_sampling: None,
-        window_s: None,
-        windows: Vec::new(),
-        warmup: None,
-        interarrival_ns: None,
-        latency_ns: None,
+        ..Analysis::default()
     };
     let mut spreads = Spreads {
         gaps: new_hist()?,
         lats: new_hist()?,
     };
-    if opts.window_ns == 0 {
-        return Err(TraceError::Limit("the window must be longer than 0".into()));
-    }
-    let mut win = WindowAcc::default();
-    let mut prev_hot = None;
-    let mut window_tag = 0u32;
-    let rate = match opts.sample {
-        None => None,
-        Some(r) if r > 0.0 && r < 1.0 => Some(r),
-        Some(1.0) => None,
-        Some(r) => {
-            return Err(TraceError::Limit(format!(
-                "--sample {r}: give a share of the blocks above 0 and at most 1, e.g. 0.01"
-            )))
-        }
-    };
-    // A block is followed when its hashed number falls under the rate
-    // (24 bits of the hash: rates down to 1 in 16 M).
-    let threshold = rate.map(|r| (r * (1u64 << 24) as f64).round().max(1.0) as u64);
-    let followed = |key: u64| opts.lru && threshold.is_none_or(|t| (mix64(key) >> 40) < t);
-    let (mut spos, mut sdistinct) = (0u64, 0u64);
-    let mut sizes: IntMap<u64, u64> = IntMap::default();
-    let mut last_end: IntMap<u32, u64> = IntMap::default();
-    let mut sequential = 0u64;
-    let mut blocks: BlockTable<BlockState> = BlockTable::new();
-    let mut extents: BlockTable<u64> = BlockTable::new();
-    let mut marks = Marks::with_capacity(1 << 16);
-    let mut dist = Distances::default();
-    let (mut first_t, mut last_t) = (None, 0u64);
-    let (mut sampled_reads, mut sampled_writes) = (0u64, 0u64);
+    let mut acc = Acc::new(opts, rate, timed);
     let records = records.into_iter();
     // The records are read (decompressed, parsed, their times and
     // latencies counted) on a thread of their own, a chunk ahead of the
@@ -714,8 +671,8 @@ where
                 // The next batch's slots are asked for (prefetched) while this
                 // one is analysed, so that they have arrived when looked up.
                 let lookups = Lookups {
-                    blocks: &blocks,
-                    extents: &extents,
+                    blocks: &acc.blocks,
+                    extents: &acc.extents,
                 };
                 if i == 0 {
                     lookups.prefetch(batch, b, opts.extent_bytes);
@@ -723,142 +680,7 @@ where
                 let next = chunk.get((i + 1) * BATCH..).unwrap_or_default();
                 lookups.prefetch(&next[..next.len().min(BATCH)], b, opts.extent_bytes);
                 for r in batch {
-                    let r = *r;
-                    a.records += 1;
-                    let t0 = *first_t.get_or_insert(r.t_ns);
-                    last_t = last_t.max(r.t_ns);
-                    if timed {
-                        // Close the windows this record is past (empty ones too: a
-                        // silence is a window with no I/O). The readers give records
-                        // in issue order; one given earlier counts in the open window.
-                        let index = r.t_ns.saturating_sub(t0) / opts.window_ns;
-                        while win.index < index {
-                            a.windows.push(win.close(
-                                opts.window_ns,
-                                opts.window_ns,
-                                b,
-                                &blocks,
-                                &mut prev_hot,
-                            ));
-                            win.index += 1;
-                        }
-                        window_tag = u32::try_from(win.index + 1).map_err(|_| {
-                            TraceError::Limit(format!(
-                                "record {}: more than 2^32 windows; give a longer --window",
-                                a.records
-                            ))
-                        })?;
-                        win.records += 1;
-                        if r.op == Op::Read {
-                            win.reads += 1;
-                        }
-                        if r.op != Op::Trim {
-                            win.bytes += r.size_bytes;
-                        }
-                        if let Some(l) = r.latency_ns {
-                            win.latency_ns += u128::from(l);
-                            win.has_latency = true;
-                        }
-                    }
-                    *sizes.entry(r.size_bytes).or_default() += 1;
-                    let end = r.offset_bytes.saturating_add(r.size_bytes);
-                    if last_end.insert(r.device, end) == Some(r.offset_bytes) {
-                        sequential += 1;
-                    }
-                    match r.op {
-                        Op::Read => {
-                            a.reads += 1;
-                            a.read_bytes += r.size_bytes;
-                        }
-                        Op::Write => {
-                            a.writes += 1;
-                            a.write_bytes += r.size_bytes;
-                        }
-                        // A trim moves no data through a cache.
-                        Op::Trim => {
-                            a.trims += 1;
-                            continue;
-                        }
-                    }
-                    let dev = u64::from(r.device) << 48;
-                    let (first_block, last_block) = (r.offset_bytes / b, (end - 1) / b);
-                    if last_block >= (1 << 48) - 1 || r.device >= 1 << 16 {
-                        return Err(TraceError::Limit(format!(
-                "record {}: offset {} (device {}) is past what iorig keeps apart (2^48 - 1 blocks, 2^16 devices); a damaged trace?",
-                a.records, r.offset_bytes, r.device
-            )));
-                    }
-                    for e in r.offset_bytes / opts.extent_bytes..=(end - 1) / opts.extent_bytes {
-                        *extents.entry(dev | e) += 1;
-                    }
-                    for blk in first_block..=last_block {
-                        let key = dev | blk;
-                        let follow = followed(key);
-                        if follow && spos >= marks.capacity() {
-                            if spos >= opts.max_accesses {
-                                return Err(TraceError::Limit(format!(
-                        "more than {} block accesses to follow at {b}-byte blocks: the LRU curve would not fit in memory; give --sample 0.01 (or a larger --block)",
-                        opts.max_accesses
-                    )));
-                            }
-                            // Double, and mark each followed block's last access again.
-                            marks = Marks::with_capacity((marks.capacity() * 2) as usize);
-                            for (k, s) in blocks.iter() {
-                                if followed(k) {
-                                    marks.set(s.last);
-                                }
-                            }
-                        }
-                        let s = blocks.entry(key);
-                        if timed {
-                            // Windows are numbered from 1 in the blocks (0: none yet).
-                            if s.window != window_tag {
-                                s.window = window_tag;
-                                s.window_count = 0;
-                                win.touched.push(key);
-                            }
-                            s.window_count += 1;
-                        }
-                        let seen = s.reads + s.writes > 0;
-                        if follow {
-                            if seen {
-                                // Every followed block seen has one mark, at its last
-                                // access; the marks after this block's are the
-                                // followed blocks accessed since, which stand for
-                                // 1 / rate blocks each.
-                                let d = sdistinct - marks.prefix(s.last);
-                                let d = match rate {
-                                    Some(r) => (d as f64 / r).round() as u64,
-                                    None => d,
-                                };
-                                bump(
-                                    if r.op == Op::Read {
-                                        &mut dist.reads
-                                    } else {
-                                        &mut dist.writes
-                                    },
-                                    d,
-                                );
-                                marks.clear(s.last);
-                            } else {
-                                sdistinct += 1;
-                            }
-                            marks.set(spos);
-                            s.last = spos;
-                            spos += 1;
-                            if r.op == Op::Read {
-                                sampled_reads += 1;
-                            } else {
-                                sampled_writes += 1;
-                            }
-                        }
-                        if r.op == Op::Read {
-                            s.reads += 1;
-                        } else {
-                            s.writes += 1;
-                        }
-                        a.accesses += 1;
-                    }
+                    acc.take(*r, &mut a)?;
                 }
             }
             // A reader's error comes after the records before it are
@@ -878,87 +700,327 @@ where
     }
     a.interarrival_ns = spread(&spreads.gaps);
     a.latency_ns = spread(&spreads.lats);
-    if timed {
-        // The last window, over the time it covers (a partial window's
-        // rates are over its own length, at least 1 ms, not the whole
-        // window's).
-        let start = win.index * opts.window_ns;
-        let span = (last_t - first_t.unwrap_or(0))
-            .saturating_sub(start)
-            .max(1_000_000)
-            .min(opts.window_ns);
-        a.windows
-            .push(win.close(opts.window_ns, span, b, &blocks, &mut prev_hot));
-        a.window_s = Some(opts.window_ns as f64 / 1e9);
-    }
-    if let (true, Some(first)) = (timed, first_t) {
-        let s = (last_t - first) as f64 / 1e9;
-        a.duration_s = Some(s);
-        a.iops = (s > 0.0).then(|| a.records as f64 / s);
-    }
-    let mut sizes: Vec<SizeCount> = sizes
-        .into_iter()
-        .map(|(size_bytes, count)| SizeCount { size_bytes, count })
-        .collect();
-    sizes.sort_by(|x, y| y.count.cmp(&x.count).then(x.size_bytes.cmp(&y.size_bytes)));
-    sizes.truncate(16);
-    a.sizes = sizes;
-    a.sequential_pct = 100.0 * sequential as f64 / a.records as f64;
-    a.distinct_blocks = blocks.len() as u64;
-    a.footprint_bytes = a.distinct_blocks * b;
+    acc.finish(a)
+}
 
-    let counts = |f: fn(&BlockState) -> u64| blocks.iter().map(move |(_, s)| f(s));
-    a.hot_spot = hot_spot(
-        counts(|s| u64::from(s.reads + s.writes)),
-        b,
-        a.footprint_bytes,
-    );
-    a.hot_spot_reads = hot_spot(counts(|s| u64::from(s.reads)), b, a.footprint_bytes);
-    a.hot_spot_writes = hot_spot(counts(|s| u64::from(s.writes)), b, a.footprint_bytes);
-    // Extents against their own footprint (the extents touched).
-    let extent_footprint = extents.len() as u64 * opts.extent_bytes;
-    a.hot_spot_extents = hot_spot(
-        extents.iter().map(|(_, n)| *n),
-        opts.extent_bytes,
-        extent_footprint,
-    );
+/// Whether the LRU curves follow block `key`: every block when exact; when
+/// sampled, those whose hashed number falls under the rate (24 bits of the
+/// hash: rates down to 1 in 16 M).
+#[inline]
+fn follows(lru: bool, threshold: Option<u64>, key: u64) -> bool {
+    lru && threshold.is_none_or(|t| (mix64(key) >> 40) < t)
+}
 
-    // All accesses' distances: the reads' and the writes' together.
-    let mut all = vec![0u64; dist.reads.len().max(dist.writes.len())];
-    for (i, n) in all.iter_mut().enumerate() {
-        *n = u64::from(dist.reads.get(i).copied().unwrap_or(0))
-            + u64::from(dist.writes.get(i).copied().unwrap_or(0));
+/// What the analysis gathers record by record.
+struct Acc<'o> {
+    opts: &'o Options,
+    timed: bool,
+    rate: Option<f64>,
+    threshold: Option<u64>,
+    win: WindowAcc,
+    prev_hot: Option<std::collections::HashSet<u64, BuildHasherDefault<IntHasher>>>,
+    window_tag: u32,
+    /// Followed accesses so far, and the distinct blocks among them.
+    spos: u64,
+    sdistinct: u64,
+    sizes: IntMap<u64, u64>,
+    last_end: IntMap<u32, u64>,
+    sequential: u64,
+    blocks: BlockTable<BlockState>,
+    extents: BlockTable<u64>,
+    marks: Marks,
+    dist: Distances,
+    first_t: Option<u64>,
+    last_t: u64,
+    sampled_reads: u64,
+    sampled_writes: u64,
+}
+
+impl<'o> Acc<'o> {
+    fn new(opts: &'o Options, rate: Option<f64>, timed: bool) -> Self {
+        Acc {
+            opts,
+            timed,
+            rate,
+            threshold: rate.map(|r| (r * (1u64 << 24) as f64).round().max(1.0) as u64),
+            win: WindowAcc::default(),
+            prev_hot: None,
+            window_tag: 0,
+            spos: 0,
+            sdistinct: 0,
+            sizes: IntMap::default(),
+            last_end: IntMap::default(),
+            sequential: 0,
+            blocks: BlockTable::new(),
+            extents: BlockTable::new(),
+            marks: Marks::with_capacity(1 << 16),
+            dist: Distances::default(),
+            first_t: None,
+            last_t: 0,
+            sampled_reads: 0,
+            sampled_writes: 0,
+        }
     }
-    // Hit ratios over the accesses followed (all of them when exact).
-    let sampled = sampled_reads + sampled_writes;
-    a.lru_curve = curve(&all, sampled, a.distinct_blocks, b);
-    a.lru_curve_reads = curve(&dist.reads, sampled_reads, a.distinct_blocks, b);
-    a.lru_curve_writes = curve(&dist.writes, sampled_writes, a.distinct_blocks, b);
-    // Exact in any case: all but each block's first access.
-    a.max_hit_ratio = (a.accesses - a.distinct_blocks) as f64 / a.accesses.max(1) as f64;
-    if let Some(h) = opts.hit {
-        a.cache_for_hit = Some(CacheForHit {
-            hit_ratio: h,
-            cache_bytes: cache_for(&all, sampled, h).map(|c| c * b),
-        });
-    }
-    if let Some(r) = rate {
-        let (mut sum, mut sum_sq) = (0f64, 0f64);
-        for (k, s) in blocks.iter() {
-            if followed(k) {
-                let n = f64::from(s.reads + s.writes);
-                sum += n;
-                sum_sq += n * n;
+
+    /// One record into the counts, the windows, the hot spot and the
+    /// reuse distances.
+    #[inline]
+    fn take(&mut self, r: Record, a: &mut Analysis) -> Result<(), TraceError> {
+        let (opts, b) = (self.opts, self.opts.block_bytes);
+        a.records += 1;
+        let t0 = *self.first_t.get_or_insert(r.t_ns);
+        self.last_t = self.last_t.max(r.t_ns);
+        if self.timed {
+            self.window(&r, t0, a)?;
+        }
+        *self.sizes.entry(r.size_bytes).or_default() += 1;
+        let end = r.offset_bytes.saturating_add(r.size_bytes);
+        if self.last_end.insert(r.device, end) == Some(r.offset_bytes) {
+            self.sequential += 1;
+        }
+        match r.op {
+            Op::Read => {
+                a.reads += 1;
+                a.read_bytes += r.size_bytes;
+            }
+            Op::Write => {
+                a.writes += 1;
+                a.write_bytes += r.size_bytes;
+            }
+            // A trim moves no data through a cache.
+            Op::Trim => {
+                a.trims += 1;
+                return Ok(());
             }
         }
-        a.lru_sampling = Some(Sampling {
-            rate: r,
-            sampled_blocks: sdistinct,
-            sampled_accesses: sampled,
-            error_bound: if sum > 0.0 { sum_sq.sqrt() / sum } else { 1.0 },
-        });
+        let dev = u64::from(r.device) << 48;
+        let (first_block, last_block) = (r.offset_bytes / b, (end - 1) / b);
+        if last_block >= (1 << 48) - 1 || r.device >= 1 << 16 {
+            return Err(TraceError::Limit(format!(
+                "record {}: offset {} (device {}) is past what iorig keeps apart (2^48 - 1 blocks, 2^16 devices); a damaged trace?",
+                a.records, r.offset_bytes, r.device
+            )));
+        }
+        for e in r.offset_bytes / opts.extent_bytes..=(end - 1) / opts.extent_bytes {
+            *self.extents.entry(dev | e) += 1;
+        }
+        for blk in first_block..=last_block {
+            self.access(dev | blk, r.op, a)?;
+        }
+        Ok(())
     }
-    Ok(a)
+
+    /// Closes the windows a timed record is past (empty ones too: a silence
+    /// is a window with no I/O) and counts it in its own. The readers give
+    /// records in issue order; one given earlier counts in the open window.
+    #[inline]
+    fn window(&mut self, r: &Record, t0: u64, a: &mut Analysis) -> Result<(), TraceError> {
+        let window_ns = self.opts.window_ns;
+        let index = r.t_ns.saturating_sub(t0) / window_ns;
+        while self.win.index < index {
+            let b = self.opts.block_bytes;
+            let w = self
+                .win
+                .close(window_ns, window_ns, b, &self.blocks, &mut self.prev_hot);
+            a.windows.push(w);
+            self.win.index += 1;
+        }
+        self.window_tag = u32::try_from(self.win.index + 1).map_err(|_| {
+            TraceError::Limit(format!(
+                "record {}: more than 2^32 windows; give a longer --window",
+                a.records
+            ))
+        })?;
+        let win = &mut self.win;
+        win.records += 1;
+        if r.op == Op::Read {
+            win.reads += 1;
+        }
+        if r.op != Op::Trim {
+            win.bytes += r.size_bytes;
+        }
+        if let Some(l) = r.latency_ns {
+            win.latency_ns += u128::from(l);
+            win.has_latency = true;
+        }
+        Ok(())
+    }
+
+    /// One access to block `key`: its counts, its window, and (when the
+    /// LRU curves follow it) its reuse distance.
+    #[inline]
+    fn access(&mut self, key: u64, op: Op, a: &mut Analysis) -> Result<(), TraceError> {
+        let follow = follows(self.opts.lru, self.threshold, key);
+        if follow && self.spos >= self.marks.capacity() {
+            self.grow_marks()?;
+        }
+        let s = self.blocks.entry(key);
+        if self.timed {
+            // Windows are numbered from 1 in the blocks (0: none yet).
+            if s.window != self.window_tag {
+                s.window = self.window_tag;
+                s.window_count = 0;
+                self.win.touched.push(key);
+            }
+            s.window_count += 1;
+        }
+        let seen = s.reads + s.writes > 0;
+        if follow {
+            if seen {
+                // Every followed block seen has one mark, at its last
+                // access; the marks after this block's are the followed
+                // blocks accessed since, which stand for 1 / rate blocks
+                // each.
+                let d = self.sdistinct - self.marks.prefix(s.last);
+                let d = match self.rate {
+                    Some(r) => (d as f64 / r).round() as u64,
+                    None => d,
+                };
+                let dist = &mut self.dist;
+                bump(
+                    if op == Op::Read {
+                        &mut dist.reads
+                    } else {
+                        &mut dist.writes
+                    },
+                    d,
+                );
+                self.marks.clear(s.last);
+            } else {
+                self.sdistinct += 1;
+            }
+            self.marks.set(self.spos);
+            s.last = self.spos;
+            self.spos += 1;
+            if op == Op::Read {
+                self.sampled_reads += 1;
+            } else {
+                self.sampled_writes += 1;
+            }
+        }
+        if op == Op::Read {
+            s.reads += 1;
+        } else {
+            s.writes += 1;
+        }
+        a.accesses += 1;
+        Ok(())
+    }
+
+    /// Doubles the marks, marking each followed block's last access again;
+    /// refused past the accesses the curves may follow.
+    #[cold]
+    fn grow_marks(&mut self) -> Result<(), TraceError> {
+        let opts = self.opts;
+        if self.spos >= opts.max_accesses {
+            return Err(TraceError::Limit(format!(
+                "more than {} block accesses to follow at {}-byte blocks: the LRU curve would not fit in memory; give --sample 0.01 (or a larger --block)",
+                opts.max_accesses, opts.block_bytes
+            )));
+        }
+        self.marks = Marks::with_capacity((self.marks.capacity() * 2) as usize);
+        for (k, s) in self.blocks.iter() {
+            if follows(opts.lru, self.threshold, k) {
+                self.marks.set(s.last);
+            }
+        }
+        Ok(())
+    }
+
+    /// The analysis from what was gathered: the last window, the spans,
+    /// sizes, hot spots, LRU curves and the cache a hit ratio needs.
+    fn finish(mut self, mut a: Analysis) -> Result<Analysis, TraceError> {
+        let (opts, b) = (self.opts, self.opts.block_bytes);
+        let (first_t, last_t) = (self.first_t, self.last_t);
+        if self.timed {
+            // The last window, over the time it covers (a partial window's
+            // rates are over its own length, at least 1 ms, not the whole
+            // window's).
+            let start = self.win.index * opts.window_ns;
+            let span = (last_t - first_t.unwrap_or(0))
+                .saturating_sub(start)
+                .max(1_000_000)
+                .min(opts.window_ns);
+            a.windows.push(self.win.close(
+                opts.window_ns,
+                span,
+                b,
+                &self.blocks,
+                &mut self.prev_hot,
+            ));
+            a.window_s = Some(opts.window_ns as f64 / 1e9);
+        }
+        if let (true, Some(first)) = (self.timed, first_t) {
+            let s = (last_t - first) as f64 / 1e9;
+            a.duration_s = Some(s);
+            a.iops = (s > 0.0).then(|| a.records as f64 / s);
+        }
+        let mut sizes: Vec<SizeCount> = std::mem::take(&mut self.sizes)
+            .into_iter()
+            .map(|(size_bytes, count)| SizeCount { size_bytes, count })
+            .collect();
+        sizes.sort_by(|x, y| y.count.cmp(&x.count).then(x.size_bytes.cmp(&y.size_bytes)));
+        sizes.truncate(16);
+        a.sizes = sizes;
+        a.sequential_pct = 100.0 * self.sequential as f64 / a.records as f64;
+        a.distinct_blocks = self.blocks.len() as u64;
+        a.footprint_bytes = a.distinct_blocks * b;
+
+        let blocks = &self.blocks;
+        let counts = |f: fn(&BlockState) -> u64| blocks.iter().map(move |(_, s)| f(s));
+        a.hot_spot = hot_spot(
+            counts(|s| u64::from(s.reads + s.writes)),
+            b,
+            a.footprint_bytes,
+        );
+        a.hot_spot_reads = hot_spot(counts(|s| u64::from(s.reads)), b, a.footprint_bytes);
+        a.hot_spot_writes = hot_spot(counts(|s| u64::from(s.writes)), b, a.footprint_bytes);
+        // Extents against their own footprint (the extents touched).
+        let extent_footprint = self.extents.len() as u64 * opts.extent_bytes;
+        a.hot_spot_extents = hot_spot(
+            self.extents.iter().map(|(_, n)| *n),
+            opts.extent_bytes,
+            extent_footprint,
+        );
+
+        // All accesses' distances: the reads' and the writes' together.
+        let mut all = vec![0u64; self.dist.reads.len().max(self.dist.writes.len())];
+        for (i, n) in all.iter_mut().enumerate() {
+            *n = u64::from(self.dist.reads.get(i).copied().unwrap_or(0))
+                + u64::from(self.dist.writes.get(i).copied().unwrap_or(0));
+        }
+        // Hit ratios over the accesses followed (all of them when exact).
+        let (sampled_reads, sampled_writes) = (self.sampled_reads, self.sampled_writes);
+        let sampled = sampled_reads + sampled_writes;
+        a.lru_curve = curve(&all, sampled, a.distinct_blocks, b);
+        a.lru_curve_reads = curve(&self.dist.reads, sampled_reads, a.distinct_blocks, b);
+        a.lru_curve_writes = curve(&self.dist.writes, sampled_writes, a.distinct_blocks, b);
+        // Exact in any case: all but each block's first access.
+        a.max_hit_ratio = (a.accesses - a.distinct_blocks) as f64 / a.accesses.max(1) as f64;
+        if let Some(h) = opts.hit {
+            a.cache_for_hit = Some(CacheForHit {
+                hit_ratio: h,
+                cache_bytes: cache_for(&all, sampled, h).map(|c| c * b),
+            });
+        }
+        if let Some(r) = self.rate {
+            let (mut sum, mut sum_sq) = (0f64, 0f64);
+            for (k, s) in blocks.iter() {
+                if follows(opts.lru, self.threshold, k) {
+                    let n = f64::from(s.reads + s.writes);
+                    sum += n;
+                    sum_sq += n * n;
+                }
+            }
+            a.lru_sampling = Some(Sampling {
+                rate: r,
+                sampled_blocks: self.sdistinct,
+                sampled_accesses: sampled,
+                error_bound: if sum > 0.0 { sum_sq.sqrt() / sum } else { 1.0 },
+            });
+        }
+        Ok(a)
+    }
 }
 
 /// Records read ahead of the analysis, up to a reader's error.

@@ -18,7 +18,7 @@
 //! `blkparse -i NAME -d FILE`, and the kernel's ftrace `blk` tracer in `bin`
 //! mode writes them merged already (what `iorig trace record` reads).
 
-use crate::read::Bad;
+use crate::stream::Bad;
 use crate::{Op, Record};
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::io::Read;
@@ -401,7 +401,7 @@ impl BlkBody {
                 return None;
             }
             let mut b = [0u8; RECORD_BYTES];
-            match crate::read::read_full(&mut self.stream, &mut b) {
+            match crate::stream::read_full(&mut self.stream, &mut b) {
                 Ok(0) => {
                     self.ended = true;
                     continue;

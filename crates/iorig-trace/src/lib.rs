@@ -18,6 +18,7 @@ pub mod capture;
 mod error;
 pub mod own;
 pub mod read;
+mod stream;
 mod table;
 
 pub use analyse::{analyse, analyse_records, Analysis, Options};

@@ -19,7 +19,7 @@
 //! bounded memory: sorted runs spill to temporary files beside the output and
 //! are merged at the end.
 
-use crate::read::Bad;
+use crate::stream::Bad;
 use crate::{Op, Record};
 use std::collections::BinaryHeap;
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -110,10 +110,10 @@ pub(crate) fn read_header(r: &mut dyn Read) -> Result<Vec<String>, String> {
             .map_err(|e| format!("header cut off ({e})"))?;
         let len = u16::from_le_bytes(two) as usize;
         total += len;
-        if total > crate::read::MAX_DEVICE_NAME_BYTES {
+        if total > crate::stream::MAX_DEVICE_NAME_BYTES {
             return Err(format!(
                 "the header's device names pass {} MiB: a damaged file",
-                crate::read::MAX_DEVICE_NAME_BYTES >> 20
+                crate::stream::MAX_DEVICE_NAME_BYTES >> 20
             ));
         }
         let mut name = vec![0u8; len];
@@ -144,12 +144,12 @@ impl<W: Write> Writer<W> {
             ))
         })?;
         let total: usize = devices.iter().map(String::len).sum();
-        if total > crate::read::MAX_DEVICE_NAME_BYTES {
+        if total > crate::stream::MAX_DEVICE_NAME_BYTES {
             // The reader refuses such a header.
             return Err(bad(format!(
                 "{} MiB of device names; a trace holds at most {}",
                 total >> 20,
-                crate::read::MAX_DEVICE_NAME_BYTES >> 20
+                crate::stream::MAX_DEVICE_NAME_BYTES >> 20
             )));
         }
         out.write_all(MAGIC)?;
@@ -354,7 +354,7 @@ pub(crate) struct OwnBody {
 impl OwnBody {
     pub(crate) fn next(&mut self) -> Option<Result<Record, Bad>> {
         let mut b = [0u8; RECORD_BYTES];
-        let got = match crate::read::read_full(&mut self.stream, &mut b) {
+        let got = match crate::stream::read_full(&mut self.stream, &mut b) {
             Ok(n) => n,
             Err(e) => {
                 return Some(Err(Bad {

@@ -62,8 +62,8 @@ pub fn tls_files(t: &cli::TlsArgs) -> Result<Option<iorig_agent::TlsFiles>, Fail
 }
 
 /// The multi-host flags for the controller, with the TLS files read.
-pub fn host_flags(h: &cli::HostArgs) -> Result<iorig_agent::hosts::Flags, Failure> {
-    Ok(iorig_agent::hosts::Flags {
+pub fn host_flags(h: &cli::HostArgs) -> Result<iorig_agent::options::Flags, Failure> {
+    Ok(iorig_agent::options::Flags {
         hosts: h.hosts.clone(),
         hosts_file: h.hosts_file.clone(),
         token_file: h.token_file.clone(),

@@ -52,7 +52,7 @@ fn cluster_options(
             )));
         }
     }
-    let o = iorig_agent::hosts::plan_options(&crate::host_flags(h)?, plan);
+    let o = iorig_agent::options::plan_options(&crate::host_flags(h)?, plan);
     Ok(o?)
 }
 

@@ -48,7 +48,7 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     let hosts = match a.on_hosts() {
         // Targets are the agents' paths: each host looks at its own.
         true => Some(
-            iorig_agent::hosts::options(&crate::host_flags(&a.hosts)?, layer.rate.is_some())
+            iorig_agent::options::options(&crate::host_flags(&a.hosts)?, layer.rate.is_some())
                 .map_err(iorig_run::RunError::from)?,
         ),
         // A directory as the target is the anchor of a file-system workload.

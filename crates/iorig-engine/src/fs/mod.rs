@@ -21,9 +21,12 @@ pub use format::{cleanup, format, FormatOutcome, FormatProgress};
 pub use tree::{Found, Shape, Tree, MARKER};
 
 use crate::buffers::AlignedBuffers;
+use crate::clock::IntervalPlan;
+use crate::collect::{RunEvent, RunOutcome};
 use crate::data::{DataFiller, DataPool};
 use crate::gen::BsGen;
-use crate::run::{IntervalPlan, Prepared, RunEvent, RunOutcome, TargetInfo};
+use crate::pool::{Gate, Pool};
+use crate::target::TargetInfo;
 use crate::verify::{ValidationSummary, VerifyCounters, VerifySetup, VerifyWorker};
 use crate::worker::WorkerMsg;
 use crate::EngineError;
@@ -260,7 +263,7 @@ impl FsPlan {
             kind: iorig_result::TargetKind::Directory,
             size_bytes: self.tree.total_bytes(),
             device: iorig_blockdev::device_for_path(&self.tree.anchor),
-            cache: crate::run::CacheState::Untouched,
+            cache: crate::target::CacheState::Untouched,
         }
     }
 
@@ -306,12 +309,13 @@ impl FsPlan {
 /// the mix has nothing left to do (every slot full for a create-only mix);
 /// intervals go out on `events` as block runs' do.
 pub(crate) fn execute(
-    prepared: &Prepared,
+    w: &Workload,
+    verify: Option<&Arc<VerifySetup>>,
+    devices: &[String],
     ft: &FsTarget,
     stop: Arc<AtomicBool>,
     events: &Sender<RunEvent>,
 ) -> Result<RunOutcome, EngineError> {
-    let w = &prepared.workload;
     let f =
         w.fs.as_ref()
             .ok_or_else(|| EngineError::Usage("not a file-system workload".into()))?;
@@ -319,7 +323,7 @@ pub(crate) fn execute(
     let workers = w.threads;
     let shared = Arc::new(worker::Shared::default());
     let unit = w.verify_unit_bytes();
-    let validation = match (&prepared.verify, w.verify) {
+    let validation = match (verify, w.verify) {
         (Some(v), true) => Some(Validation::new(v.clone())),
         (None, true) => Some(Validation::new(Arc::new(VerifySetup::fresh(
             unit as u32,
@@ -331,9 +335,7 @@ pub(crate) fn execute(
     let span = ft.span_bytes(unit);
     let (tx, rx) = unbounded::<WorkerMsg>();
     let mut spares = Vec::new();
-    let barrier = Arc::new(std::sync::Barrier::new(workers as usize + 1));
-    let start_cell = Arc::new(std::sync::OnceLock::<Instant>::new());
-    let mut handles = Vec::new();
+    let mut threads = Pool::new(workers);
     // Every worker's buffers before the first starts: a failure here must
     // not leave started workers waiting at the barrier.
     let dios = (0..workers)
@@ -348,87 +350,61 @@ pub(crate) fn execute(
         let stop = stop.clone();
         let tx = tx.clone();
         let shared = shared.clone();
-        let barrier = barrier.clone();
-        let start_cell = start_cell.clone();
         let w = w.clone();
         let f = f.clone();
         let stalls = ft.stalls.clone();
-        let handle = std::thread::Builder::new()
-            .name(format!("iorig-fs{id}"))
-            .spawn(move || {
-                crate::run::set_timer_slack();
-                crate::run::pin_to(&w.cpus);
-                barrier.wait();
-                let start = loop {
-                    if let Some(s) = start_cell.get() {
-                        break *s;
-                    }
-                    std::thread::yield_now();
-                };
-                match worker::FsWorker::new(
-                    id,
-                    workers,
-                    tree,
-                    dirs,
-                    &w,
-                    &f,
-                    dio,
-                    start,
-                    plan,
-                    stop,
-                    tx.clone(),
-                    spare_rx,
-                    shared,
-                ) {
-                    Ok(wk) => wk.with_stalls(stalls).with_span(span).run(),
-                    Err(e) => {
-                        let _ = tx.send(WorkerMsg::Error {
-                            worker: id,
-                            message: e.to_string(),
-                        });
-                        let _ = tx.send(WorkerMsg::Done { worker: id });
-                    }
+        let cpus = w.cpus.clone();
+        threads.spawn(format!("iorig-fs{id}"), cpus, move |gate: Gate| {
+            let start = gate.wait_start();
+            match worker::FsWorker::new(
+                id,
+                workers,
+                tree,
+                dirs,
+                &w,
+                &f,
+                dio,
+                start,
+                plan,
+                stop,
+                tx.clone(),
+                spare_rx,
+                shared,
+            ) {
+                Ok(wk) => wk.with_stalls(stalls).with_span(span).run(),
+                Err(e) => {
+                    let _ = tx.send(WorkerMsg::Error {
+                        worker: id,
+                        message: e.to_string(),
+                    });
+                    let _ = tx.send(WorkerMsg::Done { worker: id });
                 }
-            })
-            .map_err(|e| EngineError::Io {
-                what: "starting a worker thread".into(),
-                source: e,
-            })?;
-        handles.push(handle);
+            }
+        })?;
     }
     drop(tx);
-    barrier.wait();
-    let start = Instant::now();
-    let _ = start_cell.set(start);
+    threads.all_set_up();
+    let start = threads.start();
     let mut summary = validation
         .as_ref()
         .map(|v| ValidationSummary::new(u64::from(v.setup.keys.unit_bytes())));
-    let mut outcome = crate::run::collect(
-        prepared,
-        &plan,
+    let wiring = crate::collect::Wiring {
+        plan: &plan,
         start,
-        &stop,
-        rx,
-        &spares,
+        stop: &stop,
+        spares: &spares,
         events,
-        summary.as_mut().map(|s| (s, u64::from(w.max_errors))),
-        &shared.last_completion,
-    );
+        last_completion: &shared.last_completion,
+    };
+    let limits = summary.as_mut().map(|s| (s, u64::from(w.max_errors)));
+    let mut outcome = crate::collect::collect(wiring, devices, rx, limits);
     // A worker stuck in a system call (a hung NFS server) is left behind
     // rather than hanging the run, as block workers are.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    for (id, h) in handles.into_iter().enumerate() {
-        while !h.is_finished() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        if h.is_finished() {
-            let _ = h.join();
-        } else {
-            outcome.errors += 1;
-            outcome.error_messages.push(format!(
-                "worker {id} is stuck in a system call (the file system may have hung); it was left behind"
-            ));
-        }
+    for id in threads.join_by(Instant::now() + Duration::from_secs(15)) {
+        outcome.errors += 1;
+        outcome.error_messages.push(format!(
+            "worker {id} is stuck in a system call (the file system may have hung); it was left behind"
+        ));
     }
     if let (Some(s), Some(v)) = (summary.as_mut(), &validation) {
         s.take_counts(&v.counters);

@@ -12,8 +12,8 @@
 use super::beneath::Beneath;
 use super::ops::{self, At, DataIo, Offsets, OpSink, Req};
 use super::tree::{Tree, Want};
+use crate::clock::{IntervalPlan, ThreadClock};
 use crate::gen::{below, rng_for, unit_f64, DistSampler};
-use crate::run::{IntervalPlan, ThreadClock};
 use crate::worker::WorkerMsg;
 use crossbeam_channel::{Receiver, Sender};
 use iorig_spec::{FileIo, FileSelect, FsOp};

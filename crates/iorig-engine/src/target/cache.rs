@@ -7,7 +7,7 @@
 //! page cache, dentries and inodes first, as HCIBench does between tests.
 
 use super::{OpenTarget, TargetKind};
-use crate::run::CacheState;
+use crate::target::CacheState;
 use crate::EngineError;
 use std::io::Write;
 

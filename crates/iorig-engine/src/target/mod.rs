@@ -102,6 +102,46 @@ pub struct FillProgress {
 const SIGNATURE_SPAN: u64 = 1 << 20;
 
 pub(crate) mod cache;
+/// Facts about one target, for output.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TargetInfo {
+    pub path: String,
+    pub kind: iorig_result::TargetKind,
+    /// Usable bytes of the target (its data area).
+    pub size_bytes: u64,
+    pub device: Option<String>,
+    /// What became of its cached pages before the step.
+    pub cache: CacheState,
+}
+
+/// What became of a target's cached pages before the step
+/// ([`crate::target::cache`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CacheState {
+    /// Not a file or device of this host's (the null engine, a tree, an
+    /// agent's target), or not yet opened.
+    #[default]
+    Untouched,
+    /// Written back and dropped.
+    Dropped,
+    /// The kernel would not drop them (a device without CAP_SYS_ADMIN).
+    NotDropped,
+    /// Left as they were (`keep_cache`).
+    Kept,
+}
+
+impl From<&TargetPlan> for TargetInfo {
+    fn from(t: &TargetPlan) -> Self {
+        TargetInfo {
+            path: t.path.display().to_string(),
+            kind: t.kind.into(),
+            size_bytes: t.size_bytes,
+            device: t.device.clone(),
+            cache: CacheState::Untouched,
+        }
+    }
+}
+
 mod header;
 mod inuse;
 mod scratch;

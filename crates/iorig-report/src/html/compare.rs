@@ -437,6 +437,18 @@ pub fn render_compare(runs: &[RunReport]) -> (Rendered, Comparison) {
 
     external_section(&mut page, &cmp);
     page.push("<section id=\"compare-charts\"><h2>Charts</h2>\n");
+    comparison_charts(&mut page, runs, &cmp);
+    if page.charts.is_empty() {
+        page.push("<p class=\"note\">No charts: the runs share no curve, scaling series or step with latency histograms.</p>\n");
+    }
+    page.push("</section>\n");
+    page.push("<footer>Made by iorig from the result store.</footer>\n");
+    (page.finish(&title), cmp)
+}
+
+/// The comparison's charts: each curve, each scaling series and each
+/// matched step's percentiles, a line per run.
+fn comparison_charts(page: &mut Page, runs: &[RunReport], cmp: &Comparison) {
     let run_label = |r: &RunReport| format!("run {}", r.id());
     // Curves: the n-th curve of each run.
     let max_curves = runs.iter().map(|r| r.curves.len()).max().unwrap_or(0);
@@ -513,12 +525,6 @@ pub fn render_compare(runs: &[RunReport]) -> (Rendered, Comparison) {
             charts::percentile_chart(&title, &lines),
         );
     }
-    if page.charts.is_empty() {
-        page.push("<p class=\"note\">No charts: the runs share no curve, scaling series or step with latency histograms.</p>\n");
-    }
-    page.push("</section>\n");
-    page.push("<footer>Made by iorig from the result store.</footer>\n");
-    (page.finish(&title), cmp)
 }
 
 /// The comparison table's header row.
