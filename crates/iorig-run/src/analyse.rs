@@ -4,7 +4,7 @@
 //! module feeds it and returns typed findings (a front end decides which
 //! are worth a warning).
 
-use crate::plan::StepResult;
+use crate::results::StepResult;
 use crate::step::StepOutput;
 use iorig_result::{
     CurveFinding, Finding, OffRatePoint, RateCheck, SteadyStateFinding, WriteCliffFinding,
@@ -317,9 +317,9 @@ pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
                 max_of.insert(group, iops);
                 None
             }
-            StepRole::CurveRate { pct, .. } => max_of
-                .get(&group)
-                .map(|max| crate::plan::curve_step_rate(*max, pct)),
+            StepRole::CurveRate { pct, .. } => {
+                max_of.get(&group).map(|max| curve_step_rate(*max, pct))
+            }
             _ => None,
         };
         let (mean_lat_se_ns, p99_lat_se_ns) = r.lat_se_ns;
@@ -372,11 +372,17 @@ pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
         .collect()
 }
 
+/// The rate a curve step runs at: its share of the curve's measured max,
+/// in whole IOPS, at least 1. The curve analysis reads it back the same way.
+pub(crate) fn curve_step_rate(max_iops: f64, pct: f64) -> f64 {
+    (max_iops * pct / 100.0).max(1.0).round()
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::plan::StepResult;
+    use crate::results::StepResult;
     use iorig_result::{StepStatus, Summary};
 
     /// A step's summary with the given IOPS and mean/p99 latency (ms).

@@ -4,34 +4,17 @@
 //! targets, mix and rate; interval `k` of every job is merged into the
 //! step's interval `k`, and each job keeps its own figures.
 
+use crate::created::{created_ids, created_paths, unlink_created};
 use crate::event::Event;
 use crate::merge::{merge_interval, summary_of_samples};
+use crate::results::JobPart;
 use crate::results::{interval_of, target_entry};
-use crate::step::{deliver_interval, Out, StepCall, StepHooks, StepOutput};
+use crate::step::{below_floor, deliver_interval, JobCall, Out, StepCall, StepHooks, StepOutput};
 use crate::{RunError, Stop};
 use crossbeam_channel::{unbounded, Receiver, Select};
 use iorig_engine::run::{self, IntervalSample, Prepared, RunEvent, RunOutcome, TargetInfo};
 use iorig_result::JobResult;
-use iorig_spec::Workload;
 use std::collections::BTreeMap;
-
-/// One job of a step: its name and its resolved workload.
-#[derive(Debug, Clone)]
-pub struct JobCall {
-    pub name: String,
-    pub w: Workload,
-    /// When it ends, the step's other jobs end too (fio's `exitall`).
-    pub exitall: bool,
-}
-
-/// What one job of a finished step measured, beside its typed result: the
-/// merged statistics of its measured intervals (histograms whole, for
-/// exporters that want percentiles of their own choosing).
-#[derive(Debug, Clone)]
-pub struct JobPart {
-    pub result: JobResult,
-    pub stats: iorig_stats::IntervalStats,
-}
 
 /// Checks every job of a step as [`crate::Local`] checks one workload.
 pub(crate) fn check_jobs(jobs: &[JobCall], allow_destroy: bool) -> Result<(), RunError> {
@@ -62,7 +45,7 @@ pub(crate) fn run_jobs(
     let mut created: Vec<Vec<std::path::PathBuf>> = Vec::new();
     for j in call.jobs {
         let planned = run::plan(&j.w, call.allow_destroy).map_err(|e| job_err(j, e))?;
-        created.push(crate::step::created_paths(&planned));
+        created.push(created_paths(&planned));
         for n in &planned.notices {
             out.notice(&format!("job '{}': {n}", j.name));
         }
@@ -137,7 +120,7 @@ pub(crate) fn run_jobs(
             match op.recv(&receivers[j]) {
                 Ok(RunEvent::Interval(sample)) => {
                     if breach[j].is_none() {
-                        breach[j] = crate::step::below_floor(&call.jobs[j].w, &sample)
+                        breach[j] = below_floor(&call.jobs[j].w, &sample)
                             .map(|m| format!("job '{}': {m}", call.jobs[j].name));
                         if breach[j].is_some() {
                             // The jobs share one clock: the step ends.
@@ -224,7 +207,7 @@ pub(crate) fn run_jobs(
     }
     for (j, paths) in created.iter().enumerate() {
         if call.jobs[j].w.unlink {
-            crate::step::unlink_created(&crate::step::created_ids(paths, &prepared[j]), out);
+            unlink_created(&created_ids(paths, &prepared[j]), out);
         }
     }
     let mut outcome = merge_outcomes(outcomes, &totals);

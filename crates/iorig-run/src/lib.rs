@@ -14,6 +14,7 @@
 
 pub mod analyse;
 pub mod collect;
+mod created;
 pub mod csv;
 pub mod event;
 pub mod fio_out;
@@ -21,6 +22,7 @@ pub mod fit;
 pub mod group;
 pub mod iolog;
 pub mod journal;
+pub mod local;
 pub mod merge;
 pub mod metrics;
 pub mod plan;
@@ -34,8 +36,9 @@ pub mod store;
 pub mod verify_scan;
 
 pub use event::{Collector, Event, PlanProgress, Sink};
-pub use group::{JobCall, JobPart};
-pub use step::{Control, Local, Out, StepCall, StepExecutor, StepHooks, StepOutput};
+pub use local::Local;
+pub use results::JobPart;
+pub use step::{Control, JobCall, Out, StepCall, StepExecutor, StepHooks, StepOutput};
 pub use stop::{StartGate, Stop};
 pub use store::StoreWriter;
 

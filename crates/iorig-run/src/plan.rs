@@ -8,7 +8,6 @@
 
 use crate::analyse;
 use crate::event::{Event, PlanProgress, Sink};
-use crate::results::step_summary;
 use crate::step::{Control, Out, StepCall, StepExecutor, StepHooks};
 use crate::store::StoreWriter;
 use crate::{RunError, Stop};
@@ -154,20 +153,7 @@ impl Invocation {
     }
 }
 
-/// A finished (or skipped) step.
-#[derive(Debug, Clone)]
-pub struct StepResult {
-    pub step: PlanStep,
-    pub status: StepStatus,
-    pub summary: Option<Summary>,
-    pub analysis: Vec<Finding>,
-    /// A step of several jobs: each job's part.
-    pub jobs: Vec<crate::JobPart>,
-    /// Standard errors of its mean and p99 latency over its measured
-    /// intervals (the curve's sanity check); None when not known (fewer
-    /// than two intervals, or not run here now).
-    pub lat_se_ns: (Option<f64>, Option<f64>),
-}
+pub use crate::results::StepResult;
 
 /// The curve analyses of steps just run (what the plan reports at its end).
 pub fn curve_findings(results: &[StepResult]) -> Vec<iorig_result::CurveFinding> {
@@ -560,7 +546,7 @@ impl Runner<'_> {
             return Err(why.clone());
         }
         match self.curve_max.get(&group) {
-            Some(max) if *max > 0.0 => Ok(Some(curve_step_rate(*max, pct))),
+            Some(max) if *max > 0.0 => Ok(Some(crate::analyse::curve_step_rate(*max, pct))),
             _ => Err("the curve's max run measured no IOPS".into()),
         }
     }
@@ -669,7 +655,7 @@ impl Runner<'_> {
         let outcome = &out.outcome;
         let interrupted = self.stop.interrupted();
         let (status, validation_errors) = out.status(interrupted);
-        let summary = step_summary(&out);
+        let summary = out.summary();
         self.out.send(Event::StepEnded {
             index: step.index,
             status,
@@ -804,12 +790,6 @@ impl Runner<'_> {
             lat_se_ns: (None, None),
         });
     }
-}
-
-/// The rate a curve step runs at: its share of the curve's measured max,
-/// in whole IOPS, at least 1. The curve analysis reads it back the same way.
-pub(crate) fn curve_step_rate(max_iops: f64, pct: f64) -> f64 {
-    (max_iops * pct / 100.0).max(1.0).round()
 }
 
 /// `1h02m03s`, `4m05s`, `12.5s`.

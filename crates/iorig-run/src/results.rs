@@ -2,7 +2,6 @@
 //! the one place engine figures become the schema the JSON, the store and
 //! the reports share.
 
-use crate::step::StepOutput;
 use iorig_engine::fs::FormatOutcome;
 use iorig_engine::run::{IntervalSample, TargetInfo};
 use iorig_engine::verify::{ValidationError, ValidationSummary};
@@ -86,27 +85,6 @@ pub fn fs_ops_of(stats: &IntervalStats, duration_s: f64) -> BTreeMap<FsOp, OpSum
         .collect()
 }
 
-/// The summary of a finished step, with its validation results and the
-/// format phase of a file-system workload.
-pub fn step_summary(step: &StepOutput) -> Summary {
-    let outcome = &step.outcome;
-    let mut s = summary_of(
-        &outcome.summary,
-        outcome.measured_s,
-        outcome.cpu,
-        outcome.summary.errors,
-        &outcome.error_messages,
-    );
-    let names: Vec<String> = step.targets.iter().map(|t| t.path.clone()).collect();
-    s.validation = outcome
-        .validation
-        .as_ref()
-        .map(|v| validation_of(v, &names));
-    s.format = step.format.as_ref().map(format_summary);
-    s.workers_cpu = Some(outcome.thread_usage);
-    s
-}
-
 /// The format phase of a file-system workload, as the result schema has it.
 pub fn format_summary(f: &FormatOutcome) -> FormatSummary {
     let secs = f.duration.as_secs_f64();
@@ -180,4 +158,27 @@ pub fn error_entry(e: &ValidationError, target_names: &[String]) -> ValidationEr
         found_written_unix_ns: u.found_time_ns,
         detail: u.detail.clone(),
     }
+}
+/// What one job of a finished step measured, beside its typed result: the
+/// merged statistics of its measured intervals (histograms whole, for
+/// exporters that want percentiles of their own choosing).
+#[derive(Debug, Clone)]
+pub struct JobPart {
+    pub result: iorig_result::JobResult,
+    pub stats: iorig_stats::IntervalStats,
+}
+
+/// A finished (or skipped) step.
+#[derive(Debug, Clone)]
+pub struct StepResult {
+    pub step: iorig_spec::plan::PlanStep,
+    pub status: iorig_result::StepStatus,
+    pub summary: Option<iorig_result::Summary>,
+    pub analysis: Vec<iorig_result::Finding>,
+    /// A step of several jobs: each job's part.
+    pub jobs: Vec<JobPart>,
+    /// Standard errors of its mean and p99 latency over its measured
+    /// intervals (the curve's sanity check); None when not known (fewer
+    /// than two intervals, or not run here now).
+    pub lat_se_ns: (Option<f64>, Option<f64>),
 }

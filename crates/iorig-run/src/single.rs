@@ -4,7 +4,7 @@
 
 use crate::analyse::analyse_step;
 use crate::event::{Event, PlanProgress, Sink};
-use crate::results::{step_summary, target_entry};
+use crate::results::target_entry;
 use crate::step::{Control, Out, StepHooks};
 use crate::store::StoreWriter;
 use crate::{host_name, journal, RunError, Stop};
@@ -286,7 +286,7 @@ pub fn run_with(
     let outcome = &step.outcome;
     let interrupted = stop.interrupted();
     let (status, validation_errors) = step.status(interrupted);
-    let summary = step_summary(&step);
+    let summary = step.summary();
     out.send(Event::StepEnded {
         index: 0,
         status,

@@ -5,7 +5,9 @@
 //!   another (or stops) fails here until the document says so;
 //! - a thin binary: at most 2,000 lines of argument wiring and printing,
 //!   its modules importing each other in no circle (logic that grows goes
-//!   into a library crate, where a second front end can use it).
+//!   into a library crate, where a second front end can use it);
+//! - no circle between the top modules of any crate: shared parts stand
+//!   apart from what orchestrates them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -151,10 +153,11 @@ fn the_binary_is_argument_wiring_and_printing() {
     );
 }
 
-/// The binary's top modules (a file `src/x.rs` or a directory `src/x/`)
-/// and, for each, the top modules it names as `crate::y`. `main.rs` is the
-/// root that wires them and is left out: every module may use its shared
-/// definitions (`Failure`, `exit`).
+/// A crate's top modules (a file `src/x.rs` or a directory `src/x/`) and,
+/// for each, the top modules its code names as `crate::y` (comments and
+/// `#[cfg(test)] mod tests` left out). The root (`lib.rs`, `main.rs`) is
+/// left out: it declares the modules and re-exports, and in the binary holds
+/// the definitions every command shares (`Failure`, `exit`).
 fn module_edges(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let top = |path: &Path| -> String {
         let rel = path.strip_prefix(src).expect("under src");
@@ -170,17 +173,23 @@ fn module_edges(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (path, text) in &files {
         let from = top(path);
-        if from == "main" {
+        if from == "main" || from == "lib" {
             continue;
         }
+        let code = text
+            .split("#[cfg(test)]\nmod tests")
+            .next()
+            .unwrap_or_default();
         let entry = edges.entry(from.clone()).or_default();
-        for (i, _) in text.match_indices("crate::") {
-            let name: String = text[i + 7..]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
-            if name != from && name != "main" && modules.contains(&name) {
-                entry.insert(name);
+        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for (i, _) in line.match_indices("crate::") {
+                let name: String = line[i + 7..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if name != from && name != "main" && name != "lib" && modules.contains(&name) {
+                    entry.insert(name);
+                }
             }
         }
     }
@@ -246,5 +255,29 @@ fn a_circle_is_found_where_there_is_one() {
     assert_eq!(
         a_circle(&edges),
         Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+    );
+}
+
+#[test]
+fn no_crate_imports_its_own_modules_in_a_circle() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut circles = Vec::new();
+    let mut read = 0;
+    for entry in std::fs::read_dir(&crates).expect("crates/") {
+        let src = entry.expect("a crate directory").path().join("src");
+        if !src.is_dir() {
+            continue;
+        }
+        read += 1;
+        if let Some(c) = a_circle(&module_edges(&src)) {
+            circles.push(format!("{}: {}", src.display(), c.join(" → ")));
+        }
+    }
+    assert!(read > 10, "the crates are read");
+    assert!(
+        circles.is_empty(),
+        "modules that import each other in a circle (move what both need into a \
+         module of its own, apart from what orchestrates it):\n{}",
+        circles.join("\n")
     );
 }
