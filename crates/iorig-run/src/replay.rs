@@ -98,14 +98,9 @@ pub struct TraceFacts {
 /// interval, labels). [`prepare`] fills in what the trace decides.
 #[derive(Clone, Debug)]
 pub struct Replay {
-    pub file: PathBuf,
-    pub format: Option<Format>,
-    pub bad: BadRecords,
-    /// The trace's times divided by this; `None`: as fast as possible.
-    pub speed: Option<f64>,
-    pub map: OffsetMap,
-    pub align_bytes: u64,
-    pub async_submit: bool,
+    /// The trace and how to replay it; its `facts` are [`survey`]'s, filled
+    /// in by [`prepare`].
+    pub setup: ReplaySetup,
     /// I/Os in flight at most; `None`: 256 when timed (the trace's own
     /// concurrency decides), the trace's mean when as fast as possible.
     pub qd: Option<u32>,
@@ -127,14 +122,15 @@ pub fn prepare(
     allow_destroy: bool,
 ) -> Result<(iorig_spec::Workload, ReplaySetup), RunError> {
     use iorig_spec::{OneOrMany, StrOrNum, WorkloadFile};
-    let facts = survey(&r.file, r.format, r.bad, r.align_bytes)?;
-    if r.speed.is_some() && !facts.timed {
+    let mut setup = r.setup;
+    let facts = survey(&setup.file, setup.format, setup.bad, setup.align_bytes)?;
+    if setup.speed.is_some() && !facts.timed {
         return Err(RunError::usage(format!(
             "{}: the trace has no times (an fio iolog v2 without wait lines); replay it with --afap",
-            r.file.display()
+            setup.file.display()
         )));
     }
-    let qd = match (r.qd, r.speed) {
+    let qd = match (r.qd, setup.speed) {
         (Some(0), _) => return Err(RunError::usage("--qd 0: give at least 1")),
         (Some(q), _) => q,
         // Timed: enough slots that the trace's own concurrency is never
@@ -142,7 +138,7 @@ pub fn prepare(
         (None, Some(_)) => 256,
         (None, None) => facts.mean_qd.map_or(1, |q| q.ceil().max(1.0) as u32),
     };
-    let time = match (&r.time, r.speed) {
+    let time = match (&r.time, setup.speed) {
         (Some(t), _) => t.clone(),
         (None, Some(x)) => format!(
             "{}ms",
@@ -151,7 +147,7 @@ pub fn prepare(
         (None, None) => "1d".to_string(),
     };
     let reads_pct = 100.0 * facts.reads as f64 / facts.records.max(1) as f64;
-    let bs = facts.max_size_bytes.div_ceil(r.align_bytes) * r.align_bytes;
+    let bs = facts.max_size_bytes.div_ceil(setup.align_bytes) * setup.align_bytes;
     let text = |v: String| Some(StrOrNum::Str(v));
     let layer = WorkloadFile {
         target: (!r.targets.is_empty()).then(|| OneOrMany::Many(r.targets.clone())),
@@ -159,7 +155,7 @@ pub fn prepare(
         bs: text(bs.to_string()),
         read: text(format!("{reads_pct:.3}")),
         random: text("100".into()),
-        align: text(r.align_bytes.to_string()),
+        align: text(setup.align_bytes.to_string()),
         qd: text(qd.to_string()),
         engine: r.engine,
         time: text(time),
@@ -170,20 +166,11 @@ pub fn prepare(
     let w = layer
         .resolve(1)
         .map_err(|e| RunError::usage(e.to_string()))?;
-    let setup = ReplaySetup {
-        file: r.file,
-        format: r.format,
-        bad: r.bad,
-        speed: r.speed,
-        map: r.map,
-        align_bytes: r.align_bytes,
-        async_submit: r.async_submit,
-        facts,
-    };
+    setup.facts = facts;
     // The trace against the targets' working sets, before anything is
     // created or written (planning only looks).
     let planned = iorig_engine::run::plan(&w, allow_destroy)?;
-    if r.async_submit && planned.engine != iorig_spec::EngineKind::IoUring {
+    if setup.async_submit && planned.engine != iorig_spec::EngineKind::IoUring {
         return Err(RunError::usage(format!(
             "--async-submit is for the io_uring engine; this replay runs on {} (drop --async-submit, or use --engine io_uring)",
             planned.engine.name()

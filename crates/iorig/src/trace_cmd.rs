@@ -97,7 +97,7 @@ pub fn record(a: &TraceRecordArgs) -> Result<u8, Failure> {
 }
 
 pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
-    use iorig_run::replay::Replay;
+    use iorig_run::replay::{Replay, ReplaySetup};
     let format = a.format;
     let speed = if a.afap {
         None
@@ -108,13 +108,16 @@ pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
     let labels = crate::labels(&a.record.labels)?;
     let (w, setup) = iorig_run::replay::prepare(
         Replay {
-            file: a.file.clone(),
-            format,
-            bad: BadRecords::skipped_if(a.skip_bad),
-            speed,
-            map: a.map,
-            align_bytes: a.align_bytes,
-            async_submit: a.async_submit,
+            setup: ReplaySetup {
+                file: a.file.clone(),
+                format,
+                bad: BadRecords::skipped_if(a.skip_bad),
+                speed,
+                map: a.map,
+                align_bytes: a.align_bytes,
+                async_submit: a.async_submit,
+                facts: Default::default(),
+            },
             qd: a.qd,
             time: a.time.clone(),
             targets: a.targets.clone(),
