@@ -110,7 +110,9 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
         printer.notice(&format!("{} hosts; {rate}", checks.len()));
         cluster = Some(c);
     } else if a.dry_run {
-        return dry_run(&w, a.allow_destroy, printer);
+        // The listing goes to stdout whatever --json says: a dry run writes
+        // no document.
+        return dry_run(&w, a.allow_destroy, Printer::new(false, a.quiet));
     }
 
     // 3. Run (targets are planned and checked before anything is written).
