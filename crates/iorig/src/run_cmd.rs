@@ -23,27 +23,31 @@ fn usage(e: impl ToString) -> Failure {
 }
 
 pub fn run(a: RunArgs) -> Result<u8, Failure> {
-    // 1. The workload: file, then flags on top.
-    let mut layer = WorkloadFile::default();
-    let mut file_format = None;
-    if let Some(path) = &a.file {
-        // A fio job file or vdbench parameter file may come from anywhere:
-        // read within the importers' caps on a line and a file.
-        let text = iorig_import::read_text(path)
-            .map_err(|e| usage(format!("workload file {}: {e}", path.display())))?;
-        let format = crate::foreign_cmd::format_of(&a.foreign, &text)?;
-        if let Some(why) = a.refusal(Some(format)) {
-            return Err(usage(why));
+    // 1. The workload: file, then flags on top. A fio job file or vdbench
+    // parameter file may come from anywhere: read within the importers'
+    // caps on a line and a file.
+    let file = match &a.file {
+        Some(path) => {
+            let text = iorig_import::read_text(path)
+                .map_err(|e| usage(format!("workload file {}: {e}", path.display())))?;
+            let format = crate::foreign_cmd::format_of(&a.foreign, &text)?;
+            Some((path, text, format))
         }
-        if format != iorig_import::Format::Iorig {
-            return crate::foreign_cmd::run(&a, path, &text, format);
-        }
-        file_format = Some(format);
-        layer = WorkloadFile::from_toml(&path.display().to_string(), &text).map_err(usage)?;
-    }
-    if let Some(why) = a.refusal(file_format) {
+        None => None,
+    };
+    // Which flags go with which file, checked once before anything else.
+    if let Some(why) = a.refusal(file.as_ref().map(|(_, _, format)| *format)) {
         return Err(usage(why));
     }
+    let layer = match &file {
+        Some((path, text, format)) if *format != iorig_import::Format::Iorig => {
+            return crate::foreign_cmd::run(&a, path, text, *format);
+        }
+        Some((path, text, _)) => {
+            WorkloadFile::from_toml(&path.display().to_string(), text).map_err(usage)?
+        }
+        None => WorkloadFile::default(),
+    };
     let mut layer = layer.overlay(a.layer().map_err(usage)?);
     let hosts = match a.on_hosts() {
         // Targets are the agents' paths: each host looks at its own.
