@@ -20,7 +20,7 @@ use crate::hosts::HostSpec;
 use crate::proto::agent_client::AgentClient;
 use crate::proto::{self, run_message::Msg};
 use crate::{wire, AgentError, AUTH_KEY, PROTOCOL_MAJOR, PROTOCOL_MINOR};
-use iorig_engine::run::{IntervalSample, RunOutcome, TargetInfo};
+use iorig_result::live::{IntervalSample, RunOutcome, TargetInfo};
 use iorig_result::{Finding, HostResult, HostStatus, Interval, ResultDoc};
 use iorig_run::merge::{merge_interval, summary_of_samples};
 use iorig_run::results::{interval_of, target_entry};

@@ -4,7 +4,7 @@
 
 use crate::proto;
 use crate::AgentError;
-use iorig_engine::run::{IntervalSample, TargetInfo};
+use iorig_result::live::{IntervalSample, TargetInfo};
 use iorig_stats::{CpuUsage, DeviceUsage, IntervalStats, LatencyHistogram, OpStats};
 
 pub fn op_msg(s: &OpStats) -> proto::OpStatsMsg {
@@ -154,7 +154,7 @@ pub fn target_of(t: &proto::Target) -> Result<TargetInfo, AgentError> {
         size_bytes: t.size_bytes,
         device: (!t.device.is_empty()).then(|| t.device.clone()),
         // The agent drops its targets' pages itself; it does not say so.
-        cache: iorig_engine::run::CacheState::Untouched,
+        cache: iorig_result::live::CacheState::Untouched,
     })
 }
 

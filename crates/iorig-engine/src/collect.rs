@@ -18,28 +18,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// One interval of the run, all workers merged.
-#[derive(Debug)]
-pub struct IntervalSample {
-    pub index: usize,
-    /// Seconds from the start of the run to the end of this interval.
-    pub t_s: f64,
-    pub duration_s: f64,
-    pub warmup: bool,
-    pub stats: IntervalStats,
-    pub cpu: CpuUsage,
-    pub device: Option<DeviceUsage>,
-    /// Longest time in this interval without any completion, from the
-    /// completions' own timestamps (a gap that started earlier counts up to
-    /// its end here; one still open counts up to the interval's end).
-    pub longest_gap_ns: u64,
-    /// Where that gap began, ns from the start of the run.
-    pub gap_start_ns: u64,
-    /// iorig's busiest worker thread over the interval: time on a CPU or
-    /// waiting for one, percent of the interval (100 = it never waited for
-    /// the storage).
-    pub worker_busy_max_pct: f64,
-}
+pub use iorig_result::live::IntervalSample;
 
 /// What a running workload reports.
 #[derive(Debug)]
@@ -54,45 +33,7 @@ pub enum RunEvent {
     Validation(Box<ValidationError>),
 }
 
-/// The end of a run.
-#[derive(Debug)]
-pub struct RunOutcome {
-    /// Merged statistics of the measured (non-warmup) intervals.
-    pub summary: IntervalStats,
-    /// Seconds covered by the measured intervals.
-    pub measured_s: f64,
-    /// Mean CPU use over the measured intervals (time-weighted).
-    pub cpu: CpuUsage,
-    /// Every I/O error, warmup included (`summary.errors` counts the measured
-    /// time only).
-    pub errors: u64,
-    pub error_messages: Vec<String>,
-    /// Ended before the planned time (stop request or every worker failed).
-    pub ended_early: bool,
-    pub intervals: usize,
-    /// Data validation results (`verify` workloads).
-    pub validation: Option<ValidationSummary>,
-    /// Per worker, its thread's time on a CPU or waiting for one over the
-    /// measured time, percent: 100 means it never waited for the storage,
-    /// so the generator set the pace.
-    pub worker_busy_pct: Vec<f64>,
-    /// The workers' own rusage over the measured intervals, summed (fio's
-    /// per-job CPU, context switches and page faults).
-    pub thread_usage: ThreadUsage,
-    /// Longest time without any completion in the measured time, and where
-    /// it began (seconds from the start of the run).
-    pub longest_gap_ns: u64,
-    pub longest_gap_start_s: f64,
-    /// Bytes issued against `byte_limit`, when there is one.
-    pub limited_bytes: Option<u64>,
-    /// Time workers spent writing and syncing journal records, and how many
-    /// batches they synced (not part of any I/O's latency).
-    pub journal_ns: u64,
-    pub journal_batches: u64,
-    /// One line each for the user about how the run went (a file-system
-    /// mix that ran out of work).
-    pub notices: Vec<String>,
-}
+pub use iorig_result::live::RunOutcome;
 
 /// One interval being gathered from the workers.
 #[derive(Default)]

@@ -620,7 +620,7 @@ pub fn execute(
         ));
     }
     if let Some(v) = validation.as_mut() {
-        v.take_counts(&counters);
+        crate::verify::take_counts(v, &counters);
         v.journal_ns = outcome.journal_ns;
         v.journal_batches = outcome.journal_batches;
     }

@@ -15,12 +15,10 @@
 use crate::EngineError;
 use iorig_spec::Workload;
 use iorig_verify::{check_unit, ErrorKind, Expected, Journal, KeyMap, UnitError};
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// How many validation errors a run keeps in full (the rest are counted).
-pub const KEPT_ERRORS: usize = 1000;
+pub use iorig_result::live::KEPT_ERRORS;
 
 /// What a run validates against, shared by its workers.
 pub struct VerifySetup {
@@ -117,65 +115,14 @@ pub(crate) struct VerifyCounters {
     pub after_reads: AtomicU64,
 }
 
-/// A validation error as the run reports it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ValidationError {
-    /// Seconds from the start of the run.
-    pub t_s: f64,
-    pub target_path: String,
-    pub error: UnitError,
-}
+pub use iorig_result::live::{ValidationError, ValidationSummary};
 
-/// Validation results of a run.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ValidationSummary {
-    pub unit_bytes: u64,
-    /// Units whose content was checked against a known key.
-    pub units_checked: u64,
-    /// Reads (of any kind) whose data was checked.
-    pub blocks_checked: u64,
-    /// Reads made before writing over known data.
-    pub pre_reads: u64,
-    /// Reads made right after writes (`--verify-after`).
-    pub after_reads: u64,
-    pub errors: u64,
-    /// Time workers spent writing and syncing journal records (`--journal`),
-    /// and the batches synced; not part of any I/O's reported latency.
-    pub journal_ns: u64,
-    pub journal_batches: u64,
-    /// Errors by kind name (`corrupted`, `lost_write`, ...).
-    pub errors_by_kind: BTreeMap<String, u64>,
-    /// The first errors in full (up to [`KEPT_ERRORS`]).
-    pub first_errors: Vec<ValidationError>,
-    /// The run stopped because it reached `max_errors`.
-    pub stopped_at_max_errors: bool,
-}
-
-impl ValidationSummary {
-    pub fn new(unit_bytes: u64) -> Self {
-        ValidationSummary {
-            unit_bytes,
-            ..Default::default()
-        }
-    }
-
-    pub fn add_error(&mut self, e: ValidationError) {
-        self.errors += 1;
-        *self
-            .errors_by_kind
-            .entry(e.error.kind.name().to_string())
-            .or_default() += 1;
-        if self.first_errors.len() < KEPT_ERRORS {
-            self.first_errors.push(e);
-        }
-    }
-
-    pub(crate) fn take_counts(&mut self, c: &VerifyCounters) {
-        self.units_checked = c.units_checked.load(Ordering::Relaxed);
-        self.blocks_checked = c.blocks_checked.load(Ordering::Relaxed);
-        self.pre_reads = c.pre_reads.load(Ordering::Relaxed);
-        self.after_reads = c.after_reads.load(Ordering::Relaxed);
-    }
+/// Copies the workers' counters into a summary.
+pub(crate) fn take_counts(summary: &mut ValidationSummary, c: &VerifyCounters) {
+    summary.units_checked = c.units_checked.load(Ordering::Relaxed);
+    summary.blocks_checked = c.blocks_checked.load(Ordering::Relaxed);
+    summary.pre_reads = c.pre_reads.load(Ordering::Relaxed);
+    summary.after_reads = c.after_reads.load(Ordering::Relaxed);
 }
 
 /// The header id of target `index` for a key map or journal with `tag`:

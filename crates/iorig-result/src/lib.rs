@@ -43,6 +43,7 @@ macro_rules! names {
 mod doc;
 mod figures;
 mod finding;
+pub mod live;
 mod names;
 mod profile;
 mod run_doc;

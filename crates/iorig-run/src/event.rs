@@ -8,10 +8,8 @@
 //! `RunBegun` before its step's `StepBegun`, a plan `PlanBegun` and every
 //! `StepPending` first; `RunEnded` closes both.
 
-use iorig_engine::fs::FormatProgress;
-use iorig_engine::run::{IntervalSample, RunOutcome, TargetInfo};
-use iorig_engine::verify::ValidationError;
 use iorig_profile::IntervalFigures;
+use iorig_result::live::{FormatProgress, IntervalSample, RunOutcome, TargetInfo, ValidationError};
 use iorig_result::{
     Finding, FormatSummary, Interval, ProfileSummary, RunStatus, StepRole, StepStatus, Summary,
 };

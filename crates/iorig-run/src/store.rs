@@ -218,7 +218,7 @@ impl StoreWriter {
 }
 
 /// The stored rows of an interval: read, write (trim, fs kinds) and total.
-fn rows_of(sample: &iorig_engine::run::IntervalSample) -> Vec<IntervalRow> {
+fn rows_of(sample: &iorig_result::live::IntervalSample) -> Vec<IntervalRow> {
     IntervalRow::rows_of(
         sample.index as u64,
         sample.t_s,
@@ -261,7 +261,7 @@ impl StoreWriter {
     }
 
     /// The facts of each target the run has not met before.
-    fn targets_open(&mut self, run: RunId, targets: &[iorig_engine::run::TargetInfo]) {
+    fn targets_open(&mut self, run: RunId, targets: &[iorig_result::live::TargetInfo]) {
         for t in targets {
             if self.seen_targets.contains(&t.path) {
                 continue;
@@ -280,7 +280,7 @@ impl StoreWriter {
         &mut self,
         step: StepId,
         status: StepStatus,
-        outcome: &iorig_engine::run::RunOutcome,
+        outcome: &iorig_result::live::RunOutcome,
         summary: &iorig_result::Summary,
     ) {
         let summary = StepSummary::Io(Box::new(summary.clone()));

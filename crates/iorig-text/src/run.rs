@@ -3,8 +3,7 @@
 //! listing and closing table, the quick figures.
 
 use crate::table::{self, human_bytes};
-use iorig_engine::run::TargetInfo;
-use iorig_engine::verify::{ValidationError, ValidationSummary};
+use iorig_result::live::{TargetInfo, ValidationError, ValidationSummary};
 use iorig_result::{CurveFinding, Figure, Finding, Headline, SteadyStateFinding};
 use iorig_run::plan::{fmt_duration, StepResult};
 use iorig_run::PlanProgress;
@@ -126,7 +125,7 @@ pub fn describe_for(w: &Workload, engine_name: &str, targets: &[TargetInfo], tim
 /// What the page cache held of the targets when a buffered step began
 /// (direct I/O does not read it): one of the step's facts.
 fn cache_fact(w: &Workload, targets: &[TargetInfo]) -> String {
-    use iorig_engine::run::CacheState;
+    use iorig_result::live::CacheState;
     if w.direct {
         return String::new();
     }
@@ -368,15 +367,17 @@ fn text_of(v: &Option<StrOrNum>) -> String {
     }
 }
 
-/// The `--dry-run` listing of one workload: what would run on which
-/// targets, the files it would create, and how long.
-pub fn dry_run_lines_single(w: &Workload, planned: &iorig_engine::run::Planned) -> Vec<String> {
-    let targets: Vec<TargetInfo> = planned.target_infos();
-    let mut out = vec![format!(
-        "would run: {}",
-        describe(w, planned.engine.name(), &targets)
-    )];
-    for (path, bytes) in planned.files_to_create() {
+/// The `--dry-run` listing of one workload: what would run with `engine`
+/// on which targets, the files it would create (path, data bytes), and how
+/// long.
+pub fn dry_run_lines_single(
+    w: &Workload,
+    engine: &str,
+    targets: &[TargetInfo],
+    to_create: Vec<(String, u64)>,
+) -> Vec<String> {
+    let mut out = vec![format!("would run: {}", describe(w, engine, targets))];
+    for (path, bytes) in to_create {
         out.push(format!(
             "would create {path} and fill it with {} of random data first",
             human_bytes(bytes)

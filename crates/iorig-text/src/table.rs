@@ -1,6 +1,6 @@
 //! The vdbench-style interval table and the summary block.
 
-use iorig_engine::run::IntervalSample;
+use iorig_result::live::IntervalSample;
 use iorig_spec::FsOp;
 use iorig_stats::{CpuUsage, IntervalStats};
 

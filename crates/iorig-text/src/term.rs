@@ -6,8 +6,7 @@
 
 use crate::run as text;
 use crate::table::{self, human_bytes};
-use iorig_engine::run::TargetInfo;
-use iorig_engine::verify::ValidationError;
+use iorig_result::live::{TargetInfo, ValidationError, FILE_HEADER_BYTES};
 use iorig_result::Finding;
 use iorig_run::{Event, Sink};
 use iorig_spec::plan::StepRole;
@@ -67,7 +66,7 @@ impl Bar<'_> {
             } => format!(
                 "creating {path}: {} of random data after iorig's 1 MiB header ({} on disk)",
                 human_bytes(total_bytes),
-                human_bytes(total_bytes + iorig_engine::target::FILE_HEADER_BYTES)
+                human_bytes(total_bytes + FILE_HEADER_BYTES)
             ),
             Bar::Fill {
                 path,

@@ -217,6 +217,11 @@ fn dry_run(w: &Workload, allow_destroy: bool, printer: Printer) -> Result<u8, Fa
     for n in &planned.notices {
         printer.notice(n);
     }
-    printer.lines(iorig_text::run::dry_run_lines_single(w, &planned));
+    printer.lines(iorig_text::run::dry_run_lines_single(
+        w,
+        planned.engine.name(),
+        &planned.target_infos(),
+        planned.files_to_create(),
+    ));
     Ok(exit::OK)
 }

@@ -15,14 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// Where the format phase stands, for a progress display.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct FormatProgress {
-    pub files_done: u64,
-    pub files_total: u64,
-    pub bytes_done: u64,
-    pub bytes_total: u64,
-}
+pub use iorig_result::live::FormatProgress;
 
 /// What the format phase did.
 #[derive(Debug, Default)]

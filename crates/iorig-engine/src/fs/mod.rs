@@ -407,7 +407,7 @@ pub(crate) fn execute(
         ));
     }
     if let (Some(s), Some(v)) = (summary.as_mut(), &validation) {
-        s.take_counts(&v.counters);
+        crate::verify::take_counts(s, &v.counters);
     }
     outcome.validation = summary;
     for op in FsOp::ALL {

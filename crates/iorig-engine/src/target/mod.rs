@@ -22,8 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// Bytes reserved at the start of an iorig scratch file for its marker.
-pub const FILE_HEADER_BYTES: u64 = 1 << 20;
+pub use iorig_result::live::FILE_HEADER_BYTES;
 
 /// What a target is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,33 +101,7 @@ pub struct FillProgress {
 const SIGNATURE_SPAN: u64 = 1 << 20;
 
 pub(crate) mod cache;
-/// Facts about one target, for output.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TargetInfo {
-    pub path: String,
-    pub kind: iorig_result::TargetKind,
-    /// Usable bytes of the target (its data area).
-    pub size_bytes: u64,
-    pub device: Option<String>,
-    /// What became of its cached pages before the step.
-    pub cache: CacheState,
-}
-
-/// What became of a target's cached pages before the step
-/// ([`crate::target::cache`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum CacheState {
-    /// Not a file or device of this host's (the null engine, a tree, an
-    /// agent's target), or not yet opened.
-    #[default]
-    Untouched,
-    /// Written back and dropped.
-    Dropped,
-    /// The kernel would not drop them (a device without CAP_SYS_ADMIN).
-    NotDropped,
-    /// Left as they were (`keep_cache`).
-    Kept,
-}
+pub use iorig_result::live::{CacheState, TargetInfo};
 
 impl From<&TargetPlan> for TargetInfo {
     fn from(t: &TargetPlan) -> Self {
