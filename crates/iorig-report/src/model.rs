@@ -15,7 +15,8 @@ use iorig_stats::analysis::{CurveAnalysis, CurvePoint, LittleVerdict, WriteCliff
 use iorig_stats::sampler::system::SystemFacts;
 use iorig_stats::{LatSummary, LatencyHistogram};
 use iorig_store::{
-    AnalysisRow, HistKind, IntervalRow, Op, RunDetail, RunId, StepId, StepRow, StepStatus, Store,
+    AnalysisRow, HistKind, IntervalRow, Op, RunDetail, RunId, StepId, StepStatus, Store,
+    StoredRun, StoredStep,
     TargetFactsRow,
 };
 use std::collections::BTreeMap;
@@ -277,41 +278,40 @@ pub struct CurveReport {
 }
 
 impl RunReport {
-    /// Reads everything a report of `run` needs.
+    /// Reads everything a report of `run` needs, through the store's one
+    /// loader of a run ([`StoredRun`]).
     pub fn load(store: &Store, run: RunId) -> Result<RunReport, ReportError> {
-        let detail = store.get_run(run)?.ok_or(ReportError::NoSuchRun(run.0))?;
-        let system = store.system_facts(run)?;
-        let targets = store.target_facts(run)?;
-        let analysis = store.analysis(run)?;
-
-        let mut by_step: BTreeMap<StepId, Vec<&AnalysisRow>> = BTreeMap::new();
+        let stored = StoredRun::load(store, run)?.ok_or(ReportError::NoSuchRun(run.0))?;
         let mut curves = Vec::new();
         let mut plan_findings = Vec::new();
-        for a in &analysis {
-            match (a.step_id, &a.finding) {
-                (Some(s), _) => by_step.entry(s).or_default().push(a),
-                (None, Finding::Curve(c)) => curves.push(curve_of(c)),
-                (None, _) => plan_findings.push(a.clone()),
+        for a in &stored.plan_analysis {
+            match &a.finding {
+                Finding::Curve(c) => curves.push(curve_of(c)),
+                _ => plan_findings.push(a.clone()),
             }
         }
         curves.sort_by_key(|c| c.group);
 
-        let rows = store.steps(run)?;
-        let figures = if detail.run.kind == iorig_result::RunKind::Quick {
-            let docs: Vec<_> = rows.iter().map(|r| r.doc(&analysis, None)).collect();
+        let figures = if stored.detail.run.kind == iorig_result::RunKind::Quick {
+            let analysis = stored.all_analysis();
+            let docs: Vec<_> = stored
+                .steps
+                .iter()
+                .map(|s| s.row.doc(&analysis, None))
+                .collect();
             iorig_result::step_figures(&docs)
         } else {
             Vec::new()
         };
-        let mut steps = Vec::new();
-        for row in rows {
-            let findings = by_step.get(&row.id).map(Vec::as_slice).unwrap_or(&[]);
-            steps.push(step_of(store, row, findings)?);
-        }
+        let steps = stored
+            .steps
+            .into_iter()
+            .map(|s| step_of(store, s))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(RunReport {
-            run: detail,
-            system,
-            targets,
+            run: stored.detail,
+            system: stored.system,
+            targets: stored.targets,
             steps,
             curves,
             plan_findings,
@@ -353,11 +353,14 @@ impl StepReport {
     }
 }
 
-fn step_of(
-    store: &Store,
-    row: StepRow,
-    findings: &[&AnalysisRow],
-) -> Result<StepReport, ReportError> {
+fn step_of(store: &Store, stored: StoredStep) -> Result<StepReport, ReportError> {
+    let StoredStep {
+        row,
+        analysis,
+        hosts,
+        ..
+    } = stored;
+    let findings: Vec<&AnalysisRow> = analysis.iter().collect();
     let params = row.params.as_ref().map(params_of).unwrap_or_default();
     let io = row.summary.as_ref().and_then(|s| s.io());
     let summary = io.map(summary_of);
@@ -385,8 +388,7 @@ fn step_of(
     if let Some(h) = service.as_ref().filter(|h| h.count() > 0) {
         percentiles.push(percentile_series("service time (from submission)", h));
     }
-    let hosts = store
-        .step_hosts(row.id)?
+    let hosts = hosts
         .into_iter()
         .map(|result| {
             let rows = store.host_intervals(row.id, &result.name)?;
@@ -416,7 +418,7 @@ fn step_of(
         findings: StepFindings::default(),
     };
     let measured_start_s = report.measured_start_s();
-    report.findings = findings_of(findings, measured_start_s);
+    report.findings = findings_of(&findings, measured_start_s);
     report.findings.validation = validation;
     report.findings.external_failures = external_failures;
     Ok(report)
@@ -621,13 +623,12 @@ pub struct ProfileReport {
 impl ProfileReport {
     /// Reads the profile `run`.
     pub fn load(store: &Store, run: RunId) -> Result<ProfileReport, ReportError> {
-        let detail = store.get_run(run)?.ok_or(ReportError::NoSuchRun(run.0))?;
-        let analysis = store.analysis(run)?;
-        let steps = store.steps(run)?;
-        let step = steps
+        let stored = StoredRun::load(store, run)?.ok_or(ReportError::NoSuchRun(run.0))?;
+        let step = stored
+            .steps
             .first()
             .ok_or_else(|| ReportError::Export(format!("profile {} has no step", run.0)))?;
-        ProfileReport::from_rows(detail, step, &analysis)
+        ProfileReport::from_rows(stored.detail.clone(), &step.row, &step.analysis)
     }
 
     /// The profile of a run's header, its step and the step's findings.

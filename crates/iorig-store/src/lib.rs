@@ -19,6 +19,7 @@ mod location;
 mod push;
 mod schema;
 mod store;
+mod stored;
 mod types;
 
 pub use error::StoreError;
@@ -28,6 +29,7 @@ pub use location::{looks_like_pg_url, redact_args, redact_urls, Location, PgUrl,
 pub use push::Pushed;
 pub use schema::{Migration, APPLICATION_ID, MIGRATIONS, PG_BASELINE_VERSION, SCHEMA_VERSION};
 pub use store::Store;
+pub use stored::{IntervalPages, StoredRun, StoredStep, INTERVAL_PAGE};
 pub use types::{interval_docs, op_parts};
 pub use types::{
     AnalysisRow, ExternalRow, HistKind, IntervalRow, NewRun, NewStep, NewTraceAnalysis, Op,

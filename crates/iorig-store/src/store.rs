@@ -678,6 +678,18 @@ impl Store {
     /// One host's stored intervals of a multi-host step, in order (`host`
     /// empty: the step's own, its totals).
     pub fn host_intervals(&self, step: StepId, host: &str) -> Result<Vec<IntervalRow>, StoreError> {
+        self.interval_range(step, host, 0..i64::MAX as u64)
+    }
+
+    /// The stored rows of the intervals of `step` whose position is in
+    /// `seqs` (`host` empty: the step's own), in order: a page of a long
+    /// run, read without reading the rest.
+    pub fn interval_range(
+        &self,
+        step: StepId,
+        host: &str,
+        seqs: std::ops::Range<u64>,
+    ) -> Result<Vec<IntervalRow>, StoreError> {
         // Histograms per interval came with schema version 3.
         let lat_hist = if self.version >= 3 {
             "lat_hist"
@@ -688,10 +700,15 @@ impl Store {
         if self.version < 6 && !host.is_empty() {
             return Ok(Vec::new());
         }
-        let mut values = vec![Value::from(step.0)];
+        let clamp = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        let mut values = vec![
+            Value::from(step.0),
+            Value::from(clamp(seqs.start)),
+            Value::from(clamp(seqs.end)),
+        ];
         let host_filter = if self.version >= 6 {
             values.push(Value::from(host));
-            "AND host = ?2"
+            "AND host = ?4"
         } else {
             ""
         };
@@ -703,12 +720,25 @@ impl Store {
                         cpu_usr_pct, cpu_sys_pct,
                         dev_util_pct, dev_queue_depth, dev_read_await_ns, dev_write_await_ns,
                         {lat_hist}
-                 FROM intervals WHERE step_id = ?1 {host_filter}
+                 FROM intervals WHERE step_id = ?1 AND seq >= ?2 AND seq < ?3 {host_filter}
                  ORDER BY seq, CASE op WHEN 'read' THEN 0 WHEN 'write' THEN 1 ELSE 2 END"
             ),
             &values,
             interval_row,
         )
+    }
+
+    /// One past the highest interval position stored for `step` (0 when
+    /// none): where paging over its intervals ends.
+    pub fn interval_end(&self, step: StepId) -> Result<u64, StoreError> {
+        let max = self.conn.query_opt(
+            "SELECT MAX(seq) FROM intervals WHERE step_id = ?1",
+            &[Value::from(step.0)],
+            |r| r.get::<Option<i64>>(0),
+        )?;
+        Ok(max
+            .flatten()
+            .map_or(0, |m| u64::try_from(m).unwrap_or(0) + 1))
     }
 
     /// The measured-time histogram of a step; `None` when not stored.

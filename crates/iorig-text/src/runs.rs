@@ -265,40 +265,41 @@ pub fn list(store: &iorig_store::Store) -> Result<Vec<String>, iorig_store::Stor
     Ok(list_lines(&listed))
 }
 
-/// `iorig runs show ID` read from a store: the run, its steps, and each
-/// step's jobs and hosts where it had several.
-pub fn show(
-    store: &iorig_store::Store,
-    run: &RunDetail,
-) -> Result<Vec<String>, iorig_store::StoreError> {
-    let id = run.run.id;
-    let steps = store.steps(id)?;
-    let analysis = store.analysis(id)?;
-    let targets = store.target_facts(id)?;
-    let mut out = show_lines(run, &targets, &steps, &analysis);
-    for step in &steps {
-        let jobs = store.step_jobs(step.id)?;
-        if !jobs.is_empty() {
-            out.push(format!("jobs of step {} ({}):", step.index + 1, step.name));
+/// `iorig runs show ID` of a run read with the store's one loader: the
+/// run, its steps, and each step's jobs and hosts where it had several.
+pub fn show(run: &iorig_store::StoredRun) -> Vec<String> {
+    let steps: Vec<StepRow> = run.steps.iter().map(|s| s.row.clone()).collect();
+    let analysis = run.all_analysis();
+    let mut out = show_lines(&run.detail, &run.targets, &steps, &analysis);
+    for step in &run.steps {
+        if !step.jobs.is_empty() {
+            out.push(format!(
+                "jobs of step {} ({}):",
+                step.row.index + 1,
+                step.row.name
+            ));
             out.extend(
-                crate::hosts::jobs_lines(&jobs)
+                crate::hosts::jobs_lines(&step.jobs)
                     .into_iter()
                     .map(|l| format!("  {l}")),
             );
         }
     }
-    for step in &steps {
-        let hosts = store.step_hosts(step.id)?;
-        if !hosts.is_empty() {
-            out.push(format!("hosts of step {} ({}):", step.index + 1, step.name));
+    for step in &run.steps {
+        if !step.hosts.is_empty() {
+            out.push(format!(
+                "hosts of step {} ({}):",
+                step.row.index + 1,
+                step.row.name
+            ));
             out.extend(
-                crate::hosts::hosts_lines(&hosts)
+                crate::hosts::hosts_lines(&step.hosts)
                     .into_iter()
                     .map(|l| format!("  {l}")),
             );
         }
     }
-    Ok(out)
+    out
 }
 
 /// What `iorig runs push` did with one run (`running`: it had not ended

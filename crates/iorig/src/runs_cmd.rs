@@ -15,11 +15,15 @@ fn store_err(e: StoreError) -> Failure {
 
 /// Run `id` in `s`, or the line that says there is none.
 fn existing(s: &Store, id: i64) -> Result<iorig_store::RunDetail, Failure> {
-    s.get_run(RunId(id)).map_err(store_err)?.ok_or_else(|| {
-        Failure::usage(format!(
-            "no run {id} in the result store; iorig runs list shows the runs"
-        ))
-    })
+    s.get_run(RunId(id))
+        .map_err(store_err)?
+        .ok_or_else(|| no_run(id))
+}
+
+fn no_run(id: i64) -> Failure {
+    Failure::usage(format!(
+        "no run {id} in the result store; iorig runs list shows the runs"
+    ))
 }
 
 pub fn runs(cmd: RunsCommand) -> Result<u8, Failure> {
@@ -118,7 +122,9 @@ fn list(printer: &Printer, s: &Store, as_json: bool) -> Result<u8, Failure> {
 }
 
 fn show(printer: &Printer, s: &Store, id: i64, as_json: bool) -> Result<u8, Failure> {
-    let run = existing(s, id)?;
+    let run = iorig_store::StoredRun::load(s, RunId(id))
+        .map_err(store_err)?
+        .ok_or_else(|| no_run(id))?;
     if as_json {
         // The export's document (iorig.run/1) without the steps' intervals.
         let doc = iorig_report::export::show_json(s, RunId(id))
@@ -128,6 +134,6 @@ fn show(printer: &Printer, s: &Store, id: i64, as_json: bool) -> Result<u8, Fail
         printer.line(&text);
         return Ok(exit::OK);
     }
-    printer.lines(iorig_text::runs::show(s, &run).map_err(store_err)?);
+    printer.lines(iorig_text::runs::show(&run));
     Ok(exit::OK)
 }

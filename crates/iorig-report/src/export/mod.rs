@@ -18,7 +18,7 @@ mod xlsx;
 
 use crate::ReportError;
 use iorig_store::{
-    AnalysisRow, IntervalRow, RunDetail, RunId, StepRow, Store, StoreError, TargetFactsRow,
+    AnalysisRow, IntervalRow, RunDetail, RunId, StepRow, Store, StoreError, StoredRun, TargetFactsRow,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -204,40 +204,33 @@ struct RunData {
 }
 
 impl RunData {
+    /// Reads `run` through the store's one loader of a run
+    /// ([`StoredRun`]); its intervals too when `with_intervals`.
     fn load(store: &Store, run: RunId, with_intervals: bool) -> Result<RunData, ReportError> {
-        let detail = store.get_run(run)?.ok_or(ReportError::NoSuchRun(run.0))?;
-        let analysis = store.analysis(run)?;
-        let steps = store
-            .steps(run)?
+        let stored = StoredRun::load(store, run)?.ok_or(ReportError::NoSuchRun(run.0))?;
+        let steps = stored
+            .steps
             .into_iter()
-            .map(|step| {
+            .map(|s| {
                 Ok(StepData {
-                    hosts: store.step_hosts(step.id)?,
-                    jobs: store.step_jobs(step.id)?,
                     intervals: if with_intervals {
-                        Some(store.intervals(step.id)?)
+                        Some(s.intervals(store)?)
                     } else {
                         None
                     },
-                    analysis: analysis
-                        .iter()
-                        .filter(|a| a.step_id == Some(step.id))
-                        .cloned()
-                        .collect(),
-                    step,
+                    step: s.row,
+                    analysis: s.analysis,
+                    hosts: s.hosts,
+                    jobs: s.jobs,
                 })
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
-        let plan_analysis = analysis
-            .into_iter()
-            .filter(|a| a.step_id.is_none())
-            .collect();
         Ok(RunData {
-            system: store.system_facts(run)?,
-            targets: store.target_facts(run)?,
-            detail,
+            detail: stored.detail,
+            system: stored.system,
+            targets: stored.targets,
             steps,
-            plan_analysis,
+            plan_analysis: stored.plan_analysis,
         })
     }
 }
