@@ -323,7 +323,7 @@ impl PlanRun {
             return Err(RunError::usage(format!(
                 "plan {} would take about {} ({} steps); check it with --dry-run, shorten it with --step-time, or pass --yes",
                 self.plan.name,
-                fmt_duration(estimate),
+                iorig_spec::format_duration(estimate),
                 self.steps.len()
             )));
         }
@@ -764,7 +764,7 @@ impl Runner<'_> {
         if !pause.is_zero() && k + 1 < self.run.steps.len() {
             self.out.notice(&format!(
                 "pausing {} after step {}",
-                fmt_duration(pause),
+                iorig_spec::format_duration(pause),
                 step.index + 1
             ));
             if !self.stop.sleep(pause) {
@@ -792,17 +792,6 @@ impl Runner<'_> {
     }
 }
 
-/// `1h02m03s`, `4m05s`, `12.5s`.
-pub fn fmt_duration(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 {
-        format!("{}h{:02}m{:02}s", s / 3600, s % 3600 / 60, s % 60)
-    } else if s >= 60 {
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        format!("{:.1}s", d.as_secs_f64())
-    }
-}
 
 /// The workload a step runs, with what only the runner fills in: a
 /// precondition's open-ended time, a curve step's `rate` (from the measured

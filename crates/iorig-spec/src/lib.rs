@@ -35,7 +35,10 @@ pub use plan::{
     builtin, builtin_text, builtins, estimate_duration, HotSize, Pause, Plan, PlanJob, PlanStep,
     PreconditionSpec, SteadyRule, SteadyStateSpec, StepRole,
 };
-pub use units::{format_bytes, format_size, parse_count, parse_duration, parse_size, sig3};
+pub use units::{
+    format_bytes, format_duration, format_duration_exact, format_size, parse_count, parse_duration,
+    parse_size, sig3,
+};
 pub use workload::{
     format_pattern, parse_cpu_list, parse_pattern, AccessDist, Arrivals, BsSpec, BsWeight,
     DataPattern, EngineKind, IgnoreErrors, OneOrMany, RangePct, Rate, StrOrNum, SyncEvery,

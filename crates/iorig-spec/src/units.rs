@@ -171,8 +171,57 @@ pub fn format_bytes(b: u64) -> String {
     }
 }
 
+/// A duration for people, the one way every iorig output writes one:
+/// under a minute in seconds with three significant digits (`12.5 s`),
+/// longer to the whole second as `humantime` writes it (`4m 5s`,
+/// `1h 2m 3s`).
+pub fn format_duration(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 59.5 {
+        format!("{} s", sig3(s))
+    } else {
+        humantime::format_duration(Duration::from_secs(s.round() as u64)).to_string()
+    }
+}
+
+/// The exact text of `d` that [`parse_duration`] reads back (to the
+/// microsecond): what a plan writes into the workloads it expands.
+pub fn format_duration_exact(d: Duration) -> String {
+    let ns = d.as_nanos();
+    if ns.is_multiple_of(1_000_000_000) {
+        format!("{}s", ns / 1_000_000_000)
+    } else if ns.is_multiple_of(1_000_000) {
+        format!("{}ms", ns / 1_000_000)
+    } else {
+        format!("{}us", ns / 1_000)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn durations_for_people() {
+        let f = |s: f64| format_duration(Duration::from_secs_f64(s));
+        assert_eq!(f(0.25), "0.250 s");
+        assert_eq!(f(12.5), "12.5 s");
+        assert_eq!(f(59.4), "59.4 s");
+        assert_eq!(f(59.6), "1m");
+        assert_eq!(f(245.0), "4m 5s");
+        assert_eq!(f(3723.4), "1h 2m 3s");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn exact_duration_text_reads_back(us in 0u64..10_000_000_000_000) {
+            // The parser adds in f64: back to within a microsecond.
+            let d = Duration::from_micros(us);
+            let back = parse_duration(&format_duration_exact(d));
+            proptest::prop_assert!(back.is_ok());
+            let back = back.unwrap_or_default();
+            proptest::prop_assert!(back.abs_diff(d) < Duration::from_micros(1), "{back:?} != {d:?}");
+        }
+    }
+
     use super::*;
 
     #[test]

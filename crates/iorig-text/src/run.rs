@@ -5,7 +5,7 @@
 use crate::table::{self, human_bytes};
 use iorig_result::live::{TargetInfo, ValidationError, ValidationSummary};
 use iorig_result::{CurveFinding, Figure, Finding, Headline, SteadyStateFinding};
-use iorig_run::plan::{fmt_duration, StepResult};
+use iorig_run::plan::StepResult;
 use iorig_run::PlanProgress;
 use iorig_spec::headline;
 use iorig_spec::plan::{Plan, PlanStep, StepRole};
@@ -27,8 +27,8 @@ pub fn progress_line(p: &PlanProgress) -> String {
         p.fill_pct
             .map(|f| format!(" fill {f:.0}%"))
             .unwrap_or_default(),
-        fmt_duration(p.elapsed),
-        fmt_duration(p.eta)
+        iorig_spec::format_duration(p.elapsed),
+        iorig_spec::format_duration(p.eta)
     )
 }
 
@@ -435,7 +435,7 @@ pub fn dry_run_lines(
             plan.name,
             plan.path,
             steps.len(),
-            fmt_duration(estimate)
+            iorig_spec::format_duration(estimate)
         ),
         format!(
             "{:>5}  {:<14} {:<40} {:>6} {:>5} {:>6} {:>5} {:>7} {:>8} {:>8}",
@@ -455,8 +455,8 @@ pub fn dry_run_lines(
         let w = &s.workload;
         let time = match (&s.role, s.time, s.steady_state) {
             (StepRole::Precondition(p), _, _) => format!("{}x fill", p.passes),
-            (_, _, Some(ss)) => format!("{}x{}", ss.max_rounds, fmt_duration(ss.round)),
-            (_, Some(t), None) => fmt_duration(t),
+            (_, _, Some(ss)) => format!("{}x{}", ss.max_rounds, iorig_spec::format_duration(ss.round)),
+            (_, Some(t), None) => iorig_spec::format_duration(t),
             (_, None, None) => "-".into(),
         };
         let rate = match s.role {

@@ -209,7 +209,7 @@ fn dry_run_expands_and_estimates_and_a_long_plan_needs_yes() {
         dir.path(),
     );
     assert!(out.contains("132 step(s)"), "{out}");
-    assert!(out.contains("estimated 2h12m"), "{out}");
+    assert!(out.contains("estimated 2h 12m"), "{out}");
     assert!(
         !dir.path().join("iorig.db").exists(),
         "a dry run writes nothing"

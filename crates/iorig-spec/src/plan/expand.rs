@@ -65,18 +65,6 @@ fn to_workload(table: Table) -> Result<WorkloadFile, String> {
         .map_err(|e| e.message().trim().to_string())
 }
 
-/// Exact duration text that `parse_duration` reads back (to the microsecond).
-fn duration_text(d: Duration) -> String {
-    let ns = d.as_nanos();
-    if ns.is_multiple_of(1_000_000_000) {
-        format!("{}s", ns / 1_000_000_000)
-    } else if ns.is_multiple_of(1_000_000) {
-        format!("{}ms", ns / 1_000_000)
-    } else {
-        format!("{}us", ns / 1_000)
-    }
-}
-
 fn scale(d: Duration, factor: f64, cap: Duration) -> Duration {
     Duration::try_from_secs_f64(d.as_secs_f64() * factor)
         .unwrap_or(cap)
@@ -303,13 +291,13 @@ impl Expander<'_> {
         let mut pause = block.pause.or(defaults.pause).unwrap_or(Pause::None);
         if let Some(s) = steady_state {
             // Each round is one measured run of `round`.
-            w.time = Some(StrOrNum::Str(duration_text(s.round)));
+            w.time = Some(StrOrNum::Str(crate::format_duration_exact(s.round)));
         }
         if let Some(step_time) = self.plan.step_time {
             let r = w.resolve(0).map_err(|e| err(e.to_string()))?;
             let factor = step_time.as_secs_f64() / r.time.as_secs_f64();
-            w.time = Some(StrOrNum::Str(duration_text(step_time)));
-            w.warmup = Some(StrOrNum::Str(duration_text(scale(
+            w.time = Some(StrOrNum::Str(crate::format_duration_exact(step_time)));
+            w.warmup = Some(StrOrNum::Str(crate::format_duration_exact(scale(
                 r.warmup, factor, step_time,
             ))));
             if let Some(s) = steady_state.as_mut() {
