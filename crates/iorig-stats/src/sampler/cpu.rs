@@ -78,28 +78,15 @@ pub struct CpuTimes {
 }
 
 impl CpuTimes {
-    /// Reads the current host-wide counters.
+    /// Reads the current host-wide counters. Only the aggregate `cpu` line
+    /// is read, so kernels and sandboxes that leave other lines out (which
+    /// a whole-file parser such as procfs's refuses) still give figures.
     pub fn current() -> Result<Self, StatsError> {
-        use procfs::CurrentSI;
-        match procfs::KernelStats::current() {
-            Ok(ks) => Ok(Self::from(&ks.total)),
-            // procfs insists on lines some kernels and sandboxes leave out;
-            // the aggregate `cpu` line is all that is needed here.
-            Err(proc_err) => {
-                let text =
-                    std::fs::read_to_string(PROC_STAT).map_err(|source| StatsError::Read {
-                        path: PROC_STAT.to_owned(),
-                        source,
-                    })?;
-                Self::parse_proc_stat(&text).map_err(|e| match e {
-                    StatsError::Parse { path, why } => StatsError::Parse {
-                        path,
-                        why: format!("{why} (procfs: {proc_err})"),
-                    },
-                    other => other,
-                })
-            }
-        }
+        let text = std::fs::read_to_string(PROC_STAT).map_err(|source| StatsError::Read {
+            path: PROC_STAT.to_owned(),
+            source,
+        })?;
+        Self::parse_proc_stat(&text)
     }
 
     /// Parses the aggregate `cpu` line out of the text of `/proc/stat`.
@@ -136,21 +123,6 @@ impl CpuTimes {
             softirq,
             steal,
         })
-    }
-}
-
-impl From<&procfs::CpuTime> for CpuTimes {
-    fn from(t: &procfs::CpuTime) -> Self {
-        Self {
-            user: t.user,
-            nice: t.nice,
-            system: t.system,
-            idle: t.idle,
-            iowait: t.iowait.unwrap_or(0),
-            irq: t.irq.unwrap_or(0),
-            softirq: t.softirq.unwrap_or(0),
-            steal: t.steal.unwrap_or(0),
-        }
     }
 }
 
@@ -231,7 +203,7 @@ impl CpuSampler {
         Ok(Self {
             prev: CpuTimes::current()?,
             cpus,
-            ticks_per_s: procfs::ticks_per_second().max(1),
+            ticks_per_s: rustix::param::clock_ticks_per_second().max(1),
         })
     }
 
