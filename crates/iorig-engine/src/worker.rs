@@ -145,6 +145,65 @@ const POLL_FEED_NS: u64 = 50_000;
 /// Offsets tried for a block no other I/O holds before a slot waits a round.
 const LOCK_TRIES: u32 = 8;
 
+/// The hot loop's state between its phases ([`WorkerCtx::run_loop`]).
+struct Turn {
+    end_ns: u64,
+    /// Validation keeps a journal: intents are synced before submissions.
+    journaled: bool,
+    slots: Vec<SlotState>,
+    /// Slots with no I/O, the next to fill last.
+    free: Vec<u32>,
+    /// Slots queued since the last submission, to be timestamped.
+    to_stamp: Vec<u32>,
+    comps: Vec<Completion>,
+    inflight: usize,
+    stats: Box<WorkerIntervalStats>,
+    /// The interval being measured, and when it ends.
+    index: usize,
+    next_boundary: u64,
+    /// Under a rate: when the next I/O is due.
+    next_due: f64,
+    /// No I/O is issued before this time (a start delay, then think times).
+    idle_until: u64,
+    /// I/Os issued since the last think time, and whether one is due once
+    /// those have completed.
+    issued_since_think: u32,
+    think_due: bool,
+    /// Writes since the last sync, the targets they went to, and whether a
+    /// sync is due once they have completed.
+    writes_since_sync: u32,
+    written: Vec<bool>,
+    sync_due: bool,
+    now: u64,
+    /// No more I/O is issued; what is in flight drains (from
+    /// `stop_seen_ns`).
+    stopping: bool,
+    stop_seen_ns: u64,
+    /// An I/O failed: the worker ends after this turn.
+    failed: bool,
+    extras: Extras,
+}
+
+impl Turn {
+    /// Issues no more I/O from `now` on; what is in flight drains.
+    #[inline]
+    fn stop(&mut self, now: u64) {
+        self.stopping = true;
+        self.stop_seen_ns = now;
+    }
+}
+
+/// An I/O chosen for a free slot ([`WorkerCtx::next_io`]).
+#[derive(Clone, Copy, Debug)]
+struct NextIo {
+    op: OpKind,
+    len: u64,
+    target: u32,
+    offset: u64,
+    sched_ns: u64,
+    phase: Phase,
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 struct SlotState {
     read: bool,
@@ -212,515 +271,621 @@ impl WorkerCtx {
         end
     }
 
+    /// The hot loop: per turn it fills free slots, submits and waits, and
+    /// accounts the completions (see the module's doc). Its state lives in a
+    /// [`Turn`] so each phase is a method of its own; they are small enough
+    /// for the compiler to inline back into one loop.
     fn run_loop<E: IoEngine>(&mut self, engine: &mut E) -> WorkerEnd {
-        let qd = self.qd as usize;
-        let end_ns = self.plan.end_ns();
-        let mut slots = vec![SlotState::default(); qd];
-        let mut free: Vec<u32> = (0..self.qd).rev().collect();
-        let mut to_stamp: Vec<u32> = Vec::with_capacity(qd);
-        let journaled = self.verify.as_ref().is_some_and(|v| v.journaled());
-        let mut comps: Vec<Completion> = Vec::with_capacity(qd * 2);
-        let mut inflight = 0usize;
-        let mut stats = self.fresh_stats();
-        let mut index = 0usize;
-        let mut next_boundary = self.plan.end_of(0);
-        let mut next_due = self.phase_ns + self.start_delay_ns as f64;
-        // No I/O is issued before this time (a start delay, then think times).
-        let mut idle_until = self.start_delay_ns;
-        // I/Os issued since the last think time, and whether one is due once
-        // those have completed.
-        let mut issued_since_think = 0u32;
-        let mut think_due = false;
-        // Writes since the last sync, the targets they went to, and whether
-        // a sync is due once they have completed.
-        let mut writes_since_sync = 0u32;
-        let mut written: Vec<bool> = vec![false; self.sync.as_ref().map_or(0, |s| s.1.len())];
-        let mut sync_due = false;
-        let mut now = self.now_ns();
-        let mut stopping = false;
-        let mut stop_seen_ns = 0u64;
-        let mut failed = false;
-        let mut extras = Extras {
-            cpu_start_ns: self.clock.busy_ns(),
-            ..Extras::default()
-        };
-
+        let mut t = self.first_turn();
         // Every buffer starts with pattern data of its own.
         for s in 0..self.qd {
             self.data.refresh(engine.buffer_mut(s));
         }
+        let end = loop {
+            match self.turn(engine, &mut t) {
+                Ok(Some(end)) => break end,
+                Ok(None) => {}
+                Err(message) => {
+                    self.report_error(&mut t.stats, message);
+                    break WorkerEnd::Failed;
+                }
+            }
+        };
+        let Turn {
+            stats,
+            index,
+            mut extras,
+            ..
+        } = t;
+        self.finish(stats, index, &mut extras, end)
+    }
 
-        loop {
-            if !stopping && (now >= end_ns || self.stop.load(Ordering::Relaxed)) {
-                stopping = true;
-                stop_seen_ns = now;
-            }
-            if stopping && inflight > 0 && now.saturating_sub(stop_seen_ns) > DRAIN_LIMIT_NS {
-                // The device stopped answering; don't hang the whole run on it.
-                let message = format!(
-                    "{inflight} I/O(s) still outstanding {} s after the run ended; the device may have hung",
-                    DRAIN_LIMIT_NS / 1_000_000_000
-                );
-                self.report_error(&mut stats, message);
-                return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
-            }
-            // Fill free slots.
-            if !stopping && !think_due && !sync_due && now >= idle_until {
-                while let Some(&slot) = free.last() {
-                    // A replay's next I/O, once its time has come.
-                    let replayed = match &mut self.replay {
-                        Some(r) => match r.peek() {
-                            Some(io) if io.due_ns.is_none_or(|d| d <= now) => {
-                                r.pop();
-                                Some(io)
-                            }
-                            Some(_) => break,
-                            None => {
-                                if r.finished() {
-                                    // The trace is all issued: drain and end.
-                                    stopping = true;
-                                    stop_seen_ns = now;
-                                }
-                                break;
-                            }
-                        },
-                        None => None,
-                    };
-                    let sched_ns = match (replayed, self.period_ns) {
-                        (Some(io), _) => io.due_ns.unwrap_or(now),
-                        (None, period) => match period {
-                            Some(period) => {
-                                if next_due > now as f64 {
-                                    break;
-                                }
-                                let due = next_due as u64;
-                                next_due += match &mut self.poisson {
-                                    // Exponential with mean `period`: -ln(1 - U).
-                                    Some(rng) => -period * (1.0 - crate::gen::unit_f64(rng)).ln(),
-                                    None => period,
-                                };
-                                due
-                            }
-                            // Uncontrolled: the I/O exists from the moment its slot
-                            // was refilled (`now`, taken after the last reap), so
-                            // the submission calls made before its own — one per
-                            // I/O with --submit-batch 1 — count in its latency, as
-                            // fio's lat (slat + clat) counts them.
-                            None => now,
-                        },
-                    };
-                    let op = match replayed {
-                        Some(io) => io.op,
-                        None => self.ops.next_op(),
-                    };
-                    let read = op == OpKind::Read;
-                    let trim = op == OpKind::Trim;
-                    // Trims take the write sizes.
-                    let len = match replayed {
-                        Some(io) => u64::from(io.len),
-                        None => self.sizes.next_bs(read),
-                    };
-                    if let Some(b) = &self.budget {
-                        if !reserve(b, len) {
-                            // The run's bytes are all issued: drain and end.
-                            stopping = true;
-                            stop_seen_ns = now;
-                            break;
-                        }
-                    }
-                    let (mut target, mut offset) = match replayed {
-                        Some(io) => (io.target, io.offset),
-                        None => self.offsets.next(len),
-                    };
-                    let mut phase = Phase::Plain;
-                    if let Some(v) = &self.verify {
-                        // One I/O per block at a time, so the expected key is
-                        // exact when the data comes back.
-                        let mut locked = v.lock(target, offset, len as u32);
-                        let mut tries = 1;
-                        while !locked && tries < LOCK_TRIES {
-                            (target, offset) = self.offsets.next(len);
-                            locked = v.lock(target, offset, len as u32);
-                            tries += 1;
-                        }
-                        if !locked {
-                            // Every block tried is busy: wait for completions,
-                            // and give back the bytes this I/O reserved.
-                            if let Some(b) = &self.budget {
-                                b.fetch_add(len, Ordering::Relaxed);
-                            }
-                            break;
-                        }
-                        if !read && !trim && v.known(target, offset, len as u32) {
-                            phase = Phase::PreRead;
-                        }
-                    }
-                    free.pop();
-                    let st = &mut slots[slot as usize];
-                    // A trim leaves the buffer as it was.
-                    let stale = if trim { st.stale } else { read };
-                    if !read && !trim && phase == Phase::Plain {
-                        match engine.buffer_mut(slot).get_mut(..len as usize) {
-                            Some(buf) => match &mut self.verify {
-                                Some(v) => v.prepare_write(slot, buf, target, offset, now),
-                                None => self.data.fill(buf, target, offset, st.stale),
-                            },
-                            None => {
-                                let message =
-                                    format!("engine gave slot {slot} no {len}-byte buffer");
-                                self.report_error(&mut stats, message);
-                                return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
-                            }
-                        }
-                    }
-                    // A write of the workload, whether or not validation
-                    // reads the block first.
-                    let workload_write = !read && !trim;
-                    let read = read || phase == Phase::PreRead;
-                    *st = SlotState {
-                        read,
-                        trim,
-                        target,
-                        offset,
-                        len: len as u32,
-                        done: 0,
-                        sched_ns,
-                        submit_ns: 0,
-                        stale: stale || read,
-                        submitted: false,
-                        phase,
-                    };
-                    let req = request(slot, st);
-                    if let Err(e) = engine.queue(req) {
-                        self.report_error(&mut stats, format!("queueing I/O: {e}"));
-                        return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
-                    }
-                    to_stamp.push(slot);
-                    inflight += 1;
-                    if let (Some((rule, _)), true) = (&self.sync, workload_write) {
-                        writes_since_sync += 1;
-                        if let Some(w) = written.get_mut(target as usize) {
-                            *w = true;
-                        }
-                        if writes_since_sync >= rule.writes {
-                            // Synced once these writes have completed, as
-                            // fio's sync waits for the writes before it.
-                            writes_since_sync = 0;
-                            sync_due = true;
-                        }
-                    }
-                    if let Some(t) = &self.think {
-                        issued_since_think += 1;
-                        if issued_since_think >= t.every {
-                            // Pause once these I/Os have completed, as fio
-                            // quiesces before its think time.
-                            issued_since_think = 0;
-                            think_due = true;
-                        }
-                    }
-                    if think_due || sync_due {
-                        // Nothing more is queued before the pause or sync
-                        // (fio quiesces there); what is queued goes out in
-                        // the wait below.
-                        break;
-                    }
-                    // A journal syncs its intents before each submission, so
-                    // journaled writes go out as one batch per refill: one
-                    // sync for many writes instead of one per write.
-                    if to_stamp.len() >= self.submit_batch as usize && !journaled {
-                        if let Err(message) = self.flush_intents(&mut extras) {
-                            self.report_error(&mut stats, message);
-                            return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
-                        }
-                        self.stamp(&mut slots, &mut to_stamp);
-                        if let Err(e) = engine.submit_and_wait(0, None) {
-                            self.report_error(&mut stats, format!("submitting I/O: {e}"));
-                            return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
-                        }
-                    }
-                }
-            }
+    /// The loop's state before the first I/O.
+    fn first_turn(&mut self) -> Turn {
+        let qd = self.qd as usize;
+        Turn {
+            end_ns: self.plan.end_ns(),
+            journaled: self.verify.as_ref().is_some_and(|v| v.journaled()),
+            slots: vec![SlotState::default(); qd],
+            free: (0..self.qd).rev().collect(),
+            to_stamp: Vec::with_capacity(qd),
+            comps: Vec::with_capacity(qd * 2),
+            inflight: 0,
+            stats: self.fresh_stats(),
+            index: 0,
+            next_boundary: self.plan.end_of(0),
+            next_due: self.phase_ns + self.start_delay_ns as f64,
+            idle_until: self.start_delay_ns,
+            issued_since_think: 0,
+            think_due: false,
+            writes_since_sync: 0,
+            written: vec![false; self.sync.as_ref().map_or(0, |s| s.1.len())],
+            sync_due: false,
+            now: self.now_ns(),
+            stopping: false,
+            stop_seen_ns: 0,
+            failed: false,
+            extras: Extras {
+                cpu_start_ns: self.clock.busy_ns(),
+                ..Extras::default()
+            },
+        }
+    }
 
-            if inflight == 0 {
-                if stopping {
-                    break;
-                }
-                if sync_due {
-                    sync_due = false;
-                    if let Err(message) = self.sync_written(&mut stats, &mut written, now < end_ns)
-                    {
-                        self.report_error(&mut stats, message);
-                        return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
-                    }
-                    now = self.now_ns();
-                }
-                if think_due {
-                    think_due = false;
-                    if let Some(t) = self.think {
-                        idle_until = now + t.time.as_nanos() as u64;
-                        let spin_until = (now + t.spin.as_nanos() as u64).min(end_ns);
-                        while self.now_ns() < spin_until {
-                            std::hint::spin_loop();
-                        }
-                        now = self.now_ns();
-                    }
-                }
-                // Rate-limited, pausing or delayed: sleep until the next I/O is
-                // due (or the interval ends, so the report is not late).
-                // A feed that is behind is looked at again after a sleep
-                // (no I/O is due that a spin could make on time).
-                let mut feed_behind = false;
-                let due = match (&mut self.replay, self.period_ns) {
-                    (Some(r), _) => match r.peek() {
-                        Some(io) => io.due_ns.unwrap_or(now),
-                        None => {
-                            feed_behind = true;
-                            now + POLL_FEED_NS
-                        }
-                    },
-                    (None, Some(_)) => next_due as u64,
-                    (None, None) => now,
-                };
-                let wake = due.max(idle_until).min(next_boundary).min(end_ns);
-                if wake > now {
-                    let left = wake - now;
-                    if self.replay.is_none() || feed_behind {
-                        std::thread::sleep(Duration::from_nanos(left));
-                    } else if left > crate::replay::SPIN_NS {
-                        // Woken early; the loop spins the rest.
-                        std::thread::sleep(Duration::from_nanos(left - crate::replay::SPIN_NS));
-                    }
-                }
-                let idle = now < idle_until;
-                now = self.now_ns();
-                if idle && now >= idle_until {
-                    // A pause or delay is over: the silence before it was the
-                    // workload's own, not an outage of the storage.
-                    self.own_last_completion = self.own_last_completion.max(idle_until);
-                }
-                self.advance(&mut stats, &mut index, &mut next_boundary, now, &mut extras);
-                continue;
+    /// One turn of the loop: `Some` when the worker ends, an error message
+    /// when it fails on one.
+    #[inline]
+    fn turn<E: IoEngine>(
+        &mut self,
+        engine: &mut E,
+        t: &mut Turn,
+    ) -> Result<Option<WorkerEnd>, String> {
+        if !t.stopping && (t.now >= t.end_ns || self.stop.load(Ordering::Relaxed)) {
+            t.stop(t.now);
+        }
+        if t.stopping && t.inflight > 0 && t.now.saturating_sub(t.stop_seen_ns) > DRAIN_LIMIT_NS {
+            // The device stopped answering; don't hang the whole run on it.
+            return Err(format!(
+                "{} I/O(s) still outstanding {} s after the run ended; the device may have hung",
+                t.inflight,
+                DRAIN_LIMIT_NS / 1_000_000_000
+            ));
+        }
+        if !t.stopping && !t.think_due && !t.sync_due && t.now >= t.idle_until {
+            self.fill(engine, t)?;
+        }
+        if t.inflight == 0 {
+            if t.stopping {
+                return Ok(Some(WorkerEnd::Finished));
             }
-
-            // Submit and wait for at least one completion, waking up in time for
-            // the next scheduled I/O or interval boundary.
-            if let Err(message) = self.flush_intents(&mut extras) {
-                self.report_error(&mut stats, message);
-                return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
+            self.idle(t)?;
+            return Ok(None);
+        }
+        self.submit_and_reap(engine, t)?;
+        self.complete(engine, t);
+        if let Some(v) = &mut self.verify {
+            let t0 = t.journaled.then(std::time::Instant::now);
+            if let Err(message) = v.finish_writes() {
+                self.report_error(&mut t.stats, message);
+                t.failed = true;
             }
-            if journaled && !to_stamp.is_empty() && self.period_ns.is_none() {
-                // The journal's synced intent records are iorig's own work,
-                // not the storage's answer to these I/Os: their latency
-                // starts once the records are down. (Under a rate the
-                // scheduled start stays: lateness counts.)
-                let t = self.now_ns();
-                for &s in &to_stamp {
-                    slots[s as usize].sched_ns = t;
-                }
-                now = t;
-            }
-            self.stamp(&mut slots, &mut to_stamp);
-            let mut wake = next_boundary.min(end_ns.max(now + 1));
-            if self.period_ns.is_some() && !free.is_empty() && !stopping && !sync_due && !think_due
-            {
-                wake = wake.min(next_due as u64);
-            }
-            let mut feed_behind = false;
-            if let (Some(r), false, false) = (&mut self.replay, free.is_empty(), stopping) {
-                wake = wake.min(match r.peek() {
-                    Some(io) => io.due_ns.unwrap_or(now),
-                    None => {
-                        feed_behind = true;
-                        now + POLL_FEED_NS
-                    }
-                });
-            }
-            let (min_complete, timeout) = if stopping {
-                (1, Some(Duration::from_millis(100)))
-            } else if self.replay.is_some() && !feed_behind {
-                // Wait for completions until shortly before the next I/O is
-                // due; from there, only look for them (spinning).
-                match wake.saturating_sub(now).checked_sub(crate::replay::SPIN_NS) {
-                    Some(left) if left > 0 => (1, Some(Duration::from_nanos(left))),
-                    _ => (0, None),
-                }
-            } else {
-                (
-                    1,
-                    Some(Duration::from_nanos(wake.saturating_sub(now).max(1_000))),
-                )
-            };
-            if let Err(e) = engine.submit_and_wait(min_complete, timeout) {
-                self.report_error(&mut stats, format!("submitting I/O: {e}"));
-                return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
-            }
-            comps.clear();
-            if let Err(e) = engine.reap(&mut comps) {
-                self.report_error(&mut stats, format!("reaping I/O: {e}"));
-                return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
-            }
-            now = self.now_ns();
-            // The time since any worker's last completion ends here; counted
-            // up to the run's end at most, in the interval where it ends.
-            let mut gap = None;
-            if !comps.is_empty() {
-                // The latest completion anyone published, or our own later
-                // one. Publishing at most once per GAP_PUBLISH_NS keeps the
-                // shared cache line quiet at millions of IOPS; a gap is then
-                // long by at most that much.
-                let prev = self
-                    .last_completion
-                    .load(Ordering::Relaxed)
-                    .max(self.own_last_completion);
-                let gap_end = now.min(end_ns);
-                if gap_end > prev {
-                    gap = Some((prev, gap_end));
-                }
-                self.own_last_completion = now;
-                if now.saturating_sub(self.published_completion) >= GAP_PUBLISH_NS
-                    || gap_end.saturating_sub(prev) >= GAP_PUBLISH_NS
-                {
-                    self.last_completion.fetch_max(now, Ordering::Relaxed);
-                    self.published_completion = now;
-                }
-            }
-            self.advance_with_gap(
-                &mut stats,
-                &mut index,
-                &mut next_boundary,
-                now,
-                &mut extras,
-                gap,
-            );
-            let counting = now < end_ns;
-
-            for c in comps.iter() {
-                let st = &mut slots[c.slot as usize];
-                if c.result == -(libc::EAGAIN as i64) || c.result == -(libc::EINTR as i64) {
-                    // Not started: submit the same remainder again.
-                    if engine.queue(request(c.slot, st)).is_err() {
-                        failed = true;
-                    }
-                    continue;
-                }
-                if c.result <= 0 {
-                    let what = if c.result == 0 {
-                        "transferred 0 bytes (end of target?)".to_string()
-                    } else {
-                        std::io::Error::from_raw_os_error((-c.result) as i32).to_string()
-                    };
-                    let message = format!(
-                        "{} of {} bytes at offset {} of {}: {}",
-                        match st.op() {
-                            OpKind::Read => "read",
-                            OpKind::Write => "write",
-                            OpKind::Trim => "trim",
-                        },
-                        st.len,
-                        st.offset,
-                        self.target_names
-                            .get(st.target as usize)
-                            .map(String::as_str)
-                            .unwrap_or("?"),
-                        what
-                    );
-                    inflight -= 1;
-                    free.push(c.slot);
-                    if c.result < 0 && self.ignore.covers((-c.result) as i32) {
-                        // Counted, and the worker goes on; a failing device
-                        // would flood the messages, so only the first few.
-                        stats.errors += 1;
-                        if self.ignored_sent < IGNORED_MESSAGES {
-                            self.ignored_sent += 1;
-                            let _ = self.tx.send(WorkerMsg::Error {
-                                worker: self.id,
-                                message: format!("{message} (ignored: ignore_errors)"),
-                            });
-                        }
-                        continue;
-                    }
-                    self.report_error(&mut stats, message);
-                    failed = true;
-                    continue;
-                }
-                st.done += c.result as u32;
-                if st.done < st.len {
-                    // Short transfer: the rest goes out as its own request.
-                    if engine.queue(request(c.slot, st)).is_err() {
-                        failed = true;
-                    }
-                    continue;
-                }
-                // Validation's own reads (a pre-read before overwriting known
-                // data, a read-back after a write) are not the workload's:
-                // the validation summary counts them (`pre_reads`,
-                // `after_reads`), the read figures do not.
-                let validation_read = matches!(st.phase, Phase::PreRead | Phase::AfterRead);
-                if counting && !validation_read {
-                    let op = if st.read {
-                        &mut stats.read
-                    } else if st.trim {
-                        &mut stats.trim
-                    } else {
-                        &mut stats.write
-                    };
-                    op.ops += 1;
-                    op.bytes += st.len as u64;
-                    op.lat.record(now.saturating_sub(st.sched_ns));
-                    let service_ns = now.saturating_sub(st.submit_ns);
-                    op.service_sum_ns += service_ns;
-                    if self.period_ns.is_some() || self.replay.is_some() {
-                        op.service_lat.record(service_ns);
-                    }
-                    if let Some(r) = &mut self.io_records {
-                        r.push(crate::iolog::IoRecord {
-                            start_ns: st.sched_ns,
-                            submit_ns: st.submit_ns,
-                            complete_ns: now,
-                            offset_bytes: st.offset,
-                            size_bytes: st.len,
-                            target: st.target,
-                            worker: self.id,
-                            op: st.op(),
-                        });
-                    }
-                }
-                if self.verify.is_some() {
-                    match self.verify_next(engine, c.slot, st, now, stopping) {
-                        Ok(true) => {
-                            // The slot goes on with its next I/O.
-                            to_stamp.push(c.slot);
-                            continue;
-                        }
-                        Ok(false) => {}
-                        Err(message) => {
-                            self.report_error(&mut stats, message);
-                            failed = true;
-                        }
-                    }
-                }
-                inflight -= 1;
-                free.push(c.slot);
-            }
-            if let Some(v) = &mut self.verify {
-                let t0 = journaled.then(std::time::Instant::now);
-                if let Err(message) = v.finish_writes() {
-                    self.report_error(&mut stats, message);
-                    failed = true;
-                }
-                if let Some(t0) = t0 {
-                    extras.journal_ns += t0.elapsed().as_nanos() as u64;
-                    // The next I/Os exist from now, after the done records.
-                    now = self.now_ns();
-                }
-            }
-            if failed {
-                // This worker stops; others carry on. In-flight I/O is drained by
-                // the engine's drop before its buffers go.
-                return self.finish(stats, index, &mut extras, WorkerEnd::Failed);
+            if let Some(t0) = t0 {
+                t.extras.journal_ns += t0.elapsed().as_nanos() as u64;
+                // The next I/Os exist from now, after the done records.
+                t.now = self.now_ns();
             }
         }
-        self.finish(stats, index, &mut extras, WorkerEnd::Finished)
+        if t.failed {
+            // This worker stops; others carry on. In-flight I/O is drained by
+            // the engine's drop before its buffers go.
+            return Ok(Some(WorkerEnd::Failed));
+        }
+        Ok(None)
+    }
+
+    /// Fills free slots with I/Os and queues them (submitting every
+    /// `submit_batch`), until no slot is free, no I/O is due yet, or a
+    /// pause, sync or the end is due.
+    #[inline]
+    fn fill<E: IoEngine>(&mut self, engine: &mut E, t: &mut Turn) -> Result<(), String> {
+        while let Some(&slot) = t.free.last() {
+            let Some(io) = self.next_io(t) else {
+                break;
+            };
+            t.free.pop();
+            self.queue_io(engine, t, slot, io)?;
+            if t.think_due || t.sync_due {
+                // Nothing more is queued before the pause or sync (fio
+                // quiesces there); what is queued goes out in the wait.
+                break;
+            }
+            // A journal syncs its intents before each submission, so
+            // journaled writes go out as one batch per refill: one sync for
+            // many writes instead of one per write.
+            if t.to_stamp.len() >= self.submit_batch as usize && !t.journaled {
+                self.flush_intents(&mut t.extras)?;
+                self.stamp(&mut t.slots, &mut t.to_stamp);
+                engine
+                    .submit_and_wait(0, None)
+                    .map_err(|e| format!("submitting I/O: {e}"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The next I/O to issue, if one is due now: its schedule, kind, size
+    /// and place (a replay's own, or drawn), with its blocks locked under
+    /// validation. `None` leaves the slot free for a later turn (and may
+    /// set the loop stopping: the trace or the byte budget is all issued).
+    #[inline]
+    fn next_io(&mut self, t: &mut Turn) -> Option<NextIo> {
+        let now = t.now;
+        // A replay's next I/O, once its time has come.
+        let replayed = match &mut self.replay {
+            Some(r) => match r.peek() {
+                Some(io) if io.due_ns.is_none_or(|d| d <= now) => {
+                    r.pop();
+                    Some(io)
+                }
+                Some(_) => return None,
+                None => {
+                    if r.finished() {
+                        // The trace is all issued: drain and end.
+                        t.stop(now);
+                    }
+                    return None;
+                }
+            },
+            None => None,
+        };
+        let sched_ns = match (replayed, self.period_ns) {
+            (Some(io), _) => io.due_ns.unwrap_or(now),
+            (None, Some(period)) => {
+                if t.next_due > now as f64 {
+                    return None;
+                }
+                let due = t.next_due as u64;
+                t.next_due += match &mut self.poisson {
+                    // Exponential with mean `period`: -ln(1 - U).
+                    Some(rng) => -period * (1.0 - crate::gen::unit_f64(rng)).ln(),
+                    None => period,
+                };
+                due
+            }
+            // Uncontrolled: the I/O exists from the moment its slot was
+            // refilled (`now`, taken after the last reap), so the submission
+            // calls made before its own — one per I/O with --submit-batch 1
+            // — count in its latency, as fio's lat (slat + clat) counts them.
+            (None, None) => now,
+        };
+        let op = match replayed {
+            Some(io) => io.op,
+            None => self.ops.next_op(),
+        };
+        let read = op == OpKind::Read;
+        // Trims take the write sizes.
+        let len = match replayed {
+            Some(io) => u64::from(io.len),
+            None => self.sizes.next_bs(read),
+        };
+        if let Some(b) = &self.budget {
+            if !reserve(b, len) {
+                // The run's bytes are all issued: drain and end.
+                t.stop(now);
+                return None;
+            }
+        }
+        let (mut target, mut offset) = match replayed {
+            Some(io) => (io.target, io.offset),
+            None => self.offsets.next(len),
+        };
+        let mut phase = Phase::Plain;
+        if let Some(v) = &self.verify {
+            // One I/O per block at a time, so the expected key is exact when
+            // the data comes back.
+            let mut locked = v.lock(target, offset, len as u32);
+            let mut tries = 1;
+            while !locked && tries < LOCK_TRIES {
+                (target, offset) = self.offsets.next(len);
+                locked = v.lock(target, offset, len as u32);
+                tries += 1;
+            }
+            if !locked {
+                // Every block tried is busy: wait for completions, and give
+                // back the bytes this I/O reserved.
+                if let Some(b) = &self.budget {
+                    b.fetch_add(len, Ordering::Relaxed);
+                }
+                return None;
+            }
+            if op == OpKind::Write && v.known(target, offset, len as u32) {
+                phase = Phase::PreRead;
+            }
+        }
+        Some(NextIo {
+            op,
+            len,
+            target,
+            offset,
+            sched_ns,
+            phase,
+        })
+    }
+
+    /// Puts `io` into `slot`: its write data, its state, its request on the
+    /// engine's queue, and the sync and think counts it moves on.
+    #[inline]
+    fn queue_io<E: IoEngine>(
+        &mut self,
+        engine: &mut E,
+        t: &mut Turn,
+        slot: u32,
+        io: NextIo,
+    ) -> Result<(), String> {
+        let read = io.op == OpKind::Read;
+        let trim = io.op == OpKind::Trim;
+        let st = &mut t.slots[slot as usize];
+        // A trim leaves the buffer as it was.
+        let stale = if trim { st.stale } else { read };
+        if !read && !trim && io.phase == Phase::Plain {
+            let Some(buf) = engine.buffer_mut(slot).get_mut(..io.len as usize) else {
+                return Err(format!("engine gave slot {slot} no {}-byte buffer", io.len));
+            };
+            match &mut self.verify {
+                Some(v) => v.prepare_write(slot, buf, io.target, io.offset, t.now),
+                None => self.data.fill(buf, io.target, io.offset, st.stale),
+            }
+        }
+        // A write of the workload, whether or not validation reads the
+        // block first.
+        let workload_write = !read && !trim;
+        let read = read || io.phase == Phase::PreRead;
+        *st = SlotState {
+            read,
+            trim,
+            target: io.target,
+            offset: io.offset,
+            len: io.len as u32,
+            done: 0,
+            sched_ns: io.sched_ns,
+            submit_ns: 0,
+            stale: stale || read,
+            submitted: false,
+            phase: io.phase,
+        };
+        engine
+            .queue(request(slot, st))
+            .map_err(|e| format!("queueing I/O: {e}"))?;
+        t.to_stamp.push(slot);
+        t.inflight += 1;
+        if let (Some((rule, _)), true) = (&self.sync, workload_write) {
+            t.writes_since_sync += 1;
+            if let Some(w) = t.written.get_mut(io.target as usize) {
+                *w = true;
+            }
+            if t.writes_since_sync >= rule.writes {
+                // Synced once these writes have completed, as fio's sync
+                // waits for the writes before it.
+                t.writes_since_sync = 0;
+                t.sync_due = true;
+            }
+        }
+        if let Some(th) = &self.think {
+            t.issued_since_think += 1;
+            if t.issued_since_think >= th.every {
+                // Pause once these I/Os have completed, as fio quiesces
+                // before its think time.
+                t.issued_since_think = 0;
+                t.think_due = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Nothing in flight: makes a due sync or think time, then sleeps until
+    /// the next I/O is due (or the interval ends, so the report is not
+    /// late), and closes the intervals that passed.
+    fn idle(&mut self, t: &mut Turn) -> Result<(), String> {
+        if t.sync_due {
+            t.sync_due = false;
+            self.sync_written(&mut t.stats, &mut t.written, t.now < t.end_ns)?;
+            t.now = self.now_ns();
+        }
+        if t.think_due {
+            t.think_due = false;
+            if let Some(th) = self.think {
+                t.idle_until = t.now + th.time.as_nanos() as u64;
+                let spin_until = (t.now + th.spin.as_nanos() as u64).min(t.end_ns);
+                while self.now_ns() < spin_until {
+                    std::hint::spin_loop();
+                }
+                t.now = self.now_ns();
+            }
+        }
+        let now = t.now;
+        // A feed that is behind is looked at again after a sleep (no I/O is
+        // due that a spin could make on time).
+        let mut feed_behind = false;
+        let due = match (&mut self.replay, self.period_ns) {
+            (Some(r), _) => match r.peek() {
+                Some(io) => io.due_ns.unwrap_or(now),
+                None => {
+                    feed_behind = true;
+                    now + POLL_FEED_NS
+                }
+            },
+            (None, Some(_)) => t.next_due as u64,
+            (None, None) => now,
+        };
+        let wake = due.max(t.idle_until).min(t.next_boundary).min(t.end_ns);
+        if wake > now {
+            let left = wake - now;
+            if self.replay.is_none() || feed_behind {
+                std::thread::sleep(Duration::from_nanos(left));
+            } else if left > crate::replay::SPIN_NS {
+                // Woken early; the loop spins the rest.
+                std::thread::sleep(Duration::from_nanos(left - crate::replay::SPIN_NS));
+            }
+        }
+        let idle = now < t.idle_until;
+        t.now = self.now_ns();
+        if idle && t.now >= t.idle_until {
+            // A pause or delay is over: the silence before it was the
+            // workload's own, not an outage of the storage.
+            self.own_last_completion = self.own_last_completion.max(t.idle_until);
+        }
+        self.advance(
+            &mut t.stats,
+            &mut t.index,
+            &mut t.next_boundary,
+            t.now,
+            &mut t.extras,
+        );
+        Ok(())
+    }
+
+    /// Submits what is queued and waits for at least one completion,
+    /// waking in time for the next scheduled I/O or interval boundary;
+    /// takes the completions, the time, and the gap they close.
+    #[inline]
+    fn submit_and_reap<E: IoEngine>(&mut self, engine: &mut E, t: &mut Turn) -> Result<(), String> {
+        self.flush_intents(&mut t.extras)?;
+        if t.journaled && !t.to_stamp.is_empty() && self.period_ns.is_none() {
+            // The journal's synced intent records are iorig's own work, not
+            // the storage's answer to these I/Os: their latency starts once
+            // the records are down. (Under a rate the scheduled start stays:
+            // lateness counts.)
+            let now = self.now_ns();
+            for &s in &t.to_stamp {
+                t.slots[s as usize].sched_ns = now;
+            }
+            t.now = now;
+        }
+        self.stamp(&mut t.slots, &mut t.to_stamp);
+        let now = t.now;
+        let mut wake = t.next_boundary.min(t.end_ns.max(now + 1));
+        if self.period_ns.is_some()
+            && !t.free.is_empty()
+            && !t.stopping
+            && !t.sync_due
+            && !t.think_due
+        {
+            wake = wake.min(t.next_due as u64);
+        }
+        let mut feed_behind = false;
+        if let (Some(r), false, false) = (&mut self.replay, t.free.is_empty(), t.stopping) {
+            wake = wake.min(match r.peek() {
+                Some(io) => io.due_ns.unwrap_or(now),
+                None => {
+                    feed_behind = true;
+                    now + POLL_FEED_NS
+                }
+            });
+        }
+        let (min_complete, timeout) = if t.stopping {
+            (1, Some(Duration::from_millis(100)))
+        } else if self.replay.is_some() && !feed_behind {
+            // Wait for completions until shortly before the next I/O is due;
+            // from there, only look for them (spinning).
+            match wake.saturating_sub(now).checked_sub(crate::replay::SPIN_NS) {
+                Some(left) if left > 0 => (1, Some(Duration::from_nanos(left))),
+                _ => (0, None),
+            }
+        } else {
+            (
+                1,
+                Some(Duration::from_nanos(wake.saturating_sub(now).max(1_000))),
+            )
+        };
+        engine
+            .submit_and_wait(min_complete, timeout)
+            .map_err(|e| format!("submitting I/O: {e}"))?;
+        t.comps.clear();
+        engine
+            .reap(&mut t.comps)
+            .map_err(|e| format!("reaping I/O: {e}"))?;
+        t.now = self.now_ns();
+        let gap = self.gap_closed(t);
+        self.advance_with_gap(
+            &mut t.stats,
+            &mut t.index,
+            &mut t.next_boundary,
+            t.now,
+            &mut t.extras,
+            gap,
+        );
+        Ok(())
+    }
+
+    /// The time since any worker's last completion, ended by the
+    /// completions just reaped (counted up to the run's end at most, in the
+    /// interval where it ends).
+    #[inline]
+    fn gap_closed(&mut self, t: &Turn) -> Option<(u64, u64)> {
+        if t.comps.is_empty() {
+            return None;
+        }
+        let now = t.now;
+        // The latest completion anyone published, or our own later one.
+        // Publishing at most once per GAP_PUBLISH_NS keeps the shared cache
+        // line quiet at millions of IOPS; a gap is then long by at most that
+        // much.
+        let prev = self
+            .last_completion
+            .load(Ordering::Relaxed)
+            .max(self.own_last_completion);
+        let gap_end = now.min(t.end_ns);
+        self.own_last_completion = now;
+        if now.saturating_sub(self.published_completion) >= GAP_PUBLISH_NS
+            || gap_end.saturating_sub(prev) >= GAP_PUBLISH_NS
+        {
+            self.last_completion.fetch_max(now, Ordering::Relaxed);
+            self.published_completion = now;
+        }
+        (gap_end > prev).then_some((prev, gap_end))
+    }
+
+    /// Accounts the completions just reaped: resubmits what did not finish,
+    /// reports failures, records latency while the run is measured, and
+    /// moves validation on; frees the slots that are done.
+    #[inline]
+    fn complete<E: IoEngine>(&mut self, engine: &mut E, t: &mut Turn) {
+        let now = t.now;
+        let counting = now < t.end_ns;
+        // Taken out for the loop (a pointer move), so the slots and counts
+        // can change while it runs.
+        let comps = std::mem::take(&mut t.comps);
+        for c in &comps {
+            let st = &mut t.slots[c.slot as usize];
+            if c.result == -(libc::EAGAIN as i64) || c.result == -(libc::EINTR as i64) {
+                // Not started: submit the same remainder again.
+                if engine.queue(request(c.slot, st)).is_err() {
+                    t.failed = true;
+                }
+                continue;
+            }
+            if c.result <= 0 {
+                t.inflight -= 1;
+                t.free.push(c.slot);
+                let st = *st;
+                self.failed_io(&mut t.stats, &st, c.result, &mut t.failed);
+                continue;
+            }
+            st.done += c.result as u32;
+            if st.done < st.len {
+                // Short transfer: the rest goes out as its own request.
+                if engine.queue(request(c.slot, st)).is_err() {
+                    t.failed = true;
+                }
+                continue;
+            }
+            // Validation's own reads (a pre-read before overwriting known
+            // data, a read-back after a write) are not the workload's: the
+            // validation summary counts them (`pre_reads`, `after_reads`),
+            // the read figures do not.
+            let validation_read = matches!(st.phase, Phase::PreRead | Phase::AfterRead);
+            if counting && !validation_read {
+                self.record(&mut t.stats, st, now);
+            }
+            if self.verify.is_some() {
+                match self.verify_next(engine, c.slot, st, now, t.stopping) {
+                    Ok(true) => {
+                        // The slot goes on with its next I/O.
+                        t.to_stamp.push(c.slot);
+                        continue;
+                    }
+                    Ok(false) => {}
+                    Err(message) => {
+                        self.report_error(&mut t.stats, message);
+                        t.failed = true;
+                    }
+                }
+            }
+            t.inflight -= 1;
+            t.free.push(c.slot);
+        }
+        t.comps = comps;
+    }
+
+    /// One finished I/O of the workload into the interval's figures (and
+    /// the per-I/O log).
+    #[inline]
+    fn record(&mut self, stats: &mut WorkerIntervalStats, st: &SlotState, now: u64) {
+        let op = if st.read {
+            &mut stats.read
+        } else if st.trim {
+            &mut stats.trim
+        } else {
+            &mut stats.write
+        };
+        op.ops += 1;
+        op.bytes += st.len as u64;
+        op.lat.record(now.saturating_sub(st.sched_ns));
+        let service_ns = now.saturating_sub(st.submit_ns);
+        op.service_sum_ns += service_ns;
+        if self.period_ns.is_some() || self.replay.is_some() {
+            op.service_lat.record(service_ns);
+        }
+        if let Some(r) = &mut self.io_records {
+            r.push(crate::iolog::IoRecord {
+                start_ns: st.sched_ns,
+                submit_ns: st.submit_ns,
+                complete_ns: now,
+                offset_bytes: st.offset,
+                size_bytes: st.len,
+                target: st.target,
+                worker: self.id,
+                op: st.op(),
+            });
+        }
+    }
+
+    /// An I/O that failed (`result` ≤ 0): counted and gone on past under
+    /// `ignore_errors` (its message sent for the first few), otherwise
+    /// reported, and the worker stops (`failed`).
+    #[cold]
+    fn failed_io(
+        &mut self,
+        stats: &mut WorkerIntervalStats,
+        st: &SlotState,
+        result: i64,
+        failed: &mut bool,
+    ) {
+        let what = if result == 0 {
+            "transferred 0 bytes (end of target?)".to_string()
+        } else {
+            std::io::Error::from_raw_os_error((-result) as i32).to_string()
+        };
+        let message = format!(
+            "{} of {} bytes at offset {} of {}: {}",
+            match st.op() {
+                OpKind::Read => "read",
+                OpKind::Write => "write",
+                OpKind::Trim => "trim",
+            },
+            st.len,
+            st.offset,
+            self.target_names
+                .get(st.target as usize)
+                .map(String::as_str)
+                .unwrap_or("?"),
+            what
+        );
+        if result < 0 && self.ignore.covers((-result) as i32) {
+            // Counted, and the worker goes on; a failing device would flood
+            // the messages, so only the first few.
+            stats.errors += 1;
+            if self.ignored_sent < IGNORED_MESSAGES {
+                self.ignored_sent += 1;
+                let _ = self.tx.send(WorkerMsg::Error {
+                    worker: self.id,
+                    message: format!("{message} (ignored: ignore_errors)"),
+                });
+            }
+            return;
+        }
+        self.report_error(stats, message);
+        *failed = true;
     }
 
     /// Journals stamped writes before they are submitted.
