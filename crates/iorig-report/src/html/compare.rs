@@ -303,17 +303,16 @@ impl Comparison {
 }
 
 /// A change cell coloured by whether it is better (`up`) or worse.
-pub(super) fn change_cell(c: Option<f64>, higher_is_better: bool) -> String {
+pub(super) fn change_cell(c: Option<f64>, higher_is_better: bool) -> Markup {
     match c {
         Some(v) if v.abs() >= 0.05 => {
             let good = (v > 0.0) == higher_is_better;
-            format!(
-                "<span class=\"{}\">{v:+.1} %</span>",
-                if good { "up" } else { "down" }
-            )
+            html! {
+                span class=(if good { "up" } else { "down" }) { (format!("{v:+.1} %")) }
+            }
         }
-        Some(v) => format!("{v:+.1} %"),
-        None => String::new(),
+        Some(v) => format!("{v:+.1} %").render(),
+        None => Markup::default(),
     }
 }
 
@@ -324,131 +323,144 @@ pub fn render_compare(runs: &[RunReport]) -> (Rendered, Comparison) {
     let mut page = Page::new();
     let ids: Vec<String> = runs.iter().map(|r| r.id().to_string()).collect();
     let title = format!("iorig comparison: runs {}", ids.join(", "));
-    let _ = writeln!(
-        page.body,
-        "<header><h1>{}</h1><p class=\"sub\">Changes are against run {}.</p></header>",
-        esc(&title),
-        ids.first().map(String::as_str).unwrap_or("–")
-    );
-    page.push("<nav><a href=\"#runs\">Runs</a><a href=\"#compared\">Steps compared</a><a href=\"#compare-charts\">Charts</a></nav>\n");
+    page.push(html! {
+        header {
+            h1 { (title) }
+            p.sub {
+                "Changes are against run " (ids.first().map(String::as_str).unwrap_or("–")) "."
+            }
+        }
+        nav {
+            a href="#runs" { "Runs" }
+            a href="#compared" { "Steps compared" }
+            a href="#compare-charts" { "Charts" }
+        }
+    });
+    page.push(html! {
+        section id="runs" { h2 { "Runs" } (runs_table(runs)) }
+    });
+    compared_section(&mut page, &cmp);
+    external_section(&mut page, &cmp);
+    let figures = comparison_charts(&mut page, runs, &cmp);
+    let none_drawn = page.charts.is_empty();
+    page.push(html! {
+        section id="compare-charts" {
+            h2 { "Charts" }
+            @for f in &figures { (f) }
+            @if none_drawn {
+                p.note {
+                    "No charts: the runs share no curve, scaling series or step with latency \
+                     histograms."
+                }
+            }
+        }
+        footer { "Made by iorig from the result store." }
+    });
+    (page.finish(&title), cmp)
+}
 
-    page.push("<section id=\"runs\"><h2>Runs</h2>\n");
-    let rows: Vec<Vec<String>> = runs
+/// The compared runs, a row each.
+fn runs_table(runs: &[RunReport]) -> Markup {
+    let rows: Vec<Vec<Markup>> = runs
         .iter()
         .map(|r| {
             let run = &r.run.run;
+            let labels: Vec<String> = run.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
             vec![
-                run.id.to_string(),
-                esc(run.kind.as_str()),
-                status_span(run.status.as_str()),
-                esc(&run.host),
-                esc(&run.started),
-                esc(&run.tool_version),
-                r.steps.len().to_string(),
-                esc(&run
-                    .labels
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")),
+                run.id.0.render(),
+                run.kind.as_str().render(),
+                status_markup(run.status.as_str()),
+                run.host.render(),
+                run.started.render(),
+                run.tool_version.render(),
+                r.steps.len().render(),
+                labels.join(", ").render(),
             ]
         })
         .collect();
-    page.push(&table(
+    table(
         "runs",
         &[
             "run", "kind", "status", "host", "started", "version", "steps", "labels",
         ],
         &rows,
         6..7,
-    ));
-    page.push("</section>\n");
+    )
+}
 
-    page.push("<section id=\"compared\"><h2>Steps compared</h2>\n");
-    if cmp.steps.is_empty() {
-        page.push("<p class=\"note\">No step with results in these runs.</p>\n");
-    } else {
-        let mut rows = Vec::new();
-        for s in &cmp.steps {
-            for (i, (run, m)) in cmp.runs.iter().zip(&s.per_run).enumerate() {
-                let name = if i == 0 {
-                    esc(&s.label())
-                } else {
-                    String::new()
-                };
-                let mut row = vec![name, run.0.to_string()];
-                match m {
-                    Some(m) => {
-                        let c = m.change;
-                        row.extend([
-                            fmt_iops(m.iops),
-                            change_cell(c.and_then(|c| c.iops_pct), true),
-                            fmt_mb_s(m.bw_bytes_per_s),
-                            change_cell(c.and_then(|c| c.bw_pct), true),
-                            fmt_lat_ns(m.mean_lat_ns),
-                            change_cell(c.and_then(|c| c.mean_lat_pct), false),
-                            fmt_lat_ns(m.p99_lat_ns),
-                            change_cell(c.and_then(|c| c.p99_lat_pct), false),
-                        ]);
-                    }
-                    None => row.extend((0..8).map(|i| {
-                        if i == 0 {
-                            "<span class=\"muted\">not run</span>".to_owned()
-                        } else {
-                            String::new()
-                        }
-                    })),
-                }
-                rows.push(row);
-            }
-        }
-        page.push(&table("compare wide", &COMPARE_TABLE_HEAD, &rows, 2..10));
-        // Steps run on several hosts: each run's hosts side by side.
-        let mut host_rows = Vec::new();
-        for s in &cmp.steps {
-            for (run, m) in cmp.runs.iter().zip(&s.per_run) {
-                for h in m.iter().flat_map(|m| &m.hosts) {
-                    host_rows.push(vec![
-                        esc(&s.label()),
-                        run.0.to_string(),
-                        esc(&h.name),
-                        esc(&h.status),
-                        fmt_iops(h.iops),
-                        fmt_mb_s(h.bw_bytes_per_s),
-                        fmt_lat_ns(h.mean_lat_ns),
-                        fmt_lat_ns(h.p99_lat_ns),
+/// The matched steps: each run's figures and changes, then each host of a
+/// step run on several.
+fn compared_section(page: &mut Page, cmp: &Comparison) {
+    let mut rows = Vec::new();
+    for s in &cmp.steps {
+        for (i, (run, m)) in cmp.runs.iter().zip(&s.per_run).enumerate() {
+            let name = if i == 0 { s.label() } else { String::new() };
+            let mut row = vec![name.render(), run.0.render()];
+            match m {
+                Some(m) => {
+                    let c = m.change;
+                    row.extend([
+                        fmt_iops(m.iops).render(),
+                        change_cell(c.and_then(|c| c.iops_pct), true),
+                        fmt_mb_s(m.bw_bytes_per_s).render(),
+                        change_cell(c.and_then(|c| c.bw_pct), true),
+                        fmt_lat_ns(m.mean_lat_ns).render(),
+                        change_cell(c.and_then(|c| c.mean_lat_pct), false),
+                        fmt_lat_ns(m.p99_lat_ns).render(),
+                        change_cell(c.and_then(|c| c.p99_lat_pct), false),
                     ]);
                 }
+                None => {
+                    row.push(html! { span.muted { "not run" } });
+                    row.extend((1..8).map(|_| Markup::default()));
+                }
+            }
+            rows.push(row);
+        }
+    }
+    // Steps run on several hosts: each run's hosts side by side.
+    let mut host_rows: Vec<Vec<Markup>> = Vec::new();
+    for s in &cmp.steps {
+        for (run, m) in cmp.runs.iter().zip(&s.per_run) {
+            for h in m.iter().flat_map(|m| &m.hosts) {
+                host_rows.push(vec![
+                    s.label().render(),
+                    run.0.render(),
+                    h.name.render(),
+                    h.status.render(),
+                    fmt_iops(h.iops).render(),
+                    fmt_mb_s(h.bw_bytes_per_s).render(),
+                    fmt_lat_ns(h.mean_lat_ns).render(),
+                    fmt_lat_ns(h.p99_lat_ns).render(),
+                ]);
             }
         }
-        if !host_rows.is_empty() {
-            page.push("<h3>Per host</h3>\n");
-            page.push(&table(
-                "compare hosts",
-                &[
-                    "step", "run", "host", "status", "IOPS", "MB/s", "mean lat", "p99 lat",
-                ],
-                &host_rows,
-                4..8,
-            ));
+    }
+    page.push(html! {
+        section id="compared" {
+            h2 { "Steps compared" }
+            @if cmp.steps.is_empty() {
+                p.note { "No step with results in these runs." }
+            } @else {
+                (table("compare wide", &COMPARE_TABLE_HEAD, &rows, 2..10))
+                @if !host_rows.is_empty() {
+                    h3 { "Per host" }
+                    (table(
+                        "compare hosts",
+                        &["step", "run", "host", "status", "IOPS", "MB/s", "mean lat", "p99 lat"],
+                        &host_rows,
+                        4..8,
+                    ))
+                }
+            }
         }
-    }
-    page.push("</section>\n");
-
-    external_section(&mut page, &cmp);
-    page.push("<section id=\"compare-charts\"><h2>Charts</h2>\n");
-    comparison_charts(&mut page, runs, &cmp);
-    if page.charts.is_empty() {
-        page.push("<p class=\"note\">No charts: the runs share no curve, scaling series or step with latency histograms.</p>\n");
-    }
-    page.push("</section>\n");
-    page.push("<footer>Made by iorig from the result store.</footer>\n");
-    (page.finish(&title), cmp)
+    });
 }
 
 /// The comparison's charts: each curve, each scaling series and each
 /// matched step's percentiles, a line per run.
-fn comparison_charts(page: &mut Page, runs: &[RunReport], cmp: &Comparison) {
+fn comparison_charts(page: &mut Page, runs: &[RunReport], cmp: &Comparison) -> Vec<Markup> {
+    let mut figures = Vec::new();
     let run_label = |r: &RunReport| format!("run {}", r.id());
     // Curves: the n-th curve of each run.
     let max_curves = runs.iter().map(|r| r.curves.len()).max().unwrap_or(0);
@@ -462,11 +474,11 @@ fn comparison_charts(page: &mut Page, runs: &[RunReport], cmp: &Comparison) {
             .find_map(|r| r.curves.get(ci).map(|c| c.threshold_ms))
             .unwrap_or(1.0);
         let title = format!("IOPS–latency curve {} by run", ci + 1);
-        page.chart(
+        figures.push(page.chart(
             &format!("compare-curve-{}", ci + 1),
             &title,
             charts::curve_chart(&title, threshold_ms, &lines),
-        );
+        ));
     }
     // Scaling: one chart per (axis, fixed parameters, block size), a line per run.
     let mut scaling: BTreeMap<(Axis, String, BsKey), Vec<ScalingLine>> = BTreeMap::new();
@@ -489,11 +501,11 @@ fn comparison_charts(page: &mut Page, runs: &[RunReport], cmp: &Comparison) {
             axis.name(),
             bs.label
         );
-        page.chart(
+        figures.push(page.chart(
             &format!("compare-scaling-{}-{}", axis.name(), i + 1),
             &title,
-            charts::scaling_chart(&title, axis.desc(), lines),
-        );
+            charts::scaling_chart(&title, axis.description(), lines),
+        ));
     }
     // Percentiles of matched steps, a line per run.
     let mut drawn = 0;
@@ -519,12 +531,13 @@ fn comparison_charts(page: &mut Page, runs: &[RunReport], cmp: &Comparison) {
         }
         drawn += 1;
         let title = format!("Latency percentiles by run: {}", s.label());
-        page.chart(
+        figures.push(page.chart(
             &format!("compare-percentiles-{drawn}"),
             &title,
             charts::percentile_chart(&title, &lines),
-        );
+        ));
     }
+    figures
 }
 
 /// The comparison table's header row.
@@ -535,7 +548,7 @@ pub const COMPARE_TABLE_HEAD: [&str; 10] = [
 /// The storage-side series (`--collect`) of the compared steps: each
 /// series' mean per run and its change against the first run.
 fn external_section(page: &mut Page, cmp: &Comparison) {
-    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut rows: Vec<(String, &str, Vec<String>)> = Vec::new();
     for step in &cmp.steps {
         let mut names: Vec<&str> = Vec::new();
         for m in step.per_run.iter().flatten() {
@@ -555,9 +568,10 @@ fn external_section(page: &mut Page, cmp: &Comparison) {
                         .map(|(_, v)| *v)
                 })
                 .collect();
-            let mut row = vec![esc(&step.label()), format!("<code>{}</code>", esc(name))];
-            for (i, v) in means.iter().enumerate() {
-                row.push(match v {
+            let cells = means
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match v {
                     Some(v) => {
                         let change = match (i, means[0]) {
                             (0, _) | (_, None) => String::new(),
@@ -566,32 +580,43 @@ fn external_section(page: &mut Page, cmp: &Comparison) {
                         format!("{}{change}", iorig_spec::sig3(*v))
                     }
                     None => "–".into(),
-                });
-            }
-            rows.push(row);
+                })
+                .collect();
+            rows.push((step.label(), name, cells));
         }
     }
     if rows.is_empty() {
         return;
     }
-    page.push("<section id=\"external\"><h2>Storage side</h2>\n<p class=\"sub\">Each series collected with <code>--collect</code>, its mean over the step, against the first run.</p>\n");
-    let mut head = vec!["step".to_owned(), "series".to_owned()];
-    head.extend(cmp.runs.iter().map(|r| format!("run {r}")));
-    let _ = write!(
-        page.body,
-        "<div class=\"scroll\"><table class=\"compare\"><thead><tr>"
-    );
-    for h in &head {
-        let _ = write!(page.body, "<th>{}</th>", esc(h));
-    }
-    page.push("</tr></thead><tbody>\n");
-    for row in rows {
-        page.push("<tr>");
-        for (i, cell) in row.iter().enumerate() {
-            let class = if i >= 2 { " class=\"num\"" } else { "" };
-            let _ = write!(page.body, "<td{class}>{cell}</td>");
+    // Not `table`: the run columns' figures are right-aligned, their
+    // headers are not.
+    page.push(html! {
+        section id="external" {
+            h2 { "Storage side" }
+            p.sub {
+                "Each series collected with " code { "--collect" }
+                ", its mean over the step, against the first run."
+            }
+            div.scroll {
+                table.compare {
+                    thead {
+                        tr {
+                            th { "step" }
+                            th { "series" }
+                            @for r in &cmp.runs { th { "run " (r.0) } }
+                        }
+                    }
+                    tbody {
+                        @for (step, name, cells) in &rows {
+                            tr {
+                                td { (step) }
+                                td { code { (name) } }
+                                @for c in cells { td.num { (c) } }
+                            }
+                        }
+                    }
+                }
+            }
         }
-        page.push("</tr>\n");
-    }
-    page.push("</tbody></table></div></section>\n");
+    });
 }

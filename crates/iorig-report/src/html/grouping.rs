@@ -19,7 +19,7 @@ impl Axis {
         }
     }
 
-    pub(super) fn desc(self) -> &'static str {
+    pub(super) fn description(self) -> &'static str {
         match self {
             Axis::Threads => "threads (workers)",
             Axis::Qd => "queue depth per worker",

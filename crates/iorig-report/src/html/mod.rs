@@ -8,6 +8,12 @@
 //! or qd become scaling charts (one line per block size); read % × block
 //! size grids become heatmaps; stored curve analyses become curve charts.
 //! A chart that cannot be drawn is replaced by a note, never fails the page.
+//!
+//! Every piece of HTML is a maud template (`html!`): text goes in as a
+//! value and comes out escaped, so nothing from the store (labels, step
+//! names, paths, command lines) can become markup. Only the charts' SVG
+//! (plotters' own markup) and the constant stylesheet go in as
+//! `PreEscaped`, each with its reason beside it.
 
 use crate::charts::{
     self, fmt_iops, fmt_lat_ns, fmt_mb_s, CurveLine, HeatValue, Heatmap, PercentileLine,
@@ -17,6 +23,10 @@ use crate::model::{CurveReport, RunReport, StepParams, StepReport};
 use crate::ReportError;
 use iorig_result::StepRole;
 use iorig_store::RunId;
+// Re-exported so a caller (iorig serve) builds its parts of a page with
+// the same maud as the report (its `html!` needs `maud` among the
+// caller's own dependencies: the macro's expansion names the crate).
+pub use maud::{html, Markup, PreEscaped, Render};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::ops::Range;
@@ -52,11 +62,26 @@ pub struct Chart {
     pub svg: String,
 }
 
-/// A rendered page and its charts (in page order).
-#[derive(Clone, Debug, Default, PartialEq)]
+/// A rendered page and its charts (in page order). It keeps its title
+/// and body, so a caller can put the same page in another frame
+/// ([`Rendered::framed`]).
+#[derive(Clone, Debug, Default)]
 pub struct Rendered {
+    /// The page as written to `index.html` (the plain [`Frame`]).
     pub index_html: String,
     pub charts: Vec<Chart>,
+    title: String,
+    body: Markup,
+}
+
+// By hand: maud's `Markup` does not derive `PartialEq`.
+impl PartialEq for Rendered {
+    fn eq(&self, other: &Rendered) -> bool {
+        self.index_html == other.index_html
+            && self.charts == other.charts
+            && self.title == other.title
+            && self.body.0 == other.body.0
+    }
 }
 
 impl Rendered {
@@ -91,7 +116,7 @@ mod trace;
 pub use compare::*;
 use grouping::*;
 use page::*;
-pub use page::{esc, status_span, CSS};
+pub use page::{document, esc, status_markup, status_span, Frame, CSS};
 pub use profile::{render_profile_compare, render_profile_report};
 pub use report::*;
 pub use trace::{render_trace_report, TraceReport};
@@ -136,6 +161,71 @@ mod tests {
         assert!(
             s.contains("best with mean latency ≤ 1 ms: 103,600 IOPS (step 2)"),
             "the best lies between the paced steps 2 and 3, not at the uncontrolled max: {s}"
+        );
+    }
+
+    fn page_with(text: &str) -> Rendered {
+        let mut page = Page::new();
+        page.push(html! { h1 { (text) } });
+        let chart = page.chart(
+            "c-1",
+            "a <b> & 'c'",
+            Ok("<svg xmlns=\"http://www.w3.org/2000/svg\"><rect/></svg>".to_owned()),
+        );
+        page.push(chart);
+        let failed = page.chart("c-2", "<t>", Err(ReportError::Usage("<why>".into())));
+        page.push(failed);
+        page.finish("title <1>")
+    }
+
+    #[test]
+    fn text_is_escaped_and_charts_are_tagged() {
+        let r = page_with("<script>\"x\"</script>");
+        let html = &r.index_html;
+        assert!(
+            html.starts_with("<!DOCTYPE html>\n<html lang=\"en\"><head>"),
+            "{html}"
+        );
+        assert!(html.contains("<title>title &lt;1&gt;</title>"));
+        assert!(html.contains("<h1>&lt;script&gt;&quot;x&quot;&lt;/script&gt;</h1>"));
+        assert!(!html.contains("<script>"));
+        assert_eq!(
+            r.charts.len(),
+            1,
+            "a chart that failed is a note, not a chart"
+        );
+        let svg = &r.charts[0].svg;
+        assert!(svg.starts_with("<svg id=\"c-1\" class=\"chart\" role=\"img\" xmlns="));
+        assert!(svg.contains("<title>a &lt;b&gt; &amp; 'c'</title><rect/>"));
+        assert!(html.contains(&format!("<figure>{svg}</figure>")));
+        assert!(html.contains("<p class=\"note\">Chart “&lt;t&gt;” could not be drawn: "));
+        assert!(html.contains("&lt;why&gt;</p>"));
+    }
+
+    #[test]
+    fn a_frame_adds_its_styles_to_the_head_and_its_part_first_in_the_body() {
+        let r = page_with("page");
+        assert_eq!(r.framed(&Frame::default()), r.index_html);
+        let framed = r.framed(&Frame {
+            extra_css: "header.serve { color: red; }\n",
+            top: Some(html! { header.serve { "bar " (r#"<&>"#) } }),
+        });
+        assert!(framed.contains(&format!(
+            "<style>{CSS}header.serve {{ color: red; }}\n</style></head>"
+        )));
+        assert!(framed
+            .contains("<body><header class=\"serve\">bar &lt;&amp;&gt;</header>\n<h1>page</h1>"));
+        // The rest of the page is the plain page's.
+        let plain_body = &r.index_html[r.index_html.find("<h1>").unwrap()..];
+        assert!(framed.ends_with(plain_body));
+    }
+
+    #[test]
+    fn status_words_are_styled_by_their_meaning() {
+        assert_eq!(status_span("ok"), "<span class=\"status-ok\">ok</span>");
+        assert_eq!(
+            status_markup("a\"b").into_string(),
+            "<span class=\"status-a&quot;b\">a&quot;b</span>"
         );
     }
 }

@@ -1,65 +1,119 @@
 //! The page frame shared by the report and the comparison: the HTML
-//! skeleton with its CSS, tables, escaping and the formatting of figures.
+//! skeleton with its CSS (and the [`Frame`] a caller such as iorig serve
+//! puts around a page), tables, and the formatting of figures. All of it
+//! maud templates: text is escaped where it goes in.
 
 use super::*;
+use maud::DOCTYPE;
 
-/// Builds a page: sections of HTML and the charts placed in them.
+/// Builds a page: its parts in order and the charts placed in them.
 pub(super) struct Page {
-    pub(super) body: String,
+    parts: Vec<Markup>,
     pub(super) charts: Vec<Chart>,
 }
 
 impl Page {
     pub(super) fn new() -> Page {
         Page {
-            body: String::new(),
+            parts: Vec::new(),
             charts: Vec::new(),
         }
     }
 
-    pub(super) fn push(&mut self, html: &str) {
-        self.body.push_str(html);
+    /// Adds a part at the end of the body.
+    pub(super) fn push(&mut self, part: Markup) {
+        self.parts.push(part);
     }
 
-    /// Places a chart (or, when it could not be drawn, a note saying so).
-    pub(super) fn chart(&mut self, file_stem: &str, title: &str, svg: Result<String, ReportError>) {
+    /// A chart's figure (or, when it could not be drawn, a note saying
+    /// so) for the caller to place; a drawn chart joins the page's charts,
+    /// so they must be asked for in page order.
+    pub(super) fn chart(
+        &mut self,
+        file_stem: &str,
+        title: &str,
+        svg: Result<String, ReportError>,
+    ) -> Markup {
         match svg {
             Ok(svg) => {
                 let svg = tag_svg(&svg, file_stem, title);
-                let _ = writeln!(self.body, "<figure>{svg}</figure>");
+                // Markup already: plotters wrote the SVG (escaping its
+                // text) and tag_svg added the id and title escaped.
+                let figure = html! { figure { (PreEscaped(&svg)) } };
                 self.charts.push(Chart {
                     file_stem: file_stem.to_owned(),
                     title: title.to_owned(),
                     svg,
                 });
+                figure
             }
-            Err(e) => {
-                let _ = writeln!(
-                    self.body,
-                    "<p class=\"note\">Chart “{}” could not be drawn: {}</p>",
-                    esc(title),
-                    esc(&e.to_string())
-                );
-            }
+            Err(e) => html! {
+                p.note { "Chart “" (title) "” could not be drawn: " (e.to_string()) }
+            },
         }
     }
 
     pub(super) fn finish(self, title: &str) -> Rendered {
-        let mut html = String::with_capacity(self.body.len() + CSS.len() + 512);
-        html.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-        html.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
-        let _ = writeln!(html, "<title>{}</title>\n<style>{CSS}</style>", esc(title));
-        html.push_str("</head>\n<body>\n");
-        html.push_str(&self.body);
-        html.push_str("</body>\n</html>\n");
+        // A line a part (and a table row, see `table`) keeps the page's
+        // source readable and its diffs small; browsers ignore it.
+        let body = html! { @for part in &self.parts { (part) "\n" } };
+        let index_html = document(title, &body, &Frame::default()).into_string();
         Rendered {
-            index_html: html,
+            index_html,
             charts: self.charts,
+            title: title.to_owned(),
+            body,
         }
     }
 }
 
-/// Gives the SVG root its id, class and an accessible title.
+/// What a caller puts around a page besides the page's own content (the
+/// plain frame, [`Frame::default`], is the report as written to a file):
+/// iorig serve adds its styles and puts its bar on top.
+#[derive(Clone, Debug, Default)]
+pub struct Frame {
+    /// Styles after the page's [`CSS`], in the same `<style>`. A constant:
+    /// it goes into the page as it is.
+    pub extra_css: &'static str,
+    /// A part put first in the body, above the page's own header.
+    pub top: Option<Markup>,
+}
+
+/// A whole page: `title`, the stylesheet (with the frame's), the frame's
+/// top part and `body`.
+pub fn document(title: &str, body: &Markup, frame: &Frame) -> Markup {
+    html! {
+        (DOCTYPE) "\n"
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) }
+                // Both constants (`&'static str`): CSS of this crate and
+                // of the caller's source, nothing from a run.
+                style { (PreEscaped(CSS)) (PreEscaped(frame.extra_css)) }
+            }
+            "\n"
+            body {
+                @if let Some(top) = &frame.top {
+                    (top) "\n"
+                }
+                (body)
+            }
+        }
+    }
+}
+
+impl Rendered {
+    /// The page in `frame` instead of the plain one of `index_html`.
+    pub fn framed(&self, frame: &Frame) -> String {
+        document(&self.title, &self.body, frame).into_string()
+    }
+}
+
+/// Gives the SVG root its id, class and an accessible title. The SVG is
+/// plotters' text, not a template, so the two go in through maud's
+/// escaper.
 pub(super) fn tag_svg(svg: &str, id: &str, title: &str) -> String {
     let Some(start) = svg.find("<svg") else {
         return svg.to_owned();
@@ -69,9 +123,13 @@ pub(super) fn tag_svg(svg: &str, id: &str, title: &str) -> String {
     };
     let mut out = String::with_capacity(svg.len() + 128);
     out.push_str(&svg[..start + 4]);
-    let _ = write!(out, " id=\"{}\" class=\"chart\" role=\"img\"", esc(id));
+    out.push_str(" id=\"");
+    // Writing to a String cannot fail.
+    let _ = maud::Escaper::new(&mut out).write_str(id);
+    out.push_str("\" class=\"chart\" role=\"img\"");
     out.push_str(&svg[start + 4..=end]);
-    let _ = write!(out, "\n<title>{}</title>", esc(title));
+    out.push('\n');
+    out.push_str(&html! { title { (title) } }.into_string());
     out.push_str(&svg[end + 1..]);
     out
 }
@@ -120,6 +178,9 @@ footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
 "#;
 
 /// Text escaped for HTML content and attribute values.
+///
+/// Left for iorig serve's pages that are still built as strings; nothing
+/// in this crate uses it (its pages are maud templates).
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -135,51 +196,57 @@ pub fn esc(s: &str) -> String {
     out
 }
 
-pub(super) fn facts_table(rows: &[(&str, String)]) -> String {
-    let mut t = String::from("<table class=\"facts\"><tbody>\n");
-    for (k, v) in rows {
-        let _ = writeln!(t, "<tr><th>{}</th><td>{}</td></tr>", esc(k), v);
+/// A table of facts: a name and its value a row.
+pub(super) fn facts_table(rows: &[(&str, Markup)]) -> Markup {
+    html! {
+        table.facts {
+            tbody {
+                @for (k, v) in rows {
+                    tr { th { (k) } td { (v) } }
+                }
+            }
+        }
     }
-    t.push_str("</tbody></table>\n");
-    t
 }
 
-/// A table with a header row; cells are HTML already.
+/// A table with a header row, scrolling sideways when wide.
 /// `numeric`: the columns set right-aligned.
 pub(super) fn table(
     class: &str,
     head: &[&str],
-    rows: &[Vec<String>],
+    rows: &[Vec<Markup>],
     numeric: Range<usize>,
-) -> String {
-    let mut t = format!("<div class=\"scroll\"><table class=\"{class}\"><thead><tr>");
-    for (i, h) in head.iter().enumerate() {
-        let cls = if numeric.contains(&i) {
-            " class=\"num\""
-        } else {
-            ""
-        };
-        let _ = write!(t, "<th{cls}>{}</th>", esc(h));
-    }
-    t.push_str("</tr></thead><tbody>\n");
-    for r in rows {
-        t.push_str("<tr>");
-        for (i, c) in r.iter().enumerate() {
-            let cls = if numeric.contains(&i) {
-                " class=\"num\""
-            } else {
-                ""
-            };
-            let _ = write!(t, "<td{cls}>{c}</td>");
+) -> Markup {
+    let num = |i: usize| numeric.contains(&i).then_some("num");
+    html! {
+        div.scroll {
+            table class=(class) {
+                thead {
+                    tr { @for (i, h) in head.iter().enumerate() { th class=[num(i)] { (h) } } }
+                }
+                tbody {
+                    @for r in rows {
+                        tr { @for (i, c) in r.iter().enumerate() { td class=[num(i)] { (c) } } }
+                        "\n"
+                    }
+                }
+            }
         }
-        t.push_str("</tr>\n");
     }
-    t.push_str("</tbody></table></div>\n");
-    t
 }
 
-pub(super) fn opt_text(v: Option<&str>) -> String {
-    v.map_or_else(|| "–".to_owned(), esc)
+/// A row of cells that are text.
+pub(super) fn text_row<T: Render>(cells: &[T]) -> Vec<Markup> {
+    cells.iter().map(Render::render).collect()
+}
+
+/// The dash of a figure or fact that is not there.
+pub(super) fn dash() -> Markup {
+    html! { "–" }
+}
+
+pub(super) fn opt_text(v: Option<&str>) -> Markup {
+    html! { (v.unwrap_or("–")) }
 }
 
 /// Binary size: `4 KiB`, `1.5 GiB`.
@@ -236,6 +303,11 @@ pub fn params_text(p: &StepParams) -> String {
 }
 
 /// A status word styled by its meaning.
+pub fn status_markup(status: &str) -> Markup {
+    html! { span class={ "status-" (status) } { (status) } }
+}
+
+/// [`status_markup`] as a string, for pages still built as strings.
 pub fn status_span(status: &str) -> String {
-    format!("<span class=\"status-{0}\">{0}</span>", esc(status))
+    status_markup(status).into_string()
 }

@@ -9,12 +9,12 @@ use iorig_profile::figures::Figure;
 use iorig_profile::rules::Level;
 use iorig_result::FigureStat;
 
-fn level_span(level: Option<Level>) -> String {
+fn level_span(level: Option<Level>) -> Markup {
     match level {
-        Some(Level::Red) => "<span class=\"warn\">red</span>".to_owned(),
-        Some(Level::Yellow) => "<span class=\"yellow\">yellow</span>".to_owned(),
-        Some(Level::Green) => "<span class=\"status-ok\">green</span>".to_owned(),
-        None => "<span class=\"muted\">no data</span>".to_owned(),
+        Some(Level::Red) => html! { span.warn { "red" } },
+        Some(Level::Yellow) => html! { span.yellow { "yellow" } },
+        Some(Level::Green) => html! { span.status-ok { "green" } },
+        None => html! { span.muted { "no data" } },
     }
 }
 
@@ -68,97 +68,113 @@ pub fn render_profile_report(p: &ProfileReport) -> Rendered {
     let mut page = Page::new();
     let run = &p.run.run;
     let title = format!("iorig report: profile {}", run.id);
-    let _ = writeln!(
-        page.body,
-        "<header><h1>{}</h1><p class=\"sub\">profile · {} · {} · started {}</p></header>",
-        esc(&title),
-        status_span(run.status.as_str()),
-        esc(&run.host),
-        esc(&run.started)
-    );
-    page.push("<nav><a href=\"#run\">Run</a><a href=\"#verdicts\">Verdicts</a><a href=\"#figures\">Figures</a><a href=\"#over-time\">Over time</a></nav>\n");
+    page.push(html! {
+        header {
+            h1 { (title) }
+            p.sub {
+                "profile · " (status_markup(run.status.as_str())) " · " (run.host)
+                " · started " (run.started)
+            }
+        }
+        nav {
+            a href="#run" { "Run" }
+            a href="#verdicts" { "Verdicts" }
+            a href="#figures" { "Figures" }
+            a href="#over-time" { "Over time" }
+        }
+    });
+    profile_run_section(&mut page, p);
+    verdicts_section(&mut page, p);
+    page.push(html! {
+        section id="figures" {
+            h2 { "Figures: mean, p95 and peak over the intervals" }
+            @for (scope, stats) in p.scopes() {
+                h3 { (scope) }
+                (figures_table(stats))
+            }
+        }
+    });
+    over_time_section(&mut page, p);
+    page.finish(&title)
+}
 
-    page.push("<section id=\"run\"><h2>Run</h2>\n");
+fn profile_run_section(page: &mut Page, p: &ProfileReport) {
+    let run = &p.run.run;
     let s = &p.summary;
     let devices: Vec<&str> = s.devices.keys().map(String::as_str).collect();
     let labels: Vec<String> = run.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    page.push(&facts_table(&[
-        ("run", run.id.to_string()),
-        ("status", status_span(run.status.as_str())),
-        ("host", esc(&run.host)),
-        ("started", esc(&run.started)),
-        ("ended", opt_text(run.ended.as_deref())),
-        ("source", opt_text(s.source.as_deref())),
-        (
-            "interval",
-            s.interval_s.map_or_else(|| "–".to_owned(), fmt_duration_s),
-        ),
-        ("observed", fmt_duration_s(s.duration_s)),
-        ("intervals", s.intervals.to_string()),
-        ("devices", esc(&devices.join(", "))),
-        ("labels", esc(&labels.join(", "))),
-        (
-            "command",
-            format!("<code>{}</code>", esc(&p.run.command_line)),
-        ),
-    ]));
-    page.push("</section>\n");
+    page.push(html! {
+        section id="run" {
+            h2 { "Run" }
+            (facts_table(&[
+                ("run", run.id.0.render()),
+                ("status", status_markup(run.status.as_str())),
+                ("host", run.host.render()),
+                ("started", run.started.render()),
+                ("ended", opt_text(run.ended.as_deref())),
+                ("source", opt_text(s.source.as_deref())),
+                (
+                    "interval",
+                    s.interval_s.map_or_else(dash, |v| fmt_duration_s(v).render()),
+                ),
+                ("observed", fmt_duration_s(s.duration_s).render()),
+                ("intervals", s.intervals.render()),
+                ("devices", devices.join(", ").render()),
+                ("labels", labels.join(", ").render()),
+                ("command", html! { code { (p.run.command_line) } }),
+            ]))
+        }
+    });
+}
 
-    page.push("<section id=\"verdicts\"><h2>Verdicts</h2>\n");
-    if p.evaluations.is_empty() {
-        page.push("<p class=\"note\">No rule set judged this profile.</p>\n");
-    }
-    for e in &p.evaluations {
-        let _ = writeln!(
-            page.body,
-            "<h3>{} — overall {}</h3>",
-            esc(&e.rule_set),
-            level_span(e.overall)
-        );
-        let rows: Vec<Vec<String>> = e
-            .verdicts
-            .iter()
-            .map(|v| {
-                vec![
-                    esc(&v.rule),
-                    level_span(v.level),
-                    esc(&v.shown),
-                    esc(&v.says),
-                ]
-            })
-            .collect();
-        page.push(&table(
-            "verdicts",
-            &["rule", "level", "measured", "says"],
-            &rows,
-            0..0,
-        ));
-    }
-    page.push("</section>\n");
+fn verdicts_section(page: &mut Page, p: &ProfileReport) {
+    let tables: Vec<Markup> = p
+        .evaluations
+        .iter()
+        .map(|e| {
+            let rows: Vec<Vec<Markup>> = e
+                .verdicts
+                .iter()
+                .map(|v| {
+                    vec![
+                        v.rule.render(),
+                        level_span(v.level),
+                        v.shown.render(),
+                        v.says.render(),
+                    ]
+                })
+                .collect();
+            html! {
+                h3 { (e.rule_set) " — overall " (level_span(e.overall)) }
+                (table("verdicts", &["rule", "level", "measured", "says"], &rows, 0..0))
+            }
+        })
+        .collect();
+    page.push(html! {
+        section id="verdicts" {
+            h2 { "Verdicts" }
+            @if tables.is_empty() {
+                p.note { "No rule set judged this profile." }
+            }
+            @for t in &tables { (t) }
+        }
+    });
+}
 
-    page.push("<section id=\"figures\"><h2>Figures: mean, p95 and peak over the intervals</h2>\n");
-    for (scope, stats) in p.scopes() {
-        let _ = writeln!(page.body, "<h3>{}</h3>", esc(scope));
-        let rows: Vec<Vec<String>> = Figure::ALL
-            .iter()
-            .map(|f| {
-                let st = stats.get(f.name()).copied().unwrap_or_default();
-                vec![esc(f.name()), num(st.mean), num(st.p95), num(st.peak)]
-            })
-            .collect();
-        page.push(&table(
-            "figures",
-            &["figure", "mean", "p95", "peak"],
-            &rows,
-            1..4,
-        ));
-    }
-    page.push("</section>\n");
+/// A scope's figures: mean, p95 and peak of each.
+fn figures_table(stats: &BTreeMap<String, FigureStat>) -> Markup {
+    let rows: Vec<Vec<Markup>> = Figure::ALL
+        .iter()
+        .map(|f| {
+            let st = stats.get(f.name()).copied().unwrap_or_default();
+            text_row(&[f.name().to_owned(), num(st.mean), num(st.p95), num(st.peak)])
+        })
+        .collect();
+    table("figures", &["figure", "mean", "p95", "peak"], &rows, 1..4)
+}
 
-    page.push("<section id=\"over-time\"><h2>Over time</h2>\n");
-    if p.intervals.is_empty() {
-        page.push("<p class=\"note\">No intervals stored.</p>\n");
-    }
+fn over_time_section(page: &mut Page, p: &ProfileReport) {
+    let mut figures: Vec<Markup> = Vec::new();
     for (i, (scope, _)) in p.scopes().into_iter().enumerate() {
         if p.intervals.is_empty() {
             break;
@@ -203,14 +219,21 @@ pub fn render_profile_report(p: &ProfileReport) -> Rendered {
             ),
         ];
         let title = format!("{scope}: IOPS, MB/s, await and utilisation over time");
-        page.chart(
+        figures.push(page.chart(
             &format!("profile-{}", i + 1),
             &title,
             charts::panels_chart(&title, &panels),
-        );
+        ));
     }
-    page.push("</section>\n");
-    page.finish(&title)
+    page.push(html! {
+        section id="over-time" {
+            h2 { "Over time" }
+            @if p.intervals.is_empty() {
+                p.note { "No intervals stored." }
+            }
+            @for f in &figures { (f) }
+        }
+    });
 }
 
 /// Figures compared between profiles: their `total` statistics.
@@ -257,37 +280,37 @@ fn compared_rows(runs: &[ProfileReport]) -> Vec<ComparedRow> {
     rows
 }
 
-/// Profiles compared: the terminal table's lines and the HTML page.
-pub fn render_profile_compare(runs: &[ProfileReport]) -> (Rendered, Vec<String>) {
-    let ids: Vec<String> = runs.iter().map(|r| r.id().to_string()).collect();
-    let rows = compared_rows(runs);
-    let cell = |row: &ComparedRow, i: usize| -> String {
-        let v = num(row.values[i]);
-        if i == 0 {
-            return v;
-        }
-        match row.values[0]
-            .zip(row.values[i])
-            .and_then(|(b, x)| pct_change(b, x))
-        {
-            Some(c) => format!("{v} ({})", fmt_change(Some(c))),
-            None => v,
-        }
-    };
+/// A compared row's value for profile `i`, with its change against the
+/// first profile's.
+fn compared_cell(row: &ComparedRow, i: usize) -> String {
+    let v = num(row.values[i]);
+    if i == 0 {
+        return v;
+    }
+    match row.values[0]
+        .zip(row.values[i])
+        .and_then(|(b, x)| pct_change(b, x))
+    {
+        Some(c) => format!("{v} ({})", fmt_change(Some(c))),
+        None => v,
+    }
+}
 
-    // The terminal table.
+/// The terminal table of the compared profiles, then each one's overall
+/// verdicts.
+fn compared_lines(runs: &[ProfileReport], ids: &[String], rows: &[ComparedRow]) -> Vec<String> {
     let mut head = vec!["figure (total)".to_owned(), "stat".to_owned()];
     head.extend(ids.iter().map(|i| format!("profile {i}")));
     let mut grid: Vec<Vec<String>> = vec![head];
-    for row in &rows {
+    for row in rows {
         let mut line = vec![row.figure.to_owned(), row.stat.to_owned()];
-        line.extend((0..runs.len()).map(|i| cell(row, i)));
+        line.extend((0..runs.len()).map(|i| compared_cell(row, i)));
         grid.push(line);
     }
     let widths: Vec<usize> = (0..grid[0].len())
         .map(|c| grid.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
-    let lines: Vec<String> = std::iter::once(format!("changes against profile {}:", ids[0]))
+    std::iter::once(format!("changes against profile {}:", ids[0]))
         .chain(grid.iter().map(|r| {
             r.iter()
                 .zip(&widths)
@@ -318,78 +341,42 @@ pub fn render_profile_compare(runs: &[ProfileReport]) -> (Rendered, Vec<String>)
                 .collect();
             format!("profile {} overall: {}", r.id(), verdicts.join(", "))
         }))
-        .collect();
+        .collect()
+}
+
+/// Profiles compared: the terminal table's lines and the HTML page.
+pub fn render_profile_compare(runs: &[ProfileReport]) -> (Rendered, Vec<String>) {
+    let ids: Vec<String> = runs.iter().map(|r| r.id().to_string()).collect();
+    let rows = compared_rows(runs);
+    let lines = compared_lines(runs, &ids, &rows);
 
     // The page.
     let mut page = Page::new();
     let title = format!("iorig comparison: profiles {}", ids.join(", "));
-    let _ = writeln!(
-        page.body,
-        "<header><h1>{}</h1><p class=\"sub\">Changes are against profile {}.</p></header>",
-        esc(&title),
-        esc(&ids[0])
-    );
-    page.push("<section id=\"runs\"><h2>Profiles</h2>\n");
-    let run_rows: Vec<Vec<String>> = runs
-        .iter()
-        .map(|r| {
-            let run = &r.run.run;
-            vec![
-                run.id.to_string(),
-                status_span(run.status.as_str()),
-                esc(&run.host),
-                esc(&run.started),
-                fmt_duration_s(r.summary.duration_s),
-                esc(&r
-                    .summary
-                    .devices
-                    .keys()
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")),
-                r.evaluations
-                    .iter()
-                    .map(|e| format!("{}: {}", esc(&e.rule_set), level_span(e.overall)))
-                    .collect::<Vec<_>>()
-                    .join("<br>"),
-            ]
-        })
-        .collect();
-    page.push(&table(
-        "runs",
-        &[
-            "profile",
-            "status",
-            "host",
-            "started",
-            "observed",
-            "devices",
-            "overall verdicts",
-        ],
-        &run_rows,
-        0..0,
-    ));
-    page.push(
-        "</section>\n<section id=\"compared\"><h2>Figures compared (all covered devices)</h2>\n",
-    );
-    let html_rows: Vec<Vec<String>> = rows
+    page.push(html! {
+        header {
+            h1 { (title) }
+            p.sub { "Changes are against profile " (ids[0]) "." }
+        }
+        section id="runs" { h2 { "Profiles" } (profiles_table(runs)) }
+    });
+    let html_rows: Vec<Vec<Markup>> = rows
         .iter()
         .map(|row| {
-            let mut r = vec![esc(row.figure), esc(row.stat)];
-            r.extend((0..runs.len()).map(|i| esc(&cell(row, i))));
+            let mut r = vec![row.figure.render(), row.stat.render()];
+            r.extend((0..runs.len()).map(|i| compared_cell(row, i).render()));
             r
         })
         .collect();
     let mut head: Vec<String> = vec!["figure".into(), "stat".into()];
     head.extend(ids.iter().map(|i| format!("profile {i}")));
     let head_refs: Vec<&str> = head.iter().map(String::as_str).collect();
-    page.push(&table(
-        "compared wide",
-        &head_refs,
-        &html_rows,
-        2..2 + runs.len(),
-    ));
-    page.push("</section>\n<section id=\"compare-charts\"><h2>Total IOPS over time</h2>\n");
+    page.push(html! {
+        section id="compared" {
+            h2 { "Figures compared (all covered devices)" }
+            (table("compared wide", &head_refs, &html_rows, 2..2 + runs.len()))
+        }
+    });
     let panel = SeriesPanel {
         y_desc: "IOPS".into(),
         lines: runs
@@ -404,11 +391,52 @@ pub fn render_profile_compare(runs: &[ProfileReport]) -> (Rendered, Vec<String>)
         count_axis: true,
     };
     let chart_title = "Total IOPS over time, by profile";
-    page.chart(
+    let chart = page.chart(
         "compare-profile-iops",
         chart_title,
         charts::panels_chart(chart_title, &[panel]),
     );
-    page.push("</section>\n");
+    page.push(html! {
+        section id="compare-charts" { h2 { "Total IOPS over time" } (chart) }
+    });
     (page.finish(&title), lines)
+}
+
+/// The compared profiles, a row each.
+fn profiles_table(runs: &[ProfileReport]) -> Markup {
+    let rows: Vec<Vec<Markup>> = runs
+        .iter()
+        .map(|r| {
+            let run = &r.run.run;
+            let devices: Vec<&str> = r.summary.devices.keys().map(String::as_str).collect();
+            vec![
+                run.id.0.render(),
+                status_markup(run.status.as_str()),
+                run.host.render(),
+                run.started.render(),
+                fmt_duration_s(r.summary.duration_s).render(),
+                devices.join(", ").render(),
+                html! {
+                    @for (i, e) in r.evaluations.iter().enumerate() {
+                        @if i > 0 { br; }
+                        (e.rule_set) ": " (level_span(e.overall))
+                    }
+                },
+            ]
+        })
+        .collect();
+    table(
+        "runs",
+        &[
+            "profile",
+            "status",
+            "host",
+            "started",
+            "observed",
+            "devices",
+            "overall verdicts",
+        ],
+        &rows,
+        0..0,
+    )
 }

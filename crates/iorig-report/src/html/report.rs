@@ -61,15 +61,15 @@ pub fn render_report_with(r: &RunReport, details: &Details) -> Rendered {
     let mut page = Page::new();
     let run = &r.run.run;
     let title = format!("iorig report: run {}", run.id);
-    let _ = writeln!(
-        page.body,
-        "<header><h1>{}</h1><p class=\"sub\">{} · {} · {} · started {}</p></header>",
-        esc(&title),
-        esc(run.kind.as_str()),
-        status_span(run.status.as_str()),
-        esc(&run.host),
-        esc(&run.started)
-    );
+    page.push(html! {
+        header {
+            h1 { (title) }
+            p.sub {
+                (run.kind.as_str()) " · " (status_markup(run.status.as_str()))
+                " · " (run.host) " · started " (run.started)
+            }
+        }
+    });
 
     let detailed = detailed_steps(r, details);
     let scaling = scaling_groups(&r.steps);
@@ -91,28 +91,46 @@ pub fn render_report_with(r: &RunReport, details: &Details) -> Rendered {
     if !detailed.is_empty() {
         nav.push(("details", "Step details"));
     }
-    page.push("<nav>");
-    for (id, name) in &nav {
-        let _ = write!(page.body, "<a href=\"#{id}\">{name}</a>");
-    }
-    page.push("</nav>\n");
+    page.push(html! {
+        nav { @for (id, name) in &nav { a href={ "#" (id) } { (name) } } }
+    });
 
     run_section(&mut page, r);
     figures_section(&mut page, &r.figures);
     findings_section(&mut page, r);
     steps_section(&mut page, r);
+    curves_section(&mut page, r);
+    scaling_section(&mut page, &scaling);
+    heatmaps_section(&mut page, &heatmaps);
+    details_section(&mut page, r, details, &detailed);
+    page.push(html! {
+        footer { "Made by iorig " (run.tool_version) " from the result store." }
+    });
+    page.finish(&title)
+}
 
-    if !r.curves.is_empty() {
-        page.push("<section id=\"curves\"><h2>IOPS–latency curves</h2>\n");
-        for c in &r.curves {
-            curve_section(&mut page, r, c);
-        }
-        page.push("</section>\n");
+fn curves_section(page: &mut Page, r: &RunReport) {
+    if r.curves.is_empty() {
+        return;
     }
+    let curves: Vec<Markup> = r.curves.iter().map(|c| curve_section(page, r, c)).collect();
+    page.push(html! {
+        section id="curves" {
+            h2 { "IOPS–latency curves" }
+            @for c in &curves { (c) }
+        }
+    });
+}
 
-    if !scaling.is_empty() {
-        page.push("<section id=\"scaling\"><h2>Scaling</h2>\n");
-        for (i, g) in scaling.iter().take(MAX_SCALING_CHARTS).enumerate() {
+fn scaling_section(page: &mut Page, scaling: &[ScalingGroup]) {
+    if scaling.is_empty() {
+        return;
+    }
+    let figures: Vec<Markup> = scaling
+        .iter()
+        .take(MAX_SCALING_CHARTS)
+        .enumerate()
+        .map(|(i, g)| {
             let title = format!("Scaling with {}: {}", g.axis.name(), g.fixed);
             let lines: Vec<ScalingLine> = g
                 .lines
@@ -125,264 +143,205 @@ pub fn render_report_with(r: &RunReport, details: &Details) -> Rendered {
             page.chart(
                 &format!("scaling-{}-{}", g.axis.name(), i + 1),
                 &title,
-                charts::scaling_chart(&title, g.axis.desc(), &lines),
-            );
-        }
-        if scaling.len() > MAX_SCALING_CHARTS {
-            let _ = writeln!(
-                page.body,
-                "<p class=\"note\">{} more scaling charts left out.</p>",
-                scaling.len() - MAX_SCALING_CHARTS
-            );
-        }
-        page.push("</section>\n");
-    }
-
-    if !heatmaps.is_empty() {
-        page.push("<section id=\"heatmaps\"><h2>Heatmaps: read % × block size</h2>\n");
-        for (i, h) in heatmaps.iter().take(MAX_HEATMAPS).enumerate() {
-            for (kind, what, high_is_good) in [
-                (HeatValue::Iops, "IOPS", true),
-                (HeatValue::LatencyNs, "p99 latency", false),
-            ] {
-                let title = format!("{what}: {}", h.fixed);
-                let values = h
-                    .cells
-                    .iter()
-                    .map(|row| {
-                        row.iter()
-                            .map(|c| {
-                                c.map(|(iops, p99)| match kind {
-                                    HeatValue::Iops => iops,
-                                    HeatValue::LatencyNs => p99,
-                                })
-                            })
-                            .collect()
-                    })
-                    .collect();
-                let map = Heatmap {
-                    title: title.clone(),
-                    x_desc: "block size".to_owned(),
-                    x_cats: h.bs.iter().map(|b| b.label.clone()).collect(),
-                    y_desc: "read %".to_owned(),
-                    y_cats: h.reads.iter().map(|r| fmt_pct(*r)).collect(),
-                    values,
-                    high_is_good,
-                    kind,
-                };
-                let stem = match kind {
-                    HeatValue::Iops => format!("heatmap-{}-iops", i + 1),
-                    HeatValue::LatencyNs => format!("heatmap-{}-p99", i + 1),
-                };
-                page.chart(&stem, &title, charts::heatmap_chart(&map));
+                charts::scaling_chart(&title, g.axis.description(), &lines),
+            )
+        })
+        .collect();
+    let left_out = scaling.len().saturating_sub(MAX_SCALING_CHARTS);
+    page.push(html! {
+        section id="scaling" {
+            h2 { "Scaling" }
+            @for f in &figures { (f) }
+            @if left_out > 0 {
+                p.note { (left_out) " more scaling charts left out." }
             }
         }
-        page.push("</section>\n");
-    }
+    });
+}
 
-    if !detailed.is_empty() {
-        page.push("<section id=\"details\"><h2>Step details</h2>\n");
-        let with_results = r.steps.iter().filter(|s| s.has_results()).count();
-        if with_results > detailed.len() {
-            let how = match details {
-                Details::Auto => "those with warnings first, then in step order",
-                Details::Steps(_) => "the steps asked for",
-            };
-            let _ = writeln!(
-                page.body,
-                "<p class=\"note\">Charts of {} of {} steps with results ({how}); the step table lists all, and <code>iorig report {} --steps 5,10-20</code> draws the ones you name.</p>",
-                detailed.len(),
-                with_results,
-                run.id
-            );
-        }
-        for s in detailed {
-            step_detail(&mut page, s);
-        }
-        page.push("</section>\n");
+fn heatmaps_section(page: &mut Page, heatmaps: &[HeatGroup]) {
+    if heatmaps.is_empty() {
+        return;
     }
-    let _ = writeln!(
-        page.body,
-        "<footer>Made by iorig {} from the result store.</footer>",
-        esc(&run.tool_version)
-    );
-    page.finish(&title)
+    let mut figures: Vec<Markup> = Vec::new();
+    for (i, h) in heatmaps.iter().take(MAX_HEATMAPS).enumerate() {
+        for (kind, what, high_is_good) in [
+            (HeatValue::Iops, "IOPS", true),
+            (HeatValue::LatencyNs, "p99 latency", false),
+        ] {
+            let title = format!("{what}: {}", h.fixed);
+            let values = h
+                .cells
+                .iter()
+                .map(|row| {
+                    row.iter()
+                        .map(|c| {
+                            c.map(|(iops, p99)| match kind {
+                                HeatValue::Iops => iops,
+                                HeatValue::LatencyNs => p99,
+                            })
+                        })
+                        .collect()
+                })
+                .collect();
+            let map = Heatmap {
+                title: title.clone(),
+                x_desc: "block size".to_owned(),
+                x_cats: h.bs.iter().map(|b| b.label.clone()).collect(),
+                y_desc: "read %".to_owned(),
+                y_cats: h.reads.iter().map(|r| fmt_pct(*r)).collect(),
+                values,
+                high_is_good,
+                kind,
+            };
+            let stem = match kind {
+                HeatValue::Iops => format!("heatmap-{}-iops", i + 1),
+                HeatValue::LatencyNs => format!("heatmap-{}-p99", i + 1),
+            };
+            figures.push(page.chart(&stem, &title, charts::heatmap_chart(&map)));
+        }
+    }
+    page.push(html! {
+        section id="heatmaps" {
+            h2 { "Heatmaps: read % × block size" }
+            @for f in &figures { (f) }
+        }
+    });
+}
+
+fn details_section(page: &mut Page, r: &RunReport, details: &Details, detailed: &[&StepReport]) {
+    if detailed.is_empty() {
+        return;
+    }
+    let with_results = r.steps.iter().filter(|s| s.has_results()).count();
+    let how = match details {
+        Details::Auto => "those with warnings first, then in step order",
+        Details::Steps(_) => "the steps asked for",
+    };
+    let steps: Vec<Markup> = detailed.iter().map(|s| step_detail(page, s)).collect();
+    page.push(html! {
+        section id="details" {
+            h2 { "Step details" }
+            @if with_results > detailed.len() {
+                p.note {
+                    "Charts of " (detailed.len()) " of " (with_results)
+                    " steps with results (" (how) "); the step table lists all, and "
+                    code { "iorig report " (r.run.run.id.0) " --steps 5,10-20" }
+                    " draws the ones you name."
+                }
+            }
+            @for s in &steps { (s) }
+        }
+    });
 }
 
 pub(super) fn run_section(page: &mut Page, r: &RunReport) {
     let run = &r.run.run;
-    page.push("<section id=\"run\"><h2>Run</h2>\n");
     let mut rows = vec![
-        ("id", esc(&run.id.to_string())),
-        ("kind", esc(run.kind.as_str())),
-        ("status", status_span(run.status.as_str())),
-        ("host", esc(&run.host)),
-        ("tool version", esc(&run.tool_version)),
-        (
-            "command line",
-            format!("<code>{}</code>", esc(&r.run.command_line)),
-        ),
-        ("started", esc(&run.started)),
-        (
-            "ended",
-            run.ended
-                .as_deref()
-                .map(esc)
-                .unwrap_or_else(|| "–".to_owned()),
-        ),
+        ("id", run.id.0.render()),
+        ("kind", run.kind.as_str().render()),
+        ("status", status_markup(run.status.as_str())),
+        ("host", run.host.render()),
+        ("tool version", run.tool_version.render()),
+        ("command line", html! { code { (r.run.command_line) } }),
+        ("started", run.started.render()),
+        ("ended", opt_text(run.ended.as_deref())),
         (
             "duration",
             r.duration_s()
-                .map(fmt_duration_s)
-                .unwrap_or_else(|| "–".to_owned()),
+                .map_or_else(dash, |d| fmt_duration_s(d).render()),
         ),
     ];
     if !run.labels.is_empty() {
-        let labels = run
-            .labels
-            .iter()
-            .map(|(k, v)| format!("{}={}", esc(k), esc(v)))
-            .collect::<Vec<_>>()
-            .join(", ");
-        rows.push(("labels", labels));
+        let labels: Vec<String> = run.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        rows.push(("labels", labels.join(", ").render()));
     }
-    page.push(&facts_table(&rows));
-
-    page.push("<h3>System</h3>\n");
-    match &r.system {
-        Some(sys) => {
-            let mem = sys
-                .mem_total_bytes
-                .map(fmt_bytes)
-                .unwrap_or_else(|| "–".to_owned());
-            page.push(&facts_table(&[
-                ("hostname", opt_text(sys.hostname.as_deref())),
-                ("OS", opt_text(sys.os.as_deref())),
-                ("kernel", opt_text(sys.kernel.as_deref())),
-                ("CPU", opt_text(sys.cpu_model.as_deref())),
-                (
-                    "CPUs",
-                    opt_text(sys.cpu_count.map(|n| n.to_string()).as_deref()),
-                ),
-                ("memory", mem),
-            ]));
+    let system = match &r.system {
+        Some(sys) => facts_table(&[
+            ("hostname", opt_text(sys.hostname.as_deref())),
+            ("OS", opt_text(sys.os.as_deref())),
+            ("kernel", opt_text(sys.kernel.as_deref())),
+            ("CPU", opt_text(sys.cpu_model.as_deref())),
+            (
+                "CPUs",
+                opt_text(sys.cpu_count.map(|n| n.to_string()).as_deref()),
+            ),
+            (
+                "memory",
+                sys.mem_total_bytes
+                    .map_or_else(dash, |b| fmt_bytes(b).render()),
+            ),
+        ]),
+        None => html! { p.note { "No system facts recorded." } },
+    };
+    page.push(html! {
+        section id="run" {
+            h2 { "Run" }
+            (facts_table(&rows))
+            h3 { "System" }
+            (system)
+            h3 { "Targets" }
+            (targets_table(r))
         }
-        None => page.push("<p class=\"note\">No system facts recorded.</p>\n"),
-    }
+    });
+}
 
-    page.push("<h3>Targets</h3>\n");
+/// The run's targets and what the system told of each.
+fn targets_table(r: &RunReport) -> Markup {
     if r.targets.is_empty() {
-        page.push("<p class=\"note\">No targets recorded (the null engine uses none).</p>\n");
-    } else {
-        let rows: Vec<Vec<String>> = r
-            .targets
-            .iter()
-            .map(|t| {
-                let j = &t.facts;
-                let blocks = match (j.logical_block_bytes, j.physical_block_bytes) {
-                    (Some(l), Some(p)) => format!("{l} / {p}"),
-                    _ => "–".to_owned(),
-                };
-                vec![
-                    format!("<code>{}</code>", esc(&t.path)),
-                    t.kind.as_deref().map(esc).unwrap_or_else(|| "–".to_owned()),
-                    t.size_bytes
-                        .map(fmt_bytes)
-                        .unwrap_or_else(|| "–".to_owned()),
-                    opt_text(j.device.as_deref()),
-                    opt_text(j.model.as_deref()),
-                    opt_text(j.rotational.map(|r| if r { "yes" } else { "no" })),
-                    opt_text(j.scheduler.as_deref()),
-                    blocks,
-                    opt_text(j.filesystem.as_deref()),
-                ]
-            })
-            .collect();
-        page.push(&table(
-            "targets",
-            &[
-                "path",
-                "kind",
-                "size",
-                "device",
-                "model",
-                "rotational",
-                "scheduler",
-                "logical / physical block (B)",
-                "filesystem",
-            ],
-            &rows,
-            0..0,
-        ));
+        return html! { p.note { "No targets recorded (the null engine uses none)." } };
     }
-    page.push("</section>\n");
+    let rows: Vec<Vec<Markup>> = r
+        .targets
+        .iter()
+        .map(|t| {
+            let j = &t.facts;
+            let blocks = match (j.logical_block_bytes, j.physical_block_bytes) {
+                (Some(l), Some(p)) => format!("{l} / {p}").render(),
+                _ => dash(),
+            };
+            vec![
+                html! { code { (t.path) } },
+                opt_text(t.kind.as_deref()),
+                t.size_bytes.map_or_else(dash, |b| fmt_bytes(b).render()),
+                opt_text(j.device.as_deref()),
+                opt_text(j.model.as_deref()),
+                opt_text(j.rotational.map(|r| if r { "yes" } else { "no" })),
+                opt_text(j.scheduler.as_deref()),
+                blocks,
+                opt_text(j.filesystem.as_deref()),
+            ]
+        })
+        .collect();
+    table(
+        "targets",
+        &[
+            "path",
+            "kind",
+            "size",
+            "device",
+            "model",
+            "rotational",
+            "scheduler",
+            "logical / physical block (B)",
+            "filesystem",
+        ],
+        &rows,
+        0..0,
+    )
 }
 
 /// One line per thing worth a reader's attention.
 pub(super) fn findings_section(page: &mut Page, r: &RunReport) {
-    let mut items: Vec<String> = Vec::new();
-    for c in &r.curves {
-        items.push(curve_sentence(c));
-    }
+    // A big matrix can have thousands of notes; the step table has them all.
+    const MAX_ITEMS: usize = 200;
+    let mut items: Vec<Markup> = r
+        .curves
+        .iter()
+        .map(|c| curve_sentence(c).render())
+        .collect();
     for s in &r.steps {
-        let f = &s.findings;
-        let who = format!("Step {} ({})", s.number(), esc(&s.name));
-        if let Some(g) = f.generator_bound.as_ref().filter(|g| g.generator_bound) {
-            items.push(format!(
-                "<span class=\"warn\">{who}: generator-bound</span> (in-flight ratio {:.2}){}",
-                g.in_flight_ratio,
-                g.message
-                    .as_deref()
-                    .map(|m| format!(": {}", esc(m)))
-                    .unwrap_or_default()
-            ));
-        }
-        if let Some(r) = f.rate.as_ref().filter(|r| !r.met) {
-            items.push(format!(
-                "<span class=\"warn\">{who}: rate not met</span>: {} of {} IOPS requested ({:+.1} %); its latency is for that load",
-                fmt_iops(r.achieved_iops),
-                fmt_iops(r.requested_iops),
-                r.error_pct
-            ));
-        }
-        if let Some(o) = f.outages.as_ref().filter(|o| !o.spans_s.is_empty()) {
-            items.push(format!(
-                "<span class=\"warn\">{who}: {} outage(s)</span>, {} s in total, longest {} s",
-                o.spans_s.len(),
-                charts::sig3(o.total_outage_s),
-                charts::sig3(o.longest_outage_s)
-            ));
-        }
-        if let Some(Some(c)) = &f.write_cliff {
-            items.push(format!(
-                "<span class=\"warn\">{who}: write cliff</span> at {} s: {} → {} IOPS ({:.0} % lower)",
-                charts::sig3(c.onset_t_s),
-                fmt_iops(c.level_before_iops),
-                fmt_iops(c.level_after_iops),
-                c.drop_pct
-            ));
-        }
-        if let Some(g) = &f.generator_dip {
-            items.push(format!(
-                "<span class=\"warn\">{who}: IOPS fell while the load generator was the limit</span> from {} s to {} s: {} → {} IOPS, host CPU up to {:.0} %, busiest worker up to {:.0} % (not a write cliff)",
-                charts::sig3(g.start_t_s),
-                charts::sig3(g.end_t_s),
-                fmt_iops(g.level_before_iops),
-                fmt_iops(g.level_during_iops),
-                g.cpu_busy_max_pct,
-                g.worker_busy_max_pct
-            ));
-        }
-        // Reached steady states are counted below; only misses are news.
-        if let Some(ss) = f.steady_state.as_ref().filter(|ss| !ss.reached) {
-            items.push(format!("{who}: {}", steady_text(ss)));
-        }
-        if let Some(s_) = s.summary.filter(|s_| s_.errors > 0) {
-            items.push(format!(
-                "<span class=\"warn\">{who}: {} I/O error(s)</span>",
-                s_.errors
-            ));
-        }
+        items.extend(step_findings(s));
     }
     let judged = r
         .steps
@@ -400,61 +359,111 @@ pub(super) fn findings_section(page: &mut Page, r: &RunReport) {
                     .is_some_and(|ss| ss.reached)
             })
             .count();
-        items.push(format!(
-            "Steady state reached in {reached} of {judged} step(s) measured in rounds."
-        ));
+        items.push(html! {
+            "Steady state reached in " (reached) " of " (judged) " step(s) measured in rounds."
+        });
     }
     for a in &r.plan_findings {
-        items.push(format!(
-            "{}: <code>{}</code>",
-            esc(a.finding.kind().as_str()),
-            esc(&a.finding.body_json().unwrap_or_default())
-        ));
+        items.push(html! {
+            (a.finding.kind().as_str()) ": " code { (a.finding.body_json().unwrap_or_default()) }
+        });
     }
     let done = r.steps.iter().filter(|s| s.has_results()).count();
-    page.push("<section id=\"findings\"><h2>Findings</h2>\n");
-    let _ = writeln!(
-        page.body,
-        "<p>{} step(s), {} with results.</p>",
-        r.steps.len(),
-        done
-    );
-    if items.is_empty() {
-        page.push("<p class=\"note\">Nothing notable: no outages, write cliffs or generator limits found.</p>\n");
-    } else {
-        // A big matrix can have thousands of notes; the step table has them all.
-        const MAX_ITEMS: usize = 200;
-        page.push("<ul class=\"findings\">\n");
-        for i in items.iter().take(MAX_ITEMS) {
-            let _ = writeln!(page.body, "<li>{i}</li>");
+    page.push(html! {
+        section id="findings" {
+            h2 { "Findings" }
+            p { (r.steps.len()) " step(s), " (done) " with results." }
+            @if items.is_empty() {
+                p.note { "Nothing notable: no outages, write cliffs or generator limits found." }
+            } @else {
+                ul.findings { @for i in items.iter().take(MAX_ITEMS) { li { (i) } } }
+                @if items.len() > MAX_ITEMS {
+                    p.note { (items.len() - MAX_ITEMS) " more in the step table." }
+                }
+            }
         }
-        page.push("</ul>\n");
-        if items.len() > MAX_ITEMS {
-            let _ = writeln!(
-                page.body,
-                "<p class=\"note\">{} more in the step table.</p>",
-                items.len() - MAX_ITEMS
-            );
-        }
-    }
-    page.push("</section>\n");
+    });
 }
 
-pub(super) fn steady_text(ss: &crate::model::SteadyState) -> String {
+/// The findings of one step, each a line of the findings list.
+fn step_findings(s: &StepReport) -> Vec<Markup> {
+    let f = &s.findings;
+    let who = format!("Step {} ({})", s.number(), s.name);
+    let mut items = Vec::new();
+    if let Some(g) = f.generator_bound.as_ref().filter(|g| g.generator_bound) {
+        items.push(html! {
+            span.warn { (who) ": generator-bound" }
+            (format!(" (in-flight ratio {:.2})", g.in_flight_ratio))
+            @if let Some(m) = &g.message { ": " (m) }
+        });
+    }
+    if let Some(r) = f.rate.as_ref().filter(|r| !r.met) {
+        items.push(html! {
+            span.warn { (who) ": rate not met" }
+            (format!(
+                ": {} of {} IOPS requested ({:+.1} %); its latency is for that load",
+                fmt_iops(r.achieved_iops),
+                fmt_iops(r.requested_iops),
+                r.error_pct
+            ))
+        });
+    }
+    if let Some(o) = f.outages.as_ref().filter(|o| !o.spans_s.is_empty()) {
+        items.push(html! {
+            span.warn { (who) ": " (o.spans_s.len()) " outage(s)" }
+            (format!(
+                ", {} s in total, longest {} s",
+                charts::sig3(o.total_outage_s),
+                charts::sig3(o.longest_outage_s)
+            ))
+        });
+    }
+    if let Some(Some(c)) = &f.write_cliff {
+        items.push(html! {
+            span.warn { (who) ": write cliff" }
+            (format!(
+                " at {} s: {} → {} IOPS ({:.0} % lower)",
+                charts::sig3(c.onset_t_s),
+                fmt_iops(c.level_before_iops),
+                fmt_iops(c.level_after_iops),
+                c.drop_pct
+            ))
+        });
+    }
+    if let Some(g) = &f.generator_dip {
+        items.push(html! {
+            span.warn { (who) ": IOPS fell while the load generator was the limit" }
+            (format!(
+                " from {} s to {} s: {} → {} IOPS, host CPU up to {:.0} %, busiest worker up to {:.0} % (not a write cliff)",
+                charts::sig3(g.start_t_s),
+                charts::sig3(g.end_t_s),
+                fmt_iops(g.level_before_iops),
+                fmt_iops(g.level_during_iops),
+                g.cpu_busy_max_pct,
+                g.worker_busy_max_pct
+            ))
+        });
+    }
+    // Reached steady states are counted below; only misses are news.
+    if let Some(ss) = f.steady_state.as_ref().filter(|ss| !ss.reached) {
+        items.push(html! { (who) ": " (steady_text(ss)) });
+    }
+    if let Some(s_) = s.summary.filter(|s_| s_.errors > 0) {
+        items.push(html! { span.warn { (who) ": " (s_.errors) " I/O error(s)" } });
+    }
+    items
+}
+
+pub(super) fn steady_text(ss: &crate::model::SteadyState) -> Markup {
     if ss.reached {
-        format!(
-            "steady state reached after {} round(s)",
-            ss.rounds_needed.unwrap_or(ss.rounds)
-        )
+        html! {
+            "steady state reached after " (ss.rounds_needed.unwrap_or(ss.rounds)) " round(s)"
+        }
     } else {
-        format!(
-            "<span class=\"warn\">steady state not reached</span> in {} round(s){}",
-            ss.rounds,
-            ss.reason
-                .as_deref()
-                .map(|r| format!(": {}", esc(r)))
-                .unwrap_or_default()
-        )
+        html! {
+            span.warn { "steady state not reached" } " in " (ss.rounds) " round(s)"
+            @if let Some(r) = &ss.reason { ": " (r) }
+        }
     }
 }
 
@@ -517,84 +526,78 @@ pub(super) fn curve_sentence(c: &CurveReport) -> String {
     s
 }
 
-pub(super) fn step_notes(s: &StepReport) -> String {
+pub(super) fn step_notes(s: &StepReport) -> Markup {
     let f = &s.findings;
-    let mut notes: Vec<String> = Vec::new();
+    let mut notes: Vec<Markup> = Vec::new();
     if let Some(why) = &f.skipped_why {
-        notes.push(if why.is_empty() {
-            "skipped".to_owned()
-        } else {
-            format!("skipped: {}", esc(why))
+        notes.push(html! {
+            "skipped" @if !why.is_empty() { ": " (why) }
         });
     }
     if let Some(g) = f.generator_bound.as_ref().filter(|g| g.generator_bound) {
-        notes.push(format!(
-            "<span class=\"warn\">generator-bound</span> (ratio {:.2})",
-            g.in_flight_ratio
-        ));
+        notes.push(html! {
+            span.warn { "generator-bound" } (format!(" (ratio {:.2})", g.in_flight_ratio))
+        });
     }
     if let Some(r) = f.rate.as_ref().filter(|r| !r.met) {
-        notes.push(format!(
-            "<span class=\"warn\">rate not met</span> ({:+.1} % of {} IOPS)",
-            r.error_pct,
-            fmt_iops(r.requested_iops)
-        ));
+        notes.push(html! {
+            span.warn { "rate not met" }
+            (format!(" ({:+.1} % of {} IOPS)", r.error_pct, fmt_iops(r.requested_iops)))
+        });
     }
     if let Some(o) = f.outages.as_ref().filter(|o| !o.spans_s.is_empty()) {
-        notes.push(format!(
-            "<span class=\"warn\">{} outage(s)</span>, {} s",
-            o.spans_s.len(),
-            charts::sig3(o.total_outage_s)
-        ));
+        notes.push(html! {
+            span.warn { (o.spans_s.len()) " outage(s)" } ", " (charts::sig3(o.total_outage_s)) " s"
+        });
     }
     if let Some(Some(c)) = &f.write_cliff {
-        notes.push(format!(
-            "<span class=\"warn\">write cliff</span> at {} s (−{:.0} %)",
-            charts::sig3(c.onset_t_s),
-            c.drop_pct
-        ));
+        notes.push(html! {
+            span.warn { "write cliff" }
+            (format!(" at {} s (−{:.0} %)", charts::sig3(c.onset_t_s), c.drop_pct))
+        });
     }
     if let Some(g) = &f.generator_dip {
-        notes.push(format!(
-            "<span class=\"warn\">generator-limited dip</span> at {} s (not a write cliff)",
-            charts::sig3(g.start_t_s)
-        ));
+        notes.push(html! {
+            span.warn { "generator-limited dip" }
+            " at " (charts::sig3(g.start_t_s)) " s (not a write cliff)"
+        });
     }
     if let Some(p) = &f.precondition {
-        notes.push(format!(
-            "precondition: {} written in {} ({} MB/s)",
-            fmt_bytes(p.written_bytes),
-            fmt_duration_s(p.duration_s),
-            fmt_mb_s(p.bw_bytes_per_s)
-        ));
+        notes.push(html! {
+            (format!(
+                "precondition: {} written in {} ({} MB/s)",
+                fmt_bytes(p.written_bytes),
+                fmt_duration_s(p.duration_s),
+                fmt_mb_s(p.bw_bytes_per_s)
+            ))
+        });
     }
     if let Some(v) = &f.validation {
         if v.errors == 0 {
-            notes.push(format!(
-                "validated: {} block(s) checked, no errors",
-                v.blocks_checked
-            ));
+            notes.push(html! {
+                "validated: " (v.blocks_checked) " block(s) checked, no errors"
+            });
         } else {
             let kinds: Vec<String> = v
                 .errors_by_kind
                 .iter()
-                .map(|(k, n)| format!("{} {n}", esc(k)))
+                .map(|(k, n)| format!("{k} {n}"))
                 .collect();
-            notes.push(format!(
-                "<span class=\"warn\">{} validation error(s)</span> ({}) in {} block(s) checked",
-                v.errors,
-                kinds.join(", "),
-                v.blocks_checked
-            ));
+            notes.push(html! {
+                span.warn { (v.errors) " validation error(s)" }
+                " (" (kinds.join(", ")) ") in " (v.blocks_checked) " block(s) checked"
+            });
         }
     }
     if let Some(sum) = s.summary.filter(|x| x.errors > 0) {
-        notes.push(format!(
-            "<span class=\"warn\">{} error(s)</span>",
-            sum.errors
-        ));
+        notes.push(html! { span.warn { (sum.errors) " error(s)" } });
     }
-    notes.join("; ")
+    html! {
+        @for (i, n) in notes.iter().enumerate() {
+            @if i > 0 { "; " }
+            (n)
+        }
+    }
 }
 
 /// A quick run's five figures, as the terminal printed them at its end.
@@ -602,43 +605,49 @@ fn figures_section(page: &mut Page, figures: &[iorig_result::Figure]) {
     if figures.is_empty() {
         return;
     }
-    page.push("<section id=\"figures\"><h2>Five parameters</h2>\n");
-    let dash = || "–".to_owned();
-    let rows: Vec<Vec<String>> = figures
+    let rows: Vec<Vec<Markup>> = figures
         .iter()
         .map(|f| {
             let headline = match (f.headline, f.iops, f.bw_bytes_per_s) {
-                (iorig_result::Headline::Bandwidth, _, Some(bw)) => fmt_mb_s(bw) + " MB/s",
-                (iorig_result::Headline::Iops, Some(iops), _) => fmt_iops(iops) + " IOPS",
+                (iorig_result::Headline::Bandwidth, _, Some(bw)) => {
+                    (fmt_mb_s(bw) + " MB/s").render()
+                }
+                (iorig_result::Headline::Iops, Some(iops), _) => {
+                    (fmt_iops(iops) + " IOPS").render()
+                }
                 _ => dash(),
             };
             let steady = match &f.steady {
-                Some(v) if v.reached => format!(
-                    "after {} round(s), {}",
-                    v.rounds,
-                    fmt_duration_s(v.time_needed_s.unwrap_or(0.0))
-                ),
-                Some(v) => format!(
-                    "<span class=\"warn\">not steady</span> after {} round(s)",
-                    v.rounds
-                ),
+                Some(v) if v.reached => html! {
+                    "after " (v.rounds) " round(s), "
+                    (fmt_duration_s(v.time_needed_s.unwrap_or(0.0)))
+                },
+                Some(v) => html! {
+                    span.warn { "not steady" } " after " (v.rounds) " round(s)"
+                },
                 None => dash(),
             };
             vec![
-                esc(&f.what),
-                esc(&f.step),
-                status_span(f.status.as_str()),
+                f.what.render(),
+                f.step.render(),
+                status_markup(f.status.as_str()),
                 headline,
-                f.iops.map_or_else(dash, fmt_iops),
-                f.bw_bytes_per_s.map_or_else(dash, fmt_mb_s),
-                f.lat_mean_ns.map_or_else(dash, |n| fmt_lat_ns(n as f64)),
-                f.lat_p99_ns.map_or_else(dash, |n| fmt_lat_ns(n as f64)),
+                f.iops.map_or_else(dash, |v| fmt_iops(v).render()),
+                f.bw_bytes_per_s.map_or_else(dash, |v| fmt_mb_s(v).render()),
+                f.lat_mean_ns
+                    .map_or_else(dash, |n| fmt_lat_ns(n as f64).render()),
+                f.lat_p99_ns
+                    .map_or_else(dash, |n| fmt_lat_ns(n as f64).render()),
                 steady,
             ]
         })
         .collect();
-    page.push(&table("figures", &FIGURE_TABLE_HEAD, &rows, 3..8));
-    page.push("</section>\n");
+    page.push(html! {
+        section id="figures" {
+            h2 { "Five parameters" }
+            (table("figures", &FIGURE_TABLE_HEAD, &rows, 3..8))
+        }
+    });
 }
 
 /// The five-figure table's header row.
@@ -655,59 +664,60 @@ pub const FIGURE_TABLE_HEAD: [&str; 9] = [
 ];
 
 pub(super) fn steps_section(page: &mut Page, r: &RunReport) {
-    page.push("<section id=\"steps\"><h2>Steps</h2>\n");
-    if r.steps.is_empty() {
-        page.push("<p class=\"note\">No steps recorded.</p>\n</section>\n");
-        return;
-    }
-    let dash = || "–".to_owned();
-    let rows: Vec<Vec<String>> = r
-        .steps
-        .iter()
-        .map(|s| {
-            let p = &s.params;
-            let mut row = vec![
-                s.number().to_string(),
-                esc(&s.name),
-                esc(&s.role.to_string()),
-                status_span(s.status.as_str()),
-                esc(&p.bs),
-                fmt_pct(p.read_pct),
-                fmt_pct(p.random_pct),
-                p.qd.to_string(),
-                p.threads.to_string(),
-                esc(&rate_text(p)),
-            ];
-            match s.summary.filter(|_| s.has_results()) {
-                Some(sum) => {
-                    let t = &sum.total;
-                    row.extend([
-                        fmt_iops(t.iops),
-                        fmt_mb_s(t.bw_bytes_per_s),
-                        fmt_lat_ns(t.lat_ns.mean as f64),
-                        fmt_lat_ns(t.lat_ns.p99 as f64),
-                        fmt_lat_ns(t.lat_ns.max as f64),
-                        format!("{:.0} / {:.0}", sum.cpu_usr_pct, sum.cpu_sys_pct),
-                    ]);
-                }
-                None => row.extend((0..6).map(|_| dash())),
+    let rows: Vec<Vec<Markup>> = r.steps.iter().map(step_row).collect();
+    page.push(html! {
+        section id="steps" {
+            h2 { "Steps" }
+            @if rows.is_empty() {
+                p.note { "No steps recorded." }
+            } @else {
+                (table("steps wide", &STEP_TABLE_HEAD, &rows, 5..16))
             }
-            row.push(match &s.findings.steady_state {
-                Some(ss) if ss.reached => {
-                    format!("reached ({} rounds)", ss.rounds_needed.unwrap_or(ss.rounds))
-                }
-                Some(ss) => format!(
-                    "<span class=\"warn\">not reached</span> ({} rounds)",
-                    ss.rounds
-                ),
-                None => dash(),
-            });
-            row.push(step_notes(s));
-            row
-        })
-        .collect();
-    page.push(&table("steps wide", &STEP_TABLE_HEAD, &rows, 5..16));
-    page.push("</section>\n");
+        }
+    });
+}
+
+/// A step's row of the step table.
+fn step_row(s: &StepReport) -> Vec<Markup> {
+    let p = &s.params;
+    let mut row = vec![
+        s.number().render(),
+        s.name.render(),
+        s.role.to_string().render(),
+        status_markup(s.status.as_str()),
+        p.bs.render(),
+        fmt_pct(p.read_pct).render(),
+        fmt_pct(p.random_pct).render(),
+        p.qd.render(),
+        p.threads.render(),
+        rate_text(p).render(),
+    ];
+    match s.summary.filter(|_| s.has_results()) {
+        Some(sum) => {
+            let t = &sum.total;
+            row.extend(
+                [
+                    fmt_iops(t.iops),
+                    fmt_mb_s(t.bw_bytes_per_s),
+                    fmt_lat_ns(t.lat_ns.mean as f64),
+                    fmt_lat_ns(t.lat_ns.p99 as f64),
+                    fmt_lat_ns(t.lat_ns.max as f64),
+                    format!("{:.0} / {:.0}", sum.cpu_usr_pct, sum.cpu_sys_pct),
+                ]
+                .map(|v| v.render()),
+            );
+        }
+        None => row.extend((0..6).map(|_| dash())),
+    }
+    row.push(match &s.findings.steady_state {
+        Some(ss) if ss.reached => html! {
+            "reached (" (ss.rounds_needed.unwrap_or(ss.rounds)) " rounds)"
+        },
+        Some(ss) => html! { span.warn { "not reached" } " (" (ss.rounds) " rounds)" },
+        None => dash(),
+    });
+    row.push(step_notes(s));
+    row
 }
 
 /// The step table's header row (kept public for the CLI and tests).
@@ -751,18 +761,14 @@ pub(super) fn curve_params(r: &RunReport, c: &CurveReport) -> Option<String> {
     Some(fixed_text(&s.params, &["rate"]))
 }
 
-pub(super) fn curve_section(page: &mut Page, r: &RunReport, c: &CurveReport) {
+/// One curve: what it found, its chart and its points.
+pub(super) fn curve_section(page: &mut Page, r: &RunReport, c: &CurveReport) -> Markup {
     let n = c.group + 1;
     let title = match curve_params(r, c) {
         Some(p) => format!("IOPS–latency curve {n}: {p}"),
         None => format!("IOPS–latency curve {n}"),
     };
-    let _ = writeln!(
-        page.body,
-        "<h3>Curve {n}</h3>\n<p>{}</p>",
-        curve_sentence(c)
-    );
-    page.chart(
+    let chart = page.chart(
         &format!("curve-{n}"),
         &title,
         charts::curve_chart(
@@ -771,7 +777,7 @@ pub(super) fn curve_section(page: &mut Page, r: &RunReport, c: &CurveReport) {
             &[curve_line(format!("curve {n}"), c)],
         ),
     );
-    let rows: Vec<Vec<String>> = c
+    let rows: Vec<Vec<Markup>> = c
         .points
         .iter()
         .zip(
@@ -783,23 +789,23 @@ pub(super) fn curve_section(page: &mut Page, r: &RunReport, c: &CurveReport) {
         .map(|(p, idx)| {
             let role = idx
                 .and_then(|i| r.steps.iter().find(|s| s.index == *i))
-                .map(|s| esc(&s.role.to_string()))
+                .map(|s| s.role.to_string())
                 .unwrap_or_default();
             vec![
-                idx.map(i64::to_string).unwrap_or_default(),
-                role,
-                fmt_iops(p.iops),
-                fmt_lat_ns(p.mean_lat_ns),
-                fmt_lat_ns(p.p99_lat_ns),
+                idx.map(i64::to_string).unwrap_or_default().render(),
+                role.render(),
+                fmt_iops(p.iops).render(),
+                fmt_lat_ns(p.mean_lat_ns).render(),
+                fmt_lat_ns(p.p99_lat_ns).render(),
             ]
         })
         .collect();
-    page.push(&table(
-        "curve",
-        &["step", "load", "IOPS", "mean lat", "p99 lat"],
-        &rows,
-        2..5,
-    ));
+    html! {
+        h3 { "Curve " (n) }
+        p { (curve_sentence(c)) }
+        (chart)
+        (table("curve", &["step", "load", "IOPS", "mean lat", "p99 lat"], &rows, 2..5))
+    }
 }
 
 pub(super) fn time_series_of(s: &StepReport) -> TimeSeries {
@@ -837,46 +843,48 @@ pub(super) fn time_series_of(s: &StepReport) -> TimeSeries {
 
 /// A multi-host step's breakdown: every host's status, clock and figures,
 /// and its IOPS and p99 latency over time beside the others'.
-fn hosts_detail(page: &mut Page, s: &StepReport, stem: &str) {
-    let rows: Vec<Vec<String>> = s
+fn hosts_detail(page: &mut Page, s: &StepReport, stem: &str) -> Markup {
+    let rows: Vec<Vec<Markup>> = s
         .hosts
         .iter()
         .map(|h| {
             let r = &h.result;
             let t = &r.summary.total;
-            vec![
+            let status = match r.status {
+                iorig_result::HostStatus::Ok => "ok".to_owned(),
+                iorig_result::HostStatus::Lost => format!(
+                    "lost at interval {}{}",
+                    r.lost_at_interval.map_or(0, |i| i + 1),
+                    r.lost_reason
+                        .as_deref()
+                        .map(|w| format!(" ({w})"))
+                        .unwrap_or_default()
+                ),
+            };
+            let skew = r.start_skew_ns.map_or("-".to_owned(), |k| {
+                format!(
+                    "{:.3}{}",
+                    k as f64 / 1e6,
+                    if r.start_skew_flagged {
+                        " (over the limit)"
+                    } else {
+                        ""
+                    }
+                )
+            });
+            text_row(&[
                 r.name.clone(),
-                match r.status {
-                    iorig_result::HostStatus::Ok => "ok".to_owned(),
-                    iorig_result::HostStatus::Lost => format!(
-                        "lost at interval {}{}",
-                        r.lost_at_interval.map_or(0, |i| i + 1),
-                        r.lost_reason
-                            .as_deref()
-                            .map(|w| format!(" ({w})"))
-                            .unwrap_or_default()
-                    ),
-                },
+                status,
                 fmt_iops(t.iops),
                 fmt_mb_s(t.bw_bytes_per_s),
                 fmt_lat_ns(t.lat_ns.mean as f64),
                 fmt_lat_ns(t.lat_ns.p99 as f64),
                 format!("{:+.3}", r.clock_offset_ns as f64 / 1e6),
-                r.start_skew_ns.map_or("-".to_owned(), |k| {
-                    format!(
-                        "{:.3}{}",
-                        k as f64 / 1e6,
-                        if r.start_skew_flagged {
-                            " (over the limit)"
-                        } else {
-                            ""
-                        }
-                    )
-                }),
-            ]
+                skew,
+            ])
         })
         .collect();
-    page.push(&table(
+    let table = table(
         "hosts",
         &[
             "host",
@@ -890,9 +898,9 @@ fn hosts_detail(page: &mut Page, s: &StepReport, stem: &str) {
         ],
         &rows,
         2..8,
-    ));
+    );
     if s.hosts.iter().all(|h| h.intervals.is_empty()) {
-        return;
+        return table;
     }
     let lines = |f: fn(&crate::model::IntervalPoint) -> f64| -> Vec<(String, Vec<(f64, f64)>)> {
         s.hosts
@@ -918,150 +926,55 @@ fn hosts_detail(page: &mut Page, s: &StepReport, stem: &str) {
             count_axis: false,
         },
     ];
-    page.chart(
+    let chart = page.chart(
         &format!("{stem}-hosts"),
         &title,
         charts::panels_chart(&title, &panels),
     );
+    html! { (table) (chart) }
 }
 
 /// Storage-side series drawn per step (the rest are in the exports).
 const MAX_EXTERNAL_PANELS: usize = 6;
 
-pub(super) fn step_detail(page: &mut Page, s: &StepReport) {
-    let _ = writeln!(
-        page.body,
-        "<h3 id=\"step-{0}\">Step {0}: {1}</h3>\n<p class=\"sub\">{2} · {3} · {4}</p>",
-        s.number(),
-        esc(&s.name),
-        esc(&s.role.to_string()),
-        status_span(s.status.as_str()),
-        esc(&params_text(&s.params))
-    );
+/// A step in detail: its figures by kind of operation, then its charts
+/// (over time, per host, per operation, storage side, percentiles).
+pub(super) fn step_detail(page: &mut Page, s: &StepReport) -> Markup {
+    let mut parts = vec![html! {
+        h3 id={ "step-" (s.number()) } { "Step " (s.number()) ": " (s.name) }
+        p.sub {
+            (s.role.to_string()) " · " (status_markup(s.status.as_str()))
+            " · " (params_text(&s.params))
+        }
+    }];
     if let Some(sum) = &s.summary {
-        // A tree's step lists every kind of operation it counted.
-        let kinds: Vec<(&str, &crate::model::OpFigures)> = if s.fs_ops.is_empty() {
-            vec![("read", &sum.read), ("write", &sum.write)]
-        } else {
-            s.fs_ops
-                .iter()
-                .map(|k| (k.op.as_str(), &k.summary))
-                .collect()
-        };
-        let rows: Vec<Vec<String>> = kinds
-            .into_iter()
-            .chain([("total", &sum.total)])
-            .filter(|(name, o)| o.ops > 0 || *name == "total")
-            .map(|(name, o)| {
-                let l = &o.lat_ns;
-                vec![
-                    name.to_owned(),
-                    fmt_iops(o.iops),
-                    fmt_mb_s(o.bw_bytes_per_s),
-                    fmt_lat_ns(l.min as f64),
-                    fmt_lat_ns(l.mean as f64),
-                    fmt_lat_ns(l.p50 as f64),
-                    fmt_lat_ns(l.p99 as f64),
-                    fmt_lat_ns(l.p99_9 as f64),
-                    fmt_lat_ns(l.max as f64),
-                ]
-            })
-            .collect();
-        page.push(&table(
-            "ops",
-            &[
-                "op", "IOPS", "MB/s", "min", "mean", "p50", "p99", "p99.9", "max",
-            ],
-            &rows,
-            1..9,
-        ));
+        parts.push(ops_table(s, sum));
     }
     let stem = format!("step-{:04}", s.number());
     if !s.intervals.is_empty() {
         let title = format!("Step {} over time: {}", s.number(), s.name);
-        page.chart(
+        parts.push(page.chart(
             &format!("{stem}-timeseries"),
             &title,
             charts::time_series_chart(&title, &time_series_of(s)),
-        );
+        ));
     }
     if !s.hosts.is_empty() {
-        hosts_detail(page, s, &stem);
+        parts.push(hosts_detail(page, s, &stem));
     }
     if s.fs_ops.iter().any(|k| k.intervals.len() > 1) {
-        let title = format!("Step {} operations over time: {}", s.number(), s.name);
-        let lines = |f: fn(&crate::model::OpFigures) -> f64| -> Vec<(String, Vec<(f64, f64)>)> {
-            s.fs_ops
-                .iter()
-                .map(|k| {
-                    (
-                        k.op.as_str().to_owned(),
-                        k.intervals.iter().map(|(t, o)| (*t, f(o))).collect(),
-                    )
-                })
-                .collect()
-        };
-        let panels = [
-            charts::SeriesPanel {
-                y_desc: "operations/s".into(),
-                lines: lines(|o| o.iops),
-                count_axis: true,
-            },
-            charts::SeriesPanel {
-                y_desc: "mean latency (ms)".into(),
-                lines: lines(|o| o.lat_ns.mean as f64 / 1e6),
-                count_axis: false,
-            },
-        ];
-        page.chart(
-            &format!("{stem}-operations"),
-            &title,
-            charts::panels_chart(&title, &panels),
-        );
+        parts.push(operations_chart(page, s, &stem));
     }
     if !s.external.is_empty() {
-        // Beside IOPS and latency on the same time axis: the storage's
-        // own figures, one panel a series (the first few).
-        let title = format!("Step {} storage side: {}", s.number(), s.name);
-        let mut panels = vec![charts::SeriesPanel {
-            y_desc: "IOPS (iorig)".into(),
-            lines: vec![(
-                "IOPS".into(),
-                s.intervals.iter().map(|p| (p.t_s, p.total.iops)).collect(),
-            )],
-            count_axis: true,
-        }];
-        panels.extend(
-            s.external
-                .iter()
-                .take(MAX_EXTERNAL_PANELS)
-                .map(|e| charts::SeriesPanel {
-                    y_desc: e.name.clone(),
-                    lines: vec![(e.name.clone(), e.points.clone())],
-                    count_axis: true,
-                }),
-        );
-        page.chart(
-            &format!("{stem}-external"),
-            &title,
-            charts::panels_chart(&title, &panels),
-        );
-        if s.external.len() > MAX_EXTERNAL_PANELS {
-            let _ = writeln!(
-                page.body,
-                "<p class=\"note\">{} more storage-side series are in the store (table external_series); the first {MAX_EXTERNAL_PANELS} are drawn.</p>",
-                s.external.len() - MAX_EXTERNAL_PANELS
-            );
-        }
+        parts.push(external_chart(page, s, &stem));
     }
     for f in &s.findings.external_failures {
-        let _ = writeln!(
-            page.body,
-            "<p class=\"warn\">--collect {}: no figures for {} interval(s); first: {}</p>",
-            esc(&f.source),
-            f.intervals,
-            esc(&f.first)
-        );
+        parts.push(html! {
+            p.warn {
+                "--collect " (f.source) ": no figures for " (f.intervals)
+                " interval(s); first: " (f.first)
+            }
+        });
     }
     if !s.percentiles.is_empty() {
         let title = format!("Step {} latency percentiles: {}", s.number(), s.name);
@@ -1073,10 +986,127 @@ pub(super) fn step_detail(page: &mut Page, s: &StepReport) {
                 points: p.points.clone(),
             })
             .collect();
-        page.chart(
+        parts.push(page.chart(
             &format!("{stem}-percentiles"),
             &title,
             charts::percentile_chart(&title, &lines),
-        );
+        ));
+    }
+    html! { @for p in &parts { (p) } }
+}
+
+/// A step's figures by kind of operation, and in total.
+fn ops_table(s: &StepReport, sum: &crate::model::StepSummary) -> Markup {
+    // A tree's step lists every kind of operation it counted.
+    let kinds: Vec<(&str, &crate::model::OpFigures)> = if s.fs_ops.is_empty() {
+        vec![("read", &sum.read), ("write", &sum.write)]
+    } else {
+        s.fs_ops
+            .iter()
+            .map(|k| (k.op.as_str(), &k.summary))
+            .collect()
+    };
+    let rows: Vec<Vec<Markup>> = kinds
+        .into_iter()
+        .chain([("total", &sum.total)])
+        .filter(|(name, o)| o.ops > 0 || *name == "total")
+        .map(|(name, o)| {
+            let l = &o.lat_ns;
+            let mut row = vec![name.render()];
+            row.extend(
+                [
+                    fmt_iops(o.iops),
+                    fmt_mb_s(o.bw_bytes_per_s),
+                    fmt_lat_ns(l.min as f64),
+                    fmt_lat_ns(l.mean as f64),
+                    fmt_lat_ns(l.p50 as f64),
+                    fmt_lat_ns(l.p99 as f64),
+                    fmt_lat_ns(l.p99_9 as f64),
+                    fmt_lat_ns(l.max as f64),
+                ]
+                .map(|v| v.render()),
+            );
+            row
+        })
+        .collect();
+    table(
+        "ops",
+        &[
+            "op", "IOPS", "MB/s", "min", "mean", "p50", "p99", "p99.9", "max",
+        ],
+        &rows,
+        1..9,
+    )
+}
+
+/// A file-system step's operations over time, a line per kind.
+fn operations_chart(page: &mut Page, s: &StepReport, stem: &str) -> Markup {
+    let title = format!("Step {} operations over time: {}", s.number(), s.name);
+    let lines = |f: fn(&crate::model::OpFigures) -> f64| -> Vec<(String, Vec<(f64, f64)>)> {
+        s.fs_ops
+            .iter()
+            .map(|k| {
+                (
+                    k.op.as_str().to_owned(),
+                    k.intervals.iter().map(|(t, o)| (*t, f(o))).collect(),
+                )
+            })
+            .collect()
+    };
+    let panels = [
+        charts::SeriesPanel {
+            y_desc: "operations/s".into(),
+            lines: lines(|o| o.iops),
+            count_axis: true,
+        },
+        charts::SeriesPanel {
+            y_desc: "mean latency (ms)".into(),
+            lines: lines(|o| o.lat_ns.mean as f64 / 1e6),
+            count_axis: false,
+        },
+    ];
+    page.chart(
+        &format!("{stem}-operations"),
+        &title,
+        charts::panels_chart(&title, &panels),
+    )
+}
+
+/// Beside IOPS and latency on the same time axis: the storage's own
+/// figures, one panel a series (the first few).
+fn external_chart(page: &mut Page, s: &StepReport, stem: &str) -> Markup {
+    let title = format!("Step {} storage side: {}", s.number(), s.name);
+    let mut panels = vec![charts::SeriesPanel {
+        y_desc: "IOPS (iorig)".into(),
+        lines: vec![(
+            "IOPS".into(),
+            s.intervals.iter().map(|p| (p.t_s, p.total.iops)).collect(),
+        )],
+        count_axis: true,
+    }];
+    panels.extend(
+        s.external
+            .iter()
+            .take(MAX_EXTERNAL_PANELS)
+            .map(|e| charts::SeriesPanel {
+                y_desc: e.name.clone(),
+                lines: vec![(e.name.clone(), e.points.clone())],
+                count_axis: true,
+            }),
+    );
+    let chart = page.chart(
+        &format!("{stem}-external"),
+        &title,
+        charts::panels_chart(&title, &panels),
+    );
+    let more = s.external.len().saturating_sub(MAX_EXTERNAL_PANELS);
+    html! {
+        (chart)
+        @if more > 0 {
+            p.note {
+                (more) " more storage-side series are in the store (table external_series); \
+                         the first " (MAX_EXTERNAL_PANELS) " are drawn."
+            }
+        }
     }
 }

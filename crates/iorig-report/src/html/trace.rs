@@ -29,16 +29,6 @@ pub fn render_trace_report(t: &TraceReport) -> Rendered {
     let a = &t.analysis;
     let mut page = Page::new();
     let title = format!("iorig report: trace analysis {}", t.id);
-    let _ = writeln!(
-        page.body,
-        "<header><h1>{}</h1><p class=\"sub\">{} · {} · {} · created {}</p></header>",
-        esc(&title),
-        esc(&t.file),
-        esc(&a.format),
-        esc(&t.host),
-        esc(&t.created)
-    );
-
     let has_over_time =
         !a.windows.is_empty() || a.interarrival_ns.is_some() || a.latency_ns.is_some();
     let mut nav = vec![
@@ -53,11 +43,13 @@ pub fn render_trace_report(t: &TraceReport) -> Rendered {
     if has_over_time {
         nav.push(("over-time", "Over time"));
     }
-    page.push("<nav>");
-    for (id, name) in &nav {
-        let _ = write!(page.body, "<a href=\"#{id}\">{}</a>", esc(name));
-    }
-    page.push("</nav>\n");
+    page.push(html! {
+        header {
+            h1 { (title) }
+            p.sub { (t.file) " · " (a.format) " · " (t.host) " · created " (t.created) }
+        }
+        nav { @for (id, name) in &nav { a href={ "#" (id) } { (name) } } }
+    });
 
     trace_section(&mut page, t);
     sizes_section(&mut page, a);
@@ -131,92 +123,78 @@ fn share_of(part: u64, whole: u64) -> f64 {
 
 fn trace_section(page: &mut Page, t: &TraceReport) {
     let a = &t.analysis;
-    page.push("<section id=\"trace\"><h2>Trace</h2>\n");
     let labels: Vec<String> = t.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let or_dash = |s: String| {
-        if s.is_empty() {
-            "–".to_owned()
-        } else {
-            esc(&s)
-        }
-    };
-    page.push(&facts_table(&[
-        ("analysis", t.id.to_string()),
-        ("file", esc(&t.file)),
-        ("format", esc(&a.format)),
+    let or_dash = |s: String| if s.is_empty() { dash() } else { s.render() };
+    let facts = facts_table(&[
+        ("analysis", t.id.render()),
+        ("file", t.file.render()),
+        ("format", a.format.render()),
         ("devices", or_dash(a.devices.join(", "))),
-        ("host", esc(&t.host)),
-        ("created", esc(&t.created)),
-        ("records", esc(&count(a.records))),
-        ("skipped bad records", esc(&count(a.skipped_records))),
+        ("host", t.host.render()),
+        ("created", t.created.render()),
+        ("records", count(a.records).render()),
+        ("skipped bad records", count(a.skipped_records).render()),
         (
             "duration",
             a.duration_s.map_or_else(
-                || "<span class=\"muted\">no times in the trace</span>".to_owned(),
-                |d| esc(&fmt_duration_s(d)),
+                || html! { span.muted { "no times in the trace" } },
+                |d| fmt_duration_s(d).render(),
             ),
         ),
-        (
-            "IOPS",
-            a.iops.map_or_else(|| "–".to_owned(), |v| esc(&fmt_iops(v))),
-        ),
+        ("IOPS", a.iops.map_or_else(dash, |v| fmt_iops(v).render())),
         (
             "reads",
-            esc(&format!("{} ({})", count(a.reads), size_text(a.read_bytes))),
+            format!("{} ({})", count(a.reads), size_text(a.read_bytes)).render(),
         ),
         (
             "writes",
-            esc(&format!(
-                "{} ({})",
-                count(a.writes),
-                size_text(a.write_bytes)
-            )),
+            format!("{} ({})", count(a.writes), size_text(a.write_bytes)).render(),
         ),
-        ("trims", esc(&count(a.trims))),
-        ("sequential", esc(&pct_text(a.sequential_pct))),
-        ("block size", esc(&size_text(a.block_bytes))),
-        ("extent size", esc(&size_text(a.extent_bytes))),
+        ("trims", count(a.trims).render()),
+        ("sequential", pct_text(a.sequential_pct).render()),
+        ("block size", size_text(a.block_bytes).render()),
+        ("extent size", size_text(a.extent_bytes).render()),
         ("labels", or_dash(labels.join(", "))),
-        ("command", format!("<code>{}</code>", esc(&t.command_line))),
-    ]));
-    page.push("</section>\n");
+        ("command", html! { code { (t.command_line) } }),
+    ]);
+    page.push(html! {
+        section id="trace" { h2 { "Trace" } (facts) }
+    });
 }
 
 fn sizes_section(page: &mut Page, a: &Analysis) {
-    page.push("<section id=\"sizes\"><h2>Sizes</h2>\n");
-    if a.sizes.is_empty() {
-        page.push("<p class=\"note\">No I/Os in the trace.</p>\n</section>\n");
-        return;
-    }
-    page.push("<p>I/O sizes by how many I/Os had them, most frequent first.</p>\n");
-    let rows: Vec<Vec<String>> = a
+    let rows: Vec<Vec<Markup>> = a
         .sizes
         .iter()
         .map(|s| {
-            vec![
-                esc(&io_size_text(s.size_bytes)),
-                esc(&count(s.count)),
-                esc(&pct_text(share_of(s.count, a.records))),
-            ]
+            text_row(&[
+                io_size_text(s.size_bytes),
+                count(s.count),
+                pct_text(share_of(s.count, a.records)),
+            ])
         })
         .collect();
-    page.push(&table("sizes", &["size", "I/Os", "% of I/Os"], &rows, 1..3));
     // The analysis keeps the most frequent sizes only: say what the table
     // leaves out rather than let its shares look like they add up.
     let listed: u64 = a.sizes.iter().map(|s| s.count).sum();
-    if listed < a.records {
-        let other = a.records - listed;
-        let _ = writeln!(
-            page.body,
-            "<p class=\"note\">{}</p>",
-            esc(&format!(
-                "Other sizes, not listed: {} I/Os ({}).",
-                count(other),
-                pct_text(share_of(other, a.records))
-            ))
-        );
-    }
-    page.push("</section>\n");
+    let other = a.records.saturating_sub(listed);
+    page.push(html! {
+        section id="sizes" {
+            h2 { "Sizes" }
+            @if a.sizes.is_empty() {
+                p.note { "No I/Os in the trace." }
+            } @else {
+                p { "I/O sizes by how many I/Os had them, most frequent first." }
+                (table("sizes", &["size", "I/Os", "% of I/Os"], &rows, 1..3))
+                @if other > 0 {
+                    p.note {
+                        "Other sizes, not listed: " (count(other)) " I/Os ("
+                        (pct_text(share_of(other, a.records))) ")."
+                    }
+                }
+            }
+        }
+    });
 }
 
 /// A hot-spot line for the chart: (bytes, share %) from the origin; none
@@ -241,68 +219,41 @@ fn hot_cell(shares: &[HotShare], share: f64) -> String {
         .find(|h| (h.share_pct - share).abs() < 1e-9)
         .map_or_else(
             || "–".to_owned(),
-            |h| {
-                esc(&format!(
-                    "{} ({:.1} %)",
-                    size_text(h.bytes),
-                    h.footprint_pct
-                ))
-            },
+            |h| format!("{} ({:.1} %)", size_text(h.bytes), h.footprint_pct),
         )
 }
 
 fn hot_spot_section(page: &mut Page, a: &Analysis) {
-    page.push("<section id=\"hot-spot\"><h2>Hot spot</h2>\n");
-    let _ = writeln!(
-        page.body,
-        "<p>{}</p>",
-        esc(&format!(
-            "Footprint: {} in {} blocks of {} ({} block accesses).",
-            size_text(a.footprint_bytes),
-            count(a.distinct_blocks),
-            size_text(a.block_bytes),
-            count(a.accesses)
-        ))
+    let footprint = format!(
+        "Footprint: {} in {} blocks of {} ({} block accesses).",
+        size_text(a.footprint_bytes),
+        count(a.distinct_blocks),
+        size_text(a.block_bytes),
+        count(a.accesses)
     );
     if a.hot_spot.is_empty() {
-        page.push("<p class=\"note\">No block accesses: no hot spot.</p>\n</section>\n");
+        page.push(html! {
+            section id="hot-spot" {
+                h2 { "Hot spot" }
+                p { (footprint) }
+                p.note { "No block accesses: no hot spot." }
+            }
+        });
         return;
     }
-    let _ = writeln!(
-        page.body,
-        "<p>{}</p>",
-        esc(&format!(
-            "Each cell: the fewest blocks that take that share of the accesses, and their size \
-             as a share of the footprint (for extents: of the {} extents touched). Reads and \
-             writes are shares of the whole footprint.",
-            size_text(a.extent_bytes)
-        ))
-    );
     let extents = format!("{} extents", size_text(a.extent_bytes));
-    let rows: Vec<Vec<String>> = HOT_SHARES_PCT
+    let rows: Vec<Vec<Markup>> = HOT_SHARES_PCT
         .iter()
         .map(|s| {
-            vec![
-                esc(&format!("{} %", fmt_pct(*s))),
+            text_row(&[
+                format!("{} %", fmt_pct(*s)),
                 hot_cell(&a.hot_spot, *s),
                 hot_cell(&a.hot_spot_reads, *s),
                 hot_cell(&a.hot_spot_writes, *s),
                 hot_cell(&a.hot_spot_extents, *s),
-            ]
+            ])
         })
         .collect();
-    page.push(&table(
-        "hot-spot",
-        &[
-            "share of accesses",
-            "all accesses",
-            "reads",
-            "writes",
-            extents.as_str(),
-        ],
-        &rows,
-        1..5,
-    ));
     let lines: Vec<(String, Vec<(f64, f64)>)> = [
         hot_line("all accesses", &a.hot_spot),
         hot_line("reads", &a.hot_spot_reads),
@@ -312,12 +263,29 @@ fn hot_spot_section(page: &mut Page, a: &Analysis) {
     .flatten()
     .collect();
     let title = "Hot spot: share of accesses by hot set size";
-    page.chart(
+    let chart = page.chart(
         "trace-hot-spot",
         title,
         charts::hot_spot_chart(title, &lines),
     );
-    page.push("</section>\n");
+    page.push(html! {
+        section id="hot-spot" {
+            h2 { "Hot spot" }
+            p { (footprint) }
+            p {
+                "Each cell: the fewest blocks that take that share of the accesses, and their size \
+                 as a share of the footprint (for extents: of the " (size_text(a.extent_bytes))
+                " extents touched). Reads and writes are shares of the whole footprint."
+            }
+            (table(
+                "hot-spot",
+                &["share of accesses", "all accesses", "reads", "writes", extents.as_str()],
+                &rows,
+                1..5,
+            ))
+            (chart)
+        }
+    });
 }
 
 /// An LRU curve for the chart: (cache bytes, hit ratio); none when the
@@ -334,136 +302,112 @@ fn lru_line(name: &str, curve: &[LruPoint]) -> Option<(String, Vec<(f64, f64)>)>
 }
 
 fn lru_section(page: &mut Page, a: &Analysis) {
-    page.push("<section id=\"lru\"><h2>Cache size (LRU)</h2>\n");
-    if a.lru_curve.is_empty() {
+    let curves = if a.lru_curve.is_empty() {
         let why = if a.accesses == 0 {
             "No block accesses: no LRU curve."
         } else {
             "LRU curves: not computed (--no-lru)."
         };
-        let _ = writeln!(page.body, "<p class=\"note\">{}</p>", esc(why));
+        html! { p.note { (why) } }
     } else {
-        let _ = writeln!(
-            page.body,
-            "<p>{}</p>",
-            esc(&format!(
-                "The hit ratio of an LRU cache of {} blocks against its size, at 1, 2, 4, … \
-                 blocks up to the footprint. Reads and writes count their hits in the same \
-                 cache of all accesses (a read cache's hit ratio; the rewrites a write-back \
-                 cache absorbs).",
-                size_text(a.block_bytes)
-            ))
-        );
-        let lines: Vec<(String, Vec<(f64, f64)>)> = [
-            lru_line("all accesses", &a.lru_curve),
-            lru_line("reads", &a.lru_curve_reads),
-            lru_line("writes", &a.lru_curve_writes),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
-        let title = "LRU hit ratio by cache size";
-        page.chart("trace-lru", title, charts::lru_chart(title, &lines));
-
-        // The three curves share their cache sizes, but a table keyed by
-        // size stays right should one of them stop short.
-        let mut by_size: BTreeMap<u64, [Option<f64>; 3]> = BTreeMap::new();
-        for (k, curve) in [&a.lru_curve, &a.lru_curve_reads, &a.lru_curve_writes]
-            .into_iter()
-            .enumerate()
-        {
-            for p in curve {
-                by_size.entry(p.cache_bytes).or_default()[k] = Some(p.hit_ratio);
+        lru_curves(page, a)
+    };
+    let for_hit = a.cache_for_hit.as_ref().map(|c| match c.cache_bytes {
+        Some(b) => format!(
+            "Hit ratio {}: an LRU cache of {}.",
+            c.hit_ratio,
+            size_text(b)
+        ),
+        None => format!(
+            "Hit ratio {}: no cache reaches it (at most {:.3}).",
+            c.hit_ratio, a.max_hit_ratio
+        ),
+    });
+    // `{}` of the rate, not three significant digits: a rate of 0.0001
+    // must not read as 0.
+    let sampling = a.lru_sampling.as_ref().map(|s| {
+        format!(
+            "SHARDS spatial sampling at rate {}: {} blocks sampled ({} accesses followed); \
+             error bound ±{:.3} on the hit ratios.",
+            s.rate,
+            count(s.sampled_blocks),
+            count(s.sampled_accesses),
+            s.error_bound
+        )
+    });
+    page.push(html! {
+        section id="lru" {
+            h2 { "Cache size (LRU)" }
+            (curves)
+            @if let Some(text) = &for_hit { p { (text) } }
+            @if let Some(text) = &sampling { p.note { (text) } }
+            p {
+                "A cache of the whole footprint (" (size_text(a.footprint_bytes)) ") hits "
+                (format!("{:.3}", a.max_hit_ratio)) ": every first access misses."
             }
         }
-        let ratio = |r: Option<f64>| r.map_or_else(|| "–".to_owned(), |r| format!("{r:.3}"));
-        let rows: Vec<Vec<String>> = by_size
-            .iter()
-            .map(|(bytes, r)| {
-                vec![
-                    esc(&size_text(*bytes)),
-                    esc(&ratio(r[0])),
-                    esc(&ratio(r[1])),
-                    esc(&ratio(r[2])),
-                ]
-            })
-            .collect();
-        page.push(&table(
+    });
+}
+
+/// The LRU curves: what they are, their chart and their table.
+fn lru_curves(page: &mut Page, a: &Analysis) -> Markup {
+    let lines: Vec<(String, Vec<(f64, f64)>)> = [
+        lru_line("all accesses", &a.lru_curve),
+        lru_line("reads", &a.lru_curve_reads),
+        lru_line("writes", &a.lru_curve_writes),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let title = "LRU hit ratio by cache size";
+    let chart = page.chart("trace-lru", title, charts::lru_chart(title, &lines));
+
+    // The three curves share their cache sizes, but a table keyed by
+    // size stays right should one of them stop short.
+    let mut by_size: BTreeMap<u64, [Option<f64>; 3]> = BTreeMap::new();
+    for (k, curve) in [&a.lru_curve, &a.lru_curve_reads, &a.lru_curve_writes]
+        .into_iter()
+        .enumerate()
+    {
+        for p in curve {
+            by_size.entry(p.cache_bytes).or_default()[k] = Some(p.hit_ratio);
+        }
+    }
+    let ratio = |r: Option<f64>| r.map_or_else(|| "–".to_owned(), |r| format!("{r:.3}"));
+    let rows: Vec<Vec<Markup>> = by_size
+        .iter()
+        .map(|(bytes, r)| text_row(&[size_text(*bytes), ratio(r[0]), ratio(r[1]), ratio(r[2])]))
+        .collect();
+    html! {
+        p {
+            "The hit ratio of an LRU cache of " (size_text(a.block_bytes)) " blocks against its \
+             size, at 1, 2, 4, … blocks up to the footprint. Reads and writes count their hits \
+             in the same cache of all accesses (a read cache's hit ratio; the rewrites a \
+             write-back cache absorbs)."
+        }
+        (chart)
+        (table(
             "lru",
             &["cache size", "hit ratio: all accesses", "reads", "writes"],
             &rows,
             1..4,
-        ));
-    }
-    if let Some(c) = &a.cache_for_hit {
-        let text = match c.cache_bytes {
-            Some(b) => format!(
-                "Hit ratio {}: an LRU cache of {}.",
-                c.hit_ratio,
-                size_text(b)
-            ),
-            None => format!(
-                "Hit ratio {}: no cache reaches it (at most {:.3}).",
-                c.hit_ratio, a.max_hit_ratio
-            ),
-        };
-        let _ = writeln!(page.body, "<p>{}</p>", esc(&text));
-    }
-    if let Some(s) = &a.lru_sampling {
-        // `{}` of the rate, not three significant digits: a rate of 0.0001
-        // must not read as 0.
-        let _ = writeln!(
-            page.body,
-            "<p class=\"note\">{}</p>",
-            esc(&format!(
-                "SHARDS spatial sampling at rate {}: {} blocks sampled ({} accesses followed); \
-                 error bound ±{:.3} on the hit ratios.",
-                s.rate,
-                count(s.sampled_blocks),
-                count(s.sampled_accesses),
-                s.error_bound
-            ))
-        );
-    }
-    let _ = writeln!(
-        page.body,
-        "<p>{}</p>",
-        esc(&format!(
-            "A cache of the whole footprint ({}) hits {:.3}: every first access misses.",
-            size_text(a.footprint_bytes),
-            a.max_hit_ratio
         ))
-    );
-    page.push("</section>\n");
+    }
 }
 
 fn warmup_section(page: &mut Page, a: &Analysis, w: &Warmup) {
-    page.push("<section id=\"warm-up\"><h2>Warm-up</h2>\n");
-    let _ = writeln!(
-        page.body,
-        "<p>{}</p>",
-        esc(&format!(
-            "Warm-up at {} backend reads/s of {} ({}): a cache that fills on a miss, one block \
-             per backend read, needs at least a read per hot block before it holds the hot \
-             set. The real cache may learn slower (when it admits a block only after several \
-             hits), not faster.",
-            fmt_iops(w.backend_read_iops),
-            size_text(w.fill_bytes),
-            w.source
-        ))
-    );
-    let mut rows: Vec<Vec<String>> = w
+    let mut rows: Vec<Vec<Markup>> = w
         .hot_sets
         .iter()
         .map(|h| {
-            vec![
-                esc(&h.share_pct.map_or_else(
+            text_row(&[
+                h.share_pct.map_or_else(
                     || "–".to_owned(),
                     |s| format!("{} % of accesses", fmt_pct(s)),
-                )),
-                esc(&size_text(h.bytes)),
-                esc(&iorig_trace::analyse::duration_text(h.seconds)),
-            ]
+                ),
+                size_text(h.bytes),
+                iorig_trace::analyse::duration_text(h.seconds),
+            ])
         })
         .collect();
     if let Some(h) = &w.for_hit {
@@ -471,19 +415,25 @@ fn warmup_section(page: &mut Page, a: &Analysis, w: &Warmup) {
             || "the cache for the hit ratio asked".to_owned(),
             |c| format!("the cache for hit ratio {}", c.hit_ratio),
         );
-        rows.push(vec![
-            esc(&name),
-            esc(&size_text(h.bytes)),
-            esc(&iorig_trace::analyse::duration_text(h.seconds)),
-        ]);
+        rows.push(text_row(&[
+            name,
+            size_text(h.bytes),
+            iorig_trace::analyse::duration_text(h.seconds),
+        ]));
     }
-    page.push(&table(
-        "warm-up",
-        &["hot set", "size", "time to fill"],
-        &rows,
-        1..3,
-    ));
-    page.push("</section>\n");
+    page.push(html! {
+        section id="warm-up" {
+            h2 { "Warm-up" }
+            p {
+                "Warm-up at " (fmt_iops(w.backend_read_iops)) " backend reads/s of "
+                (size_text(w.fill_bytes)) " (" (w.source) "): a cache that fills on a miss, one \
+                 block per backend read, needs at least a read per hot block before it holds \
+                 the hot set. The real cache may learn slower (when it admits a block only \
+                 after several hits), not faster."
+            }
+            (table("warm-up", &["hot set", "size", "time to fill"], &rows, 1..3))
+        }
+    });
 }
 
 /// One figure of every window that has it, at the window's start.
@@ -537,49 +487,12 @@ fn windows_sentence(a: &Analysis) -> String {
 }
 
 fn over_time_section(page: &mut Page, a: &Analysis) {
-    page.push("<section id=\"over-time\"><h2>Over time</h2>\n");
-    if !a.windows.is_empty() {
-        let _ = writeln!(page.body, "<p>{}</p>", esc(&windows_sentence(a)));
-        let w = &a.windows;
-        let mut panels = vec![
-            one_line_panel("IOPS", "IOPS", window_series(w, |x| Some(x.iops)), true),
-            one_line_panel(
-                "MB/s",
-                "MB/s",
-                window_series(w, |x| Some(charts::mb_per_s(x.bw_bytes_per_s))),
-                false,
-            ),
-            // A window without I/O has no mix: leaving it out keeps a
-            // silent stretch from reading as all writes.
-            one_line_panel(
-                "read (%)",
-                "read %",
-                window_series(w, |x| (x.records > 0).then_some(x.read_pct)),
-                false,
-            ),
-        ];
-        // Queue depth needs the records' latencies and overlap a window
-        // before: a panel of neither would be an empty frame.
-        let qd = window_series(w, |x| x.mean_qd);
-        if !qd.is_empty() {
-            panels.push(one_line_panel("queue depth", "mean queue depth", qd, false));
-        }
-        let overlap = window_series(w, |x| x.hot_overlap_pct);
-        if !overlap.is_empty() {
-            panels.push(one_line_panel(
-                "hot set overlap (%)",
-                "hot set also hot in the window before",
-                overlap,
-                false,
-            ));
-        }
-        let title = "The trace over time, window by window (each at its start)";
-        page.chart(
-            "trace-over-time",
-            title,
-            charts::panels_chart(title, &panels),
-        );
-    }
+    let windows = if a.windows.is_empty() {
+        Markup::default()
+    } else {
+        let chart = windows_chart(page, &a.windows);
+        html! { p { (windows_sentence(a)) } (chart) }
+    };
     let spreads: Vec<(&str, &Spread)> = [
         ("between issues", a.interarrival_ns.as_ref()),
         ("latency in the trace", a.latency_ns.as_ref()),
@@ -587,28 +500,71 @@ fn over_time_section(page: &mut Page, a: &Analysis) {
     .into_iter()
     .filter_map(|(name, s)| s.map(|s| (name, s)))
     .collect();
-    if !spreads.is_empty() {
-        page.push("<h3>Times in the trace</h3>\n");
-        let rows: Vec<Vec<String>> = spreads
-            .iter()
-            .map(|(name, s)| {
-                vec![
-                    esc(name),
-                    esc(&count(s.count)),
-                    esc(&fmt_lat_ns(s.mean)),
-                    esc(&fmt_lat_ns(s.p50 as f64)),
-                    esc(&fmt_lat_ns(s.p90 as f64)),
-                    esc(&fmt_lat_ns(s.p99 as f64)),
-                    esc(&fmt_lat_ns(s.max as f64)),
-                ]
-            })
-            .collect();
-        page.push(&table(
-            "spreads",
-            &["", "count", "mean", "p50", "p90", "p99", "max"],
-            &rows,
-            1..7,
+    let rows: Vec<Vec<Markup>> = spreads
+        .iter()
+        .map(|(name, s)| {
+            text_row(&[
+                (*name).to_owned(),
+                count(s.count),
+                fmt_lat_ns(s.mean),
+                fmt_lat_ns(s.p50 as f64),
+                fmt_lat_ns(s.p90 as f64),
+                fmt_lat_ns(s.p99 as f64),
+                fmt_lat_ns(s.max as f64),
+            ])
+        })
+        .collect();
+    page.push(html! {
+        section id="over-time" {
+            h2 { "Over time" }
+            (windows)
+            @if !rows.is_empty() {
+                h3 { "Times in the trace" }
+                (table("spreads", &["", "count", "mean", "p50", "p90", "p99", "max"], &rows, 1..7))
+            }
+        }
+    });
+}
+
+/// The trace window by window: its load, mix, queue depth and how its hot
+/// set moved.
+fn windows_chart(page: &mut Page, w: &[Window]) -> Markup {
+    let mut panels = vec![
+        one_line_panel("IOPS", "IOPS", window_series(w, |x| Some(x.iops)), true),
+        one_line_panel(
+            "MB/s",
+            "MB/s",
+            window_series(w, |x| Some(charts::mb_per_s(x.bw_bytes_per_s))),
+            false,
+        ),
+        // A window without I/O has no mix: leaving it out keeps a
+        // silent stretch from reading as all writes.
+        one_line_panel(
+            "read (%)",
+            "read %",
+            window_series(w, |x| (x.records > 0).then_some(x.read_pct)),
+            false,
+        ),
+    ];
+    // Queue depth needs the records' latencies and overlap a window
+    // before: a panel of neither would be an empty frame.
+    let qd = window_series(w, |x| x.mean_qd);
+    if !qd.is_empty() {
+        panels.push(one_line_panel("queue depth", "mean queue depth", qd, false));
+    }
+    let overlap = window_series(w, |x| x.hot_overlap_pct);
+    if !overlap.is_empty() {
+        panels.push(one_line_panel(
+            "hot set overlap (%)",
+            "hot set also hot in the window before",
+            overlap,
+            false,
         ));
     }
-    page.push("</section>\n");
+    let title = "The trace over time, window by window (each at its start)";
+    page.chart(
+        "trace-over-time",
+        title,
+        charts::panels_chart(title, &panels),
+    )
 }
