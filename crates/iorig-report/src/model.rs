@@ -15,9 +15,8 @@ use iorig_stats::analysis::{CurveAnalysis, CurvePoint, LittleVerdict, WriteCliff
 use iorig_stats::sampler::system::SystemFacts;
 use iorig_stats::{LatSummary, LatencyHistogram};
 use iorig_store::{
-    AnalysisRow, HistKind, IntervalRow, Op, RunDetail, RunId, StepId, StepStatus, Store,
-    StoredRun, StoredStep,
-    TargetFactsRow,
+    AnalysisRow, HistKind, IntervalRow, Op, RunDetail, RunId, StepId, StepStatus, Store, StoredRun,
+    StoredStep, TargetFactsRow,
 };
 use std::collections::BTreeMap;
 

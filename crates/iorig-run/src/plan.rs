@@ -792,7 +792,6 @@ impl Runner<'_> {
     }
 }
 
-
 /// The workload a step runs, with what only the runner fills in: a
 /// precondition's open-ended time, a curve step's `rate` (from the measured
 /// max), a steady-state step's longest time, the seed, and a hot range from

@@ -67,8 +67,8 @@ pub(crate) async fn run_page(
     })
     .await?;
     Ok(Html(pages::with_toolbar(
-        &report.index_html,
-        &pages::run_toolbar(&app.store_name, &detail, steps),
+        &report,
+        pages::run_toolbar(&app.store_name, &detail, steps),
     )))
 }
 
@@ -241,8 +241,8 @@ pub(crate) async fn compare_page(
     })
     .await?;
     Ok(Html(pages::with_toolbar(
-        &rendered.index_html,
-        &pages::compare_toolbar(&app.store_name, &shown),
+        &rendered,
+        pages::compare_toolbar(&app.store_name, &shown),
     )))
 }
 

@@ -455,7 +455,11 @@ pub fn dry_run_lines(
         let w = &s.workload;
         let time = match (&s.role, s.time, s.steady_state) {
             (StepRole::Precondition(p), _, _) => format!("{}x fill", p.passes),
-            (_, _, Some(ss)) => format!("{}x{}", ss.max_rounds, iorig_spec::format_duration(ss.round)),
+            (_, _, Some(ss)) => format!(
+                "{}x{}",
+                ss.max_rounds,
+                iorig_spec::format_duration(ss.round)
+            ),
             (_, Some(t), None) => iorig_spec::format_duration(t),
             (_, None, None) => "-".into(),
         };

@@ -18,7 +18,8 @@ mod xlsx;
 
 use crate::ReportError;
 use iorig_store::{
-    AnalysisRow, IntervalRow, RunDetail, RunId, StepRow, Store, StoreError, StoredRun, TargetFactsRow,
+    AnalysisRow, IntervalRow, RunDetail, RunId, StepRow, Store, StoreError, StoredRun,
+    TargetFactsRow,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};

@@ -177,25 +177,6 @@ footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
 }
 "#;
 
-/// Text escaped for HTML content and attribute values.
-///
-/// Left for iorig serve's pages that are still built as strings; nothing
-/// in this crate uses it (its pages are maud templates).
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// A table of facts: a name and its value a row.
 pub(super) fn facts_table(rows: &[(&str, Markup)]) -> Markup {
     html! {
@@ -252,20 +233,12 @@ pub(super) fn opt_text(v: Option<&str>) -> Markup {
 /// Binary size: `4 KiB`, `1.5 GiB`.
 pub(super) use iorig_spec::format_bytes as fmt_bytes;
 
+/// Seconds for people, as every iorig output writes a duration
+/// ([`iorig_spec::format_duration`]).
 pub(super) fn fmt_duration_s(s: f64) -> String {
-    let whole = s.round() as u64;
-    if whole >= 3600 {
-        format!(
-            "{}h {:02}m {:02}s",
-            whole / 3600,
-            whole / 60 % 60,
-            whole % 60
-        )
-    } else if whole >= 60 {
-        format!("{}m {:02}s", whole / 60, whole % 60)
-    } else {
-        format!("{} s", charts::sig3(s))
-    }
+    // Not a number of seconds (NaN, infinite) is no duration: a dash.
+    std::time::Duration::try_from_secs_f64(s)
+        .map_or_else(|_| "–".to_owned(), iorig_spec::format_duration)
 }
 
 pub(super) fn fmt_pct(v: f64) -> String {
@@ -305,9 +278,4 @@ pub fn params_text(p: &StepParams) -> String {
 /// A status word styled by its meaning.
 pub fn status_markup(status: &str) -> Markup {
     html! { span class={ "status-" (status) } { (status) } }
-}
-
-/// [`status_markup`] as a string, for pages still built as strings.
-pub fn status_span(status: &str) -> String {
-    status_markup(status).into_string()
 }
