@@ -81,21 +81,23 @@ pub(crate) async fn step_intervals_page(
     let Path((id, number)) = params
         .map_err(|_| Failure::bad("a step is /runs/ID/steps/N, N from 1, e.g. /runs/3/steps/1"))?;
     let (detail, step, rows, external) = with_store(&app, move |s| {
-        let Some(detail) = s.get_run(RunId(id)).map_err(Failure::internal)? else {
+        // The store's one loader of a run; this page reads one step's
+        // intervals of it.
+        let Some(run) = iorig_store::StoredRun::load(s, RunId(id)).map_err(Failure::internal)?
+        else {
             return Err(Failure::no_run(id));
         };
-        let steps = s.steps(RunId(id)).map_err(Failure::internal)?;
         // Numbered from 1, as every page shows them; the store's index is
         // from 0.
-        let Some(step) = steps.into_iter().find(|st| st.index + 1 == number) else {
+        let Some(step) = run.steps.into_iter().find(|st| st.row.index + 1 == number) else {
             return Err(Failure::new(
                 StatusCode::NOT_FOUND,
                 format!("run {id} has no step {number} (steps are numbered from 1); its page lists the steps"),
             ));
         };
-        let rows = s.intervals(step.id).map_err(Failure::internal)?;
-        let external = s.external(step.id).map_err(Failure::internal)?;
-        Ok((detail, step, rows, external))
+        let rows = step.intervals(s).map_err(Failure::internal)?;
+        let external = s.external(step.row.id).map_err(Failure::internal)?;
+        Ok((run.detail, step.row, rows, external))
     })
     .await?;
     Ok(Html(pages::step_page(
