@@ -271,32 +271,26 @@ pub fn show(run: &iorig_store::StoredRun) -> Vec<String> {
     let steps: Vec<StepRow> = run.steps.iter().map(|s| s.row.clone()).collect();
     let analysis = run.all_analysis();
     let mut out = show_lines(&run.detail, &run.targets, &steps, &analysis);
-    for step in &run.steps {
-        if !step.jobs.is_empty() {
-            out.push(format!(
-                "jobs of step {} ({}):",
-                step.row.index + 1,
-                step.row.name
-            ));
-            out.extend(
-                crate::hosts::jobs_lines(&step.jobs)
-                    .into_iter()
-                    .map(|l| format!("  {l}")),
-            );
-        }
-    }
-    for step in &run.steps {
-        if !step.hosts.is_empty() {
-            out.push(format!(
-                "hosts of step {} ({}):",
-                step.row.index + 1,
-                step.row.name
-            ));
-            out.extend(
-                crate::hosts::hosts_lines(&step.hosts)
-                    .into_iter()
-                    .map(|l| format!("  {l}")),
-            );
+    // Every step's jobs first, then every step's hosts, each under its step.
+    type Part = fn(&iorig_store::StoredStep) -> Option<Vec<String>>;
+    let parts: [(&str, Part); 2] = [
+        ("jobs", |s| {
+            (!s.jobs.is_empty()).then(|| crate::hosts::jobs_lines(&s.jobs))
+        }),
+        ("hosts", |s| {
+            (!s.hosts.is_empty()).then(|| crate::hosts::hosts_lines(&s.hosts))
+        }),
+    ];
+    for (what, lines) in parts {
+        for step in &run.steps {
+            if let Some(lines) = lines(step) {
+                out.push(format!(
+                    "{what} of step {} ({}):",
+                    step.row.index + 1,
+                    step.row.name
+                ));
+                out.extend(lines.into_iter().map(|l| format!("  {l}")));
+            }
         }
     }
     out
