@@ -568,7 +568,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FORMAT", value_parser = value::Checked(value::output_format))]
     pub output_format: Option<iorig_run::fio_out::OutputFormat>,
     /// File or block device to test (repeatable), or the directory of a file-system workload [default: ./iorig-scratch.dat].
-    #[arg(long = "target", value_name = "PATH")]
+    #[arg(long = "target", value_name = "PATH", visible_alias = "filename")]
     pub targets: Vec<String>,
     #[command(flatten)]
     pub workload: iorig_spec::WorkloadFile,

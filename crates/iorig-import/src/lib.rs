@@ -144,6 +144,21 @@ pub trait Loader {
     fn exists(&self, path: &Path) -> bool {
         path.exists()
     }
+    /// fio's keywords in a job file's values, from this machine: `ncpus`
+    /// (CPUs online), `pagesize` (bytes) and `mb_memory` (MiB of memory).
+    fn keyword(&self, name: &str) -> Option<u64> {
+        match name {
+            "ncpus" => std::thread::available_parallelism()
+                .ok()
+                .map(|n| n.get() as u64),
+            "pagesize" => Some(rustix::param::page_size() as u64),
+            "mb_memory" => std::fs::read_to_string("/proc/meminfo")
+                .ok()
+                .and_then(|t| iorig_stats::sampler::system::parse_mem_total_bytes(&t))
+                .map(|b| b >> 20),
+            _ => None,
+        }
+    }
 }
 
 /// The file system and the process environment.

@@ -358,7 +358,7 @@ pub struct WorkloadFile {
     #[arg(long, value_name = "SIZE")]
     pub size: Option<StrOrNum> [Plan, Fixed],
     /// Block size, fixed (4k) or weighted (4k:50,8k:30,64k:20) [default: 4k].
-    #[arg(long, value_name = "SIZE|SIZE:W,...")]
+    #[arg(long, value_name = "SIZE|SIZE:W,...", visible_alias = "blocksize")]
     pub bs: Option<StrOrNum> [],
     /// Block size of reads only, as --bs [default: --bs].
     #[arg(long, value_name = "SIZE|SIZE:W,...")]
@@ -367,7 +367,7 @@ pub struct WorkloadFile {
     #[arg(long, value_name = "SIZE|SIZE:W,...")]
     pub write_bs: Option<StrOrNum> [],
     /// Percentage of I/Os that are reads [default: 100].
-    #[arg(long, value_name = "PCT")]
+    #[arg(long, value_name = "PCT", visible_alias = "rwmixread")]
     pub read: Option<StrOrNum> [],
     /// Percentage of I/Os that are trims (discards; writes take the rest) [default: 0].
     #[arg(long, value_name = "PCT")]
@@ -394,20 +394,20 @@ pub struct WorkloadFile {
     #[arg(long, value_name = "SIZE")]
     pub align: Option<StrOrNum> [],
     /// Outstanding I/Os per worker [default: 1].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", visible_alias = "iodepth")]
     pub qd: Option<StrOrNum> [Pre],
     /// Queued I/Os per submission call, 1..=qd; 1 submits each I/O at once,
     /// as fio does [default: 1].
     #[arg(long, value_name = "N")]
     pub submit_batch: Option<StrOrNum> [Pre],
     /// Total workers [default: 1].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", visible_alias = "numjobs")]
     pub threads: Option<StrOrNum> [Pre],
     /// Run the workers on these CPUs only, e.g. 0-3,8 (fio's cpus_allowed) [default: any].
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String> [],
     /// I/O engine [default: io_uring].
-    #[arg(long, value_name = "ENGINE")]
+    #[arg(long, value_name = "ENGINE", visible_alias = "ioengine")]
     pub engine: Option<EngineKind> [Pre, Inherit],
     /// Open targets with O_DIRECT (the default).
     #[arg(
@@ -450,7 +450,7 @@ pub struct WorkloadFile {
     #[arg(long, value_name = "IOPS|max")]
     pub rate: Option<StrOrNum> [],
     /// Measured time [default: 30s].
-    #[arg(long, value_name = "DUR")]
+    #[arg(long, value_name = "DUR", visible_alias = "runtime")]
     pub time: Option<StrOrNum> [],
     /// End once this many bytes were issued (reads, writes and trims together), or at --time, whichever comes first; N% is a share of the working set (200% = two passes).
     #[arg(long, value_name = "SIZE")]

@@ -85,3 +85,44 @@ fn a_bad_choice_on_the_command_line_says_what_to_give() {
         .collect();
     assert_eq!(names, ["io_uring", "psync", "null"]);
 }
+
+/// fio's names of the same parameters are aliases of iorig's flags, so a
+/// fio user's `--iodepth 8 --numjobs 2` means what it says.
+#[test]
+fn fio_s_flag_names_are_aliases() {
+    let fio = Flags::try_parse_from([
+        "t",
+        "--iodepth",
+        "8",
+        "--numjobs",
+        "2",
+        "--blocksize",
+        "8k",
+        "--rwmixread",
+        "70",
+        "--ioengine",
+        "psync",
+        "--runtime",
+        "5",
+    ])
+    .expect("fio's names parse")
+    .w;
+    let ours = Flags::try_parse_from([
+        "t",
+        "--qd",
+        "8",
+        "--threads",
+        "2",
+        "--bs",
+        "8k",
+        "--read",
+        "70",
+        "--engine",
+        "psync",
+        "--time",
+        "5",
+    ])
+    .expect("iorig's names parse")
+    .w;
+    assert_eq!(fio, ours);
+}

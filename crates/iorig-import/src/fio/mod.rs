@@ -290,6 +290,9 @@ enum Rw {
 
 /// What a job's options say, before it becomes iorig keys.
 struct State {
+    /// The section's name: fio's `$jobname` in default file names, even
+    /// when `name=` renames the job.
+    section: String,
     name: String,
     kb_base: u64,
     rw: (Rw, bool),
@@ -398,6 +401,7 @@ impl Translator<'_> {
     fn job(&mut self, s: &Section, global: &[Opt]) -> Result<JobOut, ImportError> {
         let mut st = State {
             name: s.name.clone(),
+            section: s.name.clone(),
             kb_base: 1024,
             rw: (Rw::Read, false),
             read_mix: None,
@@ -475,7 +479,10 @@ impl Translator<'_> {
             latency_window_ns: 0,
             latency_pct: (100.0, s.loc.clone()),
         };
-        for o in global.iter().chain(&s.opts) {
+        // A job is named after its section, whatever `[global]` says (fio
+        // names it so once the global options are read); its own `name=`
+        // still renames it.
+        for o in global.iter().filter(|o| o.key != "name").chain(&s.opts) {
             self.apply(&mut st, o)?;
         }
         self.finish(st, &s.loc)
@@ -586,7 +593,9 @@ impl Translator<'_> {
                 let mut v = Vec::new();
                 for n in 0..st.numjobs {
                     for f in 0..st.nrfiles {
-                        v.push(format!("{dir}/{}.{n}.{f}", st.name));
+                        // fio's $jobname.$jobnum.$filenum, with the
+                        // section's name even when name= renames the job.
+                        v.push(format!("{dir}/{}.{n}.{f}", st.section));
                     }
                 }
                 v

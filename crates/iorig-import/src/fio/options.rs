@@ -370,8 +370,8 @@ pub(super) const OPTIONS: &[FioOption] = &[
         "use iorig run --lat-log for a per-I/O record",
     ),
     refused(&["hipri"], "polled I/O is not supported"),
-    refused(&["fixedbufs"], "iorig registers its buffers itself"),
-    refused(&["registerfiles"], "iorig registers its files itself"),
+    no_effect(&["fixedbufs"], "iorig registers its own buffers"),
+    no_effect(&["registerfiles"], "iorig registers its own files"),
     refused(&["sqthread_poll"], "not supported"),
     refused(&["nowait"], "not supported"),
     refused(&["uncached"], "not supported"),
@@ -386,6 +386,211 @@ pub(super) const OPTIONS: &[FioOption] = &[
     refused(&["uid"], "run iorig as that user instead"),
     refused(&["gid"], "run iorig as that group instead"),
     refused(&["atomic"], "not supported"),
+    // The rest of fio 3.33's options (tests/fixtures/fio-3.33-options.txt),
+    // so that "unknown" means a typo only.
+    mapped(&["rw_sequencer"], opt_rw_sequencer),
+    no_effect(
+        &["unique_filename"],
+        "it names files in fio's client/server mode; iorig names its own",
+    ),
+    no_effect(
+        &["allrandrepeat"],
+        "iorig's random streams repeat by seed on every run",
+    ),
+    no_effect(&["verifysort", "verifysort_nr"], "deprecated in fio"),
+    no_effect(&["verify_offset"], "iorig writes its own block header"),
+    no_effect(&["verify_dump"], "iorig stores the errors with the run"),
+    no_effect(
+        &["verify_async"],
+        "each worker checks its blocks as they are read",
+    ),
+    no_effect(
+        &["verify_backlog_batch"],
+        "iorig checks each block as it is read back",
+    ),
+    no_effect(
+        &["experimental_verify"],
+        "iorig checks blocks against its own key map",
+    ),
+    no_effect(
+        &["verify_state_save"],
+        "iorig's validation state is its journal (iorig run --journal)",
+    ),
+    refused(
+        &["verify_state_load"],
+        "check a crashed run's data with iorig verify --journal",
+    ),
+    refused(&["trim_verify_zero"], "give rw=randtrim or iorig's trim share"),
+    refused(&["trim_backlog_batch"], "give rw=randtrim or iorig's trim share"),
+    refused(
+        &["read_iolog_chunked"],
+        "block-trace replay is iorig trace replay",
+    ),
+    refused(&["replay_no_stall"], "block-trace replay is iorig trace replay"),
+    refused(&["replay_scale"], "block-trace replay is iorig trace replay"),
+    refused(&["replay_align"], "block-trace replay is iorig trace replay"),
+    refused(
+        &["replay_time_scale"],
+        "block-trace replay is iorig trace replay",
+    ),
+    refused(&["replay_skip"], "block-trace replay is iorig trace replay"),
+    refused(
+        &["merge_blktrace_file"],
+        "block-trace replay is iorig trace replay",
+    ),
+    refused(
+        &["merge_blktrace_scalars"],
+        "block-trace replay is iorig trace replay",
+    ),
+    refused(
+        &["merge_blktrace_iters"],
+        "block-trace replay is iorig trace replay",
+    ),
+    refused(
+        &["zonecapacity"],
+        "it is for zonemode=zbd; iorig does not drive a zoned device's write pointers",
+    ),
+    refused(
+        &["read_beyond_wp"],
+        "it is for zonemode=zbd; iorig does not drive a zoned device's write pointers",
+    ),
+    refused(
+        &["max_open_zones"],
+        "it is for zonemode=zbd; iorig does not drive a zoned device's write pointers",
+    ),
+    refused(
+        &["job_max_open_zones"],
+        "it is for zonemode=zbd; iorig does not drive a zoned device's write pointers",
+    ),
+    refused(
+        &["ignore_zone_limits"],
+        "it is for zonemode=zbd; iorig does not drive a zoned device's write pointers",
+    ),
+    refused(
+        &["zone_reset_threshold"],
+        "it is for zonemode=zbd; iorig does not drive a zoned device's write pointers",
+    ),
+    refused(
+        &["zone_reset_frequency"],
+        "it is for zonemode=zbd; iorig does not drive a zoned device's write pointers",
+    ),
+    refused(
+        &["rate_ignore_thinktime"],
+        "iorig paces by a rate or by think time, not both at once",
+    ),
+    refused(
+        &["max_latency"],
+        "a job does not end on one slow I/O; find the load that keeps a latency with latency_target (iorig's curve)",
+    ),
+    refused(&["write_hint"], "iorig sets no write lifetime hints"),
+    refused(
+        &["create_only"],
+        "iorig creates its scratch files before each step; run a short step to make them",
+    ),
+    refused(
+        &["allow_mounted_write"],
+        "iorig never writes to a mounted device",
+    ),
+    refused(
+        &["opendir"],
+        "name the files with filename=, or use an iorig file-system workload",
+    ),
+    refused(&["lockfile"], "iorig does not lock files between jobs"),
+    refused(
+        &["file_append"],
+        "iorig's I/O stays within the file's size",
+    ),
+    refused(&["offset_align"], "not supported"),
+    no_effect(
+        &["bwavgtime"],
+        "iorig reports every interval (its interval)",
+    ),
+    no_effect(
+        &["iopsavgtime"],
+        "iorig reports every interval (its interval)",
+    ),
+    no_effect(&["log_entries"], "iorig's logs grow as needed"),
+    refused(&["log_hist_msec"], "use iorig export --format hlog"),
+    refused(&["log_hist_coarseness"], "use iorig export --format hlog"),
+    refused(
+        &["log_max_value"],
+        "iorig's logs hold each window's mean",
+    ),
+    no_effect(
+        &["log_prio"],
+        "iorig sets no I/O priorities: the log's priority column is 0 either way",
+    ),
+    no_effect(&["log_compression"], "iorig writes its logs uncompressed"),
+    no_effect(
+        &["log_compression_cpus"],
+        "iorig writes its logs uncompressed",
+    ),
+    no_effect(
+        &["log_store_compressed"],
+        "iorig writes its logs uncompressed",
+    ),
+    refused(
+        &["log_unix_epoch"],
+        "iorig's logs count from the job's start, as fio's do by default",
+    ),
+    refused(
+        &["log_alternate_epoch"],
+        "iorig's logs count from the job's start, as fio's do by default",
+    ),
+    no_effect(
+        &["log_alternate_epoch_clock_id"],
+        "it applies only with log_alternate_epoch",
+    ),
+    no_effect(
+        &["block_error_percentiles"],
+        "trim errors are counted, not charted",
+    ),
+    no_effect(&["stats"], "iorig always keeps every figure"),
+    refused(
+        &["dedupe_working_set_percentage"],
+        "dedupe_percentage is mapped; its working-set mode is not",
+    ),
+    refused(
+        &["dedupe_global"],
+        "dedupe_percentage is mapped per job; a set shared by jobs is not",
+    ),
+    no_effect(
+        &["significant_figures"],
+        "fio-json's numbers are written in full",
+    ),
+    no_effect(&["disk_util"], "iorig samples the device's use itself"),
+    no_effect(
+        &["gtod_cpu"],
+        "iorig times every I/O with the monotonic clock",
+    ),
+    refused(
+        &["profile"],
+        "fio's built-in profiles are not supported; write the jobs out",
+    ),
+    refused(&["cgroup_nodelete"], "run iorig in the cgroup instead"),
+    refused(&["cgroup_weight"], "run iorig in the cgroup instead"),
+    refused(&["flow_sleep"], "not supported"),
+    // Options of the general-purpose engines (fio --enghelp=ENGINE).
+    refused(&["cmdprio"], "run iorig under ionice instead"),
+    refused(&["cmdprio_class"], "run iorig under ionice instead"),
+    refused(&["cmdprio_percentage"], "run iorig under ionice instead"),
+    refused(&["cmdprio_bssplit"], "run iorig under ionice instead"),
+    refused(&["force_async"], "not supported"),
+    refused(&["hipri_percentage"], "polled I/O is not supported"),
+    no_effect(
+        &["nonvectored"],
+        "iorig's io_uring engine issues its own read and write commands",
+    ),
+    refused(&["sqthread_poll_cpu"], "not supported"),
+    refused(
+        &["cmd_type"],
+        "uring passthrough commands are not supported",
+    ),
+    no_effect(
+        &["userspace_reap"],
+        "iorig's io_uring engine reaps its own completions",
+    ),
+    refused(&["thp"], "the mmap engine is not supported"),
 ];
 
 /// The row of `name` (an option or one of its aliases).
@@ -396,6 +601,21 @@ pub(super) fn lookup(name: &str) -> Option<&'static FioOption> {
 /// Every name the table knows, aliases included.
 pub(super) fn names() -> impl Iterator<Item = &'static str> {
     OPTIONS.iter().flat_map(|o| o.names.iter().copied())
+}
+
+/// rw_sequencer: how an `rw=MODE:N` modifier makes the next offset;
+/// `sequential` (fio's default) is what iorig does.
+fn opt_rw_sequencer(
+    _t: &mut Translator<'_>,
+    _st: &mut State,
+    arg: &Arg<'_>,
+) -> Result<(), ImportError> {
+    match arg.need()? {
+        "sequential" => Ok(()),
+        other => Err(arg.bad(format!(
+            "'{other}': iorig's offset modifiers are sequential; give rw_sequencer=sequential or leave it out"
+        ))),
+    }
 }
 
 /// kb_base: the base of this file's sizes.

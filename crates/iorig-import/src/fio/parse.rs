@@ -1,8 +1,9 @@
 //! A fio job file as sections of options, each with the file and line it
 //! came from: `[global]` and job sections, `include FILE` (relative to the
 //! including file; loops and missing files refused), `${VAR}` from the
-//! environment (an undefined one refused), comments (`#`, `;`) and bare
-//! flags (`time_based`).
+//! environment (an undefined one refused), comments (from the first `#`
+//! or `;` of a line to its end, as fio cuts them) and bare flags
+//! (`time_based`).
 //!
 //! An included file may be any file (`include /etc/shadow`): a message
 //! about one of its lines names the file and line only, never its text
@@ -107,8 +108,11 @@ fn read_into(
                 crate::MAX_LINE_BYTES >> 10
             )));
         }
-        let line = raw.trim();
-        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+        // fio cuts a line at its first `#` or `;`, wherever it stands:
+        // `bs=4k  # four` is `bs=4k`, and `filename=a#b` is `filename=a`
+        // (fio --showcmd shows it so). A variable's value is not cut.
+        let line = raw.find(['#', ';']).map_or(raw, |at| &raw[..at]).trim();
+        if line.is_empty() {
             continue;
         }
         let line = expand_env(line, loader).map_err(|why| usage(&loc, why))?;
@@ -244,5 +248,23 @@ fn expand_env(line: &str, loader: &dyn Loader) -> Result<String, String> {
         rest = &after[end + 1..];
     }
     out.push_str(rest);
-    Ok(out)
+    Ok(keywords(&out, loader))
+}
+
+/// fio's keywords in a value (`numjobs=$ncpus`, `bs=$pagesize`,
+/// `size=$mb_memory`m), replaced by this machine's figures as fio does.
+fn keywords(line: &str, loader: &dyn Loader) -> String {
+    if !line.contains('$') {
+        return line.to_string();
+    }
+    let mut out = line.to_string();
+    for name in ["ncpus", "pagesize", "mb_memory"] {
+        let token = format!("${name}");
+        if out.contains(&token) {
+            if let Some(v) = loader.keyword(name) {
+                out = out.replace(&token, &v.to_string());
+            }
+        }
+    }
+    out
 }

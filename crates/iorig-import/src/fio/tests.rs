@@ -22,6 +22,15 @@ impl crate::Loader for Mem {
     fn exists(&self, path: &Path) -> bool {
         !path.to_string_lossy().contains("missing")
     }
+    /// A machine of 6 CPUs, 4 KiB pages and 2 GiB.
+    fn keyword(&self, name: &str) -> Option<u64> {
+        match name {
+            "ncpus" => Some(6),
+            "pagesize" => Some(4096),
+            "mb_memory" => Some(2048),
+            _ => None,
+        }
+    }
 }
 
 fn mem() -> Mem {
@@ -621,4 +630,82 @@ fn latency_target_refuses_what_a_curve_cannot_hold() {
         e.starts_with("t.fio:3:") && e.contains("put stonewall before and after it"),
         "{e}"
     );
+}
+
+/// Every option fio 3.33 knows (its `--cmdhelp=all`, and `--enghelp` of
+/// the engines iorig maps, kept as a fixture) has a row in the option
+/// table: mapped, accepted with no effect, or refused with its reason. So
+/// "unknown fio option" means a typo, and `--ignore-unsupported` can leave
+/// out any option fio would run.
+#[test]
+fn every_option_fio_knows_is_in_the_table() {
+    let list = include_str!("../../tests/fixtures/fio-3.33-options.txt");
+    let mut seen = 0;
+    let mut missing = Vec::new();
+    for line in list.lines().filter(|l| !l.starts_with('#')) {
+        let Some((name, _help)) = line.split_once(':') else {
+            continue;
+        };
+        let name = name.trim();
+        seen += 1;
+        if options::lookup(name).is_none() {
+            missing.push(name);
+        }
+    }
+    assert!(seen > 200, "the fixture lists {seen} options");
+    assert!(
+        missing.is_empty(),
+        "fio options with no row in the table: {}",
+        missing.join(" ")
+    );
+}
+
+/// fio cuts a line at its first `#` or `;` wherever it stands (checked
+/// with `fio --showcmd`): a comment after a value, and a `#` inside one.
+#[test]
+fn a_comment_after_a_value_is_cut_as_fio_cuts_it() {
+    let p = plan(
+        "[j]  ; the job\nfilename=/tmp/a#b\nbs=8k   # eight\nsize=1m;x\nrw=randread ; c\nruntime=2 # s\ntime_based\n",
+    );
+    let j = job(&p, 0, 0);
+    assert_eq!(j.get("bs").and_then(|v| v.as_str()), Some("8k"), "{j:?}");
+    assert_eq!(j.get("size").and_then(|v| v.as_str()), Some("1m"), "{j:?}");
+    assert_eq!(
+        j.get("random").and_then(|v| v.as_float()),
+        Some(100.0),
+        "{j:?}"
+    );
+    let target = j.get("target").map(|v| v.to_string()).unwrap_or_default();
+    assert!(target.contains("/tmp/a") && !target.contains('#'), "{j:?}");
+}
+
+/// fio names a job after its section: a `[global] name=` does not name
+/// every job, and a job's own `name=` renames it but not its files (fio
+/// made `a.0.0` and `b.0.0` for this file, jobs `a` and `bee`).
+#[test]
+fn jobs_are_named_after_their_sections_as_fio_names_them() {
+    let p = plan(
+        "[global]\nname=baseline\nsize=1m\ndirectory=/tmp/d\n[a]\nrw=read\n[b]\nrw=write\nname=bee\n",
+    );
+    let a = job(&p, 0, 0);
+    let b = job(&p, 0, 1);
+    assert_eq!(a.get("name").and_then(|v| v.as_str()), Some("a"), "{a:?}");
+    assert_eq!(b.get("name").and_then(|v| v.as_str()), Some("bee"), "{b:?}");
+    let files = |j: &toml::Table| j.get("target").map(|v| v.to_string()).unwrap_or_default();
+    assert!(files(&a).contains("/tmp/d/a.0.0"), "{a:?}");
+    assert!(files(&b).contains("/tmp/d/b.0.0"), "{b:?}");
+}
+
+/// fio's keywords take this machine's figures (the loader's): numjobs=$ncpus
+/// is one worker per CPU.
+#[test]
+fn fio_s_keywords_take_the_machine_s_figures() {
+    let p = plan("[j]\nfilename=/tmp/k\nnumjobs=$ncpus\nbs=$pagesize\nsize=$mb_memorym\n");
+    let j = job(&p, 0, 0);
+    assert_eq!(
+        j.get("threads").and_then(|v| v.as_integer()),
+        Some(6),
+        "{j:?}"
+    );
+    assert_eq!(j.get("bs").and_then(|v| v.as_str()), Some("4k"), "{j:?}");
 }

@@ -9,18 +9,19 @@ pub fn size(text: &str, kb_base: u64) -> Result<u64, String> {
     let t = text.trim();
     let (num, suffix) = split_number(t)?;
     let s = suffix.to_ascii_lowercase();
-    let (power, iec) = match s.as_str() {
-        "" | "b" => (0, false),
-        "k" | "kb" => (1, false),
-        "kib" => (1, true),
-        "m" | "mb" => (2, false),
-        "mib" => (2, true),
-        "g" | "gb" => (3, false),
-        "gib" => (3, true),
-        "t" | "tb" => (4, false),
-        "tib" => (4, true),
-        "p" | "pb" => (5, false),
-        "pib" => (5, true),
+    // fio reads a suffix by its first letter (`1Mi`, `1MB` and `1m` are all
+    // one mebibyte under kb_base=1024), except the IEC spellings `kib` ...
+    // `pib`, which it reads whole.
+    let iec = ["kib", "mib", "gib", "tib", "pib"]
+        .iter()
+        .any(|p| s.starts_with(p));
+    let power = match s.chars().next() {
+        None | Some('b') if s.len() <= 1 => 0,
+        Some('k') => 1,
+        Some('m') => 2,
+        Some('g') => 3,
+        Some('t') => 4,
+        Some('p') => 5,
         _ => {
             return Err(format!(
                 "'{text}' is not a size; write e.g. 4k, 1m, 10g (fio's suffixes)"
@@ -144,6 +145,12 @@ mod tests {
         assert_eq!(size("1k", 1000), Ok(1000));
         assert_eq!(size("1kib", 1000), Ok(1024));
         assert!(size("4q", 1024).is_err());
+        // fio reads a suffix by its first letter: 1Mi is 1048576 bytes to
+        // fio-3.33 (size=1Mi, 1Mx and 1MB all did 1048576 bytes of I/O).
+        assert_eq!(size("1Mi", 1024), Ok(1 << 20));
+        assert_eq!(size("4Ki", 1024), Ok(4096));
+        assert_eq!(size("1MB", 1024), Ok(1 << 20));
+        assert_eq!(size("1mib", 1024), Ok(1_000_000));
         assert!(size("k", 1024).is_err());
         assert_eq!(size_or_pct("10%", 1024), Ok(SizeOrPct::Pct(10.0)));
         assert!(size_or_pct("0%", 1024).is_err());
