@@ -69,6 +69,14 @@ enum Val {
 }
 
 impl Val {
+    /// The value with its letters in lower case.
+    fn lowercase(self) -> Val {
+        match self {
+            Val::One(v) => Val::One(v.to_ascii_lowercase()),
+            Val::List(items) => Val::List(items.iter().map(|i| i.to_ascii_lowercase()).collect()),
+        }
+    }
+
     fn items(&self) -> Vec<String> {
         match self {
             Val::One(s) => vec![s.clone()],
@@ -101,6 +109,13 @@ impl Def {
 }
 
 const KINDS: &[&str] = &["sd", "wd", "rd", "hd", "fsd", "fwd"];
+
+/// Parameters whose values keep their case: names (of definitions and the
+/// ones that refer to them), paths and host addresses. Every other value is
+/// a keyword or a number, which vdbench reads in any case.
+const CASED: &[&str] = &[
+    "sd", "wd", "rd", "hd", "fsd", "fwd", "lun", "anchor", "system", "host", "include",
+];
 
 /// Splits `a=1,b=(2,3),c="x,y"` at the commas outside parentheses and
 /// quotes.
@@ -251,7 +266,14 @@ fn definitions(
                     format!("'{p}' is not a parameter; write name=value (e.g. xfersize=4k)"),
                 ));
             };
-            params.push((k.trim().to_ascii_lowercase(), parse_val(v)));
+            let key = k.trim().to_ascii_lowercase();
+            let mut val = parse_val(v);
+            // vdbench reads its keywords in any case (SD=, iorate=MAX,
+            // openflags=O_DIRECT); names, paths and addresses keep theirs.
+            if !CASED.contains(&key.as_str()) {
+                val = val.lowercase();
+            }
+            params.push((key, val));
         }
         let Some((first_key, first_val)) = params.first().cloned() else {
             continue;
@@ -358,10 +380,6 @@ const NO_EFFECT: &[(&str, &str)] = &[
     ("clients", "one iorig process per host"),
     ("priority", "workloads of a step run at once"),
     ("align", "only a wd's align= sets iorig's offset alignment"),
-    (
-        "compratio",
-        "give data compressibility with iorig's data key",
-    ),
 ];
 
 /// Parameters iorig cannot do, with what to do instead.
@@ -373,11 +391,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ),
     ("streams", "not supported"),
     ("replay", "block-trace replay is a later iorig feature"),
-    (
-        "dedupratio",
-        "give iorig's data = \"dedup:R\" in a workload (dedupratio=1 asks for nothing)",
-    ),
-    ("dedupunit", "give iorig's data = \"dedup:R\" in a workload"),
     ("offset", "use range"),
     ("count", "list each sd"),
     ("fwdrate_curve", "not supported"),
@@ -435,6 +448,48 @@ impl Tr<'_> {
     }
 }
 
+/// iorig's `data` from vdbench's data reduction: `compratio=R` is
+/// compressible data (`compress:R`), `dedupratio=R` dedupable data
+/// (`dedup:R`, iorig's 4 KiB chunks); the dedup options beside them are
+/// checked against what iorig does, and without a ratio above 1 they ask
+/// for nothing.
+fn data_of(
+    tr: &mut Tr<'_>,
+    reduce: &[(String, f64, Loc)],
+    dedup_opts: &[(String, String, Loc)],
+) -> Result<Option<String>, ImportError> {
+    let dedup = reduce.iter().any(|(k, ..)| k == "dedupratio");
+    for (k, v, loc) in dedup_opts {
+        let fits = match k.as_str() {
+            // iorig deduplicates in 4 KiB chunks.
+            "dedupunit" => size(v).is_ok_and(|b| b == 4096),
+            _ => false,
+        };
+        if !dedup {
+            tr.notices.push(format!(
+                "{loc}: {k}: accepted with no effect (no dedupratio above 1 asks for dedupable data)"
+            ));
+        } else if !fits && !tr.opts.ignore_unsupported {
+            return Err(usage(
+                loc,
+                format!("{k}={v} is not supported by iorig: its dedupable data repeats 4 KiB chunks from one shared set (dedupunit=4k); remove it, or pass --ignore-unsupported"),
+            ));
+        }
+    }
+    match reduce {
+        [] => Ok(None),
+        [(k, r, _)] => Ok(Some(if k == "dedupratio" {
+            format!("dedup:{r}")
+        } else {
+            format!("compress:{r}")
+        })),
+        [.., (_, _, loc)] => Err(usage(
+            loc,
+            "compratio and dedupratio together: iorig's data is compressible or dedupable, not both; keep one",
+        )),
+    }
+}
+
 /// Reads `path` (its text `text`) and translates it.
 pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation, ImportError> {
     let defs = definitions(path, text, &opts.vars)?;
@@ -446,7 +501,10 @@ pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation,
     };
     let mut verify = opts.verify || opts.journal;
     let mut journal = opts.journal;
-    let mut max_errors: Option<u64> = None;
+    let mut max_errors: Option<(u64, Loc)> = None;
+    // compratio/dedupratio above 1, and the dedup options beside them.
+    let mut reduce: Vec<(String, f64, Loc)> = Vec::new();
+    let mut dedup_opts: Vec<(String, String, Loc)> = Vec::new();
     let mut hosts: Vec<String> = Vec::new();
     // Definitions with their `default` entries applied.
     let mut defaults: BTreeMap<String, Vec<(String, Val)>> = BTreeMap::new();
@@ -484,12 +542,23 @@ pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation,
                         // A journal records validated writes (vdbench: -j implies -v).
                         verify = verify || journal;
                     }
-                    "dedupratio" | "compratio" if number(&one).is_ok_and(|r| r <= 1.0) => {}
+                    "dedupratio" | "compratio" => {
+                        let r = number(&one).map_err(|w| usage(&d.loc, format!("{k}: {w}")))?;
+                        // 1 (vdbench's default) asks for no reduction.
+                        if r > 1.0 {
+                            reduce.push((k.clone(), r, d.loc.clone()));
+                        }
+                    }
+                    "dedupunit" | "dedupsets" | "dedupflipflop" | "deduphotsets" => {
+                        dedup_opts.push((k.clone(), one, d.loc.clone()));
+                    }
                     "data_errors" => {
+                        // vdbench's limit of errors before it stops; it
+                        // does not switch validation on (HCIBench writes
+                        // data_errors=10000 into every file).
                         let n =
                             number(&one).map_err(|w| usage(&d.loc, format!("data_errors: {w}")))?;
-                        verify = true;
-                        max_errors = Some(n.max(1.0) as u64);
+                        max_errors = Some((n.max(1.0) as u64, d.loc.clone()));
                     }
                     _ => tr.other(&d, k)?,
                 }
@@ -536,6 +605,7 @@ pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation,
         }
         list.push(full);
     }
+    let data = data_of(&mut tr, &reduce, &dedup_opts)?;
     if rds.is_empty() {
         return Err(ImportError::Usage(format!(
             "{}: no run definition (rd=); add e.g. rd=run1,wd=wd1,iorate=max,elapsed=60,interval=1",
@@ -609,11 +679,18 @@ pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation,
             .collect::<Vec<_>>()
             .join(", ")
     );
+    if let Some(data) = &data {
+        let _ = writeln!(t, "data = {}", q(data));
+    }
     if verify {
         let _ = writeln!(t, "verify = true");
-        if let Some(m) = max_errors {
+        if let Some((m, _)) = &max_errors {
             let _ = writeln!(t, "max_errors = {m}");
         }
+    } else if let Some((m, loc)) = &max_errors {
+        tr.notices.push(format!(
+            "{loc}: data_errors={m}: without validation (validate=yes) there are no data errors to count; a failed I/O ends its worker in iorig"
+        ));
     }
     t.push_str(&steps);
     // A file-system run's anchor is the plan's one target.

@@ -111,7 +111,7 @@ fn variables_and_continuations() {
 
 #[test]
 fn validation_hit_areas_and_eof() {
-    let p = plan("data_errors=5\nsd=sd1,lun=/tmp/x,size=100m\nwd=wd1,sd=sd1,rhpct=90,hitarea=10m\nwd=wd2,sd=sd1,seekpct=eof,rdpct=0\nrd=r1,wd=wd1,iorate=max,elapsed=3\nrd=r2,wd=wd2,iorate=max,elapsed=3\n");
+    let p = plan("validate=yes\ndata_errors=5\nsd=sd1,lun=/tmp/x,size=100m\nwd=wd1,sd=sd1,rhpct=90,hitarea=10m\nwd=wd2,sd=sd1,seekpct=eof,rdpct=0\nrd=r1,wd=wd1,iorate=max,elapsed=3\nrd=r2,wd=wd2,iorate=max,elapsed=3\n");
     assert_eq!(p["defaults"]["verify"].as_bool(), Some(true));
     assert_eq!(p["defaults"]["max_errors"].as_integer(), Some(5));
     assert_eq!(step(&p, 0)["dist"].as_str(), Some("hot:90/10"));
@@ -255,4 +255,54 @@ fn the_docs_list_every_parameter() {
         })
         .collect();
     assert!(missing.is_empty(), "docs/vdbench.md lacks {missing:?}");
+}
+
+/// The parameter file HCIBench writes for every test (its shape: a comment
+/// header, debug=, data_errors=, the dedup and compression defaults, an sd
+/// per disk with openflags, hitarea, range and threads, one wd over them
+/// all, one rd with a warmup), here with uppercase keywords, which vdbench
+/// reads in any case. It runs as it is: no validation (data_errors is a
+/// limit, not a switch), no data reduction (ratios of 1).
+#[test]
+fn an_hcibench_parameter_file_runs_as_it_is() {
+    let text = "*vdbench workload written by HCIBench\n*4k-70rdpct-100randompct\ndebug=86\ndata_errors=10000\ndedupratio=1\ndedupunit=4k\ncompratio=1\nSD=sd1,lun=/tmp/hci1,size=64m,openflags=O_DIRECT,hitarea=0,range=(0,100),threads=2\nsd=sd2,lun=/tmp/hci2,size=64m,openflags=o_direct,hitarea=0,range=(0,100),threads=2\nwd=wd1,sd=(sd1,sd2),xfersize=4K,rdpct=70,seekpct=100\nrd=run1,wd=wd1,iorate=MAX,elapsed=3600,warmup=1800,interval=30\n";
+    let p = plan(text);
+    let d = p["defaults"].as_table().unwrap();
+    assert!(d.get("verify").is_none(), "{d:?}");
+    assert!(d.get("max_errors").is_none(), "{d:?}");
+    assert!(d.get("data").is_none(), "{d:?}");
+    let s = step(&p, 0);
+    assert_eq!(s["bs"].as_str(), Some("4k"));
+    assert_eq!(s["read"].as_float(), Some(70.0));
+    assert_eq!(s["threads"].as_integer(), Some(4));
+    assert_eq!(s["direct"].as_bool(), Some(true));
+    assert!(
+        s.get("rate").is_none_or(|r| r.as_str() == Some("max")),
+        "{s:?}"
+    );
+    let t = tr_with(text, &[]).unwrap();
+    assert!(
+        t.notices.iter().any(|n| n.contains("data_errors=10000")),
+        "{:?}",
+        t.notices
+    );
+}
+
+/// compratio and dedupratio above 1 are iorig's compressible and dedupable
+/// data; both at once, or dedup options iorig does not have, are refused.
+#[test]
+fn data_reduction_ratios_become_iorig_s_data() {
+    let run =
+        "sd=sd1,lun=/tmp/x,size=10m\nwd=wd1,sd=sd1,rdpct=0\nrd=r1,wd=wd1,iorate=max,elapsed=3\n";
+    let p = plan(&format!("compratio=2\n{run}"));
+    assert_eq!(p["defaults"]["data"].as_str(), Some("compress:2"));
+    let p = plan(&format!("dedupratio=3\ndedupunit=4k\n{run}"));
+    assert_eq!(p["defaults"]["data"].as_str(), Some("dedup:3"));
+    let both = tr_with(&format!("compratio=2\ndedupratio=2\n{run}"), &[]).unwrap_err();
+    assert!(both.contains("not both"), "{both}");
+    let unit = tr_with(&format!("dedupratio=2\ndedupunit=8k\n{run}"), &[]).unwrap_err();
+    assert!(
+        unit.contains("dedupunit=8k") && unit.contains("4 KiB"),
+        "{unit}"
+    );
 }
