@@ -319,6 +319,15 @@ fn size(v: &str) -> Result<u64, String> {
         .map_err(|_| format!("'{v}' is not a size; write e.g. 4k, 1m, 10g"))
 }
 
+/// vdbench's maxdata as iorig's io_size: bytes (`999t`), or below 100 a
+/// multiple of the storage's size (`2`: two passes, iorig's `200%`).
+fn maxdata(v: &str) -> Result<String, String> {
+    match number(v) {
+        Ok(n) if n > 0.0 && n < 100.0 => Ok(format!("{}%", n * 100.0)),
+        _ => size(v).map(iorig_spec::format_size),
+    }
+}
+
 fn number(v: &str) -> Result<f64, String> {
     // Rust reads "inf" and "NaN" as numbers; vdbench does not.
     v.trim()
@@ -382,9 +391,66 @@ const NO_EFFECT: &[(&str, &str)] = &[
     ("align", "only a wd's align= sets iorig's offset alignment"),
 ];
 
+/// The parameters iorig maps (beside [`NO_EFFECT`] and [`UNSUPPORTED`]):
+/// what a misspelt name is matched against, and what docs/vdbench.md must
+/// name (a test checks).
+const MAPPED: &[&str] = &[
+    "validate",
+    "data_validation",
+    "data_errors",
+    "dedupratio",
+    "compratio",
+    "lun",
+    "size",
+    "threads",
+    "openflags",
+    "range",
+    "hitarea",
+    "sd",
+    "xfersize",
+    "rdpct",
+    "seekpct",
+    "skew",
+    "iorate",
+    "rhpct",
+    "whpct",
+    "wd",
+    "curve",
+    "elapsed",
+    "warmup",
+    "interval",
+    "pause",
+    "forxfersize",
+    "forthreads",
+    "forrdpct",
+    "forseekpct",
+    "forrate",
+    "forrates",
+    "anchor",
+    "depth",
+    "width",
+    "files",
+    "sizes",
+    "fsd",
+    "operation",
+    "fileio",
+    "fileselect",
+    "stopafter",
+    "fwd",
+    "fwdrate",
+    "format",
+    "system",
+    "maxdata",
+    "dedupunit",
+    "dedupsets",
+    "dedupflipflop",
+    "deduphotsets",
+    "journal",
+    "host",
+];
+
 /// Parameters iorig cannot do, with what to do instead.
 const UNSUPPORTED: &[(&str, &str)] = &[
-    ("maxdata", "end the run with elapsed"),
     (
         "hotband",
         "use rhpct/hitarea, or iorig's dist (hot:IO%/SPACE%)",
@@ -404,6 +470,8 @@ type Keys = Vec<(&'static str, toml::Value)>;
 
 struct Tr<'a> {
     opts: &'a Options,
+    /// The names of the file's hosts (`hd=NAME`, not `default`).
+    hd_names: Vec<String>,
     notices: Vec<String>,
     ignored: Vec<String>,
     noticed: Vec<String>,
@@ -413,6 +481,9 @@ impl Tr<'_> {
     /// Handles the parameters a definition kind does not map: accepted
     /// without effect (said once), or refused / ignored.
     fn other(&mut self, d: &Def, key: &str) -> Result<(), ImportError> {
+        if matches!(key, "host" | "hd") && d.kind != "hd" {
+            return self.host_of(d, key);
+        }
         if let Some((_, why)) = NO_EFFECT.iter().find(|(k, _)| *k == key) {
             if !self.noticed.iter().any(|k| k == key) {
                 self.noticed.push(key.to_string());
@@ -442,7 +513,17 @@ impl Tr<'_> {
             )),
             None => Err(usage(
                 &d.loc,
-                format!("unknown {what} '{key}'; see docs/vdbench.md for the parameters iorig reads"),
+                format!(
+                    "unknown {what} '{key}';{} see docs/vdbench.md for the parameters iorig reads",
+                    iorig_spec::suggest::did_you_mean(
+                        key,
+                        MAPPED
+                            .iter()
+                            .chain(NO_EFFECT.iter().map(|(k, _)| k))
+                            .chain(UNSUPPORTED.iter().map(|(k, _)| k))
+                            .copied()
+                    )
+                ),
             )),
         }
     }
@@ -490,11 +571,38 @@ fn data_of(
     }
 }
 
+impl Tr<'_> {
+    /// A definition's `host=` (or `hd=`): iorig runs every step on every
+    /// host, so a value that means that (`local`, `default`, `*`, the one
+    /// host of a single-host file) is taken; one host of several is refused.
+    fn host_of(&mut self, d: &Def, key: &str) -> Result<(), ImportError> {
+        let v = d.one(key).unwrap_or_default();
+        let everywhere = matches!(
+            v.to_ascii_lowercase().as_str(),
+            "local" | "localhost" | "default" | "*" | "all"
+        );
+        let the_one = self.hd_names.len() == 1 && self.hd_names[0] == v;
+        if everywhere || the_one {
+            return Ok(());
+        }
+        let what = if self.hd_names.contains(&v) {
+            "iorig runs every step on all of the file's hosts, not on one of them; drop it"
+        } else {
+            "no hd= of that name is defined; drop it, or define the host"
+        };
+        Err(usage(
+            &d.loc,
+            format!("{}={}: {key}={v}: {what}", d.kind, d.name),
+        ))
+    }
+}
+
 /// Reads `path` (its text `text`) and translates it.
 pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation, ImportError> {
     let defs = definitions(path, text, &opts.vars)?;
     let mut tr = Tr {
         opts,
+        hd_names: Vec::new(),
         notices: Vec::new(),
         ignored: Vec::new(),
         noticed: Vec::new(),
@@ -591,6 +699,7 @@ pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation,
                 }
                 let addr = full.one("system").unwrap_or_else(|| full.name.clone());
                 hosts.push(addr);
+                tr.hd_names.push(full.name.clone());
                 continue;
             }
         };
@@ -950,6 +1059,10 @@ impl Tr<'_> {
                     key::time,
                     toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
                 )),
+                "maxdata" => step.push((
+                    key::io_size,
+                    toml::Value::String(maxdata(&one).map_err(|w| bad(k, w))?),
+                )),
                 "warmup" => step.push((
                     key::warmup,
                     toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
@@ -1098,15 +1211,6 @@ impl Tr<'_> {
                         }
                         w.range = Some(format!("{}%-{}%", r[0], r[1]));
                     }
-                    "host" | "hd" => {
-                        return Err(usage(
-                            &sd.loc,
-                            format!(
-                                "sd={}: {k}: iorig runs every step on all hosts; drop it",
-                                sd.name
-                            ),
-                        ))
-                    }
                     _ => self.other(sd, k)?,
                 }
             }
@@ -1153,12 +1257,6 @@ impl Tr<'_> {
                 "align" => {
                     let a = size(&one).map_err(|w| wbad(k, w))?;
                     w.align = Some(StrOrNum::Str(iorig_spec::format_size(a)));
-                }
-                "host" | "hd" => {
-                    return Err(wbad(
-                        k,
-                        "iorig runs every step on all hosts; drop it".into(),
-                    ))
                 }
                 _ => self.other(wd, k)?,
             }
@@ -1416,6 +1514,10 @@ impl Tr<'_> {
                 "elapsed" => step.push((
                     key::time,
                     toml::Value::String(seconds(&one).map_err(|w| bad(k, w))?),
+                )),
+                "maxdata" => step.push((
+                    key::io_size,
+                    toml::Value::String(maxdata(&one).map_err(|w| bad(k, w))?),
                 )),
                 "warmup" => step.push((
                     key::warmup,

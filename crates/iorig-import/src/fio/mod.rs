@@ -309,6 +309,8 @@ struct State {
     io_size: Option<u64>,
     offset: Option<SizeOrPct>,
     filenames: Option<Vec<String>>,
+    /// fio's filename_format (default `$jobname.$jobnum.$filenum`).
+    filename_format: Option<String>,
     directory: Option<String>,
     nrfiles: u64,
     numjobs: u64,
@@ -415,6 +417,7 @@ impl Translator<'_> {
             io_size: None,
             offset: None,
             filenames: None,
+            filename_format: None,
             directory: None,
             nrfiles: 1,
             numjobs: 1,
@@ -590,12 +593,29 @@ impl Translator<'_> {
                 .collect(),
             None => {
                 let dir = st.directory.clone().unwrap_or_else(|| ".".into());
-                let mut v = Vec::new();
+                let format = st
+                    .filename_format
+                    .as_deref()
+                    .unwrap_or("$jobname.$jobnum.$filenum");
+                let mut v: Vec<String> = Vec::new();
                 for n in 0..st.numjobs {
                     for f in 0..st.nrfiles {
-                        // fio's $jobname.$jobnum.$filenum, with the
-                        // section's name even when name= renames the job.
-                        v.push(format!("{dir}/{}.{n}.{f}", st.section));
+                        // $jobname is the section's name even when name=
+                        // renames the job, as fio names the files.
+                        let name = format
+                            .replace("$jobname", &st.section)
+                            .replace("$jobnum", &n.to_string())
+                            .replace("$filenum", &f.to_string());
+                        let path = if Path::new(&name).is_absolute() {
+                            name
+                        } else {
+                            format!("{dir}/{name}")
+                        };
+                        // A format without $jobnum gives the clones the
+                        // same files, as in fio.
+                        if !v.contains(&path) {
+                            v.push(path);
+                        }
                     }
                 }
                 v

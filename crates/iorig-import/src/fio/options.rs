@@ -321,10 +321,6 @@ pub(super) const OPTIONS: &[FioOption] = &[
     refused(&["unlink_each_loop"], "iorig keeps its scratch files"),
     refused(&["error_dump"], "errors are stored with the run"),
     refused(
-        &["filename_format"],
-        "iorig names a job's files JOB.N.F as fio does by default",
-    ),
-    refused(
         &["buffer_pattern"],
         "iorig writes random, zero, compressible or dedupable data",
     ),
@@ -389,6 +385,7 @@ pub(super) const OPTIONS: &[FioOption] = &[
     // The rest of fio 3.33's options (tests/fixtures/fio-3.33-options.txt),
     // so that "unknown" means a typo only.
     mapped(&["rw_sequencer"], opt_rw_sequencer),
+    mapped(&["filename_format"], opt_filename_format),
     no_effect(
         &["unique_filename"],
         "it names files in fio's client/server mode; iorig names its own",
@@ -616,6 +613,23 @@ fn opt_rw_sequencer(
             "'{other}': iorig's offset modifiers are sequential; give rw_sequencer=sequential or leave it out"
         ))),
     }
+}
+
+/// filename_format: how the job's own files are named (no `filename=`),
+/// with fio's `$jobname`, `$jobnum` and `$filenum`.
+fn opt_filename_format(
+    _t: &mut Translator<'_>,
+    st: &mut State,
+    arg: &Arg<'_>,
+) -> Result<(), ImportError> {
+    let format = arg.need()?;
+    if format.contains("$clientuid") {
+        return Err(
+            arg.bad("$clientuid names files in fio's client/server mode; leave it out".into())
+        );
+    }
+    st.filename_format = Some(format.to_string());
+    Ok(())
 }
 
 /// kb_base: the base of this file's sizes.

@@ -709,3 +709,20 @@ fn fio_s_keywords_take_the_machine_s_figures() {
     );
     assert_eq!(j.get("bs").and_then(|v| v.as_str()), Some("4k"), "{j:?}");
 }
+
+/// filename_format names a job's own files as fio does: $jobname,
+/// $jobnum, $filenum; clones share files without $jobnum.
+#[test]
+fn filename_format_names_the_files_as_fio_does() {
+    let p = plan("[global]\ndirectory=/tmp/ff\nsize=1m\nfilename_format=$jobname-$filenum.dat\n[w]\nrw=write\nnumjobs=2\nnrfiles=2\n");
+    let j = job(&p, 0, 0);
+    let targets: Vec<String> = j["target"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t.as_str().map(String::from))
+        .collect();
+    assert_eq!(targets, ["/tmp/ff/w-0.dat", "/tmp/ff/w-1.dat"], "{j:?}");
+    let e = tr("[j]\nsize=1m\nfilename_format=$clientuid.$jobnum\n").unwrap_err();
+    assert!(e.contains("client/server"), "{e}");
+}

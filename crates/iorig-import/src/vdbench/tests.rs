@@ -197,54 +197,7 @@ fn refusals_name_file_line_and_parameter() {
 #[test]
 fn the_docs_list_every_parameter() {
     let doc = include_str!("../../../../docs/vdbench.md");
-    let mapped = [
-        "validate",
-        "data_validation",
-        "data_errors",
-        "dedupratio",
-        "compratio",
-        "lun",
-        "size",
-        "threads",
-        "openflags",
-        "range",
-        "hitarea",
-        "sd",
-        "xfersize",
-        "rdpct",
-        "seekpct",
-        "skew",
-        "iorate",
-        "rhpct",
-        "whpct",
-        "wd",
-        "curve",
-        "elapsed",
-        "warmup",
-        "interval",
-        "pause",
-        "forxfersize",
-        "forthreads",
-        "forrdpct",
-        "forseekpct",
-        "forrate",
-        "forrates",
-        "anchor",
-        "depth",
-        "width",
-        "files",
-        "sizes",
-        "fsd",
-        "operation",
-        "fileio",
-        "fileselect",
-        "stopafter",
-        "fwd",
-        "fwdrate",
-        "format",
-        "system",
-    ];
-    let missing: Vec<&str> = mapped
+    let missing: Vec<&str> = MAPPED
         .iter()
         .copied()
         .chain(NO_EFFECT.iter().map(|(k, _)| *k))
@@ -304,5 +257,54 @@ fn data_reduction_ratios_become_iorig_s_data() {
     assert!(
         unit.contains("dedupunit=8k") && unit.contains("4 KiB"),
         "{unit}"
+    );
+}
+
+/// maxdata ends a run by its bytes or at elapsed, whichever first: bytes
+/// (999t) or, below 100, passes over the storage.
+#[test]
+fn maxdata_is_the_run_s_io_size() {
+    let run = |m: &str| {
+        plan(&format!(
+            "sd=sd1,lun=/tmp/x,size=10m\nwd=wd1,sd=sd1\nrd=r1,wd=wd1,iorate=max,elapsed=60,maxdata={m}\n"
+        ))
+    };
+    assert_eq!(step(&run("999t"), 0)["io_size"].as_str(), Some("999t"));
+    assert_eq!(step(&run("2"), 0)["io_size"].as_str(), Some("200%"));
+}
+
+/// host= that means every host (local, default, the one host of a
+/// single-host file) is taken; one host of several is refused.
+#[test]
+fn a_host_that_means_every_host_is_taken() {
+    let body = "wd=wd1,sd=sd1\nrd=r1,wd=wd1,iorate=max,elapsed=3\n";
+    for host in ["local", "default", "*"] {
+        parsed(&format!("sd=sd1,lun=/tmp/x,size=10m,host={host}\n{body}"));
+    }
+    parsed(&format!(
+        "hd=h1,system=127.0.0.1\nsd=sd1,lun=/tmp/x,size=10m,host=h1\n{body}"
+    ));
+    let e = tr_with(
+        &format!("hd=h1,system=127.0.0.1\nhd=h2,system=127.0.0.2\nsd=sd1,lun=/tmp/x,size=10m,host=h1\n{body}"),
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("host=h1") && e.contains("all of the file's hosts"),
+        "{e}"
+    );
+}
+
+/// A misspelt parameter is refused with the nearest known one.
+#[test]
+fn a_misspelt_parameter_gets_a_did_you_mean() {
+    let e = tr_with(
+        "sd=sd1,lun=/tmp/x,size=10m\nwd=wd1,sd=sd1,readpct=70\nrd=r1,wd=wd1,iorate=max,elapsed=3\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("'readpct'") && e.contains("Did you mean 'rdpct'"),
+        "{e}"
     );
 }
