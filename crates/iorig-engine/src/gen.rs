@@ -11,7 +11,7 @@
 //! order, one region per worker.
 
 use crate::{EngineError, OpKind};
-use iorig_spec::{AccessDist, BsSpec, Workload};
+use iorig_spec::{AccessDist, BsSpec, Workload, MAX_ZONES};
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -178,8 +178,23 @@ pub struct DistSampler {
 enum DistKind {
     Uniform,
     Zipf(Zipf<f64>),
-    Pareto { pow: f64 },
-    Hot { io_frac: f64, hot_n: u64 },
+    Pareto {
+        pow: f64,
+    },
+    Hot {
+        io_frac: f64,
+        hot_n: u64,
+    },
+    Zoned(Box<ZoneTable>),
+}
+
+/// Each zone's upper bound of a uniform draw (cumulative I/O share) and its
+/// blocks `starts[i]..starts[i + 1]` (boxed: the other kinds stay small).
+#[derive(Clone, Debug)]
+struct ZoneTable {
+    cum: [f64; MAX_ZONES],
+    starts: [u64; MAX_ZONES + 1],
+    count: usize,
 }
 
 impl DistSampler {
@@ -200,6 +215,7 @@ impl DistSampler {
                 io_frac: io_pct / 100.0,
                 hot_n: ((n as f64 * space_pct / 100.0).round() as u64).clamp(1, n),
             },
+            AccessDist::Zoned { .. } => zoned(dist.zones(), n),
         };
         Ok(DistSampler {
             n,
@@ -231,6 +247,19 @@ impl DistSampler {
                     hot_n + below(rng, self.n - hot_n)
                 }
             }
+            DistKind::Zoned(t) => {
+                let ZoneTable { cum, starts, count } = &**t;
+                let u = unit_f64(rng);
+                let i = cum[..*count]
+                    .iter()
+                    .position(|c| u < *c)
+                    .unwrap_or(count - 1);
+                // A zone of no blocks (more zones than blocks) takes the
+                // last one.
+                let from = starts[i].min(self.n - 1);
+                let to = starts[i + 1].clamp(from + 1, self.n);
+                from + below(rng, to - from)
+            }
         }
     }
 
@@ -240,9 +269,34 @@ impl DistSampler {
         let rank = self.sample_rank(rng);
         match self.kind {
             DistKind::Zipf(_) | DistKind::Pareto { .. } => self.perm.apply(rank),
-            DistKind::Uniform | DistKind::Hot { .. } => rank,
+            DistKind::Uniform | DistKind::Hot { .. } | DistKind::Zoned(_) => rank,
         }
     }
+}
+
+/// The sampler of `zones` (io %, space %) over `n` blocks: zones laid from
+/// the first block, each at least one block while blocks remain, the last
+/// ending at `n`.
+fn zoned(zones: &[(f64, f64)], n: u64) -> DistKind {
+    let count = zones.len().clamp(1, MAX_ZONES);
+    let mut cum = [1.0; MAX_ZONES];
+    let mut starts = [n; MAX_ZONES + 1];
+    let (mut io, mut space) = (0.0, 0.0);
+    starts[0] = 0;
+    for (i, (z_io, z_space)) in zones.iter().take(count).enumerate() {
+        io += z_io / 100.0;
+        space += z_space / 100.0;
+        cum[i] = if i + 1 == count { 1.0 } else { io };
+        let end = if i + 1 == count {
+            n
+        } else {
+            ((n as f64 * space).round() as u64)
+                .max(starts[i] + 1)
+                .min(n)
+        };
+        starts[i + 1] = end;
+    }
+    DistKind::Zoned(Box::new(ZoneTable { cum, starts, count }))
 }
 
 /// Where the next I/O goes: (target index, absolute byte offset).
@@ -824,6 +878,40 @@ mod tests {
         let hits = (0..100_000).filter(|_| g.next(4096).1 < hot_end).count();
         let pct = hits as f64 / 1000.0;
         assert!((pct - 90.0).abs() <= 1.0, "{pct}% to the hot range");
+    }
+
+    /// JEDEC's enterprise workload (fio's zoned:50/5:30/15:15/20:5/60):
+    /// each zone gets its share of I/Os, uniformly over its own blocks. Over
+    /// 200,000 draws a share's standard error is at most 0.11 %, so 1 % is
+    /// over 9 of them.
+    #[test]
+    fn zoned_gives_each_zone_its_share() {
+        let n = 100_000u64;
+        let dist = AccessDist::parse("zoned:50/5:30/15:15/20:5/60").unwrap();
+        let d = DistSampler::new(dist, n, 1).unwrap();
+        let mut rng = rng_for(42, 0, 0);
+        let bounds = [0, 5_000, 20_000, 40_000, 100_000];
+        let mut hits = [0u64; 4];
+        let draws = 200_000;
+        for _ in 0..draws {
+            let b = d.sample(&mut rng);
+            assert!(b < n);
+            let z = bounds
+                .windows(2)
+                .position(|w| b >= w[0] && b < w[1])
+                .unwrap();
+            hits[z] += 1;
+        }
+        for (z, want) in [50.0, 30.0, 15.0, 5.0].iter().enumerate() {
+            let pct = 100.0 * hits[z] as f64 / draws as f64;
+            assert!(
+                (pct - want).abs() <= 1.0,
+                "zone {z}: {pct}% of I/Os, want {want}%"
+            );
+        }
+        // More zones than blocks: every draw still lands in range.
+        let d = DistSampler::new(dist, 2, 1).unwrap();
+        assert!((0..1000).all(|_| d.sample(&mut rng) < 2));
     }
 
     #[test]

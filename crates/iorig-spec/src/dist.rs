@@ -7,6 +7,9 @@ use crate::SpecError;
 use std::fmt;
 
 /// How random offsets are spread over the working set.
+// Zoned's fixed array (256 bytes) keeps the type Copy; a distribution is
+// copied when a workload is set up, never per I/O.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum AccessDist {
     Uniform,
@@ -23,6 +26,27 @@ pub enum AccessDist {
         io_pct: f64,
         space_pct: f64,
     },
+    /// Zones laid end to end from the start of the range, each taking a
+    /// share of the I/Os over a share of the space (fio's `zoned:`, in
+    /// which JEDEC's enterprise workload is written): the first `count`
+    /// entries of `zones`, (io %, space %), each column adding up to 100.
+    Zoned {
+        zones: [(f64, f64); MAX_ZONES],
+        count: usize,
+    },
+}
+
+/// The most zones a `zoned:` distribution has.
+pub const MAX_ZONES: usize = 16;
+
+impl AccessDist {
+    /// The zones of a `zoned:` distribution, in order.
+    pub fn zones(&self) -> &[(f64, f64)] {
+        match self {
+            AccessDist::Zoned { zones, count } => &zones[..*count],
+            _ => &[],
+        }
+    }
 }
 
 impl AccessDist {
@@ -79,10 +103,50 @@ impl AccessDist {
                 }
                 Ok(AccessDist::Hot { io_pct, space_pct })
             }
+            "zoned" => {
+                let a = arg.ok_or_else(|| {
+                    SpecError::bad(
+                        "dist",
+                        text,
+                        "zoned needs IO%/SPACE%:..., e.g. zoned:60/10:30/20:10/70",
+                    )
+                })?;
+                let mut zones = [(0.0, 0.0); MAX_ZONES];
+                let mut count = 0;
+                for z in a.split(':') {
+                    let (io, space) = z.split_once('/').ok_or_else(|| {
+                        SpecError::bad(
+                            "dist",
+                            text,
+                            format!("zone '{z}': give IO%/SPACE%, e.g. 60/10"),
+                        )
+                    })?;
+                    let zone = (num(Some(io), "IO%")?, num(Some(space), "SPACE%")?);
+                    if zone.0 < 0.0 || zone.1 <= 0.0 {
+                        return Err(SpecError::bad("dist", text, format!("zone '{z}': the I/O share may be 0, the space share must be above 0")));
+                    }
+                    let slot = zones.get_mut(count).ok_or_else(|| {
+                        SpecError::bad("dist", text, format!("at most {MAX_ZONES} zones"))
+                    })?;
+                    *slot = zone;
+                    count += 1;
+                }
+                let (io, space) = zones[..count]
+                    .iter()
+                    .fold((0.0, 0.0), |(a, b), (i, s)| (a + i, b + s));
+                if (io - 100.0).abs() > 0.01 || (space - 100.0).abs() > 0.01 {
+                    return Err(SpecError::bad(
+                        "dist",
+                        text,
+                        format!("the zones' I/O shares add up to {io} % and their space shares to {space} %; each must add up to 100"),
+                    ));
+                }
+                Ok(AccessDist::Zoned { zones, count })
+            }
             _ => Err(SpecError::bad(
                 "dist",
                 text,
-                "use uniform, zipf:THETA, pareto:H or hot:IOPCT/SPACEPCT",
+                "use uniform, zipf:THETA, pareto:H, hot:IOPCT/SPACEPCT or zoned:IOPCT/SPACEPCT:...",
             )),
         }
     }
@@ -95,6 +159,33 @@ impl fmt::Display for AccessDist {
             AccessDist::Zipf { theta } => write!(f, "zipf:{theta}"),
             AccessDist::Pareto { h } => write!(f, "pareto:{h}"),
             AccessDist::Hot { io_pct, space_pct } => write!(f, "hot:{io_pct}/{space_pct}"),
+            AccessDist::Zoned { .. } => {
+                let zones: Vec<String> = self
+                    .zones()
+                    .iter()
+                    .map(|(io, space)| format!("{io}/{space}"))
+                    .collect();
+                write!(f, "zoned:{}", zones.join(":"))
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zones_read_back_and_must_add_up() {
+        let d = AccessDist::parse("zoned:50/5:30/15:15/20:5/60").unwrap_or(AccessDist::Uniform);
+        assert_eq!(d.zones().len(), 4);
+        assert_eq!(d.to_string(), "zoned:50/5:30/15:15/20:5/60");
+        assert_eq!(AccessDist::parse(&d.to_string()).ok(), Some(d));
+        for bad in ["zoned:60/10:30/20", "zoned:100/0", "zoned:", "zoned:50-50"] {
+            assert!(AccessDist::parse(bad).is_err(), "{bad}");
+        }
+        let many = vec!["1/1"; 100].join(":");
+        let e = AccessDist::parse(&format!("zoned:{many}")).unwrap_err();
+        assert!(e.to_string().contains("at most 16 zones"), "{e}");
     }
 }

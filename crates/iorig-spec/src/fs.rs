@@ -314,6 +314,8 @@ impl fmt::Display for FileIo {
 }
 
 /// Which file an operation picks.
+// Holds an AccessDist (Copy, up to 256 bytes for zones): see its note.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum FileSelect {
     /// Uniformly at random (vdbench `fileselect=random`).
@@ -335,7 +337,7 @@ impl FileSelect {
                 Err(_) => Err(SpecError::bad(
                     "fileselect",
                     text,
-                    "use random, sequential, zipf:THETA, pareto:H or hot:IOPCT/SPACEPCT",
+                    "use random, sequential, zipf:THETA, pareto:H, hot:IOPCT/SPACEPCT or zoned:IOPCT/SPACEPCT:...",
                 )),
             },
         }

@@ -43,5 +43,5 @@ pub use workload::{
     format_pattern, parse_cpu_list, parse_pattern, AccessDist, Arrivals, BsSpec, BsWeight,
     DataPattern, EngineKind, IgnoreErrors, OneOrMany, RangePct, Rate, StrOrNum, SyncEvery,
     SyncMode, Think, Workload, WorkloadRecord, Zones, DEFAULT_MAX_ERRORS, DEFAULT_SIZE_BYTES,
-    DEFAULT_TARGET,
+    DEFAULT_TARGET, MAX_ZONES,
 };

@@ -1,7 +1,7 @@
 //! The workload: every parameter of one run, as read from a TOML file and the
 //! command line, and its validated, fully resolved form.
 
-pub use crate::dist::AccessDist;
+pub use crate::dist::{AccessDist, MAX_ZONES};
 use crate::fs::{
     FileIo, FileSelect, FileSizes, FormatMode, FsOp, FsRecord, FsWorkload, OpMix,
     DEFAULT_MAX_ENTRIES,

@@ -1123,13 +1123,27 @@ fn opt_random_distribution(
     let v = need()?;
     st.dist = match v.split_once(':') {
             None if v == "random" => None,
-            // fio's zipf and pareto are iorig's, with the same parameter.
+            // fio's zipf, pareto and zoned are iorig's, with the same
+            // parameters (zoned: IO%/SPACE% zones from the range's start).
             Some(("zipf" | "pareto", _)) => {
                 Some(AccessDist::parse(v).map_err(|e| bad(e.to_string()))?)
             }
+            Some(("zoned", zones)) if !zones.contains(',') => {
+                Some(AccessDist::parse(v).map_err(|e| bad(e.to_string()))?)
+            }
+            Some(("zoned", _)) => {
+                return Err(bad(
+                    "different zones for reads and writes (',') are not supported; give one zoned: list for both".into(),
+                ))
+            }
+            Some(("zoned_abs", _)) => {
+                return Err(bad(
+                    "zones of absolute sizes are not supported; give zoned: with percentages of the range".into(),
+                ))
+            }
             _ => {
                 return Err(bad(format!(
-                    "'{v}' is not supported; iorig has random, zipf:THETA and pareto:H (and its own hot:IO%/SPACE%)"
+                    "'{v}' is not supported; iorig has random, zipf:THETA, pareto:H and zoned:IO%/SPACE%:... (and its own hot:IO%/SPACE%)"
                 )))
             }
         };

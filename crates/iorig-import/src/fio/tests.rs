@@ -726,3 +726,22 @@ fn filename_format_names_the_files_as_fio_does() {
     let e = tr("[j]\nsize=1m\nfilename_format=$clientuid.$jobnum\n").unwrap_err();
     assert!(e.contains("client/server"), "{e}");
 }
+
+/// fio's zoned distribution (JEDEC's enterprise workload) is iorig's;
+/// zones per direction and absolute zones are refused with the reason.
+#[test]
+fn zoned_random_distribution_maps_to_iorig_s_zones() {
+    let p = plan("[j]\nfilename=/tmp/z\nsize=1m\nrw=randread\nrandom_distribution=zoned:50/5:30/15:15/20:5/60\n");
+    let j = job(&p, 0, 0);
+    assert_eq!(
+        j.get("dist").and_then(|v| v.as_str()),
+        Some("zoned:50/5:30/15:15/20:5/60"),
+        "{j:?}"
+    );
+    let e = tr("[j]\nfilename=/tmp/z\nsize=1m\nrandom_distribution=zoned_abs:60/20G:40/100G\n")
+        .unwrap_err();
+    assert!(e.contains("percentages of the range"), "{e}");
+    let e =
+        tr("[j]\nfilename=/tmp/z\nsize=1m\nrandom_distribution=zoned:60/10:30/20\n").unwrap_err();
+    assert!(e.contains("add up to 100"), "{e}");
+}
