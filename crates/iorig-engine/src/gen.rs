@@ -178,13 +178,8 @@ pub struct DistSampler {
 enum DistKind {
     Uniform,
     Zipf(Zipf<f64>),
-    Pareto {
-        pow: f64,
-    },
-    Hot {
-        io_frac: f64,
-        hot_n: u64,
-    },
+    Pareto { pow: f64 },
+    Hot { io_frac: f64, hot_n: u64 },
     Zoned(Box<ZoneTable>),
 }
 
