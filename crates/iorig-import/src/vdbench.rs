@@ -597,6 +597,71 @@ impl Tr<'_> {
     }
 }
 
+/// The general parameters (before any definition's name): validation, the
+/// journal, the error limit and data reduction.
+struct General {
+    verify: bool,
+    journal: bool,
+    max_errors: Option<(u64, Loc)>,
+    /// compratio/dedupratio above 1, and the dedup options beside them.
+    reduce: Vec<(String, f64, Loc)>,
+    dedup_opts: Vec<(String, String, Loc)>,
+}
+
+impl General {
+    /// Takes the general parameters of `d`.
+    fn take(&mut self, tr: &mut Tr<'_>, d: &Def) -> Result<(), ImportError> {
+        for (k, v) in &d.params {
+            let one = v.items().join(",");
+            match k.as_str() {
+                "validate" | "data_validation" => {
+                    self.verify = !matches!(one.as_str(), "no" | "false" | "0") || self.journal;
+                }
+                "journal" => {
+                    for item in v.items() {
+                        match item.as_str() {
+                            "yes" | "y" => self.journal = true,
+                            "no" | "n" => self.journal = tr.opts.journal,
+                            // iorig syncs every journal record.
+                            "noflush" => tr.notices.push(format!(
+                                "{}: journal=noflush: iorig syncs its journal records all the same",
+                                d.loc
+                            )),
+                            other => {
+                                return Err(usage(
+                                    &d.loc,
+                                    format!("journal={other} is not supported; give journal=yes (the journal goes where --journal says, or beside the parameter file)"),
+                                ))
+                            }
+                        }
+                    }
+                    // A journal records validated writes (vdbench: -j implies -v).
+                    self.verify = self.verify || self.journal;
+                }
+                "dedupratio" | "compratio" => {
+                    let r = number(&one).map_err(|w| usage(&d.loc, format!("{k}: {w}")))?;
+                    // 1 (vdbench's default) asks for no reduction.
+                    if r > 1.0 {
+                        self.reduce.push((k.clone(), r, d.loc.clone()));
+                    }
+                }
+                "dedupunit" | "dedupsets" | "dedupflipflop" | "deduphotsets" => {
+                    self.dedup_opts.push((k.clone(), one, d.loc.clone()));
+                }
+                "data_errors" => {
+                    // vdbench's limit of errors before it stops; it
+                    // does not switch validation on (HCIBench writes
+                    // data_errors=10000 into every file).
+                    let n = number(&one).map_err(|w| usage(&d.loc, format!("data_errors: {w}")))?;
+                    self.max_errors = Some((n.max(1.0) as u64, d.loc.clone()));
+                }
+                _ => tr.other(d, k)?,
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Reads `path` (its text `text`) and translates it.
 pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation, ImportError> {
     let defs = definitions(path, text, &opts.vars)?;
@@ -607,12 +672,13 @@ pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation,
         ignored: Vec::new(),
         noticed: Vec::new(),
     };
-    let mut verify = opts.verify || opts.journal;
-    let mut journal = opts.journal;
-    let mut max_errors: Option<(u64, Loc)> = None;
-    // compratio/dedupratio above 1, and the dedup options beside them.
-    let mut reduce: Vec<(String, f64, Loc)> = Vec::new();
-    let mut dedup_opts: Vec<(String, String, Loc)> = Vec::new();
+    let mut general = General {
+        verify: opts.verify || opts.journal,
+        journal: opts.journal,
+        max_errors: None,
+        reduce: Vec::new(),
+        dedup_opts: Vec::new(),
+    };
     let mut hosts: Vec<String> = Vec::new();
     // Definitions with their `default` entries applied.
     let mut defaults: BTreeMap<String, Vec<(String, Val)>> = BTreeMap::new();
@@ -623,54 +689,7 @@ pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation,
     let mut rds: Vec<Def> = Vec::new();
     for d in defs {
         if d.kind.is_empty() {
-            for (k, v) in &d.params {
-                let one = v.items().join(",");
-                match k.as_str() {
-                    "validate" | "data_validation" => {
-                        verify = !matches!(one.as_str(), "no" | "false" | "0") || journal;
-                    }
-                    "journal" => {
-                        for item in v.items() {
-                            match item.as_str() {
-                                "yes" | "y" => journal = true,
-                                "no" | "n" => journal = opts.journal,
-                                // iorig syncs every journal record.
-                                "noflush" => tr.notices.push(format!(
-                                    "{}: journal=noflush: iorig syncs its journal records all the same",
-                                    d.loc
-                                )),
-                                other => {
-                                    return Err(usage(
-                                        &d.loc,
-                                        format!("journal={other} is not supported; give journal=yes (the journal goes where --journal says, or beside the parameter file)"),
-                                    ))
-                                }
-                            }
-                        }
-                        // A journal records validated writes (vdbench: -j implies -v).
-                        verify = verify || journal;
-                    }
-                    "dedupratio" | "compratio" => {
-                        let r = number(&one).map_err(|w| usage(&d.loc, format!("{k}: {w}")))?;
-                        // 1 (vdbench's default) asks for no reduction.
-                        if r > 1.0 {
-                            reduce.push((k.clone(), r, d.loc.clone()));
-                        }
-                    }
-                    "dedupunit" | "dedupsets" | "dedupflipflop" | "deduphotsets" => {
-                        dedup_opts.push((k.clone(), one, d.loc.clone()));
-                    }
-                    "data_errors" => {
-                        // vdbench's limit of errors before it stops; it
-                        // does not switch validation on (HCIBench writes
-                        // data_errors=10000 into every file).
-                        let n =
-                            number(&one).map_err(|w| usage(&d.loc, format!("data_errors: {w}")))?;
-                        max_errors = Some((n.max(1.0) as u64, d.loc.clone()));
-                    }
-                    _ => tr.other(&d, k)?,
-                }
-            }
+            general.take(&mut tr, &d)?;
             continue;
         }
         if d.name == "default" {
@@ -714,7 +733,13 @@ pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation,
         }
         list.push(full);
     }
-    let data = data_of(&mut tr, &reduce, &dedup_opts)?;
+    let data = data_of(&mut tr, &general.reduce, &general.dedup_opts)?;
+    let General {
+        verify,
+        journal,
+        max_errors,
+        ..
+    } = general;
     if rds.is_empty() {
         return Err(ImportError::Usage(format!(
             "{}: no run definition (rd=); add e.g. rd=run1,wd=wd1,iorate=max,elapsed=60,interval=1",
