@@ -73,7 +73,9 @@ impl Val {
     fn lowercase(self) -> Val {
         match self {
             Val::One(v) => Val::One(v.to_ascii_lowercase()),
-            Val::List(items) => Val::List(items.iter().map(|i| i.to_ascii_lowercase()).collect()),
+            Val::List(items) => {
+                Val::List(items.into_iter().map(|i| i.to_ascii_lowercase()).collect())
+            }
         }
     }
 

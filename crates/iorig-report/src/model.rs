@@ -292,11 +292,11 @@ impl RunReport {
         curves.sort_by_key(|c| c.group);
 
         let figures = if stored.detail.run.kind == iorig_result::RunKind::Quick {
-            let analysis = stored.all_analysis();
+            // A step's document holds its own findings: the loader grouped them.
             let docs: Vec<_> = stored
                 .steps
                 .iter()
-                .map(|s| s.row.doc(&analysis, None))
+                .map(|s| s.row.doc(&s.analysis, None))
                 .collect();
             iorig_result::step_figures(&docs)
         } else {

@@ -28,14 +28,18 @@ input, select, button { font: inherit; padding: 3px 6px; }
 svg.live { width: 100%; height: 260px; border: 1px solid var(--line); background: #fff; }
 "#;
 
-/// A page of the server's own: `title`, the bar, `body`, with the
-/// server's styles.
-fn page(title: &str, store: &str, body: Markup) -> String {
-    let frame = Frame {
+/// The server's frame around any page: its styles, and `top` first in the
+/// body.
+fn frame(top: Markup) -> Frame {
+    Frame {
         extra_css: SERVE_CSS,
-        top: Some(bar(store, None)),
-    };
-    document(title, &body, &frame).into_string()
+        top: Some(top),
+    }
+}
+
+/// A page of the server's own: `title`, the bar, `body`.
+fn page(title: &str, store: &str, body: Markup) -> String {
+    document(title, &body, &frame(bar(store, None))).into_string()
 }
 
 /// The server's bar: where to go, `extra` links, and which store this is.
@@ -54,11 +58,7 @@ fn bar(store: &str, extra: Option<Markup>) -> Markup {
 /// A report page (a run's or a comparison's) with `toolbar` on top: the
 /// rendered page put in the server's frame, not edited as text.
 pub fn with_toolbar(report: &Rendered, toolbar: Markup) -> String {
-    let frame = Frame {
-        extra_css: SERVE_CSS,
-        top: Some(toolbar),
-    };
-    report.framed(&frame)
+    report.framed(&frame(toolbar))
 }
 
 /// Steps linked by number from a run's bar (a larger plan's are reached

@@ -6,10 +6,11 @@
 //! step; a reader that pages over them holds one page.
 
 use crate::{
-    AnalysisRow, IntervalRow, RunDetail, RunId, StepRow, Store, StoreError, TargetFactsRow,
+    AnalysisRow, IntervalRow, RunDetail, RunId, StepId, StepRow, Store, StoreError, TargetFactsRow,
 };
 use iorig_result::{HostResult, JobResult};
 use iorig_stats::sampler::system::SystemFacts;
+use std::collections::BTreeMap;
 
 /// Intervals a page holds by default: a few MB of rows with their
 /// histograms, whatever the run's length.
@@ -46,20 +47,24 @@ impl StoredRun {
         let Some(detail) = store.get_run(run)? else {
             return Ok(None);
         };
-        let (mut by_step, plan_analysis): (Vec<AnalysisRow>, Vec<AnalysisRow>) = store
-            .analysis(run)?
-            .into_iter()
-            .partition(|a| a.step_id.is_some());
+        // Each step's findings grouped once, in stored order; the rest are
+        // the run's own.
+        let mut by_step: BTreeMap<StepId, Vec<AnalysisRow>> = BTreeMap::new();
+        let mut plan_analysis = Vec::new();
+        for a in store.analysis(run)? {
+            match a.step_id {
+                Some(step) => by_step.entry(step).or_default().push(a),
+                None => plan_analysis.push(a),
+            }
+        }
         let steps = store
             .steps(run)?
             .into_iter()
             .map(|row| {
-                let (mine, rest) = by_step.drain(..).partition(|a| a.step_id == Some(row.id));
-                by_step = rest;
                 Ok(StoredStep {
                     hosts: store.step_hosts(row.id)?,
                     jobs: store.step_jobs(row.id)?,
-                    analysis: mine,
+                    analysis: by_step.remove(&row.id).unwrap_or_default(),
                     row,
                 })
             })

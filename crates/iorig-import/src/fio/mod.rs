@@ -598,6 +598,7 @@ impl Translator<'_> {
                     .as_deref()
                     .unwrap_or("$jobname.$jobnum.$filenum");
                 let mut v: Vec<String> = Vec::new();
+                let mut seen = std::collections::HashSet::new();
                 for n in 0..st.numjobs {
                     for f in 0..st.nrfiles {
                         // $jobname is the section's name even when name=
@@ -613,7 +614,7 @@ impl Translator<'_> {
                         };
                         // A format without $jobnum gives the clones the
                         // same files, as in fio.
-                        if !v.contains(&path) {
+                        if seen.insert(path.clone()) {
                             v.push(path);
                         }
                     }
