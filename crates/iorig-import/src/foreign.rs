@@ -46,6 +46,32 @@ impl Plan {
         }
         out
     }
+
+    /// What `iorig import` tells: [`Plan::told`], and for each fio job
+    /// that asks for fio-format logs, that the printed plan does not write
+    /// them (the logs are written when the job file itself runs).
+    pub fn told_on_import(&self) -> Vec<String> {
+        let mut out = self.told();
+        for job in self.fio.iter().flat_map(|t| &t.jobs) {
+            let l = &job.logs;
+            let asked: Vec<&str> = [
+                ("write_bw_log", l.bw.is_some()),
+                ("write_iops_log", l.iops.is_some()),
+                ("write_lat_log", l.lat.is_some()),
+            ]
+            .into_iter()
+            .filter_map(|(k, on)| on.then_some(k))
+            .collect();
+            if !asked.is_empty() {
+                out.push(format!(
+                    "job {}: {}: fio-format logs are written when the job file itself runs (iorig run FILE); this plan does not write them (its stored intervals export with iorig export)",
+                    job.name,
+                    asked.join(", ")
+                ));
+            }
+        }
+        out
+    }
 }
 
 fn usage(why: impl Into<String>) -> ImportError {

@@ -58,7 +58,9 @@ pub fn import(path: &Path, f: &ForeignArgs) -> Result<u8, Failure> {
     let p = translate(path, &text, format, f, false, false)?;
     // The plan on stdout, what was said about it on stderr.
     let printer = Printer::new(true, false);
-    tell_plan(&printer, &p);
+    for n in p.told_on_import() {
+        printer.notice(&n);
+    }
     printer.json_stdout(p.toml.trim_end());
     Ok(exit::OK)
 }

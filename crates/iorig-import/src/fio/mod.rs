@@ -19,6 +19,7 @@ use iorig_spec::{
 };
 use options::{Arg, Treatment};
 use parse::{usage, usage_key, usage_plain, Loc, Opt, Section};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
 use units::SizeOrPct;
@@ -92,6 +93,7 @@ pub fn translate(
         notices: Vec::new(),
         ignored: Vec::new(),
         noticed: Vec::new(),
+        made: HashMap::new(),
     };
     let mut global: Vec<Opt> = Vec::new();
     let mut steps: Vec<Vec<JobOut>> = Vec::new();
@@ -199,6 +201,9 @@ struct Translator<'a> {
     ignored: Vec<String>,
     /// Options already told about (once per option name).
     noticed: Vec<String>,
+    /// The size each file is made with by a job so far, so that a later
+    /// size-less job reads the file an earlier one wrote, as fio does.
+    made: HashMap<String, u64>,
 }
 
 /// A job as an iorig workload.
@@ -689,6 +694,26 @@ impl Translator<'_> {
                 "the clones' sizes (size × numjobs) pass the end of the target".into(),
             ));
         }
+        // A size-less job on files an earlier job of this file makes (and
+        // that are not there yet) takes their size from that job, as fio
+        // finds them made when the job starts.
+        let (size_bytes, range_end_pct) = match (size_bytes, range_end_pct) {
+            (None, None) if st.filenames.is_some() => {
+                let missing: Vec<&String> = files
+                    .iter()
+                    .filter(|f| !self.loader.exists(Path::new(f)))
+                    .collect();
+                let made: Option<Vec<u64>> =
+                    missing.iter().map(|f| self.made.get(*f).copied()).collect();
+                match made.as_deref() {
+                    Some([first, rest @ ..]) if rest.iter().all(|b| b == first) => {
+                        (Some(*first), None)
+                    }
+                    _ => (None, None),
+                }
+            }
+            other => other,
+        };
         let span_bytes = size_bytes.map(|b| b * clones_side_by_side);
         let mut range: Option<(f64, f64)> = range_end_pct.map(|e| (0.0, e));
         let mut target_size = span_bytes;
@@ -715,6 +740,9 @@ impl Translator<'_> {
         }
         if let Some(b) = target_size {
             w.size = as_text(&iorig_spec::format_size(b));
+            for f in &files {
+                self.made.entry(f.clone()).or_insert(b);
+            }
         }
         if let Some((a, b)) = range {
             w.range = Some(format!("{}%-{}%", trim_float(a), trim_float(b)));

@@ -245,7 +245,10 @@ pub(super) const OPTIONS: &[FioOption] = &[
         &["percentile_list"],
         "iorig reports its own percentiles (fio-json: fio's list)",
     ),
-    no_effect(&["per_job_logs"], "no fio logs are written"),
+    no_effect(
+        &["per_job_logs"],
+        "iorig writes one log per job, its clones together (.1), as fio does with per_job_logs=0",
+    ),
     no_effect(&["disable_lat"], "iorig measures every latency"),
     no_effect(&["disable_clat"], "iorig measures every latency"),
     no_effect(&["disable_slat"], "iorig measures every latency"),

@@ -361,6 +361,34 @@ fn without_size_a_job_covers_its_existing_files() {
 }
 
 #[test]
+fn a_later_size_less_job_reads_the_file_an_earlier_one_made() {
+    // fio runs the second job on the file the first one wrote; so does iorig.
+    let p = plan("[w]\nfilename=/tmp/missing.dat\nrw=write\nsize=8m\nbs=1m\n[r]\nstonewall\nfilename=/tmp/missing.dat\nrw=read\nbs=1m\n");
+    let r = job(&p, 1, 0);
+    assert_eq!(r["size"].as_str(), Some("8m"));
+    assert_eq!(r["io_size"].as_str(), Some("8m"));
+    // A file no job makes still needs a size.
+    let e = tr("[w]\nfilename=/tmp/missing.a\nrw=write\nsize=8m\n[r]\nstonewall\nfilename=/tmp/missing.b\nrw=read\n").unwrap_err();
+    assert!(e.contains("missing.b does not exist"), "{e}");
+}
+
+#[test]
+fn import_says_that_its_plan_writes_no_fio_logs() {
+    let t = tr("[j]\nsize=1m\nwrite_bw_log=x\nwrite_lat_log\n").unwrap();
+    let p = crate::foreign::Plan {
+        toml: t.plan_toml.clone(),
+        notices: vec![],
+        ignored: vec![],
+        fio: Some(t),
+        source: String::new(),
+        journal: false,
+    };
+    let told = p.told_on_import().join("\n");
+    assert!(told.contains("job j: write_bw_log, write_lat_log: fio-format logs are written when the job file itself runs"), "{told}");
+    assert!(p.told().is_empty());
+}
+
+#[test]
 fn steady_state_follows_fios_rules() {
     let p = plan("[j]\nsize=1g\nrw=randread\nruntime=60\ntime_based\nss=iops_slope:0.5%\nss_dur=10s\nss_ramp=5\n");
     let ss = p["steps"].as_array().unwrap()[0]["steady_state"]
