@@ -366,6 +366,9 @@ pub struct WorkloadFile {
     /// Block size of writes only, as --bs [default: --bs].
     #[arg(long, value_name = "SIZE|SIZE:W,...")]
     pub write_bs: Option<StrOrNum> [],
+    /// fio's access pattern in one word, for those who think in fio: read, write, trim, randread, randwrite, randtrim, rw (or readwrite) or randrw, with fio's :N (sequential: bytes skipped after each I/O, as --skip; random: I/Os per seek, as --run-length). It sets the defaults of --read (a mix reads 50 %), --trim, --random, --skip and --run-length; those flags given win [default: randread].
+    #[arg(long, value_name = "MODE[:N]", visible_alias = "readwrite")]
+    pub rw: Option<StrOrNum> [],
     /// Percentage of I/Os that are reads [default: 100].
     #[arg(long, value_name = "PCT", visible_alias = "rwmixread")]
     pub read: Option<StrOrNum> [],

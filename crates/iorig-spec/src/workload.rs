@@ -508,10 +508,34 @@ impl WorkloadFile {
         Ok((size_bytes, bs, read_bs, write_bs))
     }
 
+    /// fio's `rw` word, when given.
+    fn rw_mode(&self) -> Result<Option<RwMode>, SpecError> {
+        self.rw
+            .as_ref()
+            .map(|v| RwMode::parse(&v.text()))
+            .transpose()
+    }
+
     /// The shares of reads, trims and random offsets.
     fn resolve_mix(&self) -> Result<(f64, f64, f64), SpecError> {
-        let read_pct = pct(&self.read, "read", 100.0)?;
-        let trim_pct = pct(&self.trim, "trim", 0.0)?;
+        let rw = self.rw_mode()?;
+        let (read_default, trim_default, random_default) =
+            rw.map_or((100.0, 0.0, 100.0), |m| m.shares());
+        let read_pct = pct(&self.read, "read", read_default)?;
+        if let Some(m) = rw.filter(|m| !m.mixed() && self.read.is_some()) {
+            if (read_pct - read_default).abs() > 1e-9 {
+                return Err(SpecError::bad(
+                    "read",
+                    read_pct,
+                    format!(
+                        "--rw {} does not mix reads and writes; give --rw {} with --read, or drop --rw",
+                        m.word,
+                        if m.random { "randrw" } else { "rw" }
+                    ),
+                ));
+            }
+        }
+        let trim_pct = pct(&self.trim, "trim", trim_default)?;
         if read_pct + trim_pct > 100.0 {
             return Err(SpecError::bad(
                 "trim",
@@ -522,7 +546,7 @@ impl WorkloadFile {
                 ),
             ));
         }
-        let random_pct = pct(&self.random, "random", 100.0)?;
+        let random_pct = pct(&self.random, "random", random_default)?;
         Ok((read_pct, trim_pct, random_pct))
     }
 
@@ -685,7 +709,12 @@ impl WorkloadFile {
 
     /// How offsets follow each other: runs after a seek, skips, alignment.
     fn resolve_offsets(&self, random_pct: f64) -> Result<(u32, u64, Option<u64>), SpecError> {
-        let run_length = count(&self.run_length, "run-length", 1, u32::MAX)?;
+        // fio's rw=randread:8 (I/Os per seek) and rw=read:8k (a skip).
+        let suffix = self.rw_mode()?.and_then(|m| m.suffix);
+        let run_length = match (&self.run_length, suffix) {
+            (None, Some(RwSuffix::PerSeek(n))) => n,
+            _ => count(&self.run_length, "run-length", 1, u32::MAX)?,
+        };
         if run_length > 1 && random_pct < 100.0 {
             return Err(SpecError::bad(
                 "run-length",
@@ -694,7 +723,10 @@ impl WorkloadFile {
             ));
         }
         let skip_bytes = match &self.skip {
-            None => 0,
+            None => match suffix {
+                Some(RwSuffix::Skip(b)) => b,
+                _ => 0,
+            },
             Some(v) => parse_size(&v.text())?,
         };
         if skip_bytes > 0 && random_pct >= 100.0 && run_length <= 1 {
@@ -979,6 +1011,11 @@ impl WorkloadFile {
             "give the operations with --ops",
         )?;
         refuse("random", self.random.is_some(), "give --fileio random")?;
+        refuse(
+            "rw",
+            self.rw.is_some(),
+            "give the operations with --ops and --fileio",
+        )?;
         refuse("range", self.range.is_some(), "give --total-size")?;
         refuse(
             "dist",
@@ -1142,6 +1179,96 @@ fn dur(v: &Option<StrOrNum>, default: Duration) -> Result<Duration, SpecError> {
 
 fn is_zero(v: &f64) -> bool {
     *v == 0.0
+}
+
+/// fio's `rw` word: which directions, random or sequential, and its `:N`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct RwMode {
+    /// The word as fio spells it (for messages).
+    word: &'static str,
+    read_pct: f64,
+    trim_pct: f64,
+    random: bool,
+    suffix: Option<RwSuffix>,
+}
+
+/// What fio's `:N` after the word means: I/Os per seek when random, bytes
+/// skipped after each I/O when sequential.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum RwSuffix {
+    PerSeek(u32),
+    Skip(u64),
+}
+
+impl RwMode {
+    /// Every word fio 3.33 takes, with its shares (read, trim, random).
+    const WORDS: &'static [(&'static str, f64, f64, bool)] = &[
+        ("read", 100.0, 0.0, false),
+        ("write", 0.0, 0.0, false),
+        ("trim", 0.0, 100.0, false),
+        ("randread", 100.0, 0.0, true),
+        ("randwrite", 0.0, 0.0, true),
+        ("randtrim", 0.0, 100.0, true),
+        ("rw", 50.0, 0.0, false),
+        ("readwrite", 50.0, 0.0, false),
+        ("randrw", 50.0, 0.0, true),
+    ];
+
+    fn parse(text: &str) -> Result<RwMode, SpecError> {
+        let t = text.trim().to_ascii_lowercase();
+        let (word, n) = match t.split_once(':') {
+            Some((w, n)) => (w.trim(), Some(n.trim())),
+            None => (t.as_str(), None),
+        };
+        let Some(&(word, read_pct, trim_pct, random)) =
+            Self::WORDS.iter().find(|(w, ..)| *w == word)
+        else {
+            let why = if word.contains("trimwrite") {
+                "fio's trimwrite (trim each block, then write it) is not supported; give --rw write with --trim PCT".to_string()
+            } else {
+                format!(
+                    "give one of {}, optionally with :N",
+                    Self::WORDS
+                        .iter()
+                        .map(|w| w.0)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            return Err(SpecError::bad("rw", text, why));
+        };
+        let suffix = match n {
+            None => None,
+            Some(n) if random => {
+                let per_seek: u32 = n.parse().ok().filter(|&k| k >= 1).ok_or_else(|| {
+                    SpecError::bad("rw", text, "after a random word, :N is the I/Os per seek, a whole number of 1 or more (randread:8)")
+                })?;
+                Some(RwSuffix::PerSeek(per_seek))
+            }
+            Some(n) => Some(RwSuffix::Skip(parse_size(n)?)),
+        };
+        Ok(RwMode {
+            word,
+            read_pct,
+            trim_pct,
+            random,
+            suffix,
+        })
+    }
+
+    /// The defaults it gives --read, --trim and --random.
+    fn shares(&self) -> (f64, f64, f64) {
+        (
+            self.read_pct,
+            self.trim_pct,
+            if self.random { 100.0 } else { 0.0 },
+        )
+    }
+
+    /// Whether it mixes reads and writes (fio's rwmixread applies).
+    fn mixed(&self) -> bool {
+        self.read_pct > 0.0 && self.read_pct < 100.0
+    }
 }
 
 fn pct(v: &Option<StrOrNum>, field: &'static str, default: f64) -> Result<f64, SpecError> {
@@ -2173,6 +2300,31 @@ mod tests {
         assert!(bad("write_bs = '0'").contains("write-bs"));
         assert!(bad("verify = true\nread_bs = '4k'\nwrite_bs = '6k'\n").contains("6k is not"));
         assert!(bad("read_bs = '1000'").contains("multiples of 512"));
+    }
+
+    #[test]
+    fn fios_rw_word_sets_the_mix_defaults() {
+        let r = |text: &str| file(text).resolve(1);
+        let w = r("rw = 'randrw'\n").unwrap();
+        assert_eq!((w.read_pct, w.random_pct), (50.0, 100.0));
+        let w = r("rw = 'rw'\nread = 70\n").unwrap();
+        assert_eq!((w.read_pct, w.random_pct), (70.0, 0.0));
+        let w = r("rw = 'write'\n").unwrap();
+        assert_eq!((w.read_pct, w.random_pct), (0.0, 0.0));
+        let w = r("rw = 'randtrim'\n").unwrap();
+        assert_eq!((w.read_pct, w.trim_pct, w.random_pct), (0.0, 100.0, 100.0));
+        let w = r("rw = 'read:8k'\n").unwrap();
+        assert_eq!((w.random_pct, w.skip_bytes), (0.0, 8192));
+        let w = r("rw = 'randread:8'\n").unwrap();
+        assert_eq!(w.run_length, 8);
+        // The flags given win over the word's defaults.
+        let w = r("rw = 'randwrite'\nrandom = 30\n").unwrap();
+        assert_eq!((w.read_pct, w.random_pct), (0.0, 30.0));
+        let bad = |text: &str| r(text).unwrap_err().to_string();
+        assert!(bad("rw = 'randread'\nread = 70\n").contains("give --rw randrw with --read"));
+        assert!(bad("rw = 'trimwrite'\n").contains("trimwrite"));
+        assert!(bad("rw = 'randomread'\n").contains("give one of read, write"));
+        assert!(bad("rw = 'randread:0'\n").contains("I/Os per seek"));
     }
 
     #[test]
