@@ -20,7 +20,7 @@ use crate::pool::{check_cpus, Gate, Pool};
 use crate::target::{self, FillProgress, OpenTarget, TargetPlan};
 pub use crate::target::{CacheState, TargetInfo};
 use crate::verify::{ValidationSummary, VerifyCounters, VerifySetup, VerifyWorker};
-use crate::worker::{WorkerCtx, WorkerMsg, DRAIN_LIMIT_NS};
+use crate::worker::{SyncTargets, WorkerCtx, WorkerMsg, DRAIN_LIMIT_NS};
 use crate::EngineError;
 use crossbeam_channel::{bounded, unbounded, Sender};
 use iorig_spec::{EngineKind, Rate, Workload, DEFAULT_SIZE_BYTES};
@@ -481,9 +481,9 @@ pub fn execute(
         let (w_arrivals, think, seed) = (w.arrivals, w.think, w.seed);
         let ignore = w.ignore_errors.clone();
         // Each worker syncs through handles of its own.
-        let sync = match w.sync_every {
-            None => None,
-            Some(rule) => {
+        let sync = match (w.sync_every, w.fsync_at_end) {
+            (None, false) => None,
+            (rule, at_end) => {
                 let files = prepared
                     .targets
                     .iter()
@@ -493,7 +493,11 @@ pub fn execute(
                         what: "opening a target again to sync it".into(),
                         source: e,
                     })?;
-                Some((rule, files))
+                Some(SyncTargets {
+                    every: rule,
+                    at_end,
+                    files,
+                })
             }
         };
         let start_delay_ns = w.start_delay.as_nanos() as u64;

@@ -62,6 +62,15 @@ pub(crate) enum WorkerMsg {
     Done { worker: u32 },
 }
 
+/// When a worker syncs the targets it wrote, and its handles of them.
+pub(crate) struct SyncTargets {
+    /// After every so many writes (fio's fsync=N, fdatasync=N).
+    pub every: Option<iorig_spec::SyncEvery>,
+    /// Once its I/O has ended (fio's end_fsync, fsync_on_close).
+    pub at_end: bool,
+    pub files: Vec<std::fs::File>,
+}
+
 /// Everything a worker needs besides its engine.
 pub(crate) struct WorkerCtx {
     pub id: u32,
@@ -94,9 +103,9 @@ pub(crate) struct WorkerCtx {
     /// of their messages this worker has sent (the first few only).
     pub ignore: iorig_spec::IgnoreErrors,
     pub ignored_sent: u32,
-    /// fsync/fdatasync after every so many writes: the rule and this
-    /// worker's own handles of the targets.
-    pub sync: Option<(iorig_spec::SyncEvery, Vec<std::fs::File>)>,
+    /// fsync/fdatasync after every so many writes or at the end, through
+    /// this worker's own handles of the targets.
+    pub sync: Option<SyncTargets>,
     pub tx: Sender<WorkerMsg>,
     /// Interval buffers handed back by the collector for reuse.
     pub spare: Receiver<Box<WorkerIntervalStats>>,
@@ -295,11 +304,22 @@ impl WorkerCtx {
             }
         };
         let Turn {
-            stats,
+            mut stats,
             index,
             mut extras,
+            mut written,
             ..
         } = t;
+        // fio's end_fsync: the targets written are synced once every write
+        // has completed, and the sync is timed in the last interval (which
+        // `advance` held back for it).
+        let mut end = end;
+        if end == WorkerEnd::Finished && self.sync.as_ref().is_some_and(|s| s.at_end) {
+            if let Err(message) = self.sync_written(&mut stats, &mut written, false, true) {
+                self.report_error(&mut stats, message);
+                end = WorkerEnd::Failed;
+            }
+        }
         self.finish(stats, index, &mut extras, end)
     }
 
@@ -322,7 +342,7 @@ impl WorkerCtx {
             issued_since_think: 0,
             think_due: false,
             writes_since_sync: 0,
-            written: vec![false; self.sync.as_ref().map_or(0, |s| s.1.len())],
+            written: vec![false; self.sync.as_ref().map_or(0, |s| s.files.len())],
             sync_due: false,
             now: self.now_ns(),
             stopping: false,
@@ -561,12 +581,15 @@ impl WorkerCtx {
             .map_err(|e| format!("queueing I/O: {e}"))?;
         t.to_stamp.push(slot);
         t.inflight += 1;
-        if let (Some((rule, _)), true) = (&self.sync, workload_write) {
+        if let (Some(sync), true) = (&self.sync, workload_write) {
             t.writes_since_sync += 1;
             if let Some(w) = t.written.get_mut(io.target as usize) {
                 *w = true;
             }
-            if t.writes_since_sync >= rule.writes {
+            if sync
+                .every
+                .is_some_and(|rule| t.writes_since_sync >= rule.writes)
+            {
                 // Synced once these writes have completed, as fio's sync
                 // waits for the writes before it.
                 t.writes_since_sync = 0;
@@ -591,7 +614,12 @@ impl WorkerCtx {
     fn idle(&mut self, t: &mut Turn) -> Result<(), String> {
         if t.sync_due {
             t.sync_due = false;
-            self.sync_written(&mut t.stats, &mut t.written, t.now < t.end_ns)?;
+            let data_only = self
+                .sync
+                .as_ref()
+                .and_then(|s| s.every)
+                .is_some_and(|r| r.data_only);
+            self.sync_written(&mut t.stats, &mut t.written, data_only, t.now < t.end_ns)?;
             t.now = self.now_ns();
         }
         if t.think_due {
@@ -1008,9 +1036,10 @@ impl WorkerCtx {
         &mut self,
         stats: &mut WorkerIntervalStats,
         written: &mut [bool],
+        data_only: bool,
         counting: bool,
     ) -> Result<(), String> {
-        let Some((rule, files)) = &self.sync else {
+        let Some(SyncTargets { files, .. }) = &self.sync else {
             return Ok(());
         };
         for (i, w) in written.iter_mut().enumerate() {
@@ -1019,7 +1048,7 @@ impl WorkerCtx {
             }
             let Some(f) = files.get(i) else { continue };
             let start = self.now_ns();
-            let r = if rule.data_only {
+            let r = if data_only {
                 f.sync_data()
             } else {
                 f.sync_all()
@@ -1028,7 +1057,7 @@ impl WorkerCtx {
             r.map_err(|e| {
                 format!(
                     "{} of {}: {e}",
-                    if rule.data_only { "fdatasync" } else { "fsync" },
+                    if data_only { "fdatasync" } else { "fsync" },
                     self.target_names.get(i).map(String::as_str).unwrap_or("?")
                 )
             })?;
@@ -1071,7 +1100,13 @@ impl WorkerCtx {
                 extras.gap_start_ns = from;
             }
         };
-        while now >= *next_boundary && *index < self.plan.len() {
+        // With a sync at the end, the last interval waits for it (finish
+        // sends it).
+        let last = self
+            .plan
+            .len()
+            .saturating_sub(usize::from(self.sync.as_ref().is_some_and(|s| s.at_end)));
+        while now >= *next_boundary && *index < last {
             if let Some(g) = gap.filter(|g| g.1 <= *next_boundary) {
                 note(extras, g);
                 gap = None;

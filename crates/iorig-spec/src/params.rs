@@ -440,6 +440,9 @@ pub struct WorkloadFile {
     /// As --fsync-every with fdatasync (fio's fdatasync=N) [default: never].
     #[arg(long, value_name = "N")]
     pub fdatasync_every: Option<StrOrNum> [],
+    /// Each worker calls fsync on every target it wrote once its I/O has ended and completed, timed as a sync operation of the last interval (fio's end_fsync, and fsync_on_close: iorig closes its targets at the end).
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    pub fsync_at_end: Option<bool> [],
     /// Remove the scratch files this run created once it ends (fio's unlink); files that existed before are kept.
     #[arg(long, num_args = 0, default_missing_value = "true")]
     pub unlink: Option<bool> [],

@@ -406,6 +406,7 @@ impl WorkloadFile {
             min_iops,
             zones,
             sync_every,
+            fsync_at_end: self.fsync_at_end.unwrap_or(false),
             unlink: self.unlink.unwrap_or(false),
             keep_cache: self.keep_cache.unwrap_or(false),
             drop_caches: self.drop_caches.unwrap_or(false),
@@ -773,7 +774,7 @@ impl WorkloadFile {
             }),
             (None, None) => None,
         };
-        if sync_every.is_some() && engine == EngineKind::Null {
+        if (sync_every.is_some() || self.fsync_at_end == Some(true)) && engine == EngineKind::Null {
             return Err(SpecError::bad(
                 "fsync-every",
                 "with --engine null",
@@ -1057,7 +1058,9 @@ impl WorkloadFile {
         )?;
         refuse(
             "fsync-every",
-            self.fsync_every.is_some() || self.fdatasync_every.is_some(),
+            self.fsync_every.is_some()
+                || self.fdatasync_every.is_some()
+                || self.fsync_at_end.is_some(),
             "give fsync among --ops",
         )?;
         refuse(
@@ -1552,6 +1555,8 @@ pub struct Workload {
     pub zones: Option<Zones>,
     /// fsync or fdatasync after every so many writes of a worker.
     pub sync_every: Option<SyncEvery>,
+    /// fsync each written target once the worker's I/O has ended.
+    pub fsync_at_end: bool,
     /// Remove the scratch files the run created when it ends.
     pub unlink: bool,
     /// Leave the targets' cached pages as the step before left them
@@ -1918,6 +1923,7 @@ impl Workload {
             unlink: self.unlink,
             keep_cache: self.keep_cache,
             drop_caches: self.drop_caches,
+            fsync_at_end: self.fsync_at_end,
             fsync_every: self.sync_every.filter(|s| !s.data_only).map(|s| s.writes),
             fdatasync_every: self.sync_every.filter(|s| s.data_only).map(|s| s.writes),
             arrivals: (self.arrivals != Arrivals::Uniform)
@@ -2011,6 +2017,9 @@ pub struct WorkloadRecord {
     /// The CPUs the workers ran on (`cpus`); absent: any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpus: Vec<usize>,
+    /// Each worker synced the targets it wrote at its end (fio's end_fsync).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fsync_at_end: bool,
     /// Writes between fsync calls, when there were any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync_every: Option<u32>,

@@ -791,7 +791,7 @@ fn clones_side_by_side_unlink_and_log_offset() {
 }
 
 #[test]
-fn fsync_and_fdatasync_every_n_writes() {
+fn fsync_and_fdatasync_every_n_writes_and_at_the_end() {
     let (_d, doc) = run_job("fsync.fio", &[]);
     let jobs = doc["jobs"].as_array().unwrap();
     // 256 writes of 4k: 64 fsyncs, then 32 fdatasyncs, each timed.
@@ -800,6 +800,13 @@ fn fsync_and_fdatasync_every_n_writes() {
     assert_eq!(u(&jobs[0]["sync"]["lat_ns"]["N"]), 64);
     assert!(u(&jobs[0]["sync"]["lat_ns"]["min"]) > 0);
     assert_eq!(u(&jobs[1]["sync"]["total_ios"]), 32);
+    // end_fsync: one fsync per clone, after the last write, timed in the
+    // last interval, whether the job ends by its time or by its bytes.
+    assert_eq!(u(&jobs[2]["sync"]["total_ios"]), 2);
+    assert!(u(&jobs[2]["sync"]["lat_ns"]["min"]) > 0);
+    assert_eq!(u(&jobs[3]["sync"]["total_ios"]), 1);
+    assert_eq!(u(&jobs[3]["write"]["total_ios"]), 256);
+    assert_eq!(u(&jobs[4]["sync"]["total_ios"]), 0);
 }
 
 #[test]

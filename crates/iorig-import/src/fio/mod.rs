@@ -369,6 +369,8 @@ struct State {
     filesize: Option<u64>,
     /// fio's fsync=N / fdatasync=N.
     fsync: u64,
+    /// fio's end_fsync or fsync_on_close.
+    end_fsync: bool,
     fdatasync: u64,
     unlink: bool,
     /// invalidate=0: leave the page cache as it is.
@@ -468,6 +470,7 @@ impl Translator<'_> {
             zoneskip: None,
             filesize: None,
             fsync: 0,
+            end_fsync: false,
             fdatasync: 0,
             unlink: false,
             keep_cache: false,
@@ -1143,6 +1146,9 @@ impl Translator<'_> {
                 format!("{at}: ignore_error: no effect without continue_on_error for the job's direction (as in fio)"),
             );
         }
+        if st.end_fsync {
+            w.fsync_at_end = Some(true);
+        }
         match (st.fsync, st.fdatasync) {
             (0, 0) => {}
             (n, 0) => w.fsync_every = num(n),
@@ -1236,6 +1242,7 @@ impl Translator<'_> {
             w.trim = None;
             w.fsync_every = None;
             w.fdatasync_every = None;
+            w.fsync_at_end = None;
             w.min_iops = None;
             w.read = Some(StrOrNum::Float(100.0));
             w.random = Some(StrOrNum::Float(0.0));
@@ -1478,7 +1485,7 @@ impl Translator<'_> {
             _ => ("delete", FormatMode::Restart),
         };
         // What a tree's operations cannot do is refused, not dropped.
-        let unsupported: [(bool, &str); 14] = [
+        let unsupported: [(bool, &str); 15] = [
             (
                 st.rate_iops.is_some() || st.rate_bytes.is_some(),
                 "rate/rate_iops",
@@ -1488,6 +1495,7 @@ impl Translator<'_> {
             (st.ss.is_some(), "ss"),
             (st.verify, "verify"),
             (st.fsync > 0 || st.fdatasync > 0, "fsync/fdatasync"),
+            (st.end_fsync, "end_fsync/fsync_on_close"),
             (st.offset_increment.is_some(), "offset_increment"),
             (st.loops > 1, "loops"),
             (

@@ -198,6 +198,7 @@ pub(super) const OPTIONS: &[FioOption] = &[
     mapped(&["write_lat_log"], opt_write_bw_log),
     mapped(&["write_iops_log"], opt_write_bw_log),
     mapped(&["log_avg_msec"], opt_log_avg_msec),
+    mapped(&["end_fsync", "fsync_on_close"], opt_end_fsync),
     no_effect(&["thread"], "iorig's workers are always threads"),
     no_effect(
         &["group_reporting"],
@@ -335,11 +336,7 @@ pub(super) const OPTIONS: &[FioOption] = &[
         &["buffer_compress_chunk"],
         "buffer_compress_percentage is mapped; the chunk is not",
     ),
-    refused(
-        &["end_fsync"],
-        "iorig does not sync at the end; give sync=1 for O_SYNC writes",
-    ),
-    refused(&["fsync_on_close"], "iorig does not sync at close"),
+
     refused(&["write_barrier"], "not supported"),
     refused(&["sync_file_range"], "not supported"),
     refused(&["lockmem"], "not supported"),
@@ -1357,6 +1354,19 @@ fn opt_invalidate(
 
 fn opt_fsync(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(), ImportError> {
     st.fsync = arg.int()?;
+    Ok(())
+}
+
+/// fio's end_fsync and fsync_on_close: iorig keeps its targets open to the
+/// end, so a sync at close is the sync at the end.
+fn opt_end_fsync(
+    _t: &mut Translator<'_>,
+    st: &mut State,
+    arg: &Arg<'_>,
+) -> Result<(), ImportError> {
+    if arg.flag()? {
+        st.end_fsync = true;
+    }
     Ok(())
 }
 
