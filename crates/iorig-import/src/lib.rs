@@ -222,6 +222,10 @@ mod tests {
         );
         assert_eq!(detect("include common.inc\n[j]\nrw=read\n"), Format::Fio);
         assert_eq!(
+            detect("SD=sd1,LUN=/dev/sdb\nWD=wd1,SD=sd1\nRD=r1,WD=wd1,IORATE=MAX\n"),
+            Format::Vdbench
+        );
+        assert_eq!(
             detect("sd=sd1,lun=/dev/sdb\nwd=wd1,sd=sd1\nrd=r1,wd=wd1,iorate=max\n"),
             Format::Vdbench
         );

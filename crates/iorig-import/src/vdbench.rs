@@ -169,6 +169,12 @@ fn parse_val(v: &str) -> Val {
     }
 }
 
+/// A percentage with at most four decimals, without trailing zeros.
+fn trim_pct(p: f64) -> String {
+    let t = format!("{p:.4}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// `$name` replaced from `vars`.
 fn substitute(
     line: &str,
@@ -1323,10 +1329,21 @@ impl Tr<'_> {
                 ));
             };
             let space = (hit.2 as f64 / *s as f64 * 100.0).clamp(0.001, 100.0);
-            w.dist = Some(
-                AccessDist::parse(&format!("hot:{io}/{space:.4}"))
-                    .map_err(|e| wbad("rhpct", e.to_string()))?,
-            );
+            if io >= 100.0 {
+                // Every I/O hits the area: the I/O stays in it.
+                if w.range.as_ref().is_some_and(|r| r != "0%-100%") {
+                    return Err(wbad(
+                        "rhpct",
+                        "rhpct=100 with a range= is not supported; the hit area lies at the start of the sd, so give one of them".into(),
+                    ));
+                }
+                w.range = Some(format!("0%-{}%", trim_pct(space)));
+            } else {
+                w.dist = Some(
+                    AccessDist::parse(&format!("hot:{io}/{space:.4}"))
+                        .map_err(|e| wbad("rhpct", e.to_string()))?,
+                );
+            }
         }
         // vdbench threads: blocking I/Os, each one in flight, per sd.
         w.engine = Some(EngineKind::Psync);

@@ -22,10 +22,11 @@ pub fn foreign_format(text: &str) -> Option<&'static str> {
         "sd=default",
         "wd=default",
     ];
-    if lines
-        .iter()
-        .any(|l| vdbench.iter().any(|p| l.starts_with(p)) && l.contains(','))
-    {
+    // vdbench reads its keywords in any case (`SD=sd1,LUN=...`).
+    if lines.iter().any(|l| {
+        let l = l.to_ascii_lowercase();
+        vdbench.iter().any(|p| l.starts_with(p)) && l.contains(',')
+    }) {
         return Some("a vdbench parameter file");
     }
     // fio: `[global]` or `[job]` sections of `key=value` lines with fio's keys.

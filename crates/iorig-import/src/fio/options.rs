@@ -156,6 +156,7 @@ pub(super) const OPTIONS: &[FioOption] = &[
         opt_buffer_compress_percentage,
     ),
     mapped(&["dedupe_percentage"], opt_buffer_compress_percentage),
+    mapped(&["buffer_compress_chunk"], opt_buffer_compress_chunk),
     mapped(&["verify_pattern"], opt_verify_pattern),
     mapped(&["verify_only"], opt_verify_only),
     mapped(&["verify"], opt_verify),
@@ -332,10 +333,7 @@ pub(super) const OPTIONS: &[FioOption] = &[
         &["dedupe_mode"],
         "dedupe_percentage is mapped; the mode is not",
     ),
-    refused(
-        &["buffer_compress_chunk"],
-        "buffer_compress_percentage is mapped; the chunk is not",
-    ),
+
 
     refused(&["write_barrier"], "not supported"),
     refused(&["sync_file_range"], "not supported"),
@@ -1202,6 +1200,35 @@ fn opt_buffer_compress_percentage(
         st.data = Some(
             DataPattern::parse(&format!("{kind}:{}", trim_float(ratio)))
                 .map_err(|e| bad(e.to_string()))?,
+        );
+    }
+    Ok(())
+}
+
+/// fio fills each chunk of this size with its random and its compressible
+/// share; iorig shapes each 4 KiB chunk so. Any chunk that divides 4 KiB
+/// gives every 4 KiB block the same share, which is what a compressing
+/// array sees; a larger one would make whole blocks zero (deduplicable),
+/// which iorig's data does not do.
+fn opt_buffer_compress_chunk(
+    t: &mut Translator<'_>,
+    st: &mut State,
+    arg: &Arg<'_>,
+) -> Result<(), ImportError> {
+    let v = arg.need()?;
+    let chunk = units::size(v, st.kb_base).map_err(|e| arg.bad(e))?;
+    if chunk == 0 || chunk > 4096 || 4096 % chunk != 0 {
+        return Err(arg.bad(format!(
+            "{chunk} bytes: iorig shapes compressibility in 4 KiB chunks; give a chunk that divides 4k (512, 1k, 2k or 4k), or drop it"
+        )));
+    }
+    if chunk != 4096 {
+        t.notice_once(
+            "buffer_compress_chunk",
+            format!(
+                "{}: buffer_compress_chunk={chunk}: iorig shapes each 4 KiB chunk to the percentage; every 4 KiB block compresses as with fio's {chunk}-byte chunks",
+                arg.loc
+            ),
         );
     }
     Ok(())

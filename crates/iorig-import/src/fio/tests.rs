@@ -459,7 +459,6 @@ fn everyday_options_map_or_refuse_with_reason() {
     for (text, says) in [
         ("continue_on_error=sometimes\n", "give none"),
         ("exitall\nexit_what=all\n", "all is not supported"),
-        ("nrfiles=4\nopenfiles=2\n", "keeps every file open"),
         (
             "nrfiles=2\nrw=read\nfile_service_type=roundrobin\n",
             "give file_service_type=sequential",
@@ -474,6 +473,30 @@ fn everyday_options_map_or_refuse_with_reason() {
         let e = tr(&format!("[j]\nsize=1g\n{text}")).unwrap_err();
         assert!(e.contains(says), "{text}: {e}");
     }
+    // Fewer open files than files: the same I/Os, said once.
+    let t = tr("[j]\nsize=1g\nnrfiles=4\nopenfiles=2\n").unwrap();
+    assert!(
+        t.notices
+            .iter()
+            .any(|n| n.contains("openfiles=2: iorig opens all 4 files")),
+        "{:?}",
+        t.notices
+    );
+    // A compress chunk that divides 4k gives each 4 KiB block the share.
+    let t =
+        tr("[j]\nsize=1g\nrw=write\nbuffer_compress_percentage=50\nbuffer_compress_chunk=512\n")
+            .unwrap();
+    assert!(
+        t.plan_toml.contains("data = \"compress:2\""),
+        "{}",
+        t.plan_toml
+    );
+    assert!(t
+        .notices
+        .iter()
+        .any(|n| n.contains("buffer_compress_chunk=512")));
+    let e = tr("[j]\nsize=1g\nbuffer_compress_chunk=64k\n").unwrap_err();
+    assert!(e.contains("divides 4k"), "{e}");
     let t = tr("[j]\nsize=1g\nnrfiles=2\nrw=read\n").unwrap();
     assert!(
         t.notices.iter().any(|n| n.contains("round-robin")),

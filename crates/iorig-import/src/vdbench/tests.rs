@@ -116,6 +116,13 @@ fn validation_hit_areas_and_eof() {
     assert_eq!(p["defaults"]["max_errors"].as_integer(), Some(5));
     assert_eq!(step(&p, 0)["dist"].as_str(), Some("hot:90/10"));
     assert_eq!(step(&p, 1)["io_size"].as_str(), Some("100m"));
+    // Every read hits the area: the I/O stays in it.
+    let p = plan("sd=sd1,lun=/tmp/x,size=64m,hitarea=1m\nwd=wd1,sd=sd1,rdpct=100,rhpct=100\nrd=r1,wd=wd1,iorate=max,elapsed=3\n");
+    assert_eq!(step(&p, 0)["range"].as_str(), Some("0%-1.5625%"));
+    assert!(step(&p, 0).get("dist").is_none());
+    // vdbench reads its keywords in any case.
+    let p = plan("SD=sd1,LUN=/tmp/x,SIZE=64m\nWD=wd1,SD=sd1,XFERSIZE=8k,RDPCT=50\nRD=rd1,WD=wd1,IORATE=MAX,ELAPSED=3\n");
+    assert_eq!(step(&p, 0)["read"].as_float(), Some(50.0));
 }
 
 #[test]
