@@ -513,6 +513,13 @@ pub fn execute(
             .as_ref()
             .map(|r| crate::replay::ReplayState::new(r.rx.clone()));
         let async_submit = prepared.replay.as_ref().is_some_and(|r| r.async_submit);
+        // fio's cpus_allowed_policy=split: worker i on the i-th CPU alone.
+        let cpus = match prepared.workload.cpus_policy {
+            iorig_spec::CpuPolicy::Split if !cpus.is_empty() => {
+                vec![cpus[id as usize % cpus.len()]]
+            }
+            _ => cpus,
+        };
         threads.spawn(format!("iorig-w{id}"), cpus, move |gate: Gate| {
             let make_ctx = |start: Instant| WorkerCtx {
                 id,

@@ -13,7 +13,9 @@
 //! it); no other list names it.
 
 use crate::fs::{FileIo, FileSelect, FormatMode};
-use crate::workload::{AccessDist, Arrivals, DataPattern, EngineKind, OneOrMany, StrOrNum};
+use crate::workload::{
+    AccessDist, Arrivals, CpuPolicy, DataPattern, EngineKind, OneOrMany, StrOrNum,
+};
 use crate::SpecError;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -210,6 +212,10 @@ named_choice!(Arrivals, key::arrivals, {
     Uniform = "uniform" | "linear",
     Poisson = "poisson",
 });
+named_choice!(CpuPolicy, key::cpus_policy, {
+    Shared = "shared",
+    Split = "split",
+});
 named_choice!(FileIo, key::fileio, {
     Sequential = "sequential" | "seq",
     Random = "random" | "rand",
@@ -252,6 +258,7 @@ by_name!(
     AccessDist,
     DataPattern,
     Arrivals,
+    CpuPolicy,
     FileIo,
     FileSelect,
     FormatMode
@@ -409,6 +416,9 @@ pub struct WorkloadFile {
     /// Run the workers on these CPUs only, e.g. 0-3,8 (fio's cpus_allowed) [default: any].
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String> [],
+    /// How the workers use --cpus: shared (each may run on any of them) or split (worker i on the i-th CPU of the list alone, wrapping round; fio's cpus_allowed_policy) [default: shared].
+    #[arg(long, value_name = "shared|split")]
+    pub cpus_policy: Option<CpuPolicy> [],
     /// I/O engine [default: io_uring].
     #[arg(long, value_name = "ENGINE", visible_alias = "ioengine")]
     pub engine: Option<EngineKind> [Pre, Inherit],

@@ -373,6 +373,14 @@ impl WorkloadFile {
             None => Vec::new(),
             Some(text) => parse_cpu_list(text)?,
         };
+        let cpus_policy = self.cpus_policy.unwrap_or(CpuPolicy::Shared);
+        if cpus_policy == CpuPolicy::Split && cpus.is_empty() {
+            return Err(SpecError::bad(
+                "cpus-policy",
+                "split",
+                "split hands out the CPUs of --cpus; give --cpus too, e.g. --cpus 0-3",
+            ));
+        }
         let arrivals = self.arrivals.unwrap_or(Arrivals::Uniform);
         // Without a rate there is no schedule to shape: a plan's step may
         // carry arrivals for its paced steps (a curve's rates, a list of
@@ -419,6 +427,7 @@ impl WorkloadFile {
             think,
             start_delay,
             cpus,
+            cpus_policy,
             verify,
             verify_after,
             verify_pattern,
@@ -1350,6 +1359,15 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, SpecError> {
     Ok(out)
 }
 
+/// How workers use the CPUs they may run on (fio's cpus_allowed_policy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuPolicy {
+    /// Each worker may run on any CPU of the list.
+    Shared,
+    /// Worker i runs on the i-th CPU of the list alone, wrapping round.
+    Split,
+}
+
 /// How I/Os arrive under a rate limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arrivals {
@@ -1357,6 +1375,12 @@ pub enum Arrivals {
     Uniform,
     /// A Poisson process: exponential gaps with mean 1/rate.
     Poisson,
+}
+
+impl fmt::Display for CpuPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl fmt::Display for Arrivals {
@@ -1572,6 +1596,8 @@ pub struct Workload {
     pub start_delay: Duration,
     /// The CPUs the workers may run on (`cpus`); empty: any.
     pub cpus: Vec<usize>,
+    /// Whether each worker takes one CPU of `cpus` for itself.
+    pub cpus_policy: CpuPolicy,
     pub warmup: Duration,
     pub interval: Duration,
     pub range: RangePct,
@@ -1920,6 +1946,7 @@ impl Workload {
             io_size_bytes: self.io_size_bytes,
             io_size_pct: self.io_size_pct,
             cpus: self.cpus.clone(),
+            cpus_split: self.cpus_policy == CpuPolicy::Split,
             unlink: self.unlink,
             keep_cache: self.keep_cache,
             drop_caches: self.drop_caches,
@@ -2017,6 +2044,9 @@ pub struct WorkloadRecord {
     /// The CPUs the workers ran on (`cpus`); absent: any.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpus: Vec<usize>,
+    /// Each worker ran on one CPU of `cpus` alone (`cpus_policy = "split"`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cpus_split: bool,
     /// Each worker synced the targets it wrote at its end (fio's end_fsync).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fsync_at_end: bool,

@@ -1272,3 +1272,66 @@ fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { geteuid() == 0 }
 }
+
+/// `--cpus-policy split` (fio's cpus_allowed_policy=split): each worker
+/// thread may run on one CPU of the list alone, worker i on the i-th,
+/// wrapping round; `shared` (the default) lets each run on all of them.
+#[test]
+fn split_cpus_give_each_worker_a_cpu_of_its_own() {
+    let n = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(2);
+    let list = format!("0-{}", n - 1);
+    let dir = common::tmp();
+    let args = common::null_run(
+        "60s",
+        "1s",
+        &[
+            "--threads",
+            "4",
+            "--cpus",
+            &list,
+            "--cpus-policy",
+            "split",
+            "--no-db",
+        ],
+    );
+    let g = common::spawn_quiet(&args, dir.path());
+    let tasks = format!("/proc/{}/task", g.id());
+    // The workers' names and the CPUs each may run on, once all 4 exist
+    // (waited for at most 30 s).
+    let mut seen = std::collections::BTreeMap::new();
+    for _ in 0..300 {
+        seen.clear();
+        for t in std::fs::read_dir(&tasks).into_iter().flatten().flatten() {
+            let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+            let Some(i) = comm.trim().strip_prefix("iorig-w") else {
+                continue;
+            };
+            let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+            let allowed = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .map(|v| v.trim().to_string());
+            if let (Ok(i), Some(a)) = (i.parse::<usize>(), allowed) {
+                seen.insert(i, a);
+            }
+        }
+        if seen.len() == 4 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    drop(g);
+    assert_eq!(seen.len(), 4, "worker threads seen: {seen:?}");
+    for (i, allowed) in &seen {
+        assert_eq!(allowed, &(i % n).to_string(), "worker {i}: {seen:?}");
+    }
+    // split hands out the CPUs of --cpus: without them it is refused.
+    let out = common::run(
+        &common::null_run("1s", "1s", &["--cpus-policy", "split", "--no-db"]),
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give --cpus too"));
+}

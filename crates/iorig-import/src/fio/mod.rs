@@ -351,6 +351,8 @@ struct State {
     verify_only: bool,
     number_ios: Option<u64>,
     cpus: Option<String>,
+    /// fio's cpus_allowed_policy=split.
+    cpus_split: bool,
     exitall: bool,
     fill_device: Option<Loc>,
     poisson: bool,
@@ -457,6 +459,7 @@ impl Translator<'_> {
             verify_only: false,
             number_ios: None,
             cpus: None,
+            cpus_split: false,
             exitall: false,
             fill_device: None,
             poisson: false,
@@ -907,23 +910,39 @@ impl Translator<'_> {
     ) -> Result<(), ImportError> {
         let jerr = |why: String| job_err(loc, &st.name, why);
         let (read_bs, write_bs, mode) = (&sizes.read_bs, &sizes.write_bs, sizes.mode);
-        // The block size of the job's direction (rates in bytes/s, number_ios).
-        let bs = match mode {
-            Rw::Read => &read_bs,
-            _ => &write_bs,
-        };
-        let rate_iops = job_iops(mode, st.rate_iops, st.rate_bytes, bs, ("rate", "rate_iops"))
-            .map_err(&jerr)?;
+        let bs = (read_bs.as_str(), write_bs.as_str());
+        let (rate_iops, rate_read_pct) =
+            job_iops(mode, st.rate_iops, st.rate_bytes, bs, ("rate", "rate_iops"))
+                .map_err(&jerr)?;
+        if let (Some(r), Some(p)) = (rate_iops, rate_read_pct) {
+            // fio's rates decide the split, not rwmixread (job_iops).
+            if st.read_mix.is_some_and(|m| (m - p).abs() > 0.01) {
+                self.notices.push(format!(
+                    "{loc}: job '{}': fio paces reads and writes each to its rate, which overrides rwmixread while the rates are met: {r} IOPS per clone with {}% reads",
+                    st.name,
+                    trim_float(p)
+                ));
+            }
+            w.read = Some(StrOrNum::Float(p));
+        }
         // fio's floor: the job fails once a rate_cycle's rate falls below
         // it (per clone); iorig's is the job's total per interval.
-        let min_iops = job_iops(
-            mode,
-            st.rate_min_iops,
-            st.rate_min_bytes,
-            bs,
-            ("rate_min", "rate_iops_min"),
-        )
-        .map_err(&jerr)?;
+        let (min_iops, _) = if mode == Rw::Mixed
+            && (st.rate_min_iops.is_some() || st.rate_min_bytes.is_some())
+        {
+            return Err(jerr(
+                "a rate floor for a mixed job (fio judges reads and writes each) is not supported; give it to a job that only reads or only writes".into(),
+            ));
+        } else {
+            job_iops(
+                mode,
+                st.rate_min_iops,
+                st.rate_min_bytes,
+                bs,
+                ("rate_min", "rate_iops_min"),
+            )
+            .map_err(&jerr)?
+        };
         if let Some(m) = min_iops {
             if mode == Rw::Mixed {
                 return Err(jerr(
@@ -1078,6 +1097,14 @@ impl Translator<'_> {
         }
         if let Some(c) = &st.cpus {
             w.cpus = Some(c.to_string());
+        }
+        if st.cpus_split {
+            // Without cpus_allowed fio splits every CPU of the machine.
+            if w.cpus.is_none() {
+                let n = self.loader.keyword("ncpus").unwrap_or(1).max(1);
+                w.cpus = Some(format!("0-{}", n - 1));
+            }
+            w.cpus_policy = Some(iorig_spec::CpuPolicy::Split);
         }
         if st.unlink {
             w.unlink = Some(true);
@@ -1670,32 +1697,73 @@ fn gcd(a: u64, b: u64) -> u64 {
 }
 
 /// One clone's IOPS from fio's pair of a bytes/s option and an IOPS option
-/// (`names`: bytes, IOPS), for the job's direction; bytes/s are divided by
-/// the one block size `bs`.
+/// (`names`: bytes, IOPS), each an `r,w` pair (one value is both);
+/// bytes/s are divided by each direction's mean block size.
+///
+/// fio paces each direction of a mixed job on its own: when one is ahead
+/// of its rate it issues the other instead (`rate_ddir` in fio's io_u.c),
+/// so a mixed job with both rates does r reads and w writes a second
+/// whatever its rwmixread (fio 3.33, null engine: `rate_iops=500` with
+/// `rwmixread=70` gives 500 and 500). That is iorig's one pace of r + w
+/// with a read share of r ÷ (r + w), returned as the second value. A rate
+/// for one direction only leaves the other unpaced, which one pace cannot
+/// be: refused.
 fn job_iops(
     mode: Rw,
     iops: Option<(u64, u64)>,
     bytes: Option<(u64, u64)>,
-    bs: &str,
+    (read_bs, write_bs): (&str, &str),
     names: (&str, &str),
-) -> Result<Option<u64>, String> {
+) -> Result<(Option<u64>, Option<f64>), String> {
     let (by_bytes, by_iops) = names;
-    match (iops, bytes) {
-        (Some(_), Some(_)) => Err(format!("give {by_bytes} or {by_iops}, not both")),
-        (Some((r, w)), None) => one_rate(mode, r, w),
-        (None, Some((r, w))) => match one_rate(mode, r, w)? {
-            None => Ok(None),
-            Some(b) => {
-                let one = iorig_spec::parse_size(bs).map_err(|_| {
-                    format!(
-                        "{by_bytes} in bytes/s with mixed block sizes ({bs}) has no single IOPS; give {by_iops}"
-                    )
-                })?;
-                Ok(Some((b / one).max(1)))
-            }
-        },
-        (None, None) => Ok(None),
-    }
+    let mean = |bs: &str| -> Result<f64, String> {
+        iorig_spec::BsSpec::parse(bs)
+            .map(|b| {
+                let total: u64 = b.sizes.iter().map(|(_, w)| u64::from(*w)).sum();
+                b.sizes
+                    .iter()
+                    .map(|(s, w)| *s as f64 * f64::from(*w))
+                    .sum::<f64>()
+                    / total.max(1) as f64
+            })
+            .map_err(|e| format!("{by_bytes}: {e}"))
+    };
+    // Each direction's IOPS limit (0: none).
+    let (r, w) = match (iops, bytes) {
+        (Some(_), Some(_)) => return Err(format!("give {by_bytes} or {by_iops}, not both")),
+        (Some(pair), None) => pair,
+        (None, Some((r, w))) => {
+            let per = |b: u64, bs: &str| -> Result<u64, String> {
+                Ok(if b == 0 {
+                    0
+                } else {
+                    ((b as f64 / mean(bs)?).round() as u64).max(1)
+                })
+            };
+            (per(r, read_bs)?, per(w, write_bs)?)
+        }
+        (None, None) => return Ok((None, None)),
+    };
+    let v = match mode {
+        Rw::Read => r,
+        Rw::Write | Rw::Trim => w,
+        Rw::Mixed if r > 0 && w > 0 => {
+            let total = r.saturating_add(w);
+            return Ok((Some(total), Some(r as f64 * 100.0 / total as f64)));
+        }
+        Rw::Mixed if r == 0 && w == 0 => 0,
+        Rw::Mixed => {
+            let (paced, free) = if r > 0 {
+                ("reads", "writes")
+            } else {
+                ("writes", "reads")
+            };
+            return Err(format!(
+                "{by_bytes}/{by_iops} for one direction of a mixed job: fio paces only the {paced} and runs the {free} unpaced, which is not one pace; give both directions a rate, or split the job into a reading and a writing job"
+            ));
+        }
+    };
+    Ok(((v > 0).then_some(v), None))
 }
 
 /// What one clone of a job transfers before it ends.
@@ -1703,27 +1771,6 @@ enum IoAmount {
     Bytes(u64),
     /// A share of the job's working set (its files' own size).
     Pct(u64),
-}
-
-/// The one rate of a job: fio's `r,w` pair, of which the job's directions
-/// use one, or both alike.
-fn one_rate(mode: Rw, r: u64, w: u64) -> Result<Option<u64>, String> {
-    let v = match mode {
-        Rw::Read => r,
-        Rw::Write | Rw::Trim => w,
-        Rw::Mixed if r == w => r,
-        Rw::Mixed if w == 0 || r == 0 => {
-            return Err(
-                "a rate for one direction of a mixed job is not supported; give one rate for both".into(),
-            )
-        }
-        Rw::Mixed => {
-            return Err(format!(
-                "different read and write rates ({r},{w}) are not supported; give one rate, or split the job in two"
-            ))
-        }
-    };
-    Ok((v > 0).then_some(v))
 }
 
 /// fio's `bssplit` (`4k/10:64k/50:32k/`) as iorig's weighted list

@@ -1683,18 +1683,13 @@ fn opt_cpumask(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result
 
 fn opt_cpus_allowed_policy(
     _t: &mut Translator<'_>,
-    _st: &mut State,
+    st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    let need = || arg.need();
-    let bad = |why: String| arg.bad(why);
-    match need()? {
-        "shared" => {}
-        other => {
-            return Err(bad(format!(
-                "'{other}': iorig's workers share their CPUs (shared); give each job its own cpus_allowed instead"
-            )))
-        }
+    st.cpus_split = match arg.need()? {
+        "shared" => false,
+        "split" => true,
+        other => return Err(arg.bad(format!("'{other}': give shared or split"))),
     };
     Ok(())
 }

@@ -114,11 +114,34 @@ fn stonewall_starts_a_new_step_and_jobs_between_run_together() {
 fn mixes_sizes_rates_and_distributions() {
     let p = plan("[m]\nrw=randrw\nrwmixwrite=30\nbssplit=4k/10:64k/50:32k/\nsize=10%\nrate_iops=500\nnumjobs=2\nioengine=io_uring\niodepth=8\nruntime=10s\ntime_based\nrandom_distribution=zipf:1.2\nrandseed=42\nbuffer_compress_percentage=50\nfilename=/tmp/x\n");
     let j = job(&p, 0, 0);
-    assert_eq!(j["read"].as_float(), Some(70.0));
     assert_eq!(j["bs"].as_str(), Some("4k:10,64k:50,32k:40"));
     assert_eq!(j["range"].as_str(), Some("0%-10%"));
-    // rate_iops is per clone in fio; iorig's rate is the job's total.
-    assert_eq!(j["rate"].as_integer(), Some(1000));
+    // rate_iops is per clone and per direction in fio (500 reads and 500
+    // writes a second, whatever rwmixwrite: fio 3.33 on its null engine);
+    // iorig's rate is the job's total.
+    assert_eq!(j["rate"].as_integer(), Some(2000));
+    assert_eq!(j["read"].as_float(), Some(50.0));
+    let t = tr("[m]\nrw=randrw\nrwmixread=70\nsize=1g\nrate_iops=1000,500\n").unwrap();
+    let j = job(&toml::from_str(&t.plan_toml).unwrap(), 0, 0);
+    assert_eq!(j["rate"].as_integer(), Some(1500));
+    assert!((j["read"].as_float().unwrap() - 66.666).abs() < 0.01);
+    assert!(
+        t.notices.iter().any(|n| n.contains("overrides rwmixread")),
+        "{:?}",
+        t.notices
+    );
+    // Bytes/s per direction by each direction's mean block size.
+    let j = job(
+        &plan("[m]\nrw=randrw\nsize=1g\nbs=4k,16k\nrate=4m,8m\n"),
+        0,
+        0,
+    );
+    assert_eq!(j["rate"].as_integer(), Some(1024 + 512));
+    let e = tr("[m]\nrw=randrw\nsize=1g\nrate_iops=,500\n").unwrap_err();
+    assert!(e.contains("runs the reads unpaced"), "{e}");
+    let j = job(&plan("[m]\nrw=randrw\nrwmixwrite=30\nsize=1g\n"), 0, 0);
+    assert_eq!(j["read"].as_float(), Some(70.0));
+    let j = job(&p, 0, 0);
     assert_eq!(j["dist"].as_str(), Some("zipf:1.2"));
     assert_eq!(j["seed"].as_integer(), Some(42));
     assert_eq!(j["data"].as_str(), Some("compress:2"));
@@ -319,8 +342,6 @@ fn cpus_and_exitall() {
     // Decimal unless 0x: fio's own example, 34 = CPUs 1 and 5.
     let p = plan("[a]\nsize=1m\ncpumask=34\n");
     assert_eq!(job(&p, 0, 0)["cpus"].as_str(), Some("1,5"));
-    let e = tr("[a]\nsize=1m\ncpus_allowed_policy=split\n").unwrap_err();
-    assert!(e.contains("split"), "{e}");
     let e = tr("[a]\nsize=1m\ncpus_allowed=3-1\n").unwrap_err();
     assert!(e.contains("backwards"), "{e}");
 }
@@ -358,6 +379,22 @@ fn without_size_a_job_covers_its_existing_files() {
     assert!(e.contains("does not exist and no size="), "{e}");
     let e = tr("[j]\ndirectory=/tmp\nsize=1g\nfill_device=1\n").unwrap_err();
     assert!(e.contains("fill_device on files"), "{e}");
+}
+
+#[test]
+fn cpus_split_gives_each_clone_a_cpu() {
+    let j = job(
+        &plan("[j]\nsize=1g\nnumjobs=4\ncpus_allowed=2-3\ncpus_allowed_policy=split\n"),
+        0,
+        0,
+    );
+    assert_eq!(j["cpus"].as_str(), Some("2-3"));
+    assert_eq!(j["cpus_policy"].as_str(), Some("split"));
+    // Without cpus_allowed, every CPU of the machine (6 here).
+    let j = job(&plan("[j]\nsize=1g\ncpus_allowed_policy=split\n"), 0, 0);
+    assert_eq!(j["cpus"].as_str(), Some("0-5"));
+    let e = tr("[j]\nsize=1g\ncpus_allowed_policy=spread\n").unwrap_err();
+    assert!(e.contains("give shared or split"), "{e}");
 }
 
 #[test]
