@@ -318,6 +318,23 @@ pub struct OffsetGen {
     skip: u64,
     /// Zoned access: the zones and this worker's place in them.
     zones: Option<ZoneCursor>,
+    /// Sequential I/O taking turns over the targets (fio's
+    /// file_service_type roundrobin or random).
+    turns: Option<Turns>,
+}
+
+/// Sequential I/O in turns over a worker's targets, each with its own
+/// place: the segments of its region, where each is, and whose turn it is.
+#[derive(Clone, Debug)]
+struct Turns {
+    random: bool,
+    per_turn: u32,
+    /// Indices into the space's segments.
+    segs: Vec<usize>,
+    /// Offset within each segment where its next I/O goes.
+    at: Vec<u64>,
+    current: usize,
+    left_in_turn: u32,
 }
 
 /// A worker's zone (fio's zonemode=strided): where it starts in the
@@ -382,7 +399,67 @@ impl OffsetGen {
             run_left: 0,
             skip: 0,
             zones: None,
+            turns: None,
         })
+    }
+
+    /// Sequential I/O over several targets in turns (fio's
+    /// file_service_type): each I/O (or each `per_turn`) at the next or a
+    /// random one of the targets in this worker's region, each read on from
+    /// where it was left. The first target starts at the worker's place.
+    pub fn with_target_order(mut self, order: iorig_spec::TargetOrder) -> Self {
+        let (random, per_turn) = match order {
+            iorig_spec::TargetOrder::Sequential => return self,
+            iorig_spec::TargetOrder::RoundRobin { per_turn } => (false, per_turn),
+            iorig_spec::TargetOrder::Random { per_turn } => (true, per_turn),
+        };
+        if !self.never_random || self.zones.is_some() || self.space.segs.len() < 2 {
+            return self;
+        }
+        let mut segs: Vec<usize> = (0..self.space.segs.len())
+            .filter(|&i| {
+                let b = self.space.begins[i];
+                b >= self.region_start && b < self.region_end
+            })
+            .collect();
+        if segs.is_empty() {
+            segs = (0..self.space.segs.len()).collect();
+        }
+        let at = vec![0; segs.len()];
+        self.turns = Some(Turns {
+            random,
+            per_turn: per_turn.max(1),
+            // The first turn is the first target's.
+            current: segs.len() - 1,
+            segs,
+            at,
+            left_in_turn: 0,
+        });
+        self
+    }
+
+    /// The next I/O of `len` bytes in turns over the targets.
+    fn next_in_turn(&mut self, len: u64) -> (u32, u64) {
+        let Some(t) = self.turns.as_mut() else {
+            return (0, 0);
+        };
+        if t.left_in_turn == 0 {
+            t.current = if t.random {
+                below(&mut self.rng_offset, t.segs.len() as u64) as usize
+            } else {
+                (t.current + 1) % t.segs.len()
+            };
+            t.left_in_turn = t.per_turn;
+        }
+        t.left_in_turn -= 1;
+        let k = t.current;
+        let seg = self.space.segs[t.segs[k]];
+        if t.at[k] + len > seg.len {
+            t.at[k] = 0;
+        }
+        let off = t.at[k];
+        t.at[k] += len + self.skip;
+        (seg.target, seg.start + off)
     }
 
     /// Zoned access: every worker starts in the first zone, as each fio
@@ -458,6 +535,9 @@ impl OffsetGen {
         };
         if self.zones.is_some() {
             return self.next_in_zone(len, random);
+        }
+        if self.turns.is_some() {
+            return self.next_in_turn(len);
         }
         if random {
             let unit = self.dist.sample(&mut self.rng_offset);
@@ -736,6 +816,53 @@ mod tests {
                 (0, base)
             ]
         );
+    }
+
+    #[test]
+    fn targets_take_turns_each_read_on_from_where_it_was() {
+        let base = 1 << 20;
+        let sp = space(&[3 * 4096, 3 * 4096, 3 * 4096], 4096, 4096);
+        // fio's file_service_type=roundrobin: one I/O at each file in turn.
+        let mut g = OffsetGen::new(sp.clone(), AccessDist::Uniform, 0.0, 4096, 0, 1, 1)
+            .unwrap()
+            .with_target_order(iorig_spec::TargetOrder::RoundRobin { per_turn: 1 });
+        let got: Vec<(u32, u64)> = (0..7).map(|_| g.next(4096)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, base),
+                (1, base),
+                (2, base),
+                (0, base + 4096),
+                (1, base + 4096),
+                (2, base + 4096),
+                (0, base + 8192),
+            ]
+        );
+        // roundrobin:2: two I/Os a turn; a file wraps at its end.
+        let mut g = OffsetGen::new(sp.clone(), AccessDist::Uniform, 0.0, 4096, 0, 1, 1)
+            .unwrap()
+            .with_target_order(iorig_spec::TargetOrder::RoundRobin { per_turn: 2 });
+        let got: Vec<(u32, u64)> = (0..8).map(|_| g.next(4096)).collect();
+        assert_eq!(got[0..2], [(0, base), (0, base + 4096)]);
+        assert_eq!(got[6..8], [(0, base + 8192), (0, base)]);
+        // random: each I/O at a random file, sequential within each.
+        let mut g = OffsetGen::new(sp, AccessDist::Uniform, 0.0, 4096, 0, 1, 1)
+            .unwrap()
+            .with_target_order(iorig_spec::TargetOrder::Random { per_turn: 1 });
+        let mut next = [base; 3];
+        let mut seen = [0; 3];
+        for _ in 0..300 {
+            let (t, off) = g.next(4096);
+            assert_eq!(off, next[t as usize]);
+            next[t as usize] = if off + 4096 >= base + 3 * 4096 {
+                base
+            } else {
+                off + 4096
+            };
+            seen[t as usize] += 1;
+        }
+        assert!(seen.iter().all(|&n| n > 60), "{seen:?}");
     }
 
     #[test]

@@ -461,7 +461,8 @@ pub fn execute(
             w.seed,
         )?
         .with_runs(w.run_length, w.skip_bytes)
-        .with_zones(w.zones);
+        .with_zones(w.zones)
+        .with_target_order(w.target_order);
         let sizes = SizeGen::new(w, id);
         let ops = OpGen::new(w.read_pct, w.trim_pct, w.seed, id);
         let data = DataFiller::with_pool(pool.clone(), w.seed, id);

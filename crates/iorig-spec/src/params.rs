@@ -14,7 +14,7 @@
 
 use crate::fs::{FileIo, FileSelect, FormatMode};
 use crate::workload::{
-    AccessDist, Arrivals, CpuPolicy, DataPattern, EngineKind, OneOrMany, StrOrNum,
+    AccessDist, Arrivals, CpuPolicy, DataPattern, EngineKind, OneOrMany, StrOrNum, TargetOrder,
 };
 use crate::SpecError;
 use serde::{Deserialize, Serialize};
@@ -259,6 +259,7 @@ by_name!(
     DataPattern,
     Arrivals,
     CpuPolicy,
+    TargetOrder,
     FileIo,
     FileSelect,
     FormatMode
@@ -388,6 +389,9 @@ pub struct WorkloadFile {
     /// I/Os per random seek: each random offset is followed by N-1 sequential I/Os (fio's randread:N) [default: 1].
     #[arg(long, value_name = "N")]
     pub run_length: Option<StrOrNum> [],
+    /// Sequential I/O over several targets: sequential (one after another), roundrobin (each I/O at the next target) or random (each at a random one), each target read on from where it was left; :N makes N I/Os a turn (fio's file_service_type) [default: sequential].
+    #[arg(long, value_name = "ORDER[:N]")]
+    pub target_order: Option<TargetOrder> [],
     /// Bytes left out after every sequential I/O, e.g. 4k: a stride of bs + skip (fio's read:4k) [default: 0].
     #[arg(long, value_name = "SIZE")]
     pub skip: Option<StrOrNum> [],

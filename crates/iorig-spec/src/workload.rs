@@ -373,6 +373,14 @@ impl WorkloadFile {
             None => Vec::new(),
             Some(text) => parse_cpu_list(text)?,
         };
+        let target_order = self.target_order.unwrap_or(TargetOrder::Sequential);
+        if target_order != TargetOrder::Sequential && random_pct > 0.0 {
+            return Err(SpecError::bad(
+                "target-order",
+                target_order,
+                "the order is of sequential I/O over several targets; random offsets already spread over all of them, so give --random 0 or drop --target-order",
+            ));
+        }
         let cpus_policy = self.cpus_policy.unwrap_or(CpuPolicy::Shared);
         if cpus_policy == CpuPolicy::Split && cpus.is_empty() {
             return Err(SpecError::bad(
@@ -428,6 +436,7 @@ impl WorkloadFile {
             start_delay,
             cpus,
             cpus_policy,
+            target_order,
             verify,
             verify_after,
             verify_pattern,
@@ -1022,6 +1031,11 @@ impl WorkloadFile {
         )?;
         refuse("random", self.random.is_some(), "give --fileio random")?;
         refuse(
+            "target-order",
+            self.target_order.is_some(),
+            "give --fileselect",
+        )?;
+        refuse(
             "rw",
             self.rw.is_some(),
             "give the operations with --ops and --fileio",
@@ -1359,6 +1373,62 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, SpecError> {
     Ok(out)
 }
 
+/// The order sequential I/O takes over several targets (fio's
+/// file_service_type): one after another, or each I/O (or each `per_turn`
+/// I/Os) at the next or a random one of them, each read on from where it
+/// was left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetOrder {
+    Sequential,
+    RoundRobin { per_turn: u32 },
+    Random { per_turn: u32 },
+}
+
+impl TargetOrder {
+    pub fn parse(text: &str) -> Result<Self, SpecError> {
+        let t = text.trim().to_ascii_lowercase();
+        let (word, n) = match t.split_once(':') {
+            Some((w, n)) => (w.trim(), Some(n.trim())),
+            None => (t.as_str(), None),
+        };
+        let per_turn = match n {
+            None => 1,
+            Some(n) => n.parse::<u32>().ok().filter(|&k| k >= 1).ok_or_else(|| {
+                SpecError::bad(
+                    "target-order",
+                    text,
+                    "after the order, :N is the I/Os per turn, a whole number of 1 or more (roundrobin:4)",
+                )
+            })?,
+        };
+        match word {
+            "sequential" if n.is_none() => Ok(TargetOrder::Sequential),
+            "roundrobin" => Ok(TargetOrder::RoundRobin { per_turn }),
+            "random" => Ok(TargetOrder::Random { per_turn }),
+            _ => Err(SpecError::bad(
+                "target-order",
+                text,
+                "give sequential, roundrobin[:N] or random[:N]",
+            )),
+        }
+    }
+}
+
+impl fmt::Display for TargetOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (word, n) = match self {
+            TargetOrder::Sequential => return f.write_str("sequential"),
+            TargetOrder::RoundRobin { per_turn } => ("roundrobin", *per_turn),
+            TargetOrder::Random { per_turn } => ("random", *per_turn),
+        };
+        if n == 1 {
+            f.write_str(word)
+        } else {
+            write!(f, "{word}:{n}")
+        }
+    }
+}
+
 /// How workers use the CPUs they may run on (fio's cpus_allowed_policy).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CpuPolicy {
@@ -1598,6 +1668,8 @@ pub struct Workload {
     pub cpus: Vec<usize>,
     /// Whether each worker takes one CPU of `cpus` for itself.
     pub cpus_policy: CpuPolicy,
+    /// The order sequential I/O takes over several targets.
+    pub target_order: TargetOrder,
     pub warmup: Duration,
     pub interval: Duration,
     pub range: RangePct,
@@ -1947,6 +2019,8 @@ impl Workload {
             io_size_pct: self.io_size_pct,
             cpus: self.cpus.clone(),
             cpus_split: self.cpus_policy == CpuPolicy::Split,
+            target_order: (self.target_order != TargetOrder::Sequential)
+                .then(|| self.target_order.to_string()),
             unlink: self.unlink,
             keep_cache: self.keep_cache,
             drop_caches: self.drop_caches,
@@ -2047,6 +2121,10 @@ pub struct WorkloadRecord {
     /// Each worker ran on one CPU of `cpus` alone (`cpus_policy = "split"`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cpus_split: bool,
+    /// The order of sequential I/O over the targets, when not one after
+    /// another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_order: Option<String>,
     /// Each worker synced the targets it wrote at its end (fio's end_fsync).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fsync_at_end: bool,

@@ -36,6 +36,9 @@ fn every_flag_is_a_toml_key_and_both_give_the_same_layer() {
             "fileio" => "random",
             "fileselect" => "zipf:1.2",
             "format" => "dirs",
+            "target_order" => "roundrobin:2",
+            "cpus_policy" => "split",
+            "rw" => "randrw",
             _ => "64k",
         };
         if takes_value {

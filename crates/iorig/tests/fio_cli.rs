@@ -983,3 +983,94 @@ fn verify_pattern_and_verify_only_check_what_is_there() {
     assert!(err.contains("corrupted at"), "{err}");
     assert!(err.contains("expected any intact block"), "{err}");
 }
+
+/// fio's file_service_type over a sequential job's files, against fio
+/// itself: the files and offsets of fio's own I/O log (`write_iolog`) are
+/// those of iorig's per-I/O log, I/O for I/O, for fio's default
+/// (roundrobin), roundrobin:2 and sequential.
+#[test]
+fn sequential_files_take_turns_as_fio_takes_them() {
+    assert!(common::have("fio"), "fio is not installed");
+    for (order, fio_opt) in [
+        ("roundrobin", ""),
+        ("roundrobin:2", "file_service_type=roundrobin:2\n"),
+        ("sequential", "file_service_type=sequential\n"),
+    ] {
+        let dir = tmp();
+        let d = dir.path();
+        std::fs::write(
+            d.join("j.fio"),
+            format!("[j]\nfilename=a.dat:b.dat\nsize=64k\nrw=write\nbs=4k\nioengine=psync\nwrite_iolog=fio.log\n{fio_opt}"),
+        )
+        .unwrap();
+        let out = Command::new("fio")
+            .args(["j.fio", "--output=/dev/null"])
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let log = std::fs::read_to_string(d.join("fio.log")).unwrap();
+        // "TIME FILE write OFFSET LEN"
+        let theirs: Vec<(usize, u64)> = log
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                (f.len() == 5 && f[2] == "write")
+                    .then(|| (usize::from(f[1] == "b.dat"), f[3].parse().unwrap()))
+            })
+            .collect();
+        assert_eq!(theirs.len(), 16, "{order}: {log}");
+        for f in ["a.dat", "b.dat"] {
+            std::fs::remove_file(d.join(f)).unwrap();
+        }
+        let out = iorig()
+            .args([
+                "run", "--target", "a.dat", "--target", "b.dat", "--size", "32k",
+            ])
+            .args([
+                "--rw",
+                "write",
+                "--target-order",
+                order,
+                "--engine",
+                "psync",
+            ])
+            .args([
+                "--buffered",
+                "--io-size",
+                "64k",
+                "--no-db",
+                "-q",
+                "--lat-log",
+                "lat.csv",
+            ])
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lat = std::fs::read_to_string(d.join("lat.csv")).unwrap();
+        let mut rows = lat.lines();
+        let head: Vec<&str> = rows.next().unwrap().split(',').collect();
+        let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+        let (t, o) = (col("target"), col("offset_bytes"));
+        // iorig's scratch files hold their data after a 1 MiB header.
+        let ours: Vec<(usize, u64)> = rows
+            .map(|r| {
+                let f: Vec<&str> = r.split(',').collect();
+                (
+                    f[t].parse().unwrap(),
+                    f[o].parse::<u64>().unwrap() - (1 << 20),
+                )
+            })
+            .collect();
+        assert_eq!(ours, theirs, "{order}");
+    }
+}

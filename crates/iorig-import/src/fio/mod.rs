@@ -1201,37 +1201,28 @@ impl Translator<'_> {
                 );
             }
         }
-        if let Some((kind, at)) = &st.file_service {
-            // With one file there is nothing to choose. Random offsets over
-            // the files laid end to end give each file its share, as fio's
-            // random and roundrobin do; a sequential job walks them in order,
-            // as fio's sequential does.
-            let fits = per_job_files == 1
-                || (random && kind != "sequential")
-                || (!random && kind == "sequential");
-            if !fits {
+        // fio's file_service_type, roundrobin by default. Random offsets
+        // over the files laid end to end give each file its share, as
+        // fio's random and roundrobin do; a sequential job takes its files
+        // in that order, each read on from where it was left.
+        let (order, at) = match &st.file_service {
+            Some((v, at)) => (v.as_str(), Some(at)),
+            None => ("roundrobin", None),
+        };
+        let order = iorig_spec::TargetOrder::parse(order).map_err(|e| jerr(e.to_string()))?;
+        if per_job_files > 1 {
+            if !random {
+                if order != iorig_spec::TargetOrder::Sequential {
+                    w.target_order = Some(order);
+                }
+            } else if let (iorig_spec::TargetOrder::Sequential, Some(at)) = (order, at) {
                 return Err(usage(
                     at,
                     format!(
-                        "file_service_type={kind} with {} access over {per_job_files} files is not iorig's order ({}); give file_service_type={}",
-                        if random { "random" } else { "sequential" },
-                        if random {
-                            "each I/O at a random place among all files"
-                        } else {
-                            "one file after another"
-                        },
-                        if random { "random" } else { "sequential" }
+                        "file_service_type=sequential with random access over {per_job_files} files (one file's random I/O, then the next's) is not iorig's order (each I/O at a random place among all files); give file_service_type=random"
                     ),
                 ));
             }
-        } else if !random && per_job_files > 1 {
-            self.notice_once(
-                "file_service_type",
-                format!(
-                    "{loc}: job '{}': fio interleaves a sequential job's {per_job_files} files round-robin by default; iorig reads them one after another (fio's file_service_type=sequential)",
-                    st.name
-                ),
-            );
         }
         if let Some(ms) = st.logs.avg_msec {
             w.interval = as_text(&format!("{ms}ms"));

@@ -1534,7 +1534,10 @@ fn opt_file_service_type(
     let v = need()?;
     let kind = v.split(':').next().unwrap_or(v).trim();
     match kind {
-            "random" | "roundrobin" | "sequential" => st.file_service = Some((kind.to_string(), loc.clone())),
+            "random" | "roundrobin" | "sequential" => {
+                iorig_spec::TargetOrder::parse(v).map_err(|e| bad(e.to_string()))?;
+                st.file_service = Some((v.trim().to_string(), loc.clone()));
+            }
             other => {
                 return Err(bad(format!(
                     "'{other}': iorig spreads I/O over a job's files by offset; random, roundrobin and sequential are read"

@@ -497,10 +497,6 @@ fn everyday_options_map_or_refuse_with_reason() {
         ("continue_on_error=sometimes\n", "give none"),
         ("exitall\nexit_what=all\n", "all is not supported"),
         (
-            "nrfiles=2\nrw=read\nfile_service_type=roundrobin\n",
-            "give file_service_type=sequential",
-        ),
-        (
             "nrfiles=2\nrw=randread\nfile_service_type=sequential\n",
             "give file_service_type=random",
         ),
@@ -534,12 +530,24 @@ fn everyday_options_map_or_refuse_with_reason() {
         .any(|n| n.contains("buffer_compress_chunk=512")));
     let e = tr("[j]\nsize=1g\nbuffer_compress_chunk=64k\n").unwrap_err();
     assert!(e.contains("divides 4k"), "{e}");
-    let t = tr("[j]\nsize=1g\nnrfiles=2\nrw=read\n").unwrap();
-    assert!(
-        t.notices.iter().any(|n| n.contains("round-robin")),
-        "{:?}",
-        t.notices
+    // A sequential job takes its files in fio's order: roundrobin by
+    // default, or as file_service_type says.
+    let j = job(&plan("[j]\nsize=1g\nnrfiles=2\nrw=read\n"), 0, 0);
+    assert_eq!(j["target_order"].as_str(), Some("roundrobin"));
+    let j = job(
+        &plan("[j]\nsize=1g\nnrfiles=2\nrw=write\nfile_service_type=random:4\n"),
+        0,
+        0,
     );
+    assert_eq!(j["target_order"].as_str(), Some("random:4"));
+    let j = job(
+        &plan("[j]\nsize=1g\nnrfiles=2\nrw=write\nfile_service_type=sequential\n"),
+        0,
+        0,
+    );
+    assert!(j.get("target_order").is_none());
+    let j = job(&plan("[j]\nsize=1g\nnrfiles=2\nrw=randread\n"), 0, 0);
+    assert!(j.get("target_order").is_none());
     assert!(tr("[j]\nsize=1g\nnrfiles=2\nrw=randread\nfile_service_type=roundrobin:4\nopenfiles=2\nio_submit_mode=offload\n").is_ok());
 }
 
