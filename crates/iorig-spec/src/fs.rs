@@ -394,6 +394,8 @@ pub struct FsWorkload {
     pub fileselect: FileSelect,
     /// Reads or writes per open–close; None: the file's size in `bs` units.
     pub stopafter: Option<u32>,
+    /// Passes of each worker over its share of the files, then it ends.
+    pub passes: Option<u64>,
     pub format: FormatMode,
     /// Remove the tree when the run ends.
     pub cleanup: bool,
@@ -448,6 +450,8 @@ pub struct FsRecord {
     pub fileselect: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopafter: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passes: Option<u64>,
     pub format: String,
     pub cleanup: bool,
 }
@@ -465,6 +469,7 @@ impl FsWorkload {
             fileio: self.fileio.name().to_string(),
             fileselect: self.fileselect.to_string(),
             stopafter: self.stopafter,
+            passes: self.passes,
             format: self.format.name().to_string(),
             cleanup: self.cleanup,
         }
@@ -537,6 +542,7 @@ mod tests {
             fileio: FileIo::Sequential,
             fileselect: FileSelect::Random,
             stopafter: None,
+            passes: None,
             format: FormatMode::Restart,
             cleanup: false,
             max_entries: DEFAULT_MAX_ENTRIES,

@@ -574,6 +574,9 @@ pub struct WorkloadFile {
     /// Reads or writes per open–close [default: the file's size in --bs units].
     #[arg(long, value_name = "N", help_heading = "File-system workloads")]
     pub stopafter: Option<StrOrNum> [Fs],
+    /// Each worker goes over its share of the files this many times, in order, then ends (fio's filestat and filecreate jobs without a runtime: each file once); needs --fileselect sequential [default: until --time].
+    #[arg(long, value_name = "N", help_heading = "File-system workloads")]
+    pub file_passes: Option<StrOrNum> [Fs],
     /// Before the operations: no (use the tree as it is), yes (create it anew), once, restart (create what is missing), dirs (directories only) [default: restart].
     #[arg(long, value_name = "MODE", help_heading = "File-system workloads")]
     pub format: Option<FormatMode> [Fixed, Fs],

@@ -967,6 +967,27 @@ impl WorkloadFile {
             None => None,
             Some(_) => Some(count(&self.stopafter, "stopafter", 1, u32::MAX)?),
         };
+        let passes = match &self.file_passes {
+            None => None,
+            Some(_) => {
+                if fileselect != FileSelect::Sequential {
+                    return Err(SpecError::bad(
+                        "file-passes",
+                        self.file_passes
+                            .as_ref()
+                            .map(StrOrNum::text)
+                            .unwrap_or_default(),
+                        "a pass goes over the files in order; add --fileselect sequential",
+                    ));
+                }
+                Some(u64::from(count(
+                    &self.file_passes,
+                    "file-passes",
+                    1,
+                    u32::MAX,
+                )?))
+            }
+        };
         let format = self.format.unwrap_or(FormatMode::Restart);
         let max_entries = whole(&self.max_entries, "max-entries", DEFAULT_MAX_ENTRIES, 1)?;
         let f = FsWorkload {
@@ -980,6 +1001,7 @@ impl WorkloadFile {
             fileio,
             fileselect,
             stopafter,
+            passes,
             format,
             cleanup: self.cleanup.unwrap_or(false),
             max_entries,

@@ -813,10 +813,12 @@ fn fsync_and_fdatasync_every_n_writes_and_at_the_end() {
 fn filecreate_filestat_filedelete_work_on_a_tree() {
     let (d, doc) = run_job("metadata.fio", &[]);
     let jobs = doc["jobs"].as_array().unwrap();
-    // Every file once: created, then deleted; stats for the second between.
+    // Every file once: created, then deleted; stats for the second between,
+    // and one pass of stats (each file once, as fio's filestat does).
     assert_eq!(u(&jobs[0]["read"]["total_ios"]), 200);
     assert!(u(&jobs[1]["read"]["total_ios"]) > 200);
     assert_eq!(u(&jobs[2]["read"]["total_ios"]), 200);
+    assert_eq!(u(&jobs[3]["read"]["total_ios"]), 200);
     assert!(f(&jobs[0]["read"]["clat_ns"]["mean"]) > 0.0);
     // What is left is iorig's tree marker, no file.
     assert_eq!(common::names(d.path()), [".iorig-tree"]);

@@ -95,6 +95,9 @@ pub(crate) struct FsWorker {
     pub select: Select,
     pub fileio: FileIo,
     pub stopafter: Option<u32>,
+    /// Operations left before the worker ends (`passes` × its share of
+    /// the files), when the workload counts passes.
+    pub ops_left: Option<u64>,
     /// Offsets of random transfers are multiples of this.
     pub align: u64,
     /// Transfers of a random session without `stopafter`: the file's size
@@ -149,6 +152,12 @@ impl FsWorker {
             }
             FileSelect::Skewed(d) => Select::Skewed(DistSampler::new(d, slots, w.seed)?),
         };
+        // `passes`: as many operations as the worker's share has files,
+        // that many times (in order, with fileselect sequential).
+        let ops_left = match (&select, f.passes) {
+            (Select::Sequential { len, .. }, Some(p)) => Some(p.saturating_mul(*len)),
+            _ => None,
+        };
         let period_ns = match w.rate {
             iorig_spec::Rate::Max => None,
             iorig_spec::Rate::Iops(r) => Some(1e9 * f64::from(workers) / r),
@@ -193,6 +202,7 @@ impl FsWorker {
             select,
             fileio: f.fileio,
             stopafter: f.stopafter,
+            ops_left,
             // Under validation no transfer covers part of a unit.
             align: w.offset_align_bytes().max(1),
             mean_bs: mean_bs.max(1.0),
@@ -247,7 +257,15 @@ impl FsWorker {
                 std::thread::sleep(Duration::from_millis(ms));
             }
             match self.run_op(op, sched) {
-                Ok(true) => dry = 0,
+                Ok(true) => {
+                    dry = 0;
+                    if let Some(n) = self.ops_left.as_mut() {
+                        *n -= 1;
+                        if *n == 0 {
+                            break;
+                        }
+                    }
+                }
                 Ok(false) => {
                     self.meter.shared.no_slot[op.index()].fetch_add(1, Ordering::Relaxed);
                     if self.nothing_left() {

@@ -1587,13 +1587,13 @@ impl Translator<'_> {
             w.buffered = Some(true);
         }
         let time = match (op, st.time_based, st.runtime_ns) {
-            // A second pass of stat is the same work, so stat runs for a time.
+            // time_based: stat the files over and over for the runtime.
             ("stat", true, Some(rt)) => ns_text(rt),
-            ("stat", _, _) => {
-                return Err(jerr(
-                    "ioengine=filestat runs for a time in iorig; give runtime= with time_based"
-                        .into(),
-                ))
+            // Otherwise fio stats each file once (fio 3.33: nrfiles=50
+            // gives 50 stats), which is one pass in order.
+            ("stat", _, rt) => {
+                w.file_passes = num(1);
+                rt.map_or_else(|| "1000h".into(), ns_text)
             }
             // Creates and deletes end when every file is done.
             (_, _, Some(rt)) => ns_text(rt),

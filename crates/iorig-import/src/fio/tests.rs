@@ -563,6 +563,14 @@ fn metadata_engines_become_a_tree_workload() {
     // filecreate writes no data; the tree starts with every file removed.
     assert_eq!(j["file_size"].as_str(), Some("0"));
     assert_eq!(j["format"].as_str(), Some("dirs"));
+    // filestat without a runtime stats each file once: one pass.
+    let j = job(
+        &plan("[s]\nioengine=filestat\ndirectory=/t\nnrfiles=10\n"),
+        0,
+        0,
+    );
+    assert_eq!(j["file_passes"].as_integer(), Some(1));
+    assert_eq!(j["fileselect"].as_str(), Some("sequential"));
     let p = plan("[d]\nioengine=filedelete\ndirectory=/t\nnrfiles=10\nfilesize=8k\n");
     assert_eq!(job(&p, 0, 0)["file_size"].as_str(), Some("8k"));
     assert_eq!(job(&p, 0, 0)["format"].as_str(), Some("restart"));
@@ -571,7 +579,6 @@ fn metadata_engines_become_a_tree_workload() {
             "ioengine=filecreate\nnrfiles=10\n",
             "give an empty directory",
         ),
-        ("ioengine=filestat\ndirectory=/t\n", "time_based"),
         (
             "ioengine=filestat\ndirectory=/t\ntime_based\nruntime=5\nstat_type=statx\n",
             "stat_type=stat",
