@@ -501,6 +501,20 @@ pub fn execute(
                 })
             }
         };
+        // Each worker takes an even share of each direction's cap, its
+        // schedule staggered like a rate's.
+        let caps = w.direction_caps.any().then(|| {
+            let period = |c: Option<f64>| c.map(|iops| 1e9 * workers as f64 / iops);
+            let period_ns = [
+                period(w.direction_caps.read_iops),
+                period(w.direction_caps.write_iops),
+            ];
+            crate::worker::DirectionPacer {
+                period_ns,
+                next_ns: period_ns.map(|p| p.map_or(0.0, |p| p * id as f64 / workers as f64)),
+                has: [w.read_pct > 0.0, 100.0 - w.read_pct - w.trim_pct > 0.0],
+            }
+        });
         let start_delay_ns = w.start_delay.as_nanos() as u64;
         let verify = verify
             .as_ref()
@@ -536,6 +550,7 @@ pub fn execute(
                 stop,
                 period_ns,
                 phase_ns: period_ns.map_or(0.0, |p| p * id as f64 / workers as f64),
+                caps: caps.clone(),
                 poisson: (w_arrivals == iorig_spec::Arrivals::Poisson)
                     .then(|| crate::gen::rng_for(seed, id, ARRIVAL_STREAM)),
                 think,

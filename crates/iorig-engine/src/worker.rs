@@ -62,6 +62,64 @@ pub(crate) enum WorkerMsg {
     Done { worker: u32 },
 }
 
+/// A worker's share of the caps on one direction's IOPS, paced as fio
+/// paces each direction (`rate_ddir` in fio's io_u.c): an I/O of a
+/// direction ahead of its schedule is swapped for one of the other
+/// direction when that one may go (it has a share and is not ahead), and
+/// waits otherwise. Each direction's schedule moves on by its period per
+/// I/O, so a direction that fell behind catches up, as fio's does.
+#[derive(Debug, Clone)]
+pub(crate) struct DirectionPacer {
+    /// Nanoseconds between this worker's reads, writes (None: not capped).
+    pub period_ns: [Option<f64>; 2],
+    /// When the next read, write may go.
+    pub next_ns: [f64; 2],
+    /// Whether the workload has reads, writes at all.
+    pub has: [bool; 2],
+}
+
+impl DirectionPacer {
+    fn index(op: OpKind) -> Option<usize> {
+        match op {
+            OpKind::Read => Some(0),
+            OpKind::Write => Some(1),
+            _ => None,
+        }
+    }
+
+    /// The I/O to issue now instead of `op`, if one may go.
+    #[inline]
+    pub fn choose(&mut self, op: OpKind, now: u64) -> Option<OpKind> {
+        let Some(d) = Self::index(op) else {
+            return Some(op);
+        };
+        let may = |p: &Self, k: usize| p.period_ns[k].is_none() || p.next_ns[k] <= now as f64;
+        let k = if may(self, d) {
+            d
+        } else if self.has[1 - d] && may(self, 1 - d) {
+            1 - d
+        } else {
+            return None;
+        };
+        if let Some(p) = self.period_ns[k] {
+            self.next_ns[k] += p;
+        }
+        Some(if k == 0 { OpKind::Read } else { OpKind::Write })
+    }
+
+    /// When the earliest held direction may go again.
+    pub fn next_due_ns(&self, now: u64) -> u64 {
+        (0..2)
+            .filter(|&k| self.has[k])
+            .map(|k| match self.period_ns[k] {
+                None => now,
+                Some(_) => self.next_ns[k] as u64,
+            })
+            .min()
+            .unwrap_or(now)
+    }
+}
+
 /// When a worker syncs the targets it wrote, and its handles of them.
 pub(crate) struct SyncTargets {
     /// After every so many writes (fio's fsync=N, fdatasync=N).
@@ -92,6 +150,8 @@ pub(crate) struct WorkerCtx {
     pub period_ns: Option<f64>,
     /// First scheduled time (staggers workers under a rate limit).
     pub phase_ns: f64,
+    /// Caps of one direction's IOPS (`read_rate`, `write_rate`).
+    pub caps: Option<DirectionPacer>,
     /// Under a rate, draws exponential gaps (Poisson arrivals) instead of
     /// spacing I/Os evenly.
     pub poisson: Option<rand_xoshiro::Xoshiro256PlusPlus>,
@@ -483,7 +543,18 @@ impl WorkerCtx {
         };
         let op = match replayed {
             Some(io) => io.op,
-            None => self.ops.next_op(),
+            None => {
+                let op = self.ops.next_op();
+                match &mut self.caps {
+                    None => op,
+                    Some(c) => match c.choose(op, now) {
+                        Some(op) => op,
+                        // Both directions are held: the slot waits (the
+                        // drawn I/O is dropped, as fio's is redrawn).
+                        None => return None,
+                    },
+                }
+            }
         };
         let read = op == OpKind::Read;
         // Trims take the write sizes.
@@ -646,7 +717,7 @@ impl WorkerCtx {
                 }
             },
             (None, Some(_)) => t.next_due as u64,
-            (None, None) => now,
+            (None, None) => self.caps.as_ref().map_or(now, |c| c.next_due_ns(now)),
         };
         let wake = due.max(t.idle_until).min(t.next_boundary).min(t.end_ns);
         if wake > now {

@@ -41,7 +41,7 @@ pub use units::{
 };
 pub use workload::{
     format_pattern, parse_cpu_list, parse_pattern, AccessDist, Arrivals, BsSpec, BsWeight,
-    CpuPolicy, DataPattern, EngineKind, IgnoreErrors, OneOrMany, RangePct, Rate, StrOrNum,
-    SyncEvery, SyncMode, TargetOrder, Think, Workload, WorkloadRecord, Zones, DEFAULT_MAX_ERRORS,
-    DEFAULT_SIZE_BYTES, DEFAULT_TARGET, MAX_ZONES,
+    CpuPolicy, DataPattern, DirectionCaps, EngineKind, IgnoreErrors, OneOrMany, RangePct, Rate,
+    StrOrNum, SyncEvery, SyncMode, TargetOrder, Think, Workload, WorkloadRecord, Zones,
+    DEFAULT_MAX_ERRORS, DEFAULT_SIZE_BYTES, DEFAULT_TARGET, MAX_ZONES,
 };

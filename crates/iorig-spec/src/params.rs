@@ -469,6 +469,12 @@ pub struct WorkloadFile {
     /// Total IOPS, paced on a schedule, or max [default: max].
     #[arg(long, value_name = "IOPS|max")]
     pub rate: Option<StrOrNum> [],
+    /// A cap on the reads' IOPS alone (all workers together): while reads are ahead of it, each worker issues a write instead, or waits when writes are held too; the other direction runs unpaced unless capped (fio's rate=R, and rate_iops=R,W) [default: none].
+    #[arg(long, value_name = "IOPS")]
+    pub read_rate: Option<StrOrNum> [],
+    /// A cap on the writes' IOPS alone, as --read-rate (fio's rate=,W) [default: none].
+    #[arg(long, value_name = "IOPS")]
+    pub write_rate: Option<StrOrNum> [],
     /// Measured time [default: 30s].
     #[arg(long, value_name = "DUR", visible_alias = "runtime")]
     pub time: Option<StrOrNum> [],

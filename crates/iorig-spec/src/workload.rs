@@ -333,6 +333,7 @@ impl WorkloadFile {
             None => Rate::Max,
             Some(r) => Rate::parse(&r.text())?,
         };
+        let direction_caps = self.resolve_direction_caps(&rate, read_pct, trim_pct)?;
         let time = dur(&self.time, Duration::from_secs(30))?;
         let warmup = dur(&self.warmup, Duration::ZERO)?;
         let interval = dur(&self.interval, Duration::from_secs(1))?;
@@ -457,6 +458,7 @@ impl WorkloadFile {
             direct,
             sync,
             rate,
+            direction_caps,
             time,
             warmup,
             interval,
@@ -525,6 +527,48 @@ impl WorkloadFile {
         let read_bs = direction(&self.read_bs, "read-bs")?;
         let write_bs = direction(&self.write_bs, "write-bs")?;
         Ok((size_bytes, bs, read_bs, write_bs))
+    }
+
+    /// `read_rate` and `write_rate`: caps of one direction's IOPS.
+    fn resolve_direction_caps(
+        &self,
+        rate: &Rate,
+        read_pct: f64,
+        trim_pct: f64,
+    ) -> Result<DirectionCaps, SpecError> {
+        let cap = |v: &Option<StrOrNum>, key: &'static str, share: f64, what: &str| {
+            let Some(v) = v else { return Ok(None) };
+            let bad =
+                || SpecError::bad(key, v.text(), "give the direction's IOPS, a number above 0");
+            let iops: f64 = v.text().trim().parse().map_err(|_| bad())?;
+            if !(iops.is_finite() && iops > 0.0) {
+                return Err(bad());
+            }
+            if share <= 0.0 {
+                return Err(SpecError::bad(
+                    key,
+                    v.text(),
+                    format!("the workload {what}; drop it"),
+                ));
+            }
+            if *rate != Rate::Max {
+                return Err(SpecError::bad(
+                    key,
+                    v.text(),
+                    "--rate paces the whole workload; give --rate, or caps per direction, not both",
+                ));
+            }
+            Ok(Some(iops))
+        };
+        Ok(DirectionCaps {
+            read_iops: cap(&self.read_rate, "read-rate", read_pct, "reads nothing")?,
+            write_iops: cap(
+                &self.write_rate,
+                "write-rate",
+                100.0 - read_pct - trim_pct,
+                "writes nothing",
+            )?,
+        })
     }
 
     /// fio's `rw` word, when given.
@@ -1053,6 +1097,11 @@ impl WorkloadFile {
         )?;
         refuse("random", self.random.is_some(), "give --fileio random")?;
         refuse(
+            "read-rate",
+            self.read_rate.is_some() || self.write_rate.is_some(),
+            "pace a tree's operations with --rate",
+        )?;
+        refuse(
             "target-order",
             self.target_order.is_some(),
             "give --fileselect",
@@ -1451,6 +1500,22 @@ impl fmt::Display for TargetOrder {
     }
 }
 
+/// Caps on one direction's IOPS, all workers together (fio's `rate=R,W`
+/// pacing each direction on its own): a worker whose next I/O is of a
+/// direction ahead of its cap issues one of the other direction instead,
+/// or waits when both are held.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct DirectionCaps {
+    pub read_iops: Option<f64>,
+    pub write_iops: Option<f64>,
+}
+
+impl DirectionCaps {
+    pub fn any(&self) -> bool {
+        self.read_iops.is_some() || self.write_iops.is_some()
+    }
+}
+
 /// How workers use the CPUs they may run on (fio's cpus_allowed_policy).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CpuPolicy {
@@ -1658,6 +1723,9 @@ pub struct Workload {
     pub direct: bool,
     pub sync: SyncMode,
     pub rate: Rate,
+    /// Caps of one direction's IOPS (all workers together), when not paced
+    /// as a whole.
+    pub direction_caps: DirectionCaps,
     pub time: Duration,
     /// End once this many bytes were issued (`io_size`), or at `time`.
     pub io_size_bytes: Option<u64>,
@@ -2036,6 +2104,8 @@ impl Workload {
                 Rate::Max => None,
                 Rate::Iops(r) => Some(r),
             },
+            read_rate_iops: self.direction_caps.read_iops,
+            write_rate_iops: self.direction_caps.write_iops,
             time_s: self.time.as_secs_f64(),
             io_size_bytes: self.io_size_bytes,
             io_size_pct: self.io_size_pct,
@@ -2130,6 +2200,12 @@ pub struct WorkloadRecord {
     pub direct: bool,
     pub sync: String,
     pub rate_iops: Option<f64>,
+    /// The cap on the reads' IOPS alone, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_rate_iops: Option<f64>,
+    /// The cap on the writes' IOPS alone, when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_rate_iops: Option<f64>,
     pub time_s: f64,
     /// The bytes after which the workload ends (`io_size`), when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1335,3 +1335,48 @@ fn split_cpus_give_each_worker_a_cpu_of_its_own() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("give --cpus too"));
 }
+
+/// `--write-rate` / `--read-rate` cap one direction as fio paces each
+/// (`rate_iops=,W`): the writes hold to their cap, reads fill the rest
+/// unpaced; with both capped each holds its own, whatever `--read` says.
+#[test]
+fn direction_caps_hold_each_direction_to_its_rate() {
+    let dir = common::tmp();
+    let count = |doc: &Value, d: &str| doc["summary"][d]["ops"].as_f64().unwrap();
+    let secs = |doc: &Value| doc["summary"]["duration_s"].as_f64().unwrap();
+    let args = common::null_run(
+        "2s",
+        "1s",
+        &["--read", "30", "--write-rate", "200", "--threads", "2"],
+    );
+    let doc = run_ok(&args, dir.path());
+    let (w, s) = (count(&doc, "write"), secs(&doc));
+    // On schedule: 200 a second, give or take a due I/O per worker.
+    assert!(
+        (w - 200.0 * s).abs() <= 0.05 * 200.0 * s + 2.0,
+        "{w} writes in {s} s"
+    );
+    assert!(count(&doc, "read") > 4.0 * w, "reads run unpaced: {doc}");
+    let args = common::null_run(
+        "2s",
+        "1s",
+        &["--read", "90", "--read-rate", "300", "--write-rate", "100"],
+    );
+    let doc = run_ok(&args, dir.path());
+    let s = secs(&doc);
+    for (d, rate) in [("read", 300.0), ("write", 100.0)] {
+        let n = count(&doc, d);
+        assert!(
+            (n - rate * s).abs() <= 0.05 * rate * s + 2.0,
+            "{d}: {n} in {s} s"
+        );
+    }
+    // A cap with a whole-workload rate, or of a direction there is none of.
+    for extra in [
+        ["--rate", "100", "--write-rate", "10"],
+        ["--read", "100", "--write-rate", "10"],
+    ] {
+        let out = common::run(&common::null_run("1s", "1s", &extra), dir.path());
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+    }
+}

@@ -911,30 +911,31 @@ impl Translator<'_> {
         let jerr = |why: String| job_err(loc, &st.name, why);
         let (read_bs, write_bs, mode) = (&sizes.read_bs, &sizes.write_bs, sizes.mode);
         let bs = (read_bs.as_str(), write_bs.as_str());
-        let (rate_iops, rate_read_pct) =
-            job_iops(mode, st.rate_iops, st.rate_bytes, bs, ("rate", "rate_iops"))
-                .map_err(&jerr)?;
-        if let (Some(r), Some(p)) = (rate_iops, rate_read_pct) {
-            // fio's rates decide the split, not rwmixread (job_iops).
-            if st.read_mix.is_some_and(|m| (m - p).abs() > 0.01) {
-                self.notices.push(format!(
-                    "{loc}: job '{}': fio paces reads and writes each to its rate, which overrides rwmixread while the rates are met: {r} IOPS per clone with {}% reads",
-                    st.name,
-                    trim_float(p)
+        let pace = job_iops(mode, st.rate_iops, st.rate_bytes, bs, ("rate", "rate_iops"))
+            .map_err(&jerr)?;
+        let rate_iops = match pace {
+            Pace::Total(r) => Some(r),
+            _ => None,
+        };
+        if let Pace::Caps { read, write } = pace {
+            if st.poisson {
+                return Err(jerr(
+                    "rate_process=poisson with a mixed job's rates is not supported (iorig caps each direction as fio does, without arrivals); give one direction per job, or drop rate_process".into(),
                 ));
             }
-            w.read = Some(StrOrNum::Float(p));
+            w.read_rate = read.and_then(|r| num(r * st.numjobs));
+            w.write_rate = write.and_then(|r| num(r * st.numjobs));
         }
         // fio's floor: the job fails once a rate_cycle's rate falls below
         // it (per clone); iorig's is the job's total per interval.
-        let (min_iops, _) = if mode == Rw::Mixed
+        let min_iops = if mode == Rw::Mixed
             && (st.rate_min_iops.is_some() || st.rate_min_bytes.is_some())
         {
             return Err(jerr(
                 "a rate floor for a mixed job (fio judges reads and writes each) is not supported; give it to a job that only reads or only writes".into(),
             ));
         } else {
-            job_iops(
+            match job_iops(
                 mode,
                 st.rate_min_iops,
                 st.rate_min_bytes,
@@ -942,6 +943,10 @@ impl Translator<'_> {
                 ("rate_min", "rate_iops_min"),
             )
             .map_err(&jerr)?
+            {
+                Pace::Total(m) => Some(m),
+                _ => None,
+            }
         };
         if let Some(m) = min_iops {
             if mode == Rw::Mixed {
@@ -980,7 +985,7 @@ impl Translator<'_> {
             }
         }
         if st.think_ns > 0 {
-            if rate_iops.is_some() {
+            if pace != Pace::Free {
                 return Err(jerr(
                     "thinktime together with a rate is not supported (iorig paces by one or the other); give rate_iops or thinktime".into(),
                 ));
@@ -1687,25 +1692,35 @@ fn gcd(a: u64, b: u64) -> u64 {
     }
 }
 
-/// One clone's IOPS from fio's pair of a bytes/s option and an IOPS option
+/// How fio paces one clone: no pace, the one direction's IOPS, or a
+/// mixed job's caps per direction.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Pace {
+    Free,
+    Total(u64),
+    Caps {
+        read: Option<u64>,
+        write: Option<u64>,
+    },
+}
+
+/// One clone's pace from fio's pair of a bytes/s option and an IOPS option
 /// (`names`: bytes, IOPS), each an `r,w` pair (one value is both);
 /// bytes/s are divided by each direction's mean block size.
 ///
 /// fio paces each direction of a mixed job on its own: when one is ahead
 /// of its rate it issues the other instead (`rate_ddir` in fio's io_u.c),
-/// so a mixed job with both rates does r reads and w writes a second
-/// whatever its rwmixread (fio 3.33, null engine: `rate_iops=500` with
-/// `rwmixread=70` gives 500 and 500). That is iorig's one pace of r + w
-/// with a read share of r ÷ (r + w), returned as the second value. A rate
-/// for one direction only leaves the other unpaced, which one pace cannot
-/// be: refused.
+/// so a mixed job does r reads and w writes a second whatever its
+/// rwmixread (fio 3.33, null engine: `rate_iops=500` with `rwmixread=70`
+/// gives 500 and 500), and with a rate for one direction only the other
+/// runs unpaced. That is iorig's `read_rate` and `write_rate`.
 fn job_iops(
     mode: Rw,
     iops: Option<(u64, u64)>,
     bytes: Option<(u64, u64)>,
     (read_bs, write_bs): (&str, &str),
     names: (&str, &str),
-) -> Result<(Option<u64>, Option<f64>), String> {
+) -> Result<Pace, String> {
     let (by_bytes, by_iops) = names;
     let mean = |bs: &str| -> Result<f64, String> {
         iorig_spec::BsSpec::parse(bs)
@@ -1733,28 +1748,20 @@ fn job_iops(
             };
             (per(r, read_bs)?, per(w, write_bs)?)
         }
-        (None, None) => return Ok((None, None)),
+        (None, None) => return Ok(Pace::Free),
     };
     let v = match mode {
         Rw::Read => r,
         Rw::Write | Rw::Trim => w,
-        Rw::Mixed if r > 0 && w > 0 => {
-            let total = r.saturating_add(w);
-            return Ok((Some(total), Some(r as f64 * 100.0 / total as f64)));
-        }
         Rw::Mixed if r == 0 && w == 0 => 0,
         Rw::Mixed => {
-            let (paced, free) = if r > 0 {
-                ("reads", "writes")
-            } else {
-                ("writes", "reads")
-            };
-            return Err(format!(
-                "{by_bytes}/{by_iops} for one direction of a mixed job: fio paces only the {paced} and runs the {free} unpaced, which is not one pace; give both directions a rate, or split the job into a reading and a writing job"
-            ));
+            return Ok(Pace::Caps {
+                read: (r > 0).then_some(r),
+                write: (w > 0).then_some(w),
+            })
         }
     };
-    Ok(((v > 0).then_some(v), None))
+    Ok(if v > 0 { Pace::Total(v) } else { Pace::Free })
 }
 
 /// What one clone of a job transfers before it ends.
