@@ -547,12 +547,9 @@ impl WorkerCtx {
                 let op = self.ops.next_op();
                 match &mut self.caps {
                     None => op,
-                    Some(c) => match c.choose(op, now) {
-                        Some(op) => op,
-                        // Both directions are held: the slot waits (the
-                        // drawn I/O is dropped, as fio's is redrawn).
-                        None => return None,
-                    },
+                    // Both directions held: the slot waits (the drawn
+                    // I/O is dropped, as fio's is redrawn).
+                    Some(c) => c.choose(op, now)?,
                 }
             }
         };
