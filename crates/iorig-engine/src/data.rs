@@ -39,25 +39,28 @@ impl DataPool {
         let mut rng = rng_for(seed, u32::MAX - 1, 5);
         let pool_len = max_bs + POOL_SLACK_BYTES;
         let mut pool = vec![0u8; pool_len];
+        // Each chunk: 1/ratio random bytes, the rest zeros.
+        let shaped = |rng: &mut Xoshiro256PlusPlus, buf: &mut [u8], ratio: f64| {
+            let random_len = ((CHUNK_BYTES as f64 / ratio).ceil() as usize).clamp(16, CHUNK_BYTES);
+            for chunk in buf.chunks_mut(CHUNK_BYTES) {
+                let n = random_len.min(chunk.len());
+                rng.fill_bytes(&mut chunk[..n]);
+            }
+        };
         match pattern {
             DataPattern::Zero => {}
-            DataPattern::Random | DataPattern::Dedup { .. } => rng.fill_bytes(&mut pool),
-            DataPattern::Compress { ratio } => {
-                // Each chunk: 1/ratio random bytes, the rest zeros.
-                let random_len =
-                    ((CHUNK_BYTES as f64 / ratio).ceil() as usize).clamp(16, CHUNK_BYTES);
-                for chunk in pool.chunks_mut(CHUNK_BYTES) {
-                    let n = random_len.min(chunk.len());
-                    rng.fill_bytes(&mut chunk[..n]);
-                }
-            }
+            DataPattern::Random => rng.fill_bytes(&mut pool),
+            DataPattern::Compress { ratio }
+            | DataPattern::Dedup {
+                compress: ratio, ..
+            } => shaped(&mut rng, &mut pool, ratio),
         }
         let (dedup_pool, dup_threshold) = match pattern {
-            DataPattern::Dedup { ratio } => {
+            DataPattern::Dedup { ratio, compress } => {
                 // The same seed for every worker: duplicates match across workers.
                 let mut shared = rng_for(seed, u32::MAX, 6);
                 let mut p = vec![0u8; DEDUP_POOL_CHUNKS * CHUNK_BYTES];
-                shared.fill_bytes(&mut p);
+                shaped(&mut shared, &mut p, compress);
                 let dup = 1.0 - 1.0 / ratio;
                 (p, (dup * u64::MAX as f64) as u64)
             }
@@ -199,10 +202,30 @@ mod tests {
 
     #[test]
     fn dedup_ratio_is_about_right() {
-        let chunks = written_chunks(DataPattern::Dedup { ratio: 3.0 }, 3000);
-        let unique: HashSet<_> = chunks.iter().collect();
-        let ratio = chunks.len() as f64 / unique.len() as f64;
-        // 12000 chunks; unique ~ 4000 + 64 pool chunks.
-        assert!((ratio - 3.0).abs() < 0.15, "dedup ratio {ratio}");
+        for compress in [1.0, 4.0] {
+            let chunks = written_chunks(
+                DataPattern::Dedup {
+                    ratio: 3.0,
+                    compress,
+                },
+                3000,
+            );
+            let unique: HashSet<_> = chunks.iter().collect();
+            let ratio = chunks.len() as f64 / unique.len() as f64;
+            // 12000 chunks; unique ~ 4000 + 64 pool chunks.
+            assert!((ratio - 3.0).abs() < 0.15, "dedup ratio {ratio}");
+            // vdbench's dedupratio with compratio: every chunk, duplicate
+            // or not, is 1/compress random bytes and zeros after them.
+            let zeros: usize = chunks
+                .iter()
+                .map(|c| c.iter().filter(|&&b| b == 0).count())
+                .sum();
+            let share = zeros as f64 / (chunks.len() * CHUNK_BYTES) as f64;
+            let want = 1.0 - 1.0 / compress;
+            assert!(
+                (share - want).abs() < 0.01,
+                "zero share {share}, want {want}"
+            );
+        }
     }
 }

@@ -572,10 +572,16 @@ fn data_of(
         } else {
             format!("compress:{r}")
         })),
-        [.., (_, _, loc)] => Err(usage(
-            loc,
-            "compratio and dedupratio together: iorig's data is compressible or dedupable, not both; keep one",
-        )),
+        // vdbench's dedupable data is compressible at compratio too.
+        [a, b] if a.0 != b.0 => {
+            let (d, c) = if a.0 == "dedupratio" {
+                (a.1, b.1)
+            } else {
+                (b.1, a.1)
+            };
+            Ok(Some(format!("dedup:{d},compress:{c}")))
+        }
+        [.., (k, _, loc)] => Err(usage(loc, format!("{k} is given twice; give it once"))),
     }
 }
 
@@ -1597,8 +1603,12 @@ impl Tr<'_> {
             }
         }
         // The fwds must share their fsd and I/O shape; their operations
-        // become one mix by skew.
+        // become one mix by skew. The transfer's shape (xfersize, fileio,
+        // stopafter) is shared by the fwds that read or write only: a
+        // metadata operation (mkdir, create, getattr, ...) moves no data.
         let mut shared: Option<Keys> = None;
+        let mut shared_data: Option<Keys> = None;
+        let mut first_transfer: Option<Keys> = None;
         let mut ops: Vec<(String, f64)> = Vec::new();
         let n = chosen.len();
         for fwd in &chosen {
@@ -1695,16 +1705,36 @@ impl Tr<'_> {
                 }
                 _ => ops.push((op.clone(), skew)),
             }
-            match &shared {
-                None => shared = Some(keys),
-                Some(s) if *s == keys => {}
-                Some(_) => {
-                    return Err(fbad(
-                        "fsd",
-                        "the fwds of one rd must share their fsd, xfersize, fileio, fileselect and threads (iorig mixes their operations by skew in one workload)".into(),
-                    ))
+            let transfer = |k: &&str| [key::bs, key::fileio, key::stopafter].contains(k);
+            let (data_keys, keys): (Keys, Keys) = keys.into_iter().partition(|(k, _)| transfer(k));
+            let moves_data = matches!(op.as_str(), "read" | "write");
+            if first_transfer.is_none() {
+                first_transfer = Some(data_keys.clone());
+            }
+            for (mine, theirs, what) in [
+                (Some(keys), &mut shared, "fsd, fileselect and threads"),
+                (
+                    moves_data.then_some(data_keys),
+                    &mut shared_data,
+                    "xfersize, fileio and stopafter (those that read or write)",
+                ),
+            ] {
+                let Some(mine) = mine else { continue };
+                match theirs {
+                    None => *theirs = Some(mine),
+                    Some(s) if *s == mine => {}
+                    Some(_) => {
+                        return Err(fbad(
+                            "fsd",
+                            format!("the fwds of one rd must share their {what}: iorig mixes their operations by skew in one workload"),
+                        ))
+                    }
                 }
             }
+        }
+        // A run of metadata operations alone keeps its first fwd's shape.
+        if shared_data.is_none() {
+            shared_data = first_transfer;
         }
         let mut t = String::new();
         let _ = writeln!(t, "\n[[steps]]");
@@ -1712,6 +1742,7 @@ impl Tr<'_> {
         for (k, v) in step
             .iter()
             .chain(shared.iter().flatten())
+            .chain(shared_data.iter().flatten())
             .chain(sweeps.iter())
         {
             let _ = writeln!(t, "{k} = {v}");

@@ -91,9 +91,11 @@ pub enum DataPattern {
     Compress {
         ratio: f64,
     },
-    /// About RATIO:1 of written 4 KiB chunks duplicate one another.
+    /// About RATIO:1 of written 4 KiB chunks duplicate one another; every
+    /// chunk, unique or not, compresses about `compress`:1 (1: not at all).
     Dedup {
         ratio: f64,
+        compress: f64,
     },
 }
 
@@ -113,15 +115,36 @@ impl DataPattern {
             }
             Ok(r)
         };
+        // Both reductions at once: dedup:R,compress:C (either order).
+        if let Some((a, b)) = t.split_once(',') {
+            let (dedup, compress) = match (a.trim().split_once(':'), b.trim().split_once(':')) {
+                (Some(("dedup", d)), Some(("compress", c)))
+                | (Some(("compress", c)), Some(("dedup", d))) => (ratio(d)?, ratio(c)?),
+                _ => {
+                    return Err(SpecError::bad(
+                        "data",
+                        text,
+                        "two reductions are written dedup:RATIO,compress:RATIO",
+                    ))
+                }
+            };
+            return Ok(DataPattern::Dedup {
+                ratio: dedup,
+                compress,
+            });
+        }
         match t.split_once(':') {
             None if t == "random" => Ok(DataPattern::Random),
             None if t == "zero" => Ok(DataPattern::Zero),
             Some(("compress", a)) => Ok(DataPattern::Compress { ratio: ratio(a)? }),
-            Some(("dedup", a)) => Ok(DataPattern::Dedup { ratio: ratio(a)? }),
+            Some(("dedup", a)) => Ok(DataPattern::Dedup {
+                ratio: ratio(a)?,
+                compress: 1.0,
+            }),
             _ => Err(SpecError::bad(
                 "data",
                 text,
-                "use random, zero, compress:RATIO or dedup:RATIO",
+                "use random, zero, compress:RATIO, dedup:RATIO or dedup:RATIO,compress:RATIO",
             )),
         }
     }
@@ -133,7 +156,12 @@ impl fmt::Display for DataPattern {
             DataPattern::Random => write!(f, "random"),
             DataPattern::Zero => write!(f, "zero"),
             DataPattern::Compress { ratio } => write!(f, "compress:{ratio}"),
-            DataPattern::Dedup { ratio } => write!(f, "dedup:{ratio}"),
+            DataPattern::Dedup { ratio, compress } if *compress == 1.0 => {
+                write!(f, "dedup:{ratio}")
+            }
+            DataPattern::Dedup { ratio, compress } => {
+                write!(f, "dedup:{ratio},compress:{compress}")
+            }
         }
     }
 }

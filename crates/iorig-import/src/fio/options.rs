@@ -1197,10 +1197,17 @@ fn opt_buffer_compress_percentage(
             "compress"
         };
         // The ratio as the plan shows it (a few digits), read back.
-        st.data = Some(
-            DataPattern::parse(&format!("{kind}:{}", trim_float(ratio)))
-                .map_err(|e| bad(e.to_string()))?,
-        );
+        let this = DataPattern::parse(&format!("{kind}:{}", trim_float(ratio)))
+            .map_err(|e| bad(e.to_string()))?;
+        // fio's dedupe_percentage and buffer_compress_percentage together:
+        // duplicate buffers whose every buffer compresses too.
+        st.data = Some(match (st.data, this) {
+            (Some(DataPattern::Dedup { ratio, .. }), DataPattern::Compress { ratio: c })
+            | (Some(DataPattern::Compress { ratio: c }), DataPattern::Dedup { ratio, .. }) => {
+                DataPattern::Dedup { ratio, compress: c }
+            }
+            _ => this,
+        });
     }
     Ok(())
 }

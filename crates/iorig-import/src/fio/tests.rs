@@ -537,6 +537,12 @@ fn everyday_options_map_or_refuse_with_reason() {
         .notices
         .iter()
         .any(|n| n.contains("buffer_compress_chunk=512")));
+    let j = job(
+        &plan("[j]\nsize=1g\nrw=write\ndedupe_percentage=50\nbuffer_compress_percentage=75\n"),
+        0,
+        0,
+    );
+    assert_eq!(j["data"].as_str(), Some("dedup:2,compress:4"));
     let e = tr("[j]\nsize=1g\nbuffer_compress_chunk=64k\n").unwrap_err();
     assert!(e.contains("divides 4k"), "{e}");
     // A sequential job takes its files in fio's order: roundrobin by
