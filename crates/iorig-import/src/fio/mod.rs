@@ -373,6 +373,8 @@ struct State {
     fsync: u64,
     /// fio's end_fsync or fsync_on_close.
     end_fsync: bool,
+    /// fio's norandommap (or softrandommap).
+    norandommap: bool,
     fdatasync: u64,
     unlink: bool,
     /// invalidate=0: leave the page cache as it is.
@@ -474,6 +476,7 @@ impl Translator<'_> {
             filesize: None,
             fsync: 0,
             end_fsync: false,
+            norandommap: false,
             fdatasync: 0,
             unlink: false,
             keep_cache: false,
@@ -865,6 +868,21 @@ impl Translator<'_> {
             Rw::Write | Rw::Trim => 0.0,
             Rw::Mixed => st.read_mix.unwrap_or(50.0),
         };
+        let mixed_sizes = |bs: &str| bs.contains(',') || bs.contains(':');
+        let sizes_used = match mode {
+            Rw::Read => mixed_sizes(&read_bs),
+            Rw::Write | Rw::Trim => mixed_sizes(&write_bs),
+            Rw::Mixed => mixed_sizes(&read_bs) || mixed_sizes(&write_bs),
+        };
+        if random && sizes_used && !st.norandommap {
+            self.notice_once(
+                "randommap",
+                format!(
+                    "{loc}: job '{}': random I/O of mixed block sizes without norandommap: fio's random map covers each block once a pass and shrinks I/Os to fit its holes, so fio's mean I/O size falls below the mix's as the map fills; iorig draws with replacement (fio's norandommap) and keeps the mix. Add norandommap to the job file to run fio the same way",
+                    st.name
+                ),
+            );
+        }
         if read_bs == write_bs {
             w.bs = as_text(&read_bs);
         } else {

@@ -222,14 +222,7 @@ pub(super) const OPTIONS: &[FioOption] = &[
         &["randrepeat"],
         "iorig's offsets repeat by seed (randseed) on every run",
     ),
-    no_effect(
-        &["norandommap"],
-        "iorig draws random offsets with replacement, as fio does with norandommap",
-    ),
-    no_effect(
-        &["softrandommap"],
-        "iorig draws random offsets with replacement, as fio does with norandommap",
-    ),
+    mapped(&["norandommap", "softrandommap"], opt_norandommap),
     no_effect(&["unit_base"], "iorig reports bytes and decimal MB/s"),
     no_effect(
         &["lat_percentiles"],
@@ -1393,6 +1386,24 @@ fn opt_fsync(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(
 
 /// fio's end_fsync and fsync_on_close: iorig keeps its targets open to the
 /// end, so a sync at close is the sync at the end.
+/// iorig draws random offsets with replacement, as fio with norandommap:
+/// said once, and the job is not told its sizes differ from fio's.
+fn opt_norandommap(
+    t: &mut Translator<'_>,
+    st: &mut State,
+    arg: &Arg<'_>,
+) -> Result<(), ImportError> {
+    st.norandommap = arg.flag()?;
+    t.notice_once(
+        arg.key,
+        format!(
+            "{}: {}: iorig draws random offsets with replacement, as fio does with norandommap",
+            arg.loc, arg.key
+        ),
+    );
+    Ok(())
+}
+
 fn opt_end_fsync(
     _t: &mut Translator<'_>,
     st: &mut State,
