@@ -474,7 +474,7 @@ pub struct AgentArgs {
 }
 
 /// Mutual TLS between a controller and its agents (all three or none).
-#[derive(Debug, Default, Args)]
+#[derive(Debug, Default, Clone, Args)]
 pub struct TlsArgs {
     /// This side's certificate (PEM); with --tls-key and --tls-ca, mutual
     /// TLS: each side must show a certificate the CA signed.
@@ -489,7 +489,7 @@ pub struct TlsArgs {
 }
 
 /// Running on many hosts at once (`iorig agent` on each).
-#[derive(Debug, Default, Args)]
+#[derive(Debug, Default, Clone, Args)]
 pub struct HostArgs {
     /// Run on these agents at once: HOST[:PORT],... (port 7420 by default),
     /// or k8s:SERVICE.NAMESPACE for every pod behind a headless service.
@@ -705,7 +705,9 @@ impl RunArgs {
             (self.csv.is_some(), "--csv"),
             (self.lat_log.is_some(), "--lat-log"),
             (self.trace_out.is_some(), "--trace-out"),
-            (self.on_hosts(), "--hosts"),
+            // A parameter file's runs go to hosts as a plan's do
+            // (docs/hosts.md); a fio job file runs here.
+            (self.on_hosts() && !vdbench, "--hosts"),
         ];
         if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
             return Some(format!("{flag} does not apply to a job or parameter file, which sets its own targets and options; edit the file, or run iorig import FILE > plan.toml and change the plan"));

@@ -196,7 +196,7 @@ fn check_plan(path: &Path, plan_toml: &str, anchor: Option<&str>) -> Result<(), 
 }
 
 /// `path` relative to the directory of `base` (unless absolute).
-fn beside(base: &Path, path: &str) -> PathBuf {
+pub(crate) fn beside(base: &Path, path: &str) -> PathBuf {
     let p = Path::new(path);
     if p.is_absolute() {
         p.to_path_buf()

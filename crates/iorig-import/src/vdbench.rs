@@ -49,6 +49,9 @@ pub struct Translation {
 struct Loc {
     file: String,
     line: usize,
+    /// The line is in a file pulled in by `include=`, not in the file
+    /// given: its text is never shown in a message.
+    included: bool,
 }
 
 impl std::fmt::Display for Loc {
@@ -57,8 +60,94 @@ impl std::fmt::Display for Loc {
     }
 }
 
+/// A refusal at `loc`. `why` may quote the file's text, so for a line of
+/// an included file (which may be any file) only the file and line are
+/// said, as for a fio job file's `include`.
 fn usage(loc: &Loc, why: impl std::fmt::Display) -> ImportError {
+    if loc.included {
+        return ImportError::Usage(format!(
+            "{loc}: this line is not taken (the text of an included file is not shown in messages; check that line, or paste it into the parameter file to see why)"
+        ));
+    }
     ImportError::Usage(format!("{loc}: {why}"))
+}
+
+/// Most nested `include=` files (a loop is caught before this).
+const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// The logical lines of `text` (read from `path`), with the files its
+/// `include=` lines name read in their place: vdbench inserts an
+/// included file in line, anywhere, and looks for a bare file name in the
+/// directory of the file that includes it.
+fn logical_lines(
+    path: &Path,
+    text: &str,
+    vars: &BTreeMap<String, String>,
+    stack: &mut Vec<std::path::PathBuf>,
+    included: bool,
+    logical: &mut Vec<(String, Loc)>,
+) -> Result<(), ImportError> {
+    let file = path.display().to_string();
+    for (i, raw) in text.lines().enumerate() {
+        let loc = Loc {
+            file: file.clone(),
+            line: i + 1,
+            included,
+        };
+        if raw.len() > crate::MAX_LINE_BYTES {
+            // Text not read by read_text (the caller's): named by its
+            // number, never shown.
+            return Err(ImportError::Usage(format!(
+                "{loc}: the line is longer than {} KiB, the most iorig reads of one line of a parameter file",
+                crate::MAX_LINE_BYTES >> 10
+            )));
+        }
+        let line = raw.trim();
+        if line.is_empty()
+            || line.starts_with('*')
+            || line.starts_with('#')
+            || line.starts_with("//")
+        {
+            continue;
+        }
+        let line = substitute(line, vars, &loc)?;
+        let lower = line.to_ascii_lowercase();
+        if let Some(name) = lower
+            .strip_prefix("include=")
+            .map(|_| line["include=".len()..].trim())
+        {
+            let target = crate::beside(path, name);
+            // A path from an included file's text is not shown.
+            let say = |why: String| {
+                ImportError::Usage(if included {
+                    format!("{loc}: the file this line includes cannot be read, or includes too deep or in a loop")
+                } else {
+                    format!("{loc}: include={}: {why}", target.display())
+                })
+            };
+            if stack.len() >= MAX_INCLUDE_DEPTH {
+                return Err(say(format!("more than {MAX_INCLUDE_DEPTH} files deep")));
+            }
+            let canonical = std::fs::canonicalize(&target).map_err(|e| say(e.to_string()))?;
+            if stack.contains(&canonical) {
+                return Err(say("the file includes itself (a loop)".into()));
+            }
+            let text = crate::read_text(&target).map_err(|e| say(e.to_string()))?;
+            stack.push(canonical);
+            logical_lines(&target, &text, vars, stack, true, logical)?;
+            stack.pop();
+            continue;
+        }
+        // A line ending in a comma continues on the next; so does one
+        // that starts with a comma.
+        match logical.last_mut() {
+            Some((prev, _)) if prev.ends_with(',') || line.starts_with(',') => {
+                prev.push_str(&line);
+            }
+            _ => logical.push((line, loc)),
+        }
+    }
+    Ok(())
 }
 
 /// A parameter's value: one item or a parenthesised list.
@@ -227,42 +316,9 @@ fn definitions(
     text: &str,
     vars: &BTreeMap<String, String>,
 ) -> Result<Vec<Def>, ImportError> {
-    let file = path.display().to_string();
     let mut logical: Vec<(String, Loc)> = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
-        let loc = Loc {
-            file: file.clone(),
-            line: i + 1,
-        };
-        if raw.len() > crate::MAX_LINE_BYTES {
-            // Text not read by read_text (the caller's): named by its
-            // number, never shown.
-            return Err(usage(
-                &loc,
-                format!(
-                    "the line is longer than {} KiB, the most iorig reads of one line of a parameter file",
-                    crate::MAX_LINE_BYTES >> 10
-                ),
-            ));
-        }
-        let line = raw.trim();
-        if line.is_empty()
-            || line.starts_with('*')
-            || line.starts_with('#')
-            || line.starts_with("//")
-        {
-            continue;
-        }
-        let line = substitute(line, vars, &loc)?;
-        // A line ending in a comma continues on the next; so does one
-        // that starts with a comma.
-        match logical.last_mut() {
-            Some((prev, _)) if prev.ends_with(',') || line.starts_with(',') => {
-                prev.push_str(&line);
-            }
-            _ => logical.push((line, loc)),
-        }
-    }
+    let mut stack = vec![std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())];
+    logical_lines(path, text, vars, &mut stack, false, &mut logical)?;
     let mut defs = Vec::new();
     for (line, loc) in logical {
         let parts = split_params(&line);
@@ -276,6 +332,25 @@ fn definitions(
             };
             let key = k.trim().to_ascii_lowercase();
             let mut val = parse_val(v);
+            // vdbench takes any beginning of a keyword (xf= for xfersize=).
+            let kind = parts
+                .first()
+                .and_then(|f| f.split_once('='))
+                .map(|(k, _)| k.trim().to_ascii_lowercase());
+            let kind = kind.filter(|k| KINDS.contains(&k.as_str()) && !params.is_empty());
+            let (key, flip) =
+                keyword(kind.as_deref().unwrap_or(""), &key).map_err(|why| usage(&loc, why))?;
+            if flip {
+                // writepct=W is rdpct=100-W.
+                let w: f64 = match &val {
+                    Val::One(x) => x
+                        .trim()
+                        .parse()
+                        .map_err(|_| usage(&loc, format!("{k}: '{x}' is not a percentage")))?,
+                    Val::List(_) => return Err(usage(&loc, format!("{k}: give one percentage"))),
+                };
+                val = Val::One(trim_pct(100.0 - w));
+            }
             // vdbench reads its keywords in any case (SD=, iorate=MAX,
             // openflags=O_DIRECT); names, paths and addresses keep theirs.
             if !CASED.contains(&key.as_str()) {
@@ -468,7 +543,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("offset", "use range"),
     ("count", "list each sd"),
     ("fwdrate_curve", "not supported"),
-    ("include", "paste the included file in"),
     ("endcmd", "run commands around iorig"),
     ("startcmd", "run commands around iorig"),
 ];
@@ -871,9 +945,20 @@ fn select<'a>(
     for r in refs.items() {
         // As the definitions' names are kept ([`definitions`]).
         let r = iorig_spec::printable(&r);
-        let matched: Vec<&Def> = match r.strip_suffix('*') {
-            Some(prefix) => all.iter().filter(|d| d.name.starts_with(prefix)).collect(),
-            None => all.iter().filter(|d| d.name == r).collect(),
+        let matched: Vec<&Def> = match (r.strip_suffix('*'), numbered_range(&r)) {
+            (Some(prefix), _) => all.iter().filter(|d| d.name.starts_with(prefix)).collect(),
+            // sd=(sd101-sd132): the names of that prefix numbered in the
+            // range (a definition named so exactly is itself).
+            (None, Some((prefix, lo, hi))) if !all.iter().any(|d| d.name == r) => all
+                .iter()
+                .filter(|d| {
+                    d.name
+                        .strip_prefix(prefix)
+                        .and_then(|n| n.parse::<u64>().ok())
+                        .is_some_and(|n| (lo..=hi).contains(&n))
+                })
+                .collect(),
+            (None, _) => all.iter().filter(|d| d.name == r).collect(),
         };
         if matched.is_empty() {
             return Err(usage(
@@ -898,6 +983,109 @@ fn select<'a>(
         }
     }
     Ok(out)
+}
+
+/// The order in which vdbench's own parser tries a workload definition's
+/// keywords (`WD_entry.readParms`): an abbreviation is the first of them
+/// it begins (`s=` is skew, `x=` xfersize, `r=` readpct).
+const WD_ORDER: &[&str] = &[
+    "skew",
+    "xfersize",
+    "readpct",
+    "rdpct",
+    "writepct",
+    "wrpct",
+    "range",
+    "hotband",
+    "seekpct",
+    "stride",
+    "priority",
+    "iorate",
+    "rhpct",
+    "whpct",
+    "host",
+    "openflags",
+    "user",
+    "threads",
+    "streams",
+];
+
+/// A parameter's keyword as written (lower case), for a definition of
+/// `kind` ("" for a general parameter), as iorig's table names it: a
+/// keyword itself, vdbench's aliases (readpct, writepct and wrpct, whose
+/// value is the write share: `true` asks the caller to flip it), or any
+/// beginning of one, as vdbench reads `xf=`. An abbreviation that begins
+/// several keywords is taken as vdbench takes it in a workload definition
+/// (its parser's order) and refused elsewhere, naming them.
+fn keyword(kind: &str, key: &str) -> Result<(String, bool), String> {
+    let alias = |k: &str| -> Option<(String, bool)> {
+        match k {
+            "readpct" => Some(("rdpct".into(), false)),
+            "writepct" | "wrpct" => Some(("rdpct".into(), true)),
+            _ => None,
+        }
+    };
+    let known = |k: &str| {
+        MAPPED.contains(&k)
+            || KINDS.contains(&k)
+            || NO_EFFECT.iter().any(|(n, _)| *n == k)
+            || UNSUPPORTED.iter().any(|(n, _)| *n == k)
+    };
+    if let Some(a) = alias(key) {
+        return Ok(a);
+    }
+    if known(key) || key.is_empty() {
+        return Ok((key.to_string(), false));
+    }
+    if kind == "wd" {
+        if let Some(full) = WD_ORDER.iter().find(|w| w.starts_with(key)) {
+            return Ok(alias(full).unwrap_or_else(|| (full.to_string(), false)));
+        }
+    }
+    let mut candidates: Vec<&str> = MAPPED
+        .iter()
+        .copied()
+        .chain(NO_EFFECT.iter().map(|(n, _)| *n))
+        .chain(UNSUPPORTED.iter().map(|(n, _)| *n))
+        .filter(|k| k.starts_with(key))
+        .collect();
+    candidates.sort_unstable();
+    candidates.dedup();
+    match candidates.as_slice() {
+        // Unknown: said later, with a did-you-mean.
+        [] => Ok((key.to_string(), false)),
+        [one] => Ok((one.to_string(), false)),
+        many => Err(format!(
+            "{key}= begins several keywords ({}); write more of it",
+            many.join(", ")
+        )),
+    }
+}
+
+/// The size of a lun that exists: a file's length, a block device's size
+/// (opened for reading only, to seek to its end).
+fn lun_size(path: &Path) -> Option<u64> {
+    use std::io::Seek;
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.is_file() {
+        return Some(meta.len());
+    }
+    let mut f = std::fs::File::open(path).ok()?;
+    f.seek(std::io::SeekFrom::End(0)).ok().filter(|&n| n > 0)
+}
+
+/// vdbench's range of numbered names, `sd101-sd132`: the prefix both ends
+/// share and the numbers from and to.
+fn numbered_range(r: &str) -> Option<(&str, u64, u64)> {
+    let (a, b) = r.split_once('-')?;
+    let digits = |s: &str| s.len() - s.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let (pa, na) = a.split_at(a.len() - digits(a));
+    let (pb, nb) = b.split_at(b.len() - digits(b));
+    if pa != pb || na.is_empty() || nb.is_empty() {
+        return None;
+    }
+    let (lo, hi) = (na.parse().ok()?, nb.parse().ok()?);
+    (lo <= hi).then_some((pa, lo, hi))
 }
 
 /// xfersize: `4k` or a distribution `(4k,50,8k,50)`.
@@ -1261,10 +1449,20 @@ impl Tr<'_> {
             })?;
             targets.push(lun);
         }
-        w.target = Some(OneOrMany::Many(targets));
-        if let Some(s) = sizes.iter().min() {
+        // Without size= an sd is its whole lun (vdbench's default): the
+        // luns' own sizes give the hit area's share and eof's pass.
+        if sizes.is_empty() {
+            let own: Vec<u64> = targets
+                .iter()
+                .filter_map(|t| lun_size(Path::new(t)))
+                .collect();
+            if own.len() == targets.len() {
+                sizes = own;
+            }
+        } else if let Some(s) = sizes.iter().min() {
             w.size = Some(StrOrNum::Str(iorig_spec::format_size(*s)));
         }
+        w.target = Some(OneOrMany::Many(targets));
         // vdbench's defaults: 4k, reads, random.
         let mut read = 100.0;
         let mut random = 100.0;
@@ -1331,7 +1529,7 @@ impl Tr<'_> {
             let Some(s) = sizes.iter().min() else {
                 return Err(wbad(
                     "rhpct",
-                    "the hit area's share needs the sd's size=".into(),
+                    "the hit area's share needs the sd's size= (or a lun that exists, whose size it is)".into(),
                 ));
             };
             let space = (hit.2 as f64 / *s as f64 * 100.0).clamp(0.001, 100.0);

@@ -149,13 +149,26 @@ fn an_included_file_is_named_never_quoted() {
     // The job file given is quoted as before.
     let e = fio_tr(&job, "[j]\nsize=1m\nbs=4q\n").unwrap_err();
     assert!(e.contains("'4q'"), "{e}");
-    // vdbench reads no included file: include= is refused by its line.
+    // vdbench's include= reads the file in place, under the same rule: its
+    // bad line is named by file and line, never quoted, and an include in
+    // an included file names no path from its text.
     let e = vd_tr(&format!(
         "include={shown}\nsd=sd1,lun=/dev/sdb\nwd=wd1,sd=sd1\nrd=r1,wd=wd1,iorate=max,elapsed=5\n"
     ))
     .unwrap_err();
-    assert!(e.starts_with("p.parm:1: "), "{e}");
+    assert!(e.starts_with(&format!("{shown}:1: ")), "{e}");
     assert!(!e.to_ascii_lowercase().contains("secrethash"), "{e}");
+    write(d.path(), "outer.parm", "include=SECRETHASH.parm\n");
+    let e = vd_tr(&format!(
+        "include={}\n",
+        d.path().join("outer.parm").display()
+    ))
+    .unwrap_err();
+    assert!(
+        e.contains("outer.parm:1: the file this line includes cannot be read"),
+        "{e}"
+    );
+    assert!(!e.contains("SECRETHASH"), "{e}");
 }
 
 /// No control character in the plan, raw or as a TOML escape.

@@ -116,7 +116,9 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
             // A job that ends by its bytes has no time to estimate.
             yes: true,
             quiet: a.quiet,
-            hosts: iorig_cli::HostArgs::default(),
+            // A parameter file runs on --hosts (or its hd= hosts) as a
+            // plan does; a fio job file was refused them (RunArgs::refusal).
+            hosts: a.hosts.clone(),
             metrics: a.metrics.clone(),
             collect: a.collect.collect.clone(),
             text_to_stderr: json_stdout,

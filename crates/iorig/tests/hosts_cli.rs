@@ -1176,3 +1176,94 @@ fn fio_json_of_a_multi_host_run_has_client_stats_and_all_clients() {
         p99(&clients[2])
     );
 }
+
+/// A parameter file of HCIBench's shape runs on two agents given with
+/// `--hosts`, as a plan does: each host runs the file on its own storage
+/// (each agent's relative luns in its own directory), and the run's total
+/// is the sum of what each agent measured. Without agents the same file
+/// names its hosts with `hd=` lines.
+#[test]
+fn an_hcibench_parameter_file_runs_on_two_agents() {
+    let d = tmp();
+    let dirs = [d.path().join("a"), d.path().join("b")];
+    for dir in &dirs {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    let agents = [
+        agent(&dirs[0], "127.0.0.2", &[], &[]),
+        agent(&dirs[1], "127.0.0.3", &[], &[]),
+    ];
+    let parm = d.path().join("hci.parm");
+    std::fs::write(
+        &parm,
+        "*SD:    Storage Definition\n*WD:    Workload Definition\n*RD:    Run Definition\n*\n\
+         debug=86\ndata_errors=10000\n\
+         sd=sd1,lun=hci1.dat,openflags=o_direct,hitarea=0,range=(0,100),threads=2,size=16m\n\
+         sd=sd2,lun=hci2.dat,openflags=o_direct,hitarea=0,range=(0,100),threads=2,size=16m\n\
+         wd=wd1,sd=(sd1,sd2),xfersize=4k,rdpct=70,seekpct=100\n\
+         rd=run1,wd=wd1,iorate=400,elapsed=2,warmup=0,interval=1\n",
+    )
+    .unwrap();
+    let refs: Vec<&Agent> = agents.iter().collect();
+    let list = hosts_arg(&refs);
+    // A job file's JSON is made from the stored run: a store of its own.
+    let run = |file: &Path, extra: &[&str]| -> (i32, String, Value) {
+        let json = d.path().join("parm.json");
+        let _ = std::fs::remove_file(&json);
+        let mut cmd = iorig();
+        cmd.arg("run")
+            .arg(file)
+            .args(extra)
+            .arg("--json")
+            .arg(&json)
+            .arg("--db")
+            .arg(d.path().join("parm.db"))
+            .current_dir(d.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut g = guarded(&mut cmd);
+        let status = wait_child(&mut g, 120);
+        let mut err = String::new();
+        let _ = std::io::Read::read_to_string(&mut g.stderr.take().unwrap(), &mut err);
+        let doc = std::fs::read_to_string(&json)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or(Value::Null);
+        (status.code().unwrap_or(-1), err, doc)
+    };
+    let (code, err, doc) = run(&parm, &["--hosts", &list]);
+    assert_eq!(code, 0, "{err}");
+    // Each agent made its own luns and measured its share.
+    for dir in &dirs {
+        assert!(
+            dir.join("hci1.dat").exists() && dir.join("hci2.dat").exists(),
+            "{}",
+            dir.display()
+        );
+    }
+    let locals: Vec<Value> = agents.iter().map(local_doc).collect();
+    let sum: u64 = locals.iter().map(|l| ops(&l["summary"])).sum();
+    assert!(sum > 0);
+    let total = doc.to_string();
+    assert!(
+        total.contains(&format!("\"ops\":{sum}")),
+        "the total is the agents' sum {sum}: {total}"
+    );
+    // hd= lines name the same hosts from inside the file.
+    let with_hd = d.path().join("hd.parm");
+    let text = std::fs::read_to_string(&parm).unwrap();
+    let hd: String = refs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| format!("hd=hd{i},system={}\n", a.addr))
+        .collect();
+    let text = text.replace(
+        "data_errors=10000\n",
+        &format!(
+            "data_errors=10000\nhd=default,vdbench=/opt/vdbench,user=root,shell=vdbench\n{hd}"
+        ),
+    );
+    std::fs::write(&with_hd, text).unwrap();
+    let (code, err, _) = run(&with_hd, &[]);
+    assert_eq!(code, 0, "{err}");
+}

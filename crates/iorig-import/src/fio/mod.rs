@@ -553,13 +553,6 @@ impl Translator<'_> {
         if matches!(st.engine, "filecreate" | "filestat" | "filedelete") {
             return self.finish_tree(st, loc);
         }
-        if st.filesize.is_some() && st.size.is_some() {
-            return Err(job_err(
-                loc,
-                &st.name,
-                "size and filesize together are not supported; give filesize (each file) or size (all files)".into(),
-            ));
-        }
         let mut w = WorkloadFile::default();
         let files = self.job_targets(&st, loc, &mut w)?;
         let sizes = self.job_sizes(&st, loc, &mut w)?;
@@ -659,10 +652,22 @@ impl Translator<'_> {
         };
         w.target = Some(OneOrMany::Many(files.clone()));
         // fio's size is a job's bytes over all its files; filesize each
-        // file's.
-        let size = match st.filesize {
-            Some(f) => Some(SizeOrPct::Bytes(f.saturating_mul(per_job_files))),
-            None => st.size,
+        // file's. Both: the files are made at filesize, and the job's I/O
+        // is size over them (each file's first size ÷ files bytes), at most
+        // the files' own (fio 3.33: 2 files of filesize=4m with size=2m
+        // make two 4 MiB files and read 2 MiB).
+        let (size, file_bytes) = match (st.filesize, st.size) {
+            (Some(f), Some(SizeOrPct::Bytes(s))) => (
+                Some(SizeOrPct::Bytes(s.min(f.saturating_mul(per_job_files)))),
+                Some(f),
+            ),
+            (Some(_), Some(SizeOrPct::Pct(_))) => {
+                return Err(jerr(
+                    "size as a percentage with filesize is not supported; give size in bytes, or filesize alone".into(),
+                ))
+            }
+            (Some(f), None) => (Some(SizeOrPct::Bytes(f.saturating_mul(per_job_files))), None),
+            (None, s) => (s, None),
         };
         let (size_bytes, range_end_pct) = match size {
             Some(SizeOrPct::Bytes(b)) => (Some(b / per_job_files.max(1)), None),
@@ -745,6 +750,19 @@ impl Translator<'_> {
                 return Err(jerr(
                     "offset in bytes needs size (iorig tests a share of each target); give size=, or offset as a percentage".into(),
                 ))
+            }
+        }
+        // size below the files' filesize: the files at their size, the I/O
+        // in each one's first part.
+        if let (Some(f), Some(span)) = (file_bytes, span_bytes) {
+            if f > span {
+                if range.is_some() {
+                    return Err(jerr(
+                        "offset with size below filesize is not supported; give one of them".into(),
+                    ));
+                }
+                target_size = Some(f);
+                range = Some((0.0, span as f64 * 100.0 / f as f64));
             }
         }
         if let Some(b) = target_size {

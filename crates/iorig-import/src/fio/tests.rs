@@ -602,8 +602,24 @@ fn metadata_engines_become_a_tree_workload() {
         let e = tr(&format!("[j]\n{text}")).unwrap_err();
         assert!(e.contains(says), "{text}: {e}");
     }
-    let e = tr("[j]\nsize=1g\nfilesize=1m\n").unwrap_err();
-    assert!(e.contains("size and filesize together"), "{e}");
+    // size with filesize as fio 3.33 reads them: files at filesize, the
+    // I/O size over them (each file's first size ÷ files), at most theirs.
+    let j = job(
+        &plan("[j]\nnrfiles=2\nfilesize=4m\nsize=2m\nrw=read\n"),
+        0,
+        0,
+    );
+    assert_eq!(j["size"].as_str(), Some("4m"));
+    assert_eq!(j["range"].as_str(), Some("0%-25%"));
+    assert_eq!(j["io_size"].as_str(), Some("2m"));
+    let j = job(
+        &plan("[j]\nnrfiles=2\nfilesize=1m\nsize=8m\nrw=read\n"),
+        0,
+        0,
+    );
+    assert_eq!(j["size"].as_str(), Some("1m"));
+    assert!(j.get("range").is_none());
+    assert_eq!(j["io_size"].as_str(), Some("2m"));
     let p = plan("[j]\nnrfiles=4\nfilesize=1m\nrw=read\n");
     assert_eq!(job(&p, 0, 0)["size"].as_str(), Some("1m"));
 }

@@ -308,12 +308,77 @@ fn a_host_that_means_every_host_is_taken() {
 #[test]
 fn a_misspelt_parameter_gets_a_did_you_mean() {
     let e = tr_with(
-        "sd=sd1,lun=/tmp/x,size=10m\nwd=wd1,sd=sd1,readpct=70\nrd=r1,wd=wd1,iorate=max,elapsed=3\n",
+        "sd=sd1,lun=/tmp/x,size=10m\nwd=wd1,sd=sd1,rdpcnt=70\nrd=r1,wd=wd1,iorate=max,elapsed=3\n",
         &[],
     )
     .unwrap_err();
     assert!(
-        e.contains("'readpct'") && e.contains("Did you mean 'rdpct'"),
+        e.contains("'rdpcnt'") && e.contains("Did you mean 'rdpct'"),
         "{e}"
     );
+}
+
+/// vdbench's abbreviations (any beginning of a keyword, in a wd as its
+/// parser tries them), its aliases, numbered ranges of definitions, and
+/// include= files read in place.
+#[test]
+fn abbreviations_ranges_and_includes_read_as_vdbench_reads_them() {
+    let p = plan("sd=sd1,lun=/tmp/x,size=10m,th=4\nwd=wd1,sd=sd1,xf=8k,r=30,se=0\nrd=r1,wd=wd1,io=max,el=3,in=1\n");
+    let s = step(&p, 0);
+    assert_eq!(s["bs"].as_str(), Some("8k"));
+    assert_eq!(s["read"].as_float(), Some(30.0));
+    assert_eq!(s["random"].as_float(), Some(0.0));
+    assert_eq!(s["threads"].as_integer(), Some(4));
+    assert_eq!(s["time"].as_str(), Some("3s"));
+    // writepct=W is rdpct=100-W.
+    let p = plan("sd=sd1,lun=/tmp/x,size=10m\nwd=wd1,sd=sd1,writepct=30\nrd=r1,wd=wd1,iorate=max,elapsed=3\n");
+    assert_eq!(step(&p, 0)["read"].as_float(), Some(70.0));
+    // Ambiguous outside a wd: refused, naming the keywords.
+    let e = tr_with(
+        "sd=sd1,lun=/tmp/x,size=10m\nwd=wd1,sd=sd1\nrd=r1,wd=wd1,iorate=max,e=3\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("begins several keywords") && e.contains("elapsed"),
+        "{e}"
+    );
+    // sd=(sd2-sd3): the numbered ones in the range.
+    let p = plan("sd=sd1,lun=/tmp/a,size=10m\nsd=sd2,lun=/tmp/b,size=10m\nsd=sd3,lun=/tmp/c,size=10m\nwd=wd1,sd=(sd2-sd3)\nrd=r1,wd=wd1,iorate=max,elapsed=3\n");
+    let targets: Vec<&str> = p["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert_eq!(targets, ["/tmp/b", "/tmp/c"]);
+    // include=: in place, beside the including file; a loop refused.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("sds.inc"), "sd=sd1,lun=/tmp/x,size=10m\n").unwrap();
+    let main = dir.path().join("main.parm");
+    let text = "include=sds.inc\nwd=wd1,sd=sd1,xfersize=16k\nrd=r1,wd=wd1,iorate=max,elapsed=3\n";
+    let t = translate(&main, text, &Options::default()).unwrap();
+    assert!(t.plan_toml.contains("bs = \"16k\""), "{}", t.plan_toml);
+    std::fs::write(dir.path().join("loop.inc"), "include=loop.inc\n").unwrap();
+    let e = translate(&main, "include=loop.inc\n", &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("loop"), "{e}");
+    // hitarea without size=: the lun's own size (a 64 MiB file here).
+    let lun = dir.path().join("lun.dat");
+    std::fs::File::create(&lun)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let p = plan(&format!(
+        "sd=sd1,lun={},hitarea=16m\nwd=wd1,sd=sd1,rhpct=90\nrd=r1,wd=wd1,iorate=max,elapsed=3\n",
+        lun.display()
+    ));
+    assert_eq!(step(&p, 0)["dist"].as_str(), Some("hot:90/25"));
+    // A bad line of an included file is named, never shown.
+    std::fs::write(dir.path().join("bad.inc"), "secret-text-here\n").unwrap();
+    let e = translate(&main, "include=bad.inc\n", &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bad.inc:1") && !e.contains("secret"), "{e}");
 }
