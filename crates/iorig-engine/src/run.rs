@@ -12,6 +12,7 @@ use crate::clock::ThreadClock;
 pub use crate::collect::{IntervalSample, RunEvent, RunOutcome};
 use crate::data::{DataFiller, DataPool};
 use crate::engine::fault::{FaultEngine, FaultRule};
+use crate::engine::mmap::MmapEngine;
 use crate::engine::null::NullEngine;
 use crate::engine::psync::PsyncEngine;
 use crate::engine::uring::UringEngine;
@@ -593,6 +594,7 @@ pub fn execute(
             match engine_kind {
                 EngineKind::Null => go!(NullEngine::new(qd, slot_bytes)),
                 EngineKind::Psync => go!(PsyncEngine::new(fds, qd, slot_bytes)),
+                EngineKind::Mmap => go!(MmapEngine::new(fds, qd, slot_bytes)),
                 EngineKind::IoUring => go!(UringEngine::new(&fds, qd, slot_bytes)
                     .map(|e| e.with_async_submit(async_submit))),
                 EngineKind::Fault => go!(FaultEngine::new(fds, qd, slot_bytes, rules)),

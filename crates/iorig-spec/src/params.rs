@@ -204,6 +204,7 @@ fn offered<T: Choice>() -> String {
 named_choice!(EngineKind, key::engine, {
     IoUring = "io_uring" | "uring",
     Psync = "psync",
+    Mmap = "mmap",
     Null = "null",
     // Real pread/pwrite with injected faults: for tests.
     Fault = "fault" (hidden),
@@ -729,7 +730,10 @@ mod tests {
         let pairs = w.to_pairs();
         assert_eq!(pairs[0].1.as_str(), Some("io_uring"));
         let e = WorkloadFile::from_toml("t", "engine = 'spdk'\n").expect_err("refused");
-        assert!(e.to_string().contains("use io_uring, psync or null"), "{e}");
+        assert!(
+            e.to_string().contains("use io_uring, psync, mmap or null"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -171,6 +171,8 @@ impl fmt::Display for DataPattern {
 pub enum EngineKind {
     IoUring,
     Psync,
+    /// Copies to and from shared mappings of the targets (fio's mmap).
+    Mmap,
     /// No syscalls, no target: measures iorig's own overhead.
     Null,
     /// Real pread/pwrite with injected faults; for tests.
@@ -675,7 +677,8 @@ impl WorkloadFile {
             }
             (Some(d), _) => d,
             (None, Some(b)) => !b,
-            (None, None) => true,
+            // A mapping is the page cache's: mmap is buffered unless told.
+            (None, None) => engine != EngineKind::Mmap,
         };
         let sync = match (self.sync.unwrap_or(false), self.dsync.unwrap_or(false)) {
             (true, true) => {
@@ -1840,11 +1843,18 @@ impl Workload {
 
     /// Rules between parameters that need no target.
     pub fn validate(&self) -> Result<(), SpecError> {
-        if self.engine == EngineKind::Psync && self.qd > 1 {
+        if matches!(self.engine, EngineKind::Psync | EngineKind::Mmap) && self.qd > 1 {
             return Err(SpecError::bad(
                 key::qd,
                 self.qd,
-                "psync keeps one I/O in flight per worker; use --qd 1 or --engine io_uring, or more --threads",
+                format!("{} keeps one I/O in flight per worker; use --qd 1 or --engine io_uring, or more --threads", self.engine),
+            ));
+        }
+        if self.engine == EngineKind::Mmap && self.direct {
+            return Err(SpecError::bad(
+                "engine",
+                "mmap",
+                "a mapping goes through the page cache, so O_DIRECT has no meaning; add --buffered",
             ));
         }
         if self.direct {

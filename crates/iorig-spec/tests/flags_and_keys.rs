@@ -72,7 +72,7 @@ fn a_bad_choice_on_the_command_line_says_what_to_give() {
         .expect("refused")
         .to_string();
     assert!(
-        err.contains("bad engine 'spdk': use io_uring, psync or null"),
+        err.contains("bad engine 'spdk': use io_uring, psync, mmap or null"),
         "{err}"
     );
     let cmd = Flags::command();
@@ -86,7 +86,7 @@ fn a_bad_choice_on_the_command_line_says_what_to_give() {
         .filter(|p| !p.is_hide_set())
         .map(|p| p.get_name().to_string())
         .collect();
-    assert_eq!(names, ["io_uring", "psync", "null"]);
+    assert_eq!(names, ["io_uring", "psync", "mmap", "null"]);
 }
 
 /// fio's names of the same parameters are aliases of iorig's flags, so a

@@ -1213,3 +1213,48 @@ fn corpus_files_run_by_fio_and_iorig_agree() {
         }
     }
 }
+
+/// ioengine=mmap against fio's own: the same jobs do the same I/O (counts
+/// and bytes per direction; the mix's read share within its sampling
+/// error), through a mapping of the file.
+#[test]
+fn the_mmap_engine_does_fios_mmap_jobs() {
+    assert!(common::have("fio"), "fio is not installed");
+    let (_d, ours) = run_job("mmap.fio", &[]);
+    let dir = tmp();
+    let out = Command::new("fio")
+        .arg(corpus("run/mmap.fio"))
+        .arg("--output-format=json")
+        .env("T", dir.path())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let theirs: Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    let (a, b) = (
+        ours["jobs"].as_array().unwrap(),
+        theirs["jobs"].as_array().unwrap(),
+    );
+    assert_eq!(a.len(), 2);
+    for (o, t) in a.iter().zip(b) {
+        let n = |j: &Value, d: &str| u(&j[d]["total_ios"]) as f64;
+        let (total_o, total_t) = (n(o, "read") + n(o, "write"), n(t, "read") + n(t, "write"));
+        assert_eq!(total_o, total_t, "{}", o["jobname"]);
+        // 1024 I/Os at 70 % reads: 4 standard errors of the difference.
+        let tol = 4.0 * (0.21f64 * 2.0 / total_t).sqrt() * total_t;
+        assert!(
+            (n(o, "read") - n(t, "read")).abs() <= tol.max(0.5),
+            "{}: reads {} vs fio {}",
+            o["jobname"],
+            n(o, "read"),
+            n(t, "read")
+        );
+        assert_eq!(u(&o["read"]["io_bytes"]) / 4096, n(o, "read") as u64);
+    }
+    assert_eq!(u(&a[1]["read"]["io_bytes"]), 8 << 20);
+}

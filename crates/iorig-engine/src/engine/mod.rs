@@ -14,11 +14,13 @@ use crate::EngineError;
 use std::time::Duration;
 
 pub mod fault;
+pub mod mmap;
 pub mod null;
 pub mod psync;
 pub mod uring;
 
 pub use fault::{FaultCounts, FaultEngine, FaultRule, FaultTrigger};
+pub use mmap::MmapEngine;
 pub use null::NullEngine;
 pub use psync::PsyncEngine;
 pub use uring::UringEngine;

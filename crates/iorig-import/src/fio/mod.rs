@@ -1396,7 +1396,15 @@ fn job_engine(
         w.submit_batch = num(b.min(qd));
     }
     w.threads = num(st.numjobs);
-    if st.direct {
+    if st.direct && st.engine == "mmap" {
+        // fio opens the file O_DIRECT and maps it: the copies still go
+        // through the page cache.
+        t.notice_once(
+            "mmap-direct",
+            format!("{loc}: job '{}': direct=1 with ioengine=mmap: a mapping goes through the page cache whatever the open flags, so the job runs buffered", st.name),
+        );
+        w.buffered = Some(true);
+    } else if st.direct {
         w.direct = Some(true);
     } else {
         w.buffered = Some(true);

@@ -875,13 +875,14 @@ fn opt_ioengine(t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result
             "libaio" | "io_uring" | "posixaio" => ("io_uring", false),
             "psync" | "pvsync" | "pvsync2" | "sync" | "vsync" => ("psync", true),
             "null" => ("null", false),
+            "mmap" => ("mmap", true),
             // The file-system workload's operations.
             "filecreate" => ("filecreate", true),
             "filestat" => ("filestat", true),
             "filedelete" => ("filedelete", true),
             other => {
                 return Err(bad(format!(
-                    "engine '{other}' is not supported; iorig runs libaio and io_uring jobs on io_uring, psync/pvsync/pvsync2/sync on psync, null on null"
+                    "engine '{other}' is not supported; iorig runs libaio and io_uring jobs on io_uring, psync/pvsync/pvsync2/sync on psync, mmap on mmap, null on null"
                 )))
             }
         };
