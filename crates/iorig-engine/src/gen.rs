@@ -405,8 +405,11 @@ impl OffsetGen {
 
     /// Sequential I/O over several targets in turns (fio's
     /// file_service_type): each I/O (or each `per_turn`) at the next or a
-    /// random one of the targets in this worker's region, each read on from
-    /// where it was left. The first target starts at the worker's place.
+    /// random one of the targets in this worker's stretch, each read on
+    /// from where it was left. A worker whose stretch holds no target's
+    /// start (more workers than targets) takes turns over all of them,
+    /// each started at its own share of the way in, so workers do not
+    /// repeat one another in step.
     pub fn with_target_order(mut self, order: iorig_spec::TargetOrder) -> Self {
         let (random, per_turn) = match order {
             iorig_spec::TargetOrder::Sequential => return self,
@@ -422,10 +425,17 @@ impl OffsetGen {
                 b >= self.region_start && b < self.region_end
             })
             .collect();
+        let mut at = vec![0; segs.len()];
         if segs.is_empty() {
             segs = (0..self.space.segs.len()).collect();
+            // This worker's place in the whole space, as a share of it.
+            let share = self.pos as f64 / self.space.total.max(1) as f64;
+            let align = self.space.align.max(1);
+            at = segs
+                .iter()
+                .map(|&i| ((self.space.segs[i].len as f64 * share) as u64) / align * align)
+                .collect();
         }
-        let at = vec![0; segs.len()];
         self.turns = Some(Turns {
             random,
             per_turn: per_turn.max(1),

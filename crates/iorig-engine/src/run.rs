@@ -470,6 +470,7 @@ pub fn execute(
         let engine_kind = prepared.engine;
         let fds = fds.clone();
         let qd = w.qd;
+        let random_pct = w.random_pct;
         let submit_batch = w.submit_batch;
         let rules = prepared.fault_rules.clone();
         let setup_failed = setup_failed.clone();
@@ -512,7 +513,12 @@ pub fn execute(
             ];
             crate::worker::DirectionPacer {
                 period_ns,
-                next_ns: period_ns.map(|p| p.map_or(0.0, |p| p * id as f64 / workers as f64)),
+                // From the end of the start delay, as a rate's schedule.
+                next_ns: period_ns.map(|p| {
+                    p.map_or(0.0, |p| {
+                        w.start_delay.as_nanos() as f64 + p * id as f64 / workers as f64
+                    })
+                }),
                 has: [w.read_pct > 0.0, 100.0 - w.read_pct - w.trim_pct > 0.0],
             }
         });
@@ -594,7 +600,7 @@ pub fn execute(
             match engine_kind {
                 EngineKind::Null => go!(NullEngine::new(qd, slot_bytes)),
                 EngineKind::Psync => go!(PsyncEngine::new(fds, qd, slot_bytes)),
-                EngineKind::Mmap => go!(MmapEngine::new(fds, qd, slot_bytes)),
+                EngineKind::Mmap => go!(MmapEngine::new(fds, qd, slot_bytes, random_pct)),
                 EngineKind::IoUring => go!(UringEngine::new(&fds, qd, slot_bytes)
                     .map(|e| e.with_async_submit(async_submit))),
                 EngineKind::Fault => go!(FaultEngine::new(fds, qd, slot_bytes, rules)),

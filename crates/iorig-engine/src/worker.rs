@@ -771,6 +771,20 @@ impl WorkerCtx {
         {
             wake = wake.min(t.next_due as u64);
         }
+        // Both directions held: the first one's next turn refills a free
+        // slot on time.
+        if let (Some(c), false, false, false, false) = (
+            &self.caps,
+            t.free.is_empty(),
+            t.stopping,
+            t.sync_due,
+            t.think_due,
+        ) {
+            let due = c.next_due_ns(now);
+            if due > now {
+                wake = wake.min(due);
+            }
+        }
         let mut feed_behind = false;
         if let (Some(r), false, false) = (&mut self.replay, t.free.is_empty(), t.stopping) {
             wake = wake.min(match r.peek() {

@@ -79,15 +79,18 @@ const MAX_INCLUDE_DEPTH: usize = 16;
 /// `include=` lines name read in their place: vdbench inserts an
 /// included file in line, anywhere, and looks for a bare file name in the
 /// directory of the file that includes it.
+#[allow(clippy::too_many_arguments)]
 fn logical_lines(
     path: &Path,
+    shown: &str,
     text: &str,
     vars: &BTreeMap<String, String>,
     stack: &mut Vec<std::path::PathBuf>,
     included: bool,
+    read_bytes: &mut usize,
     logical: &mut Vec<(String, Loc)>,
 ) -> Result<(), ImportError> {
-    let file = path.display().to_string();
+    let file = shown.to_string();
     for (i, raw) in text.lines().enumerate() {
         let loc = Loc {
             file: file.clone(),
@@ -133,8 +136,27 @@ fn logical_lines(
                 return Err(say("the file includes itself (a loop)".into()));
             }
             let text = crate::read_text(&target).map_err(|e| say(e.to_string()))?;
+            // Every file read counts against one file's cap, so a file
+            // included many times over cannot make the work grow without
+            // bound.
+            *read_bytes += text.len();
+            if *read_bytes > crate::MAX_FILE_BYTES {
+                return Err(say(format!(
+                    "the included files come to more than {} MiB, the most iorig reads of one parameter file",
+                    crate::MAX_FILE_BYTES >> 20
+                )));
+            }
+            // An included file's include is named by the line that pulls it
+            // in, never by a path from its text.
+            let shown = if included {
+                format!("{loc} (its include)")
+            } else {
+                target.display().to_string()
+            };
             stack.push(canonical);
-            logical_lines(&target, &text, vars, stack, true, logical)?;
+            logical_lines(
+                &target, &shown, &text, vars, stack, true, read_bytes, logical,
+            )?;
             stack.pop();
             continue;
         }
@@ -318,7 +340,18 @@ fn definitions(
 ) -> Result<Vec<Def>, ImportError> {
     let mut logical: Vec<(String, Loc)> = Vec::new();
     let mut stack = vec![std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())];
-    logical_lines(path, text, vars, &mut stack, false, &mut logical)?;
+    let shown = path.display().to_string();
+    let mut read_bytes = text.len();
+    logical_lines(
+        path,
+        &shown,
+        text,
+        vars,
+        &mut stack,
+        false,
+        &mut read_bytes,
+        &mut logical,
+    )?;
     let mut defs = Vec::new();
     for (line, loc) in logical {
         let parts = split_params(&line);
@@ -1066,12 +1099,21 @@ fn keyword(kind: &str, key: &str) -> Result<(String, bool), String> {
 /// (opened for reading only, to seek to its end).
 fn lun_size(path: &Path) -> Option<u64> {
     use std::io::Seek;
+    use std::os::unix::fs::FileTypeExt;
     let meta = std::fs::metadata(path).ok()?;
-    if meta.is_file() {
-        return Some(meta.len());
-    }
-    let mut f = std::fs::File::open(path).ok()?;
-    f.seek(std::io::SeekFrom::End(0)).ok().filter(|&n| n > 0)
+    let n = if meta.is_file() {
+        meta.len()
+    } else if meta.file_type().is_block_device() {
+        // Never a FIFO or a character device (a tape): opening one may
+        // block or act.
+        std::fs::File::open(path)
+            .ok()?
+            .seek(std::io::SeekFrom::End(0))
+            .ok()?
+    } else {
+        return None;
+    };
+    (n > 0).then_some(n)
 }
 
 /// vdbench's range of numbered names, `sd101-sd132`: the prefix both ends
@@ -1449,9 +1491,17 @@ impl Tr<'_> {
             })?;
             targets.push(lun);
         }
+        if let Some(s) = sizes.iter().min() {
+            w.size = Some(StrOrNum::Str(iorig_spec::format_size(*s)));
+        }
         // Without size= an sd is its whole lun (vdbench's default): the
-        // luns' own sizes give the hit area's share and eof's pass.
-        if sizes.is_empty() {
+        // luns' own sizes give the hit area's share and eof's pass, read
+        // only when one of them asks.
+        let wants_size = wd.params.iter().any(|(k, v)| {
+            matches!(k.as_str(), "rhpct" | "whpct")
+                || (k == "seekpct" && v.items().iter().any(|i| i == "eof"))
+        });
+        if sizes.is_empty() && wants_size {
             let own: Vec<u64> = targets
                 .iter()
                 .filter_map(|t| lun_size(Path::new(t)))
@@ -1459,8 +1509,6 @@ impl Tr<'_> {
             if own.len() == targets.len() {
                 sizes = own;
             }
-        } else if let Some(s) = sizes.iter().min() {
-            w.size = Some(StrOrNum::Str(iorig_spec::format_size(*s)));
         }
         w.target = Some(OneOrMany::Many(targets));
         // vdbench's defaults: 4k, reads, random.
@@ -1802,10 +1850,11 @@ impl Tr<'_> {
         }
         // The fwds must share their fsd and I/O shape; their operations
         // become one mix by skew. The transfer's shape (xfersize, fileio,
-        // stopafter) is shared by the fwds that read or write only: a
-        // metadata operation (mkdir, create, getattr, ...) moves no data.
+        // stopafter) is shared by the fwds that read, write or create only:
+        // a metadata operation (mkdir, getattr, delete, ...) moves no data.
         let mut shared: Option<Keys> = None;
         let mut shared_data: Option<Keys> = None;
+        let mut shared_bs: Option<Keys> = None;
         let mut first_transfer: Option<Keys> = None;
         let mut ops: Vec<(String, f64)> = Vec::new();
         let n = chosen.len();
@@ -1905,14 +1954,28 @@ impl Tr<'_> {
             }
             let transfer = |k: &&str| [key::bs, key::fileio, key::stopafter].contains(k);
             let (data_keys, keys): (Keys, Keys) = keys.into_iter().partition(|(k, _)| transfer(k));
-            let moves_data = matches!(op.as_str(), "read" | "write");
+            let bs_keys: Keys = data_keys
+                .iter()
+                .filter(|(k, _)| *k == key::bs)
+                .cloned()
+                .collect();
+            // A create writes its file whole, from its start, in xfersize
+            // transfers (as vdbench's does): it shares the xfersize of those
+            // that read or write, and has no fileio or stopafter of its own.
+            let reads_or_writes = matches!(op.as_str(), "read" | "write");
+            let moves_data = reads_or_writes || op == "create";
             if first_transfer.is_none() {
                 first_transfer = Some(data_keys.clone());
             }
             for (mine, theirs, what) in [
                 (Some(keys), &mut shared, "fsd, fileselect and threads"),
                 (
-                    moves_data.then_some(data_keys),
+                    moves_data.then_some(bs_keys),
+                    &mut shared_bs,
+                    "xfersize (those that read, write or create)",
+                ),
+                (
+                    reads_or_writes.then_some(data_keys),
                     &mut shared_data,
                     "xfersize, fileio and stopafter (those that read or write)",
                 ),
@@ -1930,9 +1993,10 @@ impl Tr<'_> {
                 }
             }
         }
-        // A run of metadata operations alone keeps its first fwd's shape.
+        // Without a read or write: a create's xfersize, else (metadata
+        // operations alone) the first fwd's shape.
         if shared_data.is_none() {
-            shared_data = first_transfer;
+            shared_data = shared_bs.or(first_transfer);
         }
         let mut t = String::new();
         let _ = writeln!(t, "\n[[steps]]");

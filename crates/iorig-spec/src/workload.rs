@@ -868,8 +868,13 @@ impl WorkloadFile {
             (None, None) => None,
         };
         if (sync_every.is_some() || self.fsync_at_end == Some(true)) && engine == EngineKind::Null {
+            let given = match sync_every {
+                Some(s) if s.data_only => "fdatasync-every",
+                Some(_) => "fsync-every",
+                None => "fsync-at-end",
+            };
             return Err(SpecError::bad(
-                "fsync-every",
+                given,
                 "with --engine null",
                 "the null engine writes nothing to sync; use io_uring or psync",
             ));
@@ -1129,8 +1134,18 @@ impl WorkloadFile {
         refuse("random", self.random.is_some(), "give --fileio random")?;
         refuse(
             "read-rate",
-            self.read_rate.is_some() || self.write_rate.is_some(),
+            self.read_rate.is_some(),
             "pace a tree's operations with --rate",
+        )?;
+        refuse(
+            "write-rate",
+            self.write_rate.is_some(),
+            "pace a tree's operations with --rate",
+        )?;
+        refuse(
+            "cpus-policy",
+            self.cpus_policy == Some(CpuPolicy::Split),
+            "a tree's workers share --cpus",
         )?;
         refuse(
             "target-order",
@@ -1183,9 +1198,12 @@ impl WorkloadFile {
         )?;
         refuse(
             "fsync-every",
-            self.fsync_every.is_some()
-                || self.fdatasync_every.is_some()
-                || self.fsync_at_end.is_some(),
+            self.fsync_every.is_some() || self.fdatasync_every.is_some(),
+            "give fsync among --ops",
+        )?;
+        refuse(
+            "fsync-at-end",
+            self.fsync_at_end == Some(true),
             "give fsync among --ops",
         )?;
         refuse(

@@ -875,10 +875,29 @@ fn latency_target_reports_the_best_load_under_the_target() {
     }
     assert_eq!(u(&jobs[0]["latency_target"]), 1);
     assert_eq!(u(&jobs[1]["latency_target"]), 10_000_000_000);
-    // The tight job stands on its lightest step (10 % of its max), the
-    // loose one on a paced step of at least 50 %.
+    // The tight job stands on its lightest step, paced at 10 % of its own
+    // max; the loose one on the step its curve names best. (Which step and
+    // its pace, never one run's speed against another's: the suite runs
+    // other I/O beside this test.)
+    let figure = |prefix: &str, after: &str| -> f64 {
+        let line = err
+            .lines()
+            .find(|l| l.starts_with(prefix) && l.contains(after))
+            .unwrap_or_else(|| panic!("{prefix}: {err}"));
+        let rest = &line[line.find(after).unwrap() + after.len()..];
+        rest.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    let max1 = figure("curve 1: max", "max ");
     let (tight, loose) = (f(&jobs[0]["read"]["iops"]), f(&jobs[1]["read"]["iops"]));
-    assert!(tight > 0.0 && loose > 2.0 * tight, "{tight} vs {loose}");
+    assert!(
+        tight > 0.0 && tight <= 0.15 * max1,
+        "tight {tight} of max {max1}"
+    );
+    let best2 = figure("curve 2: best with p99.9", "ms: ");
+    assert!(
+        (loose - best2).abs() <= 0.01 * best2 + 1.0,
+        "loose {loose} vs best {best2}"
+    );
 }
 
 /// verify_pattern: blocks hold the pattern and are checked byte for byte;

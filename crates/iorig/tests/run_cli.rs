@@ -1278,10 +1278,25 @@ fn is_root() -> bool {
 /// wrapping round; `shared` (the default) lets each run on all of them.
 #[test]
 fn split_cpus_give_each_worker_a_cpu_of_its_own() {
-    let n = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(2);
-    let list = format!("0-{}", n - 1);
+    // Two CPUs this process may run on (one on a one-CPU machine).
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let allowed = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let cpus: Vec<usize> = iorig_spec::parse_cpu_list(&allowed)
+        .unwrap()
+        .into_iter()
+        .take(2)
+        .collect();
+    let n = cpus.len();
+    let list = cpus
+        .iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
     let dir = common::tmp();
     let args = common::null_run(
         "60s",
@@ -1325,7 +1340,7 @@ fn split_cpus_give_each_worker_a_cpu_of_its_own() {
     drop(g);
     assert_eq!(seen.len(), 4, "worker threads seen: {seen:?}");
     for (i, allowed) in &seen {
-        assert_eq!(allowed, &(i % n).to_string(), "worker {i}: {seen:?}");
+        assert_eq!(allowed, &cpus[i % n].to_string(), "worker {i}: {seen:?}");
     }
     // split hands out the CPUs of --cpus: without them it is refused.
     let out = common::run(

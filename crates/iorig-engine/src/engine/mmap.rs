@@ -15,12 +15,20 @@ use crate::EngineError;
 use std::os::fd::{BorrowedFd, RawFd};
 use std::time::Duration;
 
-/// One target's mapping.
+/// One target's mapping, unmapped when dropped (also when a later
+/// target fails to map).
 #[derive(Debug)]
 struct Mapping {
     ptr: *mut u8,
     len: usize,
     writable: bool,
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: made by `MmapEngine::new` with this length, unmapped once.
+        let _ = unsafe { rustix::mm::munmap(self.ptr.cast(), self.len) };
+    }
 }
 
 /// Synchronous copies to and from shared mappings of the targets.
@@ -43,9 +51,19 @@ unsafe impl Send for MmapEngine {}
 impl MmapEngine {
     /// An engine over `fds` (indexed by [`IoRequest::target`]), each mapped
     /// whole (shared, for writing where the target was opened for it), with
-    /// `slots` buffers of at least `slot_bytes` each.
-    pub fn new(fds: Vec<RawFd>, slots: u32, slot_bytes: usize) -> Result<Self, EngineError> {
-        use rustix::mm::{mmap, MapFlags, ProtFlags};
+    /// `slots` buffers of at least `slot_bytes` each. `random_pct` advises
+    /// the kernel as fio's fadvise_hint does for its mapping: random access
+    /// reads no pages around a fault, sequential reads ahead.
+    ///
+    /// Each worker maps each target whole: the address space taken is
+    /// workers × the targets' size (Linux gives a process 128 TiB).
+    pub fn new(
+        fds: Vec<RawFd>,
+        slots: u32,
+        slot_bytes: usize,
+        random_pct: f64,
+    ) -> Result<Self, EngineError> {
+        use rustix::mm::{madvise, mmap, Advice, MapFlags, ProtFlags};
         let buffers = AlignedBuffers::new(slots, slot_bytes)?;
         let mut maps = Vec::with_capacity(fds.len());
         let io = |what: &str, e: rustix::io::Errno| EngineError::Io {
@@ -73,7 +91,9 @@ impl MmapEngine {
                 ProtFlags::READ
             };
             // SAFETY: a new shared mapping of the whole target, at an
-            // address the kernel picks; nothing else aliases it.
+            // address the kernel picks. Other workers map the same pages;
+            // the kernel keeps them coherent, and each worker copies only
+            // through its own mapping.
             let ptr = unsafe { mmap(std::ptr::null_mut(), len, prot, MapFlags::SHARED, b, 0) }
                 .map_err(|e| io("mapping a target", e))?;
             maps.push(Mapping {
@@ -81,6 +101,15 @@ impl MmapEngine {
                 len,
                 writable,
             });
+            let advice = if random_pct >= 100.0 {
+                Advice::Random
+            } else if random_pct <= 0.0 {
+                Advice::Sequential
+            } else {
+                Advice::Normal
+            };
+            // SAFETY: the range is the mapping just made; advice only.
+            let _ = unsafe { madvise(ptr, len, advice) };
         }
         Ok(MmapEngine {
             fds,
@@ -127,16 +156,6 @@ impl MmapEngine {
             }
         }
         len as i64
-    }
-}
-
-impl Drop for MmapEngine {
-    fn drop(&mut self) {
-        for m in self.maps.drain(..) {
-            // SAFETY: each mapping was made by `new` with this length and
-            // is unmapped once.
-            let _ = unsafe { rustix::mm::munmap(m.ptr.cast(), m.len) };
-        }
     }
 }
 
@@ -192,7 +211,7 @@ mod tests {
     fn reads_and_writes_go_through_the_mapping() {
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(&vec![7u8; 64 << 10]).unwrap();
-        let mut e = MmapEngine::new(vec![f.as_raw_fd()], 2, 4096).unwrap();
+        let mut e = MmapEngine::new(vec![f.as_raw_fd()], 2, 4096, 100.0).unwrap();
         e.buffer_mut(0)[..4096].fill(0xAB);
         let w = IoRequest {
             slot: 0,

@@ -371,8 +371,10 @@ struct State {
     filesize: Option<u64>,
     /// fio's fsync=N / fdatasync=N.
     fsync: u64,
-    /// fio's end_fsync or fsync_on_close.
+    /// fio's end_fsync, and its fsync_on_close (each may be turned off
+    /// again by a job after [global] turned it on).
     end_fsync: bool,
+    fsync_on_close: bool,
     /// fio's norandommap (or softrandommap).
     norandommap: bool,
     fdatasync: u64,
@@ -476,6 +478,7 @@ impl Translator<'_> {
             filesize: None,
             fsync: 0,
             end_fsync: false,
+            fsync_on_close: false,
             norandommap: false,
             fdatasync: 0,
             unlink: false,
@@ -959,8 +962,15 @@ impl Translator<'_> {
                     "rate_process=poisson with a mixed job's rates is not supported (iorig caps each direction as fio does, without arrivals); give one direction per job, or drop rate_process".into(),
                 ));
             }
-            w.read_rate = read.and_then(|r| num(r * st.numjobs));
-            w.write_rate = write.and_then(|r| num(r * st.numjobs));
+            // A direction the mix never issues has no cap (fio's rate of it
+            // paces nothing).
+            let share = st.read_mix.unwrap_or(50.0);
+            w.read_rate = read
+                .filter(|_| share > 0.0)
+                .and_then(|r| num(r * st.numjobs));
+            w.write_rate = write
+                .filter(|_| share < 100.0)
+                .and_then(|r| num(r * st.numjobs));
         }
         // fio's floor: the job fails once a rate_cycle's rate falls below
         // it (per clone); iorig's is the job's total per interval.
@@ -1214,7 +1224,7 @@ impl Translator<'_> {
                 format!("{at}: ignore_error: no effect without continue_on_error for the job's direction (as in fio)"),
             );
         }
-        if st.end_fsync {
+        if st.end_fsync || st.fsync_on_close {
             w.fsync_at_end = Some(true);
         }
         match (st.fsync, st.fdatasync) {
@@ -1397,13 +1407,13 @@ fn job_engine(
     }
     w.threads = num(st.numjobs);
     if st.direct && st.engine == "mmap" {
-        // fio opens the file O_DIRECT and maps it: the copies still go
-        // through the page cache.
-        t.notice_once(
-            "mmap-direct",
-            format!("{loc}: job '{}': direct=1 with ioengine=mmap: a mapping goes through the page cache whatever the open flags, so the job runs buffered", st.name),
-        );
-        w.buffered = Some(true);
+        // fio's mmap engine syncs and drops the pages of every I/O under
+        // direct=1 (msync, then madvise DONTNEED), which iorig's does not.
+        return Err(job_err(
+            loc,
+            &st.name,
+            "direct=1 with ioengine=mmap (fio syncs and drops each I/O's pages from the cache) is not supported; drop direct=1, or use a psync or io_uring engine for direct I/O".into(),
+        ));
     } else if st.direct {
         w.direct = Some(true);
     } else {
@@ -1560,7 +1570,7 @@ impl Translator<'_> {
             _ => ("delete", FormatMode::Restart),
         };
         // What a tree's operations cannot do is refused, not dropped.
-        let unsupported: [(bool, &str); 15] = [
+        let unsupported: [(bool, &str); 16] = [
             (
                 st.rate_iops.is_some() || st.rate_bytes.is_some(),
                 "rate/rate_iops",
@@ -1570,7 +1580,11 @@ impl Translator<'_> {
             (st.ss.is_some(), "ss"),
             (st.verify, "verify"),
             (st.fsync > 0 || st.fdatasync > 0, "fsync/fdatasync"),
-            (st.end_fsync, "end_fsync/fsync_on_close"),
+            (
+                st.end_fsync || st.fsync_on_close,
+                "end_fsync/fsync_on_close",
+            ),
+            (st.cpus_split, "cpus_allowed_policy=split"),
             (st.offset_increment.is_some(), "offset_increment"),
             (st.loops > 1, "loops"),
             (

@@ -1197,7 +1197,8 @@ fn opt_buffer_compress_percentage(
         // duplicate buffers whose every buffer compresses too.
         st.data = Some(match (st.data, this) {
             (Some(DataPattern::Dedup { ratio, .. }), DataPattern::Compress { ratio: c })
-            | (Some(DataPattern::Compress { ratio: c }), DataPattern::Dedup { ratio, .. }) => {
+            | (Some(DataPattern::Compress { ratio: c }), DataPattern::Dedup { ratio, .. })
+            | (Some(DataPattern::Dedup { compress: c, .. }), DataPattern::Dedup { ratio, .. }) => {
                 DataPattern::Dedup { ratio, compress: c }
             }
             _ => this,
@@ -1385,8 +1386,6 @@ fn opt_fsync(_t: &mut Translator<'_>, st: &mut State, arg: &Arg<'_>) -> Result<(
     Ok(())
 }
 
-/// fio's end_fsync and fsync_on_close: iorig keeps its targets open to the
-/// end, so a sync at close is the sync at the end.
 /// iorig draws random offsets with replacement, as fio with norandommap:
 /// said once, and the job is not told its sizes differ from fio's.
 fn opt_norandommap(
@@ -1405,13 +1404,19 @@ fn opt_norandommap(
     Ok(())
 }
 
+/// fio's end_fsync and fsync_on_close: iorig keeps its targets open to the
+/// end, so a sync at close is the sync at the end. Each is its own
+/// setting, so a job's `end_fsync=0` undoes [global]'s `end_fsync=1` only.
 fn opt_end_fsync(
     _t: &mut Translator<'_>,
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
-    if arg.flag()? {
-        st.end_fsync = true;
+    let on = arg.flag()?;
+    if arg.key == "end_fsync" {
+        st.end_fsync = on;
+    } else {
+        st.fsync_on_close = on;
     }
     Ok(())
 }

@@ -142,6 +142,24 @@ fn mixes_sizes_rates_and_distributions() {
         (j["read_rate"].as_integer(), j["write_rate"].as_integer()),
         (Some(1024), Some(512))
     );
+    // A direction the mix never issues gets no cap.
+    let j = job(
+        &plan("[m]\nrw=randrw\nrwmixread=100\nsize=1g\nrate_iops=300\n"),
+        0,
+        0,
+    );
+    assert_eq!(
+        (j["read_rate"].as_integer(), j.get("write_rate")),
+        (Some(300), None)
+    );
+    // end_fsync and fsync_on_close are each their own: a job's 0 undoes
+    // [global]'s 1 of the same option only.
+    let pe = plan("[global]\nsize=1m\nrw=write\nend_fsync=1\n[a]\nend_fsync=0\n[b]\nend_fsync=0\nfsync_on_close=1\n");
+    assert!(job(&pe, 0, 0).get("fsync_at_end").is_none());
+    assert_eq!(job(&pe, 0, 1)["fsync_at_end"].as_bool(), Some(true));
+    // A later dedupe_percentage keeps the compression given before it.
+    let j = job(&plan("[j]\nsize=1g\nrw=write\nbuffer_compress_percentage=75\ndedupe_percentage=50\ndedupe_percentage=75\n"), 0, 0);
+    assert_eq!(j["data"].as_str(), Some("dedup:4,compress:4"));
     // A rate for one direction: the other runs unpaced, as in fio.
     let j = job(&plan("[m]\nrw=randrw\nsize=1g\nrate_iops=,500\n"), 0, 0);
     assert_eq!(

@@ -381,4 +381,26 @@ fn abbreviations_ranges_and_includes_read_as_vdbench_reads_them() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("bad.inc:1") && !e.contains("secret"), "{e}");
+    // A file an included file includes is named by the line that pulls it
+    // in, never by the path in its text.
+    std::fs::write(dir.path().join("SECRETNAME.inc"), "oops\n").unwrap();
+    std::fs::write(dir.path().join("outer.inc"), "include=SECRETNAME.inc\n").unwrap();
+    let e = translate(&main, "include=outer.inc\n", &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("outer.inc:1 (its include):1") && !e.contains("SECRETNAME"),
+        "{e}"
+    );
+}
+
+/// The fwds of one run share the transfer's shape among those that move
+/// data (read, write, create); metadata operations keep their own.
+#[test]
+fn fwds_share_the_transfer_shape_among_those_that_move_data() {
+    let base = "fsd=fsd1,anchor=/tmp/dir,depth=1,width=2,files=8,size=64k\n";
+    let ok = parsed(&format!("{base}fwd=f1,fsd=fsd1,operation=mkdir,xfersize=1k\nfwd=f2,fsd=fsd1,operation=read,xfersize=8k,fileio=random\nrd=r1,fwd=(f1,f2),fwdrate=max,format=yes,elapsed=5\n"));
+    assert_eq!(step(&ok, 0)["bs"].as_str(), Some("8k"));
+    let e = tr_with(&format!("{base}fwd=f1,fsd=fsd1,operation=create,xfersize=4k\nfwd=f2,fsd=fsd1,operation=read,xfersize=8k\nrd=r1,fwd=(f1,f2),fwdrate=max,format=yes,elapsed=5\n"), &[]).unwrap_err();
+    assert!(e.contains("xfersize"), "{e}");
 }
