@@ -542,6 +542,10 @@ const MAPPED: &[&str] = &[
     "forseekpct",
     "forrate",
     "forrates",
+    "forsizes",
+    "forfiles",
+    "forwidth",
+    "fordepth",
     "anchor",
     "depth",
     "width",
@@ -1778,6 +1782,9 @@ impl Tr<'_> {
         )?;
         let mut step: Keys = Vec::new();
         let mut sweeps: Keys = Vec::new();
+        // A for-loop over the tree's shape (forsizes, ...): each run needs
+        // its tree made anew.
+        let mut tree_sweep: Option<String> = None;
         for (k, v) in &rd.params {
             let one = v.items().join(",");
             match k.as_str() {
@@ -1845,7 +1852,41 @@ impl Tr<'_> {
                         .map_err(|w| bad(k, w))?;
                     sweeps.push((key::bs, toml::Value::Array(vals)));
                 }
+                // vdbench's for-loops over the fsd: one run per tree shape.
+                "forsizes" | "forfiles" | "forwidth" | "fordepth" => {
+                    let param = match k.as_str() {
+                        "forsizes" => key::file_size,
+                        "forfiles" => key::files,
+                        "forwidth" => key::width,
+                        _ => key::depth,
+                    };
+                    let vals = v
+                        .items()
+                        .iter()
+                        .map(|i| {
+                            if param == key::file_size {
+                                size(i).map(|b| toml::Value::String(iorig_spec::format_size(b)))
+                            } else {
+                                number(i).map(|n| toml::Value::Integer(n as i64))
+                            }
+                        })
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(|w| bad(k, w))?;
+                    tree_sweep = Some(k.clone());
+                    sweeps.push((param, toml::Value::Array(vals)));
+                }
                 _ => self.other(rd, k)?,
+            }
+        }
+        if let Some(k) = &tree_sweep {
+            let fresh = step
+                .iter()
+                .any(|(key, v)| *key == key::format && v.as_str() == Some("yes"));
+            if !fresh {
+                return Err(bad(
+                    k,
+                    "each run of the loop has a tree of another shape; give format=yes on the rd so each run makes its tree anew (as vdbench needs too)".into(),
+                ));
             }
         }
         // The fwds must share their fsd and I/O shape; their operations
@@ -2001,10 +2042,12 @@ impl Tr<'_> {
         let mut t = String::new();
         let _ = writeln!(t, "\n[[steps]]");
         let _ = writeln!(t, "name = {}", q(&rd.name));
+        // A key the rd sweeps is the sweep's, not the fsd's one value.
+        let swept = |k: &&str| sweeps.iter().any(|(s, _)| s == k);
         for (k, v) in step
             .iter()
-            .chain(shared.iter().flatten())
-            .chain(shared_data.iter().flatten())
+            .chain(shared.iter().flatten().filter(|(k, _)| !swept(k)))
+            .chain(shared_data.iter().flatten().filter(|(k, _)| !swept(k)))
             .chain(sweeps.iter())
         {
             let _ = writeln!(t, "{k} = {v}");

@@ -404,3 +404,34 @@ fn fwds_share_the_transfer_shape_among_those_that_move_data() {
     let e = tr_with(&format!("{base}fwd=f1,fsd=fsd1,operation=create,xfersize=4k\nfwd=f2,fsd=fsd1,operation=read,xfersize=8k\nrd=r1,fwd=(f1,f2),fwdrate=max,format=yes,elapsed=5\n"), &[]).unwrap_err();
     assert!(e.contains("xfersize"), "{e}");
 }
+
+/// An rd's for-loops over the fsd's shape (forsizes, forfiles, forwidth,
+/// fordepth) sweep the tree, one run per value, each made anew.
+#[test]
+fn for_loops_over_the_tree_sweep_it() {
+    let base = "fsd=fsd1,anchor=/tmp/dir,depth=1,width=2,files=8,size=64k\nfwd=f1,fsd=fsd1,operation=read,xfersize=4k\n";
+    let p = parsed(&format!(
+        "{base}rd=r1,fwd=f1,fwdrate=max,format=yes,elapsed=5,forsizes=(16k,1m),forfiles=(4,8)\n"
+    ));
+    let s = step(&p, 0);
+    let sizes: Vec<&str> = s["file_size"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(sizes, ["16k", "1m"]);
+    let files: Vec<i64> = s["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_integer().unwrap())
+        .collect();
+    assert_eq!(files, [4, 8]);
+    let e = tr_with(
+        &format!("{base}rd=r1,fwd=f1,fwdrate=max,format=restart,elapsed=5,forsizes=(16k,1m)\n"),
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.contains("give format=yes"), "{e}");
+}
