@@ -576,6 +576,10 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "use rhpct/hitarea, or iorig's dist (hot:IO%/SPACE%)",
     ),
     ("streams", "not supported"),
+    (
+        "shared",
+        "several hosts in one fsd's files is not supported: each of iorig's hosts works a tree of its own",
+    ),
     ("replay", "block-trace replay is a later iorig feature"),
     ("offset", "use range"),
     ("count", "list each sd"),
@@ -1975,7 +1979,22 @@ impl Tr<'_> {
                     }
                     "rdpct" => rdpct = Some(number(&one).map_err(|w| fbad(k, w))?),
                     "xfersize" => keys.push((key::bs, toml::Value::String(xfersize(v).map_err(|w| fbad(k, w))?))),
-                    "fileio" => keys.push((key::fileio, toml::Value::String(match one.as_str() { "random" => "random", "sequential" | "seq" => "sequential", o => return Err(fbad(k, format!("'{o}': give random or sequential"))) }.into()))),
+                    "fileio" => {
+                        let items = v.items();
+                        // fileio=(random,shared): threads sharing one file.
+                        if items.iter().skip(1).any(|i| i == "shared") {
+                            return Err(fbad(k, "shared (several threads in one file at once) is not supported: iorig's tree gives each worker a file of its own at a time; drop shared".into()));
+                        }
+                        if let Some(extra) = items.get(1) {
+                            return Err(fbad(k, format!("'{extra}' after the order is not supported; give random or sequential")));
+                        }
+                        let mode = match items.first().map(String::as_str).unwrap_or("") {
+                            "random" => "random",
+                            "sequential" | "seq" => "sequential",
+                            o => return Err(fbad(k, format!("'{o}': give random or sequential"))),
+                        };
+                        keys.push((key::fileio, toml::Value::String(mode.into())));
+                    }
                     "fileselect" => keys.push((key::fileselect, toml::Value::String(match one.as_str() { "random" => "random", "sequential" | "seq" => "sequential", o => return Err(fbad(k, format!("'{o}': give random or sequential"))) }.into()))),
                     "threads" => keys.push((key::threads, toml::Value::Integer(number(&one).map_err(|w| fbad(k, w))?.max(1.0) as i64))),
                     "stopafter" => keys.push((key::stopafter, toml::Value::Integer(number(&one).map_err(|w| fbad(k, w))? as i64))),

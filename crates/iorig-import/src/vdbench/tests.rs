@@ -435,3 +435,14 @@ fn for_loops_over_the_tree_sweep_it() {
     .unwrap_err();
     assert!(e.contains("give format=yes"), "{e}");
 }
+
+/// vdbench's sharing of files (fileio=(random,shared), fsd shared=yes) is
+/// refused with its reason, not read as something else.
+#[test]
+fn shared_files_are_refused_with_the_reason() {
+    let base = "fsd=fsd1,anchor=/tmp/dir,depth=1,width=2,files=8,size=64k\n";
+    let e = tr_with(&format!("{base}fwd=f1,fsd=fsd1,operation=read,fileio=(random,shared)\nrd=r1,fwd=f1,fwdrate=max,format=yes,elapsed=5\n"), &[]).unwrap_err();
+    assert!(e.contains("a file of its own at a time"), "{e}");
+    let e = tr_with("fsd=fsd1,anchor=/tmp/dir,depth=1,width=2,files=8,size=64k,shared=yes\nfwd=f1,fsd=fsd1,operation=read\nrd=r1,fwd=f1,fwdrate=max,format=yes,elapsed=5\n", &[]).unwrap_err();
+    assert!(e.contains("a tree of its own"), "{e}");
+}
