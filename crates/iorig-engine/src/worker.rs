@@ -650,18 +650,18 @@ impl WorkerCtx {
         t.to_stamp.push(slot);
         t.inflight += 1;
         if let (Some(sync), true) = (&self.sync, workload_write) {
-            t.writes_since_sync += 1;
             if let Some(w) = t.written.get_mut(io.target as usize) {
                 *w = true;
             }
-            if sync
-                .every
-                .is_some_and(|rule| t.writes_since_sync >= rule.writes)
-            {
-                // Synced once these writes have completed, as fio's sync
-                // waits for the writes before it.
-                t.writes_since_sync = 0;
-                t.sync_due = true;
+            // Writes are counted only where a rule syncs after so many.
+            if let Some(rule) = sync.every {
+                t.writes_since_sync += 1;
+                if t.writes_since_sync >= rule.writes {
+                    // Synced once these writes have completed, as fio's
+                    // sync waits for the writes before it.
+                    t.writes_since_sync = 0;
+                    t.sync_due = true;
+                }
             }
         }
         if let Some(th) = &self.think {

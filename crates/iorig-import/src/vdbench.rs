@@ -355,6 +355,13 @@ fn definitions(
     let mut defs = Vec::new();
     for (line, loc) in logical {
         let parts = split_params(&line);
+        // The definition's kind (sd, wd, ...), "" for general parameters.
+        let kind_key = parts
+            .first()
+            .and_then(|f| f.split_once('='))
+            .map(|(k, _)| k.trim().to_ascii_lowercase())
+            .filter(|k| KINDS.contains(&k.as_str()));
+        let kind = kind_key.as_deref().unwrap_or("");
         let mut params = Vec::new();
         for p in &parts {
             let Some((k, v)) = p.split_once('=') else {
@@ -365,14 +372,10 @@ fn definitions(
             };
             let key = k.trim().to_ascii_lowercase();
             let mut val = parse_val(v);
-            // vdbench takes any beginning of a keyword (xf= for xfersize=).
-            let kind = parts
-                .first()
-                .and_then(|f| f.split_once('='))
-                .map(|(k, _)| k.trim().to_ascii_lowercase());
-            let kind = kind.filter(|k| KINDS.contains(&k.as_str()) && !params.is_empty());
-            let (key, flip) =
-                keyword(kind.as_deref().unwrap_or(""), &key).map_err(|why| usage(&loc, why))?;
+            // vdbench takes any beginning of a keyword (xf= for xfersize=),
+            // as the definition's kind reads it (the first key is the kind).
+            let kind = if params.is_empty() { "" } else { kind };
+            let (key, flip) = keyword(kind, &key).map_err(|why| usage(&loc, why))?;
             if flip {
                 // writepct=W is rdpct=100-W.
                 let w: f64 = match &val {

@@ -109,15 +109,20 @@ fn ops(v: &Value) -> u64 {
 
 /// Runs the controller to its end (at most two minutes).
 fn controller(dir: &Path, args: &[&str]) -> (i32, String, Value) {
+    controller_with_store(dir, args, None)
+}
+
+/// [`controller`], with its results in the store `db` (`None`: none).
+fn controller_with_store(dir: &Path, args: &[&str], db: Option<&Path>) -> (i32, String, Value) {
     let json = dir.join("out.json");
     let _ = std::fs::remove_file(&json);
     let mut cmd = iorig();
-    cmd.arg("run")
-        .args(args)
-        .arg("--json")
-        .arg(&json)
-        .arg("--no-db")
-        .current_dir(dir)
+    cmd.arg("run").args(args).arg("--json").arg(&json);
+    match db {
+        Some(db) => cmd.arg("--db").arg(db),
+        None => cmd.arg("--no-db"),
+    };
+    cmd.current_dir(dir)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     let mut g = guarded(&mut cmd);
@@ -1207,29 +1212,11 @@ fn an_hcibench_parameter_file_runs_on_two_agents() {
     let refs: Vec<&Agent> = agents.iter().collect();
     let list = hosts_arg(&refs);
     // A job file's JSON is made from the stored run: a store of its own.
-    let run = |file: &Path, extra: &[&str]| -> (i32, String, Value) {
-        let json = d.path().join("parm.json");
-        let _ = std::fs::remove_file(&json);
-        let mut cmd = iorig();
-        cmd.arg("run")
-            .arg(file)
-            .args(extra)
-            .arg("--json")
-            .arg(&json)
-            .arg("--db")
-            .arg(d.path().join("parm.db"))
-            .current_dir(d.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut g = guarded(&mut cmd);
-        let status = wait_child(&mut g, 120);
-        let mut err = String::new();
-        let _ = std::io::Read::read_to_string(&mut g.stderr.take().unwrap(), &mut err);
-        let doc = std::fs::read_to_string(&json)
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or(Value::Null);
-        (status.code().unwrap_or(-1), err, doc)
+    let db = d.path().join("parm.db");
+    let run = |file: &Path, extra: &[&str]| {
+        let mut args = vec![file.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        controller_with_store(d.path(), &args, Some(&db))
     };
     let (code, err, doc) = run(&parm, &["--hosts", &list]);
     assert_eq!(code, 0, "{err}");

@@ -119,44 +119,40 @@ impl MmapEngine {
             completed: Vec::with_capacity(slots as usize),
         })
     }
+}
 
-    /// Copies `req` between its slot and its target's mapping: the bytes
-    /// copied, or `-errno`.
-    fn copy(&mut self, req: &IoRequest) -> i64 {
-        let (Some(map), Some(&fd)) = (
-            self.maps.get(req.target as usize),
-            self.fds.get(req.target as usize),
-        ) else {
-            return -(libc::EBADF as i64);
-        };
-        if req.op == OpKind::Trim {
-            return trim_range(fd, req.offset, u64::from(req.len));
-        }
-        let len = req.len as usize;
-        let Some(end) = usize::try_from(req.offset)
-            .ok()
-            .and_then(|o| o.checked_add(len))
-        else {
-            return -(libc::EINVAL as i64);
-        };
-        if end > map.len {
-            return -(libc::EINVAL as i64);
-        }
-        let at = req.offset as usize;
-        let buf = &mut self.buffers.slot_mut(req.slot)[req.buf_offset as usize..][..len];
-        // SAFETY: [at, at + len) lies inside the mapping (checked above);
-        // the mapping and the slot buffer are distinct memory.
-        unsafe {
-            match req.op {
-                OpKind::Read => {
-                    std::ptr::copy_nonoverlapping(map.ptr.add(at), buf.as_mut_ptr(), len)
-                }
-                _ if !map.writable => return -(libc::EBADF as i64),
-                _ => std::ptr::copy_nonoverlapping(buf.as_ptr(), map.ptr.add(at), len),
-            }
-        }
-        len as i64
+/// Copies `req` between its slot in `buffers` and its target's mapping:
+/// the bytes copied, or `-errno`.
+fn copy(maps: &[Mapping], fds: &[RawFd], buffers: &mut AlignedBuffers, req: &IoRequest) -> i64 {
+    let (Some(map), Some(&fd)) = (maps.get(req.target as usize), fds.get(req.target as usize))
+    else {
+        return -(libc::EBADF as i64);
+    };
+    if req.op == OpKind::Trim {
+        return trim_range(fd, req.offset, u64::from(req.len));
     }
+    let len = req.len as usize;
+    let Some(end) = usize::try_from(req.offset)
+        .ok()
+        .and_then(|o| o.checked_add(len))
+    else {
+        return -(libc::EINVAL as i64);
+    };
+    if end > map.len {
+        return -(libc::EINVAL as i64);
+    }
+    let at = req.offset as usize;
+    let buf = &mut buffers.slot_mut(req.slot)[req.buf_offset as usize..][..len];
+    // SAFETY: [at, at + len) lies inside the mapping (checked above);
+    // the mapping and the slot buffer are distinct memory.
+    unsafe {
+        match req.op {
+            OpKind::Read => std::ptr::copy_nonoverlapping(map.ptr.add(at), buf.as_mut_ptr(), len),
+            _ if !map.writable => return -(libc::EBADF as i64),
+            _ => std::ptr::copy_nonoverlapping(buf.as_ptr(), map.ptr.add(at), len),
+        }
+    }
+    len as i64
 }
 
 impl IoEngine for MmapEngine {
@@ -181,16 +177,13 @@ impl IoEngine for MmapEngine {
         _min_complete: u32,
         _timeout: Option<Duration>,
     ) -> Result<(), EngineError> {
-        let queued = std::mem::take(&mut self.queued);
-        for req in &queued {
-            let result = self.copy(req);
+        for req in self.queued.drain(..) {
+            let result = copy(&self.maps, &self.fds, &mut self.buffers, &req);
             self.completed.push(Completion {
                 slot: req.slot,
                 result,
             });
         }
-        self.queued = queued;
-        self.queued.clear();
         Ok(())
     }
 
