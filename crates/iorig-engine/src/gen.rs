@@ -178,9 +178,19 @@ pub struct DistSampler {
 enum DistKind {
     Uniform,
     Zipf(Zipf<f64>),
-    Pareto { pow: f64 },
-    Hot { io_frac: f64, hot_n: u64 },
+    Pareto {
+        pow: f64,
+    },
+    Hot {
+        io_frac: f64,
+        hot_n: u64,
+    },
     Zoned(Box<ZoneTable>),
+    /// fio's normal: ranks as the mean of twelve uniform draws over
+    /// `0..=n`, plus a uniform spread of `spread` ranks.
+    Normal {
+        spread: u64,
+    },
 }
 
 /// Each zone's upper bound of a uniform draw (cumulative I/O share) and its
@@ -194,8 +204,24 @@ struct ZoneTable {
 
 impl DistSampler {
     /// `n` blocks; the permutation is seeded so all workers agree on where the hot
-    /// blocks are.
+    /// blocks are. Zones of sizes (`zoned_abs`) need the block's bytes:
+    /// [`DistSampler::over_blocks`].
     pub fn new(dist: AccessDist, n: u64, seed: u64) -> Result<Self, EngineError> {
+        if let AccessDist::ZonedAbs { .. } = dist {
+            return Err(EngineError::Usage(format!(
+                "{dist}: zones of sizes apply to the offsets of a range, not to a list of files"
+            )));
+        }
+        Self::over_blocks(dist, n, 1, seed)
+    }
+
+    /// `n` blocks of `block_bytes` each.
+    pub fn over_blocks(
+        dist: AccessDist,
+        n: u64,
+        block_bytes: u64,
+        seed: u64,
+    ) -> Result<Self, EngineError> {
         let n = n.max(1);
         let kind = match dist {
             AccessDist::Uniform => DistKind::Uniform,
@@ -211,6 +237,11 @@ impl DistSampler {
                 hot_n: ((n as f64 * space_pct / 100.0).round() as u64).clamp(1, n),
             },
             AccessDist::Zoned { .. } => zoned(dist.zones(), n),
+            AccessDist::ZonedAbs { .. } => zoned_abs(&dist, n, block_bytes.max(1))?,
+            // fio: ceil(n × dev / 100), at most half the range.
+            AccessDist::Normal { dev_pct } => DistKind::Normal {
+                spread: ((n as f64 * dev_pct / 100.0).ceil() as u64).min(n / 2),
+            },
         };
         Ok(DistSampler {
             n,
@@ -255,6 +286,22 @@ impl DistSampler {
                 let to = starts[i + 1].clamp(from + 1, self.n);
                 from + below(rng, to - from)
             }
+            DistKind::Normal { spread } => {
+                // As fio's gauss_next draws a rank: the rounded-up mean of
+                // twelve draws over 0..=n, then a spread draw, halved
+                // (toward zero) until the rank stays inside the range.
+                let n = self.n;
+                let sum: u64 = (0..12).map(|_| below(rng, n + 1)).sum();
+                let mean = sum.div_ceil(12) as i128;
+                let mut dev = 0i128;
+                if *spread > 0 {
+                    dev = (*spread as f64 * unit_f64(rng)) as i128 - (*spread / 2) as i128;
+                    while dev != 0 && (mean + dev >= n as i128 || mean + dev < 0) {
+                        dev /= 2;
+                    }
+                }
+                ((mean + dev).max(0) as u64).min(n - 1)
+            }
         }
     }
 
@@ -263,7 +310,9 @@ impl DistSampler {
     pub fn sample(&self, rng: &mut Xoshiro256PlusPlus) -> u64 {
         let rank = self.sample_rank(rng);
         match self.kind {
-            DistKind::Zipf(_) | DistKind::Pareto { .. } => self.perm.apply(rank),
+            DistKind::Zipf(_) | DistKind::Pareto { .. } | DistKind::Normal { .. } => {
+                self.perm.apply(rank)
+            }
             DistKind::Uniform | DistKind::Hot { .. } | DistKind::Zoned(_) => rank,
         }
     }
@@ -292,6 +341,34 @@ fn zoned(zones: &[(f64, f64)], n: u64) -> DistKind {
         starts[i + 1] = end;
     }
     DistKind::Zoned(Box::new(ZoneTable { cum, starts, count }))
+}
+
+/// The sampler of zones of sizes over `n` blocks of `block_bytes`: each
+/// zone's blocks from where the one before ended; what lies beyond the
+/// last gets no I/O. Zones past the range are refused, as fio refuses them
+/// ("zoned_abs sizes exceed file size").
+fn zoned_abs(dist: &AccessDist, n: u64, block_bytes: u64) -> Result<DistKind, EngineError> {
+    let zones = dist.abs_zones();
+    let count = zones.len().clamp(1, MAX_ZONES);
+    let total: u64 = zones.iter().map(|z| z.1).sum();
+    if total > n.saturating_mul(block_bytes) {
+        return Err(EngineError::Usage(format!(
+            "{dist}: the zones cover {} but the range holds {}; give zones that fit in it",
+            iorig_spec::format_size(total),
+            iorig_spec::format_size(n.saturating_mul(block_bytes)),
+        )));
+    }
+    let mut cum = [1.0; MAX_ZONES];
+    let mut starts = [n; MAX_ZONES + 1];
+    starts[0] = 0;
+    let (mut io, mut bytes) = (0.0, 0u64);
+    for (i, (z_io, z_bytes)) in zones.iter().take(count).enumerate() {
+        io += z_io / 100.0;
+        bytes += z_bytes;
+        cum[i] = if i + 1 == count { 1.0 } else { io };
+        starts[i + 1] = (bytes / block_bytes).max(starts[i] + 1).min(n);
+    }
+    Ok(DistKind::Zoned(Box::new(ZoneTable { cum, starts, count })))
 }
 
 /// Where the next I/O goes: (target index, absolute byte offset).
@@ -359,7 +436,7 @@ impl OffsetGen {
     ) -> Result<Self, EngineError> {
         let align = space.align();
         let total = space.total_bytes();
-        let dist = DistSampler::new(dist, total / align, seed)?;
+        let dist = DistSampler::over_blocks(dist, total / align, align, seed)?;
         let never_random = random_pct <= 0.0;
         let always_random = random_pct >= 100.0;
         // Purely sequential workers each get their own stretch of the space; when
@@ -1044,6 +1121,76 @@ mod tests {
         // More zones than blocks: every draw still lands in range.
         let d = DistSampler::new(dist, 2, 1).unwrap();
         assert!((0..1000).all(|_| d.sample(&mut rng) < 2));
+    }
+
+    /// fio's zoned_abs:60/40m:40/100m over a range of 390 MiB: each zone
+    /// its share (1 % is over 9 standard errors at 200,000 draws), nothing
+    /// past the zones' 140 MiB, and zones past the range refused.
+    #[test]
+    fn zones_of_sizes_get_their_shares_and_nothing_beyond() {
+        let n = 100_000u64;
+        let dist = AccessDist::parse("zoned_abs:60/40m:40/100m").unwrap();
+        let d = DistSampler::over_blocks(dist, n, 4096, 1).unwrap();
+        let mut rng = rng_for(42, 0, 0);
+        let draws = 200_000;
+        let (first, end) = (10_240u64, 35_840u64);
+        let mut in_first = 0u64;
+        for _ in 0..draws {
+            let b = d.sample(&mut rng);
+            assert!(b < end, "block {b} lies past the zones");
+            in_first += u64::from(b < first);
+        }
+        let pct = 100.0 * in_first as f64 / draws as f64;
+        assert!((pct - 60.0).abs() <= 1.0, "first zone: {pct}% of I/Os");
+        let big = AccessDist::parse("zoned_abs:60/40m:40/400m").unwrap();
+        let e = DistSampler::over_blocks(big, n, 4096, 1).unwrap_err();
+        assert!(e.to_string().contains("give zones that fit"), "{e}");
+        assert!(DistSampler::new(dist, n, 1).is_err(), "sizes over files");
+    }
+
+    /// fio's normal:DEV draws a rank as the rounded-up mean of twelve
+    /// uniform draws over 0..=n (mean n/2, standard deviation n/12) plus a
+    /// uniform spread of s = DEV % of n (variance s²/12). Over 200,000 draws
+    /// the sample mean's standard error is under 0.03 % of n and the sample
+    /// deviation's under 0.2 % of itself, so the bounds below are over 10 of
+    /// them; the share within one deviation of the mean is 68.3 % for the
+    /// sum of twelve uniforms (1 % is 10 standard errors).
+    #[test]
+    fn normal_ranks_have_fios_mean_and_spread() {
+        let n = 1_000_000u64;
+        for (dev_pct, want_sd) in [
+            (0.0, 1.0 / 12.0),
+            (20.0, (1.0f64 / 144.0 + 0.04 / 12.0).sqrt()),
+        ] {
+            let d = DistSampler::new(AccessDist::Normal { dev_pct }, n, 1).unwrap();
+            let mut rng = rng_for(7, 0, 0);
+            let draws = 200_000;
+            let ranks: Vec<f64> = (0..draws)
+                .map(|_| d.sample_rank(&mut rng) as f64 / n as f64)
+                .collect();
+            let mean = ranks.iter().sum::<f64>() / draws as f64;
+            let sd = (ranks.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / draws as f64).sqrt();
+            assert!((mean - 0.5).abs() < 0.003, "dev {dev_pct}: mean {mean}");
+            assert!(
+                (sd / want_sd - 1.0).abs() < 0.02,
+                "dev {dev_pct}: sd {sd}, want {want_sd}"
+            );
+            if dev_pct == 0.0 {
+                let within = ranks.iter().filter(|r| (*r - 0.5).abs() < want_sd).count();
+                let share = within as f64 / draws as f64;
+                assert!((share - 0.683).abs() < 0.01, "share within 1 sd: {share}");
+            }
+            // Every block drawn, after the scattering, lies in the range.
+            let mut hits = std::collections::HashMap::new();
+            for _ in 0..20_000 {
+                *hits.entry(d.sample(&mut rng)).or_insert(0u32) += 1;
+            }
+            assert!(hits.keys().all(|b| *b < n));
+        }
+        // A spread that would leave the range is halved back into it.
+        let d = DistSampler::new(AccessDist::Normal { dev_pct: 100.0 }, 3, 1).unwrap();
+        let mut rng = rng_for(1, 0, 0);
+        assert!((0..10_000).all(|_| d.sample_rank(&mut rng) < 3));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! How random offsets (and a tree's file picks) are spread: uniform, zipf,
-//! pareto, or a hot share of the space; read from `dist = "zipf:1.2"` and
-//! written back the same way. Its own module: both a block workload
+//! pareto, normal, a hot share of the space, or zones (by share or by
+//! size); read from `dist = "zipf:1.2"` and written back the same way. Its own module: both a block workload
 //! (`workload`) and a tree's file selection (`fs`) use it.
 
 use crate::SpecError;
@@ -34,6 +34,22 @@ pub enum AccessDist {
         zones: [(f64, f64); MAX_ZONES],
         count: usize,
     },
+    /// Zones of absolute sizes laid end to end from the start of the range
+    /// (fio's `zoned_abs:`): the first `count` entries of `zones`, (io %,
+    /// bytes). The I/O shares add up to 100; the sizes must fit in the
+    /// range, and what lies beyond them gets no I/O, as in fio.
+    ZonedAbs {
+        zones: [(f64, u64); MAX_ZONES],
+        count: usize,
+    },
+    /// fio's `normal:DEV`: popularity ranks drawn as the mean of twelve
+    /// uniform draws over the range (a bell of about 1/12 of it) plus a
+    /// uniform spread of `dev_pct` % of it, and scattered over the range as
+    /// zipf's ranks are (fio hashes them), so the hot blocks are not
+    /// neighbours.
+    Normal {
+        dev_pct: f64,
+    },
 }
 
 /// The most zones a `zoned:` distribution has.
@@ -44,6 +60,14 @@ impl AccessDist {
     pub fn zones(&self) -> &[(f64, f64)] {
         match self {
             AccessDist::Zoned { zones, count } => &zones[..*count],
+            _ => &[],
+        }
+    }
+
+    /// The zones of a `zoned_abs:` distribution, in order: (io %, bytes).
+    pub fn abs_zones(&self) -> &[(f64, u64)] {
+        match self {
+            AccessDist::ZonedAbs { zones, count } => &zones[..*count],
             _ => &[],
         }
     }
@@ -143,10 +167,48 @@ impl AccessDist {
                 }
                 Ok(AccessDist::Zoned { zones, count })
             }
+            "zoned_abs" => {
+                let how = "zoned_abs needs IO%/SIZE:..., e.g. zoned_abs:60/20g:40/100g";
+                let a = arg.ok_or_else(|| SpecError::bad("dist", text, how))?;
+                let mut zones = [(0.0, 0); MAX_ZONES];
+                let mut count = 0;
+                for z in a.split(':') {
+                    let (io, size) = z.split_once('/').ok_or_else(|| {
+                        SpecError::bad("dist", text, format!("zone '{z}': give IO%/SIZE, e.g. 60/20g"))
+                    })?;
+                    let io = num(Some(io), "IO%")?;
+                    let bytes = crate::units::parse_size(size)
+                        .map_err(|e| SpecError::bad("dist", text, format!("zone '{z}': {e}")))?;
+                    if io < 0.0 || bytes == 0 {
+                        return Err(SpecError::bad("dist", text, format!("zone '{z}': the I/O share may be 0, the size must be above 0")));
+                    }
+                    let slot = zones.get_mut(count).ok_or_else(|| {
+                        SpecError::bad("dist", text, format!("at most {MAX_ZONES} zones"))
+                    })?;
+                    *slot = (io, bytes);
+                    count += 1;
+                }
+                let io: f64 = zones[..count].iter().map(|z| z.0).sum();
+                if (io - 100.0).abs() > 0.01 {
+                    return Err(SpecError::bad(
+                        "dist",
+                        text,
+                        format!("the zones' I/O shares add up to {io} %; they must add up to 100"),
+                    ));
+                }
+                Ok(AccessDist::ZonedAbs { zones, count })
+            }
+            "normal" => {
+                let dev_pct = num(arg, "a spread in % of the range, e.g. normal:10")?;
+                if !(0.0..=100.0).contains(&dev_pct) {
+                    return Err(SpecError::bad("dist", text, "the normal spread is 0 to 100 (% of the range)"));
+                }
+                Ok(AccessDist::Normal { dev_pct })
+            }
             _ => Err(SpecError::bad(
                 "dist",
                 text,
-                "use uniform, zipf:THETA, pareto:H, hot:IOPCT/SPACEPCT or zoned:IOPCT/SPACEPCT:...",
+                "use uniform, zipf:THETA, pareto:H, normal:DEV, hot:IOPCT/SPACEPCT, zoned:IOPCT/SPACEPCT:... or zoned_abs:IOPCT/SIZE:...",
             )),
         }
     }
@@ -167,6 +229,15 @@ impl fmt::Display for AccessDist {
                     .collect();
                 write!(f, "zoned:{}", zones.join(":"))
             }
+            AccessDist::ZonedAbs { .. } => {
+                let zones: Vec<String> = self
+                    .abs_zones()
+                    .iter()
+                    .map(|(io, bytes)| format!("{io}/{}", crate::units::format_size(*bytes)))
+                    .collect();
+                write!(f, "zoned_abs:{}", zones.join(":"))
+            }
+            AccessDist::Normal { dev_pct } => write!(f, "normal:{dev_pct}"),
         }
     }
 }
@@ -176,12 +247,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn normal_reads_back_and_keeps_its_spread_in_range() {
+        let d = AccessDist::parse("normal:12.5").unwrap_or(AccessDist::Uniform);
+        assert_eq!(d, AccessDist::Normal { dev_pct: 12.5 });
+        assert_eq!(AccessDist::parse(&d.to_string()).ok(), Some(d));
+        for bad in ["normal", "normal:-1", "normal:101", "normal:x", "gauss:5"] {
+            assert!(AccessDist::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn zones_read_back_and_must_add_up() {
         let d = AccessDist::parse("zoned:50/5:30/15:15/20:5/60").unwrap_or(AccessDist::Uniform);
         assert_eq!(d.zones().len(), 4);
         assert_eq!(d.to_string(), "zoned:50/5:30/15:15/20:5/60");
         assert_eq!(AccessDist::parse(&d.to_string()).ok(), Some(d));
         for bad in ["zoned:60/10:30/20", "zoned:100/0", "zoned:", "zoned:50-50"] {
+            assert!(AccessDist::parse(bad).is_err(), "{bad}");
+        }
+        let abs =
+            AccessDist::parse("zoned_abs:60/20g:30/100G:10/1536m").unwrap_or(AccessDist::Uniform);
+        assert_eq!(
+            abs.abs_zones(),
+            &[(60.0, 20 << 30), (30.0, 100 << 30), (10.0, 1536 << 20)]
+        );
+        assert_eq!(abs.to_string(), "zoned_abs:60/20g:30/100g:10/1536m");
+        assert_eq!(AccessDist::parse(&abs.to_string()).ok(), Some(abs));
+        for bad in [
+            "zoned_abs:60/20g:30/1g",
+            "zoned_abs:100/0",
+            "zoned_abs:100/4x",
+            "zoned_abs:",
+        ] {
             assert!(AccessDist::parse(bad).is_err(), "{bad}");
         }
         let many = vec!["1/1"; 100].join(":");

@@ -333,11 +333,17 @@ impl FileSelect {
             "sequential" | "seq" => Ok(FileSelect::Sequential),
             t => match AccessDist::parse(t) {
                 Ok(AccessDist::Uniform) => Ok(FileSelect::Random),
+                // Sizes say nothing over a list of files.
+                Ok(AccessDist::ZonedAbs { .. }) => Err(SpecError::bad(
+                    "fileselect",
+                    text,
+                    "zones of sizes do not apply to picking files; give zoned: with shares of the files",
+                )),
                 Ok(d) => Ok(FileSelect::Skewed(d)),
                 Err(_) => Err(SpecError::bad(
                     "fileselect",
                     text,
-                    "use random, sequential, zipf:THETA, pareto:H, hot:IOPCT/SPACEPCT or zoned:IOPCT/SPACEPCT:...",
+                    "use random, sequential, zipf:THETA, pareto:H, normal:DEV, hot:IOPCT/SPACEPCT or zoned:IOPCT/SPACEPCT:...",
                 )),
             },
         }

@@ -509,7 +509,7 @@ pub struct WorkloadFile {
     /// Working set as a share of each target, e.g. 0%-50% [default: 0%-100%].
     #[arg(long, value_name = "START%-END%")]
     pub range: Option<String> [Pre],
-    /// Offset distribution: uniform, zipf:THETA, pareto:H or hot:IOPCT/SPACEPCT.
+    /// Offset distribution: uniform, zipf:THETA, pareto:H, normal:DEV, hot:IOPCT/SPACEPCT, zoned:IOPCT/SPACEPCT:... or zoned_abs:IOPCT/SIZE:...
     #[arg(long, value_name = "DIST")]
     pub dist: Option<AccessDist> [],
     /// Write data: random, zero, compress:RATIO or dedup:RATIO [default: random].

@@ -1096,6 +1096,79 @@ fn sequential_files_take_turns_as_fio_takes_them() {
     }
 }
 
+/// fio's `zoned_abs:` and iorig's: 3,000 random reads over an 8 MiB file
+/// with 70 % of them in the first MiB and 30 % in the next 2 MiB, from
+/// fio's own I/O log and iorig's per-I/O log. Both keep every read inside
+/// the zones' 3 MiB; the first zone's share lies within 4 standard errors
+/// (3.3 points at 3,000 reads) of 70 % for each, and the two within 4
+/// standard errors of their difference.
+#[test]
+fn absolute_zones_take_the_shares_fio_gives_them() {
+    assert!(common::have("fio"), "fio is not installed");
+    let dir = tmp();
+    let d = dir.path();
+    std::fs::write(
+        d.join("j.fio"),
+        "[j]\nfilename=z.dat\nsize=8m\nrw=randread\nbs=4k\nioengine=psync\nnorandommap\nio_size=12000k\nrandom_distribution=zoned_abs:70/1m:30/2m\nwrite_iolog=fio.log\n",
+    )
+    .unwrap();
+    let out = Command::new("fio")
+        .args(["j.fio", "--output=/dev/null"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = std::fs::read_to_string(d.join("fio.log")).unwrap();
+    let theirs: Vec<u64> = log
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 5 && f[2] == "read").then(|| f[3].parse().unwrap())
+        })
+        .collect();
+    assert_eq!(theirs.len(), 3000, "{log}");
+    let out = iorig()
+        .args([
+            "run", "--target", "mine.dat", "--size", "8m", "--rw", "randread",
+        ])
+        .args(["--dist", "zoned_abs:70/1m:30/2m", "--io-size", "12000k"])
+        .args(["--engine", "psync", "--buffered", "--no-db", "-q"])
+        .args(["--lat-log", "lat.csv"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lat = std::fs::read_to_string(d.join("lat.csv")).unwrap();
+    let mut rows = lat.lines();
+    let head: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let o = head.iter().position(|h| *h == "offset_bytes").unwrap();
+    // iorig's scratch files hold their data after a 1 MiB header.
+    let ours: Vec<u64> = rows
+        .map(|r| r.split(',').nth(o).unwrap().parse::<u64>().unwrap() - (1 << 20))
+        .collect();
+    assert_eq!(ours.len(), 3000);
+    let share = |offs: &[u64]| {
+        assert!(
+            offs.iter().all(|o| *o + 4096 <= 3 << 20),
+            "a read past the zones"
+        );
+        offs.iter().filter(|o| **o < 1 << 20).count() as f64 / offs.len() as f64
+    };
+    let (f, i) = (share(&theirs), share(&ours));
+    let se = (0.7f64 * 0.3 / 3000.0).sqrt();
+    assert!((f - 0.7).abs() < 4.0 * se, "fio: {f}");
+    assert!((i - 0.7).abs() < 4.0 * se, "iorig: {i}");
+    assert!((f - i).abs() < 4.0 * se * 2f64.sqrt(), "fio {f}, iorig {i}");
+}
+
 /// The ten runnable files of the import corpus
 /// (`crates/iorig-import/tests/corpus/fio`, third-party styles) run by fio
 /// and by iorig for 2 s each on a scratch file of their own: the same jobs

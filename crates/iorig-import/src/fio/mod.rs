@@ -927,6 +927,15 @@ impl Translator<'_> {
         };
         w.random = Some(StrOrNum::Float(random_pct));
         if let Some(d) = &st.dist {
+            // fio lays zones in each file; iorig lays them over the job's
+            // files end to end.
+            let files = st.filenames.as_ref().map_or(st.nrfiles, |f| f.len() as u64);
+            let zones = matches!(d, AccessDist::Zoned { .. } | AccessDist::ZonedAbs { .. });
+            if zones && files > 1 {
+                return Err(jerr(format!(
+                    "'{d}' over {files} files: fio lays the zones in each file, iorig over the files end to end; give each file a job of its own"
+                )));
+            }
             w.dist = Some(*d);
         }
 

@@ -1106,39 +1106,65 @@ fn opt_percentage_random(
 }
 
 fn opt_random_distribution(
-    _t: &mut Translator<'_>,
+    t: &mut Translator<'_>,
     st: &mut State,
     arg: &Arg<'_>,
 ) -> Result<(), ImportError> {
     let need = || arg.need();
     let bad = |why: String| arg.bad(why);
     let v = need()?;
+    if v.contains(',') {
+        return Err(bad(
+            "a distribution per direction (',') is not supported; give one for both".into(),
+        ));
+    }
+    let parse = |text: &str| AccessDist::parse(text).map_err(|e| bad(e.to_string()));
     st.dist = match v.split_once(':') {
-            None if v == "random" => None,
-            // fio's zipf, pareto and zoned are iorig's, with the same
-            // parameters (zoned: IO%/SPACE% zones from the range's start).
-            Some(("zipf" | "pareto", _)) => {
-                Some(AccessDist::parse(v).map_err(|e| bad(e.to_string()))?)
+        None if v == "random" => None,
+        // fio's zipf, pareto, normal and zoned are iorig's, with the same
+        // parameters (zoned: IO%/SPACE% zones from the range's start).
+        Some((kind @ ("zipf" | "pareto" | "normal"), args)) => {
+            let (value, center) = match args.split_once(':') {
+                Some((value, center)) => (value, Some(center)),
+                None => (args, None),
+            };
+            if let Some(c) = center {
+                let ok = c.trim().parse::<f64>().is_ok_and(|c| (0.0..=1.0).contains(&c));
+                if !ok {
+                    return Err(bad(format!("center '{c}': give 0 to 1")));
+                }
+                // fio hashes the ranks over the range and then adds the
+                // center as an offset: it moves where the scattered hot
+                // blocks lie, not how hot they are.
+                t.notice_once(
+                    "random_distribution center",
+                    format!(
+                        "{}: the center of '{v}' is left out: fio scatters the ranks over the range and then shifts them by the center, which moves the hot blocks but not their share; iorig scatters them with its own permutation",
+                        arg.loc
+                    ),
+                );
             }
-            Some(("zoned", zones)) if !zones.contains(',') => {
-                Some(AccessDist::parse(v).map_err(|e| bad(e.to_string()))?)
+            Some(parse(&format!("{kind}:{value}"))?)
+        }
+        Some(("zoned", _)) => Some(parse(v)?),
+        // The sizes as fio reads them (kb_base), written in bytes.
+        Some(("zoned_abs", zones)) => {
+            let mut out = Vec::new();
+            for z in zones.split(':') {
+                let (io, size) = z
+                    .split_once('/')
+                    .ok_or_else(|| bad(format!("zone '{z}': give IO%/SIZE, e.g. 60/20g")))?;
+                let bytes = units::size(size, st.kb_base).map_err(|w| bad(format!("zone '{z}': {w}")))?;
+                out.push(format!("{io}/{bytes}"));
             }
-            Some(("zoned", _)) => {
-                return Err(bad(
-                    "different zones for reads and writes (',') are not supported; give one zoned: list for both".into(),
-                ))
-            }
-            Some(("zoned_abs", _)) => {
-                return Err(bad(
-                    "zones of absolute sizes are not supported; give zoned: with percentages of the range".into(),
-                ))
-            }
-            _ => {
-                return Err(bad(format!(
-                    "'{v}' is not supported; iorig has random, zipf:THETA, pareto:H and zoned:IO%/SPACE%:... (and its own hot:IO%/SPACE%)"
-                )))
-            }
-        };
+            Some(parse(&format!("zoned_abs:{}", out.join(":")))?)
+        }
+        _ => {
+            return Err(bad(format!(
+                "'{v}' is not supported; iorig has random, zipf:THETA, pareto:H, normal:DEV, zoned:IO%/SPACE%:... and zoned_abs:IO%/SIZE:... (and its own hot:IO%/SPACE%)"
+            )))
+        }
+    };
     Ok(())
 }
 

@@ -879,8 +879,8 @@ fn filename_format_names_the_files_as_fio_does() {
     assert!(e.contains("client/server"), "{e}");
 }
 
-/// fio's zoned distribution (JEDEC's enterprise workload) is iorig's;
-/// zones per direction and absolute zones are refused with the reason.
+/// fio's zoned, zoned_abs and normal distributions are iorig's; zones per
+/// direction and zones over several files are refused with the reason.
 #[test]
 fn zoned_random_distribution_maps_to_iorig_s_zones() {
     let p = plan("[j]\nfilename=/tmp/z\nsize=1m\nrw=randread\nrandom_distribution=zoned:50/5:30/15:15/20:5/60\n");
@@ -890,9 +890,34 @@ fn zoned_random_distribution_maps_to_iorig_s_zones() {
         Some("zoned:50/5:30/15:15/20:5/60"),
         "{j:?}"
     );
-    let e = tr("[j]\nfilename=/tmp/z\nsize=1m\nrandom_distribution=zoned_abs:60/20G:40/100G\n")
+    // zoned_abs keeps its sizes (read as fio reads them); several files
+    // are refused, as fio lays zones in each file.
+    let p = plan("[j]\nfilename=/tmp/z\nsize=1g\nrw=randread\nrandom_distribution=zoned_abs:60/20M:40/100Mi\n");
+    assert_eq!(
+        job(&p, 0, 0).get("dist").and_then(|v| v.as_str()),
+        Some("zoned_abs:60/20m:40/100m")
+    );
+    let e =
+        tr("[j]\nnrfiles=2\nsize=1g\nrandom_distribution=zoned_abs:60/20M:40/100M\n").unwrap_err();
+    assert!(e.contains("give each file a job of its own"), "{e}");
+    let e = tr("[j]\nfilename=/tmp/z\nsize=1m\nrandom_distribution=zoned:50/50:50/50,100/100\n")
         .unwrap_err();
-    assert!(e.contains("percentages of the range"), "{e}");
+    assert!(e.contains("per direction"), "{e}");
+    // normal:DEV is iorig's; a center is left out with a notice.
+    let t = tr("[j]\nfilename=/tmp/z\nsize=1m\nrw=randread\nrandom_distribution=normal:5:0.25\n")
+        .unwrap();
+    let p: toml::Table = toml::from_str(&t.plan_toml).unwrap();
+    assert_eq!(
+        job(&p, 0, 0).get("dist").and_then(|v| v.as_str()),
+        Some("normal:5")
+    );
+    assert!(
+        t.notices.iter().any(|n| n.contains("center")),
+        "{:?}",
+        t.notices
+    );
+    let e = tr("[j]\nfilename=/tmp/z\nsize=1m\nrandom_distribution=zipf:1.2:3\n").unwrap_err();
+    assert!(e.contains("give 0 to 1"), "{e}");
     let e =
         tr("[j]\nfilename=/tmp/z\nsize=1m\nrandom_distribution=zoned:60/10:30/20\n").unwrap_err();
     assert!(e.contains("add up to 100"), "{e}");
