@@ -527,7 +527,10 @@ impl WorkerCtx {
                 if t.next_due > now as f64 {
                     return None;
                 }
-                let due = t.next_due as u64;
+                // An I/O that fell due during a think time exists from
+                // the pause's end: the silence was the workload's own, not
+                // the storage's.
+                let due = (t.next_due as u64).max(t.idle_until);
                 t.next_due += match &mut self.poisson {
                     // Exponential with mean `period`: -ln(1 - U).
                     Some(rng) => -period * (1.0 - crate::gen::unit_f64(rng)).ln(),
@@ -693,7 +696,16 @@ impl WorkerCtx {
         if t.think_due {
             t.think_due = false;
             if let Some(th) = self.think {
-                t.idle_until = t.now + th.time.as_nanos() as u64;
+                let pause_ns = th.time.as_nanos() as u64;
+                t.idle_until = t.now + pause_ns;
+                if th.moves_rate {
+                    // fio's rate_ignore_thinktime: the schedule resumes
+                    // where it stood, one pause later.
+                    t.next_due += pause_ns as f64;
+                    if let Some(c) = &mut self.caps {
+                        c.next_ns.iter_mut().for_each(|n| *n += pause_ns as f64);
+                    }
+                }
                 let spin_until = (t.now + th.spin.as_nanos() as u64).min(t.end_ns);
                 while self.now_ns() < spin_until {
                     std::hint::spin_loop();

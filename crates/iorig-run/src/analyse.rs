@@ -57,7 +57,9 @@ impl Load {
                 paced: matches!(w.rate, Rate::Iops(_))
                     || w.think.is_some()
                     || !w.start_delay.is_zero(),
+                // Pauses that move the schedule lower the rate by design.
                 rate_iops: match w.rate {
+                    Rate::Iops(_) if w.think.is_some_and(|t| t.moves_rate) => None,
                     Rate::Iops(r) => Some(
                         r * active_share(
                             out.outcome.measured_s,
@@ -87,7 +89,7 @@ impl Load {
             rate_iops: recs
                 .clone()
                 .map(|r| {
-                    r.rate_iops.map(|rate| {
+                    r.rate_iops.filter(|_| !r.think_moves_rate).map(|rate| {
                         rate * active_share(
                             out.outcome.measured_s,
                             r.start_delay_s.unwrap_or(0.0),

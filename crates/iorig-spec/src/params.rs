@@ -488,7 +488,7 @@ pub struct WorkloadFile {
     /// How I/Os arrive under --rate: uniform (evenly spaced) or poisson (random gaps of the same mean, as open-system traffic) [default: uniform].
     #[arg(long, value_name = "uniform|poisson")]
     pub arrivals: Option<Arrivals> [],
-    /// Each worker pauses this long after every --think-every I/Os, once they have completed (fio's thinktime) [default: no pause].
+    /// Each worker pauses this long after every --think-every I/Os, once they have completed (fio's thinktime); under a rate, see --think-moves-rate [default: no pause].
     #[arg(long, value_name = "DUR")]
     pub think_time: Option<StrOrNum> [],
     /// I/Os a worker issues between two pauses of --think-time [default: 1].
@@ -497,6 +497,9 @@ pub struct WorkloadFile {
     /// The part of each --think-time pause spent spinning on the CPU instead of sleeping [default: 0s].
     #[arg(long, value_name = "DUR")]
     pub think_spin: Option<StrOrNum> [],
+    /// Under --rate, --read-rate or --write-rate, each --think-time pause moves the schedule on by its length, so the pauses lower the rate (fio's rate_ignore_thinktime). By default the schedule stays: the I/Os that fell due during a pause go out after it, their latency counted from its end.
+    #[arg(long, num_args = 0, default_missing_value = "true")]
+    pub think_moves_rate: Option<bool> [],
     /// Workers wait this long before their first I/O, counted from the start (--warmup included) [default: 0s].
     #[arg(long, value_name = "DUR")]
     pub start_delay: Option<StrOrNum> [],

@@ -764,15 +764,19 @@ impl WorkloadFile {
         Ok((io_size_bytes, io_size_pct))
     }
 
-    /// The pauses of think time (none under a rate, which paces by itself).
+    /// The pauses of think time, and whether they move a rate's schedule.
     fn resolve_think(&self, rate: Rate) -> Result<Option<Think>, SpecError> {
+        let paced = rate != Rate::Max || self.read_rate.is_some() || self.write_rate.is_some();
         let think = match &self.think_time {
             None => {
-                if self.think_every.is_some() || self.think_spin.is_some() {
+                if self.think_every.is_some()
+                    || self.think_spin.is_some()
+                    || self.think_moves_rate.is_some()
+                {
                     return Err(SpecError::bad(
                         "think-time",
                         "missing",
-                        "--think-every and --think-spin shape the pauses of --think-time; add --think-time DUR",
+                        "--think-every, --think-spin and --think-moves-rate shape the pauses of --think-time; add --think-time DUR",
                     ));
                 }
                 None
@@ -787,15 +791,21 @@ impl WorkloadFile {
                         "it is the spinning part of --think-time, so at most that long",
                     ));
                 }
-                if rate != Rate::Max {
+                let moves_rate = self.think_moves_rate.unwrap_or(false);
+                if moves_rate && !paced {
                     return Err(SpecError::bad(
-                        "think-time",
-                        t.text(),
-                        "--rate already paces the I/Os; give one of --rate and --think-time",
+                        "think-moves-rate",
+                        "true",
+                        "it moves the schedule of --rate, --read-rate or --write-rate; give one, or leave it out",
                     ));
                 }
                 let every = count(&self.think_every, "think-every", 1, u32::MAX)?;
-                (!time.is_zero()).then_some(Think { time, spin, every })
+                (!time.is_zero()).then_some(Think {
+                    time,
+                    spin,
+                    every,
+                    moves_rate,
+                })
             }
         };
         Ok(think)
@@ -1172,7 +1182,10 @@ impl WorkloadFile {
         refuse("write-bs", self.write_bs.is_some(), "give --bs")?;
         refuse(
             "think-time",
-            self.think_time.is_some() || self.think_every.is_some() || self.think_spin.is_some(),
+            self.think_time.is_some()
+                || self.think_every.is_some()
+                || self.think_spin.is_some()
+                || self.think_moves_rate.is_some(),
             "pace a tree's operations with --rate",
         )?;
         refuse(
@@ -1739,6 +1752,10 @@ pub struct Think {
     pub spin: Duration,
     /// I/Os issued between pauses.
     pub every: u32,
+    /// Under a rate, each pause moves the schedule on by its length (fio's
+    /// rate_ignore_thinktime); otherwise the schedule stays and the I/Os
+    /// due in a pause go out after it.
+    pub moves_rate: bool,
 }
 
 /// A validated workload: everything the engine needs, nothing left to default.
@@ -2179,6 +2196,7 @@ impl Workload {
                 .then(|| self.arrivals.name().to_string()),
             think_time_s: self.think.map(|t| t.time.as_secs_f64()),
             think_every: self.think.map(|t| t.every),
+            think_moves_rate: self.think.is_some_and(|t| t.moves_rate),
             think_spin_s: self.think.map(|t| t.spin.as_secs_f64()),
             start_delay_s: (!self.start_delay.is_zero()).then_some(self.start_delay.as_secs_f64()),
             warmup_s: self.warmup.as_secs_f64(),
@@ -2308,6 +2326,9 @@ pub struct WorkloadRecord {
     pub think_every: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think_spin_s: Option<f64>,
+    /// Each pause moved the rate's schedule on (fio's rate_ignore_thinktime).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub think_moves_rate: bool,
     /// The idle time before the first I/O, when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_delay_s: Option<f64>,

@@ -161,6 +161,78 @@ fn think_time_pauses_after_every_n_ios_and_start_delay_holds_the_first() {
     assert_eq!(r["workload"]["start_delay_s"], 0.3);
 }
 
+/// Think time under a rate, as fio has it. By default the schedule stays:
+/// at 200 IOPS with a 10 ms pause after every 4 I/Os (20 ms of schedule),
+/// the I/O due during each pause goes out after it, so the run keeps its
+/// 400 I/Os in 2 s, and that I/O's latency counts from the pause's end,
+/// not from its place in the schedule (it would be 5 ms late: one in four
+/// I/Os). With --think-moves-rate (fio's rate_ignore_thinktime) each pause
+/// moves the schedule on: 4 I/Os per 30 ms, at most 268 in 2 s, and no
+/// "rate not met" for the lower rate asked for. The null engine keeps the
+/// storage out of the latency.
+#[test]
+fn think_time_under_a_rate_keeps_or_moves_the_schedule() {
+    let dir = tmp();
+    let d = dir.path();
+    let base = [
+        "run",
+        "--engine",
+        "null",
+        "--rate",
+        "200",
+        "--think-time",
+        "10ms",
+        "--think-every",
+        "4",
+        "--time",
+        "2s",
+        "--no-db",
+        "-q",
+    ];
+    let ops = |json: &str| -> u64 {
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join(json)).unwrap()).unwrap();
+        r["summary"]["total"]["ops"].as_u64().unwrap()
+    };
+    let mut keep = base.to_vec();
+    keep.extend(["--json", "k.json", "--lat-log", "k.csv"]);
+    let out = run(&keep, d);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kept = ops("k.json");
+    assert!(
+        (360..=404).contains(&kept),
+        "{kept} I/Os with the schedule kept"
+    );
+    let text = std::fs::read_to_string(d.join("k.csv")).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = head.iter().position(|h| *h == "lat_ns").unwrap();
+    let lats: Vec<u64> = lines
+        .map(|l| l.split(',').nth(col).unwrap().parse().unwrap())
+        .collect();
+    let late = lats.iter().filter(|l| **l >= 4_000_000).count();
+    assert!(
+        late * 20 < lats.len(),
+        "{late} of {} I/Os count a pause in their latency",
+        lats.len()
+    );
+    let mut moved = base.to_vec();
+    moved.extend(["--think-moves-rate", "--json", "m.json"]);
+    let out = run(&moved, d);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("rate not met"), "{err}");
+    let m = ops("m.json");
+    assert!((100..=272).contains(&m), "{m} I/Os with the schedule moved");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("m.json")).unwrap()).unwrap();
+    assert_eq!(r["workload"]["think_moves_rate"], true);
+}
+
 #[test]
 fn pacing_options_that_contradict_are_refused() {
     let dir = tmp();
@@ -174,9 +246,10 @@ fn pacing_options_that_contradict_are_refused() {
             "at most",
         ),
         (
-            &["--think-time", "1ms", "--rate", "100"][..],
-            "one of --rate",
+            &["--think-time", "1ms", "--think-moves-rate"][..],
+            "give one, or leave it out",
         ),
+        (&["--think-moves-rate"][..], "add --think-time"),
         (&["--start-delay", "5s", "--time", "2s"][..], "shorter"),
     ] {
         let mut a = vec!["run", "--target", "t.dat", "--size", "1m", "--db", "x.db"];

@@ -397,6 +397,8 @@ struct State {
     think_ns: u64,
     think_spin_ns: u64,
     think_blocks: u64,
+    /// fio's rate_ignore_thinktime: pauses move the rate's schedule.
+    think_moves_rate: bool,
     start_delay_ns: u64,
     /// fio's latency_target (where written), latency_window (ns) and
     /// latency_percentile.
@@ -494,6 +496,7 @@ impl Translator<'_> {
             think_ns: 0,
             think_spin_ns: 0,
             think_blocks: 1,
+            think_moves_rate: false,
             start_delay_ns: 0,
             latency_target: None,
             latency_window_ns: 0,
@@ -1039,11 +1042,17 @@ impl Translator<'_> {
                 w.arrivals = Some(Arrivals::Poisson);
             }
         }
+        if st.think_moves_rate && (st.think_ns == 0 || pace == Pace::Free) {
+            self.notice_once(
+                "rate_ignore_thinktime",
+                format!("{loc}: rate_ignore_thinktime: no effect without both a rate and a thinktime, as in fio"),
+            );
+        }
         if st.think_ns > 0 {
-            if pace != Pace::Free {
-                return Err(jerr(
-                    "thinktime together with a rate is not supported (iorig paces by one or the other); give rate_iops or thinktime".into(),
-                ));
+            // Under a rate fio keeps the schedule through the pauses and
+            // catches up after each, unless rate_ignore_thinktime moves it.
+            if pace != Pace::Free && st.think_moves_rate {
+                w.think_moves_rate = Some(true);
             }
             if st.think_spin_ns > st.think_ns {
                 return Err(jerr(

@@ -142,6 +142,7 @@ pub(super) const OPTIONS: &[FioOption] = &[
     mapped(&["thinktime_spin"], opt_thinktime_spin),
     mapped(&["thinktime_blocks"], opt_thinktime_blocks),
     mapped(&["thinktime_blocks_type"], opt_thinktime_blocks_type),
+    mapped(&["rate_ignore_thinktime"], opt_rate_ignore_thinktime),
     mapped(&["rate"], opt_rate),
     mapped(&["rate_iops"], opt_rate_iops),
     mapped(&["rate_process"], opt_rate_process),
@@ -461,10 +462,6 @@ pub(super) const OPTIONS: &[FioOption] = &[
     refused(
         &["zone_reset_frequency"],
         "it is for zonemode=zbd; iorig does not drive a zoned device's write pointers",
-    ),
-    refused(
-        &["rate_ignore_thinktime"],
-        "iorig paces by a rate or by think time, not both at once",
     ),
     refused(
         &["max_latency"],
@@ -1032,6 +1029,15 @@ fn opt_thinktime_blocks_type(
         ),
         other => return Err(bad(format!("'{other}': give complete or issue"))),
     };
+    Ok(())
+}
+
+fn opt_rate_ignore_thinktime(
+    _t: &mut Translator<'_>,
+    st: &mut State,
+    arg: &Arg<'_>,
+) -> Result<(), ImportError> {
+    st.think_moves_rate = arg.flag()?;
     Ok(())
 }
 

@@ -922,3 +922,40 @@ fn zoned_random_distribution_maps_to_iorig_s_zones() {
         tr("[j]\nfilename=/tmp/z\nsize=1m\nrandom_distribution=zoned:60/10:30/20\n").unwrap_err();
     assert!(e.contains("add up to 100"), "{e}");
 }
+
+/// Think time under a rate, as fio runs it: the schedule kept through the
+/// pauses, or moved by each with rate_ignore_thinktime; the option alone
+/// has no effect, as in fio, and says so.
+#[test]
+fn thinktime_under_a_rate_keeps_or_moves_the_schedule() {
+    let base = "[j]\nfilename=/tmp/t\nsize=1m\nrw=randread\nrate_iops=100\nthinktime=2ms\nthinktime_blocks=4\n";
+    let j = job(&plan(base), 0, 0);
+    assert_eq!(
+        j.get("rate").and_then(|v| v.as_integer()),
+        Some(100),
+        "{j:?}"
+    );
+    assert_eq!(
+        j.get("think_time").and_then(|v| v.as_str()),
+        Some("2ms"),
+        "{j:?}"
+    );
+    assert_eq!(j.get("think_moves_rate"), None, "{j:?}");
+    let j = job(&plan(&format!("{base}rate_ignore_thinktime=1\n")), 0, 0);
+    assert_eq!(
+        j.get("think_moves_rate").and_then(|v| v.as_bool()),
+        Some(true),
+        "{j:?}"
+    );
+    let t =
+        tr("[j]\nfilename=/tmp/t\nsize=1m\nrw=randread\nthinktime=2ms\nrate_ignore_thinktime=1\n")
+            .unwrap();
+    assert!(!t.plan_toml.contains("think_moves_rate"), "{}", t.plan_toml);
+    assert!(
+        t.notices
+            .iter()
+            .any(|n| n.contains("rate_ignore_thinktime: no effect")),
+        "{:?}",
+        t.notices
+    );
+}
