@@ -49,6 +49,14 @@ impl DataPool {
         };
         match pattern {
             DataPattern::Zero => {}
+            // The pattern over and over from the pool's start, so any
+            // buffer copied from there begins with it, as fio's do.
+            DataPattern::Fill(_) => {
+                let p = pattern.fill_bytes();
+                for (i, b) in pool.iter_mut().enumerate() {
+                    *b = p[i % p.len()];
+                }
+            }
             DataPattern::Random => rng.fill_bytes(&mut pool),
             DataPattern::Compress { ratio }
             | DataPattern::Dedup {
@@ -103,9 +111,17 @@ impl DataFiller {
     pub fn refresh(&mut self, buf: &mut [u8]) {
         let pool = &self.shared.pool;
         let len = buf.len().min(pool.len());
-        if self.shared.pattern == DataPattern::Zero {
-            buf[..len].fill(0);
-            return;
+        match self.shared.pattern {
+            DataPattern::Zero => {
+                buf[..len].fill(0);
+                return;
+            }
+            // Every buffer alike: the pattern from its start.
+            DataPattern::Fill(_) => {
+                buf[..len].copy_from_slice(&pool[..len]);
+                return;
+            }
+            _ => {}
         }
         let room = pool.len() - len;
         // Chunk-aligned start keeps compress chunks intact.
@@ -123,7 +139,7 @@ impl DataFiller {
             self.refresh(buf);
         }
         match self.shared.pattern {
-            DataPattern::Zero => {}
+            DataPattern::Zero | DataPattern::Fill(_) => {}
             DataPattern::Random | DataPattern::Compress { .. } => {
                 for (i, chunk) in buf.chunks_mut(CHUNK_BYTES).enumerate() {
                     self.stamp(chunk, target, offset + (i * CHUNK_BYTES) as u64);
@@ -172,6 +188,24 @@ mod tests {
             out.extend(buf.chunks(CHUNK_BYTES).map(|c| c.to_vec()));
         }
         out
+    }
+
+    /// fio's buffer_pattern: every written buffer holds the pattern from its
+    /// start, after reads too, with no stamp breaking it.
+    #[test]
+    fn a_fill_pattern_repeats_from_every_buffers_start() {
+        let pattern = DataPattern::parse("pattern:0xdeadbeef01").unwrap();
+        let want: Vec<u8> = [0xde, 0xad, 0xbe, 0xef, 0x01]
+            .iter()
+            .copied()
+            .cycle()
+            .take(16384)
+            .collect();
+        let chunks = written_chunks(pattern, 30);
+        let whole: Vec<u8> = chunks.concat();
+        for write in whole.chunks(16384) {
+            assert_eq!(write, &want[..], "a written buffer strays from the pattern");
+        }
     }
 
     #[test]

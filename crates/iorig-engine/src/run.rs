@@ -447,7 +447,7 @@ pub fn execute(
     let mut threads = Pool::new(workers);
     let setup_failed = Arc::new(std::sync::Mutex::new(None::<String>));
 
-    let pool = Arc::new(DataPool::new(w.data, slot_bytes, w.seed));
+    let pool = Arc::new(DataPool::new(w.data.clone(), slot_bytes, w.seed));
     for id in 0..workers {
         // Two spares: one on its way back while the worker fills the other.
         let (spare_tx, spare_rx) = bounded::<Box<WorkerIntervalStats>>(2);

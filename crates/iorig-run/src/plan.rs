@@ -673,7 +673,7 @@ impl Runner<'_> {
                 steady_at_round,
             )));
         }
-        if let StepRole::Precondition(p) = step.role {
+        if let StepRole::Precondition(p) = &step.role {
             let bw = if outcome.measured_s > 0.0 {
                 written_bytes as f64 / outcome.measured_s
             } else {
@@ -1118,7 +1118,7 @@ impl StepHooks for PlanHooks<'_> {
     fn byte_limit(&mut self, working_set_bytes: u64) -> Option<u64> {
         // A precondition writes its passes over the working set exactly: the
         // workers stop issuing once these bytes are out.
-        if let StepRole::Precondition(p) = self.step.role {
+        if let StepRole::Precondition(p) = &self.step.role {
             self.precondition_bytes = Some(working_set_bytes.saturating_mul(u64::from(p.passes)));
         }
         self.precondition_bytes
@@ -1130,11 +1130,11 @@ impl StepHooks for PlanHooks<'_> {
     }
 
     fn trim_first(&self) -> bool {
-        matches!(self.step.role, StepRole::Precondition(p) if p.trim)
+        matches!(&self.step.role, StepRole::Precondition(p) if p.trim)
     }
 
     fn byte_passes(&self) -> Option<u32> {
-        match self.step.role {
+        match &self.step.role {
             StepRole::Precondition(p) => Some(p.passes),
             _ => None,
         }

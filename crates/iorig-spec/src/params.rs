@@ -515,7 +515,7 @@ pub struct WorkloadFile {
     /// Offset distribution: uniform, zipf:THETA, pareto:H, normal:DEV, hot:IOPCT/SPACEPCT, zoned:IOPCT/SPACEPCT:... or zoned_abs:IOPCT/SIZE:...
     #[arg(long, value_name = "DIST")]
     pub dist: Option<AccessDist> [],
-    /// Write data: random, zero, compress:RATIO or dedup:RATIO [default: random].
+    /// Write data: random, zero, compress:RATIO, dedup:RATIO, dedup:RATIO,compress:RATIO or pattern:0xHEX (every buffer the pattern, as fio's buffer_pattern) [default: random].
     #[arg(long, value_name = "PATTERN")]
     pub data: Option<DataPattern> [],
     /// Seed of the offset, size and op sequences (printed with every result).

@@ -82,7 +82,7 @@ impl fmt::Display for BsSpec {
 }
 
 /// What written blocks contain.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum DataPattern {
     /// Incompressible, never deduplicable (default).
     Random,
@@ -97,9 +97,20 @@ pub enum DataPattern {
         ratio: f64,
         compress: f64,
     },
+    /// Every written buffer holds these bytes over and over from its start
+    /// (fio's buffer_pattern): no stamps, so every block alike.
+    Fill(std::sync::Arc<[u8]>),
 }
 
 impl DataPattern {
+    /// The bytes a `Fill` repeats; empty for the other patterns.
+    pub fn fill_bytes(&self) -> &[u8] {
+        match self {
+            DataPattern::Fill(bytes) => bytes,
+            _ => &[],
+        }
+    }
+
     pub fn parse(text: &str) -> Result<Self, SpecError> {
         let t = text.trim();
         let ratio = |a: &str| -> Result<f64, SpecError> {
@@ -115,6 +126,11 @@ impl DataPattern {
             }
             Ok(r)
         };
+        // A pattern first: a quoted one may hold a comma.
+        if let Some(a) = t.strip_prefix("pattern:") {
+            let p = parse_pattern(a).map_err(|why| SpecError::bad("data", text, why))?;
+            return Ok(DataPattern::Fill(p.into()));
+        }
         // Both reductions at once: dedup:R,compress:C (either order).
         if let Some((a, b)) = t.split_once(',') {
             let (dedup, compress) = match (a.trim().split_once(':'), b.trim().split_once(':')) {
@@ -144,7 +160,7 @@ impl DataPattern {
             _ => Err(SpecError::bad(
                 "data",
                 text,
-                "use random, zero, compress:RATIO, dedup:RATIO or dedup:RATIO,compress:RATIO",
+                "use random, zero, compress:RATIO, dedup:RATIO, dedup:RATIO,compress:RATIO or pattern:0xHEX",
             )),
         }
     }
@@ -162,6 +178,7 @@ impl fmt::Display for DataPattern {
             DataPattern::Dedup { ratio, compress } => {
                 write!(f, "dedup:{ratio},compress:{compress}")
             }
+            DataPattern::Fill(bytes) => write!(f, "pattern:{}", format_pattern(bytes)),
         }
     }
 }
@@ -386,7 +403,7 @@ impl WorkloadFile {
             Some(r) => RangePct::parse(r)?,
         };
         let dist = self.dist.unwrap_or(AccessDist::Uniform);
-        let data = self.data.unwrap_or(DataPattern::Random);
+        let data = self.data.clone().unwrap_or(DataPattern::Random);
         let fault = self.fault.clone().unwrap_or_default();
         // A tree's workers take stall rules themselves (tests).
         if !fault.is_empty() && engine != EngineKind::Fault && fs.is_none() {
@@ -2669,6 +2686,19 @@ mod tests {
             BsSpec::parse("4k:50,8k:30,64k:20").unwrap().to_string(),
             "4k:50,8k:30,64k:20"
         );
+    }
+
+    #[test]
+    fn a_fill_pattern_reads_back() {
+        let d = DataPattern::parse("pattern:'a,b'").unwrap();
+        assert_eq!(d.fill_bytes(), b"a,b");
+        assert_eq!(d.to_string(), "pattern:0x612c62");
+        assert_eq!(DataPattern::parse(&d.to_string()).unwrap(), d);
+        for bad in ["pattern:", "pattern:0x", "pattern:abc", "pattern:0xgg"] {
+            assert!(DataPattern::parse(bad).is_err(), "{bad}");
+        }
+        let long = format!("pattern:0x{}", "ab".repeat(513));
+        assert!(DataPattern::parse(&long).is_err());
     }
 
     #[test]

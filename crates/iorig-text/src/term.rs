@@ -246,8 +246,8 @@ impl<S: Screen> Sink for TermSink<S> {
                     index,
                     label: label.to_owned(),
                     workload: workload.cloned(),
-                    precondition: plan_step.and_then(|s| match s.role {
-                        StepRole::Precondition(p) => Some(p),
+                    precondition: plan_step.and_then(|s| match &s.role {
+                        StepRole::Precondition(p) => Some(p.clone()),
                         _ => None,
                     }),
                     steady: plan_step.and_then(|s| s.steady_state),

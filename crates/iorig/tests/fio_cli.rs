@@ -1169,6 +1169,60 @@ fn absolute_zones_take_the_shares_fio_gives_them() {
     assert!((f - i).abs() < 4.0 * se * 2f64.sqrt(), "fio {f}, iorig {i}");
 }
 
+/// fio's `buffer_pattern` and iorig's `pattern:`: a 1 MiB sequential write
+/// of 4k blocks with a 5-byte pattern (which does not divide a block, so
+/// a pattern laid over the file would not start each block) leaves the
+/// same bytes in fio's file and in the data region of iorig's: every
+/// block the pattern from its start.
+#[test]
+fn a_buffer_pattern_is_written_as_fio_writes_it() {
+    assert!(common::have("fio"), "fio is not installed");
+    let dir = tmp();
+    let d = dir.path();
+    std::fs::write(
+        d.join("j.fio"),
+        "[j]\nfilename=fio.dat\nsize=1m\nrw=write\nbs=4k\nioengine=psync\nbuffer_pattern=0x0102030405\n",
+    )
+    .unwrap();
+    let out = Command::new("fio")
+        .args(["j.fio", "--output=/dev/null"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = iorig()
+        .args([
+            "run", "--target", "mine.dat", "--size", "1m", "--rw", "write",
+        ])
+        .args(["--data", "pattern:0x0102030405", "--io-size", "1m"])
+        .args(["--engine", "psync", "--buffered", "--no-db", "-q"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs = std::fs::read(d.join("fio.dat")).unwrap();
+    let ours = std::fs::read(d.join("mine.dat")).unwrap();
+    // iorig's scratch files hold their data after a 1 MiB header.
+    let ours = &ours[1 << 20..(2 << 20)];
+    let block: Vec<u8> = [1u8, 2, 3, 4, 5]
+        .iter()
+        .copied()
+        .cycle()
+        .take(4096)
+        .collect();
+    assert!(theirs.chunks(4096).all(|b| b == &block[..]), "fio's blocks");
+    assert_eq!(theirs.len(), ours.len());
+    assert!(theirs == ours, "iorig's blocks differ from fio's");
+}
+
 /// The ten runnable files of the import corpus
 /// (`crates/iorig-import/tests/corpus/fio`, third-party styles) run by fio
 /// and by iorig for 2 s each on a scratch file of their own: the same jobs

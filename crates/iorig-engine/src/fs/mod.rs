@@ -300,7 +300,11 @@ impl FsPlan {
             stalls: self.stalls,
             direct: AtomicBool::new(w.direct),
             sync: w.sync,
-            pool: Arc::new(DataPool::new(w.data, w.bs.max_bytes() as usize, w.seed)),
+            pool: Arc::new(DataPool::new(
+                w.data.clone(),
+                w.bs.max_bytes() as usize,
+                w.seed,
+            )),
         })
     }
 }

@@ -337,6 +337,8 @@ struct State {
     stonewall: bool,
     new_group: bool,
     data: Option<DataPattern>,
+    /// fio's buffer_pattern.
+    buffer_pattern: Option<Vec<u8>>,
     logs: Logs,
     /// fio's verify (a checksum named), do_verify, verify_fatal.
     verify: bool,
@@ -450,6 +452,7 @@ impl Translator<'_> {
             rate_iops: None,
             pct_random: None,
             dist: None,
+            buffer_pattern: None,
             seed: None,
             loops: 1,
             stonewall: false,
@@ -1161,9 +1164,7 @@ impl Translator<'_> {
         if let Some(seed) = st.seed {
             w.seed = Some(seed);
         }
-        if let Some(d) = &st.data {
-            w.data = Some(*d);
-        }
+        w.data = self.job_data(st, loc)?;
         if let Some(c) = &st.cpus {
             w.cpus = Some(c.to_string());
         }
@@ -1297,6 +1298,37 @@ impl Translator<'_> {
             w.interval = as_text(&format!("{ms}ms"));
         }
         Ok(())
+    }
+
+    /// What the job's writes carry: fio's buffer_pattern fills every
+    /// buffer unless compression or validation shapes the data.
+    fn job_data(&mut self, st: &State, loc: &Loc) -> Result<Option<DataPattern>, ImportError> {
+        let Some(p) = &st.buffer_pattern else {
+            return Ok(st.data.clone());
+        };
+        if st.verify && st.do_verify {
+            // fio writes its verify blocks over the pattern.
+            self.notice_once(
+                "buffer_pattern verify",
+                format!("{loc}: job '{}': buffer_pattern with verify: the verify data is written, not the pattern, as in fio", st.name),
+            );
+            return Ok(st.data.clone());
+        }
+        match &st.data {
+            Some(d @ (DataPattern::Compress { .. } | DataPattern::Dedup { .. })) => {
+                // fio fills the compressible part of each buffer with the
+                // pattern where iorig leaves zeros: both compress alike.
+                self.notice_once(
+                    "buffer_pattern compress",
+                    format!("{loc}: job '{}': buffer_pattern with a compress or dedupe percentage: fio puts the pattern only in the part of a buffer that is to compress (none for dedupe alone), where iorig's '{d}' puts zeros; both compress the same", st.name),
+                );
+                Ok(st.data.clone())
+            }
+            // The pattern wins over zero_buffers, as in fio.
+            _ => DataPattern::parse(&format!("pattern:{}", iorig_spec::format_pattern(p)))
+                .map(Some)
+                .map_err(|e| job_err(loc, &st.name, e.to_string())),
+        }
     }
 
     /// Data validation, which belongs to the job's step.

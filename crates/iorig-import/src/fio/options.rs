@@ -159,6 +159,7 @@ pub(super) const OPTIONS: &[FioOption] = &[
     mapped(&["dedupe_percentage"], opt_buffer_compress_percentage),
     mapped(&["buffer_compress_chunk"], opt_buffer_compress_chunk),
     mapped(&["verify_pattern"], opt_verify_pattern),
+    mapped(&["buffer_pattern"], opt_buffer_pattern),
     mapped(&["verify_only"], opt_verify_only),
     mapped(&["verify"], opt_verify),
     mapped(&["do_verify"], opt_do_verify),
@@ -319,10 +320,6 @@ pub(super) const OPTIONS: &[FioOption] = &[
     refused(&["fill_fs"], "give size= (the bytes to write) instead"),
     refused(&["unlink_each_loop"], "iorig keeps its scratch files"),
     refused(&["error_dump"], "errors are stored with the run"),
-    refused(
-        &["buffer_pattern"],
-        "iorig writes random, zero, compressible or dedupable data",
-    ),
     refused(
         &["dedupe_mode"],
         "dedupe_percentage is mapped; the mode is not",
@@ -1227,13 +1224,13 @@ fn opt_buffer_compress_percentage(
             .map_err(|e| bad(e.to_string()))?;
         // fio's dedupe_percentage and buffer_compress_percentage together:
         // duplicate buffers whose every buffer compresses too.
-        st.data = Some(match (st.data, this) {
+        st.data = Some(match (st.data.take(), this) {
             (Some(DataPattern::Dedup { ratio, .. }), DataPattern::Compress { ratio: c })
             | (Some(DataPattern::Compress { ratio: c }), DataPattern::Dedup { ratio, .. })
             | (Some(DataPattern::Dedup { compress: c, .. }), DataPattern::Dedup { ratio, .. }) => {
                 DataPattern::Dedup { ratio, compress: c }
             }
-            _ => this,
+            (_, this) => this,
         });
     }
     Ok(())
@@ -1285,6 +1282,16 @@ fn opt_verify_pattern(
         st.verify_is_pattern = true;
         st.verify_loc = Some(loc.clone());
     }
+    Ok(())
+}
+
+fn opt_buffer_pattern(
+    _t: &mut Translator<'_>,
+    st: &mut State,
+    arg: &Arg<'_>,
+) -> Result<(), ImportError> {
+    let bytes = iorig_spec::parse_pattern(arg.need()?).map_err(|w| arg.bad(w))?;
+    st.buffer_pattern = Some(bytes);
     Ok(())
 }
 

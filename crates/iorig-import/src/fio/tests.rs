@@ -959,3 +959,40 @@ fn thinktime_under_a_rate_keeps_or_moves_the_schedule() {
         t.notices
     );
 }
+
+/// fio's buffer_pattern fills every buffer, wins over zero_buffers, and
+/// leaves compression and validation to shape the data, with a notice.
+#[test]
+fn buffer_pattern_fills_every_buffer_unless_data_is_shaped() {
+    let base = "[j]\nfilename=/tmp/p\nsize=1m\nrw=write\n";
+    for (extra, want) in [
+        ("buffer_pattern=0xdeadbeef\n", "pattern:0xdeadbeef"),
+        (
+            "zero_buffers=1\nbuffer_pattern=\"ab,c\"\n",
+            "pattern:0x61622c63",
+        ),
+        (
+            "buffer_pattern=0xab\nbuffer_compress_percentage=50\n",
+            "compress:2",
+        ),
+    ] {
+        let t = tr(&format!("{base}{extra}")).unwrap();
+        let p: toml::Table = toml::from_str(&t.plan_toml).unwrap();
+        assert_eq!(
+            job(&p, 0, 0).get("data").and_then(|v| v.as_str()),
+            Some(want),
+            "{extra}"
+        );
+        if want.starts_with("compress") {
+            assert!(
+                t.notices
+                    .iter()
+                    .any(|n| n.contains("both compress the same")),
+                "{:?}",
+                t.notices
+            );
+        }
+    }
+    let e = tr(&format!("{base}buffer_pattern=0xzz\n")).unwrap_err();
+    assert!(e.contains("hex digits"), "{e}");
+}

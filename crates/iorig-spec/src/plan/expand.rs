@@ -97,7 +97,7 @@ pub(super) fn expand(plan: &Plan) -> Result<Vec<PlanStep>, SpecError> {
                     passes: *passes,
                     random: *random,
                     bs_bytes: *bs_bytes,
-                    data: *data,
+                    data: data.clone(),
                     trim: *trim,
                 },
             )?,
@@ -382,7 +382,7 @@ impl Expander<'_> {
 
     fn precondition(&mut self, block: &Block, spec: PreconditionSpec) -> Result<(), SpecError> {
         let defaults = &self.plan.defaults;
-        let role = StepRole::Precondition(spec);
+        let role = StepRole::Precondition(spec.clone());
         let label = label(block, &role, &[]);
         let err = |why: String| self.err(block, Some(&label), why);
 

@@ -169,7 +169,7 @@ impl SteadyStateSpec {
 }
 
 /// Fill each target `passes` times before measuring anything.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct PreconditionSpec {
     pub passes: u32,
     /// Random offsets (each pass writes as many bytes as the target holds, so some
@@ -182,7 +182,7 @@ pub struct PreconditionSpec {
 }
 
 /// Why a step exists and what the runner must fill in before running it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum StepRole {
     Run,
     /// Write the whole target; `time` is `None` because the step ends by bytes.

@@ -163,8 +163,8 @@ fn curve_is_max_then_one_step_per_pct() {
     assert_eq!(steps[0].workload.resolve(1).unwrap().rate, Rate::Max);
     let pcts: Vec<f64> = steps[1..7]
         .iter()
-        .map(|s| match s.role {
-            StepRole::CurveRate { group: 0, pct } => pct,
+        .map(|s| match &s.role {
+            StepRole::CurveRate { group: 0, pct } => *pct,
             other => panic!("{other:?}"),
         })
         .collect();
