@@ -191,6 +191,97 @@ enum DistKind {
     Normal {
         spread: u64,
     },
+    /// vdbench's hotband over `n_band` blocks of `block_bytes`.
+    Hotband {
+        n_band: u64,
+        block_bytes: u64,
+    },
+}
+
+/// vdbench's hotband curve (`HotBand.java`): a uniform draw u falls in
+/// the segment i with `HOTBAND_P[i] <= u < HOTBAND_P[i + 1]` and reads as
+/// `HOTBAND_AT[i] + (u - HOTBAND_P[i]) × HOTBAND_SLOPE[i]`, a cache size
+/// that vdbench turns into bytes as whole units of 1,000 bytes. The
+/// points are vdbench's (a measured cache-access curve out to 10 PB); its
+/// last slope does not join the last two points, and is kept as vdbench
+/// has it, since it decides where the tail's I/Os go.
+const HOTBAND_AT: [f64; 29] = [
+    0.0,
+    16.0,
+    32.0,
+    64.0,
+    128.0,
+    256.0,
+    512.0,
+    1024.0,
+    2048.0,
+    4096.0,
+    8192.0,
+    16384.0,
+    32768.0,
+    65536.0,
+    131072.0,
+    262144.0,
+    524288.0,
+    1048576.0,
+    2097152.0,
+    4194304.0,
+    8388608.0,
+    16777216.0,
+    33554432.0,
+    67108864.0,
+    134217728.0,
+    268435456.0,
+    536870912.0,
+    1073741824.0,
+    10737418240.0,
+];
+const HOTBAND_P: [f64; 29] = [
+    0.0, 0.087217, 0.10101, 0.132206, 0.159946, 0.201713, 0.262602, 0.32645, 0.366902, 0.386175,
+    0.436941, 0.482631, 0.523752, 0.56076, 0.594068, 0.624045, 0.651024, 0.675305, 0.697159,
+    0.716827, 0.734528, 0.750459, 0.764797, 0.777701, 0.789314, 0.799767, 0.809174, 0.81764, 1.0,
+];
+const HOTBAND_SLOPE: [f64; 29] = [
+    183.4511752,
+    1159.945628,
+    1025.778015,
+    2307.172362,
+    3064.644852,
+    4204.331611,
+    8019.055699,
+    25313.90019,
+    106263.1067,
+    80683.52498,
+    179296.7222,
+    398437.1604,
+    885415.912,
+    1967590.916,
+    4372424.257,
+    9716498.348,
+    21592218.55,
+    47982707.89,
+    106628239.8,
+    236951643.9,
+    526559208.7,
+    1170131575.0,
+    2600292389.0,
+    5778427530.0,
+    12840950067.0,
+    28535444594.0,
+    63412099098.0,
+    1313220630.0,
+    10737418240.0,
+];
+
+/// The block of a hotband draw `u` in [0, 1), before the band wraps it:
+/// the curve's value cut to a whole number, times 1,000 bytes, in blocks.
+fn hotband_block(u: f64, block_bytes: u64) -> u64 {
+    let i = HOTBAND_P[1..]
+        .iter()
+        .position(|p| u < *p)
+        .unwrap_or(HOTBAND_P.len() - 2);
+    let units = (HOTBAND_AT[i] + (u - HOTBAND_P[i]) * HOTBAND_SLOPE[i]) as u64;
+    units.saturating_mul(1000) / block_bytes
 }
 
 /// Each zone's upper bound of a uniform draw (cumulative I/O share) and its
@@ -242,6 +333,22 @@ impl DistSampler {
             AccessDist::Normal { dev_pct } => DistKind::Normal {
                 spread: ((n as f64 * dev_pct / 100.0).ceil() as u64).min(n / 2),
             },
+            // vdbench counts the band in whole millions of bytes and
+            // refuses one under a million.
+            AccessDist::Hotband => {
+                let block_bytes = block_bytes.max(1);
+                let band = n.saturating_mul(block_bytes) / 1_000_000 * 1_000_000;
+                if band == 0 {
+                    return Err(EngineError::Usage(format!(
+                        "hotband over {}: the band needs at least 1,000,000 bytes (vdbench's minimum); give a larger range",
+                        iorig_spec::format_size(n.saturating_mul(block_bytes))
+                    )));
+                }
+                DistKind::Hotband {
+                    n_band: (band / block_bytes).max(1),
+                    block_bytes,
+                }
+            }
         };
         Ok(DistSampler {
             n,
@@ -286,6 +393,10 @@ impl DistSampler {
                 let to = starts[i + 1].clamp(from + 1, self.n);
                 from + below(rng, to - from)
             }
+            DistKind::Hotband {
+                n_band,
+                block_bytes,
+            } => hotband_block(unit_f64(rng), *block_bytes) % n_band,
             DistKind::Normal { spread } => {
                 // As fio's gauss_next draws a rank: the rounded-up mean of
                 // twelve draws over 0..=n, then a spread draw, halved
@@ -308,12 +419,33 @@ impl DistSampler {
     /// The block index of the next access.
     #[inline]
     pub fn sample(&self, rng: &mut Xoshiro256PlusPlus) -> u64 {
+        self.sample_for(rng, false)
+    }
+
+    /// The block index of the next access, a write or not: vdbench's
+    /// hotband puts writes a hundredth of the band further on than reads,
+    /// "to step away from the hottest portion" (the other kinds ignore it).
+    #[inline]
+    pub fn sample_for(&self, rng: &mut Xoshiro256PlusPlus, write: bool) -> u64 {
+        if let (
+            DistKind::Hotband {
+                n_band,
+                block_bytes,
+            },
+            true,
+        ) = (&self.kind, write)
+        {
+            return (hotband_block(unit_f64(rng), *block_bytes) + n_band / 100) % n_band;
+        }
         let rank = self.sample_rank(rng);
         match self.kind {
             DistKind::Zipf(_) | DistKind::Pareto { .. } | DistKind::Normal { .. } => {
                 self.perm.apply(rank)
             }
-            DistKind::Uniform | DistKind::Hot { .. } | DistKind::Zoned(_) => rank,
+            DistKind::Uniform
+            | DistKind::Hot { .. }
+            | DistKind::Zoned(_)
+            | DistKind::Hotband { .. } => rank,
         }
     }
 }
@@ -608,6 +740,12 @@ impl OffsetGen {
     /// The next I/O of `len` bytes: (target index, absolute byte offset).
     #[inline]
     pub fn next(&mut self, len: u64) -> (u32, u64) {
+        self.next_for(len, false)
+    }
+
+    /// As [`OffsetGen::next`], for a write or not (vdbench's hotband puts
+    /// writes apart from reads).
+    pub fn next_for(&mut self, len: u64, write: bool) -> (u32, u64) {
         let random = if self.run_length > 1 {
             let seek = self.run_left == 0;
             self.run_left = if seek {
@@ -627,7 +765,7 @@ impl OffsetGen {
             return self.next_in_turn(len);
         }
         if random {
-            let unit = self.dist.sample(&mut self.rng_offset);
+            let unit = self.dist.sample_for(&mut self.rng_offset, write);
             let v = unit * self.space.align;
             let (i, off) = self.space.fit(v, len);
             let seg = self.space.segs[i];
@@ -1146,6 +1284,48 @@ mod tests {
         let e = DistSampler::over_blocks(big, n, 4096, 1).unwrap_err();
         assert!(e.to_string().contains("give zones that fit"), "{e}");
         assert!(DistSampler::new(dist, n, 1).is_err(), "sizes over files");
+    }
+
+    /// vdbench's hotband: over a band too large to wrap, a read's block is
+    /// below k exactly when the curve's value is below ceil(4.096 k) (whole
+    /// units of 1,000 bytes in 4 KiB blocks), whose probability the curve's
+    /// segment gives: P = p_i + (m - at_i) / slope_i. Over 200,000 draws a
+    /// share's standard error is at most 0.11 %, so 0.6 % is over 5 of
+    /// them. Writes lie a hundredth of the band further on; a small band
+    /// wraps the curve into it; a band under 1,000,000 bytes is refused.
+    #[test]
+    fn hotband_follows_vdbenchs_curve() {
+        let n = 400_000_000u64;
+        let d = DistSampler::over_blocks(AccessDist::Hotband, n, 4096, 1).unwrap();
+        let mut rng = rng_for(5, 0, 0);
+        let draws = 200_000;
+        let reads: Vec<u64> = (0..draws).map(|_| d.sample_for(&mut rng, false)).collect();
+        let writes: Vec<u64> = (0..draws).map(|_| d.sample_for(&mut rng, true)).collect();
+        for (k, m) in [
+            (1u64, 5.0),
+            (4, 17.0),
+            (1000, 4096.0),
+            (250_000, 1_024_000.0),
+        ] {
+            let i = HOTBAND_AT.iter().rposition(|a| *a <= m).unwrap();
+            let want = HOTBAND_P[i] + (m - HOTBAND_AT[i]) / HOTBAND_SLOPE[i];
+            let share = |v: &[u64], shift: u64| {
+                v.iter().filter(|b| **b >= shift && **b - shift < k).count() as f64 / draws as f64
+            };
+            let (r, w) = (share(&reads, 0), share(&writes, n / 100));
+            assert!(
+                (r - want).abs() < 0.006,
+                "reads below block {k}: {r}, want {want}"
+            );
+            assert!(
+                (w - want).abs() < 0.006,
+                "writes below block {k}: {w}, want {want}"
+            );
+        }
+        let small = DistSampler::over_blocks(AccessDist::Hotband, 2560, 4096, 1).unwrap();
+        assert!((0..10_000).all(|_| small.sample_for(&mut rng, true) < 2560));
+        let e = DistSampler::over_blocks(AccessDist::Hotband, 200, 4096, 1).unwrap_err();
+        assert!(e.to_string().contains("1,000,000 bytes"), "{e}");
     }
 
     /// fio's normal:DEV draws a rank as the rounded-up mean of twelve

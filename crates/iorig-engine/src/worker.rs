@@ -571,7 +571,7 @@ impl WorkerCtx {
         }
         let (mut target, mut offset) = match replayed {
             Some(io) => (io.target, io.offset),
-            None => self.offsets.next(len),
+            None => self.offsets.next_for(len, op != OpKind::Read),
         };
         let mut phase = Phase::Plain;
         if let Some(v) = &self.verify {
@@ -580,7 +580,7 @@ impl WorkerCtx {
             let mut locked = v.lock(target, offset, len as u32);
             let mut tries = 1;
             while !locked && tries < LOCK_TRIES {
-                (target, offset) = self.offsets.next(len);
+                (target, offset) = self.offsets.next_for(len, op != OpKind::Read);
                 locked = v.lock(target, offset, len as u32);
                 tries += 1;
             }

@@ -574,10 +574,6 @@ const MAPPED: &[&str] = &[
 
 /// Parameters iorig cannot do, with what to do instead.
 const UNSUPPORTED: &[(&str, &str)] = &[
-    (
-        "hotband",
-        "use rhpct/hitarea, or iorig's dist (hot:IO%/SPACE%)",
-    ),
     ("streams", "not supported"),
     (
         "shared",
@@ -1528,6 +1524,9 @@ impl Tr<'_> {
         let mut eof = false;
         let mut bs = "4k".to_string();
         let mut hit: (Option<f64>, Option<f64>, u64) = (None, None, sd_hitarea.unwrap_or(1 << 20));
+        // vdbench's hotband: the range, skewed by its curve.
+        let mut hotband = None;
+        let mut wd_range = false;
         for (k, v) in &wd.params {
             let one = v.items().join(",");
             match k.as_str() {
@@ -1535,12 +1534,24 @@ impl Tr<'_> {
                 "xfersize" => bs = xfersize(v).map_err(|w| wbad(k, w))?,
                 "rdpct" => read = number(&one).map_err(|w| wbad(k, w))?,
                 "seekpct" => (random, eof) = seekpct(&one).map_err(|w| wbad(k, w))?,
-                "range" => {
+                "range" | "hotband" => {
                     let r = v.items();
                     if r.len() != 2 {
                         return Err(wbad(k, "give (start%,end%)".into()));
                     }
+                    if hotband.is_some() || (k == "hotband" && wd_range) {
+                        return Err(wbad(
+                            k,
+                            "give one of range= and hotband=: the band is the range its I/Os skew over".into(),
+                        ));
+                    }
+                    // The wd's range (or band) replaces the sd's.
                     w.range = Some(format!("{}%-{}%", r[0], r[1]));
+                    if k == "hotband" {
+                        hotband = Some(AccessDist::Hotband);
+                    } else {
+                        wd_range = true;
+                    }
                 }
                 "iorate" => {
                     number(&one).map_err(|w| wbad(k, w))?;
@@ -1577,7 +1588,17 @@ impl Tr<'_> {
                 s.saturating_mul(my_sds.len() as u64),
             )));
         }
-        if hit.0.is_some_and(|p| p > 0.0) || hit.1.is_some_and(|p| p > 0.0) {
+        let hits = hit.0.is_some_and(|p| p > 0.0) || hit.1.is_some_and(|p| p > 0.0);
+        if let Some(d) = hotband {
+            if hits {
+                return Err(wbad(
+                    "hotband",
+                    "a hotband with rhpct/whpct is not supported: vdbench bands only the misses and iorig draws every I/O from one distribution; give one of them".into(),
+                ));
+            }
+            w.dist = Some(d);
+        }
+        if hits {
             let io = hit.0.or(hit.1).unwrap_or(0.0);
             if hit.1.is_some_and(|w| (w - io).abs() > 0.01) && read < 100.0 && read > 0.0 {
                 return Err(wbad(

@@ -50,6 +50,11 @@ pub enum AccessDist {
     Normal {
         dev_pct: f64,
     },
+    /// vdbench's `hotband=`: offsets drawn from vdbench's cache-access
+    /// curve (most I/Os near the start of the range, a long tail over the
+    /// rest), wrapped over the range, writes a hundredth of the range
+    /// further on than reads.
+    Hotband,
 }
 
 /// The most zones a `zoned:` distribution has.
@@ -198,6 +203,7 @@ impl AccessDist {
                 }
                 Ok(AccessDist::ZonedAbs { zones, count })
             }
+            "hotband" if arg.is_none() => Ok(AccessDist::Hotband),
             "normal" => {
                 let dev_pct = num(arg, "a spread in % of the range, e.g. normal:10")?;
                 if !(0.0..=100.0).contains(&dev_pct) {
@@ -208,7 +214,7 @@ impl AccessDist {
             _ => Err(SpecError::bad(
                 "dist",
                 text,
-                "use uniform, zipf:THETA, pareto:H, normal:DEV, hot:IOPCT/SPACEPCT, zoned:IOPCT/SPACEPCT:... or zoned_abs:IOPCT/SIZE:...",
+                "use uniform, zipf:THETA, pareto:H, normal:DEV, hot:IOPCT/SPACEPCT, zoned:IOPCT/SPACEPCT:..., zoned_abs:IOPCT/SIZE:... or hotband",
             )),
         }
     }
@@ -238,6 +244,7 @@ impl fmt::Display for AccessDist {
                 write!(f, "zoned_abs:{}", zones.join(":"))
             }
             AccessDist::Normal { dev_pct } => write!(f, "normal:{dev_pct}"),
+            AccessDist::Hotband => write!(f, "hotband"),
         }
     }
 }
@@ -251,7 +258,16 @@ mod tests {
         let d = AccessDist::parse("normal:12.5").unwrap_or(AccessDist::Uniform);
         assert_eq!(d, AccessDist::Normal { dev_pct: 12.5 });
         assert_eq!(AccessDist::parse(&d.to_string()).ok(), Some(d));
-        for bad in ["normal", "normal:-1", "normal:101", "normal:x", "gauss:5"] {
+        assert_eq!(AccessDist::parse("hotband").ok(), Some(AccessDist::Hotband));
+        assert_eq!(AccessDist::Hotband.to_string(), "hotband");
+        for bad in [
+            "normal",
+            "normal:-1",
+            "normal:101",
+            "normal:x",
+            "gauss:5",
+            "hotband:3",
+        ] {
             assert!(AccessDist::parse(bad).is_err(), "{bad}");
         }
     }

@@ -334,10 +334,10 @@ impl FileSelect {
             t => match AccessDist::parse(t) {
                 Ok(AccessDist::Uniform) => Ok(FileSelect::Random),
                 // Sizes say nothing over a list of files.
-                Ok(AccessDist::ZonedAbs { .. }) => Err(SpecError::bad(
+                Ok(AccessDist::ZonedAbs { .. } | AccessDist::Hotband) => Err(SpecError::bad(
                     "fileselect",
                     text,
-                    "zones of sizes do not apply to picking files; give zoned: with shares of the files",
+                    "zones of sizes and hotband's curve of offsets do not apply to picking files; give zoned: with shares of the files",
                 )),
                 Ok(d) => Ok(FileSelect::Skewed(d)),
                 Err(_) => Err(SpecError::bad(

@@ -512,7 +512,7 @@ pub struct WorkloadFile {
     /// Working set as a share of each target, e.g. 0%-50% [default: 0%-100%].
     #[arg(long, value_name = "START%-END%")]
     pub range: Option<String> [Pre],
-    /// Offset distribution: uniform, zipf:THETA, pareto:H, normal:DEV, hot:IOPCT/SPACEPCT, zoned:IOPCT/SPACEPCT:... or zoned_abs:IOPCT/SIZE:...
+    /// Offset distribution: uniform, zipf:THETA, pareto:H, normal:DEV, hot:IOPCT/SPACEPCT, zoned:IOPCT/SPACEPCT:..., zoned_abs:IOPCT/SIZE:... or hotband (vdbench's curve)
     #[arg(long, value_name = "DIST")]
     pub dist: Option<AccessDist> [],
     /// Write data: random, zero, compress:RATIO, dedup:RATIO, dedup:RATIO,compress:RATIO or pattern:0xHEX (every buffer the pattern, as fio's buffer_pattern) [default: random].
