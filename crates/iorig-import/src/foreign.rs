@@ -31,6 +31,8 @@ pub struct Plan {
     pub source: String,
     /// A vdbench file's `journal=yes` (or `--journal`).
     pub journal: bool,
+    /// The directory a vdbench file's sds keep their journal in.
+    pub journal_dir: Option<String>,
 }
 
 impl Plan {
@@ -123,6 +125,7 @@ pub fn translate(
                 source: format!("fio:{}", path.display()),
                 fio: Some(t),
                 journal: false,
+                journal_dir: None,
             })
         }
         Format::Vdbench => {
@@ -143,6 +146,7 @@ pub fn translate(
                 source: format!("vdbench:{}", path.display()),
                 fio: None,
                 journal: t.journal,
+                journal_dir: t.journal_dir,
             })
         }
         Format::Iorig => Err(usage(format!(

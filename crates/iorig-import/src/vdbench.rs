@@ -43,6 +43,9 @@ pub struct Translation {
     /// The file asks for a journal (`journal=yes`) or `--journal` did:
     /// validation journaled across the run's steps.
     pub journal: bool,
+    /// Where the file's sds (or fsds) keep their journal (`journal=DIR`
+    /// on an sd or fsd): the directory the run's one journal goes in.
+    pub journal_dir: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -597,9 +600,35 @@ struct Tr<'a> {
     notices: Vec<String>,
     ignored: Vec<String>,
     noticed: Vec<String>,
+    /// The first sd's or fsd's `journal=DIR`.
+    journal_dir: Option<String>,
 }
 
 impl Tr<'_> {
+    /// An sd's or fsd's `journal=DIR`: where the journal goes. iorig keeps
+    /// one journal for the run, so the first directory is taken and a
+    /// second one said; a raw journal device is refused (iorig's journal
+    /// is a file).
+    fn journal_dir(&mut self, d: &Def, dir: &str) -> Result<(), ImportError> {
+        if dir.starts_with("/dev/") {
+            return Err(usage(
+                &d.loc,
+                format!("{}={}: journal={dir}: a raw journal device is not supported; give a directory (iorig writes its journal there as a file)", d.kind, d.name),
+            ));
+        }
+        match &self.journal_dir {
+            None => self.journal_dir = Some(dir.to_string()),
+            Some(first) if first != dir => {
+                if !self.noticed.iter().any(|k| k == "journal dirs") {
+                    self.noticed.push("journal dirs".into());
+                    self.notices.push(format!("{}: journal={dir}: iorig keeps one journal for the run, in {first} (the first sd's or fsd's)", d.loc));
+                }
+            }
+            Some(_) => {}
+        }
+        Ok(())
+    }
+
     /// Handles the parameters a definition kind does not map: accepted
     /// without effect (said once), or refused / ignored.
     fn other(&mut self, d: &Def, key: &str) -> Result<(), ImportError> {
@@ -799,6 +828,7 @@ pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation,
         notices: Vec::new(),
         ignored: Vec::new(),
         noticed: Vec::new(),
+        journal_dir: None,
     };
     let mut general = General {
         verify: opts.verify || opts.journal,
@@ -961,12 +991,24 @@ pub fn translate(path: &Path, text: &str, opts: &Options) -> Result<Translation,
         .and_then(|t| t.first())
         .filter(|_| rds.iter().any(|rd| rd.get("fwd").is_some()));
     crate::check_plan(path, &t, anchor.map(String::as_str))?;
+    // An sd's journal directory says where a journal goes, not that
+    // there is one (vdbench journals with journal=yes or -j).
+    let journal_dir = match (tr.journal_dir.take(), journal) {
+        (Some(dir), false) => {
+            tr.notices.push(format!(
+                "journal={dir} (on an sd or fsd): no effect without journal=yes or --journal, as in vdbench"
+            ));
+            None
+        }
+        (dir, _) => dir,
+    };
     Ok(Translation {
         plan_toml: t,
         notices: tr.notices,
         ignored: tr.ignored,
         runs,
         journal,
+        journal_dir,
     })
 }
 
@@ -1470,6 +1512,7 @@ impl Tr<'_> {
                             .max(1.0) as u64
                     }
                     "openflags" => flags = Some(one),
+                    "journal" => self.journal_dir(sd, &one)?,
                     // Where a wd's rhpct/whpct hits go (1m by default).
                     "hitarea" => {
                         sd_hitarea =
@@ -1948,6 +1991,7 @@ impl Tr<'_> {
                 let sbad = |w: String| usage(&fsd.loc, format!("fsd={}: {k}: {w}", fsd.name));
                 match k.as_str() {
                     "anchor" => anchor = Some(one),
+                    "journal" => self.journal_dir(fsd, &one)?,
                     "depth" | "width" | "files" => {
                         number(&one).map_err(sbad)?;
                         let param = match k.as_str() {

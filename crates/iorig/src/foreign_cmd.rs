@@ -83,15 +83,19 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
     tell_plan(&printer, &p);
     let mut inv = Invocation::from_text(p.source.clone(), p.toml.clone());
     inv.allow_destroy = a.allow_destroy;
-    // vdbench's journal: where --journal says, or beside the parameter
-    // file (never on the storage under test).
+    // vdbench's journal: where --journal says, else in the sds' journal
+    // directory, else beside the parameter file (never on the storage
+    // under test).
     if p.journal {
         let j = match &a.journal {
             Some(j) => j.clone(),
             None => {
                 let mut name = path.file_name().unwrap_or_default().to_os_string();
                 name.push(".jnl");
-                path.with_file_name(name)
+                match &p.journal_dir {
+                    Some(dir) => Path::new(dir).join(name),
+                    None => path.with_file_name(name),
+                }
             }
         };
         printer.notice(&format!("journal: {}", j.display()));

@@ -446,6 +446,7 @@ fn import_says_that_its_plan_writes_no_fio_logs() {
         fio: Some(t),
         source: String::new(),
         journal: false,
+        journal_dir: None,
     };
     let told = p.told_on_import().join("\n");
     assert!(told.contains("job j: write_bw_log, write_lat_log: fio-format logs are written when the job file itself runs"), "{told}");

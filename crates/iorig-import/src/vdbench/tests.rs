@@ -463,3 +463,33 @@ fn shared_files_are_refused_with_the_reason() {
     let e = tr_with("fsd=fsd1,anchor=/tmp/dir,depth=1,width=2,files=8,size=64k,shared=yes\nfwd=f1,fsd=fsd1,operation=read\nrd=r1,fwd=f1,fwdrate=max,format=yes,elapsed=5\n", &[]).unwrap_err();
     assert!(e.contains("a tree of its own"), "{e}");
 }
+
+/// An sd's (or fsd's) journal=DIR says where the run's one journal goes,
+/// with journal=yes; without it, nothing (as in vdbench), said; a raw
+/// journal device is refused; a second directory is said.
+#[test]
+fn an_sds_journal_directory_holds_the_journal() {
+    let sd = "sd=sd1,lun=/tmp/x,size=8m,journal=/tmp/jd\nsd=sd2,lun=/tmp/y,size=8m,journal=/tmp/other\nwd=wd1,sd=(sd1,sd2)\nrd=r1,wd=wd1,iorate=max,elapsed=2\n";
+    let t = tr_with(&format!("journal=yes\n{sd}"), &[]).unwrap();
+    assert!(t.journal);
+    assert_eq!(t.journal_dir.as_deref(), Some("/tmp/jd"));
+    assert!(
+        t.notices
+            .iter()
+            .any(|n| n.contains("one journal for the run, in /tmp/jd")),
+        "{:?}",
+        t.notices
+    );
+    let t = tr_with(sd, &[]).unwrap();
+    assert_eq!(t.journal_dir, None);
+    assert!(
+        t.notices
+            .iter()
+            .any(|n| n.contains("no effect without journal=yes")),
+        "{:?}",
+        t.notices
+    );
+    let e = tr_with("journal=yes\nsd=sd1,lun=/tmp/x,size=8m,journal=/dev/sdj\nwd=wd1,sd=sd1\nrd=r1,wd=wd1,iorate=max\n", &[])
+        .unwrap_err();
+    assert!(e.contains("raw journal device"), "{e}");
+}
