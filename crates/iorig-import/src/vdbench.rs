@@ -227,10 +227,12 @@ impl Def {
 const KINDS: &[&str] = &["sd", "wd", "rd", "hd", "fsd", "fwd"];
 
 /// Parameters whose values keep their case: names (of definitions and the
-/// ones that refer to them), paths and host addresses. Every other value is
-/// a keyword or a number, which vdbench reads in any case.
+/// ones that refer to them), paths and host addresses (`journal` is a path
+/// on an sd or fsd; its general words are read in any case where they are
+/// read). Every other value is a keyword or a number, which vdbench reads
+/// in any case.
 const CASED: &[&str] = &[
-    "sd", "wd", "rd", "hd", "fsd", "fwd", "lun", "anchor", "system", "host", "include",
+    "sd", "wd", "rd", "hd", "fsd", "fwd", "lun", "anchor", "system", "host", "include", "journal",
 ];
 
 /// Splits `a=1,b=(2,3),c="x,y"` at the commas outside parentheses and
@@ -775,8 +777,10 @@ impl General {
                     self.verify = !matches!(one.as_str(), "no" | "false" | "0") || self.journal;
                 }
                 "journal" => {
+                    // Its words in any case (its value keeps its case for
+                    // an sd's journal directory).
                     for item in v.items() {
-                        match item.as_str() {
+                        match item.to_ascii_lowercase().as_str() {
                             "yes" | "y" => self.journal = true,
                             "no" | "n" => self.journal = tr.opts.journal,
                             // iorig syncs every journal record.
@@ -1260,12 +1264,6 @@ impl Tr<'_> {
             ref rate,
             ..
         } = r;
-        if kind == "curve" && chosen.len() > 1 {
-            return Err(bad(
-                "iorate",
-                "curve with several workloads is not supported; give each wd its own rd".into(),
-            ));
-        }
         if kind == "curve" && sweeps.iter().any(|(k, _)| *k == key::rate) {
             return Err(bad(
                 "iorate",
@@ -1691,8 +1689,9 @@ impl Tr<'_> {
         }
         let total_threads = sd_threads.saturating_mul(my_sds.len() as u64);
         if !swept.contains(&key::threads) {
-            let t = if n > 1 && rate.as_deref() == Some("max") {
-                // At max, the skew shares the threads.
+            let t = if n > 1 && (rate.as_deref() == Some("max") || r.kind == "curve") {
+                // At max (a curve's first run too), the skew shares the
+                // threads.
                 ((total_threads as f64 * share / 100.0).round() as u64).max(1)
             } else {
                 total_threads
@@ -1731,8 +1730,6 @@ fn rd_step(
     plan_targets: &mut Option<Vec<String>>,
     plan_size: &mut Option<String>,
 ) -> Result<(String, usize), ImportError> {
-    let loc = &rd.loc;
-    let bad = |k: &str, w: String| usage(loc, format!("rd={}: {k}: {w}", rd.name));
     let Rd {
         mut step,
         sweeps,
@@ -1758,10 +1755,10 @@ fn rd_step(
     } else {
         1
     };
-    if kind == "curve" || jobs.len() == 1 {
-        // One workload is the step itself, on the plan's storage (so
-        // it may run on hosts; a curve step cannot hold jobs). Storage
-        // other than an earlier step's makes it a one-job step.
+    if jobs.len() == 1 {
+        // One workload is the step itself, on the plan's storage (so it
+        // may run on hosts). Storage other than an earlier step's makes it
+        // a one-job step.
         let tg = job_targets(&jobs[0].1);
         let sz = jobs[0].1.size.as_ref().map(StrOrNum::text);
         let fits = plan_targets.as_ref().is_none_or(|t| *t == tg)
@@ -1770,23 +1767,8 @@ fn rd_step(
             *plan_targets = Some(tg.clone());
             *plan_size = sz.clone();
         }
-        if !fits && kind == "curve" {
-            return Err(bad(
-                "iorate",
-                "a curve on other storage than an earlier step's; give it its own parameter file"
-                    .into(),
-            ));
-        }
     }
-    if (kind == "curve" || jobs.len() == 1)
-        && plan_targets
-            .as_ref()
-            .is_some_and(|t| *t == job_targets(&jobs[0].1))
-    {
-        let (_, job) = &jobs[0];
-        let mut t = String::new();
-        let _ = writeln!(t, "\n[[steps]]");
-        let _ = writeln!(t, "name = {}", q(&rd.name));
+    let curve_head = |t: &mut String| {
         if kind == "curve" {
             let _ = writeln!(t, "kind = \"curve\"");
         }
@@ -1800,6 +1782,17 @@ fn rd_step(
                     .join(", ")
             );
         }
+    };
+    if jobs.len() == 1
+        && plan_targets
+            .as_ref()
+            .is_some_and(|t| *t == job_targets(&jobs[0].1))
+    {
+        let (_, job) = &jobs[0];
+        let mut t = String::new();
+        let _ = writeln!(t, "\n[[steps]]");
+        let _ = writeln!(t, "name = {}", q(&rd.name));
+        curve_head(&mut t);
         for (k, v) in step.iter().chain(sweeps.iter()) {
             let _ = writeln!(t, "{k} = {v}");
         }
@@ -1813,10 +1806,12 @@ fn rd_step(
         }
         return Ok((t, combos * per));
     }
-    // Jobs (one or more) run at once.
+    // Jobs (one or more) run at once; a curve runs them together at max,
+    // then each at the curve's share of what it reached there.
     let mut t = String::new();
     let _ = writeln!(t, "\n[[steps]]");
     let _ = writeln!(t, "name = {}", q(&rd.name));
+    curve_head(&mut t);
     for (k, v) in &step {
         let _ = writeln!(t, "{k} = {v}");
     }
@@ -1827,7 +1822,9 @@ fn rd_step(
         let _ = writeln!(t, "\n[[steps.jobs]]");
         let _ = writeln!(t, "name = {}", q(name));
         for (k, v) in job.to_pairs() {
-            let _ = writeln!(t, "{k} = {v}");
+            if iorig_spec::plan::kind_owns(kind, k).is_none() {
+                let _ = writeln!(t, "{k} = {v}");
+            }
         }
     }
     Ok((t, combos * per))

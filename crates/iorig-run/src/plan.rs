@@ -359,7 +359,7 @@ impl PlanRun {
             let (mut w, mut layer) = step_workload_on(s, rate, self.inv.allow_destroy, local)?;
             tree_format(&mut w, &mut built, true);
             tree_layer(&w, &mut layer);
-            let jobs = prepared_jobs(s, &w)?;
+            let jobs = prepared_jobs(s, &w, &JobRates::stand_in(s))?;
             let call = StepCall {
                 w: &w,
                 layer: &layer,
@@ -422,6 +422,7 @@ impl PlanRun {
             stop,
             results: Vec::new(),
             curve_max: HashMap::new(),
+            curve_job_max: HashMap::new(),
             curve_stopped: HashMap::new(),
             kept_verify: None,
             built_trees: HashSet::new(),
@@ -437,6 +438,9 @@ struct Runner<'a> {
     stop: &'a Stop,
     results: Vec<StepResult>,
     curve_max: HashMap<u32, f64>,
+    /// A curve of several jobs: each job's IOPS in its max step, which
+    /// splits every rate of the curve among them.
+    curve_job_max: HashMap<u32, Vec<f64>>,
     curve_stopped: HashMap<u32, String>,
     /// Validation keys carry over from step to step on the same targets,
     /// so a write step followed by a read step checks what was written.
@@ -483,8 +487,11 @@ impl Runner<'_> {
             if self.stop.interrupted() {
                 break;
             }
-            let rate = match self.curve_rate(step) {
-                Ok(rate) => rate,
+            let (rate, job_rates) = match self
+                .curve_rate(step)
+                .and_then(|r| Ok((r, self.curve_job_rates(step)?)))
+            {
+                Ok(rates) => rates,
                 Err(why) => {
                     self.skip(step, why);
                     continue;
@@ -504,7 +511,7 @@ impl Runner<'_> {
                     return Err(e);
                 }
             };
-            match self.step(k, step, &w, &layer, plan_start)? {
+            match self.step(k, step, &w, &layer, &job_rates, plan_start)? {
                 (Next::Go, _) => {}
                 (Next::Halt, validation) => {
                     failed = !self.stop.interrupted();
@@ -551,6 +558,30 @@ impl Runner<'_> {
         }
     }
 
+    /// A curve step of several jobs: each job's rate, pct % of what that
+    /// job reached in the curve's max step (so the jobs keep the shares
+    /// they had at max, and the rates add up to pct % of the max).
+    fn curve_job_rates(&self, step: &PlanStep) -> Result<JobRates, String> {
+        if step.jobs.len() < 2 {
+            return Ok(JobRates::AsPlanned);
+        }
+        match step.role {
+            StepRole::CurveMax { .. } => Ok(JobRates::Unpaced),
+            StepRole::CurveRate { group, pct } => match self.curve_job_max.get(&group) {
+                Some(max) if max.len() == step.jobs.len() && max.iter().all(|m| *m > 0.0) => {
+                    Ok(JobRates::Each(
+                        max.iter()
+                            .map(|m| crate::analyse::curve_step_rate(*m, pct))
+                            .collect(),
+                    ))
+                }
+                Some(_) => Err("a job of the curve's max run measured no IOPS".into()),
+                None => Err("the curve's max run left no IOPS per job (a resumed run keeps only the step's); rerun the curve".into()),
+            },
+            _ => Ok(JobRates::AsPlanned),
+        }
+    }
+
     /// Runs one step, analyses it, and pauses after it.
     fn step(
         &mut self,
@@ -558,6 +589,7 @@ impl Runner<'_> {
         step: &PlanStep,
         w: &Workload,
         layer: &WorkloadFile,
+        job_rates: &JobRates,
         plan_start: Instant,
     ) -> Result<(Next, bool), RunError> {
         // A write without validation changes blocks behind the key map's
@@ -604,7 +636,7 @@ impl Runner<'_> {
             steady_at_round: None,
         };
         self.stop.rearm();
-        let jobs = prepared_jobs(step, w)?;
+        let jobs = prepared_jobs(step, w, job_rates)?;
         let call = StepCall {
             w,
             layer,
@@ -697,6 +729,10 @@ impl Runner<'_> {
         match step.role {
             StepRole::CurveMax { group } => {
                 self.curve_max.insert(group, summary.total.iops);
+                if !out.jobs.is_empty() {
+                    let each = out.jobs.iter().map(|j| j.result.summary.total.iops);
+                    self.curve_job_max.insert(group, each.collect());
+                }
             }
             StepRole::CurveRate { group, .. } => {
                 if let Some(limit_ms) = step.stop_latency_ms {
@@ -849,11 +885,39 @@ fn step_workload_on(
     Ok((w, wf))
 }
 
+/// How the runner paces the jobs of a step of several.
+enum JobRates {
+    /// As the plan gives them.
+    AsPlanned,
+    /// A curve's max step: none paced (and so no arrival process).
+    Unpaced,
+    /// A curve's rate step: each job's own rate, in order.
+    Each(Vec<f64>),
+}
+
+impl JobRates {
+    /// For a check before anything runs: a curve's rates are not known
+    /// yet, so each job gets a stand-in.
+    fn stand_in(step: &PlanStep) -> JobRates {
+        match step.role {
+            StepRole::CurveMax { .. } if step.jobs.len() > 1 => JobRates::Unpaced,
+            StepRole::CurveRate { .. } if step.jobs.len() > 1 => {
+                JobRates::Each(vec![1.0; step.jobs.len()])
+            }
+            _ => JobRates::AsPlanned,
+        }
+    }
+}
+
 /// The jobs of `step` as they are checked and run: a step of one job is
 /// that job as the step prepared it in `w` (a curve's rate, a steady
-/// state's rounds, a tree's format).
-fn prepared_jobs(step: &PlanStep, w: &Workload) -> Result<Vec<crate::JobCall>, RunError> {
-    let mut jobs = step_jobs(step)?;
+/// state's rounds, a tree's format); a step of several takes `rates`.
+fn prepared_jobs(
+    step: &PlanStep,
+    w: &Workload,
+    rates: &JobRates,
+) -> Result<Vec<crate::JobCall>, RunError> {
+    let mut jobs = step_jobs(step, rates)?;
     if let [one] = jobs.as_mut_slice() {
         one.w = w.clone();
     }
@@ -861,18 +925,26 @@ fn prepared_jobs(step: &PlanStep, w: &Workload) -> Result<Vec<crate::JobCall>, R
 }
 
 /// The jobs of a step of several, resolved (each its own seed).
-fn step_jobs(step: &PlanStep) -> Result<Vec<crate::JobCall>, RunError> {
+fn step_jobs(step: &PlanStep, rates: &JobRates) -> Result<Vec<crate::JobCall>, RunError> {
     step.jobs
         .iter()
         .enumerate()
         .map(|(i, j)| {
+            let mut wf = j.workload.clone();
+            match rates {
+                JobRates::AsPlanned => {}
+                JobRates::Unpaced => wf.arrivals = None,
+                JobRates::Each(r) => {
+                    wf.rate = r.get(i).map(|r| StrOrNum::Float(*r));
+                }
+            }
             // One job has the step's seed (it is the step).
             let seed = if step.jobs.len() == 1 {
                 seed_for(step.index)
             } else {
                 seed_for(step.index).wrapping_add(i as u64 + 1)
             };
-            let w = j.workload.resolve(seed).map_err(|e| {
+            let w = wf.resolve(seed).map_err(|e| {
                 RunError::usage(format!(
                     "step {} ({}), job '{}': {e}",
                     step.index + 1,
@@ -902,7 +974,7 @@ fn validate_steps(steps: &[PlanStep], allow_destroy: bool) -> Result<(), RunErro
         let mut w = step_workload(s, rate, allow_destroy)?;
         tree_format(&mut w, &mut built, true);
         let ctx = |e: RunError| e.context(&format!("step {} ({}): ", s.index + 1, s.label));
-        let jobs = prepared_jobs(s, &w)?;
+        let jobs = prepared_jobs(s, &w, &JobRates::stand_in(s))?;
         if jobs.is_empty() {
             engine_run::plan(&w, allow_destroy).map_err(|e| ctx(e.into()))?;
         } else {

@@ -164,3 +164,59 @@ fn an_interrupt_before_the_first_step_runs_nothing() {
     assert!(sink.intervals.is_empty());
     assert_eq!(outcome.run, None, "nothing recorded without a store");
 }
+
+/// A curve of two jobs (vdbench's iorate=curve over two wds): the max step
+/// runs both unpaced, and each rate step paces each job at its share of
+/// its own max (its IOPS there × pct, rounded), so the rates add up to the
+/// curve's share of the max. Think times hold the max to rates any machine
+/// keeps; the check is on the rates asked, not on what was reached.
+#[test]
+fn a_curve_of_two_jobs_paces_each_at_its_share_of_its_own_max() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = "name = 'two'\n[defaults]\nengine = 'null'\ntime = '1s'\nwarmup = '0s'\n\
+        [[steps]]\nkind = 'curve'\nrates_pct = [50, 80]\n\
+        [[steps.jobs]]\nname = 'a'\nthink_time = '2ms'\n\
+        [[steps.jobs]]\nname = 'b'\nthink_time = '1ms'\nthreads = 2\n";
+    let inv = Invocation::from_text("two.toml".into(), text.into());
+    let run = PlanRun::new(inv).expect("plan checks");
+    assert_eq!(run.steps.len(), 3);
+    let mut store = StoreWriter::at(
+        &iorig_store::Location::File(dir.path().join("t.db")),
+        Origin::default(),
+    )
+    .expect("store");
+    let outcome = run
+        .run(
+            RunKind::Plan,
+            &BTreeMap::new(),
+            &mut store,
+            &mut Collector::default(),
+            &Stop::new(),
+        )
+        .expect("plan runs");
+    assert_eq!(outcome.status, RunStatus::Ok);
+    let jobs = |k: usize| -> Vec<(String, f64, Option<f64>)> {
+        outcome.results[k]
+            .jobs
+            .iter()
+            .map(|j| {
+                let r = &j.result;
+                (r.name.clone(), r.summary.total.iops, r.workload.rate_iops)
+            })
+            .collect()
+    };
+    let max = jobs(0);
+    assert_eq!(max.len(), 2);
+    assert!(
+        max.iter()
+            .all(|(_, iops, rate)| *iops > 0.0 && rate.is_none()),
+        "{max:?}"
+    );
+    for (k, pct) in [(1, 50.0), (2, 80.0)] {
+        let paced = jobs(k);
+        for ((name, at_max, _), (_, _, rate)) in max.iter().zip(&paced) {
+            let want = (at_max * pct / 100.0).max(1.0).round();
+            assert_eq!(*rate, Some(want), "job {name} at {pct}%: {paced:?}");
+        }
+    }
+}

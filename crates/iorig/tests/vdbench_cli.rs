@@ -338,11 +338,12 @@ fn a_journal_carries_validation_across_runs_and_verifies_after() {
     assert_eq!(v["errors"], 0, "{v}");
     let checked = common::ok(&["verify", "--journal", "j.parm.jnl"], d);
     assert!(checked.contains("0 error"), "{checked}");
-    // An sd's journal=DIR holds the journal instead.
+    // An sd's journal=DIR holds the journal instead (its path in its own
+    // case, as vdbench reads paths).
     let text = std::fs::read_to_string(&parm).unwrap();
-    let text = text.replace("size=8m", "size=8m,journal=$dir/jd");
+    let text = text.replace("size=8m", "size=8m,journal=$dir/JD");
     std::fs::write(d.join("k.parm"), text).unwrap();
-    std::fs::create_dir(d.join("jd")).unwrap();
+    std::fs::create_dir(d.join("JD")).unwrap();
     let out = iorig()
         .args(["run", "k.parm", "--set"])
         .arg(format!("dir={}", d.display()))
@@ -352,7 +353,7 @@ fn a_journal_carries_validation_across_runs_and_verifies_after() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    assert!(d.join("jd/k.parm.jnl").exists(), "{err}");
+    assert!(d.join("JD/k.parm.jnl").exists(), "{err}");
     assert!(!d.join("k.parm.jnl").exists());
     // --journal (vdbench's -j) names the journal and turns validation on,
     // for a file that asks for neither.

@@ -74,6 +74,16 @@ fn loops_sweep_and_curves_use_vdbenchs_points() {
     let t = tr_with("sd=sd1,lun=/tmp/f,size=1g\nwd=wd1,sd=sd1\nrd=r1,wd=wd1,iorate=max,elapsed=5,forxfersize=(4k,64k),forthreads=(1,4),forrdpct=(0,100)\nrd=r2,wd=wd1,iorate=curve,elapsed=5\n", &[]).unwrap();
     // 8 combinations; a curve of max and vdbench's 6 points.
     assert_eq!(t.runs, [("r1".to_string(), 8), ("r2".to_string(), 7)]);
+    // A curve over two wds: one curve step of two jobs, the threads
+    // shared by skew (as at max), no rate of their own.
+    let p = plan("sd=sd1,lun=/tmp/f,size=1g,threads=4\nwd=wa,sd=sd1,skew=75\nwd=wb,sd=sd1,skew=25,rdpct=0\nrd=c,wd=(wa,wb),iorate=curve,curve=(50,90),elapsed=5\n");
+    let c = step(&p, 0);
+    assert_eq!(c["kind"].as_str(), Some("curve"));
+    let jobs = c["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs[0]["threads"].as_integer(), Some(3));
+    assert_eq!(jobs[1]["threads"].as_integer(), Some(1));
+    assert!(jobs.iter().all(|j| j.get("rate").is_none()));
 }
 
 #[test]

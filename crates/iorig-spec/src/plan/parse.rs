@@ -586,19 +586,15 @@ fn parse_block(path: &str, place: Place, t: &Table) -> Result<Block, SpecError> 
                 )));
             }
             block.jobs = parse_jobs(value).map_err(err)?;
-            // A curve measures one workload: one job may carry its own
-            // targets (a fio job's files), never a rate of its own.
+            // A curve paces its jobs itself: a job may carry its own
+            // targets (a fio job's files), never a rate of its own. Several
+            // jobs run together at max, then each at the curve's share of
+            // what it reached there.
             if kind == "curve" {
-                match block.jobs.as_slice() {
-                    [one] => {
-                        if let Some(why) = one.workload.iter().find_map(|(k, _)| kind_owns("curve", k)) {
-                            return Err(err(format!("job '{}': {why}", one.name)));
-                        }
-                    }
-                    _ => {
-                        return Err(err(
-                            "a curve step runs one workload: give it one job, or run the jobs in a run step".into(),
-                        ))
+                for one in &block.jobs {
+                    if let Some(why) = one.workload.iter().find_map(|(k, _)| kind_owns("curve", k))
+                    {
+                        return Err(err(format!("job '{}': {why}", one.name)));
                     }
                 }
             }

@@ -205,10 +205,14 @@ fn a_curve_of_one_job_judges_a_kept_percentile() {
     assert!(steps[1].jobs[0].workload.rate.is_none());
     let e = parse_err("[[steps]]\nkind = 'curve'\nthreshold_percentile = 95\n");
     assert!(e.contains("give 50, 90, 99, 99.9, 99.99 or 100"), "{e}");
+    // Several jobs make one curve; none may carry a rate.
     let e = parse_err(
-        "[[steps]]\nkind = 'curve'\n[[steps.jobs]]\nname = 'a'\n[[steps.jobs]]\nname = 'b'\n",
+        "[[steps]]\nkind = 'curve'\n[[steps.jobs]]\nname = 'a'\n[[steps.jobs]]\nname = 'b'\nrate = 10\n",
     );
-    assert!(e.contains("a curve step runs one workload"), "{e}");
+    assert!(
+        e.contains("job 'b'") && e.contains("a curve sets the rate itself"),
+        "{e}"
+    );
     let e = parse_err("[[steps]]\nkind = 'curve'\n[[steps.jobs]]\nname = 'a'\nrate = 10\n");
     assert!(e.contains("a curve sets the rate itself"), "{e}");
     let e = parse_err("[[steps]]\nkind = 'qd_cycle'\n[[steps.jobs]]\nname = 'a'\n");
