@@ -1957,6 +1957,109 @@ impl Tr<'_> {
                 ));
             }
         }
+        // The fwds of one fsd become one workload on its tree; several
+        // fsds become jobs side by side, a tree each.
+        let mut groups: Vec<(&Def, Vec<&Def>)> = Vec::new();
+        for fwd in &chosen {
+            let fbad = |k: &str, w: String| usage(&fwd.loc, format!("fwd={}: {k}: {w}", fwd.name));
+            let fsd_ref = fwd.get("fsd").ok_or_else(|| {
+                fbad("fsd", "missing; name the file system, e.g. fsd=fsd1".into())
+            })?;
+            let my = select(fsd_ref, fsds, "fsd", &fwd.loc)?;
+            if my.len() != 1 {
+                return Err(fbad(
+                    "fsd",
+                    "one fsd per fwd: give each fsd its own fwd (fwds of several fsds run side by side)".into(),
+                ));
+            }
+            match groups.iter_mut().find(|(f, _)| f.name == my[0].name) {
+                Some((_, g)) => g.push(fwd),
+                None => groups.push((my[0], vec![fwd])),
+            }
+        }
+        let n = chosen.len();
+        let mut trees = Vec::with_capacity(groups.len());
+        for (fsd, group) in &groups {
+            trees.push(self.fs_tree(fsd, group, n)?);
+        }
+        // A key the rd sweeps is the sweep's, not the fsd's one value.
+        let swept = |k: &&str| sweeps.iter().any(|(s, _)| s == k);
+        let combos: usize = sweeps
+            .iter()
+            .map(|(_, v)| v.as_array().map_or(1, Vec::len))
+            .product();
+        let mut t = String::new();
+        let _ = writeln!(t, "\n[[steps]]");
+        let _ = writeln!(t, "name = {}", q(&rd.name));
+        // One tree on the plan's anchor (or the first) is the step itself;
+        // a tree of its own makes a step of one job.
+        let here = match trees.as_slice() {
+            [tree]
+                if plan_targets
+                    .as_ref()
+                    .is_none_or(|pt| pt.first() == Some(&tree.anchor)) =>
+            {
+                Some(tree)
+            }
+            _ => None,
+        };
+        if let Some(tree) = here {
+            *plan_targets = Some(vec![tree.anchor.clone()]);
+            for (k, v) in step
+                .iter()
+                .chain(tree.keys.iter().filter(|(k, _)| !swept(k)))
+                .chain(sweeps.iter())
+            {
+                let _ = writeln!(t, "{k} = {v}");
+            }
+            let _ = writeln!(t, "ops = {}", q(&tree.ops));
+            return Ok((t, combos));
+        }
+        // Several trees, or a tree other than the plan's: a job each, with
+        // its own anchor. The rd's rate is shared by the fwds' skews; its
+        // tree settings (format) go to every job, as the step holds no
+        // tree.
+        if trees.len() > 1 && !sweeps.is_empty() {
+            return Err(bad(
+                "fwd",
+                "for-loops over fwds of several fsds are not supported; give each fsd its own rd, or loop in separate rds".into(),
+            ));
+        }
+        let rate = step
+            .iter()
+            .find(|(k, _)| *k == key::rate)
+            .and_then(|(_, v)| v.as_str().and_then(|r| r.parse::<f64>().ok()));
+        let per_job = |k: &&str| *k == key::rate || WorkloadFile::has_role(k, iorig_spec::Role::Fs);
+        for (k, v) in step
+            .iter()
+            .filter(|(k, _)| !per_job(k))
+            .chain(sweeps.iter())
+        {
+            let _ = writeln!(t, "{k} = {v}");
+        }
+        for tree in &trees {
+            let _ = writeln!(t, "\n[[steps.jobs]]");
+            let _ = writeln!(t, "name = {}", q(&tree.name));
+            let _ = writeln!(t, "anchor = {}", q(&tree.anchor));
+            for (k, v) in step.iter().filter(|(k, _)| per_job(k) && *k != key::rate) {
+                let _ = writeln!(t, "{k} = {v}");
+            }
+            for (k, v) in tree.keys.iter().filter(|(k, _)| !swept(k)) {
+                let _ = writeln!(t, "{k} = {v}");
+            }
+            if let Some(r) = rate {
+                let mine = (r * tree.skew / 100.0).max(1.0).round();
+                let _ = writeln!(t, "rate = {}", mine as i64);
+            }
+            let _ = writeln!(t, "ops = {}", q(&tree.ops));
+        }
+        Ok((t, combos))
+    }
+
+    /// The fwds of one fsd as one workload on its tree: the fsd's shape,
+    /// the shared settings of the fwds, and their operations mixed by
+    /// skew (`n`: the rd's fwds, whose skew is shared when not given).
+    fn fs_tree(&mut self, fsd: &Def, chosen: &[&Def], n: usize) -> Result<FsTree, ImportError> {
         // The fwds must share their fsd and I/O shape; their operations
         // become one mix by skew. The transfer's shape (xfersize, fileio,
         // stopafter) is shared by the fwds that read, write or create only:
@@ -1966,18 +2069,11 @@ impl Tr<'_> {
         let mut shared_bs: Option<Keys> = None;
         let mut first_transfer: Option<Keys> = None;
         let mut ops: Vec<(String, f64)> = Vec::new();
-        let n = chosen.len();
-        for fwd in &chosen {
+        let mut anchor_of: Option<String> = None;
+        let mut skew_sum = 0.0;
+        for fwd in chosen {
             let floc = &fwd.loc;
             let fbad = |k: &str, w: String| usage(floc, format!("fwd={}: {k}: {w}", fwd.name));
-            let fsd_ref = fwd.get("fsd").ok_or_else(|| {
-                fbad("fsd", "missing; name the file system, e.g. fsd=fsd1".into())
-            })?;
-            let my = select(fsd_ref, fsds, "fsd", floc)?;
-            if my.len() != 1 {
-                return Err(fbad("fsd", "one fsd per fwd is supported".into()));
-            }
-            let fsd = my[0];
             let mut keys: Keys = Vec::new();
             let mut anchor = None;
             // vdbench's file system I/O is buffered unless openflags says
@@ -2020,15 +2116,7 @@ impl Tr<'_> {
                     format!("fsd={} has no anchor=; give the directory", fsd.name),
                 )
             })?;
-            match plan_targets {
-                Some(t) if t.first() != Some(&anchor) => {
-                    return Err(fbad(
-                        "fsd",
-                        format!("a second anchor ({anchor}); iorig runs one tree per plan"),
-                    ));
-                }
-                _ => *plan_targets = Some(vec![anchor]),
-            }
+            anchor_of = Some(anchor);
             let mut op = "read".to_string();
             let mut rdpct: Option<f64> = None;
             for (k, v) in &fwd.params {
@@ -2070,6 +2158,7 @@ impl Tr<'_> {
                 .one("skew")
                 .and_then(|s| number(&s).ok())
                 .unwrap_or(100.0 / n as f64);
+            skew_sum += skew;
             match (op.as_str(), rdpct) {
                 ("read" | "write", Some(p)) => {
                     ops.push(("read".into(), skew * p / 100.0));
@@ -2123,19 +2212,6 @@ impl Tr<'_> {
         if shared_data.is_none() {
             shared_data = shared_bs.or(first_transfer);
         }
-        let mut t = String::new();
-        let _ = writeln!(t, "\n[[steps]]");
-        let _ = writeln!(t, "name = {}", q(&rd.name));
-        // A key the rd sweeps is the sweep's, not the fsd's one value.
-        let swept = |k: &&str| sweeps.iter().any(|(s, _)| s == k);
-        for (k, v) in step
-            .iter()
-            .chain(shared.iter().flatten().filter(|(k, _)| !swept(k)))
-            .chain(shared_data.iter().flatten().filter(|(k, _)| !swept(k)))
-            .chain(sweeps.iter())
-        {
-            let _ = writeln!(t, "{k} = {v}");
-        }
         // Operations with the same name add up.
         let mut merged: Vec<(String, f64)> = Vec::new();
         for (o, w) in ops {
@@ -2144,18 +2220,44 @@ impl Tr<'_> {
                 None => merged.push((o, w)),
             }
         }
+        // Shares of this tree's own operations (its fwds' skews are part
+        // of the rd's; they are scaled to add up to 100 here).
+        let scale = if skew_sum > 0.0 {
+            100.0 / skew_sum
+        } else {
+            1.0
+        };
         let mix: Vec<String> = merged
             .iter()
             .filter(|(_, w)| *w > 0.0)
-            .map(|(o, w)| format!("{o}:{}", (w * 1000.0).round() / 1000.0))
+            .map(|(o, w)| format!("{o}:{}", (w * scale * 1000.0).round() / 1000.0))
             .collect();
-        let _ = writeln!(t, "ops = {}", q(&mix.join(",")));
-        let combos: usize = sweeps
-            .iter()
-            .map(|(_, v)| v.as_array().map_or(1, Vec::len))
-            .product();
-        Ok((t, combos))
+        let keys: Keys = shared
+            .into_iter()
+            .flatten()
+            .chain(shared_data.into_iter().flatten())
+            .collect();
+        Ok(FsTree {
+            name: fsd.name.clone(),
+            anchor: anchor_of.unwrap_or_default(),
+            keys,
+            ops: mix.join(","),
+            skew: skew_sum,
+        })
     }
+}
+
+/// One fsd's part of a file-system rd: its tree and the workload on it.
+struct FsTree {
+    /// The fsd's name (the job's, when the rd has several).
+    name: String,
+    anchor: String,
+    /// The tree's shape and the fwds' shared settings.
+    keys: Keys,
+    /// The operations mixed by skew (`read:70,write:30`).
+    ops: String,
+    /// The fwds' skews added up: the tree's share of the rd's rate.
+    skew: f64,
 }
 
 #[cfg(test)]

@@ -43,6 +43,7 @@ pub(crate) fn run_jobs(
     let mut prepared: Vec<Prepared> = Vec::with_capacity(call.jobs.len());
     let mut engines: Vec<String> = Vec::new();
     let mut created: Vec<Vec<std::path::PathBuf>> = Vec::new();
+    let mut formats: Vec<iorig_engine::fs::FormatOutcome> = Vec::new();
     for j in call.jobs {
         let planned = run::plan(&j.w, call.allow_destroy).map_err(|e| job_err(j, e))?;
         created.push(created_paths(&planned));
@@ -60,6 +61,14 @@ pub(crate) fn run_jobs(
         })
         .map_err(|e| job_err(j, e))?;
         p.byte_limit = j.w.io_limit_bytes(p.space.total_bytes());
+        // A file-system job's tree is made ready (and measured) before any
+        // job starts, each in turn.
+        if let Some(ft) = p.fs.clone() {
+            crate::local::tree_keys(&mut p, &ft, &j.w).map_err(|e| job_err(j, e))?;
+            let f = crate::local::format_tree(&ft, &j.w, p.verify.as_ref(), index, out, stop)
+                .map_err(|e| job_err(j, e))?;
+            formats.push(f);
+        }
         prepared.push(p);
     }
     // The step's targets: each once, in the order the jobs name them.
@@ -209,6 +218,7 @@ pub(crate) fn run_jobs(
         if call.jobs[j].w.unlink {
             unlink_created(&created_ids(paths, &prepared[j]), out);
         }
+        crate::local::cleanup_tree(&prepared[j], &call.jobs[j].w, out, stop)?;
     }
     let mut outcome = merge_outcomes(outcomes, &totals);
     // The totals count I/O errors; a floor's breach is the step's too.
@@ -221,7 +231,7 @@ pub(crate) fn run_jobs(
         verify: None,
         extents_bytes: Vec::new(),
         trim_pass: None,
-        format: None,
+        format: merge_formats(formats),
         hosts: Vec::new(),
         host_stats: Vec::new(),
         jobs,
@@ -270,4 +280,25 @@ fn merge_outcomes(outcomes: Vec<RunOutcome>, totals: &[IntervalSample]) -> RunOu
         }
     }
     o
+}
+
+/// The step's format phase from its trees': counts and operations added
+/// up, the times too (the trees are made one after another).
+fn merge_formats(
+    formats: Vec<iorig_engine::fs::FormatOutcome>,
+) -> Option<iorig_engine::fs::FormatOutcome> {
+    let mut it = formats.into_iter();
+    let mut all = it.next()?;
+    for f in it {
+        all.stats.merge(&f.stats);
+        all.files_kept += f.files_kept;
+        all.files_removed += f.files_removed;
+        all.dirs_created += f.dirs_created;
+        all.files_created += f.files_created;
+        all.bytes_written += f.bytes_written;
+        all.duration += f.duration;
+        all.interrupted |= f.interrupted;
+        all.notices.extend(f.notices);
+    }
+    Some(all)
 }

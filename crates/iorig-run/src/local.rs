@@ -100,18 +100,7 @@ pub(crate) fn run_step(
     // anchor passed every check; the byte limit and trims are block ideas.
     let format = match prepared.fs.clone() {
         Some(ft) => {
-            if w.verify && prepared.verify.is_none() {
-                // The format's writes are stamped with the step's keys, so
-                // the key map is made before it. Files kept from before
-                // hold data of unknown keys, which reads do not check (as
-                // an existing file's blocks in a block run).
-                let unit = w.verify_unit_bytes();
-                prepared.verify = Some(Arc::new(VerifySetup::fresh(
-                    unit as u32,
-                    &[ft.extent_bytes(unit)],
-                    w,
-                )?));
-            }
+            tree_keys(&mut prepared, &ft, w)?;
             hooks.opened(out, &prepared.info)?;
             let done = format_tree(&ft, w, prepared.verify.as_ref(), index, out, stop)?;
             // Test builds: a test may change the tree here (IORIG_TEST_PAUSE_DIR).
@@ -210,18 +199,7 @@ pub(crate) fn run_step(
     if w.unlink {
         unlink_created(&created_ids(&created, &prepared), out);
     }
-    if let (Some(ft), Some(f)) = (&prepared.fs, &w.fs) {
-        if f.cleanup && !stop.interrupted() {
-            let (files, notices) = iorig_engine::fs::cleanup(ft, w)?;
-            for n in &notices {
-                out.notice(n);
-            }
-            out.notice(&format!(
-                "cleanup: removed the tree in {} ({files} files)",
-                ft.tree.anchor.display()
-            ));
-        }
-    }
+    cleanup_tree(&prepared, w, out, stop)?;
     Ok(StepOutput {
         targets: prepared.info.clone(),
         engine_name,
@@ -237,9 +215,52 @@ pub(crate) fn run_step(
     })
 }
 
+/// A validating tree's key map, made before its format: the format's
+/// writes are stamped with the step's keys. Files kept from before hold
+/// data of unknown keys, which reads do not check (as an existing file's
+/// blocks in a block run).
+pub(crate) fn tree_keys(
+    prepared: &mut run::Prepared,
+    ft: &iorig_engine::fs::FsTarget,
+    w: &Workload,
+) -> Result<(), RunError> {
+    if w.verify && prepared.verify.is_none() {
+        let unit = w.verify_unit_bytes();
+        prepared.verify = Some(Arc::new(VerifySetup::fresh(
+            unit as u32,
+            &[ft.extent_bytes(unit)],
+            w,
+        )?));
+    }
+    Ok(())
+}
+
+/// Removes the tree of a workload that asks for it (`cleanup`), unless
+/// the run was interrupted.
+pub(crate) fn cleanup_tree(
+    prepared: &run::Prepared,
+    w: &Workload,
+    out: &mut Out<'_>,
+    stop: &Stop,
+) -> Result<(), RunError> {
+    if let (Some(ft), Some(f)) = (&prepared.fs, &w.fs) {
+        if f.cleanup && !stop.interrupted() {
+            let (files, notices) = iorig_engine::fs::cleanup(ft, w)?;
+            for n in &notices {
+                out.notice(n);
+            }
+            out.notice(&format!(
+                "cleanup: removed the tree in {} ({files} files)",
+                ft.tree.anchor.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The format phase: progress as `Formatting` events, then `Formatted`
 /// with its summary.
-fn format_tree(
+pub(crate) fn format_tree(
     ft: &iorig_engine::fs::FsTarget,
     w: &Workload,
     verify: Option<&Arc<VerifySetup>>,

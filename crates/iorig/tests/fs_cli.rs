@@ -1393,3 +1393,61 @@ fn plan_tree_flags_without_a_directory_target_are_refused() {
     assert_eq!(std::fs::read(&file).unwrap().len(), 1 << 20);
     assert!(!missing.exists());
 }
+
+/// Two trees as two jobs of one step (vdbench's fwds over two fsds): each
+/// tree is made before either job starts, each job works its own tree
+/// with its own operations, the step's format phase adds both trees up,
+/// and two jobs in one tree are refused (each tree's workers own its
+/// files one at a time), writing nothing.
+#[test]
+fn two_trees_run_side_by_side_as_jobs_of_one_step() {
+    let dir = tmp();
+    let d = dir.path();
+    for t in ["a", "b"] {
+        std::fs::create_dir(d.join(t)).unwrap();
+    }
+    let plan = |b: &str| {
+        format!(
+            "name = 'two'\n[defaults]\ntime = '1s'\nbuffered = true\n[[steps]]\nname = 'both'\n\
+             [[steps.jobs]]\nname = 'ja'\nanchor = '{a}'\ndepth = 1\nwidth = 2\nfiles = 4\nfile_size = '16k'\nops = 'read'\nbs = '4k'\n\
+             [[steps.jobs]]\nname = 'jb'\nanchor = '{b}'\ndepth = 1\nwidth = 2\nfiles = 2\nfile_size = '8k'\nops = 'create:50,delete:50'\n",
+            a = d.join("a").display(),
+            b = d.join(b).display(),
+        )
+    };
+    std::fs::write(d.join("two.toml"), plan("b")).unwrap();
+    ok(&["plan", "run", "two.toml", "--db", "r.db", "--quiet"], d);
+    let show: Value =
+        serde_json::from_str(&ok(&["runs", "show", "1", "--db", "r.db", "--json"], d)).unwrap();
+    let step = &show["steps"][0];
+    let jobs = step["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs[0]["name"], "ja");
+    assert!(ops(&jobs[0], "read") > 0, "{}", jobs[0]);
+    assert_eq!(ops(&jobs[0], "create"), 0);
+    assert!(
+        ops(&jobs[1], "create") + ops(&jobs[1], "delete") > 0,
+        "{}",
+        jobs[1]
+    );
+    assert_eq!(ops(&jobs[1], "read"), 0);
+    // 2 × 4 files in a, 2 × 2 in b, made before the jobs ran.
+    assert_eq!(
+        step["summary"]["format"]["files_created"], 12,
+        "{}",
+        step["summary"]["format"]
+    );
+    assert_eq!(data_files(&d.join("a")).len(), 8);
+    // One tree for two jobs: refused before anything is written.
+    std::fs::write(
+        d.join("same.toml"),
+        plan("a").replace("ops = 'create:50,delete:50'", "ops = 'read'"),
+    )
+    .unwrap();
+    let out = run(&["plan", "run", "same.toml", "--db", "s.db"], d);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is another job's too"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!d.join("s.db").exists());
+}

@@ -171,6 +171,41 @@ fn file_system_runs_mix_their_operations_by_skew() {
     assert_eq!(s["direct"].as_bool(), Some(false));
     let p = parsed("fsd=fsd1,anchor=/tmp/dir,depth=1,width=1,files=2,size=64k,openflags=o_direct\nfwd=fwd1,fsd=fsd1,operation=read,xfersize=4k\nrd=rd1,fwd=fwd1,fwdrate=max,format=yes,elapsed=5,interval=1\n");
     assert_eq!(step(&p, 0)["direct"].as_bool(), Some(true));
+    // fwds over two fsds: a job per tree, with its anchor, its own
+    // operations (scaled to its fwds' skews) and its share of the rate;
+    // a later rd on one tree makes that tree the plan's.
+    let two = "fsd=fsd1,anchor=/tmp/d1,depth=1,width=2,files=4,size=16k\nfsd=fsd2,anchor=/tmp/d2,depth=1,width=2,files=4,size=64k\n\
+        fwd=fwd1,fsd=fsd1,operation=read,xfersize=4k,threads=2,skew=60\nfwd=fwd2,fsd=fsd1,operation=getattr,threads=2,skew=20\n\
+        fwd=fwd3,fsd=fsd2,operation=write,xfersize=16k,threads=1,skew=20\n\
+        rd=rd1,fwd=fwd*,fwdrate=1000,format=yes,elapsed=5,interval=1\nrd=rd2,fwd=fwd3,fwdrate=max,format=no,elapsed=5,interval=1\n";
+    let p = parsed(two);
+    let s = step(&p, 0);
+    let jobs = s["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs[0]["anchor"].as_str(), Some("/tmp/d1"));
+    assert_eq!(jobs[0]["ops"].as_str(), Some("read:75,stat:25"));
+    assert_eq!(jobs[0]["rate"].as_integer(), Some(800));
+    assert_eq!(jobs[0]["format"].as_str(), Some("yes"));
+    assert_eq!(jobs[1]["anchor"].as_str(), Some("/tmp/d2"));
+    assert_eq!(jobs[1]["ops"].as_str(), Some("write:100"));
+    assert_eq!(jobs[1]["rate"].as_integer(), Some(200));
+    assert_eq!(jobs[1]["bs"].as_str(), Some("16k"));
+    assert!(
+        s.get("rate").is_none() && s.get("format").is_none(),
+        "{s:?}"
+    );
+    assert_eq!(
+        p["targets"].as_array().unwrap()[0].as_str(),
+        Some("/tmp/d2")
+    );
+    assert!(step(&p, 1).get("jobs").is_none());
+    // For-loops over several trees are refused, naming what to do.
+    let e = tr_with(
+        &two.replace("fwdrate=1000,", "fwdrate=1000,forthreads=(1,2),"),
+        &[],
+    )
+    .unwrap_err();
+    assert!(e.contains("give each fsd its own rd"), "{e}");
 }
 
 #[test]

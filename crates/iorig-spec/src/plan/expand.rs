@@ -324,6 +324,7 @@ impl Expander<'_> {
             // The step's longest job sets its time (for estimates).
             let mut longest = Duration::ZERO;
             let mut first: Option<(Duration, Duration)> = None;
+            let mut anchors: Vec<String> = Vec::new();
             for job in &block.jobs {
                 let mut t = Table::new();
                 for (k, v) in &job.workload {
@@ -345,10 +346,16 @@ impl Expander<'_> {
                 } else {
                     first = Some((jr.interval, jr.warmup));
                 }
-                if jr.fs.is_some() && block.jobs.len() > 1 {
-                    return Err(jerr(
-                        "a file-system workload cannot run as one of several jobs yet; give it its own step".into(),
-                    ));
+                // Each tree's workers own its files one at a time: two jobs
+                // in one tree would pull files from under each other.
+                if let Some(f) = &jr.fs {
+                    if anchors.iter().any(|a| same_dir(a, &f.anchor)) {
+                        return Err(jerr(format!(
+                            "its tree ({}) is another job's too; jobs of one step work trees of their own, so give it its own anchor, or mix the operations in one job",
+                            f.anchor
+                        )));
+                    }
+                    anchors.push(f.anchor.clone());
                 }
                 longest = longest.max(jr.warmup + jr.time);
                 jobs.push(PlanJob {
@@ -523,4 +530,17 @@ pub fn estimate_duration(
         }
     }
     Duration::try_from_secs_f64(total_s).unwrap_or(Duration::MAX)
+}
+
+/// Two anchors name one directory: the same text once trailing slashes
+/// and `.` parts are left out (the run's own checks resolve links).
+fn same_dir(a: &str, b: &str) -> bool {
+    let parts = |p: &str| -> Vec<String> {
+        std::path::Path::new(p)
+            .components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect()
+    };
+    parts(a) == parts(b)
 }
