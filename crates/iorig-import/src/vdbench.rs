@@ -2060,13 +2060,17 @@ impl Tr<'_> {
     /// the shared settings of the fwds, and their operations mixed by
     /// skew (`n`: the rd's fwds, whose skew is shared when not given).
     fn fs_tree(&mut self, fsd: &Def, chosen: &[&Def], n: usize) -> Result<FsTree, ImportError> {
-        // The fwds must share their fsd and I/O shape; their operations
-        // become one mix by skew. The transfer's shape (xfersize, fileio,
-        // stopafter) is shared by the fwds that read, write or create only:
-        // a metadata operation (mkdir, getattr, delete, ...) moves no data.
+        // The fwds share their fileselect and threads; their operations
+        // become one mix by skew. The transfer's shape is shared by the
+        // fwds that move data only (a metadata operation, mkdir, getattr,
+        // delete, ..., moves none): fileio and stopafter by those that read
+        // or write, the xfersize per direction.
         let mut shared: Option<Keys> = None;
         let mut shared_data: Option<Keys> = None;
-        let mut shared_bs: Option<Keys> = None;
+        // The xfersize of the fwds that read, of those that write (None
+        // inside: not given).
+        let mut read_bs: Option<Option<toml::Value>> = None;
+        let mut write_bs: Option<Option<toml::Value>> = None;
         let mut first_transfer: Option<Keys> = None;
         let mut ops: Vec<(String, f64)> = Vec::new();
         let mut anchor_of: Option<String> = None;
@@ -2166,32 +2170,56 @@ impl Tr<'_> {
                 }
                 _ => ops.push((op.clone(), skew)),
             }
+            // Which directions this fwd moves data in: a create writes its
+            // file whole, from its start, in xfersize transfers (as
+            // vdbench's does), with no fileio or stopafter of its own.
+            let (reads, writes) = match (op.as_str(), rdpct) {
+                ("read", None) => (true, false),
+                ("write", None) | ("create", _) => (false, true),
+                ("read" | "write", Some(p)) => (p > 0.0, p < 100.0),
+                _ => (false, false),
+            };
+            let reads_or_writes = matches!(op.as_str(), "read" | "write");
             let transfer = |k: &&str| [key::bs, key::fileio, key::stopafter].contains(k);
             let (data_keys, keys): (Keys, Keys) = keys.into_iter().partition(|(k, _)| transfer(k));
-            let bs_keys: Keys = data_keys
+            let bs = data_keys
                 .iter()
-                .filter(|(k, _)| *k == key::bs)
+                .find(|(k, _)| *k == key::bs)
+                .map(|(_, v)| v.clone());
+            let other: Keys = data_keys
+                .iter()
+                .filter(|(k, _)| *k != key::bs)
                 .cloned()
                 .collect();
-            // A create writes its file whole, from its start, in xfersize
-            // transfers (as vdbench's does): it shares the xfersize of those
-            // that read or write, and has no fileio or stopafter of its own.
-            let reads_or_writes = matches!(op.as_str(), "read" | "write");
-            let moves_data = reads_or_writes || op == "create";
             if first_transfer.is_none() {
                 first_transfer = Some(data_keys.clone());
             }
+            // The xfersize is shared per direction: the fwds that read
+            // one, those that write (or create) another.
+            for (moves, seen, what) in [
+                (reads, &mut read_bs, "read"),
+                (writes, &mut write_bs, "write or create"),
+            ] {
+                if !moves {
+                    continue;
+                }
+                match seen {
+                    None => *seen = Some(bs.clone()),
+                    Some(s) if *s == bs => {}
+                    Some(_) => {
+                        return Err(fbad(
+                            "xfersize",
+                            format!("the fwds of one fsd that {what} must share one xfersize: iorig's workers draw every {what} from one size mix; give them one, or give each its own fsd"),
+                        ))
+                    }
+                }
+            }
             for (mine, theirs, what) in [
-                (Some(keys), &mut shared, "fsd, fileselect and threads"),
+                (Some(keys), &mut shared, "fileselect and threads: iorig's workers each draw their operation from one mix"),
                 (
-                    moves_data.then_some(bs_keys),
-                    &mut shared_bs,
-                    "xfersize (those that read, write or create)",
-                ),
-                (
-                    reads_or_writes.then_some(data_keys),
+                    reads_or_writes.then_some(other),
                     &mut shared_data,
-                    "xfersize, fileio and stopafter (those that read or write)",
+                    "fileio and stopafter (those that read or write): iorig opens every file alike",
                 ),
             ] {
                 let Some(mine) = mine else { continue };
@@ -2201,17 +2229,36 @@ impl Tr<'_> {
                     Some(_) => {
                         return Err(fbad(
                             "fsd",
-                            format!("the fwds of one rd must share their {what}: iorig mixes their operations by skew in one workload"),
+                            format!("the fwds of one fsd must share their {what}; give them the same, or give each its own fsd"),
                         ))
                     }
                 }
             }
         }
-        // Without a read or write: a create's xfersize, else (metadata
-        // operations alone) the first fwd's shape.
-        if shared_data.is_none() {
-            shared_data = shared_bs.or(first_transfer);
-        }
+        // The transfer sizes: one for both directions, or one each.
+        let sizes: Keys = match (read_bs.flatten(), write_bs.flatten()) {
+            (Some(r), Some(w)) if r != w => vec![(key::read_bs, r), (key::write_bs, w)],
+            (Some(b), _) | (None, Some(b)) => vec![(key::bs, b)],
+            // Metadata operations alone: the first fwd's xfersize.
+            (None, None) => first_transfer
+                .iter()
+                .flatten()
+                .filter(|(k, _)| *k == key::bs)
+                .cloned()
+                .collect(),
+        };
+        // Without a read or write: the first fwd's fileio and stopafter.
+        let shared_data: Keys = shared_data
+            .unwrap_or_else(|| {
+                first_transfer
+                    .into_iter()
+                    .flatten()
+                    .filter(|(k, _)| *k != key::bs)
+                    .collect()
+            })
+            .into_iter()
+            .chain(sizes)
+            .collect();
         // Operations with the same name add up.
         let mut merged: Vec<(String, f64)> = Vec::new();
         for (o, w) in ops {
@@ -2232,11 +2279,7 @@ impl Tr<'_> {
             .filter(|(_, w)| *w > 0.0)
             .map(|(o, w)| format!("{o}:{}", (w * scale * 1000.0).round() / 1000.0))
             .collect();
-        let keys: Keys = shared
-            .into_iter()
-            .flatten()
-            .chain(shared_data.into_iter().flatten())
-            .collect();
+        let keys: Keys = shared.into_iter().flatten().chain(shared_data).collect();
         Ok(FsTree {
             name: fsd.name.clone(),
             anchor: anchor_of.unwrap_or_default(),

@@ -1190,13 +1190,11 @@ impl WorkloadFile {
             self.dist.is_some(),
             "give --fileselect with the distribution, e.g. zipf:1.2",
         )?;
-        refuse("read-bs", self.read_bs.is_some(), "give --bs")?;
         refuse(
             "io-size",
             self.io_size.is_some(),
             "end it with --time (or --stopafter per open file)",
         )?;
-        refuse("write-bs", self.write_bs.is_some(), "give --bs")?;
         refuse(
             "think-time",
             self.think_time.is_some()

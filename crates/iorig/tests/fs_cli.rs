@@ -1451,3 +1451,45 @@ fn two_trees_run_side_by_side_as_jobs_of_one_step() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(!d.join("s.db").exists());
 }
+
+/// Reads and writes of one tree at sizes of their own (`read_bs`,
+/// `write_bs`): every read moves 4 KiB, every write 64 KiB.
+#[test]
+fn reads_and_writes_of_a_tree_take_their_own_sizes() {
+    let dir = tmp();
+    let anchor = dir.path().join("t");
+    std::fs::create_dir(&anchor).unwrap();
+    let doc = fs_run(
+        dir.path(),
+        &anchor,
+        &[
+            "--depth",
+            "1",
+            "--width",
+            "2",
+            "--files",
+            "4",
+            "--file-size",
+            "256k",
+            "--ops",
+            "read:50,write:50",
+            "--fileio",
+            "sequential",
+            "--stopafter",
+            "4",
+            "--read-bs",
+            "4k",
+            "--write-bs",
+            "64k",
+            "--time",
+            "1s",
+        ],
+    );
+    let per_op = |op: &str| {
+        let o = &doc["summary"]["fs_ops"][op];
+        o["bytes"].as_u64().unwrap() / o["ops"].as_u64().unwrap().max(1)
+    };
+    assert!(ops(&doc, "read") > 0 && ops(&doc, "write") > 0, "{doc}");
+    assert_eq!(per_op("read"), 4096);
+    assert_eq!(per_op("write"), 65536);
+}

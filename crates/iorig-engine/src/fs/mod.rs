@@ -24,7 +24,7 @@ use crate::buffers::AlignedBuffers;
 use crate::clock::IntervalPlan;
 use crate::collect::{RunEvent, RunOutcome};
 use crate::data::{DataFiller, DataPool};
-use crate::gen::BsGen;
+use crate::gen::SizeGen;
 use crate::pool::{Gate, Pool};
 use crate::target::TargetInfo;
 use crate::verify::{ValidationSummary, VerifyCounters, VerifySetup, VerifyWorker};
@@ -103,9 +103,9 @@ impl FsTarget {
         verify: Option<&Validation>,
     ) -> Result<DataIo, EngineError> {
         Ok(DataIo {
-            buf: AlignedBuffers::new(1, w.bs.max_bytes() as usize)?,
+            buf: AlignedBuffers::new(1, w.max_bs_bytes() as usize)?,
             data: DataFiller::with_pool(self.pool.clone(), w.seed, thread),
-            bs: BsGen::new(&w.bs, w.seed, thread),
+            bs: SizeGen::new(w, thread),
             direct: self.direct(),
             sync: self.sync,
             stale: true,
@@ -302,7 +302,7 @@ impl FsPlan {
             sync: w.sync,
             pool: Arc::new(DataPool::new(
                 w.data.clone(),
-                w.bs.max_bytes() as usize,
+                w.max_bs_bytes() as usize,
                 w.seed,
             )),
         })

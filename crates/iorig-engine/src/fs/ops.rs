@@ -5,7 +5,7 @@
 
 use crate::buffers::AlignedBuffers;
 use crate::data::DataFiller;
-use crate::gen::BsGen;
+use crate::gen::SizeGen;
 use crate::verify::{Phase, VerifyWorker};
 use iorig_spec::{FsOp, SyncMode};
 use iorig_verify::UnitError;
@@ -58,7 +58,8 @@ pub(crate) enum Req {
 pub(crate) struct DataIo {
     pub buf: AlignedBuffers,
     pub data: DataFiller,
-    pub bs: BsGen,
+    /// Transfer sizes, per direction when reads and writes differ.
+    pub bs: SizeGen,
     pub direct: bool,
     pub sync: SyncMode,
     /// The buffer holds read data (a write refreshes it first).
@@ -261,7 +262,7 @@ pub(crate) fn create(
         .map_err(|e| failed("create", path, io(e)))?;
     let mut at = 0u64;
     while at < size {
-        let len = dio.bs.next_bs().min(size - at) as usize;
+        let len = dio.bs.next_bs(false).min(size - at) as usize;
         let sched = sink.now_ns();
         write_at(sink, dio, &fd, target, at, len, sched, Req::Along)
             .map_err(|e| failed("write", path, e))?;
@@ -450,7 +451,7 @@ pub(crate) fn session(
     let mut sched = Some(first_sched_ns);
     for k in 0..transfers {
         let Some(s) = sched else { break };
-        let len = dio.bs.next_bs();
+        let len = dio.bs.next_bs(!write);
         let Some((off, len)) = offsets.next(k, at, size, len) else {
             break;
         };

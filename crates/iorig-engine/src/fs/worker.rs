@@ -101,8 +101,8 @@ pub(crate) struct FsWorker {
     /// Offsets of random transfers are multiples of this.
     pub align: u64,
     /// Transfers of a random session without `stopafter`: the file's size
-    /// over the mean transfer size.
-    pub mean_bs: f64,
+    /// over the mean transfer size (of reads, of writes).
+    pub mean_bs: [f64; 2],
     /// Test stalls: (operations before it, ms), each once.
     stalls: Vec<(u64, u64)>,
     /// Bytes of the validation target per file slot.
@@ -165,13 +165,17 @@ impl FsWorker {
         let next_due = period_ns.map_or(0.0, |p| p * f64::from(id) / f64::from(workers));
         let mut clock = ThreadClock::new();
         let cpu_start_ns = clock.busy_ns();
-        let total_w: f64 = w.bs.sizes.iter().map(|s| f64::from(s.1)).sum();
-        let mean_bs =
-            w.bs.sizes
+        let mean = |b: &iorig_spec::BsSpec| {
+            let total_w: f64 = b.sizes.iter().map(|s| f64::from(s.1)).sum();
+            let m = b
+                .sizes
                 .iter()
                 .map(|(s, wt)| *s as f64 * f64::from(*wt))
                 .sum::<f64>()
                 / total_w.max(1.0);
+            m.max(1.0)
+        };
+        let mean_bs = [mean(w.read_sizes()), mean(w.write_sizes())];
         Ok(FsWorker {
             meter: Meter {
                 id,
@@ -205,7 +209,7 @@ impl FsWorker {
             ops_left,
             // Under validation no transfer covers part of a unit.
             align: w.offset_align_bytes().max(1),
-            mean_bs: mean_bs.max(1.0),
+            mean_bs,
             stalls: Vec::new(),
             drawn: 0,
             span: 0,
@@ -554,7 +558,7 @@ impl FsWorker {
             (Some(n), _) => u64::from(n),
             // Sequential: to the end of the file.
             (None, false) => u64::MAX,
-            (None, true) => ((size as f64 / self.mean_bs).ceil() as u64).max(1),
+            (None, true) => ((size as f64 / self.mean_bs[usize::from(write)]).ceil() as u64).max(1),
         };
         let mut offsets = SessionOffsets {
             random,

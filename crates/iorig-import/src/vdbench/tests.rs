@@ -199,6 +199,27 @@ fn file_system_runs_mix_their_operations_by_skew() {
         Some("/tmp/d2")
     );
     assert!(step(&p, 1).get("jobs").is_none());
+    // fwds of one fsd: reads at one xfersize, writes (and creates) at
+    // another, become read_bs and write_bs of one mix.
+    let p = parsed("fsd=fsd1,anchor=/tmp/d1,depth=1,width=2,files=4,size=64k\nfwd=default,fsd=fsd1,threads=2\nfwd=r,operation=read,xfersize=4k,skew=60\nfwd=c,operation=create,xfersize=64k,skew=20\nfwd=w,operation=write,xfersize=64k,skew=20\nrd=rd1,fwd=*,fwdrate=max,format=yes,elapsed=5\n");
+    let s = step(&p, 0);
+    assert_eq!(s["read_bs"].as_str(), Some("4k"), "{s:?}");
+    assert_eq!(s["write_bs"].as_str(), Some("64k"), "{s:?}");
+    assert!(s.get("bs").is_none());
+    for (bad, says) in [
+        (
+            "fwd=r2,operation=read,xfersize=8k,skew=10\n",
+            "that read must share one xfersize",
+        ),
+        (
+            "fwd=r2,operation=getattr,threads=4,skew=10\n",
+            "fileselect and threads",
+        ),
+    ] {
+        let text = format!("fsd=fsd1,anchor=/tmp/d1,depth=1,width=2,files=4,size=64k\nfwd=default,fsd=fsd1,threads=2\nfwd=r,operation=read,xfersize=4k,skew=60\n{bad}rd=rd1,fwd=*,fwdrate=max,format=yes,elapsed=5\n");
+        let e = tr_with(&text, &[]).unwrap_err();
+        assert!(e.contains(says), "{bad}: {e}");
+    }
     // For-loops over several trees are refused, naming what to do.
     let e = tr_with(
         &two.replace("fwdrate=1000,", "fwdrate=1000,forthreads=(1,2),"),
@@ -457,14 +478,23 @@ fn abbreviations_ranges_and_includes_read_as_vdbench_reads_them() {
 }
 
 /// The fwds of one run share the transfer's shape among those that move
-/// data (read, write, create); metadata operations keep their own.
+/// data, the xfersize per direction (reads one, writes and creates
+/// another); metadata operations keep their own.
 #[test]
 fn fwds_share_the_transfer_shape_among_those_that_move_data() {
     let base = "fsd=fsd1,anchor=/tmp/dir,depth=1,width=2,files=8,size=64k\n";
     let ok = parsed(&format!("{base}fwd=f1,fsd=fsd1,operation=mkdir,xfersize=1k\nfwd=f2,fsd=fsd1,operation=read,xfersize=8k,fileio=random\nrd=r1,fwd=(f1,f2),fwdrate=max,format=yes,elapsed=5\n"));
     assert_eq!(step(&ok, 0)["bs"].as_str(), Some("8k"));
-    let e = tr_with(&format!("{base}fwd=f1,fsd=fsd1,operation=create,xfersize=4k\nfwd=f2,fsd=fsd1,operation=read,xfersize=8k\nrd=r1,fwd=(f1,f2),fwdrate=max,format=yes,elapsed=5\n"), &[]).unwrap_err();
-    assert!(e.contains("xfersize"), "{e}");
+    // A create writes at its xfersize, a read reads at its own.
+    let p = parsed(&format!("{base}fwd=f1,fsd=fsd1,operation=create,xfersize=4k\nfwd=f2,fsd=fsd1,operation=read,xfersize=8k\nrd=r1,fwd=(f1,f2),fwdrate=max,format=yes,elapsed=5\n"));
+    assert_eq!(step(&p, 0)["read_bs"].as_str(), Some("8k"));
+    assert_eq!(step(&p, 0)["write_bs"].as_str(), Some("4k"));
+    // Two fwds that write at different sizes are refused.
+    let e = tr_with(&format!("{base}fwd=f1,fsd=fsd1,operation=create,xfersize=4k\nfwd=f2,fsd=fsd1,operation=write,xfersize=8k\nrd=r1,fwd=(f1,f2),fwdrate=max,format=yes,elapsed=5\n"), &[]).unwrap_err();
+    assert!(
+        e.contains("that write or create must share one xfersize"),
+        "{e}"
+    );
 }
 
 /// An rd's for-loops over the fsd's shape (forsizes, forfiles, forwidth,
