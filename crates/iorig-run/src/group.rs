@@ -64,8 +64,8 @@ pub(crate) fn run_jobs(
         // A file-system job's tree is made ready (and measured) before any
         // job starts, each in turn.
         if let Some(ft) = p.fs.clone() {
-            crate::local::tree_keys(&mut p, &ft, &j.w).map_err(|e| job_err(j, e))?;
-            let f = crate::local::format_tree(&ft, &j.w, p.verify.as_ref(), index, out, stop)
+            crate::tree::tree_keys(&mut p, &ft, &j.w).map_err(|e| job_err(j, e))?;
+            let f = crate::tree::format_tree(&ft, &j.w, p.verify.as_ref(), index, out, stop)
                 .map_err(|e| job_err(j, e))?;
             formats.push(f);
         }
@@ -218,7 +218,7 @@ pub(crate) fn run_jobs(
         if call.jobs[j].w.unlink {
             unlink_created(&created_ids(paths, &prepared[j]), out);
         }
-        crate::local::cleanup_tree(&prepared[j], &call.jobs[j].w, out, stop)?;
+        crate::tree::cleanup_tree(&prepared[j], &call.jobs[j].w, out, stop)?;
     }
     let mut outcome = merge_outcomes(outcomes, &totals);
     // The totals count I/O errors; a floor's breach is the step's too.

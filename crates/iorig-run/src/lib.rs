@@ -33,6 +33,7 @@ pub mod single;
 pub mod step;
 pub mod stop;
 pub mod store;
+mod tree;
 pub mod verify_scan;
 
 pub use event::{Collector, Event, PlanProgress, Sink};

@@ -11,10 +11,8 @@ use crate::step::{
 use crate::{RunError, Stop};
 use crossbeam_channel::unbounded;
 use iorig_engine::run::{self, RunEvent};
-use iorig_engine::verify::VerifySetup;
 use iorig_result::Interval;
 use iorig_spec::Workload;
-use std::sync::Arc;
 
 /// This machine.
 #[derive(Debug, Default, Clone, Copy)]
@@ -100,9 +98,10 @@ pub(crate) fn run_step(
     // anchor passed every check; the byte limit and trims are block ideas.
     let format = match prepared.fs.clone() {
         Some(ft) => {
-            tree_keys(&mut prepared, &ft, w)?;
+            crate::tree::tree_keys(&mut prepared, &ft, w)?;
             hooks.opened(out, &prepared.info)?;
-            let done = format_tree(&ft, w, prepared.verify.as_ref(), index, out, stop)?;
+            let done =
+                crate::tree::format_tree(&ft, w, prepared.verify.as_ref(), index, out, stop)?;
             // Test builds: a test may change the tree here (IORIG_TEST_PAUSE_DIR).
             run::test_pause("formatted");
             Some(done)
@@ -199,7 +198,7 @@ pub(crate) fn run_step(
     if w.unlink {
         unlink_created(&created_ids(&created, &prepared), out);
     }
-    cleanup_tree(&prepared, w, out, stop)?;
+    crate::tree::cleanup_tree(&prepared, w, out, stop)?;
     Ok(StepOutput {
         targets: prepared.info.clone(),
         engine_name,
@@ -213,76 +212,4 @@ pub(crate) fn run_step(
         host_stats: Vec::new(),
         jobs: Vec::new(),
     })
-}
-
-/// A validating tree's key map, made before its format: the format's
-/// writes are stamped with the step's keys. Files kept from before hold
-/// data of unknown keys, which reads do not check (as an existing file's
-/// blocks in a block run).
-pub(crate) fn tree_keys(
-    prepared: &mut run::Prepared,
-    ft: &iorig_engine::fs::FsTarget,
-    w: &Workload,
-) -> Result<(), RunError> {
-    if w.verify && prepared.verify.is_none() {
-        let unit = w.verify_unit_bytes();
-        prepared.verify = Some(Arc::new(VerifySetup::fresh(
-            unit as u32,
-            &[ft.extent_bytes(unit)],
-            w,
-        )?));
-    }
-    Ok(())
-}
-
-/// Removes the tree of a workload that asks for it (`cleanup`), unless
-/// the run was interrupted.
-pub(crate) fn cleanup_tree(
-    prepared: &run::Prepared,
-    w: &Workload,
-    out: &mut Out<'_>,
-    stop: &Stop,
-) -> Result<(), RunError> {
-    if let (Some(ft), Some(f)) = (&prepared.fs, &w.fs) {
-        if f.cleanup && !stop.interrupted() {
-            let (files, notices) = iorig_engine::fs::cleanup(ft, w)?;
-            for n in &notices {
-                out.notice(n);
-            }
-            out.notice(&format!(
-                "cleanup: removed the tree in {} ({files} files)",
-                ft.tree.anchor.display()
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The format phase: progress as `Formatting` events, then `Formatted`
-/// with its summary.
-pub(crate) fn format_tree(
-    ft: &iorig_engine::fs::FsTarget,
-    w: &Workload,
-    verify: Option<&Arc<VerifySetup>>,
-    index: usize,
-    out: &mut Out<'_>,
-    stop: &Stop,
-) -> Result<iorig_engine::fs::FormatOutcome, RunError> {
-    let path = ft.tree.anchor.display().to_string();
-    let outcome = iorig_engine::fs::format(ft, w, verify, &stop.step, &mut |p| {
-        out.send(Event::Formatting {
-            path: &path,
-            progress: p,
-        });
-    })?;
-    for n in &outcome.notices {
-        out.notice(n);
-    }
-    let summary = crate::results::format_summary(&outcome);
-    out.send(Event::Formatted {
-        index,
-        path: &path,
-        summary: &summary,
-    });
-    Ok(outcome)
 }
