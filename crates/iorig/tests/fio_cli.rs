@@ -79,6 +79,22 @@ fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
+/// Writes `job` as `j.fio` in `d` and runs fio on it there, which must
+/// succeed.
+fn fio_in(d: &Path, job: &str) {
+    std::fs::write(d.join("j.fio"), job).unwrap();
+    let out = Command::new("fio")
+        .args(["j.fio", "--output=/dev/null"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn random_reads_at_a_queue_depth() {
     let (_d, doc) = run_job("randread.fio", &[]);
@@ -1019,20 +1035,9 @@ fn sequential_files_take_turns_as_fio_takes_them() {
     ] {
         let dir = tmp();
         let d = dir.path();
-        std::fs::write(
-            d.join("j.fio"),
-            format!("[j]\nfilename=a.dat:b.dat\nsize=64k\nrw=write\nbs=4k\nioengine=psync\nwrite_iolog=fio.log\n{fio_opt}"),
-        )
-        .unwrap();
-        let out = Command::new("fio")
-            .args(["j.fio", "--output=/dev/null"])
-            .current_dir(d)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        fio_in(
+            d,
+            &format!("[j]\nfilename=a.dat:b.dat\nsize=64k\nrw=write\nbs=4k\nioengine=psync\nwrite_iolog=fio.log\n{fio_opt}"),
         );
         let log = std::fs::read_to_string(d.join("fio.log")).unwrap();
         // "TIME FILE write OFFSET LEN"
@@ -1107,20 +1112,9 @@ fn absolute_zones_take_the_shares_fio_gives_them() {
     assert!(common::have("fio"), "fio is not installed");
     let dir = tmp();
     let d = dir.path();
-    std::fs::write(
-        d.join("j.fio"),
+    fio_in(
+        d,
         "[j]\nfilename=z.dat\nsize=8m\nrw=randread\nbs=4k\nioengine=psync\nnorandommap\nio_size=12000k\nrandom_distribution=zoned_abs:70/1m:30/2m\nwrite_iolog=fio.log\n",
-    )
-    .unwrap();
-    let out = Command::new("fio")
-        .args(["j.fio", "--output=/dev/null"])
-        .current_dir(d)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     let log = std::fs::read_to_string(d.join("fio.log")).unwrap();
     let theirs: Vec<u64> = log
@@ -1179,20 +1173,9 @@ fn a_buffer_pattern_is_written_as_fio_writes_it() {
     assert!(common::have("fio"), "fio is not installed");
     let dir = tmp();
     let d = dir.path();
-    std::fs::write(
-        d.join("j.fio"),
+    fio_in(
+        d,
         "[j]\nfilename=fio.dat\nsize=1m\nrw=write\nbs=4k\nioengine=psync\nbuffer_pattern=0x0102030405\n",
-    )
-    .unwrap();
-    let out = Command::new("fio")
-        .args(["j.fio", "--output=/dev/null"])
-        .current_dir(d)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     let out = iorig()
         .args([
