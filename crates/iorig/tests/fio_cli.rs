@@ -79,6 +79,25 @@ fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
+/// Each I/O of iorig's per-I/O log (`--lat-log`), in order: its target and
+/// its offset in the target's data (iorig's scratch files hold their data
+/// after a 1 MiB header).
+fn logged_places(path: &Path) -> Vec<(usize, u64)> {
+    let lat = std::fs::read_to_string(path).unwrap();
+    let mut rows = lat.lines();
+    let head: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+    let (t, o) = (col("target"), col("offset_bytes"));
+    rows.map(|r| {
+        let f: Vec<&str> = r.split(',').collect();
+        (
+            f[t].parse().unwrap(),
+            f[o].parse::<u64>().unwrap() - (1 << 20),
+        )
+    })
+    .collect()
+}
+
 /// Writes `job` as `j.fio` in `d` and runs fio on it there, which must
 /// succeed.
 fn fio_in(d: &Path, job: &str) {
@@ -1082,21 +1101,7 @@ fn sequential_files_take_turns_as_fio_takes_them() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let lat = std::fs::read_to_string(d.join("lat.csv")).unwrap();
-        let mut rows = lat.lines();
-        let head: Vec<&str> = rows.next().unwrap().split(',').collect();
-        let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
-        let (t, o) = (col("target"), col("offset_bytes"));
-        // iorig's scratch files hold their data after a 1 MiB header.
-        let ours: Vec<(usize, u64)> = rows
-            .map(|r| {
-                let f: Vec<&str> = r.split(',').collect();
-                (
-                    f[t].parse().unwrap(),
-                    f[o].parse::<u64>().unwrap() - (1 << 20),
-                )
-            })
-            .collect();
+        let ours = logged_places(&d.join("lat.csv"));
         assert_eq!(ours, theirs, "{order}");
     }
 }
@@ -1140,13 +1145,9 @@ fn absolute_zones_take_the_shares_fio_gives_them() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let lat = std::fs::read_to_string(d.join("lat.csv")).unwrap();
-    let mut rows = lat.lines();
-    let head: Vec<&str> = rows.next().unwrap().split(',').collect();
-    let o = head.iter().position(|h| *h == "offset_bytes").unwrap();
-    // iorig's scratch files hold their data after a 1 MiB header.
-    let ours: Vec<u64> = rows
-        .map(|r| r.split(',').nth(o).unwrap().parse::<u64>().unwrap() - (1 << 20))
+    let ours: Vec<u64> = logged_places(&d.join("lat.csv"))
+        .into_iter()
+        .map(|(_, o)| o)
         .collect();
     assert_eq!(ours.len(), 3000);
     let share = |offs: &[u64]| {
