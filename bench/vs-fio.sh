@@ -11,7 +11,10 @@
 #                     in even ones) so slow drift of the machine cancels out
 #   TIME              measured time of every single run (default 5s)
 #   CARGO_TARGET_DIR  where cargo builds iorig (default <repo>/target)
-#   CASES             space-separated subset of: null zram file (default: all)
+#   CASES             space-separated subset of: null zram file tmpfs (default: all)
+#   THREADS           worker counts the tmpfs case runs at, e.g. "1 4 16"
+#                     (default: 1 and nproc): iorig --threads N against fio
+#                     --numjobs=N --group_reporting on one shared file
 #   KEEP_RESULTS      copy the per-round measurements (TSV: case, metric, round,
 #                     tool, value) to this file before the temp dir is removed
 #   IORIG_B           a second iorig binary (say, an older commit's release
@@ -29,6 +32,10 @@
 #         iorig's user CPU % <= fio's (each process's own rusage, /usr/bin/time)
 #   file  a 1 GiB plain file on the root filesystem, O_DIRECT 4k randread,
 #         io_uring, qd 1 and 32.       target: IOPS and p50 latency within +-5 %
+#   tmpfs a 1 GiB file on /dev/shm (page-cache speed, no device), buffered 4k
+#         randread, psync qd 1 and io_uring qd 32, at each of THREADS workers
+#         on the one file: how the tools scale on many cores.
+#                                                        target: IOPS ratio >= 1.0
 #
 # The script writes to no block device except /dev/zram0, which it resets and
 # sizes itself (and resets again on exit). It never touches /dev/vda or any
@@ -40,7 +47,8 @@ set -euo pipefail
 
 ROUNDS=${ROUNDS:-5}
 TIME=${TIME:-5s}
-CASES=${CASES:-"null zram file"}
+CASES=${CASES:-"null zram file tmpfs"}
+THREADS=${THREADS:-"1 $(nproc)"}
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$SCRIPT_DIR/.." && pwd)
@@ -54,6 +62,9 @@ log() { echo "vs-fio: $*" >&2; }
 
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer (got '$ROUNDS')"
 [[ $TIME =~ ^[0-9]+(ms|s|m)?$ ]] || die "TIME must look like 5s, 500ms or 1m (got '$TIME')"
+for t in $THREADS; do
+    [[ $t =~ ^[1-9][0-9]*$ ]] || die "THREADS must list positive worker counts, e.g. \"1 4 16\" (got '$THREADS')"
+done
 
 KEEP_RESULTS=${KEEP_RESULTS:-}
 [[ -z $KEEP_RESULTS || $KEEP_RESULTS = /* ]] || KEEP_RESULTS=$PWD/$KEEP_RESULTS
@@ -118,6 +129,7 @@ cleanup() {
         # Frees the memory; fails only if someone opened it meanwhile.
         echo 1 >/sys/block/zram0/reset 2>/dev/null || log "warning: could not reset zram0"
     fi
+    [[ -n ${TFILE:-} ]] && rm -f -- "$TFILE"
     [[ -n $WORK && -d $WORK ]] && rm -rf -- "$WORK"
     exit "$rc"
 }
@@ -159,7 +171,7 @@ iorig_run() {
     local c=$1 r=$2 tool=${TOOL:-iorig} bin=${BIN:-$IORIG}
     shift 2
     run_timed "$WORK/iorig.time" "$bin" run "$@" --bs 4k --read 100 --random 100 \
-        --threads 1 --time "$TIME" --json "$WORK/iorig.json" --quiet --no-db
+        --threads "${WORKERS:-1}" --time "$TIME" --json "$WORK/iorig.json" --quiet --no-db
     local st
     st=$(json_get "$WORK/iorig.json" 'd["run"]["status"] + " " + str(d["summary"]["errors"])')
     [[ $st == "ok 0" ]] || die "$tool run ($c) ended with status/errors: $st"
@@ -177,8 +189,9 @@ iorig_b_run() {
 fio_run() {
     local c=$1 r=$2
     shift 2
-    run_timed "$WORK/fio.time" fio --name=vsfio --rw=randread --bs=4k --numjobs=1 \
-        --time_based --runtime="$TIME" --output-format=json --output="$WORK/fio.json" "$@"
+    run_timed "$WORK/fio.time" fio --name=vsfio --rw=randread --bs=4k --numjobs="${WORKERS:-1}" \
+        --group_reporting --time_based --runtime="$TIME" --output-format=json \
+        --output="$WORK/fio.json" "$@"
     local err
     err=$(json_get "$WORK/fio.json" 'd["jobs"][0]["error"]')
     [[ $err == 0 ]] || die "fio ($c) reported error $err"
@@ -300,6 +313,36 @@ if wants file; then
                 "--ioengine=io_uring --direct=1 --iodepth=$qd --filename=$FILE --size=1g --lat_percentiles=1 --fixedbufs --registerfiles"
         done
         rm -f -- "$FILE"
+    fi
+fi
+
+# ---------------------------------------------------------------- case 4: tmpfs
+# Many workers on one file at page-cache speed: what the tools themselves
+# cost per I/O as the cores fill up (fio's jobs each open the file; iorig's
+# workers each get a descriptor of their own). Buffered: tmpfs takes no
+# O_DIRECT.
+if wants tmpfs; then
+    SHM=/dev/shm
+    avail=$(df -P -k "$SHM" 2>/dev/null | awk 'NR == 2 { print $4 }')
+    if [[ $(fs_type "$SHM") != tmpfs ]]; then
+        SKIPPED+=("tmpfs: skipped: $SHM is not a tmpfs")
+    elif ((${avail:-0} < 2 * 1024 * 1024)); then
+        SKIPPED+=("tmpfs: skipped: less than 2 GiB free in $SHM")
+    else
+        TFILE=$(mktemp "$SHM/vs-fio.XXXXXX")
+        log "tmpfs: a 1 GiB file of random data ($TFILE)"
+        dd if=/dev/urandom of="$TFILE" bs=1M count=1024 status=none
+        for WORKERS in $THREADS; do
+            export WORKERS
+            alternate "tmpfs psync x$WORKERS" \
+                "--target $TFILE --engine psync --buffered --qd 1" \
+                "--ioengine=psync --filename=$TFILE --size=1g"
+            alternate "tmpfs io_uring qd32 x$WORKERS" \
+                "--target $TFILE --engine io_uring --buffered --qd 32" \
+                "--ioengine=io_uring --iodepth=32 --iodepth_batch_submit=32 --filename=$TFILE --size=1g"
+        done
+        unset WORKERS
+        rm -f -- "$TFILE"
     fi
 fi
 

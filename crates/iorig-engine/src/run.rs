@@ -411,6 +411,9 @@ pub fn execute(
         .iter()
         .map(|t| t.file.as_raw_fd())
         .collect();
+    // A descriptor of its own per worker and target (worker 0 keeps the
+    // checked ones); shared when the open-files limit is too low.
+    let (mut own_fds, shared_why) = target::worker_descriptors(&prepared.targets, workers)?;
     let names = Arc::new(
         prepared
             .info
@@ -468,7 +471,18 @@ pub fn execute(
         let ops = OpGen::new(w.read_pct, w.trim_pct, w.seed, id);
         let data = DataFiller::with_pool(pool.clone(), w.seed, id);
         let engine_kind = prepared.engine;
-        let fds = fds.clone();
+        // Worker 0 (and every worker when they share) works the checked
+        // descriptors; the others their own, kept open by the thread.
+        let keep: Vec<std::os::fd::OwnedFd> = match id {
+            0 => Vec::new(),
+            _ if own_fds.is_empty() => Vec::new(),
+            _ => std::mem::take(&mut own_fds[id as usize - 1]),
+        };
+        let fds: Vec<i32> = if keep.is_empty() {
+            fds.clone()
+        } else {
+            keep.iter().map(|f| f.as_raw_fd()).collect()
+        };
         let qd = w.qd;
         let random_pct = w.random_pct;
         let submit_batch = w.submit_batch;
@@ -543,6 +557,8 @@ pub fn execute(
             _ => cpus,
         };
         threads.spawn(format!("iorig-w{id}"), cpus, move |gate: Gate| {
+            // The worker's own descriptors live as long as it does.
+            let _keep = keep;
             let make_ctx = |start: Instant| WorkerCtx {
                 id,
                 qd,
@@ -639,6 +655,7 @@ pub fn execute(
     let devices = prepared.devices();
     let limits = validation.as_mut().map(|v| (v, max_errors));
     let mut outcome = crate::collect::collect(wiring, &devices, rx, limits);
+    outcome.notices.extend(shared_why);
     outcome.limited_bytes = match (prepared.byte_limit, &budget) {
         (Some(limit), Some(left)) => Some(limit - left.load(Ordering::Relaxed).min(limit)),
         _ => None,

@@ -901,6 +901,80 @@ fn check_size(plan: &TargetPlan, f: &File) -> Result<(), EngineError> {
     Ok(())
 }
 
+/// Descriptors of its own on every target for each worker after the first
+/// (which keeps the ones opened and checked here): workers sharing one
+/// descriptor share one `struct file`, whose reference count every
+/// `pread` of every worker takes and drops, a cache line bouncing between
+/// all their CPUs. Each is opened again through `/proc/self/fd/N` with the
+/// same access and status flags (O_DIRECT, O_SYNC, ...) and checked to be
+/// the same file (device and inode); a block device held O_EXCL keeps its
+/// hold on the first descriptor. When workers × targets would pass the
+/// open-files limit (raised to its hard limit first), the workers share
+/// the descriptors, and the note says why.
+pub(crate) fn worker_descriptors(
+    targets: &[OpenTarget],
+    workers: u32,
+) -> Result<(Vec<Vec<std::os::fd::OwnedFd>>, Option<String>), EngineError> {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let extra = u64::from(workers.saturating_sub(1)) * targets.len() as u64;
+    if extra == 0 {
+        return Ok((Vec::new(), None));
+    }
+    // Room for what is open now (the store, logs, rings) besides them.
+    const HEADROOM: u64 = 256;
+    let limit = getrlimit(Resource::Nofile);
+    let need = extra + targets.len() as u64 + HEADROOM;
+    if limit.current.is_some_and(|c| c < need) {
+        let raised = rustix::process::Rlimit {
+            current: limit
+                .maximum
+                .map(|m| m.min(need.max(limit.current.unwrap_or(0)))),
+            maximum: limit.maximum,
+        };
+        let _ = setrlimit(Resource::Nofile, raised);
+        let now = getrlimit(Resource::Nofile);
+        if now.current.is_some_and(|c| c < need) {
+            return Ok((
+                Vec::new(),
+                Some(format!(
+                    "the workers share each target's descriptor: {extra} more would pass the open-files limit ({}); raise it (ulimit -n) for a descriptor per worker, which scales better on many cores",
+                    now.current.unwrap_or(0)
+                )),
+            ));
+        }
+    }
+    let mut all = Vec::with_capacity(workers as usize - 1);
+    for _ in 1..workers {
+        let mut mine = Vec::with_capacity(targets.len());
+        for t in targets {
+            mine.push(reopen(&t.file).map_err(|e| EngineError::Io {
+                what: format!(
+                    "opening {} again for a worker of its own",
+                    t.plan.path.display()
+                ),
+                source: e,
+            })?);
+        }
+        all.push(mine);
+    }
+    Ok((all, None))
+}
+
+/// `file` opened again, as it was opened, and checked to be the same file.
+fn reopen(file: &File) -> io::Result<std::os::fd::OwnedFd> {
+    use rustix::fs::{fcntl_getfl, fstat, Mode, OFlags};
+    let flags = fcntl_getfl(file)?;
+    let link = format!("/proc/self/fd/{}", file.as_raw_fd());
+    let fd = rustix::fs::open(link.as_str(), flags | OFlags::CLOEXEC, Mode::empty())?;
+    let (a, b) = (fstat(file)?, fstat(&fd)?);
+    if (a.st_dev, a.st_ino, a.st_rdev) != (b.st_dev, b.st_ino, b.st_rdev) {
+        return Err(io::Error::other(
+            "it is not the same file any more (replaced while the run started)",
+        ));
+    }
+    Ok(fd)
+}
+
 #[cfg(test)]
 mod tests {
     use super::inuse::{mounted_at, parse_mountinfo};
@@ -953,6 +1027,63 @@ mod tests {
             resize_to: None,
             file: None,
             guarded: false,
+        }
+    }
+
+    /// Each worker after the first gets a descriptor of its own on every
+    /// target: the same file, opened with the same flags (O_DIRECT kept),
+    /// a different open file (its own offset and reference count).
+    #[test]
+    fn workers_get_descriptors_of_their_own_on_the_same_files() {
+        use rustix::fs::{fcntl_getfl, fstat, OFlags};
+        let dir = tempfile::tempdir().unwrap();
+        let targets: Vec<OpenTarget> = ["a", "b"]
+            .iter()
+            .map(|n| {
+                let path = dir.path().join(n);
+                std::fs::write(&path, vec![7u8; 8192]).unwrap();
+                let file = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .custom_flags(libc_o_direct_or_none(&path))
+                    .open(&path)
+                    .unwrap();
+                OpenTarget {
+                    plan: plan(8192, 0),
+                    file,
+                }
+            })
+            .collect();
+        let (own, why) = worker_descriptors(&targets, 3).unwrap();
+        assert!(why.is_none(), "{why:?}");
+        assert_eq!(own.len(), 2, "workers 1 and 2");
+        for mine in &own {
+            assert_eq!(mine.len(), 2);
+            for (fd, t) in mine.iter().zip(&targets) {
+                let (a, b) = (fstat(&t.file).unwrap(), fstat(fd).unwrap());
+                assert_eq!((a.st_dev, a.st_ino), (b.st_dev, b.st_ino));
+                assert_ne!(fd.as_raw_fd(), t.file.as_raw_fd());
+                let keep = OFlags::RWMODE | OFlags::DIRECT;
+                assert_eq!(
+                    fcntl_getfl(fd).unwrap() & keep,
+                    fcntl_getfl(&t.file).unwrap() & keep
+                );
+            }
+        }
+        assert!(worker_descriptors(&targets, 1).unwrap().0.is_empty());
+    }
+
+    /// O_DIRECT where the file system takes it (tmpfs does not), so the
+    /// test shows the flag carried over wherever it can be set.
+    fn libc_o_direct_or_none(path: &Path) -> i32 {
+        let direct = rustix::fs::OFlags::DIRECT.bits() as i32;
+        match OpenOptions::new()
+            .read(true)
+            .custom_flags(direct)
+            .open(path)
+        {
+            Ok(_) => direct,
+            Err(_) => 0,
         }
     }
 
