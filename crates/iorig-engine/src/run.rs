@@ -451,6 +451,14 @@ pub fn execute(
     let setup_failed = Arc::new(std::sync::Mutex::new(None::<String>));
 
     let pool = Arc::new(DataPool::new(w.data.clone(), slot_bytes, w.seed));
+    // Paced workers spin the last stretch before an I/O only when each can
+    // have a CPU of its own.
+    let cpus_for_us = if w.cpus.is_empty() {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        w.cpus.len()
+    };
+    let may_spin = workers as usize <= cpus_for_us;
     for id in 0..workers {
         // Two spares: one on its way back while the worker fills the other.
         let (spare_tx, spare_rx) = bounded::<Box<WorkerIntervalStats>>(2);
@@ -573,6 +581,7 @@ pub fn execute(
                 stop,
                 period_ns,
                 phase_ns: period_ns.map_or(0.0, |p| p * id as f64 / workers as f64),
+                on_time: crate::worker::OnTime::new(may_spin),
                 caps: caps.clone(),
                 poisson: (w_arrivals == iorig_spec::Arrivals::Poisson)
                     .then(|| crate::gen::rng_for(seed, id, ARRIVAL_STREAM)),

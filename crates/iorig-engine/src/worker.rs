@@ -62,6 +62,61 @@ pub(crate) enum WorkerMsg {
     Done { worker: u32 },
 }
 
+/// How a paced worker waits for its next I/O. The OS wakes a sleeping
+/// thread tens of microseconds late (more on a busy host), and under a rate
+/// that lateness would count as the storage's latency. So the worker sleeps
+/// until a window before the I/O is due and spins from there. The window
+/// follows the oversleep the worker measures: it widens at once to twice a
+/// late wake-up and narrows slowly, between [`OnTime::MIN_NS`] and
+/// [`OnTime::MAX_NS`]. When workers outnumber the CPUs they may run on, it
+/// only sleeps: a spinning worker would take a CPU another one needs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OnTime {
+    spin: bool,
+    window_ns: u64,
+}
+
+impl OnTime {
+    pub const MIN_NS: u64 = 20_000;
+    pub const MAX_NS: u64 = 200_000;
+
+    pub fn new(spin: bool) -> Self {
+        OnTime {
+            spin,
+            window_ns: 50_000,
+        }
+    }
+
+    /// The window after a wake-up `late_ns` past its target: twice that
+    /// when it used up most of the window, else a little narrower; always
+    /// within [MIN_NS, MAX_NS].
+    pub fn next_window(window_ns: u64, late_ns: u64) -> u64 {
+        if late_ns >= window_ns * 3 / 4 {
+            late_ns.saturating_mul(2).clamp(Self::MIN_NS, Self::MAX_NS)
+        } else {
+            (window_ns - window_ns / 32).max(Self::MIN_NS)
+        }
+    }
+
+    /// Waits from `now` until `wake` (ns on `clock`).
+    pub fn wait(&mut self, now: u64, wake: u64, clock: impl Fn() -> u64) {
+        let left = wake.saturating_sub(now);
+        if !self.spin {
+            std::thread::sleep(Duration::from_nanos(left));
+            return;
+        }
+        if left > self.window_ns {
+            let target = wake - self.window_ns;
+            std::thread::sleep(Duration::from_nanos(left - self.window_ns));
+            let late = clock().saturating_sub(target);
+            self.window_ns = Self::next_window(self.window_ns, late);
+        }
+        while clock() < wake {
+            std::hint::spin_loop();
+        }
+    }
+}
+
 /// A worker's share of the caps on one direction's IOPS, paced as fio
 /// paces each direction (`rate_ddir` in fio's io_u.c): an I/O of a
 /// direction ahead of its schedule is swapped for one of the other
@@ -150,6 +205,9 @@ pub(crate) struct WorkerCtx {
     pub period_ns: Option<f64>,
     /// First scheduled time (staggers workers under a rate limit).
     pub phase_ns: f64,
+    /// How a paced worker waits for its next I/O: asleep until
+    /// `window_ns` before it is due, then spinning ([`OnTime`]).
+    pub on_time: OnTime,
     /// Caps of one direction's IOPS (`read_rate`, `write_rate`).
     pub caps: Option<DirectionPacer>,
     /// Under a rate, draws exponential gaps (Poisson arrivals) instead of
@@ -729,9 +787,20 @@ impl WorkerCtx {
             (None, None) => self.caps.as_ref().map_or(now, |c| c.next_due_ns(now)),
         };
         let wake = due.max(t.idle_until).min(t.next_boundary).min(t.end_ns);
+        // A paced I/O is due at `wake`: issued on time, not when the OS
+        // happens to wake the thread (its lateness would count as the
+        // storage's latency).
+        let paced_io = self.replay.is_none()
+            && (self.period_ns.is_some() || self.caps.is_some())
+            && wake == due
+            && due >= t.idle_until;
         if wake > now {
             let left = wake - now;
-            if self.replay.is_none() || feed_behind {
+            if paced_io {
+                let start = self.start;
+                let clock = || start.elapsed().as_nanos() as u64;
+                self.on_time.wait(now, wake, clock);
+            } else if self.replay.is_none() || feed_behind {
                 std::thread::sleep(Duration::from_nanos(left));
             } else if left > crate::replay::SPIN_NS {
                 // Woken early; the loop spins the rest.
@@ -1293,5 +1362,41 @@ fn request(slot: u32, st: &SlotState) -> IoRequest {
         offset: st.offset + st.done as u64,
         len: st.len - st.done,
         buf_offset: st.done,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OnTime;
+
+    /// The spin window widens at once to twice a late wake-up that used up
+    /// most of it, narrows by 1/32 after one that came in time, and stays
+    /// within its bounds.
+    #[test]
+    fn the_spin_window_follows_the_oversleep_within_bounds() {
+        assert_eq!(OnTime::next_window(50_000, 40_000), 80_000);
+        assert_eq!(OnTime::next_window(50_000, 10_000), 48_438);
+        assert_eq!(OnTime::next_window(50_000, 5_000_000), OnTime::MAX_NS);
+        assert_eq!(OnTime::next_window(OnTime::MIN_NS, 0), OnTime::MIN_NS);
+        let mut w = OnTime::MAX_NS;
+        for _ in 0..1000 {
+            w = OnTime::next_window(w, 1_000);
+        }
+        assert_eq!(w, OnTime::MIN_NS);
+    }
+
+    /// A wait, spinning or not, never ends before its due time.
+    #[test]
+    fn a_wait_never_ends_early() {
+        let start = std::time::Instant::now();
+        let clock = || start.elapsed().as_nanos() as u64;
+        for spin in [true, false] {
+            let mut o = OnTime::new(spin);
+            for _ in 0..20 {
+                let wake = clock() + 300_000;
+                o.wait(clock(), wake, clock);
+                assert!(clock() >= wake);
+            }
+        }
     }
 }
