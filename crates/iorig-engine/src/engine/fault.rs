@@ -20,7 +20,7 @@
 //! applies of: EIO, ENOSPC, EAGAIN, drop, short.
 
 use super::psync::{check_request, sync_io};
-use super::{Completion, IoEngine, IoRequest, OpKind};
+use super::{Completion, InlineQueue, IoEngine, IoRequest, OpKind};
 use crate::buffers::AlignedBuffers;
 use crate::EngineError;
 use std::fmt;
@@ -208,8 +208,7 @@ pub struct FaultCounts {
 pub struct FaultEngine {
     fds: Vec<RawFd>,
     buffers: AlignedBuffers,
-    queued: Vec<IoRequest>,
-    completed: Vec<Completion>,
+    queue: InlineQueue,
     rules: Vec<FaultRule>,
     /// Per rule: a one-shot rule (stall) has fired.
     fired: Vec<bool>,
@@ -228,8 +227,7 @@ impl FaultEngine {
         Ok(FaultEngine {
             fds,
             buffers,
-            queued: Vec::with_capacity(slots as usize),
-            completed: Vec::with_capacity(slots as usize),
+            queue: InlineQueue::new(slots),
             fired: vec![false; rules.len()],
             rules,
             start: Instant::now(),
@@ -311,7 +309,7 @@ impl IoEngine for FaultEngine {
 
     fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
         check_request(self.name(), &req, &self.buffers, self.fds.len())?;
-        self.queued.push(req);
+        self.queue.push(req);
         Ok(())
     }
 
@@ -320,17 +318,11 @@ impl IoEngine for FaultEngine {
         _min_complete: u32,
         _timeout: Option<Duration>,
     ) -> Result<(), EngineError> {
-        let queued = std::mem::take(&mut self.queued);
-        for req in &queued {
-            let result = self.run_one(req);
-            self.completed.push(Completion {
-                slot: req.slot,
-                result,
-            });
-        }
-        // Hand the (now empty) vector back so its capacity is reused.
-        self.queued = queued;
-        self.queued.clear();
+        // run_one takes the whole engine (its counts and rules): the queue
+        // is taken out meanwhile and handed back with its capacity.
+        let mut queue = std::mem::take(&mut self.queue);
+        queue.run(|req| self.run_one(req));
+        self.queue = queue;
         Ok(())
     }
 
@@ -339,7 +331,7 @@ impl IoEngine for FaultEngine {
     }
 
     fn reap(&mut self, out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        out.append(&mut self.completed);
+        self.queue.reap(out);
         Ok(())
     }
 }

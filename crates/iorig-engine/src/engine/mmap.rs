@@ -9,7 +9,7 @@
 //! O_DIRECT has no meaning here and the spec refuses it.
 
 use super::psync::{check_request, trim_range};
-use super::{Completion, IoEngine, IoRequest, OpKind};
+use super::{Completion, InlineQueue, IoEngine, IoRequest, OpKind};
 use crate::buffers::AlignedBuffers;
 use crate::EngineError;
 use std::os::fd::{BorrowedFd, RawFd};
@@ -40,8 +40,7 @@ pub struct MmapEngine {
     fds: Vec<RawFd>,
     maps: Vec<Mapping>,
     buffers: AlignedBuffers,
-    queued: Vec<IoRequest>,
-    completed: Vec<Completion>,
+    queue: InlineQueue,
 }
 
 // SAFETY: the mappings are the engine's own (made in `new`, unmapped in
@@ -115,8 +114,7 @@ impl MmapEngine {
             fds,
             maps,
             buffers,
-            queued: Vec::with_capacity(slots as usize),
-            completed: Vec::with_capacity(slots as usize),
+            queue: InlineQueue::new(slots),
         })
     }
 }
@@ -168,7 +166,7 @@ impl IoEngine for MmapEngine {
     #[inline]
     fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
         check_request(self.name(), &req, &self.buffers, self.fds.len())?;
-        self.queued.push(req);
+        self.queue.push(req);
         Ok(())
     }
 
@@ -177,19 +175,14 @@ impl IoEngine for MmapEngine {
         _min_complete: u32,
         _timeout: Option<Duration>,
     ) -> Result<(), EngineError> {
-        for req in self.queued.drain(..) {
-            let result = copy(&self.maps, &self.fds, &mut self.buffers, &req);
-            self.completed.push(Completion {
-                slot: req.slot,
-                result,
-            });
-        }
+        let (maps, fds, buffers) = (&self.maps, &self.fds, &mut self.buffers);
+        self.queue.run(|req| copy(maps, fds, buffers, req));
         Ok(())
     }
 
     #[inline]
     fn reap(&mut self, out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        out.append(&mut self.completed);
+        self.queue.reap(out);
         Ok(())
     }
 }

@@ -60,6 +60,50 @@ pub struct Completion {
     pub result: i64,
 }
 
+/// The queue of an engine that carries out every I/O inside its
+/// submitting call (psync, mmap, fault, null): requests wait here until
+/// submitted, completions until reaped. Both vectors keep their capacity
+/// between calls, so the hot path allocates nothing.
+#[derive(Debug, Default)]
+pub(crate) struct InlineQueue {
+    queued: Vec<IoRequest>,
+    completed: Vec<Completion>,
+}
+
+impl InlineQueue {
+    /// Room for `slots` requests and completions.
+    pub fn new(slots: u32) -> Self {
+        InlineQueue {
+            queued: Vec::with_capacity(slots as usize),
+            completed: Vec::with_capacity(slots as usize),
+        }
+    }
+
+    #[inline]
+    pub fn push(&mut self, req: IoRequest) {
+        self.queued.push(req);
+    }
+
+    /// Carries out every queued request in order with `io`, which gives its
+    /// result (bytes, or a negative errno), as a completion.
+    #[inline]
+    pub fn run(&mut self, mut io: impl FnMut(&IoRequest) -> i64) {
+        for req in self.queued.drain(..) {
+            let result = io(&req);
+            self.completed.push(Completion {
+                slot: req.slot,
+                result,
+            });
+        }
+    }
+
+    /// Hands over every completion.
+    #[inline]
+    pub fn reap(&mut self, out: &mut Vec<Completion>) {
+        out.append(&mut self.completed);
+    }
+}
+
 /// A way of doing I/O. One engine per worker thread; engines are not shared.
 pub trait IoEngine: Send {
     fn name(&self) -> &'static str;

@@ -4,7 +4,7 @@
 //! hot path allocates nothing: the queue and completion vectors keep their
 //! capacity between calls.
 
-use super::{Completion, IoEngine, IoRequest};
+use super::{Completion, InlineQueue, IoEngine, IoRequest};
 use crate::buffers::AlignedBuffers;
 use crate::EngineError;
 use std::time::Duration;
@@ -13,8 +13,7 @@ use std::time::Duration;
 #[derive(Debug)]
 pub struct NullEngine {
     buffers: AlignedBuffers,
-    queued: Vec<IoRequest>,
-    completed: Vec<Completion>,
+    queue: InlineQueue,
 }
 
 impl NullEngine {
@@ -23,8 +22,7 @@ impl NullEngine {
         let buffers = AlignedBuffers::new(slots, slot_bytes)?;
         Ok(NullEngine {
             buffers,
-            queued: Vec::with_capacity(slots as usize),
-            completed: Vec::with_capacity(slots as usize),
+            queue: InlineQueue::new(slots),
         })
     }
 }
@@ -51,7 +49,7 @@ impl IoEngine for NullEngine {
                 usize::MAX,
             ));
         }
-        self.queued.push(req);
+        self.queue.push(req);
         Ok(())
     }
 
@@ -61,17 +59,13 @@ impl IoEngine for NullEngine {
         _min_complete: u32,
         _timeout: Option<Duration>,
     ) -> Result<(), EngineError> {
-        self.completed
-            .extend(self.queued.drain(..).map(|r| Completion {
-                slot: r.slot,
-                result: r.len as i64,
-            }));
+        self.queue.run(|r| r.len as i64);
         Ok(())
     }
 
     #[inline]
     fn reap(&mut self, out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        out.append(&mut self.completed);
+        self.queue.reap(out);
         Ok(())
     }
 }

@@ -3,7 +3,7 @@
 //! Every queued request is carried out, in queue order, inside
 //! [`IoEngine::submit_and_wait`]; the worker normally runs it at queue depth 1.
 
-use super::{Completion, IoEngine, IoRequest, OpKind};
+use super::{Completion, InlineQueue, IoEngine, IoRequest, OpKind};
 use crate::buffers::AlignedBuffers;
 use crate::EngineError;
 use std::os::fd::RawFd;
@@ -17,8 +17,7 @@ use std::time::Duration;
 pub struct PsyncEngine {
     fds: Vec<RawFd>,
     buffers: AlignedBuffers,
-    queued: Vec<IoRequest>,
-    completed: Vec<Completion>,
+    queue: InlineQueue,
 }
 
 impl PsyncEngine {
@@ -29,8 +28,7 @@ impl PsyncEngine {
         Ok(PsyncEngine {
             fds,
             buffers,
-            queued: Vec::with_capacity(slots as usize),
-            completed: Vec::with_capacity(slots as usize),
+            queue: InlineQueue::new(slots),
         })
     }
 }
@@ -48,7 +46,7 @@ impl IoEngine for PsyncEngine {
     #[inline]
     fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
         check_request(self.name(), &req, &self.buffers, self.fds.len())?;
-        self.queued.push(req);
+        self.queue.push(req);
         Ok(())
     }
 
@@ -57,22 +55,17 @@ impl IoEngine for PsyncEngine {
         _min_complete: u32,
         _timeout: Option<Duration>,
     ) -> Result<(), EngineError> {
-        for req in self.queued.drain(..) {
-            let result = match self.fds.get(req.target as usize) {
-                Some(&fd) => sync_io(fd, &self.buffers, &req, req.len),
-                None => -(libc::EBADF as i64),
-            };
-            self.completed.push(Completion {
-                slot: req.slot,
-                result,
-            });
-        }
+        let (fds, buffers) = (&self.fds, &self.buffers);
+        self.queue.run(|req| match fds.get(req.target as usize) {
+            Some(&fd) => sync_io(fd, buffers, req, req.len),
+            None => -(libc::EBADF as i64),
+        });
         Ok(())
     }
 
     #[inline]
     fn reap(&mut self, out: &mut Vec<Completion>) -> Result<(), EngineError> {
-        out.append(&mut self.completed);
+        self.queue.reap(out);
         Ok(())
     }
 }
