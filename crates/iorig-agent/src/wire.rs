@@ -56,6 +56,7 @@ pub fn stats_msg(s: &IntervalStats) -> proto::StatsMsg {
         meta: s.meta.iter().map(op_msg).collect(),
         requested: Some(op_msg(&s.requested)),
         sync: Some(op_msg(&s.sync)),
+        issue_lag_hist: hist_bytes(&s.issue_lag),
     }
 }
 
@@ -75,6 +76,7 @@ pub fn stats_of(m: Option<&proto::StatsMsg>) -> Result<IntervalStats, AgentError
             .collect::<Result<_, _>>()?,
         requested: op_of(m.requested.as_ref())?,
         sync: op_of(m.sync.as_ref())?,
+        issue_lag: hist_of(&m.issue_lag_hist)?,
     })
 }
 
@@ -175,6 +177,9 @@ mod tests {
             op.bytes += 4096;
             op.lat.record(l);
             op.service_sum_ns += l / 2;
+            if i % 2 == 0 {
+                s.issue_lag.record(l / 100);
+            }
         }
         if meta {
             s.meta.resize_with(4, OpStats::default);
@@ -198,6 +203,7 @@ mod tests {
             prop_assert_eq!(back.meta.len(), s.meta.len());
             prop_assert!(back.read.lat.inner() == s.read.lat.inner());
             prop_assert!(back.write.lat.inner() == s.write.lat.inner());
+            prop_assert!(back.issue_lag.inner() == s.issue_lag.inner());
             prop_assert_eq!(back.total().lat.value_at_quantile(0.99), s.total().lat.value_at_quantile(0.99));
         }
     }

@@ -308,6 +308,10 @@ struct Turn {
     stop_seen_ns: u64,
     /// An I/O failed: the worker ends after this turn.
     failed: bool,
+    /// When a slot last came free after every slot was busy (or a sync
+    /// ended): a scheduled I/O due before then waited for the storage, not
+    /// for this worker, so its issue lag counts from here.
+    free_since: u64,
     extras: Extras,
 }
 
@@ -328,6 +332,9 @@ struct NextIo {
     target: u32,
     offset: u64,
     sched_ns: u64,
+    /// Due at `sched_ns` on a schedule (a rate, a timed replay), so its
+    /// issue lag is measured.
+    scheduled: bool,
     phase: Phase,
 }
 
@@ -343,6 +350,10 @@ struct SlotState {
     done: u32,
     sched_ns: u64,
     submit_ns: u64,
+    /// A scheduled I/O's earliest possible issue: its scheduled time, or
+    /// when a slot came free if none was then ([`Turn::free_since`]).
+    ready_ns: u64,
+    scheduled: bool,
     /// The buffer holds read data, so a write must refresh it first.
     stale: bool,
     submitted: bool,
@@ -466,6 +477,7 @@ impl WorkerCtx {
             stopping: false,
             stop_seen_ns: 0,
             failed: false,
+            free_since: 0,
             extras: Extras {
                 cpu_start_ns: self.clock.busy_ns(),
                 ..Extras::default()
@@ -579,6 +591,10 @@ impl WorkerCtx {
             },
             None => None,
         };
+        let scheduled = match replayed {
+            Some(io) => io.due_ns.is_some(),
+            None => self.period_ns.is_some(),
+        };
         let sched_ns = match (replayed, self.period_ns) {
             (Some(io), _) => io.due_ns.unwrap_or(now),
             (None, Some(period)) => {
@@ -660,6 +676,7 @@ impl WorkerCtx {
             target,
             offset,
             sched_ns,
+            scheduled,
             phase,
         })
     }
@@ -701,6 +718,8 @@ impl WorkerCtx {
             done: 0,
             sched_ns: io.sched_ns,
             submit_ns: 0,
+            ready_ns: io.sched_ns.max(t.free_since),
+            scheduled: io.scheduled,
             stale: stale || read,
             submitted: false,
             phase: io.phase,
@@ -750,6 +769,8 @@ impl WorkerCtx {
                 .is_some_and(|r| r.data_only);
             self.sync_written(&mut t.stats, &mut t.written, data_only, t.now < t.end_ns)?;
             t.now = self.now_ns();
+            // I/Os that fell due during the sync waited for the storage.
+            t.free_since = t.now;
         }
         if t.think_due {
             t.think_due = false;
@@ -959,6 +980,9 @@ impl WorkerCtx {
                 continue;
             }
             if c.result <= 0 {
+                if t.inflight == self.qd as usize {
+                    t.free_since = now;
+                }
                 t.inflight -= 1;
                 t.free.push(c.slot);
                 let st = *st;
@@ -995,6 +1019,9 @@ impl WorkerCtx {
                     }
                 }
             }
+            if t.inflight == self.qd as usize {
+                t.free_since = now;
+            }
             t.inflight -= 1;
             t.free.push(c.slot);
         }
@@ -1019,6 +1046,11 @@ impl WorkerCtx {
         op.service_sum_ns += service_ns;
         if self.period_ns.is_some() || self.replay.is_some() {
             op.service_lat.record(service_ns);
+        }
+        if st.scheduled {
+            stats
+                .issue_lag
+                .record(st.submit_ns.saturating_sub(st.ready_ns));
         }
         if let Some(r) = &mut self.io_records {
             r.push(crate::iolog::IoRecord {
@@ -1345,6 +1377,7 @@ fn requeue<E: IoEngine>(
 ) -> Result<(), String> {
     st.done = 0;
     st.sched_ns = now;
+    st.ready_ns = now;
     st.submit_ns = 0;
     st.submitted = false;
     st.stale = true;

@@ -194,6 +194,8 @@ pub struct StepSummary {
     pub cpu_usr_pct: f64,
     pub cpu_sys_pct: f64,
     pub errors: u64,
+    /// A paced step's issue lag (`summary.issue_lag_ns`).
+    pub issue_lag_ns: Option<LatSummary>,
 }
 
 /// One interval of a step (the `total` row, plus the read/write split).
@@ -458,6 +460,7 @@ fn summary_of(s: &Summary) -> StepSummary {
         cpu_usr_pct: s.cpu.usr_pct,
         cpu_sys_pct: s.cpu.sys_pct,
         errors: s.errors,
+        issue_lag_ns: s.issue_lag_ns,
     }
 }
 

@@ -79,6 +79,9 @@ fn steps_csv_has_a_row_per_step_and_every_parameter() {
     assert_eq!(rows[1][col("read_lat_p99_9_ns")], "2560000");
     assert_eq!(rows[2][col("total_service_lat_p99_ns")], "240000");
     assert_eq!(rows[1][col("total_service_lat_p99_ns")], "");
+    assert_eq!(rows[2][col("issue_lag_p99_ns")], "8000");
+    assert_eq!(rows[2][col("issue_lag_max_ns")], "40000");
+    assert_eq!(rows[1][col("issue_lag_p50_ns")], "");
     assert_eq!(rows[1][col("steady_state_reached")], "true");
     assert_eq!(rows[1][col("steady_state_rounds")], "3");
     assert_eq!(rows[1][col("generator_bound")], "false");

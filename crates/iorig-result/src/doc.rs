@@ -232,6 +232,13 @@ pub struct Summary {
     /// A file-system workload's operations by kind, as in [`Interval`].
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub fs_ops: BTreeMap<FsOp, OpSummary>,
+    /// A paced step's issue lag: how late iorig itself issued its scheduled
+    /// I/Os (actual issue minus the time each could first go out; see
+    /// `IntervalStats::issue_lag`). Latency under a rate counts from the
+    /// schedule, so this much of `total.lat_ns` is the tool's. Absent for
+    /// unpaced steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue_lag_ns: Option<LatSummary>,
     pub cpu: CpuUsage,
     /// The workers' own CPU time, context switches and page faults over
     /// the measured time (absent from results stored before it was

@@ -122,7 +122,7 @@ fn active_share(measured_s: f64, delay_s: f64, warmup_s: f64) -> f64 {
 /// Every check that applies to any step. `trace_paced`: a trace replay at
 /// the trace's times, whose worker waits (spinning at the end) for each
 /// I/O's time: its idle queue and busy worker are the pacing, not a slow
-/// generator, and how late it issued is the replay report's to say.
+/// generator; it is judged, as a rate is, by how late it issued.
 pub(crate) fn analyse_step(w: &Workload, out: &StepOutput, trace_paced: bool) -> Vec<Finding> {
     let mut found = Vec::new();
     let outcome = &out.outcome;
@@ -135,7 +135,16 @@ pub(crate) fn analyse_step(w: &Workload, out: &StepOutput, trace_paced: bool) ->
     // On several hosts each agent checks its own workers (the totals have
     // hosts × workers in flight, on no one machine's CPUs).
     let load = Load::of(w, out);
-    if load.engine_null == Some(false) && total.ops > 0 && out.hosts.is_empty() && !trace_paced {
+    // A paced step (a rate, a timed replay) is judged by how late iorig
+    // issued its I/Os instead: its idle slots and spinning worker are the
+    // pacing.
+    let lag = &outcome.summary.issue_lag;
+    let issue_lag_p99_ns = (!lag.is_empty()).then(|| lag.value_at_quantile(0.99));
+    if load.engine_null == Some(false)
+        && total.ops > 0
+        && out.hosts.is_empty()
+        && (!trace_paced || issue_lag_p99_ns.is_some())
+    {
         let verdict = GeneratorBoundCheck::default().evaluate(LittleInput {
             iops: total.iops,
             mean_lat_ns: outcome.summary.total().service_mean_ns(),
@@ -147,6 +156,8 @@ pub(crate) fn analyse_step(w: &Workload, out: &StepOutput, trace_paced: bool) ->
             host_cpus: host_cpus(),
             worker_busy_max_pct: outcome.worker_busy_pct.iter().copied().fold(0.0, f64::max),
             steal_pct: outcome.cpu.steal_pct,
+            issue_lag_p99_ns,
+            lat_p99_ns: total.lat_ns.p99,
         });
         let mut verdict = verdict;
         if verdict.generator_bound {

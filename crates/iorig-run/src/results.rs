@@ -57,6 +57,7 @@ pub fn summary_of(
         trim: (stats.trim.ops > 0).then(|| stats.trim.summary(duration_s)),
         total: stats.total().summary(duration_s),
         fs_ops: fs_ops_of(stats, duration_s),
+        issue_lag_ns: (!stats.issue_lag.is_empty()).then(|| stats.issue_lag.summary()),
         cpu,
         workers_cpu: None,
         errors,

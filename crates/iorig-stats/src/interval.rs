@@ -105,6 +105,13 @@ pub struct IntervalStats {
     /// `fdatasync_every`): timed, not in the total. A file-system
     /// workload's are in `meta`.
     pub sync: OpStats,
+    /// Issue lag of scheduled I/Os (under a rate, or a replay at the
+    /// trace's times): actual submission minus the time the I/O could first
+    /// go out (its scheduled time, or later when every slot was busy then,
+    /// which is the storage's backlog and not lateness). The tool's own
+    /// delay, counted in `lat` because latency runs from the schedule. Empty
+    /// for unpaced work.
+    pub issue_lag: LatencyHistogram,
 }
 
 impl IntervalStats {
@@ -121,6 +128,7 @@ impl IntervalStats {
         }
         self.requested.merge(&other.requested);
         self.sync.merge(&other.sync);
+        self.issue_lag.merge(&other.issue_lag);
     }
 
     pub fn reset(&mut self) {
@@ -131,6 +139,7 @@ impl IntervalStats {
         self.meta.iter_mut().for_each(OpStats::reset);
         self.requested.reset();
         self.sync.reset();
+        self.issue_lag.reset();
     }
 
     /// Every operation together, from merged histograms: reads, writes and

@@ -249,6 +249,8 @@ pub struct WorkerIntervalStats {
     pub requested: WorkerOpStats,
     /// As [`IntervalStats::sync`].
     pub sync: WorkerOpStats,
+    /// As [`IntervalStats::issue_lag`].
+    pub issue_lag: LatencyRecorder,
 }
 
 impl WorkerIntervalStats {
@@ -276,6 +278,7 @@ impl WorkerIntervalStats {
         }
         self.requested.merge_into(&mut into.requested);
         self.sync.merge_into(&mut into.sync);
+        self.issue_lag.merge_into(&mut into.issue_lag);
     }
 
     /// Clears everything for the next interval; see [`LatencyRecorder::reset`].
@@ -287,6 +290,7 @@ impl WorkerIntervalStats {
         self.meta.iter_mut().for_each(WorkerOpStats::reset);
         self.requested.reset();
         self.sync.reset();
+        self.issue_lag.reset();
     }
 
     /// The operations the interval's total counts (as [`IntervalStats::ops`]).
@@ -322,6 +326,7 @@ impl WorkerIntervalStats {
                 .sum::<usize>()
             + self.requested.heap_bytes()
             + self.sync.heap_bytes()
+            + self.issue_lag.heap_bytes()
     }
 }
 

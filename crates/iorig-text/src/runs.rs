@@ -213,6 +213,20 @@ pub fn show_lines(
         }
     }
     for st in steps {
+        if let Some(l) = st
+            .summary
+            .as_ref()
+            .and_then(|s| s.io())
+            .and_then(|s| s.issue_lag_ns.as_ref())
+        {
+            out.push(format!(
+                "step {}: {}",
+                st.index + 1,
+                crate::table::issue_lag_line(l).trim_start()
+            ));
+        }
+    }
+    for st in steps {
         let Some(v) = st
             .summary
             .as_ref()

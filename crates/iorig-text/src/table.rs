@@ -198,7 +198,23 @@ pub fn summary_lines(
             ));
         }
     }
+    if !stats.issue_lag.is_empty() {
+        out.push(issue_lag_line(&stats.issue_lag.summary()));
+    }
     out
+}
+
+/// How late a paced step's I/Os went out: iorig's own share of the latency
+/// above, which counts from the schedule.
+pub fn issue_lag_line(l: &iorig_stats::LatSummary) -> String {
+    let us = |ns: u64| ns as f64 / 1000.0;
+    format!(
+        "  issue lag (issued after their time) µs: p50 {:.1} p99 {:.1} p99.9 {:.1} max {:.1}",
+        us(l.p50),
+        us(l.p99),
+        us(l.p99_9),
+        us(l.max)
+    )
 }
 
 /// IOPS, MB/s, mean and p99 latency (ms) of a stored step summary (the

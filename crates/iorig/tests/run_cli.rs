@@ -263,6 +263,16 @@ fn rate_2000_is_a_schedule_the_run_never_runs_ahead_of() {
     // latency from the schedule can only be longer.
     let t = &doc["summary"]["total"];
     assert!(t["service_lat_ns"]["p50"].as_u64().unwrap() <= t["lat_ns"]["p50"].as_u64().unwrap());
+    // So is the issue lag, iorig's own part of that latency: each I/O's lag
+    // ends at its submission, so no quantile of it exceeds the latency's.
+    let lag = &doc["summary"]["issue_lag_ns"];
+    for q in ["p50", "p99", "max"] {
+        assert!(
+            lag[q].as_u64().unwrap() <= t["lat_ns"][q].as_u64().unwrap(),
+            "issue lag {q} {lag} against latency {}",
+            t["lat_ns"]
+        );
+    }
 }
 
 #[test]
@@ -290,6 +300,8 @@ fn workload_file_with_flag_override() {
     assert_eq!(doc["workload"]["submit_batch"], 1);
     assert_eq!(doc["run"]["labels"]["array"], "A");
     assert_eq!(doc["run"]["labels"]["fw"], "1.2");
+    // Unpaced: nothing is scheduled, so there is no issue lag to tell.
+    assert!(doc["summary"]["issue_lag_ns"].is_null());
 }
 
 fn run_raw(args: &[&str], dir: &Path) -> Output {

@@ -696,6 +696,9 @@ impl OpSink for Meter {
             .load(Ordering::Relaxed)
             .max(self.own_last_completion);
         let gap_end = now.min(self.end_ns);
+        // An operation due before this worker's last one ended waited for
+        // the storage: its issue lag counts from that end.
+        let ready_ns = sched_ns.max(self.own_last_completion);
         self.own_last_completion = now;
         // Published at most once per GAP_PUBLISH_NS (and at the end), as
         // block workers do: one shared cache line for every operation of
@@ -721,6 +724,11 @@ impl OpSink for Meter {
             count(kind, bytes, lat, service, period);
             if req == Req::Mix {
                 count(&mut self.stats.requested, bytes, lat, service, period);
+                if period {
+                    self.stats
+                        .issue_lag
+                        .record(submit_ns.saturating_sub(ready_ns));
+                }
             }
         }
         now

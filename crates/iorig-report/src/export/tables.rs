@@ -156,6 +156,18 @@ fn figures(extra: &[Op]) -> Vec<Figure> {
             }),
         ));
     }
+    // A paced step's issue lag: how much of the latency above is iorig's.
+    for (lat, get) in [SUMMARY_LAT[1], SUMMARY_LAT[3], SUMMARY_LAT[5]] {
+        out.push(figure(
+            format!("issue_lag_{lat}_ns"),
+            Fmt::Count,
+            from_summary(move |s| {
+                s.issue_lag_ns
+                    .as_ref()
+                    .map_or(Cell::Empty, |l| Cell::UInt(get(l)))
+            }),
+        ));
+    }
     out.push(figure(
         "cpu_usr_pct",
         Fmt::Dec(2),

@@ -391,9 +391,10 @@ fn step_findings(s: &StepReport) -> Vec<Markup> {
     let who = format!("Step {} ({})", s.number(), s.name);
     let mut items = Vec::new();
     if let Some(g) = f.generator_bound.as_ref().filter(|g| g.generator_bound) {
+        // A paced step is judged by its issue lag, which the message gives.
         items.push(html! {
             span.warn { (who) ": generator-bound" }
-            (format!(" (in-flight ratio {:.2})", g.in_flight_ratio))
+            @if !g.issued_late { (format!(" (in-flight ratio {:.2})", g.in_flight_ratio)) }
             @if let Some(m) = &g.message { ": " (m) }
         });
     }
@@ -534,10 +535,27 @@ pub(super) fn step_notes(s: &StepReport) -> Markup {
             "skipped" @if !why.is_empty() { ": " (why) }
         });
     }
-    if let Some(g) = f.generator_bound.as_ref().filter(|g| g.generator_bound) {
-        notes.push(html! {
+    let lag = s.summary.and_then(|sum| sum.issue_lag_ns);
+    match (
+        f.generator_bound.as_ref().filter(|g| g.generator_bound),
+        lag,
+    ) {
+        (Some(g), Some(l)) if g.issued_late => notes.push(html! {
+            span.warn { "issued late" }
+            (format!(
+                " (lag p99 {}, {:.0} % of the latency p99)",
+                fmt_lat_ns(l.p99 as f64),
+                g.issue_lag_share_pct.unwrap_or(0.0)
+            ))
+        }),
+        (Some(g), _) => notes.push(html! {
             span.warn { "generator-bound" } (format!(" (ratio {:.2})", g.in_flight_ratio))
-        });
+        }),
+        // How late a paced step issued, shown when it kept its schedule.
+        (None, Some(l)) => notes.push(html! {
+            (format!("issue lag p99 {}", fmt_lat_ns(l.p99 as f64)))
+        }),
+        (None, None) => {}
     }
     if let Some(r) = f.rate.as_ref().filter(|r| !r.met) {
         notes.push(html! {

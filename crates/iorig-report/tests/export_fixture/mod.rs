@@ -381,6 +381,7 @@ pub fn store_with_run() -> (Store, RunId) {
     }
     let mut sum2 = summary(55_000, 23_000, 6144, 90_000, 3);
     sum2["total"]["service_lat_ns"] = json!(lat(60_000));
+    sum2["issue_lag_ns"] = json!(lat(2_000));
     store
         .finish_step(
             s2,

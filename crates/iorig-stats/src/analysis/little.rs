@@ -6,7 +6,10 @@
 //! many; far fewer means the I/Os spent much of their time not in flight but
 //! waiting in the generator (CPU, locks, scheduling), so the IOPS describe
 //! the host, not the device. Under a rate limit fewer I/Os in flight is the
-//! intent, so the check does not apply there.
+//! intent, so the check does not apply there: a paced step is judged by its
+//! issue lag instead. Its latency counts from each I/O's scheduled time, so
+//! when iorig issued late by a material share of that latency
+//! ([`ISSUE_LAG_SHARE_PCT`]), the step's latency is partly the tool's.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +20,10 @@ const CPU_PEGGED_PCT: f64 = 90.0;
 /// A worker thread busy this much of one CPU (its own usr+sys, allowing for
 /// time the hypervisor stole) never waited for the storage: it set the pace.
 pub const WORKER_SATURATED_PCT: f64 = 90.0;
+
+/// A paced step whose issue lag p99 is more than this share of its latency
+/// p99 reports the tool's lateness as a good part of the storage's latency.
+pub const ISSUE_LAG_SHARE_PCT: f64 = 10.0;
 
 /// The figures of one run (or step) that the check needs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -44,6 +51,14 @@ pub struct LittleInput {
     /// Host steal time, percent of all CPU time.
     #[serde(default)]
     pub steal_pct: f64,
+    /// A paced step's issue lag p99 (None: not paced, or not measured).
+    /// When present it decides instead of the busy worker: a paced worker
+    /// spins for its next I/O by design.
+    #[serde(default)]
+    pub issue_lag_p99_ns: Option<u64>,
+    /// Latency p99 (from the schedule under a rate), the lag's yardstick.
+    #[serde(default)]
+    pub lat_p99_ns: u64,
 }
 
 impl LittleInput {
@@ -74,6 +89,15 @@ pub struct LittleVerdict {
     /// A worker thread was saturated (at least [`WORKER_SATURATED_PCT`]).
     #[serde(default)]
     pub worker_saturated: bool,
+    /// A paced step's issue lag p99 and its share of the latency p99.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue_lag_p99_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue_lag_share_pct: Option<f64>,
+    /// The issue lag was more than [`ISSUE_LAG_SHARE_PCT`] of the latency
+    /// (written only when true, so unpaced findings read as before).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub issued_late: bool,
     /// Explanation and advice; only set when `generator_bound`.
     pub message: Option<String>,
 }
@@ -131,10 +155,29 @@ impl GeneratorBoundCheck {
         // spends its time generating, so its I/Os wait on it, not on storage.
         let worker_busy_pct = input.worker_effective_busy_pct();
         let worker_saturated = measured && worker_busy_pct >= WORKER_SATURATED_PCT;
-        let generator_bound =
-            worker_saturated || (!input.rate_limited && measured && expected > 0.0 && short);
+        let issue_lag_share_pct = input
+            .issue_lag_p99_ns
+            .filter(|_| input.lat_p99_ns > 0)
+            .map(|lag| 100.0 * lag as f64 / input.lat_p99_ns as f64);
+        let issued_late = issue_lag_share_pct.is_some_and(|s| s > ISSUE_LAG_SHARE_PCT);
+        let generator_bound = match issue_lag_share_pct {
+            Some(_) => issued_late,
+            None => {
+                worker_saturated || (!input.rate_limited && measured && expected > 0.0 && short)
+            }
+        };
+        let threads = if input.threads > 0 {
+            input.threads
+        } else {
+            input.workers
+        };
 
         let message = generator_bound.then(|| {
+            if let (true, Some(share), Some(lag)) =
+                (issued_late, issue_lag_share_pct, input.issue_lag_p99_ns)
+            {
+                return late_message(&input, lag, share, threads);
+            }
             let mut m = if short && !input.rate_limited {
                 format!(
                     "generator-bound: only {in_flight:.1} of {expected} I/Os were in flight \
@@ -158,11 +201,6 @@ impl GeneratorBoundCheck {
             if input.cpu_busy_pct > CPU_PEGGED_PCT {
                 m.push_str(&format!("; host CPU {:.0} % busy", input.cpu_busy_pct));
             }
-            let threads = if input.threads > 0 {
-                input.threads
-            } else {
-                input.workers
-            };
             if input.host_cpus > 0 && threads > input.host_cpus {
                 m.push_str(&format!(
                     "; {threads} workers share {} CPUs",
@@ -198,9 +236,44 @@ impl GeneratorBoundCheck {
             cpu_busy_pct: input.cpu_busy_pct,
             worker_busy_pct,
             worker_saturated,
+            issue_lag_p99_ns: input.issue_lag_p99_ns,
+            issue_lag_share_pct,
+            issued_late,
             message,
         }
     }
+}
+
+/// What a paced step that issued late is told: how late, what share of its
+/// latency that is, and what would let iorig keep its schedule.
+fn late_message(input: &LittleInput, lag_ns: u64, share_pct: f64, threads: u32) -> String {
+    let us = |ns: u64| ns as f64 / 1000.0;
+    let mut m = format!(
+        "generator-limited: paced I/Os went out p99 {:.1} µs after their time, {share_pct:.0} % of the latency p99 ({:.1} µs), which counts from the schedule: that share is iorig's own lateness, not the storage's",
+        us(lag_ns),
+        us(input.lat_p99_ns)
+    );
+    if input.cpu_busy_pct > CPU_PEGGED_PCT {
+        m.push_str(&format!("; host CPU {:.0} % busy", input.cpu_busy_pct));
+    }
+    if input.steal_pct >= 1.0 {
+        m.push_str(&format!(
+            "; the hypervisor stole {:.0} % of the host's CPU time",
+            input.steal_pct
+        ));
+    }
+    let advice = if input.host_cpus > 0 && threads > input.host_cpus {
+        format!(
+            "{threads} workers share {} CPUs, so they sleep instead of spinning for their next I/O: use at most {} workers",
+            input.host_cpus, input.host_cpus
+        )
+    } else if input.cpu_busy_pct > CPU_PEGGED_PCT {
+        "give iorig idle CPUs (other work delayed its workers)".to_owned()
+    } else {
+        "spread the rate over more workers (--threads) or use a faster host".to_owned()
+    };
+    m.push_str(&format!("; {advice}"));
+    m
 }
 
 #[cfg(test)]
@@ -219,6 +292,8 @@ mod tests {
             host_cpus: 16,
             worker_busy_max_pct: 0.0,
             steal_pct: 0.0,
+            issue_lag_p99_ns: None,
+            lat_p99_ns: 0,
         }
     }
 
@@ -380,6 +455,50 @@ mod tests {
         assert!((v.in_flight - 0.1).abs() < 1e-15);
         assert!(!v.generator_bound);
         assert_eq!(v.message, None);
+    }
+
+    #[test]
+    fn a_paced_step_is_judged_by_its_issue_lag() {
+        let paced = |lag_ns: u64, lat_p99_ns: u64| LittleInput {
+            rate_limited: true,
+            // Spinning for the next I/O keeps a paced worker busy: no
+            // evidence when the lag is measured.
+            worker_busy_max_pct: 99.0,
+            issue_lag_p99_ns: Some(lag_ns),
+            lat_p99_ns,
+            ..input(20_000.0, 40_000.0, 1, 1)
+        };
+        // 3 µs late against 100 µs: the storage's latency, told straight.
+        let v = GeneratorBoundCheck::default().evaluate(paced(3_000, 100_000));
+        assert!(!v.generator_bound && !v.issued_late, "{v:?}");
+        assert_eq!(v.issue_lag_share_pct, Some(3.0));
+        assert_eq!(v.message, None);
+        // Exactly 10 % is not more than 10 %.
+        let v = GeneratorBoundCheck::default().evaluate(paced(10_000, 100_000));
+        assert!(!v.generator_bound);
+        // 130 µs late against 330 µs: mostly iorig's.
+        let v = GeneratorBoundCheck::default().evaluate(paced(130_000, 330_000));
+        assert!(v.generator_bound && v.issued_late, "{v:?}");
+        let m = v.message.unwrap_or_default();
+        assert!(
+            m.starts_with("generator-limited: paced I/Os went out p99 130.0 µs after their time, 39 % of the latency p99 (330.0 µs)"),
+            "{m}"
+        );
+        assert!(
+            m.ends_with("spread the rate over more workers (--threads) or use a faster host"),
+            "{m}"
+        );
+        // More workers than CPUs: they cannot spin.
+        let v = GeneratorBoundCheck::default().evaluate(LittleInput {
+            host_cpus: 2,
+            workers: 8,
+            ..paced(130_000, 330_000)
+        });
+        assert!(v.message.unwrap_or_default().ends_with("8 workers share 2 CPUs, so they sleep instead of spinning for their next I/O: use at most 2 workers"));
+        // Without a latency there is no yardstick: the older rules decide.
+        let v = GeneratorBoundCheck::default().evaluate(paced(130_000, 0));
+        assert_eq!(v.issue_lag_share_pct, None);
+        assert!(v.worker_saturated && v.generator_bound);
     }
 
     #[test]
