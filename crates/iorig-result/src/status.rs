@@ -140,6 +140,8 @@ pub enum StepRole {
     CurveMax,
     /// A curve step at `pct` % of the curve's max IOPS.
     CurveRate { pct: f64 },
+    /// A curve's bisection step, at a rate between two of its steps.
+    CurveRefine,
     /// One queue depth of a queue-depth cycle.
     QdCycle,
     /// A step the plan skipped (its reason is a finding).
@@ -156,6 +158,7 @@ impl From<&iorig_spec::plan::StepRole> for StepRole {
             P::Precondition(_) => StepRole::Precondition,
             P::CurveMax { .. } => StepRole::CurveMax,
             P::CurveRate { pct, .. } => StepRole::CurveRate { pct: *pct },
+            P::CurveRefine { .. } => StepRole::CurveRefine,
             P::QdCycle { .. } => StepRole::QdCycle,
         }
     }
@@ -168,6 +171,7 @@ impl fmt::Display for StepRole {
             StepRole::Precondition => f.write_str("precondition"),
             StepRole::CurveMax => f.write_str("curve-max"),
             StepRole::CurveRate { pct } => write!(f, "curve-{pct}%"),
+            StepRole::CurveRefine => f.write_str("curve-refine"),
             StepRole::QdCycle => f.write_str("qd-cycle"),
             StepRole::Skipped => f.write_str("skipped"),
             StepRole::Profile => f.write_str("profile"),
@@ -188,6 +192,7 @@ impl FromStr for StepRole {
             "run" => StepRole::Run,
             "precondition" => StepRole::Precondition,
             "curve-max" => StepRole::CurveMax,
+            "curve-refine" => StepRole::CurveRefine,
             "qd-cycle" => StepRole::QdCycle,
             "skipped" => StepRole::Skipped,
             "profile" => StepRole::Profile,

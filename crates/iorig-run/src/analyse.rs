@@ -294,15 +294,28 @@ fn stored_percentile(lat: &iorig_stats::LatSummary, p: f64) -> Option<u64> {
     .map(|(_, ns)| ns)
 }
 
-/// One analysis per curve group: its max run and rate runs, in load order.
-pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
-    type Group = (Vec<CurvePoint>, f64, Vec<usize>, Option<f64>);
+/// A curve group's points in load order, its threshold (ms), the plan
+/// indexes of the steps behind the points, and its threshold percentile.
+type Group = (Vec<CurvePoint>, f64, Vec<usize>, Option<f64>);
+
+/// The rate of curve `group`'s next refinement step, from its steps in
+/// `results` so far, or why none is needed ([`iorig_stats::analysis::curve::refine_rate`]).
+pub(crate) fn refine_rate(results: &[StepResult], group: u32) -> Result<f64, String> {
+    let (groups, max_of) = curve_groups(results);
+    let (Some((pts, threshold_ms, _, pct)), Some(max)) = (groups.get(&group), max_of.get(&group))
+    else {
+        return Err("the curve's max run measured no IOPS".into());
+    };
+    iorig_stats::analysis::curve::refine_rate(pts, threshold_ms * 1e6, pct.is_some(), *max)
+}
+
+/// Every curve group's points, and each group's max IOPS.
+fn curve_groups(results: &[StepResult]) -> (BTreeMap<u32, Group>, BTreeMap<u32, f64>) {
     let mut groups: BTreeMap<u32, Group> = BTreeMap::new();
     let mut max_of: BTreeMap<u32, f64> = BTreeMap::new();
     for r in results {
-        let group = match r.step.role {
-            StepRole::CurveMax { group } | StepRole::CurveRate { group, .. } => group,
-            _ => continue,
+        let Some(group) = r.step.role.curve_group() else {
+            continue;
         };
         let Some(s) = &r.summary else { continue };
         let t = &s.total;
@@ -333,6 +346,12 @@ pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
             StepRole::CurveRate { pct, .. } => {
                 max_of.get(&group).map(|max| curve_step_rate(*max, pct))
             }
+            // The runner bisected from the points before it, as here.
+            StepRole::CurveRefine { .. } => max_of.get(&group).and_then(|max| {
+                iorig_stats::analysis::curve::refine_rate(&e.0, e.1 * 1e6, e.3.is_some(), *max)
+                    .ok()
+                    .map(|rate| curve_step_rate(*max, 100.0 * rate / max))
+            }),
             _ => None,
         };
         let (mean_lat_se_ns, p99_lat_se_ns) = r.lat_se_ns;
@@ -347,6 +366,13 @@ pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
         });
         e.2.push(r.step.index);
     }
+    (groups, max_of)
+}
+
+/// One analysis per curve group: its max run, rate runs and refinements,
+/// in load order.
+pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
+    let (groups, _) = curve_groups(results);
     groups
         .into_iter()
         .filter(|(_, (pts, ..))| pts.len() >= 2)
@@ -461,5 +487,55 @@ mod tests {
         calm[3].summary = Some(summary(80_000.0, 0.86, 1.6));
         calm[3].lat_se_ns = (Some(0.02e6), Some(0.1e6));
         assert!(curves(&calm)[0].non_monotone_steps.is_empty());
+    }
+
+    /// Refinement steps bisect between the rates that held and failed the
+    /// target; the analysis reads each one's rate back as the runner set it,
+    /// so the answer can stand on a refinement step.
+    #[test]
+    fn refinement_steps_bisect_and_count_in_the_answer() {
+        let plan = iorig_spec::plan::Plan::from_toml(
+            "c.toml",
+            "targets = [\"f\"]\nsize = \"1m\"\n[[steps]]\nkind = \"curve\"\nrates_pct = [50, 70]\nthreshold_ms = 1\nrefine = 2\n",
+        )
+        .unwrap();
+        let steps = plan.expand().unwrap();
+        assert_eq!(steps.len(), 5);
+        let g = steps[0].role.curve_group().unwrap();
+        let result = |i: usize, iops: f64, p99: f64| StepResult {
+            step: steps[i].clone(),
+            status: StepStatus::Ok,
+            summary: Some(summary(iops, p99 / 2.0, p99)),
+            analysis: Vec::new(),
+            jobs: Vec::new(),
+            lat_se_ns: (None, None),
+        };
+        // max 100 k; 50 k held 1 ms at p99, 70 k did not.
+        let mut results = vec![
+            result(0, 100_000.0, 5.0),
+            result(1, 50_000.0, 0.8),
+            result(2, 70_000.0, 1.4),
+        ];
+        assert_eq!(refine_rate(&results, g), Ok(60_000.0));
+        results.push(result(3, 60_000.0, 0.9));
+        assert_eq!(refine_rate(&results, g), Ok(65_000.0));
+        results.push(result(4, 65_000.0, 1.2));
+        let c = &curves(&results)[0];
+        assert_eq!(c.points[3].requested_iops, Some(60_000.0));
+        assert_eq!(c.points[4].requested_iops, Some(65_000.0));
+        // The answer interpolates between the 60 k refinement (step 4) and
+        // the 65 k one: 60 k + 5 k × (1 − 0.9) / (1.2 − 0.9).
+        assert_eq!(c.best_under_p99_step, Some(4));
+        let best = c.analysis.best_under_p99.unwrap();
+        assert!((best - 61_666.7).abs() < 1.0, "{best}");
+        // A curve whose target held everywhere has nothing to refine.
+        let held = vec![
+            result(0, 100_000.0, 0.5),
+            result(1, 50_000.0, 0.2),
+            result(2, 70_000.0, 0.3),
+        ];
+        assert!(refine_rate(&held, g)
+            .unwrap_err()
+            .contains("nothing to refine"));
     }
 }

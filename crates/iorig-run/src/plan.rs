@@ -248,7 +248,7 @@ impl PlanRun {
         }
         let (plan, steps) = expand(&inv)?;
         for s in &steps {
-            let rate = matches!(s.role, StepRole::CurveRate { .. }).then_some(1.0);
+            let rate = s.role.paced_by_curve().then_some(1.0);
             step_workload_on(s, rate, inv.allow_destroy, false)?;
         }
         Ok(PlanRun {
@@ -355,7 +355,7 @@ impl PlanRun {
         let mut built = HashSet::new();
         let local = executor.is_local();
         for s in &self.steps {
-            let rate = matches!(s.role, StepRole::CurveRate { .. }).then_some(1.0);
+            let rate = s.role.paced_by_curve().then_some(1.0);
             let (mut w, mut layer) = step_workload_on(s, rate, self.inv.allow_destroy, local)?;
             tree_format(&mut w, &mut built, true);
             tree_layer(&w, &mut layer);
@@ -546,15 +546,34 @@ impl Runner<'_> {
 
     /// A curve step's rate from its max step, or why it is skipped.
     fn curve_rate(&self, step: &PlanStep) -> Result<Option<f64>, String> {
-        let StepRole::CurveRate { group, pct } = step.role else {
+        Ok(self
+            .curve_pct(step)?
+            .map(|(max, pct)| crate::analyse::curve_step_rate(max, pct)))
+    }
+
+    /// A paced curve step's max and its share of it, percent: a rate
+    /// step's own, a refinement's from the group's steps so far.
+    fn curve_pct(&self, step: &PlanStep) -> Result<Option<(f64, f64)>, String> {
+        let Some(group) = step
+            .role
+            .curve_group()
+            .filter(|_| step.role.paced_by_curve())
+        else {
             return Ok(None);
         };
         if let Some(why) = self.curve_stopped.get(&group) {
             return Err(why.clone());
         }
-        match self.curve_max.get(&group) {
-            Some(max) if *max > 0.0 => Ok(Some(crate::analyse::curve_step_rate(*max, pct))),
-            _ => Err("the curve's max run measured no IOPS".into()),
+        let max = match self.curve_max.get(&group) {
+            Some(max) if *max > 0.0 => *max,
+            _ => return Err("the curve's max run measured no IOPS".into()),
+        };
+        match step.role {
+            StepRole::CurveRate { pct, .. } => Ok(Some((max, pct))),
+            _ => {
+                let rate = crate::analyse::refine_rate(&self.results, group)?;
+                Ok(Some((max, 100.0 * rate / max)))
+            }
         }
     }
 
@@ -565,9 +584,13 @@ impl Runner<'_> {
         if step.jobs.len() < 2 {
             return Ok(JobRates::AsPlanned);
         }
-        match step.role {
-            StepRole::CurveMax { .. } => Ok(JobRates::Unpaced),
-            StepRole::CurveRate { group, pct } => match self.curve_job_max.get(&group) {
+        let paced = match self.curve_pct(step)? {
+            Some((_, pct)) => step.role.curve_group().map(|g| (g, pct)),
+            None => None,
+        };
+        match (&step.role, paced) {
+            (StepRole::CurveMax { .. }, _) => Ok(JobRates::Unpaced),
+            (_, Some((group, pct))) => match self.curve_job_max.get(&group) {
                 Some(max) if max.len() == step.jobs.len() && max.iter().all(|m| *m > 0.0) => {
                     Ok(JobRates::Each(
                         max.iter()
@@ -734,7 +757,7 @@ impl Runner<'_> {
                     self.curve_job_max.insert(group, each.collect());
                 }
             }
-            StepRole::CurveRate { group, .. } => {
+            StepRole::CurveRate { group, .. } | StepRole::CurveRefine { group, .. } => {
                 if let Some(limit_ms) = step.stop_latency_ms {
                     let mean_ms = summary.total.lat_ns.mean as f64 / 1e6;
                     if mean_ms > limit_ms {
@@ -901,7 +924,7 @@ impl JobRates {
     fn stand_in(step: &PlanStep) -> JobRates {
         match step.role {
             StepRole::CurveMax { .. } if step.jobs.len() > 1 => JobRates::Unpaced,
-            StepRole::CurveRate { .. } if step.jobs.len() > 1 => {
+            _ if step.role.paced_by_curve() && step.jobs.len() > 1 => {
                 JobRates::Each(vec![1.0; step.jobs.len()])
             }
             _ => JobRates::AsPlanned,
@@ -970,7 +993,7 @@ fn validate_steps(steps: &[PlanStep], allow_destroy: bool) -> Result<(), RunErro
     // targets (the checks only look; a device costs one probe per step).
     let mut built = HashSet::new();
     for s in steps {
-        let rate = matches!(s.role, StepRole::CurveRate { .. }).then_some(1.0);
+        let rate = s.role.paced_by_curve().then_some(1.0);
         let mut w = step_workload(s, rate, allow_destroy)?;
         tree_format(&mut w, &mut built, true);
         let ctx = |e: RunError| e.context(&format!("step {} ({}): ", s.index + 1, s.label));
@@ -996,7 +1019,7 @@ fn check_journal(
     let mut first: Option<Vec<String>> = None;
     let mut unit: Option<u64> = None;
     for s in steps {
-        let rate = matches!(s.role, StepRole::CurveRate { .. }).then_some(1.0);
+        let rate = s.role.paced_by_curve().then_some(1.0);
         let w = step_workload(s, rate, allow_destroy)?;
         let ctx = |why: String| {
             RunError::usage(format!(

@@ -465,6 +465,7 @@ pub fn dry_run_lines(
         };
         let rate = match s.role {
             StepRole::CurveRate { pct, .. } => format!("{pct}%max"),
+            StepRole::CurveRefine { .. } => "bisect".into(),
             _ => text_of(&w.rate),
         };
         out.push(format!(

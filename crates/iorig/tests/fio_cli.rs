@@ -890,8 +890,14 @@ fn latency_target_reports_the_best_load_under_the_target() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    // Each job is a curve of 7 steps, judged at its percentile.
-    assert!(err.contains("14 step(s)"), "{err}");
+    // Each job is a curve of 12 steps (max, 6 rates, 5 bisection rounds),
+    // judged at its percentile. The tight one bisects down toward 0 IOPS
+    // until its bracket is within 1 % of its max, and skips what is left.
+    assert!(err.contains("24 step(s)"), "{err}");
+    assert!(
+        err.contains("(tight refine=5) skipped: the answer lies between 0 and"),
+        "{err}"
+    );
     assert!(
         err.contains("curve 1: best with p99.9 <= 0.000001 ms: none"),
         "{err}"

@@ -1533,6 +1533,10 @@ fn job_steady(st: &State, sizes: &Sizes) -> Result<Option<Steady>, ImportError> 
     Ok(steady)
 }
 
+/// Bisection rounds of a curve made from latency_target: from the default
+/// rates' widest bracket (10 % to 50 % of the max) down to 1.25 % of it.
+const FIO_CURVE_REFINE: u32 = 5;
+
 /// fio's latency_target as a curve step.
 fn job_curve(
     st: &State,
@@ -2014,6 +2018,9 @@ fn emit_plan(name: &str, path: &Path, steps: &[Vec<JobOut>], ignored: &[String])
                 trim_float(c.threshold_ns as f64 / 1e6)
             );
             let _ = writeln!(t, "threshold_percentile = {}", trim_float(c.percentile));
+            // fio searches for its answer; the curve narrows on it too,
+            // halving the bracket between the rates that held and failed.
+            let _ = writeln!(t, "refine = {FIO_CURVE_REFINE}");
         }
         if let Some(v) = jobs.iter().find_map(|j| j.verify.as_ref()) {
             let _ = writeln!(

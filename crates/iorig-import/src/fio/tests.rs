@@ -737,10 +737,17 @@ fn latency_target_is_a_curve_judged_at_the_percentile() {
         (c.threshold_ns, c.percentile, c.window_ns),
         (500_000, 99.9, 2_000_000_000)
     );
-    // It expands to the max and the default rates, each one job.
+    // It expands to the max, the default rates and five bisection
+    // rounds, each one job.
+    assert_eq!(step["refine"].as_integer(), Some(5));
     let expanded = iorig_spec::Plan::from_toml("t.fio", &t.plan_toml).unwrap();
     let steps = expanded.expand().unwrap();
-    assert_eq!(steps.len(), 7);
+    assert_eq!(steps.len(), 12);
+    assert!(matches!(
+        steps[11].role,
+        iorig_spec::plan::StepRole::CurveRefine { round: 5, .. }
+    ));
+    assert_eq!(steps[7].label, "a refine=1");
     assert!(steps.iter().all(|s| s.jobs.len() == 1
         && s.threshold_percentile == Some(99.9)
         && s.threshold_ms == Some(0.5)));

@@ -27,7 +27,10 @@ pub struct StepKey {
 impl StepKey {
     pub(super) fn of(s: &StepReport) -> StepKey {
         let p = &s.params;
-        let rate = if matches!(s.role, StepRole::CurveMax | StepRole::CurveRate { .. }) {
+        let rate = if matches!(
+            s.role,
+            StepRole::CurveMax | StepRole::CurveRate { .. } | StepRole::CurveRefine
+        ) {
             s.role.to_string()
         } else {
             rate_text(p)

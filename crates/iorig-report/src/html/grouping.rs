@@ -57,7 +57,10 @@ pub(super) fn comparable(s: &StepReport) -> bool {
     s.has_results()
         && !matches!(
             s.role,
-            StepRole::CurveMax | StepRole::CurveRate { .. } | StepRole::Precondition
+            StepRole::CurveMax
+                | StepRole::CurveRate { .. }
+                | StepRole::CurveRefine
+                | StepRole::Precondition
         )
 }
 

@@ -143,7 +143,9 @@ impl Expander<'_> {
         }
         let combos = combinations(&axes.iter().map(|a| a.values.len()).collect::<Vec<_>>());
         let per_combo = match &block.kind {
-            KindParams::Curve { rates_pct, .. } => 1 + rates_pct.len(),
+            KindParams::Curve {
+                rates_pct, refine, ..
+            } => 1 + rates_pct.len() + *refine as usize,
             KindParams::QdCycle { qds } => qds.len(),
             _ => 1,
         };
@@ -192,6 +194,7 @@ impl Expander<'_> {
                     stop_latency_ms,
                     threshold_ms,
                     threshold_percentile,
+                    refine,
                 } => {
                     let group = self.group();
                     let mut max = workload.clone();
@@ -202,6 +205,11 @@ impl Expander<'_> {
                         let mut w = workload.clone();
                         w.rate = None;
                         steps.push((w, StepRole::CurveRate { group, pct }));
+                    }
+                    for round in 1..=*refine {
+                        let mut w = workload.clone();
+                        w.rate = None;
+                        steps.push((w, StepRole::CurveRefine { group, round }));
                     }
                     for (w, role) in steps {
                         let mut step = self.finish(block, w, role, swept.clone())?;
@@ -478,6 +486,12 @@ fn label(block: &Block, role: &StepRole, axes: &[(String, String)]) -> String {
                 parts.push("curve".into());
             }
             parts.push(format!("rate={pct}%"));
+        }
+        StepRole::CurveRefine { round, .. } => {
+            if unnamed {
+                parts.push("curve".into());
+            }
+            parts.push(format!("refine={round}"));
         }
         _ => {}
     }

@@ -197,10 +197,39 @@ pub enum StepRole {
         group: u32,
         pct: f64,
     },
+    /// Round `round` (from 1) of a curve's refinement: the runner sets the
+    /// rate halfway between the highest rate that held the latency target
+    /// and the lowest one above it that did not, as measured by the group's
+    /// steps so far (a bisection on the curve's answer).
+    CurveRefine {
+        group: u32,
+        round: u32,
+    },
     /// One queue depth of queue-depth cycle `group` (the depth is the workload's `qd`).
     QdCycle {
         group: u32,
     },
+}
+
+impl StepRole {
+    /// A curve step the runner paces at a rate it sets (a share of the max,
+    /// or a refinement's bisection).
+    pub fn paced_by_curve(&self) -> bool {
+        matches!(
+            self,
+            StepRole::CurveRate { .. } | StepRole::CurveRefine { .. }
+        )
+    }
+
+    /// The curve group of a curve step.
+    pub fn curve_group(&self) -> Option<u32> {
+        match self {
+            StepRole::CurveMax { group }
+            | StepRole::CurveRate { group, .. }
+            | StepRole::CurveRefine { group, .. } => Some(*group),
+            _ => None,
+        }
+    }
 }
 
 /// One of the workloads a step runs at once (the plan's `jobs`, a fio job,

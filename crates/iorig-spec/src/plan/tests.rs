@@ -188,6 +188,28 @@ fn curve_is_max_then_one_step_per_pct() {
 }
 
 #[test]
+fn a_curve_refines_in_whole_rounds_after_its_rates() {
+    let steps = expand("[[steps]]\nkind = 'curve'\nrates_pct = [50, 90]\nrefine = 3\n");
+    assert_eq!(steps.len(), 6);
+    let rounds: Vec<u32> = steps
+        .iter()
+        .filter_map(|s| match s.role {
+            StepRole::CurveRefine { round, .. } => Some(round),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rounds, [1, 2, 3]);
+    assert_eq!(steps[5].label, "curve refine=3");
+    assert!(steps[5].workload.rate.is_none(), "the runner sets it");
+    for bad in ["refine = 9", "refine = -1", "refine = 1.5"] {
+        let e = parse_err(&format!("[[steps]]\nkind = 'curve'\n{bad}\n"));
+        assert!(e.contains("refine:"), "{bad}: {e}");
+    }
+    let e = parse_err("[[steps]]\nkind = 'run'\nrefine = 2\n");
+    assert!(e.contains("refine"), "{e}");
+}
+
+#[test]
 fn a_curve_of_one_job_judges_a_kept_percentile() {
     let steps = expand(
         "[[steps]]\nkind = 'curve'\nrates_pct = [50]\nthreshold_percentile = 99.9\n\

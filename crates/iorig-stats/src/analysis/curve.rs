@@ -316,11 +316,112 @@ fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
     })
 }
 
+/// A refinement stops once the bracket around the answer is this narrow,
+/// percent of the max: closer than one step's own noise.
+pub const REFINE_ENOUGH_PCT: f64 = 1.0;
+
+/// The rate of a curve's next refinement step: halfway between the highest
+/// paced rate that held the target (it met its rate, and the judged
+/// latency, `pct_lat_ns` when `at_pct` or else p99, stayed within
+/// `threshold_ns`) and the lowest rate above it that did not (0 when none
+/// held). Like fio's latency_target search, it narrows on the edge; unlike
+/// it, the load stays open-loop at a known rate. Err says why no step is
+/// needed: no rate above the held ones failed, or the bracket is already
+/// within [`REFINE_ENOUGH_PCT`] of `max_iops`.
+pub fn refine_rate(
+    points: &[CurvePoint],
+    threshold_ns: f64,
+    at_pct: bool,
+    max_iops: f64,
+) -> Result<f64, String> {
+    let judged = |p: &CurvePoint| {
+        if at_pct {
+            p.pct_lat_ns
+        } else {
+            Some(p.p99_lat_ns)
+        }
+    };
+    let held = |p: &CurvePoint| p.met_rate() && judged(p).is_some_and(|l| l <= threshold_ns);
+    let low = points
+        .iter()
+        .filter(|p| held(p))
+        .filter_map(|p| p.requested_iops)
+        .fold(0.0, f64::max);
+    let Some(high) = points
+        .iter()
+        .filter(|p| !held(p))
+        .filter_map(|p| p.requested_iops)
+        .filter(|r| *r > low)
+        .min_by(f64::total_cmp)
+    else {
+        return Err(format!(
+            "the latency target held at every rate tried (up to {low:.0} IOPS): nothing to refine"
+        ));
+    };
+    if high - low <= (max_iops * REFINE_ENOUGH_PCT / 100.0).max(1.0) {
+        return Err(format!(
+            "the answer lies between {low:.0} and {high:.0} IOPS, within {REFINE_ENOUGH_PCT} % of the max: refined enough"
+        ));
+    }
+    Ok(((low + high) / 2.0).round())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const MS: f64 = 1_000_000.0;
+
+    #[test]
+    fn refinement_halves_the_bracket_around_the_answer() {
+        // 100k max: 50k held 0.8 ms, 70k missed with 1.4 ms.
+        let mut pts = vec![
+            pt(10_000.0, 0.2, 0.5),
+            pt(50_000.0, 0.4, 0.8),
+            pt(70_000.0, 0.6, 1.4),
+        ];
+        assert_eq!(refine_rate(&pts, MS, false, 100_000.0), Ok(60_000.0));
+        // 60k held: the next is 65k; then 62.5k missing (its rate too).
+        pts.push(pt(60_000.0, 0.5, 0.95));
+        assert_eq!(refine_rate(&pts, MS, false, 100_000.0), Ok(65_000.0));
+        let mut short = pt(62_500.0, 0.5, 0.9);
+        short.iops = 58_000.0;
+        pts.push(pt(65_000.0, 0.5, 1.1));
+        assert_eq!(refine_rate(&pts, MS, false, 100_000.0), Ok(62_500.0));
+        pts.push(short);
+        assert_eq!(refine_rate(&pts, MS, false, 100_000.0), Ok(61_250.0));
+        // Within 1 % of the max: enough.
+        pts.push(pt(61_250.0, 0.5, 0.97));
+        assert_eq!(refine_rate(&pts, MS, false, 100_000.0), Ok(61_875.0));
+        pts.push(pt(61_875.0, 0.5, 1.01));
+        let e = refine_rate(&pts, MS, false, 100_000.0).unwrap_err();
+        assert!(e.contains("between 61250 and 61875 IOPS"), "{e}");
+        // Judged at the curve's percentile when it has one.
+        let mut at = pt(30_000.0, 0.2, 0.5);
+        at.pct_lat_ns = Some(2.0 * MS);
+        let low = pt(10_000.0, 0.1, 0.3);
+        let mut low = low;
+        low.pct_lat_ns = Some(0.5 * MS);
+        assert_eq!(refine_rate(&[low, at], MS, true, 100_000.0), Ok(20_000.0));
+    }
+
+    #[test]
+    fn refinement_needs_a_rate_that_failed() {
+        let pts = [pt(50_000.0, 0.4, 0.8), pt(100_000.0, 0.6, 0.9)];
+        let e = refine_rate(&pts, MS, false, 100_000.0).unwrap_err();
+        assert!(
+            e.contains("held at every rate tried (up to 100000 IOPS)"),
+            "{e}"
+        );
+        // None held: the search goes below the lowest rate.
+        let pts = [pt(10_000.0, 2.0, 3.0)];
+        assert_eq!(refine_rate(&pts, MS, false, 100_000.0), Ok(5_000.0));
+        // An unpaced point (the max) is no evidence either way.
+        let mut max = pt(100_000.0, 5.0, 9.0);
+        max.requested_iops = None;
+        let e = refine_rate(&[max], MS, false, 100_000.0).unwrap_err();
+        assert!(e.contains("nothing to refine"), "{e}");
+    }
 
     /// A paced point that met its rate exactly.
     fn pt(iops: f64, mean_ms: f64, p99_ms: f64) -> CurvePoint {
