@@ -10,9 +10,11 @@
 # depth (latency_depth) but its IOPS average every depth it tried. So fio is
 # run a second time at that depth, fixed, for one window: that IOPS and p99
 # are fio's answer. iorig runs the same job file as a curve (max, then 10,
-# 50, 70, 80, 90, 100 % of it, each for one window) and answers with the
-# best IOPS whose p-th percentile stays under the target (its "best with pN"
-# line), latency counted from each I/O's scheduled start. Printed side by
+# 50, 70, 80, 90, 100 % of it, then five bisection rounds between the
+# highest rate that held the target and the lowest that did not, each for
+# one window) and answers with the best IOPS whose p-th percentile stays
+# under the target (its "best with pN" line), latency counted from each
+# I/O's scheduled start. Why the answers differ: docs/fio.md. Printed side by
 # side with iorig/fio. On a CPU-bound target (zram on few CPUs) both answers
 # mostly measure the load generators.
 #
@@ -21,7 +23,14 @@
 #   PCT        latency_percentile: 50, 90, 99, 99.9, 99.99 or 100 (default 99)
 #   WINDOW     latency_window in seconds (default 2)
 #   QD         iodepth, fio's upper bound and iorig's depth (default 32)
+#   ENGINE     fio's ioengine in the job file (default libaio). iorig runs a
+#              libaio job on io_uring; a device that cannot take I/O without
+#              blocking (zram has no nowait support) makes io_uring hand every
+#              I/O to a kernel worker thread, which libaio's inline submission
+#              does not: ENGINE=io_uring compares the two tools on the same
+#              engine.
 #   IORIG      the iorig binary (default: built with cargo --release)
+#   KEEP_TEXT  copy iorig's text output (every step, its issue lag) here
 #
 # Writes to no block device but /dev/zram0 (root; set up with 1 GiB of
 # random data and reset here); without root a 1 GiB file in a temp dir.
@@ -33,6 +42,7 @@ TARGET_US=${TARGET_US:-200}
 PCT=${PCT:-99}
 WINDOW=${WINDOW:-2}
 QD=${QD:-32}
+ENGINE=${ENGINE:-libaio}
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$SCRIPT_DIR/.." && pwd)
 # shellcheck source=zram-lib.sh
@@ -67,13 +77,13 @@ else
     FILENAME=$WORK/data
     dd if=/dev/urandom of="$FILENAME" bs=1M count=1024 status=none
 fi
-log "target $FILENAME, ${TARGET_US} µs at p$PCT, windows of ${WINDOW}s, qd up to $QD"
+log "target $FILENAME, ${TARGET_US} µs at p$PCT, windows of ${WINDOW}s, qd up to $QD, ioengine=$ENGINE"
 
 global="[global]
 filename=$FILENAME
 size=1g
 direct=1
-ioengine=libaio
+ioengine=$ENGINE
 rw=randread
 bs=4k
 norandommap
@@ -92,6 +102,8 @@ fio --output-format=json "$WORK/depth.fio" >"$WORK/fio-depth.json" 2>/dev/null |
 
 "$IORIG" run "$WORK/lat.fio" --output-format fio-json --no-db --allow-destroy \
     >"$WORK/iorig.json" 2>"$WORK/iorig.txt" || need "iorig failed: $(tail -3 "$WORK/iorig.txt")"
+
+if [[ -n ${KEEP_TEXT:-} ]]; then cp "$WORK/iorig.txt" "$KEEP_TEXT"; fi
 
 python3 - "$WORK/fio-depth.json" "$WORK/iorig.txt" "$depth" "$PCT" "$TARGET_US" <<'EOF'
 import json, re, sys
