@@ -488,8 +488,8 @@ impl Runner<'_> {
                 break;
             }
             let (rate, job_rates) = match self
-                .curve_rate(step)
-                .and_then(|r| Ok((r, self.curve_job_rates(step)?)))
+                .curve_pct(step)
+                .and_then(|p| Ok((curve_rate(p), self.curve_job_rates(step, p)?)))
             {
                 Ok(rates) => rates,
                 Err(why) => {
@@ -544,15 +544,9 @@ impl Runner<'_> {
         })
     }
 
-    /// A curve step's rate from its max step, or why it is skipped.
-    fn curve_rate(&self, step: &PlanStep) -> Result<Option<f64>, String> {
-        Ok(self
-            .curve_pct(step)?
-            .map(|(max, pct)| crate::analyse::curve_step_rate(max, pct)))
-    }
-
     /// A paced curve step's max and its share of it, percent: a rate
-    /// step's own, a refinement's from the group's steps so far.
+    /// step's own, a refinement's from the group's steps so far; or why
+    /// the step is skipped.
     fn curve_pct(&self, step: &PlanStep) -> Result<Option<(f64, f64)>, String> {
         let Some(group) = step
             .role
@@ -580,14 +574,16 @@ impl Runner<'_> {
     /// A curve step of several jobs: each job's rate, pct % of what that
     /// job reached in the curve's max step (so the jobs keep the shares
     /// they had at max, and the rates add up to pct % of the max).
-    fn curve_job_rates(&self, step: &PlanStep) -> Result<JobRates, String> {
+    /// `paced` is the step's [`Runner::curve_pct`].
+    fn curve_job_rates(
+        &self,
+        step: &PlanStep,
+        paced: Option<(f64, f64)>,
+    ) -> Result<JobRates, String> {
         if step.jobs.len() < 2 {
             return Ok(JobRates::AsPlanned);
         }
-        let paced = match self.curve_pct(step)? {
-            Some((_, pct)) => step.role.curve_group().map(|g| (g, pct)),
-            None => None,
-        };
+        let paced = paced.and_then(|(_, pct)| step.role.curve_group().map(|g| (g, pct)));
         match (&step.role, paced) {
             (StepRole::CurveMax { .. }, _) => Ok(JobRates::Unpaced),
             (_, Some((group, pct))) => match self.curve_job_max.get(&group) {
@@ -906,6 +902,11 @@ fn step_workload_on(
     }
     wf.seed = Some(w.seed);
     Ok((w, wf))
+}
+
+/// A curve step's rate from its max and share ([`Runner::curve_pct`]).
+fn curve_rate(paced: Option<(f64, f64)>) -> Option<f64> {
+    paced.map(|(max, pct)| crate::analyse::curve_step_rate(max, pct))
 }
 
 /// How the runner paces the jobs of a step of several.
