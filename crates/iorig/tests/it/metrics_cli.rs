@@ -1,0 +1,338 @@
+//! Protects `--metrics-listen` on `run`, `plan run` and `agent`: a
+//! Prometheus endpoint that serves the run's counters while it runs (they
+//! grow, they carry the run's id and labels, escaped), that promtool
+//! accepts, that answers 401 without the token when one is set, and that
+//! is refused off loopback without a token (exit 2, nothing written).
+//!
+//! Every server is started by the test on 127.0.0.1 with a port the kernel
+//! picks (the command says which on stderr) and stops with its process.
+#![allow(clippy::unwrap_used)]
+
+use crate::common;
+
+use crate::common::{guarded, iorig, tmp, Guard};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// A plan of two 20 s steps on the null engine: long enough to scrape.
+const PLAN: &str = "size = '16m'\n[defaults]\nengine = 'null'\ntime = '20s'\ninterval = '200ms'\n[[steps]]\nqd = [1, 2]\n";
+
+/// `GET path` over HTTP/1.1: the status code and the body.
+fn get(addr: &str, path: &str, token: Option<&str>) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (status, body.to_owned())
+}
+
+/// `GET /metrics` naming the server `host` (a rebinding page's name, say):
+/// the status code.
+fn status_as(addr: &str, host: &str, token: Option<&str>) -> u16 {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    write!(
+        s,
+        "GET /metrics HTTP/1.1\r\nHost: {host}\r\n{auth}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text.split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Starts `iorig ARGS` and waits for the line naming its metrics address;
+/// returns the process, that address, and the lines before it.
+fn start(dir: &Path, args: &[&str], stream_is_stdout: bool) -> (Guard, String, Vec<String>) {
+    let mut cmd = iorig();
+    cmd.args(args).current_dir(dir);
+    if stream_is_stdout {
+        cmd.stdout(Stdio::piped()).stderr(Stdio::null());
+    } else {
+        cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+    }
+    let mut guard = guarded(&mut cmd);
+    let out: Box<dyn Read + Send> = if stream_is_stdout {
+        Box::new(guard.0.stdout.take().unwrap())
+    } else {
+        Box::new(guard.0.stderr.take().unwrap())
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut before = Vec::new();
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if let Some(rest) = line.split("metrics at http://").nth(1) {
+                let _ = tx.send((rest.trim_end_matches("/metrics").to_owned(), before));
+                return;
+            }
+            before.push(line);
+        }
+    });
+    let (addr, before) = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the command names its metrics address");
+    (guard, addr, before)
+}
+
+/// The value of the first sample whose line starts with `prefix`.
+fn value(text: &str, prefix: &str) -> f64 {
+    text.lines()
+        .find(|l| l.starts_with(prefix))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {prefix} in\n{text}"))
+}
+
+/// Scrapes until `ok` holds (at most 20 s).
+fn scrape_until(addr: &str, token: Option<&str>, ok: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (status, body) = get(addr, "/metrics", token);
+        assert_eq!(status, 200, "{body}");
+        if ok(&body) {
+            return body;
+        }
+        assert!(Instant::now() < deadline, "never:\n{body}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_run_serves_growing_counters_with_its_labels() {
+    let dir = tmp();
+    let (mut run, addr, _) = start(
+        dir.path(),
+        &common::null_run(
+            "30s",
+            "200ms",
+            &[
+                "--no-db",
+                "--metrics-listen",
+                "127.0.0.1:0",
+                "--label",
+                "fw=1.2",
+                "--label",
+                "note=<script>\"x\\",
+            ],
+        ),
+        false,
+    );
+    let ops = r#"iorig_ops_total{run="#;
+    let first = scrape_until(&addr, None, |t| t.contains(ops) && value(t, ops) > 0.0);
+    let second = scrape_until(&addr, None, |t| value(t, ops) > value(&first, ops));
+    for l in [
+        "label_fw=\"1.2\"",
+        r#"label_note="<script>\"x\\""#,
+        "op=\"read\"",
+        "target=\"./iorig-scratch.dat\"",
+    ] {
+        assert!(second.contains(l), "{l} in\n{second}");
+    }
+    assert_eq!(value(&second, "iorig_running"), 1.0);
+    assert_eq!(get(&addr, "/other", None).0, 404);
+    // Without a token, only this server's own names are answered (no DNS
+    // rebinding): a page at another name gets 421.
+    let port = addr.rsplit(':').next().unwrap();
+    assert_eq!(status_as(&addr, &format!("localhost:{port}"), None), 200);
+    assert_eq!(
+        status_as(&addr, &format!("rebind.example:{port}"), None),
+        421
+    );
+    assert_eq!(status_as(&addr, "rebind.example", None), 421);
+    // Stopping the run stops the server.
+    common::signal(&run.0, 2);
+    common::wait_child(&mut run.0, 20);
+    assert!(TcpStream::connect(&addr).is_err());
+}
+
+#[test]
+fn a_plan_serves_its_progress_under_its_store_id_and_a_token_is_required_when_set() {
+    let dir = tmp();
+    std::fs::write(dir.path().join("token"), "0123456789abcdef0123\n").unwrap();
+    std::fs::write(dir.path().join("p.toml"), PLAN).unwrap();
+    let (_plan, addr, _) = start(
+        dir.path(),
+        &[
+            "plan",
+            "run",
+            "p.toml",
+            "-q",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--metrics-token-file",
+            "token",
+        ],
+        false,
+    );
+    let (status, body) = get(&addr, "/metrics", None);
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(get(&addr, "/metrics", Some("0123456789abcdef0124")).0, 401);
+    let t = scrape_until(&addr, Some("0123456789abcdef0123"), |t| {
+        t.contains("iorig_ops_total{")
+    });
+    assert_eq!(value(&t, "iorig_plan_steps"), 2.0);
+    // With a token the token is the guard, whatever name the server goes by.
+    assert_eq!(status_as(&addr, "array-lab.example:9100", None), 401);
+    assert_eq!(
+        status_as(
+            &addr,
+            "array-lab.example:9100",
+            Some("0123456789abcdef0123")
+        ),
+        200
+    );
+    assert!(t.contains("iorig_ops_total{run=\"1\","), "{t}");
+}
+
+#[test]
+fn off_loopback_without_a_token_is_refused_before_anything_is_written() {
+    let dir = tmp();
+    for args in [
+        vec![
+            "run",
+            "--engine",
+            "null",
+            "--time",
+            "1s",
+            "--metrics-listen",
+            "0.0.0.0:0",
+        ],
+        vec!["agent", "--metrics-listen", "0.0.0.0:0"],
+        vec![
+            "run",
+            "--engine",
+            "null",
+            "--time",
+            "1s",
+            "--metrics-listen",
+            "nowhere",
+        ],
+        vec![
+            "run",
+            "--engine",
+            "null",
+            "--time",
+            "1s",
+            "--metrics-token-file",
+            "t",
+        ],
+    ] {
+        let out = iorig()
+            .args(&args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    }
+    let out = iorig()
+        .args([
+            "run",
+            "--engine",
+            "null",
+            "--time",
+            "1s",
+            "--metrics-listen",
+            "0.0.0.0:0",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--metrics-token-file"));
+    assert_eq!(common::names(dir.path()), Vec::<String>::new());
+}
+
+#[test]
+fn an_agent_keeps_serving_the_figures_of_its_last_run() {
+    let dir = tmp();
+    let (_agent, metrics, before) = start(
+        dir.path(),
+        &[
+            "agent",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ],
+        true,
+    );
+    // "iorig agent VERSION listening on ADDR (...)".
+    let agent_addr = before
+        .iter()
+        .find_map(|l| l.split("listening on ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the agent's address")
+        .to_owned();
+    let (status, first) = get(&metrics, "/metrics", None);
+    assert_eq!(status, 200);
+    assert!(!first.contains("iorig_ops_total{"), "{first}");
+    let out = iorig()
+        .args([
+            "run",
+            "--hosts",
+            &agent_addr,
+            "--engine",
+            "null",
+            "--size",
+            "16m",
+            "--time",
+            "1s",
+            "--no-db",
+            "-q",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t = scrape_until(&metrics, None, |t| {
+        t.contains("iorig_running") && value(t, "iorig_running") == 0.0
+    });
+    assert!(value(&t, "iorig_ops_total{") > 0.0, "{t}");
+}
+
+#[test]
+#[ignore = "needs promtool (Debian's prometheus package): .ci/run installs it and runs this with --ignored"]
+fn promtool_accepts_the_exposition() {
+    let dir = tmp();
+    std::fs::write(dir.path().join("p.toml"), PLAN).unwrap();
+    let (_plan, addr, _) = start(
+        dir.path(),
+        &[
+            "plan",
+            "run",
+            "p.toml",
+            "-q",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--label",
+            "a b=c\"d",
+        ],
+        false,
+    );
+    let text = scrape_until(&addr, None, |t| t.contains("iorig_latency_seconds_bucket{"));
+    common::promtool_check(&text);
+}
