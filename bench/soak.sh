@@ -53,7 +53,7 @@ printf '%-28s %10s %12s  %s\n' reader "wall (s)" "peak RSS" output
 measure() {
     local name=$1 out=$2
     shift 2
-    rm -rf "$out" "$out".* 2>/dev/null || true
+    rm -rf "$out" "${out%%.*}".* 2>/dev/null || true
     local rc=0
     /usr/bin/time -f '%e %M' -o time.txt "$@" > reader.log 2>&1 || rc=$?
     read -r wall kib < <(tail -1 time.txt)
@@ -66,7 +66,7 @@ measure() {
 }
 
 measure "report" report "$IORIG" report 1 --db "$DB" --out report
-measure "export csv" soak.csv "$IORIG" export 1 --format csv --db "$DB" --out soak.csv
+measure "export csv" soak.intervals.csv "$IORIG" export 1 --format csv --db "$DB" --out soak.csv
 measure "export json" soak.json "$IORIG" export 1 --format json --db "$DB" --out soak.json
 measure "export xlsx" soak.xlsx "$IORIG" export 1 --format xlsx --db "$DB" --out soak.xlsx
 measure "runs show" show.txt sh -c "'$IORIG' runs show 1 --db '$DB' > show.txt"
