@@ -13,7 +13,7 @@
 //! sees half a file.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -330,6 +330,16 @@ impl Write for AtomicFile {
         match self.file.as_mut() {
             Some(f) => f.flush(),
             None => Ok(()),
+        }
+    }
+}
+
+/// A zip (an XLSX workbook) is written with seeks back to its headers.
+impl Seek for AtomicFile {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        match self.file.as_mut() {
+            Some(f) => f.seek(pos),
+            None => Err(io::Error::other("the file was committed already")),
         }
     }
 }

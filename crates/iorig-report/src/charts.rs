@@ -504,15 +504,71 @@ fn draw_time_panel(area: &Area<'_>, t_max: f64, p: &Panel<'_>, s: &TimeSeries) -
             d.label("write cliff onset").legend(legend_line(ALERT));
         }
     }
+    // A week at 1 s is 604,800 points for some 800 pixels: two a pixel
+    // column draw the same picture, spikes included, in a small SVG.
+    let columns = chart.plotting_area().dim_in_pixel().0 as usize;
     for (label, points, c) in &p.lines {
         let c = *c;
         chart
-            .draw_series(LineSeries::new(points.iter().copied(), c.stroke_width(2)))?
+            .draw_series(LineSeries::new(
+                min_max_per_column(points, columns),
+                c.stroke_width(2),
+            ))?
             .label(*label)
             .legend(legend_line(c));
     }
     draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
     Ok(())
+}
+
+/// A series of (x, y) points, in x order, thinned for a plot `columns`
+/// pixels wide: when it has more than two points a column, each column's
+/// run of points becomes its lowest and its highest (in their order), so a
+/// one-interval spike or stall stays on the chart at its full height where
+/// averaging would flatten it. Shorter series come back as they are.
+pub fn min_max_per_column(points: &[(f64, f64)], columns: usize) -> Vec<(f64, f64)> {
+    if columns == 0 || points.len() <= 2 * columns {
+        return points.to_vec();
+    }
+    let (first, last) = match (points.first(), points.last()) {
+        (Some(f), Some(l)) => (f.0, l.0),
+        _ => return Vec::new(),
+    };
+    let span = last - first;
+    if !(span.is_finite() && span > 0.0) {
+        return points.to_vec();
+    }
+    let column_of = |x: f64| -> usize {
+        let c = ((x - first) / span * columns as f64).floor();
+        // Casts are safe: clamped to 0..columns, NaN to 0.
+        (c.max(0.0) as usize).min(columns - 1)
+    };
+    let mut out = Vec::with_capacity(2 * columns + 2);
+    let mut start = 0;
+    while start < points.len() {
+        let col = column_of(points[start].0);
+        let mut end = start + 1;
+        while end < points.len() && column_of(points[end].0) == col {
+            end += 1;
+        }
+        let run = &points[start..end];
+        // NaN never wins a comparison, so a column of NaN keeps its first.
+        let (mut lo, mut hi) = (0, 0);
+        for (i, p) in run.iter().enumerate() {
+            if p.1 < run[lo].1 || run[lo].1.is_nan() {
+                lo = i;
+            }
+            if p.1 > run[hi].1 || run[hi].1.is_nan() {
+                hi = i;
+            }
+        }
+        out.push(run[lo.min(hi)]);
+        if lo != hi {
+            out.push(run[lo.max(hi)]);
+        }
+        start = end;
+    }
+    out
 }
 
 /// The legend box every chart uses, at `position`.
@@ -1309,6 +1365,48 @@ mod tests {
                 "the drawn colour, not premultiplied or dimmed"
             );
         }
+    }
+
+    #[test]
+    fn one_spike_in_a_week_of_points_survives_thinning() {
+        let n = 604_800;
+        let spike_at = 345_678;
+        let points: Vec<(f64, f64)> = (0..n)
+            .map(|i| {
+                let y = if i == spike_at {
+                    1e6
+                } else {
+                    100.0 + (i % 7) as f64
+                };
+                ((i + 1) as f64, y)
+            })
+            .collect();
+        let thin = min_max_per_column(&points, 800);
+        assert!(thin.len() <= 2 * 800, "{}", thin.len());
+        assert!(thin.contains(&points[spike_at]), "the spike is kept");
+        // The floor survives too: no column is averaged.
+        assert!(thin.iter().any(|p| p.1 == 100.0));
+        assert!(thin
+            .iter()
+            .all(|p| p.1 == 1e6 || (100.0..=106.0).contains(&p.1)));
+        // In x order, from the first point.
+        assert!(thin.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(thin.first(), points.first());
+    }
+
+    #[test]
+    fn a_dip_survives_and_short_series_are_untouched() {
+        let mut points: Vec<(f64, f64)> = (0..10_000).map(|i| (i as f64, 50.0)).collect();
+        points[1234].1 = 0.0;
+        let thin = min_max_per_column(&points, 100);
+        assert!(thin.contains(&(1234.0, 0.0)));
+        let short: Vec<(f64, f64)> = (0..150).map(|i| (i as f64, i as f64)).collect();
+        assert_eq!(min_max_per_column(&short, 100), short);
+        assert_eq!(min_max_per_column(&short, 0), short);
+        assert!(min_max_per_column(&[], 10).is_empty());
+        // All at one x: nothing to bucket by, kept as given.
+        let same = vec![(1.0, 2.0); 500];
+        assert_eq!(min_max_per_column(&same, 10).len(), 500);
     }
 
     #[test]

@@ -15,8 +15,8 @@ use iorig_stats::analysis::{CurveAnalysis, CurvePoint, LittleVerdict, WriteCliff
 use iorig_stats::sampler::system::SystemFacts;
 use iorig_stats::{LatSummary, LatencyHistogram};
 use iorig_store::{
-    AnalysisRow, HistKind, IntervalRow, Op, RunDetail, RunId, StepId, StepStatus, Store, StoredRun,
-    StoredStep, TargetFactsRow,
+    AnalysisRow, HistKind, IntervalPages, IntervalRow, Op, RunDetail, RunId, StepId, StepStatus,
+    Store, StoredRun, StoredStep, TargetFactsRow, INTERVAL_PAGE,
 };
 use std::collections::BTreeMap;
 
@@ -100,10 +100,10 @@ pub struct ExternalFailures {
 /// failing source's count.
 pub fn external_series(
     rows: &[iorig_store::ExternalRow],
-    intervals: &[iorig_store::IntervalRow],
+    intervals: &[IntervalPoint],
 ) -> (Vec<ExternalSeries>, Vec<ExternalFailures>) {
     let t_of: std::collections::HashMap<u64, f64> =
-        intervals.iter().map(|r| (r.seq, r.t_s)).collect();
+        intervals.iter().map(|p| (p.seq, p.t_s)).collect();
     let mut series: Vec<ExternalSeries> = Vec::new();
     let mut failures: Vec<ExternalFailures> = Vec::new();
     for r in rows {
@@ -201,6 +201,8 @@ pub struct StepSummary {
 /// One interval of a step (the `total` row, plus the read/write split).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct IntervalPoint {
+    /// Position of the interval in its step, from 0.
+    pub seq: u64,
     /// End of the interval, seconds from the step's start.
     pub t_s: f64,
     pub duration_s: f64,
@@ -366,9 +368,21 @@ fn step_of(store: &Store, stored: StoredStep) -> Result<StepReport, ReportError>
     let io = row.summary.as_ref().and_then(|s| s.io());
     let summary = io.map(summary_of);
     let validation = io.and_then(|s| s.validation.as_ref()).cloned();
-    let rows = store.intervals(row.id)?;
-    let intervals = intervals_of(&rows);
-    let fs_ops = fs_ops_of(io, &rows);
+    // A page of rows at a time, without their histograms (the report's
+    // percentiles come from the step's merged ones): a week-long soak is
+    // 1.8 million rows, of which only the folded points are kept, and of
+    // a file-system step the rows of its kinds.
+    let fs_kinds: Vec<Op> = io.map_or_else(Vec::new, |s| {
+        s.fs_ops.keys().map(|f| Op::of_fs(*f)).collect()
+    });
+    let mut intervals = Vec::new();
+    let mut fs_rows = Vec::new();
+    for page in IntervalPages::of(store, row.id, INTERVAL_PAGE).figures_only() {
+        let page = page?;
+        fold_intervals(&mut intervals, &page);
+        fs_rows.extend(page.into_iter().filter(|r| fs_kinds.contains(&r.op)));
+    }
+    let fs_ops = fs_ops_of(io, &fs_rows);
     let mut percentiles = Vec::new();
     let total = store.histogram(row.id, Op::Total, HistKind::Lat)?;
     let read = store.histogram(row.id, Op::Read, HistKind::Lat)?;
@@ -393,13 +407,12 @@ fn step_of(store: &Store, stored: StoredStep) -> Result<StepReport, ReportError>
         .into_iter()
         .map(|result| {
             let rows = store.host_intervals(row.id, &result.name)?;
-            Ok(HostReport {
-                intervals: intervals_of(&rows),
-                result,
-            })
+            let mut intervals = Vec::new();
+            fold_intervals(&mut intervals, &rows);
+            Ok(HostReport { intervals, result })
         })
         .collect::<Result<Vec<_>, iorig_store::StoreError>>()?;
-    let (external, external_failures) = external_series(&store.external(row.id)?, &rows);
+    let (external, external_failures) = external_series(&store.external(row.id)?, &intervals);
     let mut report = StepReport {
         hosts,
         external,
@@ -495,14 +508,13 @@ fn fs_ops_of(io: Option<&Summary>, rows: &[IntervalRow]) -> Vec<FsOpReport> {
         .collect()
 }
 
-/// Folds the read/write/total rows of each interval into one point.
-fn intervals_of(rows: &[IntervalRow]) -> Vec<IntervalPoint> {
-    let mut out: Vec<IntervalPoint> = Vec::new();
-    let mut seqs: Vec<u64> = Vec::new();
+/// Folds the read/write/total rows of each interval into one point, onto
+/// the end of `out` (a page at a time: an interval's rows share a page).
+fn fold_intervals(out: &mut Vec<IntervalPoint>, rows: &[IntervalRow]) {
     for r in rows {
-        if seqs.last() != Some(&r.seq) {
-            seqs.push(r.seq);
+        if out.last().map(|p| p.seq) != Some(r.seq) {
             out.push(IntervalPoint {
+                seq: r.seq,
                 t_s: r.t_s,
                 duration_s: r.duration_s,
                 warmup: r.warmup,
@@ -524,7 +536,6 @@ fn intervals_of(rows: &[IntervalRow]) -> Vec<IntervalPoint> {
             _ => {}
         }
     }
-    out
 }
 
 /// Latency at percentiles evenly spaced on the "nines" scale

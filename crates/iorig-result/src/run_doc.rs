@@ -180,6 +180,30 @@ fn to_value<T: Serialize, E: serde::ser::Error>(v: &T) -> Result<Value, E> {
 
 impl Serialize for StepDoc {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.serialize_parts(s, self.intervals.as_ref())
+    }
+}
+
+impl StepDoc {
+    /// Serializes the step with `intervals` as its `intervals` (whatever
+    /// `self.intervals` holds), in the place and form the step's own would
+    /// take: the export streams a long step's intervals this way, read
+    /// from the store while they are written, and its bytes stay those of
+    /// the whole document built first.
+    pub fn serialize_with_intervals<S: Serializer, I: Serialize + ?Sized>(
+        &self,
+        s: S,
+        intervals: &I,
+    ) -> Result<S::Ok, S::Error> {
+        self.serialize_parts(s, Some(intervals))
+    }
+
+    fn serialize_parts<S: Serializer, I: Serialize + ?Sized>(
+        &self,
+        s: S,
+        intervals: Option<&I>,
+    ) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
         let mut m = match to_value(&self.params)? {
             Value::Object(o) => o,
             _ => Map::new(),
@@ -201,8 +225,10 @@ impl Serialize for StepDoc {
             );
         }
         m.insert("analysis".into(), Value::Object(a));
-        if let Some(i) = &self.intervals {
-            m.insert("intervals".into(), to_value(i)?);
+        // A place held for the intervals, written below from `intervals`
+        // itself, so a long step's are never one value in memory.
+        if intervals.is_some() {
+            m.insert("intervals".into(), Value::Null);
         }
         if !self.hosts.is_empty() {
             m.insert("hosts".into(), to_value(&self.hosts)?);
@@ -210,7 +236,14 @@ impl Serialize for StepDoc {
         if !self.jobs.is_empty() {
             m.insert("jobs".into(), to_value(&self.jobs)?);
         }
-        Value::Object(m).serialize(s)
+        let mut map = s.serialize_map(Some(m.len()))?;
+        for (k, v) in &m {
+            match intervals {
+                Some(i) if k == "intervals" => map.serialize_entry(k, i)?,
+                _ => map.serialize_entry(k, v)?,
+            }
+        }
+        map.end()
     }
 }
 

@@ -413,20 +413,103 @@ pub fn error_page(status: u16, message: &str) -> String {
     page(&format!("iorig: {status}"), "", body)
 }
 
-/// One step's intervals: the totals of each, and its storage-side figures.
+/// Intervals a page of a step's table shows: about 200 bytes of HTML a
+/// row, so a page stays under half a MB however long the step.
+pub const INTERVALS_PER_PAGE: u64 = 2000;
+
+/// Which intervals a page of a step's table holds (`?page=K`, from 1):
+/// positions `from..to` of the `total` positions stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IntervalPage {
+    /// This page, from 1.
+    pub number: u64,
+    /// How many pages there are (at least 1, even for no intervals).
+    pub pages: u64,
+    pub from: u64,
+    pub to: u64,
+    /// One past the last interval position stored.
+    pub total: u64,
+}
+
+impl IntervalPage {
+    /// Page `number` (1 when not given) of `total` interval positions at
+    /// `per_page` a page; `None` past the last page or for page 0.
+    pub fn of(total: u64, per_page: u64, number: Option<u64>) -> Option<IntervalPage> {
+        let per_page = per_page.max(1);
+        let pages = total.div_ceil(per_page).max(1);
+        let number = number.unwrap_or(1);
+        if number == 0 || number > pages {
+            return None;
+        }
+        let from = (number - 1) * per_page;
+        Some(IntervalPage {
+            number,
+            pages,
+            from,
+            to: (from + per_page).min(total),
+            total,
+        })
+    }
+}
+
+/// A count with thousands separated, as the page numbers read.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The line above and below a step's table: which intervals, and links to
+/// the first, previous, next and last pages.
+fn interval_pager(base: &str, p: &IntervalPage) -> Markup {
+    let link = |label: &str, to: u64, on: bool| {
+        html! {
+            @if on { a href={ (base) "?page=" (to) } { (label) } } @else { span.muted { (label) } }
+        }
+    };
+    html! {
+        p.sub.pager {
+            @if p.to > p.from {
+                "intervals " (grouped(p.from)) "–" (grouped(p.to - 1)) " of " (grouped(p.total))
+            } @else {
+                "no intervals"
+            }
+            @if p.pages > 1 {
+                " · page " (p.number) " of " (grouped(p.pages)) " · "
+                (link("first", 1, p.number > 1)) " "
+                (link("prev", p.number.saturating_sub(1), p.number > 1)) " "
+                (link("next", p.number + 1, p.number < p.pages)) " "
+                (link("last", p.pages, p.number < p.pages))
+            }
+        }
+    }
+}
+
+/// One page of a step's intervals: the totals of each, and its
+/// storage-side figures over the same intervals.
 pub fn step_page(
     store: &str,
     d: &RunDetail,
     step: &iorig_store::StepRow,
+    shown: &IntervalPage,
     rows: &[iorig_store::IntervalRow],
     external: &[iorig_store::ExternalRow],
 ) -> String {
     let id = d.run.id.0;
     let ms = |ns: u64| format!("{:.3}", ns as f64 / 1e6);
+    let base = format!("/runs/{id}/steps/{}", step.index + 1);
     let body = html! {
         h1 { "Run " (id) ", step " (step.index + 1) ": " (step.name) }
         "\n"
         p.sub { (status_markup(step.status.as_str())) " · " a href={ "/runs/" (id) } { "the run's page" } }
+        "\n"
+        (interval_pager(&base, shown))
         "\n"
         div.scroll { table.steps #intervals {
             thead { tr {
@@ -456,6 +539,7 @@ pub fn step_page(
             }
         } }
         "\n"
+        @if shown.pages > 1 { (interval_pager(&base, shown)) "\n" }
         @if !external.is_empty() {
             h2 { "Storage side (--collect)" }
             "\n"
@@ -506,6 +590,36 @@ mod tests {
             plan_json: None,
             command_line: String::new(),
         }
+    }
+
+    #[test]
+    fn interval_pages_cover_every_position_once() {
+        assert_eq!(
+            IntervalPage::of(0, 2000, None),
+            Some(IntervalPage {
+                number: 1,
+                pages: 1,
+                from: 0,
+                to: 0,
+                total: 0
+            })
+        );
+        let week = 604_800;
+        let last = IntervalPage::of(week, 2000, Some(303)).unwrap();
+        assert_eq!((last.pages, last.from, last.to), (303, 604_000, week));
+        assert_eq!(IntervalPage::of(week, 2000, Some(304)), None);
+        assert_eq!(IntervalPage::of(week, 2000, Some(0)), None);
+        let mut next = 0;
+        for n in 1..=IntervalPage::of(4001, 2000, None).unwrap().pages {
+            let p = IntervalPage::of(4001, 2000, Some(n)).unwrap();
+            assert_eq!(p.from, next);
+            assert!(p.to - p.from <= 2000);
+            next = p.to;
+        }
+        assert_eq!(next, 4001);
+        assert_eq!(grouped(604_800), "604,800");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
     }
 
     #[test]

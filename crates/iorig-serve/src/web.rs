@@ -72,15 +72,26 @@ pub(crate) async fn run_page(
     )))
 }
 
+/// `?page=K` of a step's intervals.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct StepQuery {
+    page: Option<u64>,
+}
+
 /// One step's intervals as a table (`/runs/ID/steps/N`, N from 1 as every
-/// page and message numbers steps).
+/// page and message numbers steps), [`pages::INTERVALS_PER_PAGE`] a page
+/// (`?page=K`, from 1): only that page's rows are read from the store, so
+/// a week-long soak's step is as quick to show as a minute's.
 pub(crate) async fn step_intervals_page(
     State(app): Shared,
     params: Result<Path<(i64, i64)>, axum::extract::rejection::PathRejection>,
+    q: Result<Query<StepQuery>, QueryRejection>,
 ) -> Result<Html<String>, Failure> {
     let Path((id, number)) = params
         .map_err(|_| Failure::bad("a step is /runs/ID/steps/N, N from 1, e.g. /runs/3/steps/1"))?;
-    let (detail, step, rows, external) = with_store(&app, move |s| {
+    let asked = query(q)?.page;
+    let (detail, step, page, rows, external) = with_store(&app, move |s| {
         // The store's one loader of a run; this page reads one step's
         // intervals of it.
         let Some(run) = iorig_store::StoredRun::load(s, RunId(id)).map_err(Failure::internal)?
@@ -95,15 +106,30 @@ pub(crate) async fn step_intervals_page(
                 format!("run {id} has no step {number} (steps are numbered from 1); its page lists the steps"),
             ));
         };
-        let rows = step.intervals(s).map_err(Failure::internal)?;
-        let external = s.external(step.row.id).map_err(Failure::internal)?;
-        Ok((run.detail, step.row, rows, external))
+        let total = s.interval_end(step.row.id).map_err(Failure::internal)?;
+        let Some(page) = pages::IntervalPage::of(total, pages::INTERVALS_PER_PAGE, asked) else {
+            let last = pages::IntervalPage::of(total, pages::INTERVALS_PER_PAGE, None)
+                .map_or(1, |p| p.pages);
+            return Err(Failure::new(
+                StatusCode::NOT_FOUND,
+                format!("step {number} of run {id} has pages 1 to {last} of intervals"),
+            ));
+        };
+        let seqs = page.from..page.to;
+        let rows = s
+            .interval_range_figures(step.row.id, "", seqs.clone())
+            .map_err(Failure::internal)?;
+        let external = s
+            .external_range(step.row.id, seqs)
+            .map_err(Failure::internal)?;
+        Ok((run.detail, step.row, page, rows, external))
     })
     .await?;
     Ok(Html(pages::step_page(
         &app.store_name,
         &detail,
         &step,
+        &page,
         &rows,
         &external,
     )))
@@ -173,14 +199,23 @@ pub(crate) async fn download(
                 .map_err(e)?
                 .steps_csv
                 .into_bytes(),
-            "intervals.csv" => iorig_report::export::export_csv(s, RunId(id))
-                .map_err(e)?
-                .intervals_csv
-                .into_bytes(),
-            "run.xlsx" => iorig_report::export::export_xlsx_bytes(s, RunId(id)).map_err(e)?,
+            // Written from the store's pages: the bytes, not the rows and
+            // the bytes, are what this holds.
+            "intervals.csv" => {
+                let mut out = Vec::new();
+                iorig_report::export::write_intervals_csv(s, RunId(id), &mut out).map_err(e)?;
+                out
+            }
+            "run.xlsx" => match iorig_report::export::export_xlsx_bytes(s, RunId(id)) {
+                Err(iorig_report::ReportError::Usage(why)) => {
+                    return Err(Failure::new(StatusCode::UNPROCESSABLE_ENTITY, why));
+                }
+                other => other.map_err(e)?,
+            },
             _ => {
-                let doc = iorig_report::export::export_json(s, RunId(id)).map_err(e)?;
-                serde_json::to_vec_pretty(&doc).map_err(Failure::internal)?
+                let mut out = Vec::new();
+                iorig_report::export::write_json(s, RunId(id), &mut out).map_err(e)?;
+                out
             }
         })
     })

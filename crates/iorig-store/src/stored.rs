@@ -103,13 +103,7 @@ impl StoredStep {
     /// time, in order; each interval's rows (read, write, total) stay on
     /// one page.
     pub fn interval_pages<'s>(&self, store: &'s Store, per_page: u64) -> IntervalPages<'s> {
-        IntervalPages {
-            store,
-            step: self.row.id,
-            next: 0,
-            end: None,
-            per_page: per_page.max(1),
-        }
+        IntervalPages::of(store, self.row.id, per_page)
     }
 }
 
@@ -121,6 +115,30 @@ pub struct IntervalPages<'s> {
     /// One past the last position stored, read with the first page.
     end: Option<u64>,
     per_page: u64,
+    /// Read each row's histogram too ([`IntervalPages::figures_only`]).
+    with_hist: bool,
+}
+
+impl<'s> IntervalPages<'s> {
+    /// The own intervals of `step`, `per_page` intervals a page, each row
+    /// with its histogram.
+    pub fn of(store: &'s Store, step: crate::StepId, per_page: u64) -> IntervalPages<'s> {
+        IntervalPages {
+            store,
+            step,
+            next: 0,
+            end: None,
+            per_page: per_page.max(1),
+            with_hist: true,
+        }
+    }
+
+    /// The same pages without the rows' histograms
+    /// ([`Store::interval_range_figures`]), for readers of the figures.
+    pub fn figures_only(mut self) -> IntervalPages<'s> {
+        self.with_hist = false;
+        self
+    }
 }
 
 impl Iterator for IntervalPages<'_> {
@@ -141,7 +159,12 @@ impl Iterator for IntervalPages<'_> {
         // ranges rather than end early.
         while self.next < end {
             let to = self.next.saturating_add(self.per_page).min(end);
-            let page = self.store.interval_range(self.step, "", self.next..to);
+            let page = if self.with_hist {
+                self.store.interval_range(self.step, "", self.next..to)
+            } else {
+                self.store
+                    .interval_range_figures(self.step, "", self.next..to)
+            };
             self.next = to;
             match page {
                 Ok(rows) if rows.is_empty() => continue,
@@ -207,6 +230,36 @@ mod tests {
             pages.into_iter().flatten().collect::<Vec<_>>(),
             s.intervals(&store)?
         );
+        Ok(())
+    }
+
+    #[test]
+    fn figure_pages_leave_the_histograms_out() -> Result<(), StoreError> {
+        let store = Store::open_in_memory()?;
+        let (_, step) = run(&store)?;
+        let mut h = iorig_stats::LatencyHistogram::new();
+        h.record(1000);
+        let rows: Vec<IntervalRow> = (0..5).map(|s| row(s).with_histogram(&h)).collect();
+        store.add_intervals(step, &rows)?;
+        let full: Vec<IntervalRow> = IntervalPages::of(&store, step, 2)
+            .collect::<Result<Vec<_>, _>>()?
+            .concat();
+        let lean: Vec<IntervalRow> = IntervalPages::of(&store, step, 2)
+            .figures_only()
+            .collect::<Result<Vec<_>, _>>()?
+            .concat();
+        assert!(full.iter().all(|r| r.lat_hist.is_some()));
+        assert!(lean.iter().all(|r| r.lat_hist.is_none()));
+        let stripped: Vec<IntervalRow> = full
+            .into_iter()
+            .map(|mut r| {
+                r.lat_hist = None;
+                r
+            })
+            .collect();
+        assert_eq!(lean, stripped);
+        assert_eq!(store.interval_row_count(step)?, 5);
+        assert_eq!(store.interval_end(step)?, 5);
         Ok(())
     }
 

@@ -84,11 +84,20 @@ pub fn export(
             "run {id} is a profile: /proc/diskstats gives no latency histograms to export; use --format csv, xlsx or json"
         )));
     }
-    let files = iorig_report::export::files(&store, RunId(id), kind, out)
-        .map_err(|e| Failure::runtime(format!("exporting run {id}: {e}")))?;
+    let exporting = |e: ReportError| match e {
+        // A run the format cannot hold (XLSX's rows): give another format.
+        ReportError::Usage(why) => Failure::usage(why),
+        e => Failure::runtime(format!("exporting run {id}: {e}")),
+    };
+    let files = iorig_report::export::files(&store, RunId(id), kind, out).map_err(exporting)?;
     let printer = Printer::new(false, false);
     for f in files {
-        write(&f.path, &f.bytes)?;
+        // Streamed into the temporary file (the intervals a page at a
+        // time), renamed over the destination only when whole.
+        let mut file = iorig_outfile::AtomicFile::create("--out", &f.path)?;
+        f.write_to(&store, std::io::BufWriter::new(&mut file))
+            .map_err(exporting)?;
+        file.commit()?;
         printer.line(&format!("wrote {} ({})", f.path.display(), f.holds));
     }
     Ok(exit::OK)

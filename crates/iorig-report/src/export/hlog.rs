@@ -46,7 +46,7 @@ fn export_err(e: impl std::fmt::Display) -> ReportError {
 
 /// The interval log and percentile CSV of a run (docs/export.md).
 pub fn export_hlog(store: &Store, run: RunId) -> Result<HlogExport, ReportError> {
-    let data = RunData::load(store, run, true)?;
+    let data = RunData::load(store, run)?;
     let d = &data.detail;
     let run_start = epoch(&d.run.started).unwrap_or(SystemTime::UNIX_EPOCH);
     let mut log = Vec::new();
@@ -77,9 +77,8 @@ pub fn export_hlog(store: &Store, run: RunId) -> Result<HlogExport, ReportError>
             .begin_log_with(&mut log, &mut serializer)
             .map_err(export_err)?;
         for s in &data.steps {
-            let Some(intervals) = &s.intervals else {
-                continue;
-            };
+            // Every row with its histogram: the log is made in memory.
+            let intervals = store.intervals(s.step.id)?;
             // The store's step times are whole seconds, and `started` is
             // taken before the targets are opened (a fill or trim pass may
             // follow); `ended` comes right after the last interval, so the

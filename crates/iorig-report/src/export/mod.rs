@@ -17,11 +17,9 @@ mod vdbench;
 mod xlsx;
 
 use crate::ReportError;
-use iorig_store::{
-    AnalysisRow, IntervalRow, RunDetail, RunId, StepRow, Store, StoreError, StoredRun,
-    TargetFactsRow,
-};
+use iorig_store::{AnalysisRow, RunDetail, RunId, StepRow, Store, StoredRun, TargetFactsRow};
 use serde_json::Value;
+use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 
 pub use hlog::{export_hlog, HlogExport};
@@ -56,68 +54,123 @@ impl Kind {
     }
 }
 
-/// One file to write: where, its bytes, and what it holds (for the line
-/// that says where it went).
+/// One file to write: where, what goes in it, and what it holds (for the
+/// line that says where it went).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OutFile {
     pub path: PathBuf,
-    pub bytes: Vec<u8>,
+    pub body: Body,
     pub holds: &'static str,
 }
 
-/// The files of run `run`'s export as `kind` to `out` (nothing written).
+/// What an [`OutFile`] holds: bytes already made (small files: the steps,
+/// the hosts, a profile's tables, the interval log), or a run's intervals
+/// read from the store page by page while the file is written
+/// ([`OutFile::write_to`]), so a week-long soak is never in memory whole.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Body {
+    Bytes(Vec<u8>),
+    /// The intervals CSV of a run ([`write_intervals_csv`]).
+    IntervalsCsv(RunId),
+    /// The run's JSON document ([`write_json`]).
+    Json(RunId),
+    /// The run's workbook ([`write_xlsx`]).
+    Xlsx(RunId),
+}
+
+impl OutFile {
+    /// Writes the file's body to `w` (the CLI's temporary file, renamed
+    /// over the destination once this returns). Streamed bodies read the
+    /// store as they go; `w` should be buffered.
+    pub fn write_to<W: Write + Seek + Send>(
+        &self,
+        store: &Store,
+        mut w: W,
+    ) -> Result<(), ReportError> {
+        let io = |e: std::io::Error| ReportError::Io {
+            what: format!("writing {}", self.path.display()),
+            source: e,
+        };
+        match &self.body {
+            Body::Bytes(b) => w.write_all(b).map_err(io)?,
+            Body::IntervalsCsv(run) => write_intervals_csv(store, *run, &mut w)?,
+            Body::Json(run) => write_json(store, *run, &mut w)?,
+            Body::Xlsx(run) => write_xlsx(store, *run, &mut w)?,
+        }
+        w.flush().map_err(io)
+    }
+}
+
+/// The files of run `run`'s export as `kind` to `out` (nothing written;
+/// the intervals are read when each file is, see [`OutFile::write_to`]).
+/// A run too long for an XLSX sheet is refused here, as bad input
+/// ([`ReportError::Usage`]), before any file is made.
 pub fn files(
     store: &Store,
     run: RunId,
     kind: Kind,
     out: &Path,
 ) -> Result<Vec<OutFile>, ReportError> {
-    let file = |path: PathBuf, bytes: Vec<u8>, holds| OutFile { path, bytes, holds };
+    let file = |path: PathBuf, body: Body, holds| OutFile { path, body, holds };
     Ok(match kind {
         Kind::Csv => {
-            let csv = export_csv(store, run)?;
+            let data = RunData::load(store, run)?;
+            let (steps_csv, intervals, hosts_csv) =
+                if data.detail.run.kind == iorig_result::RunKind::Profile {
+                    let p = profile::profile_of(&data)?;
+                    (
+                        profile::figures_table(run.0, &p).to_csv()?,
+                        Body::Bytes(profile::intervals_table(&p).to_csv()?.into_bytes()),
+                        None,
+                    )
+                } else {
+                    let hosts = tables::hosts_table(&data);
+                    (
+                        tables::steps_table(&data).to_csv()?,
+                        Body::IntervalsCsv(run),
+                        (!hosts.rows.is_empty())
+                            .then(|| hosts.to_csv())
+                            .transpose()?,
+                    )
+                };
             let mut f = vec![
-                file(out.to_path_buf(), csv.steps_csv.into_bytes(), "steps"),
                 file(
-                    out.with_extension("intervals.csv"),
-                    csv.intervals_csv.into_bytes(),
-                    "intervals",
+                    out.to_path_buf(),
+                    Body::Bytes(steps_csv.into_bytes()),
+                    "steps",
                 ),
+                file(out.with_extension("intervals.csv"), intervals, "intervals"),
             ];
-            if let Some(h) = csv.hosts_csv {
+            if let Some(h) = hosts_csv {
                 f.push(file(
                     out.with_extension("hosts.csv"),
-                    h.into_bytes(),
+                    Body::Bytes(h.into_bytes()),
                     "hosts",
                 ));
             }
             f
         }
-        Kind::Xlsx => vec![file(
-            out.to_path_buf(),
-            export_xlsx_bytes(store, run)?,
-            "workbook",
-        )],
+        Kind::Xlsx => {
+            let data = RunData::load(store, run)?;
+            xlsx::check_rows(store, &data)?;
+            vec![file(out.to_path_buf(), Body::Xlsx(run), "workbook")]
+        }
         Kind::Hlog => {
             let h = export_hlog(store, run)?;
             vec![
-                file(out.to_path_buf(), h.log, "interval histograms"),
+                file(out.to_path_buf(), Body::Bytes(h.log), "interval histograms"),
                 file(
                     out.with_extension("percentiles.csv"),
-                    h.percentiles_csv.into_bytes(),
+                    Body::Bytes(h.percentiles_csv.into_bytes()),
                     "percentiles",
                 ),
             ]
         }
         Kind::Json => {
-            let v = export_json(store, run)?;
-            let text =
-                serde_json::to_string_pretty(&v).map_err(|e| ReportError::Export(e.to_string()))?;
-            vec![file(
-                out.to_path_buf(),
-                (text + "\n").into_bytes(),
-                "the run",
-            )]
+            // Fails now, not halfway through a file, when there is no run.
+            RunData::load(store, run)?;
+            vec![file(out.to_path_buf(), Body::Json(run), "the run")]
         }
     })
 }
@@ -137,10 +190,11 @@ pub struct CsvExport {
     pub hosts_csv: Option<String>,
 }
 
-/// The steps and intervals CSV of a run (docs/export.md). Fails with
-/// [`ReportError::NoSuchRun`] when the store has no such run.
+/// The steps and intervals CSV of a run (docs/export.md), in memory: for
+/// a run of any length write the intervals with [`write_intervals_csv`].
+/// Fails with [`ReportError::NoSuchRun`] when the store has no such run.
 pub fn export_csv(store: &Store, run: RunId) -> Result<CsvExport, ReportError> {
-    let data = RunData::load(store, run, true)?;
+    let data = RunData::load(store, run)?;
     if data.detail.run.kind == iorig_result::RunKind::Profile {
         let p = profile::profile_of(&data)?;
         return Ok(CsvExport {
@@ -150,9 +204,12 @@ pub fn export_csv(store: &Store, run: RunId) -> Result<CsvExport, ReportError> {
         });
     }
     let hosts = tables::hosts_table(&data);
+    let mut intervals = Vec::new();
+    tables::write_intervals_csv(store, &data, &mut intervals)?;
     Ok(CsvExport {
         steps_csv: tables::steps_table(&data).to_csv()?,
-        intervals_csv: tables::intervals_table(&data).to_csv()?,
+        intervals_csv: String::from_utf8(intervals)
+            .map_err(|e| ReportError::Export(format!("writing CSV: {e}")))?,
         hosts_csv: if hosts.rows.is_empty() {
             None
         } else {
@@ -161,30 +218,73 @@ pub fn export_csv(store: &Store, run: RunId) -> Result<CsvExport, ReportError> {
     })
 }
 
-/// The run as XLSX file contents: sheets `steps`, `intervals` and `run`.
+/// Writes the intervals CSV of a run (docs/export.md, "Intervals") to `w`
+/// a row at a time, reading the store a page at a time: its memory does
+/// not grow with the run. A profile's intervals are its own table.
+pub fn write_intervals_csv<W: Write>(store: &Store, run: RunId, w: W) -> Result<(), ReportError> {
+    let data = RunData::load(store, run)?;
+    if data.detail.run.kind == iorig_result::RunKind::Profile {
+        let p = profile::profile_of(&data)?;
+        let mut w = w;
+        return w
+            .write_all(profile::intervals_table(&p).to_csv()?.as_bytes())
+            .map_err(|e| ReportError::Export(format!("writing CSV: {e}")));
+    }
+    tables::write_intervals_csv(store, &data, w)
+}
+
+/// The run as XLSX file contents: sheets `steps`, `intervals` and `run`
+/// (for a long run prefer [`write_xlsx`] to a file).
 pub fn export_xlsx_bytes(store: &Store, run: RunId) -> Result<Vec<u8>, ReportError> {
-    let data = RunData::load(store, run, true)?;
-    let mut book = xlsx::workbook(&data)?;
-    book.save_to_buffer()
+    let mut out = std::io::Cursor::new(Vec::new());
+    write_xlsx(store, run, &mut out)?;
+    Ok(out.into_inner())
+}
+
+/// Writes the run's workbook to `w`. The intervals sheet is written row by
+/// row from the store's pages in rust_xlsxwriter's constant-memory mode
+/// (its rows go to a temporary file, not memory); a run with more interval
+/// rows than a sheet holds is refused ([`ReportError::Usage`]).
+pub fn write_xlsx<W: Write + Seek + Send>(
+    store: &Store,
+    run: RunId,
+    w: W,
+) -> Result<(), ReportError> {
+    let data = RunData::load(store, run)?;
+    let mut book = xlsx::workbook(store, &data)?;
+    book.save_to_writer(w)
         .map_err(|e| ReportError::Export(format!("writing XLSX: {e}")))
 }
 
 /// The whole run as one JSON document of schema [`RUN_SCHEMA`]
-/// (docs/export.md).
+/// (docs/export.md), in memory: for a run of any length write it with
+/// [`write_json`].
 pub fn export_json(store: &Store, run: RunId) -> Result<iorig_result::RunDoc, ReportError> {
-    Ok(json::run_doc(&RunData::load(store, run, true)?))
+    let data = RunData::load(store, run)?;
+    let mut doc = json::run_doc(&data);
+    for (d, s) in doc.steps.iter_mut().zip(&data.steps) {
+        d.intervals = Some(json::interval_docs_of(store, s)?);
+    }
+    Ok(doc)
+}
+
+/// Writes the run's JSON document to `w`: the bytes of
+/// `serde_json::to_string_pretty(&export_json(..))` and a line end, with
+/// each step's intervals read from the store page by page as they are
+/// written.
+pub fn write_json<W: Write>(store: &Store, run: RunId, w: W) -> Result<(), ReportError> {
+    json::write_json(store, &RunData::load(store, run)?, w)
 }
 
 /// The same document without the steps' intervals: `iorig runs show --json`.
 pub fn show_json(store: &Store, run: RunId) -> Result<iorig_result::RunDoc, ReportError> {
-    Ok(json::run_doc(&RunData::load(store, run, false)?))
+    Ok(json::run_doc(&RunData::load(store, run)?))
 }
 
-/// A step with what was stored under it.
+/// A step with what was stored under it but its intervals, which the
+/// exports read page by page ([`tables::for_each_interval`]).
 struct StepData {
     step: StepRow,
-    /// None when the intervals were not read (`runs show --json`).
-    intervals: Option<Vec<IntervalRow>>,
     /// The step's analysis rows, in the order they were stored.
     analysis: Vec<AnalysisRow>,
     /// A multi-host step's hosts, in their order.
@@ -193,8 +293,8 @@ struct StepData {
     jobs: Vec<iorig_result::JobResult>,
 }
 
-/// Everything stored about a run, read once so that every export is built
-/// from one consistent read.
+/// Everything stored about a run but its intervals, read once so that every
+/// export is built from one consistent read.
 struct RunData {
     detail: RunDetail,
     system: Option<iorig_stats::sampler::system::SystemFacts>,
@@ -206,26 +306,19 @@ struct RunData {
 
 impl RunData {
     /// Reads `run` through the store's one loader of a run
-    /// ([`StoredRun`]); its intervals too when `with_intervals`.
-    fn load(store: &Store, run: RunId, with_intervals: bool) -> Result<RunData, ReportError> {
+    /// ([`StoredRun`]).
+    fn load(store: &Store, run: RunId) -> Result<RunData, ReportError> {
         let stored = StoredRun::load(store, run)?.ok_or(ReportError::NoSuchRun(run.0))?;
         let steps = stored
             .steps
             .into_iter()
-            .map(|s| {
-                Ok(StepData {
-                    intervals: if with_intervals {
-                        Some(s.intervals(store)?)
-                    } else {
-                        None
-                    },
-                    step: s.row,
-                    analysis: s.analysis,
-                    hosts: s.hosts,
-                    jobs: s.jobs,
-                })
+            .map(|s| StepData {
+                step: s.row,
+                analysis: s.analysis,
+                hosts: s.hosts,
+                jobs: s.jobs,
             })
-            .collect::<Result<Vec<_>, StoreError>>()?;
+            .collect();
         Ok(RunData {
             detail: stored.detail,
             system: stored.system,
@@ -331,11 +424,7 @@ struct Table {
 impl Table {
     fn to_csv(&self) -> Result<String, ReportError> {
         let fail = |e: &dyn std::fmt::Display| ReportError::Export(format!("writing CSV: {e}"));
-        // `\n` line ends like `iorig run --csv`; the csv crate quotes any
-        // field holding a comma, quote or line break.
-        let mut w = csv::WriterBuilder::new()
-            .terminator(csv::Terminator::Any(b'\n'))
-            .from_writer(Vec::new());
+        let mut w = csv_writer(Vec::new());
         w.write_record(self.columns.iter().map(|c| c.name.as_str()))
             .map_err(|e| fail(&e))?;
         for row in &self.rows {
@@ -349,4 +438,12 @@ impl Table {
         let bytes = w.into_inner().map_err(|e| fail(e.error()))?;
         String::from_utf8(bytes).map_err(|e| fail(&e))
     }
+}
+
+/// The CSV writer of every export: `\n` line ends like `iorig run --csv`;
+/// the csv crate quotes any field holding a comma, quote or line break.
+fn csv_writer<W: Write>(w: W) -> csv::Writer<W> {
+    csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(w)
 }

@@ -1,12 +1,14 @@
 //! The steps table and the intervals table of a run: the rows and columns of
 //! both CSV files and of the `steps` and `intervals` XLSX sheets.
 
-use super::{Cell, Column, Fmt, RunData, StepData, Table};
+use super::{csv_writer, Cell, Column, Fmt, RunData, StepData, Table};
+use crate::ReportError;
 use iorig_result::{Finding, FsOp, LatSummary, Op, OpSummary, Summary};
 use iorig_spec::{headline, key};
-use iorig_store::IntervalRow;
+use iorig_store::{IntervalPages, IntervalRow, Store, INTERVAL_PAGE};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
+use std::io::Write;
 
 /// Parameters shown first, in this order, because they are what a reader
 /// pivots on; every other parameter follows alphabetically.
@@ -464,28 +466,57 @@ fn interval_cells(run_id: i64, s: &StepData, i: &IntervalRow) -> Vec<Cell> {
     row
 }
 
-/// One row per step, interval and operation (docs/export.md, "Intervals").
-pub(super) fn intervals_table(data: &RunData) -> Table {
+/// The columns of the intervals table.
+pub(super) fn interval_columns() -> Vec<Column> {
+    INTERVAL_COLUMNS
+        .iter()
+        .map(|(name, fmt)| Column {
+            name: (*name).to_owned(),
+            fmt: *fmt,
+        })
+        .collect()
+}
+
+/// Calls `f` with each row of the intervals table (docs/export.md,
+/// "Intervals": one per step, interval and operation), in order, reading
+/// the store a page of intervals at a time and without their histograms:
+/// what the exports hold at once is one page, whatever the run's length.
+pub(super) fn for_each_interval(
+    store: &Store,
+    data: &RunData,
+    mut f: impl FnMut(Vec<Cell>) -> Result<(), ReportError>,
+) -> Result<(), ReportError> {
     let run_id = data.detail.run.id.0;
-    Table {
-        columns: INTERVAL_COLUMNS
-            .iter()
-            .map(|(name, fmt)| Column {
-                name: (*name).to_owned(),
-                fmt: *fmt,
-            })
-            .collect(),
-        rows: data
-            .steps
-            .iter()
-            .flat_map(|s| {
-                s.intervals
-                    .iter()
-                    .flatten()
-                    .map(move |i| interval_cells(run_id, s, i))
-            })
-            .collect(),
+    for s in &data.steps {
+        for page in IntervalPages::of(store, s.step.id, INTERVAL_PAGE).figures_only() {
+            for i in &page? {
+                f(interval_cells(run_id, s, i))?;
+            }
+        }
     }
+    Ok(())
+}
+
+/// Writes the intervals table as CSV to `w`, a row at a time.
+pub(super) fn write_intervals_csv<W: Write>(
+    store: &Store,
+    data: &RunData,
+    w: W,
+) -> Result<(), ReportError> {
+    let fail = |e: &dyn std::fmt::Display| ReportError::Export(format!("writing CSV: {e}"));
+    let mut out = csv_writer(w);
+    out.write_record(INTERVAL_COLUMNS.iter().map(|(name, _)| *name))
+        .map_err(|e| fail(&e))?;
+    for_each_interval(store, data, |cells| {
+        out.write_record(
+            cells
+                .iter()
+                .zip(INTERVAL_COLUMNS)
+                .map(|(cell, (_, fmt))| cell.csv_text(fmt)),
+        )
+        .map_err(|e| fail(&e))
+    })?;
+    out.flush().map_err(|e| fail(&e))
 }
 
 /// One row per step and host of a multi-host run: how the host ended, its

@@ -142,7 +142,7 @@ fn row_of(i: RowIn<'_>) -> Row {
 
 /// The run's two vdbench files.
 pub fn export_vdbench(store: &Store, run: RunId) -> Result<VdbenchExport, ReportError> {
-    let data = RunData::load(store, run, true)?;
+    let data = RunData::load(store, run)?;
     let mut flat = String::new();
     let _ = writeln!(
         flat,
@@ -163,7 +163,7 @@ pub fn export_vdbench(store: &Store, run: RunId) -> Result<VdbenchExport, Report
         run.0
     );
     for s in &data.steps {
-        let Some(rows) = &s.intervals else { continue };
+        let rows = &store.interval_range_figures(s.step.id, "", 0..u64::MAX)?;
         let p = s.step.params.as_ref();
         let name = s.step.name.replace(char::is_whitespace, "_");
         let started = s.step.started.as_deref();

@@ -2,10 +2,19 @@
 //! tables as Excel Tables, so filters, pivot tables and slicers work on them
 //! as they are) and `run` (the run's facts as key/value rows).
 
-use super::{tables, Cell, Fmt, RunData, Table};
+use super::{tables, Cell, Column, Fmt, RunData, Table};
 use crate::ReportError;
+use iorig_store::Store;
 use rust_xlsxwriter::{Format, Table as XlTable, TableColumn, Workbook, Worksheet, XlsxError};
 use serde_json::Value;
+
+/// The rows of an Excel sheet, its header included (Excel's limit, and
+/// rust_xlsxwriter's).
+pub const MAX_SHEET_ROWS: u64 = 1_048_576;
+
+/// Rows looked at for the intervals sheet's column widths: the first
+/// page's values are typical of the rest.
+const WIDTH_SAMPLE_ROWS: usize = 4096;
 
 /// Excel keeps at most this many characters in a cell; longer text (a big
 /// plan or curve as JSON) is cut rather than failing the whole export.
@@ -24,7 +33,31 @@ fn xlsx_err(e: XlsxError) -> ReportError {
     ReportError::Export(format!("building XLSX: {e}"))
 }
 
-pub(super) fn workbook(data: &RunData) -> Result<Workbook, ReportError> {
+/// The interval rows of a run, refused when they do not fit one sheet
+/// under its header: bad input, with what to export instead.
+pub(super) fn check_rows(store: &Store, data: &RunData) -> Result<u64, ReportError> {
+    if data.detail.run.kind == iorig_result::RunKind::Profile {
+        return Ok(0);
+    }
+    let mut rows = 0;
+    for s in &data.steps {
+        rows += store.interval_row_count(s.step.id)?;
+    }
+    fits_a_sheet(data.detail.run.id.0, rows)?;
+    Ok(rows)
+}
+
+/// `rows` interval rows and the header in one sheet, or why not.
+fn fits_a_sheet(run: i64, rows: u64) -> Result<(), ReportError> {
+    if rows >= MAX_SHEET_ROWS {
+        return Err(ReportError::Usage(format!(
+            "run {run} has {rows} interval rows (one per interval and operation); an XLSX sheet holds at most {MAX_SHEET_ROWS} rows, its header included: export it with --format csv (or json)"
+        )));
+    }
+    Ok(())
+}
+
+pub(super) fn workbook(store: &Store, data: &RunData) -> Result<Workbook, ReportError> {
     let mut book = Workbook::new();
     if data.detail.run.kind == iorig_result::RunKind::Profile {
         // A profile: its figures, intervals and verdicts instead of steps.
@@ -45,10 +78,9 @@ pub(super) fn workbook(data: &RunData) -> Result<Workbook, ReportError> {
     }
     // The first data columns (run, step, name) stay in view when scrolling
     // right over the many figures of a step.
+    let rows = check_rows(store, data)?;
     book.push_worksheet(table_sheet("steps", &tables::steps_table(data), 3).map_err(xlsx_err)?);
-    book.push_worksheet(
-        table_sheet("intervals", &tables::intervals_table(data), 0).map_err(xlsx_err)?,
-    );
+    intervals_sheet(&mut book, store, data, rows)?;
     let hosts = tables::hosts_table(data);
     if !hosts.rows.is_empty() {
         book.push_worksheet(table_sheet("hosts", &hosts, 4).map_err(xlsx_err)?);
@@ -167,6 +199,87 @@ fn table_sheet(name: &str, table: &Table, frozen_cols: u16) -> Result<Worksheet,
     Ok(ws)
 }
 
+/// The `intervals` sheet, as [`table_sheet`] makes a sheet but written
+/// row by row in constant-memory mode as the store's pages are read: its
+/// rows (`rows` of them, from [`check_rows`]) never sit in memory. The
+/// Excel Table goes on first, since its header is row 0 and rows before
+/// the last one written cannot be written again.
+fn intervals_sheet(
+    book: &mut Workbook,
+    store: &Store,
+    data: &RunData,
+    rows: u64,
+) -> Result<(), ReportError> {
+    let columns: Vec<Column> = tables::interval_columns();
+    let name = "intervals";
+    let ws = book.add_worksheet_with_constant_memory();
+    ws.set_name(name).map_err(xlsx_err)?;
+    let formats: Vec<Option<Format>> = columns
+        .iter()
+        .map(|c| num_format(c.fmt).map(|f| Format::new().set_num_format(f)))
+        .collect();
+    let last_col = u16::try_from(columns.len().saturating_sub(1))
+        .map_err(|_| xlsx_err(XlsxError::RowColumnLimitError))?;
+    if rows == 0 {
+        let bold = Format::new().set_bold();
+        for (c, col) in columns.iter().enumerate() {
+            let c = u16::try_from(c).map_err(|_| xlsx_err(XlsxError::RowColumnLimitError))?;
+            ws.write_string_with_format(0, c, &col.name, &bold)
+                .map_err(xlsx_err)?;
+        }
+        ws.autofilter(0, 0, 0, last_col).map_err(xlsx_err)?;
+    } else {
+        let last_row = u32::try_from(rows).map_err(|_| xlsx_err(XlsxError::RowColumnLimitError))?;
+        let xl_columns: Vec<TableColumn> = columns
+            .iter()
+            .map(|c| TableColumn::new().set_header(&c.name))
+            .collect();
+        let xl = XlTable::new().set_name(name).set_columns(&xl_columns);
+        ws.add_table(0, 0, last_row, last_col, &xl)
+            .map_err(xlsx_err)?;
+    }
+    let mut longest: Vec<usize> = vec![0; columns.len()];
+    let mut r: u32 = 0;
+    tables::for_each_interval(store, data, |cells| {
+        r += 1;
+        // The count was read before; rows stored since (a running run)
+        // stay out rather than land past the table.
+        if u64::from(r) > rows {
+            return Ok(());
+        }
+        for (c, cell) in cells.iter().enumerate() {
+            if (r as usize) <= WIDTH_SAMPLE_ROWS {
+                let chars = columns
+                    .get(c)
+                    .map_or(0, |col| cell.csv_text(col.fmt).chars().count());
+                if let Some(l) = longest.get_mut(c) {
+                    *l = (*l).max(chars);
+                }
+            }
+            let c = u16::try_from(c).map_err(|_| xlsx_err(XlsxError::RowColumnLimitError))?;
+            write_cell(
+                ws,
+                r,
+                c,
+                cell,
+                formats.get(usize::from(c)).and_then(Option::as_ref),
+            )
+            .map_err(xlsx_err)?;
+        }
+        Ok(())
+    })?;
+    for (c, col) in columns.iter().enumerate() {
+        let w = width(
+            &col.name,
+            std::iter::once(longest.get(c).copied().unwrap_or(0)),
+        );
+        let c = u16::try_from(c).map_err(|_| xlsx_err(XlsxError::RowColumnLimitError))?;
+        ws.set_column_width(c, w).map_err(xlsx_err)?;
+    }
+    ws.set_freeze_panes(1, 0).map_err(xlsx_err)?;
+    Ok(())
+}
+
 /// The key/value rows of the `run` sheet (docs/export.md, "XLSX").
 fn run_rows(data: &RunData) -> Vec<(String, Cell)> {
     let d = &data.detail;
@@ -248,4 +361,30 @@ fn run_sheet(data: &RunData) -> Result<Worksheet, XlsxError> {
     )?;
     ws.set_freeze_panes(1, 0)?;
     Ok(ws)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sheet_holds_its_header_and_one_row_less_than_excel_s_limit() {
+        assert!(fits_a_sheet(1, 0).is_ok());
+        assert!(fits_a_sheet(1, MAX_SHEET_ROWS - 1).is_ok());
+        // A week at 1 s: 604,800 intervals, three rows each.
+        match fits_a_sheet(7, 3 * 604_800) {
+            Err(ReportError::Usage(why)) => {
+                assert!(
+                    why.contains("1048576") && why.contains("--format csv"),
+                    "{why}"
+                );
+                assert!(why.starts_with("run 7 has 1814400 interval rows"), "{why}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            fits_a_sheet(1, MAX_SHEET_ROWS),
+            Err(ReportError::Usage(_))
+        ));
+    }
 }

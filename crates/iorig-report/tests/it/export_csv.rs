@@ -132,3 +132,15 @@ fn a_missing_run_is_named() {
     let err = export_csv(&store, RunId(99)).unwrap_err();
     assert!(matches!(err, ReportError::NoSuchRun(99)), "{err}");
 }
+
+/// The intervals CSV written a page at a time is the one `export_csv`
+/// gives, byte for byte.
+#[test]
+fn the_streamed_intervals_csv_is_the_whole_one() {
+    let (store, run) = export_fixture::store_with_run();
+    let mut streamed = Vec::new();
+    iorig_report::export::write_intervals_csv(&store, run, &mut streamed).unwrap();
+    let whole = export_csv(&store, run).unwrap().intervals_csv;
+    assert_eq!(String::from_utf8(streamed).unwrap(), whole);
+    assert_eq!(whole.lines().count(), 28);
+}

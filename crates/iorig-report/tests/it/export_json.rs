@@ -84,3 +84,17 @@ fn json_has_the_documented_shape() {
     assert_eq!(plan[0]["kind"], "curve");
     assert_eq!(plan[0]["result"]["analysis"]["max_iops"], 100020.0);
 }
+
+/// The streamed file is byte for byte the document built whole (as a
+/// `serde_json::Value`, the way every step object used to be made) and
+/// pretty-printed, with a line end.
+#[test]
+fn the_streamed_document_is_the_whole_one() {
+    let (store, run) = export_fixture::store_with_run();
+    let whole = serde_json::to_value(export_json(&store, run).unwrap()).unwrap();
+    let mut streamed = Vec::new();
+    iorig_report::export::write_json(&store, run, &mut streamed).unwrap();
+    let want = serde_json::to_string_pretty(&whole).unwrap() + "\n";
+    assert_eq!(String::from_utf8(streamed).unwrap(), want);
+    assert!(want.contains("\"intervals\": ["));
+}

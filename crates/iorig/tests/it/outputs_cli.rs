@@ -572,3 +572,123 @@ fn control_characters_in_names_never_reach_the_terminal() {
         }
     }
 }
+
+/// A store `long.db` with one run of one step of `intervals` intervals
+/// (read, write and total rows each), written through the store's API in
+/// one transaction: a long soak in well under a second.
+fn store_with_a_long_run(dir: &Path, intervals: u64) {
+    use iorig_store::{IntervalRow, NewRun, NewStep, Op, RunKind, StepRole, Store};
+    let store = Store::open(&dir.join("long.db")).unwrap();
+    let run = store
+        .create_run(&NewRun {
+            kind: RunKind::Run,
+            plan_json: None,
+            host: "h".into(),
+            tool_version: "0".into(),
+            command_line: "iorig run".into(),
+            labels: Default::default(),
+            started: "2026-01-01T00:00:00Z".into(),
+        })
+        .unwrap();
+    let step = store
+        .upsert_step(
+            run,
+            &NewStep {
+                index: 0,
+                name: "soak",
+                role: StepRole::Run,
+                params: None,
+            },
+        )
+        .unwrap();
+    let rows: Vec<IntervalRow> = (0..intervals)
+        .flat_map(|seq| {
+            [Op::Read, Op::Write, Op::Total].map(|op| {
+                let figures = iorig_stats::OpSummary {
+                    ops: seq,
+                    ..Default::default()
+                };
+                IntervalRow::from_op(seq, (seq + 1) as f64, 1.0, false, op, &figures)
+            })
+        })
+        .collect();
+    store.add_intervals(step, &rows).unwrap();
+}
+
+#[test]
+fn a_long_run_is_exported_whole_a_page_at_a_time() {
+    let dir = tmp();
+    let d = dir.path();
+    // Several of the store's pages (4,096 intervals) and a short last one.
+    let intervals = 30_000;
+    store_with_a_long_run(d, intervals);
+    let out = run(
+        &[
+            "export", "1", "--format", "csv", "--out", "long.csv", "--db", "long.db",
+        ],
+        d,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = std::fs::read_to_string(d.join("long.intervals.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("run_id,step_index,step_name,seq,"));
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len() as u64, 3 * intervals);
+    // In order, each interval's read, write and total rows together.
+    for (i, r) in rows.iter().enumerate() {
+        let f: Vec<&str> = r.split(',').collect();
+        assert_eq!(f[3], (i / 3).to_string(), "{r}");
+        assert_eq!(f[7], ["read", "write", "total"][i % 3], "{r}");
+    }
+    // The JSON document holds every interval once, in order.
+    let out = run(
+        &[
+            "export",
+            "1",
+            "--format",
+            "json",
+            "--out",
+            "long.json",
+            "--db",
+            "long.db",
+        ],
+        d,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("long.json")).unwrap()).unwrap();
+    let got = doc["steps"][0]["intervals"].as_array().unwrap();
+    assert_eq!(got.len() as u64, intervals);
+    assert!(got.iter().enumerate().all(|(i, v)| v["seq"] == i as u64));
+    // And fits one XLSX sheet (90,000 rows), which is read back whole.
+    let out = run(
+        &[
+            "export",
+            "1",
+            "--format",
+            "xlsx",
+            "--out",
+            "long.xlsx",
+            "--db",
+            "long.db",
+        ],
+        d,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::metadata(d.join("long.xlsx")).unwrap().len() > 100_000);
+}

@@ -651,3 +651,64 @@ fn other_names_for_the_server_are_refused_without_a_token() {
         200
     );
 }
+
+/// A long step's intervals come a page at a time: 2,000 a page, with
+/// links between pages and where the page stands.
+#[test]
+fn a_long_step_s_intervals_are_paged() {
+    use iorig_store::{IntervalRow, NewRun, NewStep, Op, RunKind, StepRole, Store};
+    let dir = tmp();
+    let d = dir.path();
+    let store = Store::open(&d.join("iorig.db")).unwrap();
+    let run = store
+        .create_run(&NewRun {
+            kind: RunKind::Run,
+            plan_json: None,
+            host: "h".into(),
+            tool_version: "0".into(),
+            command_line: "iorig run".into(),
+            labels: Default::default(),
+            started: "2026-01-01T00:00:00Z".into(),
+        })
+        .unwrap();
+    let step = store
+        .upsert_step(
+            run,
+            &NewStep {
+                index: 0,
+                name: "soak",
+                role: StepRole::Run,
+                params: None,
+            },
+        )
+        .unwrap();
+    let rows: Vec<IntervalRow> = (0..5000u64)
+        .flat_map(|seq| {
+            [Op::Read, Op::Write, Op::Total].map(|op| {
+                let figures = iorig_stats::OpSummary::default();
+                IntervalRow::from_op(seq, (seq + 1) as f64, 1.0, false, op, &figures)
+            })
+        })
+        .collect();
+    store.add_intervals(step, &rows).unwrap();
+    drop(store);
+    let (_serve, addr) = serve(d, &["--listen", "127.0.0.1:0"]);
+
+    let (status, first) = get(&addr, "/runs/1/steps/1");
+    assert_eq!(status, 200, "{first}");
+    assert!(first.contains("intervals 0–1,999 of 5,000"), "{first}");
+    assert!(first.contains("page 1 of 3"));
+    assert!(first.contains("href=\"/runs/1/steps/1?page=2\""));
+    assert!(first.contains("href=\"/runs/1/steps/1?page=3\">last"));
+    // One row per interval of the page, and the header.
+    assert_eq!(first.matches("<tr>").count(), 2001);
+    let (status, last) = get(&addr, "/runs/1/steps/1?page=3");
+    assert_eq!(status, 200);
+    assert!(last.contains("intervals 4,000–4,999 of 5,000"), "{last}");
+    assert_eq!(last.matches("<tr>").count(), 1001);
+    assert!(last.contains("href=\"/runs/1/steps/1?page=2\">prev"));
+    assert!(first.len() < 1_000_000 && last.len() < 1_000_000);
+    assert_eq!(get(&addr, "/runs/1/steps/1?page=4").0, 404);
+    assert_eq!(get(&addr, "/runs/1/steps/1?page=0").0, 404);
+    assert_eq!(get(&addr, "/runs/1/steps/1?page=x").0, 400);
+}
