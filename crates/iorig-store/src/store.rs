@@ -747,7 +747,11 @@ impl Store {
                  ORDER BY seq, CASE op WHEN 'read' THEN 0 WHEN 'write' THEN 1 ELSE 2 END"
             ),
             &values,
-            interval_row,
+            if with_hist {
+                interval_row
+            } else {
+                interval_row_no_hist
+            },
         )
     }
 
@@ -1050,6 +1054,15 @@ fn step_row(r: &DbRow<'_>) -> Result<StepRow, StoreError> {
 
 /// A row of the interval query of [`Store::host_intervals`].
 pub(crate) fn interval_row(r: &DbRow<'_>) -> Result<IntervalRow, StoreError> {
+    let mut row = interval_row_no_hist(r)?;
+    row.lat_hist = r.get(25)?;
+    Ok(row)
+}
+
+/// Columns 0–24 of an interval row: everything but its histogram (which a
+/// query may leave out as a bare `NULL`, typed text by PostgreSQL, so
+/// column 25 is not read here).
+fn interval_row_no_hist(r: &DbRow<'_>) -> Result<IntervalRow, StoreError> {
     let u = |i: usize| r.get::<i64>(i).map(to_u64);
     let device = match (
         r.get::<Option<f64>>(21)?,
@@ -1090,7 +1103,7 @@ pub(crate) fn interval_row(r: &DbRow<'_>) -> Result<IntervalRow, StoreError> {
         cpu_usr_pct: r.get(19)?,
         cpu_sys_pct: r.get(20)?,
         device,
-        lat_hist: r.get(25)?,
+        lat_hist: None,
     })
 }
 

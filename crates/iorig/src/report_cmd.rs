@@ -25,16 +25,12 @@ pub fn failed(e: ReportError) -> Failure {
     }
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    write_output("--out", path, bytes)
-}
-
 /// Writes index.html and every chart as SVG and PNG into `dir`.
 pub fn write_rendered(dir: &Path, r: &Rendered, printer: &Printer) -> Result<(), Failure> {
     iorig_outfile::create_dir("--out", dir)?;
     let (files, png_failed) = r.files();
     for (name, bytes) in &files {
-        write(&dir.join(name), bytes)?;
+        write_output("--out", &dir.join(name), bytes)?;
     }
     if let Some(e) = png_failed {
         printer.notice(&format!("some charts have no PNG copy: {e}"));
@@ -84,16 +80,15 @@ pub fn export(
             "run {id} is a profile: /proc/diskstats gives no latency histograms to export; use --format csv, xlsx or json"
         )));
     }
+    // A run the format cannot hold (XLSX's rows) is a usage error.
     let exporting = |e: ReportError| match e {
-        // A run the format cannot hold (XLSX's rows): give another format.
-        ReportError::Usage(why) => Failure::usage(why),
+        ReportError::Usage(_) => failed(e),
         e => Failure::runtime(format!("exporting run {id}: {e}")),
     };
     let files = iorig_report::export::files(&store, RunId(id), kind, out).map_err(exporting)?;
     let printer = Printer::new(false, false);
     for f in files {
-        // Streamed into the temporary file (the intervals a page at a
-        // time), renamed over the destination only when whole.
+        // Streamed (a page of intervals at a time), renamed in place when whole.
         let mut file = iorig_outfile::AtomicFile::create("--out", &f.path)?;
         f.write_to(&store, std::io::BufWriter::new(&mut file))
             .map_err(exporting)?;

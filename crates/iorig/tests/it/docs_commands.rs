@@ -6,8 +6,8 @@
 //! Commands run as written but for a few rewrites that keep them on things
 //! this test made and short: paths under /var/tmp go to a temp directory,
 //! every device named becomes a loop device the test attaches, times become
-//! one second (warmups none, profile intervals 200 ms), sizes 16 MiB, every
-//! `postgres://` URL a database of a PostgreSQL server the test starts, shell
+//! one second and plans' steps half a second (warmups none, profile
+//! intervals 200 ms), sizes 16 MiB, every `postgres://` URL a database of a PostgreSQL server the test starts, shell
 //! redirections are captured instead, and `runs delete` works on a copy of
 //! the store. Usage lines (`iorig run [FILE] [--target PATH]...`) run with
 //! their optional groups left out, and with those that have no placeholder
@@ -27,6 +27,10 @@ use crate::common;
 use crate::common::{tmp, LoopDev};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+
+/// Each step of a plan the docs run: plans of a dozen steps and more
+/// (fs-metadata, a fitted trace's rounds) are most of the tests' time.
+const STEP_TIME: &str = "500ms";
 
 /// Commands the test does not run, by a piece of their text, and why.
 const SKIPS: &[(&str, &str)] = &[
@@ -222,7 +226,7 @@ fn setup() -> Fixture {
     // draw steps 5 and 10-20 of run 7), the rest single runs.
     std::fs::write(
         f.path().join("plan20.toml"),
-        "[defaults]\nengine = \"null\"\ntime = \"200ms\"\ninterval = \"100ms\"\nqd = [1, 2, 4, 8]\nbs = [\"4k\", \"8k\", \"16k\", \"32k\", \"64k\"]\n[[steps]]\nname = \"grid\"\n",
+        "[defaults]\nengine = \"null\"\ntime = \"100ms\"\ninterval = \"50ms\"\nqd = [1, 2, 4, 8]\nbs = [\"4k\", \"8k\", \"16k\", \"32k\", \"64k\"]\n[[steps]]\nname = \"grid\"\n",
     )
     .unwrap();
     for id in 1..=9 {
@@ -359,7 +363,7 @@ fn rewrite(text: &str, f: &Fixture) -> (Vec<String>, Option<String>) {
                 i += 2;
             }
             ("--step-time", Some(_)) => {
-                args.extend(["--step-time".into(), "1s".into()]);
+                args.extend(["--step-time".into(), STEP_TIME.into()]);
                 i += 2;
             }
             ("--warmup", Some(_)) => {
@@ -437,9 +441,9 @@ fn rewrite(text: &str, f: &Fixture) -> (Vec<String>, Option<String>) {
             add("--time", "1s");
             add("--interval", "200ms");
         }
-        "quick" => add("--step-time", "1s"),
+        "quick" => add("--step-time", STEP_TIME),
         "plan" if words.get(2) == Some(&"run") && !text.contains("--dry-run") => {
-            add("--step-time", "1s")
+            add("--step-time", STEP_TIME)
         }
         _ => {}
     }
@@ -585,7 +589,6 @@ doc_groups! {
     commands_in_the_vdbench_and_file_system_docs_run => ["docs/vdbench.md", "docs/filesystem.md"],
     commands_in_the_other_docs_run => [
         "docs/collect.md",
-        "docs/csv.md",
         "docs/fio.md",
         "docs/hosts.md",
         "docs/json-schema.md",

@@ -57,6 +57,9 @@ fn trims_punch_holes_in_a_file_that_read_back_as_zeros() {
             "64k",
             "--qd",
             "4",
+            // Paced: every trim is checked below, so a bounded number of them.
+            "--rate",
+            "2000",
             "--time",
             "1s",
             "--lat-log",
