@@ -394,7 +394,27 @@ CREATE TABLE external_series (
     // for text whose arguments can no longer be told apart. Done once, as a
     // migration, so lines written since are never rewritten.
     Migration::Repair(scrub_command_lines),
+    // Version 12: every figure of an interval but its histogram, in an
+    // index of their own. A row holds its histogram (kilobytes), so a
+    // week's soak (1.8 million rows) spread its figures over gigabytes of
+    // pages; the reports, charts and exports that read figures only read
+    // this index instead ([`FIGURES_INDEX`]), a tenth of the size.
+    Migration::Sql(
+        r#"
+CREATE INDEX intervals_figures ON intervals (
+    step_id, host, seq, op, t_s, duration_s, warmup, ops, bytes, iops,
+    bw_bytes_per_s, lat_min_ns, lat_mean_ns, lat_stddev_ns, lat_max_ns,
+    lat_p50_ns, lat_p90_ns, lat_p99_ns, lat_p99_9_ns, lat_p99_99_ns, errors,
+    cpu_usr_pct, cpu_sys_pct, dev_util_pct, dev_queue_depth,
+    dev_read_await_ns, dev_write_await_ns
+);
+"#,
+    ),
 ];
+
+/// The index of every interval figure but the histogram (version 12 on
+/// SQLite), named to the query planner by reads of figures only.
+pub(crate) const FIGURES_INDEX: (&str, i64) = ("intervals_figures", 12);
 
 /// The version from which stored command lines hold no password: a store
 /// read below it (read-only, so not migrated) has its command lines
@@ -961,7 +981,16 @@ CREATE TABLE external_series (
     ),
     // Version 11 (stored command lines scrubbed of passwords).
     PgMigration::Repair(scrub_command_lines_pg),
+    // Version 12 (the index of interval figures): nothing to do, since
+    // PostgreSQL keeps a row's large histogram out of line (TOAST), so its
+    // interval rows are narrow already.
+    PgMigration::Repair(figures_need_no_index_pg),
 ];
+
+/// Version 12 on PostgreSQL: see [`PG_MIGRATIONS`].
+fn figures_need_no_index_pg(_conn: &Conn) -> Result<(), StoreError> {
+    Ok(())
+}
 
 /// One step of a PostgreSQL store's schema: SQL, or a repair in Rust.
 pub(crate) enum PgMigration {

@@ -735,6 +735,14 @@ impl Store {
         } else {
             ""
         };
+        // Figures only: from their own index on SQLite, not the rows that
+        // hold kilobytes of histogram each.
+        let (figures_index, since) = crate::schema::FIGURES_INDEX;
+        let indexed = if !with_hist && self.version >= since && matches!(self.conn, Conn::Lite(_)) {
+            format!("INDEXED BY {figures_index}")
+        } else {
+            String::new()
+        };
         self.conn.query(
             &format!(
                 "SELECT seq, t_s, duration_s, warmup, op, ops, bytes, iops, bw_bytes_per_s,
@@ -743,7 +751,7 @@ impl Store {
                         cpu_usr_pct, cpu_sys_pct,
                         dev_util_pct, dev_queue_depth, dev_read_await_ns, dev_write_await_ns,
                         {lat_hist}
-                 FROM intervals WHERE step_id = ?1 AND seq >= ?2 AND seq < ?3 {host_filter}
+                 FROM intervals {indexed} WHERE step_id = ?1 AND seq >= ?2 AND seq < ?3 {host_filter}
                  ORDER BY seq, CASE op WHEN 'read' THEN 0 WHEN 'write' THEN 1 ELSE 2 END"
             ),
             &values,
