@@ -1253,7 +1253,7 @@ fn corpus_files_run_by_fio_and_iorig_agree() {
             cmd.current_dir(dir)
                 .env("TARGET", dir.join("target.dat"))
                 .env("SIZE", "64m")
-                .env("RUNTIME", "2")
+                .env("RUNTIME", "1")
                 .output()
                 .unwrap()
         };
