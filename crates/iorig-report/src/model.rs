@@ -406,7 +406,8 @@ fn step_of(store: &Store, stored: StoredStep) -> Result<StepReport, ReportError>
     let hosts = hosts
         .into_iter()
         .map(|result| {
-            let rows = store.host_intervals(row.id, &result.name)?;
+            // Figures only, as the step's own intervals above.
+            let rows = store.interval_range_figures(row.id, &result.name, 0..u64::MAX)?;
             let mut intervals = Vec::new();
             fold_intervals(&mut intervals, &rows);
             Ok(HostReport { intervals, result })

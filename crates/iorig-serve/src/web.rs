@@ -195,9 +195,8 @@ pub(crate) async fn download(
                     .index_html
                     .into_bytes()
             }
-            "steps.csv" => iorig_report::export::export_csv(s, RunId(id))
+            "steps.csv" => iorig_report::export::export_steps_csv(s, RunId(id))
                 .map_err(e)?
-                .steps_csv
                 .into_bytes(),
             // Written from the store's pages: the bytes, not the rows and
             // the bytes, are what this holds.

@@ -769,14 +769,13 @@ impl Store {
         // With the host named, the maximum is read off the primary key
         // (step, host, seq) at once; without, every row of the step is
         // looked at (a week's soak: 1.8 million).
-        let sql = if self.version >= 6 {
-            "SELECT MAX(seq) FROM intervals WHERE step_id = ?1 AND host = ''"
-        } else {
-            "SELECT MAX(seq) FROM intervals WHERE step_id = ?1"
-        };
+        let sql = format!(
+            "SELECT MAX(seq) FROM intervals WHERE {}",
+            self.own_intervals()
+        );
         let max = self
             .conn
-            .query_opt(sql, &[Value::from(step.0)], |r| r.get::<Option<i64>>(0))?;
+            .query_opt(&sql, &[Value::from(step.0)], |r| r.get::<Option<i64>>(0))?;
         Ok(max
             .flatten()
             .map_or(0, |m| u64::try_from(m).unwrap_or(0) + 1))
@@ -785,15 +784,25 @@ impl Store {
     /// How many rows the step's own intervals have (read, write, total and
     /// the other kinds of each): the rows of its intervals table.
     pub fn interval_row_count(&self, step: StepId) -> Result<u64, StoreError> {
-        let sql = if self.version >= 6 {
-            "SELECT COUNT(*) FROM intervals WHERE step_id = ?1 AND host = ''"
-        } else {
-            "SELECT COUNT(*) FROM intervals WHERE step_id = ?1"
-        };
+        let sql = format!(
+            "SELECT COUNT(*) FROM intervals WHERE {}",
+            self.own_intervals()
+        );
         let n = self
             .conn
-            .query_opt(sql, &[Value::from(step.0)], |r| r.get::<i64>(0))?;
+            .query_opt(&sql, &[Value::from(step.0)], |r| r.get::<i64>(0))?;
         Ok(n.map_or(0, to_u64))
+    }
+
+    /// The condition on the rows of step `?1`'s own intervals, its totals
+    /// rather than a host's (hosts came with schema version 6; before,
+    /// every row is the step's own).
+    fn own_intervals(&self) -> &'static str {
+        if self.version >= 6 {
+            "step_id = ?1 AND host = ''"
+        } else {
+            "step_id = ?1"
+        }
     }
 
     /// The measured-time histogram of a step; `None` when not stored.

@@ -218,6 +218,16 @@ pub fn export_csv(store: &Store, run: RunId) -> Result<CsvExport, ReportError> {
     })
 }
 
+/// The steps CSV of a run alone (what [`export_csv`] gives as its
+/// `steps_csv`), read without any of the run's intervals.
+pub fn export_steps_csv(store: &Store, run: RunId) -> Result<String, ReportError> {
+    let data = RunData::load(store, run)?;
+    if data.detail.run.kind == iorig_result::RunKind::Profile {
+        return profile::figures_table(run.0, &profile::profile_of(&data)?).to_csv();
+    }
+    tables::steps_table(&data).to_csv()
+}
+
 /// Writes the intervals CSV of a run (docs/export.md, "Intervals") to `w`
 /// a row at a time, reading the store a page at a time: its memory does
 /// not grow with the run. A profile's intervals are its own table.
