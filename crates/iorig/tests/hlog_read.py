@@ -7,6 +7,7 @@ Usage: python3 hlog_read.py RUN.hlog RUN.percentiles.csv RUN.json
 Prints one line of totals and exits 0, or names the first mismatch and exits 1.
 """
 
+import bisect
 import csv
 import json
 import math
@@ -27,18 +28,26 @@ def fail(msg):
     sys.exit(1)
 
 
-def nearest_rank(h, q):
-    """The value at a percentile as iorig defines it (nearest rank: the
+def nearest_ranks(h, quantiles):
+    """The values at percentiles as iorig defines them (nearest rank: the
     smallest recorded value with at least ceil(q * count) values at or below
     it, reported as the highest value of its bucket), computed from the
-    decoded bucket counts alone."""
-    target = max(1, math.ceil(q * h.get_total_count()))
+    decoded bucket counts alone, all in one walk of the counts (hdrh's
+    recorded-value iterator takes a second a walk in Python)."""
+    total = h.get_total_count()
+    wanted = sorted((max(1, math.ceil(q * total)), q) for q in quantiles)
+    found = {}
     seen = 0
-    for item in h.get_recorded_iterator():
-        seen += item.count_at_value_iterated_to
-        if seen >= target:
-            return h.get_highest_equivalent_value(item.value_iterated_to)
-    fail("quantile %s beyond the recorded values" % q)
+    for index in range(h.counts_len):
+        count = h.get_count_at_index(index)
+        if count == 0:
+            continue
+        seen += count
+        while wanted and seen >= wanted[0][0]:
+            found[wanted.pop(0)[1]] = h.get_highest_equivalent_value(h.get_value_from_index(index))
+        if not wanted:
+            return found
+    fail("quantiles %s beyond the recorded values" % [q for _, q in wanted])
 
 
 def check_op(h, op, where):
@@ -47,8 +56,9 @@ def check_op(h, op, where):
     if op["ops"] == 0:
         return
     lat = op["lat_ns"]
+    at = nearest_ranks(h, [q for _, q in PERCENTILES])
     for key, q in PERCENTILES:
-        got = nearest_rank(h, q)
+        got = at[q]
         if got != lat[key]:
             fail("%s: %s is %d decoded, %d in the run" % (where, key, got, lat[key]))
     if not h.values_are_equivalent(h.get_max_value(), lat["max"]):
@@ -127,13 +137,18 @@ def main():
             fail("step %d: the spectrum ends at %s values, the log has %d" % (index, last["total_count"], h.get_total_count()))
         if not h.values_are_equivalent(int(last["value_ns"]), h.get_max_value()):
             fail("step %d: the spectrum ends at %s ns, the log's max is %d" % (index, last["value_ns"], h.get_max_value()))
+        # The values at or below each recorded value, from one walk.
+        values, at_or_below = [], []
+        seen = 0
+        for item in h.get_recorded_iterator():
+            seen += item.count_at_value_iterated_to
+            values.append(item.value_iterated_to)
+            at_or_below.append(seen)
         for r in spectrum:
             pct = float(r["percentile"])
             # Each row's count is the values at or below its value.
-            below = 0
-            for item in h.get_recorded_iterator():
-                if item.value_iterated_to <= int(r["value_ns"]):
-                    below += item.count_at_value_iterated_to
+            k = bisect.bisect_right(values, int(r["value_ns"]))
+            below = at_or_below[k - 1] if k else 0
             if below != int(r["total_count"]):
                 fail("step %d: %s values at or below %s ns in the CSV, %d in the log" % (index, r["total_count"], r["value_ns"], below))
             if pct < 100.0 and below < pct / 100.0 * h.get_total_count() - 1e-6:

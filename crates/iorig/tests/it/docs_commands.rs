@@ -7,7 +7,7 @@
 //! this test made and short: paths under /var/tmp go to a temp directory,
 //! every device named becomes a loop device the test attaches, times become
 //! one second and plans' steps half a second (warmups none, profile
-//! intervals 200 ms), sizes 16 MiB, every `postgres://` URL a database of a PostgreSQL server the test starts, shell
+//! intervals 200 ms), sizes 16 MiB, built-in tree plans 50 files a directory, every `postgres://` URL a database of a PostgreSQL server the test starts, shell
 //! redirections are captured instead, and `runs delete` works on a copy of
 //! the store. Usage lines (`iorig run [FILE] [--target PATH]...`) run with
 //! their optional groups left out, and with those that have no placeholder
@@ -159,14 +159,27 @@ fn forms(text: &str) -> Vec<String> {
 struct Fixture {
     dir: tempfile::TempDir,
     lo: LoopDev,
-    /// The team store every `postgres://` URL of the docs goes to.
-    team: String,
-    _pg: iorig_testpg::PgServer,
+    /// The team store every `postgres://` URL of the docs goes to: a
+    /// server started when a command first names one (most groups never
+    /// do, and initdb takes seconds).
+    team: std::cell::OnceCell<(iorig_testpg::PgServer, String)>,
 }
 
 impl Fixture {
     fn path(&self) -> &Path {
         self.dir.path()
+    }
+
+    fn team(&self) -> &str {
+        &self
+            .team
+            .get_or_init(|| {
+                let pg = iorig_testpg::PgServer::start()
+                    .expect("a PostgreSQL server for the team-store pages");
+                let url = pg.new_database().expect("a database");
+                (pg, url)
+            })
+            .1
     }
 
     fn iorig(&self, args: &[&str]) -> std::process::Output {
@@ -202,12 +215,10 @@ fn toml_block(doc: &str, after: &str) -> String {
 }
 
 fn setup() -> Fixture {
-    let pg = iorig_testpg::PgServer::start().expect("a PostgreSQL server for the team-store pages");
     let f = Fixture {
         dir: tmp(),
         lo: LoopDev::new(64 << 20),
-        team: pg.new_database().expect("a database"),
-        _pg: pg,
+        team: std::cell::OnceCell::new(),
     };
     let root = docs_dir();
     // A small default scratch file, so commands without --target are quick.
@@ -336,8 +347,9 @@ fn rewrite(text: &str, f: &Fixture) -> (Vec<String>, Option<String>) {
         let end = text[at..]
             .find(char::is_whitespace)
             .map_or(text.len(), |e| at + e);
-        text.replace_range(at..end, &f.team);
-        from = at + f.team.len();
+        let team = f.team();
+        text.replace_range(at..end, team);
+        from = at + team.len();
     }
     // `iorig man > FILE && man iorig`: the second command is not iorig's.
     if let Some(at) = text.find(" && ") {
@@ -443,7 +455,12 @@ fn rewrite(text: &str, f: &Fixture) -> (Vec<String>, Option<String>) {
         }
         "quick" => add("--step-time", STEP_TIME),
         "plan" if words.get(2) == Some(&"run") && !text.contains("--dry-run") => {
-            add("--step-time", STEP_TIME)
+            add("--step-time", STEP_TIME);
+            // A built-in tree plan's 10 000 files: formatting them before
+            // each step was most of the docs' time.
+            if text.contains("--builtin fs-") && !text.contains("--file-size") {
+                add("--files", "50");
+            }
         }
         _ => {}
     }

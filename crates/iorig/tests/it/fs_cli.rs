@@ -674,8 +674,16 @@ fn the_built_in_file_system_plans_run_on_a_directory_target() {
         // The total counts the operations of the mix: a create's close
         // rides along.
         assert_eq!(s["summary"]["total"]["ops"], fs[name]["ops"], "{name}");
+        // A create or delete step ends once every slot is done, unless
+        // --step-time's 1 s ends it first (a loaded machine); it never does
+        // a slot twice.
         if name != "stat" {
-            assert_eq!(fs[name]["ops"], 8 * 50, "{name}: every slot once");
+            let n = fs[name]["ops"].as_u64().unwrap();
+            let took_s = s["summary"]["duration_s"].as_f64().unwrap();
+            assert!(
+                n == 8 * 50 || (n < 8 * 50 && took_s >= 0.9),
+                "{name}: {n} of 400 slots in {took_s} s"
+            );
         }
     }
     plan("fs-smallfile", &["--files", "20"]);

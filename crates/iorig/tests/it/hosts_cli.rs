@@ -849,7 +849,7 @@ fn a_plan_and_quick_run_every_step_on_every_host() {
     std::fs::write(
         &plan,
         format!(
-            "name = \"hp\"\n[hosts]\nlist = [\"{}\", \"{}\"]\n[defaults]\nengine = \"null\"\ntime = \"2s\"\ninterval = \"1s\"\n[[steps]]\nkind = \"curve\"\nqd = 2\nrates_pct = [50]\n",
+            "name = \"hp\"\n[hosts]\nlist = [\"{}\", \"{}\"]\n[defaults]\nengine = \"null\"\ntime = \"1s\"\ninterval = \"500ms\"\n[[steps]]\nkind = \"curve\"\nqd = 2\nrates_pct = [50]\n",
             a.addr, b.addr
         ),
     )
@@ -908,7 +908,7 @@ fn a_plan_and_quick_run_every_step_on_every_host() {
             "--size",
             "16m",
             "--step-time",
-            "1s",
+            "500ms",
             "--no-db",
             "--hosts",
             &format!("{},{}", a.addr, b.addr),

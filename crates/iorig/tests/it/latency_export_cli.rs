@@ -29,9 +29,9 @@ targets = ["d.img"]
 size = "32m"
 [defaults]
 qd = 4
-time = "2s"
-warmup = "1s"
-interval = "500ms"
+time = "1s"
+warmup = "500ms"
+interval = "250ms"
 [[steps]]
 name = "mixed"
 read = 70
@@ -71,7 +71,7 @@ bs = "4k"
         "{said}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    // 2 steps × 4 measured half-second intervals.
+    // 2 steps × 4 measured quarter-second intervals.
     assert!(
         said.contains("hlog check: 8 intervals of 2 steps"),
         "{said}"

@@ -400,7 +400,7 @@ fn quick_prints_five_figures() {
             "--size",
             "64m",
             "--step-time",
-            "1s",
+            "500ms",
             "--hot-size",
             "8m",
             "-q",

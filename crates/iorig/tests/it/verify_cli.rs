@@ -607,7 +607,10 @@ fn mixed_block_sizes_both_patterns_and_both_engines_validate_clean() {
     let (code, doc, stderr) = run_json(&["verify", "--journal", path_str(&j)], d.path());
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(doc["errors"], 0);
-    assert!(doc["units_checked"].as_u64().unwrap() > 3000, "{doc}");
+    // Every unit the runs wrote is checked (how many the time allowed
+    // depends on the machine).
+    assert!(doc["written_units"].as_u64().unwrap() > 0, "{doc}");
+    assert_eq!(doc["units_checked"], doc["written_units"], "{doc}");
 }
 
 /// Validation's own reads are not the workload's: a write-only run under
@@ -625,7 +628,7 @@ fn validation_reads_are_counted_apart_from_the_workload() {
                 "--target",
                 path_str(&target),
                 "--size",
-                "1m",
+                "64k",
                 "--bs",
                 "4k",
                 "--read",
@@ -643,9 +646,9 @@ fn validation_reads_are_counted_apart_from_the_workload() {
         let s = &doc["summary"];
         let v = &s["validation"];
         assert_eq!(s["read"]["ops"], 0, "{extra:?}: no workload reads: {s}");
-        // More writes than the 256 units: some were rewrites (a few hundred
-        // writes in a second, which a loaded machine makes too).
-        assert!(s["write"]["ops"].as_u64().unwrap() > 256, "{s}");
+        // More writes than the 16 units: some were rewrites (a loaded
+        // machine still makes dozens of writes in a second).
+        assert!(s["write"]["ops"].as_u64().unwrap() > 16, "{s}");
         let validation_reads =
             v["pre_reads"].as_u64().unwrap() + v["after_reads"].as_u64().unwrap();
         assert!(
