@@ -6,7 +6,7 @@
 //! Commands run as written but for a few rewrites that keep them on things
 //! this test made and short: paths under /var/tmp go to a temp directory,
 //! every device named becomes a loop device the test attaches, times become
-//! one second and plans' steps half a second (warmups none, profile
+//! 600 ms and plans' steps a quarter second (warmups none, profile
 //! intervals 200 ms), sizes 16 MiB, built-in tree plans 50 files a directory, every `postgres://` URL a database of a PostgreSQL server the test starts, shell
 //! redirections are captured instead, and `runs delete` works on a copy of
 //! the store. Usage lines (`iorig run [FILE] [--target PATH]...`) run with
@@ -30,7 +30,11 @@ use std::path::{Path, PathBuf};
 
 /// Each step of a plan the docs run: plans of a dozen steps and more
 /// (fs-metadata, a fitted trace's rounds) are most of the tests' time.
-const STEP_TIME: &str = "500ms";
+const STEP_TIME: &str = "250ms";
+
+/// Every run the docs show, and every profile: long enough for I/O and a
+/// few of a profile's intervals, short enough for a hundred commands.
+const RUN_TIME: &str = "600ms";
 
 /// Commands the test does not run, by a piece of their text, and why.
 const SKIPS: &[(&str, &str)] = &[
@@ -214,7 +218,7 @@ fn toml_block(doc: &str, after: &str) -> String {
     rest[start..start + end].to_owned()
 }
 
-fn setup() -> Fixture {
+fn setup(with_runs: bool) -> Fixture {
     let f = Fixture {
         dir: tmp(),
         lo: LoopDev::new(64 << 20),
@@ -233,18 +237,30 @@ fn setup() -> Fixture {
         "--no-db",
         "-q",
     ]);
-    // Runs 1..=9 in the store: 7, 8 and 9 are plans of 20 steps (the docs
-    // draw steps 5 and 10-20 of run 7), the rest single runs.
-    std::fs::write(
-        f.path().join("plan20.toml"),
-        "[defaults]\nengine = \"null\"\ntime = \"100ms\"\ninterval = \"50ms\"\nqd = [1, 2, 4, 8]\nbs = [\"4k\", \"8k\", \"16k\", \"32k\", \"64k\"]\n[[steps]]\nname = \"grid\"\n",
-    )
-    .unwrap();
-    for id in 1..=9 {
-        if id >= 7 {
-            f.must(&["plan", "run", "plan20.toml", "-q"]);
-        } else {
-            f.must(&["run", "--engine", "null", "--time", "200ms", "-q"]);
+    // Runs 1..=9 in the store, for the docs that name stored runs: 7, 8
+    // and 9 are plans of 20 steps (the docs draw steps 5 and 10-20 of run
+    // 7), the rest single runs; each step two intervals.
+    if with_runs {
+        std::fs::write(
+            f.path().join("plan20.toml"),
+            "[defaults]\nengine = \"null\"\ntime = \"20ms\"\ninterval = \"10ms\"\nqd = [1, 2, 4, 8]\nbs = [\"4k\", \"8k\", \"16k\", \"32k\", \"64k\"]\n[[steps]]\nname = \"grid\"\n",
+        )
+        .unwrap();
+        for id in 1..=9 {
+            if id >= 7 {
+                f.must(&["plan", "run", "plan20.toml", "-q"]);
+            } else {
+                f.must(&[
+                    "run",
+                    "--engine",
+                    "null",
+                    "--time",
+                    "50ms",
+                    "--interval",
+                    "25ms",
+                    "-q",
+                ]);
+            }
         }
     }
     // The files the docs' commands name.
@@ -327,7 +343,7 @@ fn rewrite_toml(text: &str, f: &Fixture) -> String {
             let key = l.split('=').next().unwrap_or("").trim();
             match key {
                 "size" => "size = \"16m\"".to_owned(),
-                "time" => "time = \"1s\"".to_owned(),
+                "time" => format!("time = \"{RUN_TIME}\""),
                 "warmup" => "warmup = \"0s\"".to_owned(),
                 _ => l.replace("/var/tmp/", &format!("{}/", f.path().display())),
             }
@@ -371,7 +387,7 @@ fn rewrite(text: &str, f: &Fixture) -> (Vec<String>, Option<String>) {
         let value = words.get(i + 1).copied();
         match (w, value) {
             ("--time", Some(_)) => {
-                args.extend(["--time".into(), "1s".into()]);
+                args.extend(["--time".into(), RUN_TIME.into()]);
                 i += 2;
             }
             ("--step-time", Some(_)) => {
@@ -448,9 +464,9 @@ fn rewrite(text: &str, f: &Fixture) -> (Vec<String>, Option<String>) {
         .get(2)
         .is_some_and(|w| w.ends_with(".fio") || w.starts_with("parmfile"));
     match sub {
-        "run" if !job_file => add("--time", "1s"),
+        "run" if !job_file => add("--time", RUN_TIME),
         "profile" if !text.contains("--diskstats") => {
-            add("--time", "1s");
+            add("--time", RUN_TIME);
             add("--interval", "200ms");
         }
         "quick" => add("--step-time", STEP_TIME),
@@ -672,6 +688,22 @@ fn every_skip_matches_a_command() {
     }
 }
 
+/// Whether a command reads a run by its number (`report 7`, `runs push 1
+/// 2`, `--backend-run 12`), which the fixture then makes beforehand.
+fn names_a_stored_run(text: &str) -> bool {
+    if text.contains("--backend-run ") {
+        return true;
+    }
+    let words: Vec<&str> = text.split_whitespace().collect();
+    match words.get(1..3) {
+        Some([cmd, id]) if ["report", "export", "compare"].contains(cmd) => {
+            id.parse::<u64>().is_ok()
+        }
+        Some(["runs", verb]) => ["show", "label", "delete", "push"].contains(verb),
+        _ => false,
+    }
+}
+
 /// Runs the commands of `docs` in doc order on one fixture, lists what ran
 /// and what was skipped (with why), and fails with every command that failed.
 fn run_docs(docs: &[&str]) {
@@ -683,7 +715,7 @@ fn run_docs(docs: &[&str]) {
     }
     assert!(!commands.is_empty(), "no commands in {docs:?}");
 
-    let f = setup();
+    let f = setup(commands.iter().any(|c| names_a_stored_run(&c.text)));
     let mut ran = Vec::new();
     let mut skipped: Vec<(String, String)> = Vec::new();
     let mut failures = Vec::new();
