@@ -222,16 +222,20 @@ impl Agent for Service {
         let stop = Stop::new();
         let gate = StartGate::new();
         let renewed = Arc::new(Mutex::new(Instant::now()));
-        // A run that was told to stop (its controller gone) may still be
-        // writing its result: give it a moment to finish.
-        for _ in 0..100 {
-            let ending = self
+        // The run before may still be ending: one told to stop (its
+        // controller gone) writing its result, or one whose controller has
+        // its result and sends the next step while the run's thread closes
+        // its files (a loaded host made a plan's next step find the agent
+        // busy with the step before). Give it up to 3 s to finish (the
+        // controller's call allows 5 s); a run still going after that is
+        // another controller's.
+        for _ in 0..60 {
+            let busy = self
                 .active
                 .lock()
                 .map_err(|_| Status::internal("agent state poisoned"))?
-                .as_ref()
-                .is_some_and(|a| a.stop.step.load(std::sync::atomic::Ordering::SeqCst));
-            if !ending {
+                .is_some();
+            if !busy {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
