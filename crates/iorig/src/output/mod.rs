@@ -77,11 +77,7 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
 pub fn completions(shell: clap_complete::Shell) {
     use clap::CommandFactory;
     let mut cmd = iorig_cli::Cli::command();
-    // Into memory, then out as every other line goes: clap_complete panics
-    // when its writer fails, and a closed stdout (`| head -3`) is not a crash.
-    let mut script = Vec::new();
-    clap_complete::generate(shell, &mut cmd, "iorig", &mut script);
-    out(String::from_utf8_lossy(&script).trim_end());
+    clap_complete::generate(shell, &mut cmd, "iorig", &mut std::io::stdout());
 }
 
 /// `iorig man`: the manual page (roff) on stdout.
