@@ -28,26 +28,30 @@ def fail(msg):
     sys.exit(1)
 
 
-def nearest_ranks(h, quantiles):
-    """The values at percentiles as iorig defines them (nearest rank: the
+def cumulative(h):
+    """The recorded values of a decoded histogram in order, and how many
+    values lie at or below each: one walk of hdrh's recorded-value iterator
+    (a walk takes a good part of a second in Python), which every count and
+    percentile below is then read from."""
+    values, at_or_below = [], []
+    seen = 0
+    for item in h.get_recorded_iterator():
+        seen += item.count_at_value_iterated_to
+        values.append(item.value_iterated_to)
+        at_or_below.append(seen)
+    return values, at_or_below
+
+
+def nearest_rank(h, walk, q):
+    """The value at a percentile as iorig defines it (nearest rank: the
     smallest recorded value with at least ceil(q * count) values at or below
     it, reported as the highest value of its bucket), computed from the
-    decoded bucket counts alone, all in one walk of the counts (hdrh's
-    recorded-value iterator takes a second a walk in Python)."""
-    total = h.get_total_count()
-    wanted = sorted((max(1, math.ceil(q * total)), q) for q in quantiles)
-    found = {}
-    seen = 0
-    for index in range(h.counts_len):
-        count = h.get_count_at_index(index)
-        if count == 0:
-            continue
-        seen += count
-        while wanted and seen >= wanted[0][0]:
-            found[wanted.pop(0)[1]] = h.get_highest_equivalent_value(h.get_value_from_index(index))
-        if not wanted:
-            return found
-    fail("quantiles %s beyond the recorded values" % [q for _, q in wanted])
+    decoded bucket counts alone."""
+    values, at_or_below = walk
+    k = bisect.bisect_left(at_or_below, max(1, math.ceil(q * h.get_total_count())))
+    if k == len(values):
+        fail("quantile %s beyond the recorded values" % q)
+    return h.get_highest_equivalent_value(values[k])
 
 
 def check_op(h, op, where):
@@ -56,9 +60,9 @@ def check_op(h, op, where):
     if op["ops"] == 0:
         return
     lat = op["lat_ns"]
-    at = nearest_ranks(h, [q for _, q in PERCENTILES])
+    walk = cumulative(h)
     for key, q in PERCENTILES:
-        got = at[q]
+        got = nearest_rank(h, walk, q)
         if got != lat[key]:
             fail("%s: %s is %d decoded, %d in the run" % (where, key, got, lat[key]))
     if not h.values_are_equivalent(h.get_max_value(), lat["max"]):
@@ -137,13 +141,7 @@ def main():
             fail("step %d: the spectrum ends at %s values, the log has %d" % (index, last["total_count"], h.get_total_count()))
         if not h.values_are_equivalent(int(last["value_ns"]), h.get_max_value()):
             fail("step %d: the spectrum ends at %s ns, the log's max is %d" % (index, last["value_ns"], h.get_max_value()))
-        # The values at or below each recorded value, from one walk.
-        values, at_or_below = [], []
-        seen = 0
-        for item in h.get_recorded_iterator():
-            seen += item.count_at_value_iterated_to
-            values.append(item.value_iterated_to)
-            at_or_below.append(seen)
+        values, at_or_below = cumulative(h)
         for r in spectrum:
             pct = float(r["percentile"])
             # Each row's count is the values at or below its value.
