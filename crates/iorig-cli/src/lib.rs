@@ -5,6 +5,7 @@
 //! tree. Workload values stay text here: iorig-spec parses and validates them,
 //! so a flag and a workload-file key behave the same.
 
+pub mod generate;
 pub mod value;
 
 use clap::{Args, Parser, Subcommand};
@@ -103,7 +104,7 @@ pub enum Command {
         /// The run id (iorig runs list).
         id: i64,
         /// Output directory [default: ./iorig-report-ID].
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, short, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Steps to draw in detail, by number, e.g. 5,10-20 [default: all up
         /// to 40; beyond, those with warnings first, then in order].
@@ -123,7 +124,7 @@ pub enum Command {
         #[arg(long, value_name = "csv|xlsx|json|hlog")]
         format: ExportFormat,
         /// Output file.
-        #[arg(long, value_name = "FILE")]
+        #[arg(long, short, value_name = "FILE")]
         out: PathBuf,
         #[command(flatten)]
         store: StoreArgs,
@@ -135,7 +136,7 @@ pub enum Command {
         #[arg(required = true, num_args = 2..)]
         ids: Vec<i64>,
         /// Output directory [default: ./iorig-compare-ID-ID...].
-        #[arg(long, value_name = "DIR")]
+        #[arg(long, short, value_name = "DIR")]
         out: Option<PathBuf>,
         #[command(flatten)]
         store: StoreArgs,
@@ -154,8 +155,28 @@ pub enum Command {
         /// The shell to complete in.
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff), e.g. iorig man > ~/.local/share/man/man1/iorig.1
-    Man,
+    /// Print a manual page (roff): iorig(1), or a command's, e.g. `iorig man
+    /// plan run`; or install every page into a directory with --install.
+    Man {
+        /// The command whose page to print, e.g. run, or plan run [default:
+        /// iorig(1) itself].
+        #[arg(value_name = "COMMAND")]
+        command: Vec<String>,
+        /// Write every page (iorig.1, iorig-run.1, iorig-plan-run.1, ...)
+        /// into DIR, e.g. ~/.local/share/man/man1, instead of printing one.
+        #[arg(long, value_name = "DIR", conflicts_with = "command")]
+        install: Option<PathBuf>,
+    },
+}
+
+impl Cli {
+    /// The command line parsed with the examples and hints of
+    /// [`generate::command`] (what `--help` shows).
+    pub fn parse_args() -> Result<Cli, clap::Error> {
+        use clap::FromArgMatches;
+        let matches = generate::command().try_get_matches()?;
+        Cli::from_arg_matches(&matches)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -228,6 +249,11 @@ pub struct QuickArgs {
     pub hot_size: Option<String>,
     #[command(flatten)]
     pub record: RecordArgs,
+    /// Write the run as JSON (schema iorig.run/1, as `iorig export --format
+    /// json` writes it) to FILE, or to stdout with - (the text then goes to
+    /// stderr).
+    #[arg(long, value_name = "FILE|-", conflicts_with = "no_db")]
+    pub json: Option<String>,
     #[command(flatten)]
     pub hosts: HostArgs,
     /// Print the steps and the estimated time, run nothing.
@@ -325,6 +351,11 @@ pub struct PlanRunArgs {
     pub yes: bool,
     #[command(flatten)]
     pub record: RecordArgs,
+    /// Write the run as JSON (schema iorig.run/1, as `iorig export --format
+    /// json` writes it) to FILE, or to stdout with - (the text then goes to
+    /// stderr).
+    #[arg(long, value_name = "FILE|-", conflicts_with = "no_db")]
+    pub json: Option<String>,
     #[command(flatten)]
     pub metrics: MetricsArgs,
     #[command(flatten)]
@@ -337,6 +368,48 @@ pub struct PlanRunArgs {
     /// Print only step summaries.
     #[arg(long, short)]
     pub quiet: bool,
+}
+
+impl TraceAnalyseArgs {
+    /// The analysis as the flags ask for it.
+    pub fn options(&self) -> iorig_trace::analyse::Options {
+        iorig_trace::analyse::Options {
+            block_bytes: self.block_bytes,
+            extent_bytes: self.extent_bytes,
+            hit: self.hit,
+            sample: self.sample,
+            window_ns: self.window.as_nanos() as u64,
+            lru: !self.no_lru,
+            ..Default::default()
+        }
+    }
+}
+
+impl TraceReplayArgs {
+    /// The replay as the flags ask for it (timed at --speed, 1 by default,
+    /// unless --afap).
+    pub fn replay(&self, labels: BTreeMap<String, String>) -> iorig_run::replay::Replay {
+        use iorig_run::replay::{Replay, ReplaySetup};
+        Replay {
+            setup: ReplaySetup {
+                file: self.file.clone(),
+                format: self.format,
+                bad: iorig_trace::BadRecords::skipped_if(self.skip_bad),
+                speed: (!self.afap).then(|| self.speed.unwrap_or(1.0)),
+                map: self.map,
+                align_bytes: self.align_bytes,
+                async_submit: self.async_submit,
+                facts: Default::default(),
+            },
+            qd: self.qd,
+            time: self.time.clone(),
+            targets: self.targets.clone(),
+            size: self.size.clone(),
+            engine: self.engine,
+            interval: self.interval.clone(),
+            labels,
+        }
+    }
 }
 
 impl PlanRunArgs {
@@ -1110,9 +1183,10 @@ pub struct TraceListArgs {
 pub struct TraceReportArgs {
     /// The stored analysis (`iorig trace list` shows them).
     pub id: i64,
-    /// Directory for index.html and the charts (SVG and PNG).
-    #[arg(long, value_name = "DIR")]
-    pub out: PathBuf,
+    /// Directory for index.html and the charts (SVG and PNG) [default:
+    /// ./iorig-trace-report-ID].
+    #[arg(long, short, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// Result store: a file, or a postgres:// URL [default: $IORIG_DB or
     /// ./iorig.db].
     #[arg(long, value_name = "PATH|URL", value_parser = LocationParser)]

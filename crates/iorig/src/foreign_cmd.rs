@@ -126,6 +126,8 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
             metrics: a.metrics.clone(),
             collect: a.collect.collect.clone(),
             text_to_stderr: json_stdout,
+            // The job's own --json is written below, in its format.
+            json: None,
         },
     )?;
     if a.dry_run {

@@ -17,7 +17,6 @@ mod store;
 mod trace_cmd;
 mod verify_cmd;
 
-use clap::Parser;
 use iorig_cli as cli;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -101,7 +100,8 @@ fn plan_run(a: cli::PlanRunArgs) -> Result<plan_cmd::PlanDone, Failure> {
             yes: a.yes,
             quiet: a.quiet,
             hosts: a.hosts,
-            text_to_stderr: false,
+            text_to_stderr: a.json.as_deref() == Some("-"),
+            json: a.json.clone(),
             metrics: a.metrics,
             collect: a.collect.collect,
         },
@@ -109,7 +109,7 @@ fn plan_run(a: cli::PlanRunArgs) -> Result<plan_cmd::PlanDone, Failure> {
 }
 
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    let cli = match cli::Cli::parse_args() {
         Ok(cli) => cli,
         Err(e) => return output::clap_error(e),
     };
@@ -170,10 +170,10 @@ fn main() -> ExitCode {
         cli::Command::Agent(args) => agent_cmd::agent(args),
         cli::Command::Serve(args) => serve_cmd::serve(args),
         cli::Command::Completions { shell } => {
-            output::completions(shell);
+            output::completions(&cli::generate::completion_script(shell));
             Ok(exit::OK)
         }
-        cli::Command::Man => output::man_page(),
+        cli::Command::Man { command, install } => output::man(&command, install.as_deref()),
     };
     match result {
         Ok(code) => ExitCode::from(code),

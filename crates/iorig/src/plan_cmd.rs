@@ -34,6 +34,8 @@ pub struct RunOptions {
     pub metrics: iorig_cli::MetricsArgs,
     /// `--collect` sources.
     pub collect: Vec<iorig_run::collect::CollectSource>,
+    /// `--json FILE|-`: the run as stored (iorig.run/1), once it ends.
+    pub json: Option<String>,
 }
 
 /// How a plan run ended: its exit code, its steps, and its id in the store.
@@ -62,6 +64,7 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<PlanDone, Failure> 
     if !opts.no_db {
         check_store(opts.db.as_ref())?;
     }
+    crate::store::check_json(opts.json.as_deref())?;
     crate::metrics::check(&opts.metrics)?;
     let cluster_opts = cluster_options(&opts.hosts, &inv.plan()?)?;
     // Every step's workload and targets are checked before anything runs or
@@ -111,9 +114,18 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<PlanDone, Failure> 
         None => &mut iorig_run::Local,
     };
     let labels = &opts.labels;
-    execute(
+    let done = execute(
         run, executor, opts.kind, labels, &mut store, printer, metrics,
-    )
+    )?;
+    if let (Some(dest), Some(id)) = (&opts.json, done.2) {
+        drop(store);
+        let stored = crate::store::open_read_only(opts.db.as_ref())?;
+        let doc = iorig_report::export::export_json(&stored, id)
+            .map_err(|e| Failure::runtime(format!("reading run {} back for --json: {e}", id.0)))?;
+        let printer = Printer::new(opts.text_to_stderr, opts.quiet);
+        crate::output::json::write_json_doc(&printer, dest, &doc)?;
+    }
+    Ok(done)
 }
 
 /// `iorig plan resume ID`.

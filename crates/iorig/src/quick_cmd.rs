@@ -23,10 +23,11 @@ pub fn quick(a: QuickArgs) -> Result<u8, Failure> {
             hosts: a.hosts,
             metrics: Default::default(),
             collect: Vec::new(),
-            text_to_stderr: false,
+            text_to_stderr: a.json.as_deref() == Some("-"),
+            json: a.json.clone(),
         },
     )?;
-    let printer = Printer::new(false, false);
+    let printer = Printer::new(a.json.as_deref() == Some("-"), false);
     if !results.is_empty() {
         let figures = iorig_run::plan::five_figures(&results);
         printer.lines(iorig_text::run::five_figures_lines(&figures));

@@ -10,19 +10,10 @@ use iorig_cli::{
     TraceAnalyseArgs, TraceFitArgs, TraceListArgs, TraceRecordArgs, TraceReplayArgs,
     TraceReportArgs,
 };
-use iorig_trace::analyse::Options;
 use iorig_trace::BadRecords;
 
 pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
-    let opts = Options {
-        block_bytes: a.block_bytes,
-        extent_bytes: a.extent_bytes,
-        hit: a.hit,
-        sample: a.sample,
-        window_ns: a.window.as_nanos() as u64,
-        lru: !a.no_lru,
-        ..Options::default()
-    };
+    let opts = a.options();
     // --hit and --sample are checked by the analysis, before any record
     // is read and before anything is written.
     crate::store::check_json(a.json.as_deref())?;
@@ -54,7 +45,7 @@ pub fn analyse(a: &TraceAnalyseArgs) -> Result<u8, Failure> {
         let origin = crate::store::origin();
         let id = iorig_run::store::put_trace_analysis(&store, &origin, &a.file, &analysis, labels)?;
         printer.line(&format!(
-            "stored as trace analysis {id} in {} (iorig trace report {id} --out DIR)",
+            "stored as trace analysis {id} in {} (iorig trace report {id} draws it)",
             crate::store::location(a.record.db.as_ref())?
         ));
     }
@@ -97,37 +88,9 @@ pub fn record(a: &TraceRecordArgs) -> Result<u8, Failure> {
 }
 
 pub fn replay(a: &TraceReplayArgs) -> Result<u8, Failure> {
-    use iorig_run::replay::{Replay, ReplaySetup};
-    let format = a.format;
-    let speed = if a.afap {
-        None
-    } else {
-        Some(a.speed.unwrap_or(1.0))
-    };
     crate::store::check_json(a.json.as_deref())?;
     let labels = crate::labels(&a.record.labels)?;
-    let (w, setup) = iorig_run::replay::prepare(
-        Replay {
-            setup: ReplaySetup {
-                file: a.file.clone(),
-                format,
-                bad: BadRecords::skipped_if(a.skip_bad),
-                speed,
-                map: a.map,
-                align_bytes: a.align_bytes,
-                async_submit: a.async_submit,
-                facts: Default::default(),
-            },
-            qd: a.qd,
-            time: a.time.clone(),
-            targets: a.targets.clone(),
-            size: a.size.clone(),
-            engine: a.engine,
-            interval: a.interval.clone(),
-            labels,
-        },
-        a.allow_destroy,
-    )?;
+    let (w, setup) = iorig_run::replay::prepare(a.replay(labels), a.allow_destroy)?;
     let mut store = crate::store::writer(crate::store::StoreChoice {
         db: a.record.db.as_ref(),
         no_db: a.record.no_db,
@@ -216,11 +179,12 @@ pub fn list(a: &TraceListArgs) -> Result<u8, Failure> {
 }
 
 pub fn report(a: &TraceReportArgs) -> Result<u8, Failure> {
-    crate::store::check_output_dir("--out", &a.out)?;
+    let out = (a.out.clone()).unwrap_or_else(|| format!("iorig-trace-report-{}", a.id).into());
+    crate::store::check_output_dir("--out", &out)?;
     let store = crate::store::open_read_only(a.db.as_ref())?;
     let rendered =
         iorig_report::pages::trace_report(&store, a.id).map_err(crate::report_cmd::failed)?;
     let printer = Printer::new(false, false);
-    crate::report_cmd::write_rendered(&a.out, &rendered, &printer)?;
+    crate::report_cmd::write_rendered(&out, &rendered, &printer)?;
     Ok(exit::OK)
 }

@@ -73,21 +73,23 @@ pub fn clap_error(e: clap::Error) -> ExitCode {
     }
 }
 
-/// `iorig completions SHELL`: the completion script on stdout.
-pub fn completions(shell: clap_complete::Shell) {
-    use clap::CommandFactory;
-    let mut cmd = iorig_cli::Cli::command();
-    clap_complete::generate(shell, &mut cmd, "iorig", &mut std::io::stdout());
+/// `iorig completions SHELL`: the completion script on stdout, written as
+/// every other line is (a closed pipe ends it quietly).
+pub fn completions(script: &[u8]) {
+    out(String::from_utf8_lossy(script).trim_end());
 }
 
-/// `iorig man`: the manual page (roff) on stdout.
-pub fn man_page() -> Result<u8, crate::Failure> {
-    use clap::CommandFactory;
-    let mut page = Vec::new();
-    clap_mangen::Man::new(iorig_cli::Cli::command())
-        .render(&mut page)
-        .map_err(|e| crate::Failure::runtime(format!("rendering the manual page: {e}")))?;
-    out(String::from_utf8_lossy(&page).trim_end());
+/// `iorig man [COMMAND]`: a manual page (roff) on stdout; `--install DIR`:
+/// every page written into DIR.
+pub fn man(command: &[String], install: Option<&std::path::Path>) -> Result<u8, crate::Failure> {
+    use iorig_cli::generate as g;
+    match install {
+        None => out(
+            String::from_utf8_lossy(&g::man_page(command).map_err(crate::Failure::usage)?)
+                .trim_end(),
+        ),
+        Some(dir) => out(&g::install_pages(dir).map_err(crate::Failure::runtime)?),
+    }
     Ok(exit::OK)
 }
 
