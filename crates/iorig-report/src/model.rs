@@ -273,6 +273,8 @@ pub struct SteadyState {
 #[derive(Clone, Debug, PartialEq)]
 pub struct CurveReport {
     pub group: u64,
+    /// What sets it apart from the run's other curves ("bs=64k").
+    pub name: Option<String>,
     pub threshold_ms: f64,
     /// The plan indexes of its steps, in load order.
     pub step_indexes: Vec<i64>,
@@ -617,6 +619,7 @@ fn findings_of(rows: &[&AnalysisRow], measured_start_s: f64) -> StepFindings {
 fn curve_of(c: &CurveFinding) -> CurveReport {
     CurveReport {
         group: u64::from(c.group),
+        name: c.name.clone(),
         threshold_ms: c.threshold_ms,
         step_indexes: c.steps.iter().map(|&s| s as i64).collect(),
         points: c.points.clone(),

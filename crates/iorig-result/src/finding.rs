@@ -30,7 +30,7 @@ pub enum Finding {
     Skipped(SkippedFinding),
     /// A plan's IOPS–latency curve: max, best under the latency threshold,
     /// knee.
-    Curve(CurveFinding),
+    Curve(Box<CurveFinding>),
     /// `iorig profile`: the devices covered and the per-interval figures,
     /// as the profile crate writes them (shown whole, never read by field).
     ProfileDevices(serde_json::Value),
@@ -251,6 +251,10 @@ pub struct SkippedFinding {
 pub struct CurveFinding {
     /// The curve's group in the plan, from 0.
     pub group: u32,
+    /// What sets it apart from the plan's other curves ("bs=64k"); absent
+    /// for a lone curve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     pub threshold_ms: f64,
     /// Plan indexes (from 0) of its steps, in load order.
     pub steps: Vec<usize>,
@@ -266,6 +270,15 @@ pub struct CurveFinding {
     pub threshold_percentile: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best_under_pct_step: Option<usize>,
+    /// Step numbers of the points past the threshold the bests were
+    /// interpolated toward: a best with one lies between its step and this
+    /// one, and is no step's measured IOPS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_under_mean_toward_step: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_under_p99_toward_step: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_under_pct_toward_step: Option<usize>,
     /// Steps that ran off their rate (not counted for the best).
     #[serde(default)]
     pub off_rate: Vec<OffRatePoint>,

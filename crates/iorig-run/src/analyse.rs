@@ -373,6 +373,7 @@ fn curve_groups(results: &[StepResult]) -> (BTreeMap<u32, Group>, BTreeMap<u32, 
 /// in load order.
 pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
     let (groups, _) = curve_groups(results);
+    let names = curve_names(results, &groups);
     groups
         .into_iter()
         .filter(|(_, (pts, ..))| pts.len() >= 2)
@@ -395,6 +396,7 @@ pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
                 .filter_map(|&i| step_of(Some(i)))
                 .collect();
             CurveFinding {
+                name: names.get(&g).cloned().flatten(),
                 group: g,
                 non_monotone_steps,
                 threshold_ms,
@@ -402,11 +404,71 @@ pub(crate) fn curves(results: &[StepResult]) -> Vec<CurveFinding> {
                 best_under_p99_step: step_of(a.best_under_p99_point),
                 threshold_percentile,
                 best_under_pct_step: step_of(a.best_under_pct_point),
+                best_under_mean_toward_step: step_of(a.best_under_mean_toward),
+                best_under_p99_toward_step: step_of(a.best_under_p99_toward),
+                best_under_pct_toward_step: step_of(a.best_under_pct_toward),
                 steps,
                 points: pts,
                 analysis: a,
                 off_rate,
             }
+        })
+        .collect()
+}
+
+/// Each curve's name by what differs between the curves' first steps
+/// ("bs=64k", "bs=4k, read=70"), so "curve 2" says which it is; None for a
+/// lone curve, or where nothing but the rate differs.
+fn curve_names(
+    results: &[StepResult],
+    groups: &BTreeMap<u32, Group>,
+) -> BTreeMap<u32, Option<String>> {
+    // Each curve's first step's workload as flat key = value text.
+    let firsts: BTreeMap<u32, BTreeMap<String, String>> = groups
+        .iter()
+        .filter_map(|(g, (_, _, steps, _))| {
+            let first = steps.first()?;
+            let r = results.iter().find(|r| r.step.index == *first)?;
+            let serde_json::Value::Object(map) = serde_json::to_value(&r.step.workload).ok()?
+            else {
+                return None;
+            };
+            let flat = map
+                .into_iter()
+                .filter(|(k, v)| !v.is_null() && !k.starts_with("rate") && k != "label")
+                .map(|(k, v)| {
+                    let text = match v {
+                        serde_json::Value::String(t) => t,
+                        v => v.to_string(),
+                    };
+                    (k, text)
+                })
+                .collect();
+            Some((*g, flat))
+        })
+        .collect();
+    let mut keys: Vec<&String> = firsts.values().flat_map(|m| m.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let differing: Vec<&String> = keys
+        .into_iter()
+        .filter(|k| {
+            let mut values = firsts.values().map(|m| m.get(*k));
+            let first = values.next().flatten();
+            values.any(|v| v != first)
+        })
+        .collect();
+    groups
+        .keys()
+        .map(|g| {
+            let name = firsts.get(g).filter(|_| firsts.len() > 1).map(|m| {
+                differing
+                    .iter()
+                    .map(|k| format!("{k}={}", m.get(*k).map_or("-", String::as_str)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            });
+            (*g, name.filter(|n| !n.is_empty()))
         })
         .collect()
 }

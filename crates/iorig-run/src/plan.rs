@@ -525,7 +525,7 @@ impl Runner<'_> {
         for c in analyse::curves(&self.results) {
             self.out.send(Event::Finding {
                 index: None,
-                finding: &Finding::Curve(c),
+                finding: &Finding::Curve(Box::new(c)),
             });
         }
         let status = if self.stop.interrupted() {

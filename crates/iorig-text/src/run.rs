@@ -173,23 +173,29 @@ pub fn steady_state_line(label: &str, v: &SteadyStateFinding) -> String {
 
 pub fn curve_lines(v: &CurveFinding) -> Vec<String> {
     let a = &v.analysis;
-    let group = v.group + 1;
+    // "curve 2 (bs=64k)": which curve, by what differs from the others.
+    let group = match &v.name {
+        Some(n) => format!("{} ({n})", v.group + 1),
+        None => (v.group + 1).to_string(),
+    };
     let th = v.threshold_ms;
     let f = |x: Option<f64>| match x {
         Some(n) => format!("{n:.0}"),
         None => "none".to_string(),
     };
-    let at = |step: Option<usize>| match step {
-        Some(step) => format!(" (step {step})"),
-        None => String::new(),
+    // A best between two steps is no step's measurement: say so.
+    let at = |step: Option<usize>, toward: Option<usize>| match (step, toward) {
+        (Some(step), Some(next)) => format!(" (interpolated between steps {step} and {next})"),
+        (Some(step), None) => format!(" (step {step})"),
+        (None, _) => String::new(),
     };
     let mut out = vec![format!(
         "curve {group}: max {} IOPS; best with mean latency <= {th} ms: {}{}; with p99 <= {th} ms: {}{}",
         f(Some(a.max_iops)),
         f(a.best_under_mean),
-        at(v.best_under_mean_step),
+        at(v.best_under_mean_step, v.best_under_mean_toward_step),
         f(a.best_under_p99),
-        at(v.best_under_p99_step),
+        at(v.best_under_p99_step, v.best_under_p99_toward_step),
     )];
     if let Some(p) = v.threshold_percentile {
         // The percentile the curve was asked to judge (fio's
@@ -202,7 +208,7 @@ pub fn curve_lines(v: &CurveFinding) -> Vec<String> {
         out.push(format!(
             "curve {group}: best with {which} <= {th} ms: {}{}",
             f(a.best_under_pct),
-            at(v.best_under_pct_step),
+            at(v.best_under_pct_step, v.best_under_pct_toward_step),
         ));
     }
     for o in &v.off_rate {
@@ -429,28 +435,30 @@ pub fn dry_run_lines(
     estimate: Duration,
     hosts: Option<usize>,
 ) -> Vec<String> {
-    let mut out = vec![
-        format!(
-            "plan {} ({}): {} step(s), estimated {}",
-            plan.name,
-            plan.path,
-            steps.len(),
-            iorig_spec::format_duration(estimate)
-        ),
-        format!(
-            "{:>5}  {:<14} {:<40} {:>6} {:>5} {:>6} {:>5} {:>7} {:>8} {:>8}",
-            "step",
-            "role",
-            "label",
-            headline::BS.narrow,
-            headline::READ.narrow,
-            headline::RANDOM.narrow,
-            headline::QD.narrow,
-            headline::THREADS.head,
-            headline::RATE.narrow,
-            "time"
-        ),
-    ];
+    let mut out = vec![format!(
+        "plan {} ({}): {} step(s), estimated {}",
+        plan.name,
+        plan.path,
+        steps.len(),
+        iorig_spec::format_duration(estimate)
+    )];
+    // Cells first, widths from them: a role or label longer than a fixed
+    // width would run into the next column.
+    let mut rows: Vec<([String; 10], String)> = vec![(
+        [
+            "step".into(),
+            "role".into(),
+            "label".into(),
+            headline::BS.narrow.into(),
+            headline::READ.narrow.into(),
+            headline::RANDOM.narrow.into(),
+            headline::QD.narrow.into(),
+            headline::THREADS.head.into(),
+            headline::RATE.narrow.into(),
+            "time".into(),
+        ],
+        String::new(),
+    )];
     for s in steps {
         let w = &s.workload;
         let time = match (&s.role, s.time, s.steady_state) {
@@ -468,18 +476,20 @@ pub fn dry_run_lines(
             StepRole::CurveRefine { .. } => "bisect".into(),
             _ => text_of(&w.rate),
         };
-        out.push(format!(
-            "{:>5}  {:<14} {:<40} {:>6} {:>5} {:>6} {:>5} {:>7} {:>8} {:>8}",
-            s.index + 1,
-            iorig_result::StepRole::from(&s.role),
-            s.label,
-            text_of(&w.bs),
-            text_of(&w.read),
-            text_of(&w.random),
-            text_of(&w.qd),
-            text_of(&w.threads),
-            rate,
-            time
+        rows.push((
+            [
+                (s.index + 1).to_string(),
+                iorig_result::StepRole::from(&s.role).to_string(),
+                s.label.clone(),
+                text_of(&w.bs),
+                text_of(&w.read),
+                text_of(&w.random),
+                text_of(&w.qd),
+                text_of(&w.threads),
+                rate,
+                time,
+            ],
+            String::new(),
         ));
         // A step of several jobs: each job's own keys and targets.
         for j in &s.jobs {
@@ -497,20 +507,42 @@ pub fn dry_run_lines(
             if let Some(io) = &jw.io_size {
                 extra.push_str(&format!(" io_size {}", text_of(&Some(io.clone()))));
             }
-            out.push(format!(
-                "{:>5}  {:<14} {:<40} {:>6} {:>5} {:>6} {:>5} {:>7} {:>8} {:>8}  {targets}{extra}",
-                "",
-                "  job",
-                j.name,
-                text_of(&jw.bs),
-                text_of(&jw.read),
-                text_of(&jw.random),
-                text_of(&jw.qd),
-                text_of(&jw.threads),
-                text_of(&jw.rate),
-                text_of(&jw.time)
+            rows.push((
+                [
+                    String::new(),
+                    "  job".into(),
+                    j.name.clone(),
+                    text_of(&jw.bs),
+                    text_of(&jw.read),
+                    text_of(&jw.random),
+                    text_of(&jw.qd),
+                    text_of(&jw.threads),
+                    text_of(&jw.rate),
+                    text_of(&jw.time),
+                ],
+                format!("  {targets}{extra}"),
             ));
         }
+    }
+    let mut widths = [0usize; 10];
+    for (cells, _) in &rows {
+        for (w, c) in widths.iter_mut().zip(cells) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    for (cells, tail) in rows {
+        // Step, role and label read left to right; the figures right-aligned.
+        let line: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .enumerate()
+            .map(|(i, (c, w))| match i {
+                0 => format!("{c:>w$}"),
+                1 | 2 => format!("{c:<w$}"),
+                _ => format!("{c:>w$}"),
+            })
+            .collect();
+        out.push(format!("{}{tail}", line.join("  ")).trim_end().to_string());
     }
     if let Some(t) = &plan.targets {
         out.push(format!("targets: {}", t.join(", ")));

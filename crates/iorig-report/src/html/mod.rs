@@ -150,17 +150,18 @@ mod tests {
         ];
         let c = CurveReport {
             group: 0,
+            name: Some("bs=64k".into()),
             threshold_ms: 1.0,
             step_indexes: vec![0, 1, 2, 3],
             analysis: Some(analyze_curve(&points, 1e6, 2.0)),
             points,
         };
         let s = curve_sentence(&c);
-        assert!(s.contains("(step 2)"), "{s}");
+        assert!(s.starts_with("Curve 1 (bs=64k): "), "{s}");
         assert!(s.contains("not counted for the best): 4"), "{s}");
         assert!(
-            s.contains("best with mean latency ≤ 1 ms: 103,600 IOPS (step 2)"),
-            "the best lies between the paced steps 2 and 3, not at the uncontrolled max: {s}"
+            s.contains("best with mean latency ≤ 1 ms: 103,600 IOPS (interpolated between steps 2 and 3)"),
+            "the best lies between the paced steps 2 and 3, not at the uncontrolled max, and is no step's measurement: {s}"
         );
     }
 

@@ -468,9 +468,17 @@ pub(super) fn steady_text(ss: &crate::model::SteadyState) -> Markup {
     }
 }
 
+/// "Curve 2 (bs=64k)": the curve's number and what sets it apart.
+pub(super) fn curve_title(c: &CurveReport) -> String {
+    match &c.name {
+        Some(n) => format!("{} ({n})", c.group + 1),
+        None => (c.group + 1).to_string(),
+    }
+}
+
 pub(super) fn curve_sentence(c: &CurveReport) -> String {
     let Some(a) = &c.analysis else {
-        return format!("Curve {}: no analysis stored.", c.group + 1);
+        return format!("Curve {}: no analysis stored.", curve_title(c));
     };
     // The plan step a point stands for (shown from 1, as the step table).
     let step_no = |i: usize| c.step_indexes.get(i).map(|s| s + 1);
@@ -480,18 +488,31 @@ pub(super) fn curve_sentence(c: &CurveReport) -> String {
             .map(|n| format!(" (step {n})"))
             .unwrap_or_default()
     };
-    let best = |v: Option<f64>, point: Option<usize>| {
-        v.map(|x| format!("{} IOPS{}", fmt_iops(x), step_of(point)))
+    // A best between two steps is no step's measurement: say so.
+    let best = |v: Option<f64>, point: Option<usize>, toward: Option<usize>| {
+        let at = match (point.and_then(step_no), toward.and_then(step_no)) {
+            (Some(a), Some(b)) => format!(" (interpolated between steps {a} and {b})"),
+            _ => step_of(point),
+        };
+        v.map(|x| format!("{} IOPS{at}", fmt_iops(x)))
             .unwrap_or_else(|| "none (no paced step met its rate within the limit)".to_owned())
     };
     let mut s = format!(
         "Curve {}: max {} IOPS; best with mean latency ≤ {} ms: {}; with p99 ≤ {} ms: {}",
-        c.group + 1,
+        curve_title(c),
         fmt_iops(a.max_iops),
         charts::axis_num(c.threshold_ms),
-        best(a.best_under_mean, a.best_under_mean_point),
+        best(
+            a.best_under_mean,
+            a.best_under_mean_point,
+            a.best_under_mean_toward
+        ),
         charts::axis_num(c.threshold_ms),
-        best(a.best_under_p99, a.best_under_p99_point)
+        best(
+            a.best_under_p99,
+            a.best_under_p99_point,
+            a.best_under_p99_toward
+        )
     );
     // Points (indexes as given) as the step numbers they stand on.
     let steps_of = |points: &[usize]| -> String {
@@ -783,8 +804,8 @@ pub(super) fn curve_params(r: &RunReport, c: &CurveReport) -> Option<String> {
 pub(super) fn curve_section(page: &mut Page, r: &RunReport, c: &CurveReport) -> Markup {
     let n = c.group + 1;
     let title = match curve_params(r, c) {
-        Some(p) => format!("IOPS–latency curve {n}: {p}"),
-        None => format!("IOPS–latency curve {n}"),
+        Some(p) => format!("IOPS–latency curve {}: {p}", curve_title(c)),
+        None => format!("IOPS–latency curve {}", curve_title(c)),
     };
     let chart = page.chart(
         &format!("curve-{n}"),
@@ -792,7 +813,7 @@ pub(super) fn curve_section(page: &mut Page, r: &RunReport, c: &CurveReport) -> 
         charts::curve_chart(
             &title,
             c.threshold_ms,
-            &[curve_line(format!("curve {n}"), c)],
+            &[curve_line(format!("curve {}", curve_title(c)), c)],
         ),
     );
     let rows: Vec<Vec<Markup>> = c

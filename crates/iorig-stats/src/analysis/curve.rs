@@ -105,6 +105,16 @@ pub struct CurveAnalysis {
     pub best_under_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub best_under_pct_point: Option<usize>,
+    /// The point past the threshold each best was interpolated toward
+    /// (index as given): the best lies between `*_point` and this one and
+    /// is no step's measured IOPS. `None`: the best is `*_point`'s own
+    /// IOPS (no point above it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_under_mean_toward: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_under_p99_toward: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_under_pct_toward: Option<usize>,
     /// Paced steps whose achieved IOPS was more than
     /// [`RATE_TOLERANCE_PCT`] off their requested rate (indices as given).
     #[serde(default)]
@@ -198,6 +208,9 @@ pub fn analyze_curve(points: &[CurvePoint], threshold_ns: f64, knee_factor: f64)
         best_under_p99_point: best_p99.map(|b| b.1),
         best_under_pct: best_pct.map(|b| b.0),
         best_under_pct_point: best_pct.map(|b| b.1),
+        best_under_mean_toward: best_mean.and_then(|b| b.2),
+        best_under_p99_toward: best_p99.and_then(|b| b.2),
+        best_under_pct_toward: best_pct.and_then(|b| b.2),
         off_rate_points,
         non_monotone_points: non_monotone(points),
         knee_factor,
@@ -250,22 +263,26 @@ fn knee_at(index: usize, p: &CurvePoint) -> Knee {
     }
 }
 
-/// The best IOPS under the threshold and the point (index as given) it
-/// stands on.
+/// The best IOPS under the threshold, the point (index as given) it
+/// stands on, and the point past the threshold it was interpolated toward.
 fn best_under(
     sorted: &[(usize, &CurvePoint)],
     threshold_ns: f64,
     lat: impl Fn(&CurvePoint) -> f64,
-) -> Option<(f64, usize)> {
+) -> Option<(f64, usize, Option<usize>)> {
     let i = sorted.iter().rposition(|(_, p)| lat(p) <= threshold_ns)?;
     let (index, under) = sorted[i];
-    let Some((_, over)) = sorted.get(i + 1) else {
-        return Some((under.iops, index));
+    let Some(&(over_index, over)) = sorted.get(i + 1) else {
+        return Some((under.iops, index, None));
     };
     // `over` is past the threshold and `under` within it, so the latency
     // difference is positive.
     let frac = (threshold_ns - lat(under)) / (lat(over) - lat(under));
-    Some((under.iops + frac * (over.iops - under.iops), index))
+    Some((
+        under.iops + frac * (over.iops - under.iops),
+        index,
+        Some(over_index),
+    ))
 }
 
 fn curvature_knee(sorted: &[(usize, &CurvePoint)]) -> Option<Knee> {
