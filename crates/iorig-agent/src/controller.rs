@@ -965,7 +965,7 @@ impl<'h> Progress<'h> {
                 });
             }
             Some(Report::Failed(i, s)) if self.runs[i].live() => {
-                lose(&mut self.runs[i], &hosts[i].spec, s.message(), out);
+                lose(&mut self.runs[i], &hosts[i].spec, &why_failed(&s), out);
             }
             Some(Report::Closed(i)) if self.runs[i].live() && !self.begun => {
                 self.runs[i].state = State::Ended;
@@ -1392,6 +1392,36 @@ pub fn rate_line(w: &Workload, o: &ControllerOptions) -> String {
     }
 }
 
+/// Why a host's stream failed, in words about the host: a broken
+/// connection reads "h2 protocol error: ..." from the HTTP/2 layer, which
+/// looks like a host named h2.
+fn why_failed(s: &tonic::Status) -> String {
+    let msg = s.message();
+    let transport = [
+        "h2 protocol error",
+        "transport error",
+        "connection",
+        "broken pipe",
+    ]
+    .iter()
+    .any(|w| msg.to_ascii_lowercase().contains(w));
+    if transport || matches!(s.code(), tonic::Code::Unavailable) {
+        let detail = msg
+            .trim_start_matches("h2 protocol error: ")
+            .trim_start_matches("transport error: ");
+        let detail = if detail.is_empty() {
+            "no detail"
+        } else {
+            detail
+        };
+        format!("connection to the agent broke (HTTP/2: {detail})")
+    } else if msg.is_empty() {
+        format!("the agent ended its stream with {:?}", s.code())
+    } else {
+        format!("the agent reported: {msg}")
+    }
+}
+
 /// Marks a host lost at the first interval it did not deliver.
 fn lose(r: &mut HostRun, spec: &HostSpec, why: &str, out: &mut Out<'_>) {
     let at_index = r.samples.len();
@@ -1424,6 +1454,20 @@ fn first_error(mut errors: Vec<(usize, String)>) -> Option<String> {
 mod tests {
     use super::*;
     use iorig_stats::{CpuUsage, IntervalStats, OpStats};
+
+    #[test]
+    fn a_broken_connection_is_said_as_one_not_as_a_host_named_h2() {
+        let s = tonic::Status::unknown("h2 protocol error: error reading a body from connection");
+        assert_eq!(
+            why_failed(&s),
+            "connection to the agent broke (HTTP/2: error reading a body from connection)"
+        );
+        let s = tonic::Status::internal("target /dev/sdb vanished");
+        assert_eq!(
+            why_failed(&s),
+            "the agent reported: target /dev/sdb vanished"
+        );
+    }
 
     fn sample(index: usize, lats: &[u64], gap: u64) -> IntervalSample {
         let mut stats = IntervalStats::default();

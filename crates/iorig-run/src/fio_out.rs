@@ -144,10 +144,13 @@ pub fn document_of_plan(
         let Some(op_stats) = part.stats.fs_op(*op) else {
             continue;
         };
+        // The job's own rw, else [global]'s.
         let writes = m
             .options
             .iter()
-            .any(|(k, v)| matches!(k.as_str(), "rw" | "readwrite") && v.contains("write"));
+            .chain(&t.global_options)
+            .find(|(k, _)| matches!(k.as_str(), "rw" | "readwrite"))
+            .is_some_and(|(_, v)| v.contains("write"));
         let mut st = part.stats.clone();
         st.reset();
         st.meta.clear();

@@ -147,10 +147,8 @@ pub fn run(a: &RunArgs, path: &Path, text: &str, format: Format) -> Result<u8, F
         for (name, text) in [("flatfile.html", e.flatfile), ("summary.html", e.summary)] {
             crate::store::write_output("--vdbench-out", &d.join(name), text.as_bytes())?;
         }
-        let d = d.display();
-        printer.notice(&format!(
-            "vdbench files: {d}/flatfile.html, {d}/summary.html"
-        ));
+        let (f, s) = (d.join("flatfile.html"), d.join("summary.html"));
+        printer.notice(&format!("vdbench files: {}, {}", f.display(), s.display()));
     }
     let dest = a.json.clone().unwrap_or_else(|| "-".into());
     match (out_format, &p.fio) {

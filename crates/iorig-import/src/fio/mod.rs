@@ -56,8 +56,8 @@ pub struct JobMeta {
     /// The plan step that runs it (from 0) and its position there.
     pub step: usize,
     pub position: usize,
-    /// Its options as written (global ones first), for fio's
-    /// `job options`.
+    /// Its own options as written (not [global]'s), for fio's `job
+    /// options`.
     pub options: Vec<(String, String)>,
     /// fio-format logs it asks for.
     pub logs: Logs,
@@ -126,9 +126,11 @@ pub fn translate(
             groupid,
             step,
             position: jobs.len(),
-            options: global
+            // Its own options only: fio lists [global]'s once, under
+            // `global options`, not again in every job's.
+            options: s
+                .opts
                 .iter()
-                .chain(&s.opts)
                 .map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()))
                 .collect(),
             logs: job.logs.clone(),
@@ -603,7 +605,10 @@ impl Translator<'_> {
             Some(names) => names
                 .iter()
                 .map(|n| match &st.directory {
-                    Some(d) if !Path::new(n).is_absolute() => format!("{d}/{n}"),
+                    // directory=/mnt/x/ gives /mnt/x/n, not /mnt/x//n.
+                    Some(d) if !Path::new(n).is_absolute() => {
+                        format!("{}/{n}", d.trim_end_matches('/'))
+                    }
                     _ => n.clone(),
                 })
                 .collect(),
@@ -626,7 +631,7 @@ impl Translator<'_> {
                         let path = if Path::new(&name).is_absolute() {
                             name
                         } else {
-                            format!("{dir}/{name}")
+                            format!("{}/{name}", dir.trim_end_matches('/'))
                         };
                         // A format without $jobnum gives the clones the
                         // same files, as in fio.
