@@ -354,9 +354,9 @@ pub fn finding_notice(f: &Finding, label: &str) -> Option<String> {
 pub fn finding_lines(f: &Finding) -> Vec<String> {
     match f {
         Finding::Precondition(p) => vec![format!(
-            "precondition: wrote {} in {:.1} s ({:.1} MB/s)",
+            "precondition: wrote {} in {} ({:.1} MB/s)",
             human_bytes(p.written_bytes),
-            p.duration_s,
+            table::human_secs(p.duration_s),
             p.bw_bytes_per_s / 1e6
         )],
         Finding::Curve(c) => curve_lines(c),

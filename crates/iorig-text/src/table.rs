@@ -144,8 +144,10 @@ pub fn summary_lines(
 ) -> Vec<String> {
     let mut out = Vec::new();
     out.push(format!(
-        "summary over {duration_s:.1}s measured: cpu usr {:.1}% sys {:.1}%, errors {errors}",
-        cpu.usr_pct, cpu.sys_pct
+        "summary over {} measured: cpu usr {:.1}% sys {:.1}%, errors {errors}",
+        human_secs(duration_s),
+        cpu.usr_pct,
+        cpu.sys_pct
     ));
     let total = stats.total();
     let mut kinds: Vec<(&str, &iorig_stats::OpStats)> = vec![
@@ -231,6 +233,20 @@ pub fn summary_cells(summary: Option<&iorig_result::Summary>) -> [String; 4] {
             ]
         }
         None => ["-".into(), "-".into(), "-".into(), "-".into()],
+    }
+}
+
+/// A length of time as read at a glance, precise where it is short: a
+/// fast fill's 32 ms is not "0.0 s".
+pub fn human_secs(s: f64) -> String {
+    if s < 0.01 {
+        format!("{:.1} ms", s * 1e3)
+    } else if s < 1.0 {
+        format!("{:.0} ms", s * 1e3)
+    } else if s < 10.0 {
+        format!("{s:.2} s")
+    } else {
+        format!("{s:.1} s")
     }
 }
 
