@@ -236,6 +236,37 @@ pub fn summary_cells(summary: Option<&iorig_result::Summary>) -> [String; 4] {
     }
 }
 
+/// The block devices under the step's targets over its measured intervals,
+/// as fio's "Disk stats" closes its output: the busiest device's
+/// utilisation, the mean completion time of reads and writes and the
+/// queue size (summed over the devices), each weighted by interval length.
+/// None when no target is on a block device iorig could read.
+pub fn device_line(names: &[String], usage: &[(f64, iorig_stats::DeviceUsage)]) -> Option<String> {
+    let total_s: f64 = usage.iter().map(|(s, _)| s).sum();
+    if names.is_empty() || usage.is_empty() || total_s <= 0.0 {
+        return None;
+    }
+    let mean = |f: &dyn Fn(&iorig_stats::DeviceUsage) -> f64| {
+        usage.iter().map(|(s, u)| s * f(u)).sum::<f64>() / total_s
+    };
+    // An await is the mean over the intervals that had such I/O.
+    let await_ms = |f: &dyn Fn(&iorig_stats::DeviceUsage) -> u64| {
+        let with: Vec<_> = usage.iter().filter(|(_, u)| f(u) > 0).collect();
+        let s: f64 = with.iter().map(|(s, _)| s).sum();
+        (s > 0.0).then(|| with.iter().map(|(d, u)| d * f(u) as f64).sum::<f64>() / s / 1e6)
+    };
+    let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3} ms"));
+    Some(format!(
+        "  device {}: util {:.1} %, await read {} write {}, queue {:.1} (mean of {} measured interval(s))",
+        names.join("+"),
+        mean(&|u| u.util_pct),
+        ms(await_ms(&|u| u.read_await_ns)),
+        ms(await_ms(&|u| u.write_await_ns)),
+        mean(&|u| u.queue_depth),
+        usage.len()
+    ))
+}
+
 /// A length of time as read at a glance, precise where it is short: a
 /// fast fill's 32 ms is not "0.0 s".
 pub fn human_secs(s: f64) -> String {

@@ -142,6 +142,9 @@ pub struct TermSink<S: Screen> {
     /// The step's measured interval that ended early (label, its length,
     /// the planned length), told under the table.
     partial: Option<(String, f64, f64)>,
+    /// The step's block devices (from its targets) and their figures per
+    /// measured interval, for the summary's device line (fio's "Disk stats").
+    devices: (Vec<String>, Vec<(f64, iorig_stats::DeviceUsage)>),
 }
 
 impl<S: Screen> TermSink<S> {
@@ -154,6 +157,7 @@ impl<S: Screen> TermSink<S> {
             bar: None,
             validation_errors: 0,
             failed_sources: Vec::new(),
+            devices: (Vec::new(), Vec::new()),
             partial: None,
         }
     }
@@ -285,6 +289,11 @@ impl<S: Screen> Sink for TermSink<S> {
                 ..
             } => {
                 self.end_bar();
+                let mut names: Vec<String> =
+                    targets.iter().filter_map(|t| t.device.clone()).collect();
+                names.sort();
+                names.dedup();
+                self.devices = (names, Vec::new());
                 if !self.screen.quiet() {
                     self.screen.line(&self.title(targets, engine, byte_limit));
                     for l in table::HEADER {
@@ -307,6 +316,9 @@ impl<S: Screen> Sink for TermSink<S> {
                     });
                 // A warmup cut short at its end is planned so; a measured
                 // interval cut short is the step's end.
+                if let (false, Some(d)) = (sample.warmup, sample.device) {
+                    self.devices.1.push((sample.duration_s, d));
+                }
                 if !sample.warmup && table::is_partial(sample, planned_s) {
                     self.partial = Some((
                         format!("{}", sample.index + 1),
@@ -365,6 +377,10 @@ impl<S: Screen> Sink for TermSink<S> {
                     outcome.cpu,
                     outcome.summary.errors,
                 ) {
+                    p.line(&l);
+                }
+                let (names, usage) = std::mem::take(&mut self.devices);
+                if let Some(l) = table::device_line(&names, &usage) {
                     p.line(&l);
                 }
                 if let Some(v) = &outcome.validation {
