@@ -79,6 +79,26 @@ pub struct TargetPlan {
     pub guarded: bool,
 }
 
+/// The extended attribute that marks a file as iorig's where writes to its
+/// data cannot erase the mark: fio writing from offset 0 overwrites the
+/// header, not this. Set on every scratch file iorig creates; a user hands
+/// another file to iorig for good with `setfattr -n user.iorig -v scratch
+/// FILE` (never iorig itself: `--allow-destroy` is for one run, not a
+/// permission the file keeps), and takes it back with `setfattr -x`.
+pub const OWNER_XATTR: &str = "user.iorig";
+
+/// Whether the file carries [`OWNER_XATTR`].
+fn marked_owned(f: &File) -> bool {
+    let mut value = [0u8; 64];
+    rustix::fs::fgetxattr(f, OWNER_XATTR, &mut value).is_ok()
+}
+
+/// Marks the file as iorig's. A file system without user extended
+/// attributes (an old tmpfs) keeps no mark: the header alone marks it then.
+pub(crate) fn mark_owned(f: &File) {
+    let _ = rustix::fs::fsetxattr(f, OWNER_XATTR, b"scratch", rustix::fs::XattrFlags::empty());
+}
+
 /// An open target ready for I/O.
 #[derive(Debug)]
 pub struct OpenTarget {
@@ -531,6 +551,9 @@ fn plan_existing_file(
     }
     let len = probe_md.len();
     let marker = read_marker_from(path, &probe)?;
+    // Handed to iorig earlier: its header may be gone (fio wrote over it
+    // from offset 0) but the mark beside the data says whose it is.
+    let owned = marker.is_none() && marked_owned(&probe);
     let (size, data_start, resize_to) = if marker.is_some() {
         let size = len.saturating_sub(FILE_HEADER_BYTES);
         match w.size_bytes {
@@ -538,9 +561,9 @@ fn plan_existing_file(
             _ => (size, FILE_HEADER_BYTES, None),
         }
     } else {
-        if w.writes() && !allow_destroy {
+        if w.writes() && !allow_destroy && !owned {
             return Err(usage(format!(
-                "{p} is not an iorig scratch file (no iorig header); writing would destroy it — pass --allow-destroy to write to it anyway"
+                "{p} is not an iorig scratch file (no iorig header, no {OWNER_XATTR} mark); writing would destroy it — pass --allow-destroy to write to it this once, or hand it to iorig for good with: setfattr -n {OWNER_XATTR} -v scratch {p} (a mark fio's writes leave alone; docs/fio.md)"
             )));
         }
         (limit_to_size(path, len, w, "file")?, 0, None)
@@ -585,7 +608,7 @@ fn plan_existing_file(
         device: iorig_blockdev::name_of_dev(md.dev()),
         resize_to,
         file: Some(Arc::new(file)),
-        guarded: write && !allow_destroy,
+        guarded: write && !allow_destroy && !owned,
     })
 }
 

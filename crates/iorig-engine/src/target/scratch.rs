@@ -32,6 +32,7 @@ pub(super) fn create_scratch(
         header.resize(FILE_HEADER_BYTES as usize, 0);
         f.write_all_at(&header, 0)
             .map_err(|e| target_err(path, format!("writing the iorig header failed: {e}")))?;
+        mark_owned(&f);
         fill(
             &f,
             path,
