@@ -75,19 +75,23 @@ fn mib(bytes: u64) -> String {
     }
 }
 
-fn hot(label: &str, shares: &[HotShare]) -> String {
+/// A hot-spot line: each share of the accesses, the fewest bytes that take
+/// it, and those bytes as a share of `of` (the footprint, or the extents
+/// touched), said once per line so no two lines read alike with different
+/// denominators.
+fn hot(label: &str, shares: &[HotShare], of: &str) -> String {
     let parts: Vec<String> = shares
         .iter()
         .map(|h| {
             format!(
-                "{}% in {} ({:.1}%)",
+                "{}% of accesses in {} ({:.1}%)",
                 h.share_pct,
                 mib(h.bytes),
                 h.footprint_pct
             )
         })
         .collect();
-    format!("{label}: {}", parts.join(", "))
+    format!("{label}: {} (% in brackets: of {of})", parts.join(", "))
 }
 
 fn spread(label: &str, s: &Spread) -> String {
@@ -152,15 +156,15 @@ pub fn analysis_lines(a: &Analysis, format: Format, skipped: u64) -> Vec<String>
         iorig_spec::format_size(a.block_bytes),
         a.accesses
     ));
-    out.push(hot("hot spot", &a.hot_spot));
-    out.push(hot("hot spot, reads", &a.hot_spot_reads));
-    out.push(hot("hot spot, writes", &a.hot_spot_writes));
+    let footprint = format!("the footprint, {}", mib(a.footprint_bytes));
+    out.push(hot("hot spot", &a.hot_spot, &footprint));
+    out.push(hot("hot spot, reads", &a.hot_spot_reads, &footprint));
+    out.push(hot("hot spot, writes", &a.hot_spot_writes, &footprint));
+    let extent = iorig_spec::format_size(a.extent_bytes);
     out.push(hot(
-        &format!(
-            "hot spot, {} extents",
-            iorig_spec::format_size(a.extent_bytes)
-        ),
+        &format!("hot spot, {extent} extents"),
         &a.hot_spot_extents,
+        &format!("the {extent} extents touched"),
     ));
     let curve: Vec<String> = a
         .lru_curve
