@@ -14,7 +14,7 @@ use std::io::Write;
 /// Examples per command (its path below `iorig`), shown under `--help` and
 /// in the manual page. A test parses every line, so none goes stale.
 const EXAMPLES: &[(&[&str], &[&str])] = &[
-    (&[], &["iorig quick", "iorig run --target /dev/nvme0n1 --rw randread --bs 4k --iodepth 32 --time 60s", "iorig plan run --builtin latency-curve --target ./scratch.dat --size 4g", "iorig report 1"]),
+    (&[], &["iorig quick", "iorig run --target /dev/nvme0n1 --rw randread --bs 4k --iodepth 32 --time 60s", "iorig plan run --builtin curve --target ./scratch.dat --size 4g", "iorig report 1"]),
     (&["run"], &[
         "iorig run --target ./scratch.dat --size 1g --rw randread --bs 4k --iodepth 32 --time 30s",
         "iorig run --target /dev/nvme0n1 --rw randrw --read 70 --bs 4k:60,64k:40 --rate 20000 --allow-destroy",
@@ -24,9 +24,9 @@ const EXAMPLES: &[(&[&str], &[&str])] = &[
     ]),
     (&["quick"], &["iorig quick", "iorig quick /dev/nvme0n1 --allow-destroy", "iorig quick ./big.dat --size 16g --step-time 30s"]),
     (&["import"], &["iorig import job.fio > plan.toml", "iorig import parmfile --set lun=/dev/sdb"]),
-    (&["plan"], &["iorig plan builtins", "iorig plan run --builtin latency-curve --target ./scratch.dat --size 4g --dry-run"]),
+    (&["plan"], &["iorig plan builtins", "iorig plan run --builtin curve --target ./scratch.dat --size 4g --dry-run"]),
     (&["plan", "run"], &[
-        "iorig plan run --builtin latency-curve --target ./scratch.dat --size 4g",
+        "iorig plan run --builtin curve --target ./scratch.dat --size 4g",
         "iorig plan run my-plan.toml --step-time 5s --dry-run",
         "iorig plan run --builtin five-params --target /dev/sdb --allow-destroy --label array=a1",
     ]),
@@ -51,7 +51,7 @@ const EXAMPLES: &[(&[&str], &[&str])] = &[
     (&["export"], &["iorig export 1 --format csv -o run1.csv", "iorig export 1 --format hlog -o run1.hlog"]),
     (&["compare"], &["iorig compare 1 2", "iorig compare 1 2 3 -o ./before-after"]),
     (&["serve"], &["iorig serve", "iorig serve --listen 127.0.0.1:8080 --db team.db"]),
-    (&["agent"], &["iorig agent", "iorig agent --listen 0.0.0.0:7400 --token-file /etc/iorig/token"]),
+    (&["agent"], &["iorig agent", "iorig agent --listen 0.0.0.0:7420 --token-file /etc/iorig/token"]),
     (&["completions"], &["iorig completions bash > ~/.local/share/bash-completion/completions/iorig", "iorig completions zsh > ~/.zfunc/_iorig", "iorig completions fish > ~/.config/fish/completions/iorig.fish"]),
     (&["man"], &["iorig man --install ~/.local/share/man/man1", "iorig man run | man -l -"]),
 ];
@@ -79,7 +79,14 @@ pub fn command() -> Command {
     for (path, lines) in EXAMPLES {
         cmd = with_sub(cmd, path, &|c| c.after_long_help(examples_text(lines)));
     }
-    cmd
+    // The record flags are shared with the commands that store runs; what
+    // trace analyse stores is an analysis.
+    with_sub(cmd, &["trace", "analyse"], &|c| {
+        c.mut_arg("no_db", |a| a.help("Do not store the analysis"))
+            .mut_arg("labels", |a| {
+                a.help("Label the stored analysis (repeatable)")
+            })
+    })
 }
 
 /// `f` applied to the subcommand at `path` (the command itself when empty).
@@ -370,6 +377,13 @@ mod tests {
                 words[1..].starts_with(path),
                 "example of {path:?} runs another command: {line}"
             );
+            // A built-in named in an example exists.
+            if let Some(i) = words.iter().position(|w| *w == "--builtin") {
+                let name = words.get(i + 1).copied().unwrap_or("");
+                if !iorig_spec::plan::builtins().iter().any(|(n, _)| *n == name) {
+                    bad.push(format!("`{line}`: no built-in plan {name}"));
+                }
+            }
             if let Err(e) = command().try_get_matches_from(&words) {
                 bad.push(format!("`{line}`: {}", crate::one_line(&e.to_string())));
             }

@@ -68,7 +68,7 @@ pub enum Command {
     /// iorig plan (TOML); exit 2 with the file, line and reason when something
     /// cannot be translated.
     Import {
-        /// The job file.
+        /// The fio job file or vdbench parameter file.
         file: PathBuf,
         /// What FILE is: fio or vdbench [default: told from its content].
         #[arg(long, value_name = "FORMAT")]
@@ -77,14 +77,14 @@ pub enum Command {
         /// in the plan's labels) instead of refusing the file.
         #[arg(long)]
         ignore_unsupported: bool,
-        /// A vdbench parameter file's $NAME (repeatable).
+        /// Set a vdbench parameter file's $NAME to VALUE (repeatable).
         #[arg(long = "set", value_name = "NAME=VALUE")]
         set: Vec<String>,
     },
     /// Test plans: sweeps, curves, preconditioning, steady state.
     #[command(subcommand)]
     Plan(PlanCommand),
-    /// The result store: list, show, label and delete runs.
+    /// The result store: list, show, label, delete and push runs.
     #[command(subcommand)]
     Runs(RunsCommand),
     /// Re-read every block a journaled run wrote and check it (after a crash,
@@ -113,7 +113,7 @@ pub enum Command {
         #[command(flatten)]
         store: StoreArgs,
     },
-    /// Export a run as CSV (steps, plus FILE's .intervals.csv), XLSX, JSON or HdrHistogram log.
+    /// Export a run as CSV (steps, plus the intervals beside them), XLSX, JSON or HdrHistogram log.
     Export {
         /// The run id (iorig runs list).
         id: i64,
@@ -133,7 +133,7 @@ pub enum Command {
     /// first run, and an HTML page overlaying their curves and scaling charts.
     Compare {
         /// Two or more run ids; the first is the baseline.
-        #[arg(required = true, num_args = 2..)]
+        #[arg(required = true, num_args = 2.., value_name = "ID")]
         ids: Vec<i64>,
         /// Output directory [default: ./iorig-compare-ID-ID...].
         #[arg(long, short, value_name = "DIR")]
@@ -199,7 +199,7 @@ pub struct StoreArgs {
 #[derive(Debug, Args, Default, Clone)]
 pub struct MetricsArgs {
     /// Serve Prometheus metrics of the run at http://ADDR:PORT/metrics while
-    /// it runs (loopback unless --metrics-token-file is given).
+    /// it runs; an address off loopback needs --metrics-token-file.
     #[arg(long, value_name = "ADDR:PORT")]
     pub metrics_listen: Option<std::net::SocketAddr>,
     /// File whose first line is the token /metrics requires
@@ -251,7 +251,7 @@ pub struct QuickArgs {
     pub record: RecordArgs,
     /// Write the run as JSON (schema iorig.run/1, as `iorig export --format
     /// json` writes it) to FILE, or to stdout with - (the text then goes to
-    /// stderr).
+    /// stderr); needs the store (not with --no-db).
     #[arg(long, value_name = "FILE|-", conflicts_with = "no_db")]
     pub json: Option<String>,
     #[command(flatten)]
@@ -259,7 +259,8 @@ pub struct QuickArgs {
     /// Print the steps and the estimated time, run nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Allow writing to block devices or files that look in use or hold data.
+    /// Allow writing to block devices or files that are in use or hold data
+    /// iorig did not write.
     #[arg(long)]
     pub allow_destroy: bool,
     /// Print only step summaries and the result.
@@ -326,14 +327,14 @@ pub struct PlanRunArgs {
     /// Size of a new scratch file's test data (needed for any name but ./iorig-scratch.dat, which is 1g by default; the file is 1 MiB larger: the header that marks it as iorig's); an existing iorig file is grown or shrunk to it; a device or foreign file has its first SIZE bytes tested.
     #[arg(long, value_name = "SIZE")]
     pub size: Option<String>,
-    /// Set every step's measured time (and steady-state round), scaling warmups
+    /// Set every step's measured time (and each steady-state round), scaling warmups
     /// and pauses, to try a long plan in minutes.
     #[arg(long, value_name = "DUR")]
     pub step_time: Option<String>,
     /// Working set of hot-data steps, a size or a % of the target.
     #[arg(long, value_name = "SIZE|PCT%")]
     pub hot_size: Option<String>,
-    /// File slots per leaf directory of every file-system step (the target a directory).
+    /// File slots per leaf directory of every file-system step (steps whose target is a directory).
     #[arg(long, value_name = "N")]
     pub files: Option<String>,
     /// File sizes of every file-system step, e.g. 4k or 4k:70,64k:30.
@@ -346,14 +347,14 @@ pub struct PlanRunArgs {
     /// Print the expanded steps, their count and the estimated time; run nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Run a plan estimated to take over 24 hours.
+    /// Run even a plan estimated to take over 24 hours (refused without it).
     #[arg(long)]
     pub yes: bool,
     #[command(flatten)]
     pub record: RecordArgs,
     /// Write the run as JSON (schema iorig.run/1, as `iorig export --format
     /// json` writes it) to FILE, or to stdout with - (the text then goes to
-    /// stderr).
+    /// stderr); needs the store (not with --no-db).
     #[arg(long, value_name = "FILE|-", conflicts_with = "no_db")]
     pub json: Option<String>,
     #[command(flatten)]
@@ -362,7 +363,8 @@ pub struct PlanRunArgs {
     pub collect: CollectArgs,
     #[command(flatten)]
     pub hosts: HostArgs,
-    /// Allow writing to block devices or files that look in use or hold data.
+    /// Allow writing to block devices or files that are in use or hold data
+    /// iorig did not write.
     #[arg(long)]
     pub allow_destroy: bool,
     /// Print only step summaries.
@@ -484,7 +486,7 @@ pub enum RunsCommand {
         /// The run ids (iorig runs list).
         #[arg(required_unless_present = "all", value_name = "RUN_ID")]
         ids: Vec<i64>,
-        /// Every run of the store.
+        /// Push every run of --db.
         #[arg(long, conflicts_with = "ids")]
         all: bool,
         /// The store to copy into: a postgres:// URL or a file.
@@ -509,7 +511,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
     /// Also serve Prometheus metrics of the store's runs in progress at
-    /// http://ADDR:PORT/metrics (the same token rules).
+    /// http://ADDR:PORT/metrics; off loopback it needs --token-file, whose
+    /// token /metrics then asks for.
     #[arg(long, value_name = "ADDR:PORT")]
     pub metrics_listen: Option<std::net::SocketAddr>,
     /// Print nothing but errors.
@@ -519,7 +522,8 @@ pub struct ServeArgs {
 
 #[derive(Debug, Args)]
 pub struct AgentArgs {
-    /// Address and port to listen on; off loopback a token is required.
+    /// Address and port to listen on; off loopback, --token-file or the
+    /// three --tls-* files are required.
     #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:7420", value_parser = value::Checked(value::agent_listen))]
     pub listen: std::net::SocketAddr,
     /// File whose first line is the token every request must carry (the
@@ -530,7 +534,8 @@ pub struct AgentArgs {
     /// controller cannot make this agent overwrite data it did not write).
     #[arg(long)]
     pub allow_destroy: bool,
-    /// Write each run's own result (schema iorig.result/1) to DIR/RUN.json.
+    /// Write each run's own result (schema iorig.result/1) to
+    /// DIR/RUN_ID.json (DIR must exist).
     #[arg(long, value_name = "DIR")]
     pub results_dir: Option<PathBuf>,
     /// Also record each run in this result store, a file or a postgres://
@@ -575,10 +580,6 @@ pub struct HostArgs {
     /// The agents' token (a file whose first line is the token).
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
-    /// IOPS of every host (the total is this times the hosts); without it,
-    /// --rate is the total, split evenly.
-    #[arg(long, value_name = "IOPS")]
-    pub rate_per_host: Option<String>,
     /// An agent stops its I/O when the controller is silent this long, and
     /// a host silent this long is lost [default: 10s].
     #[arg(long, value_name = "DUR")]
@@ -596,7 +597,6 @@ impl HostArgs {
     pub fn given_without_hosts(&self) -> Option<&'static str> {
         [
             (self.token_file.is_some(), "--token-file"),
-            (self.rate_per_host.is_some(), "--rate-per-host"),
             (self.lease.is_some(), "--lease"),
             (self.skew_limit.is_some(), "--skew-limit"),
             (self.tls.tls_cert.is_some(), "--tls-cert"),
@@ -672,7 +672,12 @@ pub struct RunArgs {
     pub collect: CollectArgs,
     #[command(flatten)]
     pub hosts: HostArgs,
-    /// Allow writing to block devices or files that look in use or hold data.
+    /// IOPS of each host (the total is this times the hosts); without it,
+    /// --rate is the total, split evenly among the hosts.
+    #[arg(long, value_name = "IOPS")]
+    pub rate_per_host: Option<String>,
+    /// Allow writing to block devices or files that are in use or hold data
+    /// iorig did not write.
     #[arg(long)]
     pub allow_destroy: bool,
     /// Resolve and check everything (workload, targets, outputs), print what
@@ -753,9 +758,12 @@ impl RunArgs {
                     format!("{flag} is not available with --hosts ({why}); run without it")
                 });
         }
-        self.hosts.given_without_hosts().map(|flag| {
-            format!("{flag} is for runs on several hosts: give --hosts or --hosts-file too")
-        })
+        let rate_per_host = self.rate_per_host.is_some().then_some("--rate-per-host");
+        rate_per_host
+            .or(self.hosts.given_without_hosts())
+            .map(|flag| {
+                format!("{flag} is for runs on several hosts: give --hosts or --hosts-file too")
+            })
     }
 
     /// Flags that describe a workload or its outputs belong to iorig's own
@@ -785,6 +793,9 @@ impl RunArgs {
         if let Some((_, flag)) = given.iter().find(|(g, _)| *g) {
             return Some(format!("{flag} does not apply to a job or parameter file, which sets its own targets and options; edit the file, or run iorig import FILE > plan.toml and change the plan"));
         }
+        if self.rate_per_host.is_some() {
+            return Some("--rate-per-host is for iorig's own workloads: a job file's rates are in its jobs (each the total of all hosts)".into());
+        }
         if !vdbench && !self.foreign.set.is_empty() {
             return Some("--set gives a vdbench parameter file's $variables; a fio job file takes ${VAR} from the environment".into());
         }
@@ -809,10 +820,10 @@ pub struct ProfileArgs {
     /// repeatable [default: every whole disk].
     #[arg(long = "device", value_name = "NAME")]
     pub devices: Vec<String>,
-    /// Sampling interval [default: 5s].
+    /// Sampling interval (not with --diskstats) [default: 5s].
     #[arg(long, value_name = "DUR")]
     pub interval: Option<String>,
-    /// How long to sample; Ctrl-C ends earlier and keeps everything [default: 10m].
+    /// How long to sample (not with --diskstats); Ctrl-C ends earlier and keeps everything [default: 10m].
     #[arg(long, value_name = "DUR")]
     pub time: Option<String>,
     /// Analyse a recording (DIR/<ms since epoch>.diskstats files) instead of sampling.
@@ -860,7 +871,8 @@ impl ProfileArgs {
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// The journal a `iorig run --journal FILE` kept.
+    /// The journal kept by `iorig run --journal FILE` or `iorig plan run
+    /// --journal FILE`.
     #[arg(long, value_name = "FILE")]
     pub journal: PathBuf,
     /// Stop after this many errors.
@@ -979,9 +991,10 @@ pub enum TraceCommand {
     /// the exact LRU hit-ratio curve and the cache a hit ratio needs.
     Analyse(TraceAnalyseArgs),
     /// Capture a block device's I/Os with the kernel's block tracing (the
-    /// ftrace blk tracer through tracefs; root). The device is not opened.
+    /// ftrace blk tracer through tracefs; needs root). The device is not
+    /// opened.
     Record(TraceRecordArgs),
-    /// The trace analyses in the result store.
+    /// List the trace analyses in the result store.
     List(TraceListArgs),
     /// An HTML report of a stored trace analysis: hot spot, LRU curve,
     /// warm-up and the trace over time, with charts.
@@ -1011,11 +1024,12 @@ pub struct TraceFitArgs {
     /// sampling, e.g. 0.01) [default: exact].
     #[arg(long, value_name = "RATE")]
     pub sample: Option<f64>,
-    /// Accesses each candidate's model draws at most; a larger trace is
-    /// fitted at 1/2^k scale.
+    /// Most accesses drawn per candidate model; a longer trace is compared
+    /// scaled down by a power of two.
     #[arg(long, value_name = "N", default_value = "1000000", value_parser = value::Checked(value::accesses))]
     pub accesses: u64,
-    /// Leave out records that cannot be taken (counted).
+    /// Skip records that cannot be read, and count them, instead of
+    /// stopping at the first bad one.
     #[arg(long)]
     pub skip_bad: bool,
     /// Write the workload TOML to FILE [default: stdout].
@@ -1026,7 +1040,7 @@ pub struct TraceFitArgs {
     #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,
     /// Write the fit (every candidate's error, both curves) as JSON to
-    /// FILE, or - for stdout.
+    /// FILE, or to stdout with -.
     #[arg(long, value_name = "FILE|-")]
     pub json: Option<String>,
 }
@@ -1039,8 +1053,9 @@ pub struct TraceReplayArgs {
     /// content].
     #[arg(long, value_name = "FORMAT", value_parser = value::Checked(value::trace_format))]
     pub format: Option<iorig_trace::Format>,
-    /// File or block device to replay onto (repeatable: trace device d goes
-    /// to target d mod N) [default: ./iorig-scratch.dat].
+    /// File or block device to replay onto (repeatable: with N targets, the
+    /// trace's device number d goes to target d mod N) [default:
+    /// ./iorig-scratch.dat].
     #[arg(long = "target", value_name = "PATH")]
     pub targets: Vec<String>,
     /// Size of a new scratch file's test data (the file is 1 MiB larger: iorig's header); of a device, the first SIZE bytes.
@@ -1052,12 +1067,13 @@ pub struct TraceReplayArgs {
     /// As fast as possible: each I/O as soon as one of --qd slots is free.
     #[arg(long)]
     pub afap: bool,
-    /// I/Os in flight at most [default: 256 timed; with --afap the trace's
-    /// mean queue depth, from its latencies, else 1].
+    /// I/Os in flight at most [default: 256 when timed; with --afap, the
+    /// trace's mean queue depth (from its latencies), or 1 if it has none].
     #[arg(long, value_name = "N")]
     pub qd: Option<u32>,
     /// Where trace offsets go in a target: modulo (folded into it), scale
-    /// (squeezed or stretched to it) or exact (as they are, checked first).
+    /// (squeezed or stretched to it) or exact (as they are; refused if the
+    /// trace does not fit).
     #[arg(long, value_name = "MAP", default_value = "modulo", value_parser = value::Checked(value::offset_map))]
     pub map: iorig_run::replay::OffsetMap,
     /// Offsets and sizes are moved to multiples of this (direct I/O needs
@@ -1079,7 +1095,8 @@ pub struct TraceReplayArgs {
     /// trace's length at --speed, plus a minute; 1 day with --afap].
     #[arg(long, value_name = "DUR")]
     pub time: Option<String>,
-    /// Leave out records that cannot be taken (counted).
+    /// Skip records that cannot be read, and count them, instead of
+    /// stopping at the first bad one.
     #[arg(long)]
     pub skip_bad: bool,
     /// Write the result as JSON (schema iorig.result/1, with `replay`) to
@@ -1088,7 +1105,8 @@ pub struct TraceReplayArgs {
     pub json: Option<String>,
     #[command(flatten)]
     pub record: RecordArgs,
-    /// Allow writing to block devices or files that look in use or hold data.
+    /// Allow writing to block devices or files that are in use or hold data
+    /// iorig did not write.
     #[arg(long)]
     pub allow_destroy: bool,
     /// Only the summary, no interval table.
@@ -1106,7 +1124,7 @@ pub struct TraceRecordArgs {
     /// Where the trace goes.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
-    /// What FILE holds: iorig (I/Os with issue time and latency) or blktrace
+    /// What --out holds: iorig (I/Os with issue time and latency) or blktrace
     /// (the kernel's records as they came, for blkparse).
     #[arg(long, value_name = "FORMAT", default_value = "iorig", value_parser = value::Checked(value::capture_format))]
     pub format: iorig_trace::capture::OutFormat,
@@ -1174,7 +1192,7 @@ pub struct TraceListArgs {
     /// ./iorig.db].
     #[arg(long, value_name = "PATH|URL", value_parser = LocationParser)]
     pub db: Option<Location>,
-    /// The list as JSON on stdout.
+    /// As a JSON array on stdout.
     #[arg(long)]
     pub json: bool,
 }

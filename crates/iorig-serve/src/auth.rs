@@ -33,10 +33,25 @@ impl Auth {
     /// Refuses to listen off loopback without a token. `flag` names the
     /// option in the message.
     pub fn check_listen(&self, flag: &str, addr: SocketAddr) -> Result<(), ServeError> {
+        let token_flag = if flag == "--listen" {
+            "--token-file"
+        } else {
+            "--metrics-token-file"
+        };
+        self.check_listen_with(flag, token_flag, addr)
+    }
+
+    /// As [`Auth::check_listen`], naming `token_flag` as the way to give a
+    /// token (`iorig serve --metrics-listen` takes serve's --token-file).
+    pub fn check_listen_with(
+        &self,
+        flag: &str,
+        token_flag: &str,
+        addr: SocketAddr,
+    ) -> Result<(), ServeError> {
         if !addr.ip().is_loopback() && self.token.is_none() {
             return Err(ServeError::Usage(format!(
-                "{flag} {addr}: a server off the loopback address needs a token; give {} FILE (a line of at least 16 random characters), or listen on 127.0.0.1",
-                if flag == "--listen" { "--token-file" } else { "--metrics-token-file" }
+                "{flag} {addr}: a server off the loopback address needs a token; give {token_flag} FILE (a line of at least 16 random characters), or listen on 127.0.0.1"
             )));
         }
         Ok(())

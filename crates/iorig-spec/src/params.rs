@@ -411,7 +411,7 @@ pub struct WorkloadFile {
     /// Outstanding I/Os per worker [default: 1].
     #[arg(long, value_name = "N", visible_alias = "iodepth")]
     pub qd: Option<StrOrNum> [Pre],
-    /// Queued I/Os per submission call, 1..=qd; 1 submits each I/O at once,
+    /// Queued I/Os per submission call, 1 to --qd; 1 submits each I/O at once,
     /// as fio does [default: 1].
     #[arg(long, value_name = "N")]
     pub submit_batch: Option<StrOrNum> [Pre],
@@ -470,10 +470,10 @@ pub struct WorkloadFile {
     /// Total IOPS, paced on a schedule, or max [default: max].
     #[arg(long, value_name = "IOPS|max")]
     pub rate: Option<StrOrNum> [],
-    /// A cap on the reads' IOPS alone (all workers together): while reads are ahead of it, each worker issues a write instead, or waits when writes are held too; the other direction runs unpaced unless capped (fio's rate=R, and rate_iops=R,W) [default: none].
+    /// A cap on the reads' IOPS alone (all workers together): while reads are ahead of it, each worker issues a write instead, or waits when writes are held too; the other direction runs unpaced unless capped (fio's rate_iops=R,W) [default: none].
     #[arg(long, value_name = "IOPS")]
     pub read_rate: Option<StrOrNum> [],
-    /// A cap on the writes' IOPS alone, as --read-rate (fio's rate=,W) [default: none].
+    /// A cap on the writes' IOPS alone, as --read-rate (fio's rate_iops=,W) [default: none].
     #[arg(long, value_name = "IOPS")]
     pub write_rate: Option<StrOrNum> [],
     /// Measured time [default: 30s].
@@ -581,13 +581,13 @@ pub struct WorkloadFile {
     /// Which file an operation picks: random, sequential, or skewed like --dist (zipf:1.2, hot:90/10) [default: random].
     #[arg(long, value_name = "MODE", help_heading = "File-system workloads")]
     pub fileselect: Option<FileSelect> [Fs],
-    /// Reads or writes per open–close [default: the file's size in --bs units].
+    /// Reads or writes per open-close [default: the file's size in --bs units].
     #[arg(long, value_name = "N", help_heading = "File-system workloads")]
     pub stopafter: Option<StrOrNum> [Fs],
     /// Each worker goes over its share of the files this many times, in order, then ends (fio's filestat and filecreate jobs without a runtime: each file once); needs --fileselect sequential [default: until --time].
     #[arg(long, value_name = "N", help_heading = "File-system workloads")]
     pub file_passes: Option<StrOrNum> [Fs],
-    /// Before the operations: no (use the tree as it is), yes (create it anew), once, restart (create what is missing), dirs (directories only) [default: restart].
+    /// Before the operations: no (use the tree as it is), yes (create it anew), once (yes for the first step, restart after), restart (create what is missing), dirs (directories only) [default: restart].
     #[arg(long, value_name = "MODE", help_heading = "File-system workloads")]
     pub format: Option<FormatMode> [Fixed, Fs],
     /// Remove the tree when the run ends.

@@ -66,7 +66,7 @@ pub fn host_flags(h: &cli::HostArgs) -> Result<iorig_agent::options::Flags, Fail
         hosts: h.hosts.clone(),
         hosts_file: h.hosts_file.clone(),
         token_file: h.token_file.clone(),
-        rate_per_host: h.rate_per_host.clone(),
+        rate_per_host: None,
         lease: h.lease.clone(),
         skew_limit: h.skew_limit.clone(),
         tls: tls_files(&h.tls)?,

@@ -48,7 +48,7 @@ fn cluster_options(
     plan: &iorig_spec::Plan,
 ) -> Result<Option<ControllerOptions>, Failure> {
     if plan.hosts.is_none() && h.hosts.is_none() && h.hosts_file.is_none() {
-        if let Some(flag) = h.given_without_hosts().filter(|f| *f != "--rate-per-host") {
+        if let Some(flag) = h.given_without_hosts() {
             return Err(Failure::usage(format!(
                 "{flag} is for runs on several hosts: give --hosts or --hosts-file too (or a [hosts] table in the plan)"
             )));

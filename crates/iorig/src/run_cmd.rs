@@ -52,8 +52,14 @@ pub fn run(a: RunArgs) -> Result<u8, Failure> {
     let hosts = match a.on_hosts() {
         // Targets are the agents' paths: each host looks at its own.
         true => Some(
-            iorig_agent::options::options(&crate::host_flags(&a.hosts)?, layer.rate.is_some())
-                .map_err(iorig_run::RunError::from)?,
+            iorig_agent::options::options(
+                &iorig_agent::options::Flags {
+                    rate_per_host: a.rate_per_host.clone(),
+                    ..crate::host_flags(&a.hosts)?
+                },
+                layer.rate.is_some(),
+            )
+            .map_err(iorig_run::RunError::from)?,
         ),
         // A directory as the target is the anchor of a file-system workload.
         false => {

@@ -21,7 +21,8 @@ pub fn serve(a: ServeArgs) -> Result<u8, Failure> {
     let usage = |e: iorig_serve::ServeError| Failure::usage(e.to_string());
     auth.check_listen("--listen", a.listen).map_err(usage)?;
     if let Some(m) = a.metrics_listen {
-        auth.check_listen("--metrics-listen", m).map_err(usage)?;
+        auth.check_listen_with("--metrics-listen", "--token-file", m)
+            .map_err(usage)?;
     }
     let at = crate::store::location(a.db.as_ref())?;
     // Serving never creates a store: a missing file, or a database without
