@@ -138,7 +138,7 @@ pub(super) fn tag_svg(svg: &str, id: &str, title: &str) -> String {
 pub const CSS: &str = r#"
 :root { --ink:#1d2330; --muted:#5b6474; --line:#d9dde5; --band:#f4f6f9; --accent:#1f77b4; --bad:#c0392b; --good:#1e8449; }
 * { box-sizing: border-box; }
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: var(--ink); margin: 0 auto; max-width: 1280px; padding: 24px; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; color: var(--ink); margin: 0 auto; max-width: 1600px; padding: 24px; }
 h1 { font-size: 26px; margin: 0 0 4px; }
 h2 { font-size: 20px; margin: 32px 0 10px; padding-bottom: 4px; border-bottom: 2px solid var(--line); }
 h3 { font-size: 16px; margin: 24px 0 8px; }
@@ -154,7 +154,21 @@ table.wide { width: 100%; }
 tbody tr:nth-child(even) td { background: #fafbfc; }
 table.steps, table.compare { font-size: 13px; }
 table.steps td { white-space: nowrap; }
-table.steps td:nth-child(2), table.steps td:last-child { white-space: normal; min-width: 9em; }
+table.steps th { white-space: normal; }
+table.steps tr.notes td { white-space: normal; color: var(--muted); font-size: 12px; padding-top: 0; }
+table.steps tbody tr:first-child:not(:last-child) td { border-bottom: none; }
+/* A table wider than the page scrolls inside its box, its first column
+   (the steps table: number and name) kept in view. */
+.scroll th:first-child, .scroll td:first-child { position: sticky; left: 0; z-index: 1; background: #fff; }
+.scroll th:first-child { background: var(--band); }
+.scroll tbody tr:nth-child(even) td:first-child { background: #fafbfc; }
+table.steps th:first-child, table.steps td:first-child { width: 3em; min-width: 3em; max-width: 3em; }
+table.steps th:nth-child(2), table.steps td:nth-child(2) { position: sticky; left: 3em; z-index: 1; background: #fff; box-shadow: 1px 0 0 var(--line); }
+table.steps th:nth-child(2) { background: var(--band); }
+/* A step's rows are its own tbody: the zebra goes by step, notes and all. */
+.scroll table.steps tbody tr td, .scroll table.steps tbody tr td:first-child { background: #fff; }
+.scroll table.steps tbody:nth-of-type(even) tr td, .scroll table.steps tbody:nth-of-type(even) tr td:first-child { background: #fafbfc; }
+.scroll table.steps tr.notes td { position: static; }
 .status-ok { color: var(--good); font-weight: 600; }
 .status-failed, .status-interrupted, .warn { color: var(--bad); font-weight: 600; }
 .status-skipped, .status-pending, .status-running, .muted { color: var(--muted); }
@@ -173,6 +187,7 @@ footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
   figure, table.facts { break-inside: avoid; }
   tr { break-inside: avoid; }
   .scroll { overflow: visible; }
+  .scroll th, .scroll td { position: static !important; }
   a { color: inherit; text-decoration: none; }
 }
 "#;

@@ -1,5 +1,7 @@
-//! The report of one run: header, findings, the step table, curve
-//! sections and each step in detail.
+//! The report of one run, the answer first: the five figures and the
+//! findings (with each curve's answer), the step table, the curve, scaling
+//! and heatmap charts, each step in detail, and last the facts about the
+//! run, the host and the targets.
 
 use super::*;
 use iorig_spec::headline;
@@ -74,7 +76,9 @@ pub fn render_report_with(r: &RunReport, details: &Details) -> Rendered {
     let detailed = detailed_steps(r, details);
     let scaling = scaling_groups(&r.steps);
     let heatmaps = heatmap_groups(&r.steps);
-    let mut nav = vec![("run", "Run")];
+    // The answer first (figures, findings with the curves' answers), then
+    // the steps, then the charts; the facts about host and targets last.
+    let mut nav = Vec::new();
     if !r.figures.is_empty() {
         nav.push(("figures", "Five figures"));
     }
@@ -91,11 +95,11 @@ pub fn render_report_with(r: &RunReport, details: &Details) -> Rendered {
     if !detailed.is_empty() {
         nav.push(("details", "Step details"));
     }
+    nav.push(("run", "Run, system and targets"));
     page.push(html! {
         nav { @for (id, name) in &nav { a href={ "#" (id) } { (name) } } }
     });
 
-    run_section(&mut page, r);
     figures_section(&mut page, &r.figures);
     findings_section(&mut page, r);
     steps_section(&mut page, r);
@@ -103,6 +107,7 @@ pub fn render_report_with(r: &RunReport, details: &Details) -> Rendered {
     scaling_section(&mut page, &scaling);
     heatmaps_section(&mut page, &heatmaps);
     details_section(&mut page, r, details, &detailed);
+    run_section(&mut page, r);
     page.push(html! {
         footer { "Made by iorig " (run.tool_version) " from the result store." }
     });
@@ -703,17 +708,44 @@ pub const FIGURE_TABLE_HEAD: [&str; 9] = [
 ];
 
 pub(super) fn steps_section(page: &mut Page, r: &RunReport) {
-    let rows: Vec<Vec<Markup>> = r.steps.iter().map(step_row).collect();
     page.push(html! {
         section id="steps" {
             h2 { "Steps" }
-            @if rows.is_empty() {
+            @if r.steps.is_empty() {
                 p.note { "No steps recorded." }
             } @else {
-                (table("steps wide", &STEP_TABLE_HEAD, &rows, 5..16))
+                (steps_table(&r.steps))
             }
         }
     });
+}
+
+/// The step table: a row of figures per step, and under it, across the
+/// whole width, its notes when it has any (a column of notes made rows
+/// tall and pushed the table past the page).
+fn steps_table(steps: &[StepReport]) -> Markup {
+    let num = |i: usize| (5..16).contains(&i).then_some("num");
+    let head = &STEP_TABLE_HEAD[..STEP_TABLE_HEAD.len() - 1];
+    html! {
+        div.scroll {
+            table.steps.wide {
+                thead {
+                    tr { @for (i, h) in head.iter().enumerate() { th class=[num(i)] { (h) } } }
+                }
+                @for s in steps {
+                    @let mut row = step_row(s);
+                    @let notes = row.pop().filter(|n| !n.0.is_empty());
+                    tbody {
+                        tr { @for (i, c) in row.iter().enumerate() { td class=[num(i)] { (c) } } }
+                        @if let Some(n) = notes {
+                            tr.notes { td {} td colspan=(head.len() - 1) { (n) } }
+                        }
+                    }
+                    "\n"
+                }
+            }
+        }
+    }
 }
 
 /// A step's row of the step table.

@@ -191,3 +191,148 @@ fn export_writes_csv_xlsx_and_json() {
             .unwrap();
     assert_eq!(v["steps"].as_array().unwrap().len(), 4);
 }
+
+/// What the page measures of itself in Chromium at `width` px: it is
+/// loaded in a frame of that width by a page that reads its layout (file
+/// pages may read each other with --allow-file-access-from-files).
+fn layout_at(chrome: &Path, page: &Path, width: u32, shot: &Path) -> Value {
+    let dir = page.parent().unwrap();
+    let probe = dir.join(format!("probe-{width}.html"));
+    std::fs::write(
+        &probe,
+        format!(
+            r#"<!doctype html><html><body style="margin:0">
+<iframe id="f" src="{}" style="width:{width}px;height:3000px;border:0"></iframe>
+<pre id="out"></pre>
+<script>
+window.addEventListener('load', () => {{
+  const d = document.getElementById('f').contentDocument;
+  const w = d.documentElement;
+  const res = {{ page_overflow: w.scrollWidth - w.clientWidth, tables: [] }};
+  for (const box of d.querySelectorAll('.scroll')) {{
+    const t = box.querySelector('table');
+    const first = t.querySelector('tbody td');
+    const rows = [...t.querySelectorAll('tbody tr:not(.notes)')].map(r => r.getBoundingClientRect().height);
+    res.tables.push({{
+      class: t.className,
+      overflow: box.scrollWidth - box.clientWidth,
+      overflow_x: getComputedStyle(box).overflowX,
+      first_column: first ? getComputedStyle(first).position : 'none',
+      tallest_row: Math.max(...rows),
+      lowest_row: Math.min(...rows),
+    }});
+  }}
+  document.getElementById('out').textContent = JSON.stringify(res);
+}});
+</script></body></html>"#,
+            page.file_name().unwrap().to_string_lossy()
+        ),
+    )
+    .unwrap();
+    let profile = tempfile::tempdir().unwrap();
+    let out = Command::new(chrome)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=5000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--window-size={},3100", width + 40))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", probe.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dom = String::from_utf8_lossy(&out.stdout);
+    let json = dom
+        .split("<pre id=\"out\">")
+        .nth(1)
+        .and_then(|r| r.split("</pre>").next())
+        .unwrap_or_else(|| panic!("no measurement in {dom}"))
+        .replace("&amp;", "&");
+    // The page itself at that width, as a screenshot of that size.
+    let png = Command::new(chrome)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--window-size={width},1200"))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(png.status.success());
+    let png = std::fs::read(shot).unwrap();
+    let png_width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+    assert_eq!(png_width, width, "screenshot width");
+    serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
+}
+
+/// The report reads at a laptop's and a desktop's width: nothing sticks out
+/// of the page, the step table fits whole (its notes under each step, not
+/// in a column that makes rows tall), and any table wider than the page
+/// scrolls in its box with its first column kept in view.
+#[test]
+#[ignore = "needs chromium (apt-get install chromium chromium-driver); CI runs it as root"]
+fn the_report_fits_at_1280_and_1920_px() {
+    let dir = tmp();
+    // A precondition (its note is long), paced steps, and a file target
+    // (the targets table), with the null engine's speed for the rest.
+    std::fs::write(
+        dir.path().join("p.toml"),
+        "name = 'layout'\nsize = '8m'\n[defaults]\ntime = '400ms'\ninterval = '100ms'\n\
+         [[steps]]\nkind = 'precondition'\nname = 'fill'\n\
+         [[steps]]\nname = 'paced'\nrate = 200\nread = [0, 70, 100]\n",
+    )
+    .unwrap();
+    iorig(
+        dir.path(),
+        &["plan", "run", "p.toml", "--target", "t.dat", "-q"],
+    );
+    iorig(dir.path(), &["report", "1", "-o", "rep"]);
+    let chrome = chromium().expect("no chromium: apt-get install chromium chromium-driver");
+    let page = dir.path().join("rep").join("index.html");
+    let html = std::fs::read_to_string(&page).unwrap();
+    // The answer first, the facts about host and targets last.
+    let at = |id: &str| html.find(&format!("id=\"{id}\"")).unwrap();
+    assert!(
+        at("findings") < at("steps") && at("steps") < at("run"),
+        "section order"
+    );
+    for width in [1280, 1920] {
+        let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("layout-{width}.png"));
+        let m = layout_at(&chrome, &page, width, &shot);
+        assert!(
+            m["page_overflow"].as_f64().unwrap() <= 0.0,
+            "{width} px: the page scrolls sideways: {m}"
+        );
+        let tables = m["tables"].as_array().unwrap();
+        assert!(!tables.is_empty(), "{m}");
+        for t in tables {
+            assert_eq!(t["overflow_x"], "auto", "{width} px: {t}");
+            assert_eq!(t["first_column"], "sticky", "{width} px: {t}");
+        }
+        let steps = tables
+            .iter()
+            .find(|t| t["class"].as_str().unwrap().contains("steps"))
+            .unwrap();
+        assert!(
+            steps["overflow"].as_f64().unwrap() <= 0.0,
+            "{width} px: the step table is cut: {steps}"
+        );
+        assert!(
+            steps["tallest_row"].as_f64().unwrap() <= 1.6 * steps["lowest_row"].as_f64().unwrap(),
+            "{width} px: a step row is oddly tall: {steps}"
+        );
+    }
+}
