@@ -94,6 +94,9 @@ pub struct StepMetrics {
     pub hosts: Vec<HostMetrics>,
     /// Storage-side series (`--collect`): name and mean over the step.
     pub external: Vec<(String, f64)>,
+    /// Each figure per measured interval (IOPS, MB/s, mean and p99
+    /// latency), for telling a change from the step's own noise.
+    pub per_interval: [Vec<f64>; 4],
 }
 
 /// One host's part of a multi-host step in a comparison.
@@ -108,13 +111,46 @@ pub struct HostMetrics {
     pub p99_lat_ns: f64,
 }
 
-/// Percentage changes against the first run (`None` when its figure is 0).
+/// Changes against the first run (`None` when its figure is 0).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Changes {
-    pub iops_pct: Option<f64>,
-    pub bw_pct: Option<f64>,
-    pub mean_lat_pct: Option<f64>,
-    pub p99_lat_pct: Option<f64>,
+    pub iops: Option<Change>,
+    pub bw: Option<Change>,
+    pub mean_lat: Option<Change>,
+    pub p99_lat: Option<Change>,
+}
+
+/// One figure's change against the first run.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Change {
+    pub pct: f64,
+    /// Beyond the noise of the two steps' intervals ([`beyond_noise`]);
+    /// only such a change is coloured as better or worse.
+    pub beyond_noise: bool,
+}
+
+/// The rule a change is judged by, as the page and the terminal state it.
+pub const NOISE_RULE: &str = "a change counts when |Δ mean| > 2·√(s₁²/n₁ + s₂²/n₂) over the two steps' measured intervals (s: the figure's standard deviation from interval to interval, n: intervals); smaller ones are within noise";
+
+/// Whether the means of two series of interval figures differ by more
+/// than twice the standard error of their difference (Welch's,
+/// √(s₁²/n₁ + s₂²/n₂)): about a 95 % two-sided test when the interval
+/// figures are near normal. Fewer than two intervals on either side give no
+/// spread to judge by: not beyond noise.
+pub fn beyond_noise(a: &[f64], b: &[f64]) -> bool {
+    fn mean_var(x: &[f64]) -> Option<(f64, f64, f64)> {
+        let n = x.len() as f64;
+        if x.len() < 2 {
+            return None;
+        }
+        let m = x.iter().sum::<f64>() / n;
+        let var = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0);
+        Some((m, var, n))
+    }
+    let (Some((m1, v1, n1)), Some((m2, v2, n2))) = (mean_var(a), mean_var(b)) else {
+        return false;
+    };
+    (m2 - m1).abs() > 2.0 * (v1 / n1 + v2 / n2).sqrt()
 }
 
 /// One matched step: its figures in each run (`None` where a run lacks it).
@@ -180,6 +216,18 @@ impl Comparison {
                     mean_lat_ns: sum.total.lat_ns.mean as f64,
                     p99_lat_ns: sum.total.lat_ns.p99 as f64,
                     change: None,
+                    per_interval: {
+                        let measured: Vec<_> = s.intervals.iter().filter(|i| !i.warmup).collect();
+                        [
+                            measured.iter().map(|i| i.total.iops).collect(),
+                            measured.iter().map(|i| i.total.bw_bytes_per_s).collect(),
+                            measured
+                                .iter()
+                                .map(|i| i.total.lat_ns.mean as f64)
+                                .collect(),
+                            measured.iter().map(|i| i.total.lat_ns.p99 as f64).collect(),
+                        ]
+                    },
                     external: s
                         .external
                         .iter()
@@ -222,11 +270,17 @@ impl Comparison {
                 let base = per_run.first().cloned().flatten();
                 if let Some(b) = base {
                     for m in per_run.iter_mut().skip(1).flatten() {
+                        let change = |k: usize, base: f64, v: f64| {
+                            pct_change(base, v).map(|pct| Change {
+                                pct,
+                                beyond_noise: beyond_noise(&b.per_interval[k], &m.per_interval[k]),
+                            })
+                        };
                         m.change = Some(Changes {
-                            iops_pct: pct_change(b.iops, m.iops),
-                            bw_pct: pct_change(b.bw_bytes_per_s, m.bw_bytes_per_s),
-                            mean_lat_pct: pct_change(b.mean_lat_ns, m.mean_lat_ns),
-                            p99_lat_pct: pct_change(b.p99_lat_ns, m.p99_lat_ns),
+                            iops: change(0, b.iops, m.iops),
+                            bw: change(1, b.bw_bytes_per_s, m.bw_bytes_per_s),
+                            mean_lat: change(2, b.mean_lat_ns, m.mean_lat_ns),
+                            p99_lat: change(3, b.p99_lat_ns, m.p99_lat_ns),
                         });
                     }
                 }
@@ -270,13 +324,13 @@ impl Comparison {
                             name,
                             run.0,
                             fmt_iops(m.iops),
-                            fmt_change(c.and_then(|c| c.iops_pct)),
+                            change_text(c.and_then(|c| c.iops)),
                             fmt_mb_s(m.bw_bytes_per_s),
-                            fmt_change(c.and_then(|c| c.bw_pct)),
+                            change_text(c.and_then(|c| c.bw)),
                             fmt_lat_ns(m.mean_lat_ns),
-                            fmt_change(c.and_then(|c| c.mean_lat_pct)),
+                            change_text(c.and_then(|c| c.mean_lat)),
                             fmt_lat_ns(m.p99_lat_ns),
-                            fmt_change(c.and_then(|c| c.p99_lat_pct)),
+                            change_text(c.and_then(|c| c.p99_lat)),
                         )
                     }
                     None => format!("{:<width$}  {:>6}  {:>11}", name, run.0, "–"),
@@ -301,20 +355,39 @@ impl Comparison {
                 }
             }
         }
+        if self.runs.len() > 1 {
+            out.push(String::new());
+            out.push(format!(
+                "Δ against run {}; in brackets: within noise ({NOISE_RULE})",
+                self.runs.first().map_or(0, |r| r.0)
+            ));
+        }
         out
     }
 }
 
-/// A change cell coloured by whether it is better (`up`) or worse.
-pub(super) fn change_cell(c: Option<f64>, higher_is_better: bool) -> Markup {
+/// A change in the terminal: "+12.4%" beyond noise, "(+3.0%)" within it.
+fn change_text(c: Option<Change>) -> String {
     match c {
-        Some(v) if v.abs() >= 0.05 => {
-            let good = (v > 0.0) == higher_is_better;
+        Some(c) if c.beyond_noise => format!("{:+.1}%", c.pct),
+        Some(c) => format!("({:+.1}%)", c.pct),
+        None => String::new(),
+    }
+}
+
+/// A change cell: coloured by whether it is better (`up`) or worse when it
+/// is beyond noise, muted and said to be within noise otherwise.
+pub(super) fn change_cell(c: Option<Change>, higher_is_better: bool) -> Markup {
+    match c {
+        Some(c) if c.beyond_noise && c.pct.abs() >= 0.05 => {
+            let good = (c.pct > 0.0) == higher_is_better;
             html! {
-                span class=(if good { "up" } else { "down" }) { (format!("{v:+.1} %")) }
+                span class=(if good { "up" } else { "down" }) { (format!("{:+.1} %", c.pct)) }
             }
         }
-        Some(v) => format!("{v:+.1} %").render(),
+        Some(c) => html! {
+            span.muted title="within noise" { (format!("{:+.1} %", c.pct)) " within noise" }
+        },
         None => Markup::default(),
     }
 }
@@ -404,13 +477,13 @@ fn compared_section(page: &mut Page, cmp: &Comparison) {
                     let c = m.change;
                     row.extend([
                         fmt_iops(m.iops).render(),
-                        change_cell(c.and_then(|c| c.iops_pct), true),
+                        change_cell(c.and_then(|c| c.iops), true),
                         fmt_mb_s(m.bw_bytes_per_s).render(),
-                        change_cell(c.and_then(|c| c.bw_pct), true),
+                        change_cell(c.and_then(|c| c.bw), true),
                         fmt_lat_ns(m.mean_lat_ns).render(),
-                        change_cell(c.and_then(|c| c.mean_lat_pct), false),
+                        change_cell(c.and_then(|c| c.mean_lat), false),
                         fmt_lat_ns(m.p99_lat_ns).render(),
-                        change_cell(c.and_then(|c| c.p99_lat_pct), false),
+                        change_cell(c.and_then(|c| c.p99_lat), false),
                     ]);
                 }
                 None => {
@@ -445,6 +518,10 @@ fn compared_section(page: &mut Page, cmp: &Comparison) {
             @if cmp.steps.is_empty() {
                 p.note { "No step with results in these runs." }
             } @else {
+                p.note {
+                    "Green: better, red: worse, each against the first run. "
+                    "Colour only where the change is beyond noise: " (NOISE_RULE) "."
+                }
                 (table("compare wide", &COMPARE_TABLE_HEAD, &rows, 2..10))
                 @if !host_rows.is_empty() {
                     h3 { "Per host" }

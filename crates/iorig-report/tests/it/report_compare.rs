@@ -8,7 +8,7 @@
 
 use crate::report_support::*;
 use iorig_report::charts::svg_to_png;
-use iorig_report::html::{render_compare, StepKey};
+use iorig_report::html::{beyond_noise, render_compare, Change, StepKey};
 use iorig_report::model::RunReport;
 use iorig_store::Store;
 
@@ -24,6 +24,22 @@ fn key(bs: &str, read: i64, qd: u32, threads: u32) -> StepKey {
         tree: None,
         occurrence: 0,
     }
+}
+
+/// The noise rule, worked by hand: means 100 and 101.4 with variances 2.5
+/// and 4.3 over 5 intervals each differ by 1.4, under 2·√(2.5/5 + 4.3/5) =
+/// 2.33: within noise; means 100 and 110 differ beyond it. One interval
+/// gives no spread: never beyond noise.
+#[test]
+fn a_change_counts_only_beyond_twice_the_standard_error() {
+    let a = [100.0, 102.0, 98.0, 101.0, 99.0];
+    assert!(!beyond_noise(&a, &[103.0, 101.0, 99.0, 104.0, 100.0]));
+    assert!(beyond_noise(&a, &[110.0, 112.0, 108.0, 111.0, 109.0]));
+    assert!(
+        beyond_noise(&[110.0, 112.0, 108.0, 111.0, 109.0], &a),
+        "either direction"
+    );
+    assert!(!beyond_noise(&[100.0], &[200.0]));
 }
 
 #[test]
@@ -52,20 +68,24 @@ fn compare_matches_steps_and_computes_changes() {
     let base = slow.per_run[0].as_ref().unwrap();
     assert!(base.change.is_none());
     let ch = slow.per_run[1].as_ref().unwrap().change.unwrap();
-    let near = |v: Option<f64>, want: f64| (v.unwrap() - want).abs() < 1.0;
-    assert!(near(ch.iops_pct, -50.0), "{ch:?}");
-    assert!(near(ch.bw_pct, -50.0), "{ch:?}");
-    assert!(near(ch.mean_lat_pct, 100.0), "{ch:?}");
-    assert!(near(ch.p99_lat_pct, 100.0), "{ch:?}");
+    let near = |v: Option<Change>, want: f64| (v.unwrap().pct - want).abs() < 1.0;
+    assert!(near(ch.iops, -50.0), "{ch:?}");
+    assert!(near(ch.bw, -50.0), "{ch:?}");
+    assert!(near(ch.mean_lat, 100.0), "{ch:?}");
+    assert!(near(ch.p99_lat, 100.0), "{ch:?}");
+    assert!(ch.iops.unwrap().beyond_noise, "{ch:?}");
     let same = find(&key("4k", 100, 8, 1)).per_run[1]
         .as_ref()
         .unwrap()
         .change
         .unwrap();
-    assert!(near(same.iops_pct, 0.0), "{same:?}");
+    assert!(near(same.iops, 0.0), "{same:?}");
+    assert!(!same.iops.unwrap().beyond_noise, "{same:?}");
 
     let lines = cmp.table_lines();
-    assert_eq!(lines.len(), 1 + 9 * 2);
+    // A line per step and run, then the rule the changes are judged by.
+    assert_eq!(lines.len(), 1 + 9 * 2 + 2);
+    assert!(lines.last().unwrap().contains("within noise"), "{lines:#?}");
     assert!(lines[0].starts_with("step"));
     // Rows carry the steps' names when the runs agree on them (a plan's
     // labels, quick's fill, seq-write, ...), else their shape.
