@@ -475,6 +475,21 @@ pub(crate) fn with_host_guard(router: Router, auth: &Auth, local: std::net::Sock
 }
 
 /// A step that will not run again in this run: done, failed or skipped.
+/// A step's planned length in seconds: its start delay, warmup and time,
+/// from its stored parameters. None where the length is not known ahead: a
+/// precondition or a step that ends by its bytes, or a step stored without
+/// parameters.
+pub(crate) fn planned_s(st: &iorig_store::StepRow) -> Option<f64> {
+    if matches!(st.role, iorig_result::StepRole::Precondition) {
+        return None;
+    }
+    let p = st.params.as_ref()?;
+    if p.io_size_bytes.is_some() || p.io_size_pct.is_some() || p.time_s <= 0.0 {
+        return None;
+    }
+    Some(p.start_delay_s.unwrap_or(0.0).max(p.warmup_s) + p.time_s)
+}
+
 pub(crate) fn step_ended(st: &iorig_store::StepRow) -> bool {
     matches!(
         st.status,

@@ -19,11 +19,18 @@
     ]
   };
 
+  // Time on the x axis runs on across steps (each step's t_s starts at
+  // its own start): a new step starts where the last one ended.
+  var offset = 0, lastStep = null, lastT = 0;
   function figure(doc) {
     var t = doc.total || {};
     var lat = t.lat_ns || {};
+    if (lastStep !== null && doc.step !== lastStep) { offset += lastT; }
+    lastStep = doc.step;
+    lastT = doc.t_s || 0;
     return {
       step: doc.step,
+      x: offset + (doc.t_s || 0),
       t: doc.t_s,
       iops: t.iops || 0,
       mbs: (t.bw_bytes_per_s || 0) / 1e6,
@@ -34,6 +41,7 @@
   }
 
   function fixed(v) {
+    if (v === 0) { return "0"; }
     if (v >= 100) { return v.toFixed(0); }
     if (v >= 1) { return v.toFixed(2); }
     return v.toFixed(3);
@@ -49,43 +57,88 @@
     }
   }
 
-  function draw(id, lines) {
+  function el(name, attrs, text) {
+    var e = document.createElementNS(SVG, name);
+    Object.keys(attrs).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+    if (text !== undefined) { e.textContent = text; }
+    return e;
+  }
+
+  // A chart with both axes in units: time (s) across, the figure up, drawn
+  // in the SVG's own pixels so the text is not stretched.
+  function draw(id, lines, unit) {
     var svg = document.getElementById(id);
     if (!svg || points.length === 0) { return; }
     while (svg.lastChild && svg.lastChild.nodeName !== "title") { svg.removeChild(svg.lastChild); }
+    var W = Math.max(svg.clientWidth || 1000, 200), H = Math.max(svg.clientHeight || 260, 120);
+    svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+    var L = 80, R = 12, T = 10, B = 34;
     var max = 0;
     points.forEach(function (p) { lines.forEach(function (l) { max = Math.max(max, p[l.key]); }); });
     if (max <= 0) { max = 1; }
+    var x0 = points[0].x, x1 = points[points.length - 1].x;
+    if (x1 <= x0) { x1 = x0 + 1; }
+    var sx = function (x) { return L + (x - x0) / (x1 - x0) * (W - L - R); };
+    var sy = function (v) { return H - B - v / max * (H - T - B); };
+    var axis = el("g", { "class": "axis", "font-size": "12", "fill": "#5b6474" });
+    for (var i = 0; i <= 4; i++) {
+      var v = max * i / 4, y = sy(v);
+      axis.appendChild(el("line", { x1: L, x2: W - R, y1: y, y2: y, stroke: "#e5e8ee" }));
+      axis.appendChild(el("text", { x: L - 6, y: y + 4, "text-anchor": "end", "class": "tick y" }, fixed(v)));
+      var t = x0 + (x1 - x0) * i / 4, x = sx(t);
+      axis.appendChild(el("text", { x: x, y: H - B + 16, "text-anchor": "middle", "class": "tick x" }, t.toFixed(1)));
+    }
+    axis.appendChild(el("line", { x1: L, x2: L, y1: T, y2: H - B, stroke: "#5b6474" }));
+    axis.appendChild(el("line", { x1: L, x2: W - R, y1: H - B, y2: H - B, stroke: "#5b6474" }));
+    axis.appendChild(el("text", { x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle", "class": "title x" }, "time since the run started (s)"));
+    axis.appendChild(el("text", { x: 14, y: (T + H - B) / 2, "text-anchor": "middle", "class": "title y", transform: "rotate(-90 14 " + ((T + H - B) / 2) + ")" }, unit));
+    svg.appendChild(axis);
     var n = points.length;
-    var label = document.createElementNS(SVG, "text");
-    label.setAttribute("x", "6");
-    label.setAttribute("y", "16");
-    label.setAttribute("font-size", "14");
-    label.textContent = "max " + fixed(max);
-    svg.appendChild(label);
     lines.forEach(function (l) {
-      var coords = points.map(function (p, i) {
-        var x = n === 1 ? 500 : (i / (n - 1)) * 1000;
-        var y = 255 - (p[l.key] / max) * 230;
-        return x.toFixed(1) + "," + y.toFixed(1);
+      var coords = points.map(function (p) {
+        return sx(p.x).toFixed(1) + "," + sy(p[l.key]).toFixed(1);
       });
-      var line = document.createElementNS(SVG, "polyline");
-      line.setAttribute("points", coords.join(" "));
-      line.setAttribute("fill", "none");
-      line.setAttribute("stroke", l.color);
-      line.setAttribute("stroke-width", "2");
-      line.setAttribute("vector-effect", "non-scaling-stroke");
-      line.setAttribute("class", "series " + l.key);
-      line.setAttribute("data-points", String(n));
+      var line = el("polyline", {
+        points: coords.join(" "), fill: "none", stroke: l.color, "stroke-width": "2",
+        "class": "series " + l.key, "data-points": String(n)
+      });
       svg.appendChild(line);
     });
   }
 
+  // Elapsed of the planned total and the time left, once a second.
+  var clock = document.getElementById("clock");
+  var started = clock ? Date.parse(clock.getAttribute("data-started")) : NaN;
+  var total = clock && clock.hasAttribute("data-total-s") ? Number(clock.getAttribute("data-total-s")) : null;
+  var ended = null;
+  function secs(s) {
+    s = Math.max(0, Math.round(s));
+    if (s < 60) { return s + " s"; }
+    var m = Math.floor(s / 60);
+    if (m < 60) { return m + " min " + (s % 60) + " s"; }
+    return Math.floor(m / 60) + " h " + (m % 60) + " min";
+  }
+  function tick() {
+    if (!clock || isNaN(started)) { return; }
+    var elapsed = (Date.now() - started) / 1000;
+    if (ended !== null) {
+      var last = points.length ? points[points.length - 1].x : 0;
+      clock.textContent = "ended (" + ended + "); its intervals cover " + last.toFixed(1) + " s";
+    } else if (total !== null) {
+      clock.textContent = "elapsed " + secs(elapsed) + " of " + secs(total) +
+        " · ETA " + secs(total - elapsed);
+    } else {
+      clock.textContent = "elapsed " + secs(elapsed) + " (the run's length is not known ahead: it has a step that ends by its bytes)";
+    }
+  }
+  var timer = window.setInterval(tick, 1000);
+  tick();
+
   var pending = false;
   function redraw() {
     pending = false;
-    draw("iops", series.iops);
-    draw("lat", series.lat);
+    draw("iops", series.iops, "IOPS");
+    draw("lat", series.lat, "latency (ms)");
   }
 
   var source = new EventSource("/api/runs/" + encodeURIComponent(run) + "/events");
@@ -103,6 +156,9 @@
     var status = document.getElementById("status");
     if (status) { status.textContent = ev.data; }
     source.close();
+    ended = ev.data;
+    tick();
+    window.clearInterval(timer);
     redraw();
   });
 })();

@@ -277,9 +277,13 @@ pub(crate) struct Progress {
     pub running_step: Option<String>,
     /// Seconds since the last stored interval (None: none yet).
     pub idle_s: Option<f64>,
-    /// Seconds left, from the time the finished steps took (None: no step
-    /// has finished yet).
+    /// Seconds left: from the steps' planned lengths when known, else from
+    /// the time the finished steps took (None: neither is known yet).
     pub eta_s: Option<f64>,
+    /// Seconds since the run started.
+    pub elapsed_s: Option<f64>,
+    /// The run's planned length, when every step's is known.
+    pub total_s: Option<f64>,
 }
 
 /// Runs in progress: where each stands and how long it has left.
@@ -292,12 +296,16 @@ pub fn plans_page(store: &str, runs: &[Progress]) -> String {
             table.wide.steps #progress {
                 thead { tr {
                     th.num { "id" } th { "kind" } th { "started" } th { "host" } th { "step" }
-                    th { "done" } th.num { "ETA" } th.num { "last interval" } th { "labels" }
+                    th { "done" } th.num { "elapsed / total" } th.num { "ETA" } th.num { "last interval" } th { "labels" }
                 } }
                 tbody { @for p in runs { (progress_row(p)) "\n" } }
             }
             "\n"
-            p.note { "ETA: the steps left times the mean time of the steps done so far." }
+            p.note {
+                "ETA: the planned length of the steps left (warmup and time), less the time into the \
+                 running one; where a step's length is not known ahead (a precondition, a step \
+                 that ends by its bytes), the steps left times the mean time of those done so far."
+            }
         }
     };
     page("iorig: in progress", store, body)
@@ -307,10 +315,11 @@ pub fn plans_page(store: &str, runs: &[Progress]) -> String {
 fn progress_row(p: &Progress) -> Markup {
     let r = &p.run;
     let id = r.id.0;
-    let pct = if p.steps == 0 {
-        0.0
-    } else {
-        100.0 * p.done as f64 / p.steps as f64
+    // By time when the run's length is known, else by steps done.
+    let pct = match (p.elapsed_s, p.total_s) {
+        (Some(e), Some(t)) if t > 0.0 => (100.0 * e / t).min(100.0),
+        _ if p.steps == 0 => 0.0,
+        _ => 100.0 * p.done as f64 / p.steps as f64,
     };
     let fmt_s = |s: f64| {
         std::time::Duration::try_from_secs_f64(s.round())
@@ -325,7 +334,11 @@ fn progress_row(p: &Progress) -> Markup {
             td { (p.running_step.as_deref().unwrap_or("-")) " " a href={ "/runs/" (id) "/live" } { "live" } }
             td {
                 span.bar { span style={ "width:" (format!("{pct:.0}")) "%" } {} }
-                " " (p.done) "/" (p.steps)
+                " " (p.done) "/" (p.steps) " steps"
+            }
+            td.num {
+                (p.elapsed_s.map_or("-".to_owned(), fmt_s))
+                " / " (p.total_s.map_or("?".to_owned(), fmt_s))
             }
             td.num { (p.eta_s.map_or("-".to_owned(), fmt_s)) }
             td.num {
@@ -342,7 +355,7 @@ fn progress_row(p: &Progress) -> Markup {
 
 /// The live view of a run: figures and charts that the script fills from
 /// the run's event stream.
-pub fn live_page(store: &str, d: &RunDetail) -> String {
+pub fn live_page(store: &str, d: &RunDetail, total_s: Option<f64>) -> String {
     let id = d.run.id.0;
     let labels = labels_text(&d.run.labels);
     let body = html! {
@@ -367,11 +380,13 @@ pub fn live_page(store: &str, d: &RunDetail) -> String {
             } }
         }
         "\n"
+        p #clock data-started=(d.run.started) data-total-s=[total_s.map(|t| format!("{t:.3}"))] { "-" }
+        "\n"
         h2 { "IOPS" }
-        svg.live.chart #iops viewBox="0 0 1000 260" preserveAspectRatio="none" role="img" { title { "IOPS over time" } }
+        svg.live.chart #iops viewBox="0 0 1000 260" role="img" { title { "IOPS over time" } }
         "\n"
         h2 { "Latency percentiles (ms)" }
-        svg.live.chart #lat viewBox="0 0 1000 260" preserveAspectRatio="none" role="img" { title { "Latency percentiles over time" } }
+        svg.live.chart #lat viewBox="0 0 1000 260" role="img" { title { "Latency percentiles over time" } }
         "\n"
         p.note #legend { "p50 blue, p99 orange, p99.9 red; each point one interval of the run's totals." }
         "\n"
@@ -626,7 +641,7 @@ mod tests {
     fn the_user_s_text_never_becomes_markup() {
         for page in [
             error_page(404, HOSTILE),
-            live_page(HOSTILE, &run()),
+            live_page(HOSTILE, &run(), Some(15.0)),
             with_toolbar(&Rendered::default(), run_toolbar(HOSTILE, &run(), 3)),
         ] {
             assert!(!page.contains("<script>alert"), "{page}");

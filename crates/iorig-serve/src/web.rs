@@ -140,13 +140,17 @@ pub(crate) async fn live_page(
     id: Result<Path<i64>, axum::extract::rejection::PathRejection>,
 ) -> Result<Html<String>, Failure> {
     let id = run_id(id)?;
-    let detail = with_store(&app, move |s| {
-        s.get_run(RunId(id))
+    let (detail, total_s) = with_store(&app, move |s| {
+        let detail = s
+            .get_run(RunId(id))
             .map_err(Failure::internal)?
-            .ok_or_else(|| Failure::no_run(id))
+            .ok_or_else(|| Failure::no_run(id))?;
+        let steps = s.steps(RunId(id)).map_err(Failure::internal)?;
+        let total_s: Option<f64> = steps.iter().map(crate::app::planned_s).sum();
+        Ok((detail, total_s))
     })
     .await?;
-    Ok(Html(pages::live_page(&app.store_name, &detail)))
+    Ok(Html(pages::live_page(&app.store_name, &detail, total_s)))
 }
 
 pub(crate) async fn label_form(
@@ -313,14 +317,26 @@ fn running(s: &Store) -> Result<Vec<Progress>, Failure> {
             .iter()
             .find(|st| st.status == iorig_store::StepStatus::Running);
         let remaining = steps.len() - finished.len();
-        let eta_s = (!took.is_empty()).then(|| {
-            let mean = took.iter().sum::<f64>() / took.len() as f64;
-            let into = current
-                .and_then(|c| c.started.as_deref())
-                .and_then(rfc3339_s)
-                .map_or(0.0, |t| (now - t).max(0.0));
-            (mean * remaining as f64 - into).max(0.0)
-        });
+        let into = current
+            .and_then(|c| c.started.as_deref())
+            .and_then(rfc3339_s)
+            .map_or(0.0, |t| (now - t).max(0.0));
+        // The steps' own planned lengths when every step left has one;
+        // else the mean time of the steps done so far.
+        let left: Option<f64> = steps
+            .iter()
+            .filter(|st| !crate::app::step_ended(st))
+            .map(crate::app::planned_s)
+            .sum();
+        let eta_s = match left {
+            Some(left) => Some((left - into).max(0.0)),
+            None => (!took.is_empty()).then(|| {
+                let mean = took.iter().sum::<f64>() / took.len() as f64;
+                (mean * remaining as f64 - into).max(0.0)
+            }),
+        };
+        let total_s: Option<f64> = steps.iter().map(crate::app::planned_s).sum();
+        let elapsed_s = rfc3339_s(&run.started).map(|t| (now - t).max(0.0));
         // The last stored interval's end (its t_s counts from its step's
         // start), or the running step's start before its first interval.
         let last = s.last_interval(run.id).map_err(Failure::internal)?;
@@ -338,6 +354,8 @@ fn running(s: &Store) -> Result<Vec<Progress>, Failure> {
             running_step: current.map(|c| format!("{} {}", c.index + 1, c.name)),
             idle_s,
             eta_s,
+            elapsed_s,
+            total_s,
             run,
         });
     }

@@ -296,6 +296,19 @@ fn pages_and_the_live_view_work_in_chromium() {
     assert_eq!(lat_lines, 3);
     let iops = b.eval("return document.querySelector('#now td:nth-child(3)').textContent;");
     assert_ne!(iops, "-");
+    // Both axes carry numbers and their units; the clock says how far of
+    // the run's known 6 s it is and what is left.
+    let ticks = b.eval("return [document.querySelectorAll('#iops .tick.x').length, document.querySelectorAll('#iops .tick.y').length, document.querySelector('#iops .title.x').textContent, document.querySelector('#lat .title.y').textContent];");
+    assert_eq!(ticks[0], 5, "{ticks}");
+    assert_eq!(ticks[1], 5, "{ticks}");
+    assert!(ticks[2].as_str().unwrap().contains("(s)"), "{ticks}");
+    assert!(ticks[3].as_str().unwrap().contains("ms"), "{ticks}");
+    let clock = b.eval("return document.getElementById('clock').textContent;");
+    let clock = clock.as_str().unwrap_or_default();
+    assert!(
+        (clock.contains("of 6 s") && clock.contains("ETA")) || clock.starts_with("ended"),
+        "clock: {clock}"
+    );
     b.screenshot(&out.join("live.png"));
     assert_eq!(b.errors(), Vec::<String>::new(), "live view");
 

@@ -270,6 +270,14 @@ fn a_run_recorded_elsewhere_shows_up_live() {
     let (status, plans) = get(&addr, "/plans");
     assert_eq!(status, 200);
     assert!(plans.contains("/runs/4/live"));
+    // A single run's length is known: elapsed of its 3 s, and a time left.
+    assert!(plans.contains(" / 3.00 s<"), "no total on /plans: {plans}");
+    let eta = plans
+        .split("<td class=\"num\">")
+        .nth(3)
+        .and_then(|c| c.split('<').next())
+        .unwrap_or_default();
+    assert_ne!(eta, "-", "no ETA on /plans: {plans}");
     assert_eq!(get(&addr, "/runs/4/live").0, 200);
     // The event stream: intervals as they come, then the end.
     let mut s = TcpStream::connect(&addr).unwrap();
