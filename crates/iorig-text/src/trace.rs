@@ -80,6 +80,9 @@ fn mib(bytes: u64) -> String {
 /// touched), said once per line so no two lines read alike with different
 /// denominators.
 fn hot(label: &str, shares: &[HotShare], of: &str) -> String {
+    if shares.is_empty() {
+        return format!("{label}: none (no such accesses)");
+    }
     let parts: Vec<String> = shares
         .iter()
         .map(|h| {

@@ -2,6 +2,7 @@
 //! crate, so the suite links one binary instead of one per file (each module
 //! still opens with what it protects; `common` holds the shared helpers).
 
+mod afternoon_cli;
 mod architecture;
 mod collect_cli;
 mod common;
