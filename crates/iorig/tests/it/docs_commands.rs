@@ -51,6 +51,10 @@ const SKIPS: &[(&str, &str)] = &[
         "a server that runs until stopped; serve_cli.rs and serve_browser.rs start it on loopback and stop it",
     ),
     (
+        "iorig man --install",
+        "writes into the reader's own man directory; help_cli.rs installs every page into a temp directory",
+    ),
+    (
         "--hosts",
         "needs agents on other hosts; hosts_cli.rs runs the controller against agents it starts",
     ),
@@ -367,9 +371,12 @@ fn rewrite(text: &str, f: &Fixture) -> (Vec<String>, Option<String>) {
         text.replace_range(at..end, team);
         from = at + team.len();
     }
-    // `iorig man > FILE && man iorig`: the second command is not iorig's.
-    if let Some(at) = text.find(" && ") {
-        text.truncate(at);
+    // `iorig man > FILE && man iorig`, `iorig man run | man -l -`: the
+    // second command is not iorig's.
+    for sep in [" && ", " | "] {
+        if let Some(at) = text.find(sep) {
+            text.truncate(at);
+        }
     }
     let mut redirect = None;
     if let Some(at) = text.find(" > ") {
@@ -517,6 +524,8 @@ fn check(args: &[String], stdout: &str, f: &Fixture) -> Result<(), String> {
                 ["trace", "replay"] => "iorig.result/1",
                 ["trace", "fit"] => "iorig.trace-fit/1",
                 ["trace", ..] => "iorig.trace/1",
+                // A plan's or quick's run as stored, as export writes it.
+                ["plan", "run"] | ["quick", ..] => "iorig.run/1",
                 _ => "iorig.result/1",
             };
             let got = schema_of(&j)?;
