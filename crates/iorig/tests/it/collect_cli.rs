@@ -315,8 +315,11 @@ fn awkward_answers_are_read_or_cut_off_and_never_stop_the_test() {
     let stop = Arc::new(AtomicBool::new(false));
     let addr = chunked_exporter(stop.clone());
     let source = format!("prometheus=http://{addr}/metrics");
+    // Intervals of 2 s: the command's 16 MiB must reach the cap before the
+    // interval's deadline even when the suite's doc tests compile beside
+    // it on two cores (at 500 ms it was killed by the deadline first).
     let out = iorig()
-        .args(common::null_run("1500ms", "500ms", &[]))
+        .args(common::null_run("4s", "2s", &[]))
         .args([
             "--db",
             "c.db",
