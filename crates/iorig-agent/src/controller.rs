@@ -1397,14 +1397,11 @@ pub fn rate_line(w: &Workload, o: &ControllerOptions) -> String {
 /// looks like a host named h2.
 fn why_failed(s: &tonic::Status) -> String {
     let msg = s.message();
-    let transport = [
-        "h2 protocol error",
-        "transport error",
-        "connection",
-        "broken pipe",
-    ]
-    .iter()
-    .any(|w| msg.to_ascii_lowercase().contains(w));
+    // The HTTP/2 layer's own words, not an agent's report that happens to
+    // name a connection (its target's iSCSI session, say).
+    let transport = ["h2 protocol error", "transport error"]
+        .iter()
+        .any(|w| msg.starts_with(w));
     if transport || matches!(s.code(), tonic::Code::Unavailable) {
         let detail = msg
             .trim_start_matches("h2 protocol error: ")

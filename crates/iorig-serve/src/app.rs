@@ -474,11 +474,10 @@ pub(crate) fn with_host_guard(router: Router, auth: &Auth, local: std::net::Sock
     }))
 }
 
-/// A step that will not run again in this run: done, failed or skipped.
-/// A step's planned length in seconds: its start delay, warmup and time,
-/// from its stored parameters. None where the length is not known ahead: a
-/// precondition or a step that ends by its bytes, or a step stored without
-/// parameters.
+/// A step's planned length in seconds: its warmup and time (a start delay
+/// falls inside them), from its stored parameters. None where the length is
+/// not known ahead: a precondition or a step that ends by its bytes, or a
+/// step stored without parameters.
 pub(crate) fn planned_s(st: &iorig_store::StepRow) -> Option<f64> {
     if matches!(st.role, iorig_result::StepRole::Precondition) {
         return None;
@@ -487,9 +486,24 @@ pub(crate) fn planned_s(st: &iorig_store::StepRow) -> Option<f64> {
     if p.io_size_bytes.is_some() || p.io_size_pct.is_some() || p.time_s <= 0.0 {
         return None;
     }
-    Some(p.start_delay_s.unwrap_or(0.0).max(p.warmup_s) + p.time_s)
+    Some(p.warmup_s + p.time_s)
 }
 
+/// The planned length of all of `steps`; None when one is not known, or
+/// before any step is stored.
+pub(crate) fn planned_total_s<'a>(
+    steps: impl IntoIterator<Item = &'a iorig_store::StepRow>,
+) -> Option<f64> {
+    let mut any = false;
+    let total: Option<f64> = steps
+        .into_iter()
+        .inspect(|_| any = true)
+        .map(planned_s)
+        .sum();
+    total.filter(|_| any)
+}
+
+/// A step that will not run again in this run: done, failed or skipped.
 pub(crate) fn step_ended(st: &iorig_store::StepRow) -> bool {
     matches!(
         st.status,

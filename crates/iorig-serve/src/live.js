@@ -20,7 +20,8 @@
   };
 
   // Time on the x axis runs on across steps (each step's t_s starts at
-  // its own start): a new step starts where the last one ended.
+  // its own start): a new step starts where the last one ended, the pauses
+  // between steps left out.
   var offset = 0, lastStep = null, lastT = 0;
   function figure(doc) {
     var t = doc.total || {};
@@ -90,7 +91,7 @@
     }
     axis.appendChild(el("line", { x1: L, x2: L, y1: T, y2: H - B, stroke: "#5b6474" }));
     axis.appendChild(el("line", { x1: L, x2: W - R, y1: H - B, y2: H - B, stroke: "#5b6474" }));
-    axis.appendChild(el("text", { x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle", "class": "title x" }, "time since the run started (s)"));
+    axis.appendChild(el("text", { x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle", "class": "title x" }, "time in the run's steps (s)"));
     axis.appendChild(el("text", { x: 14, y: (T + H - B) / 2, "text-anchor": "middle", "class": "title y", transform: "rotate(-90 14 " + ((T + H - B) / 2) + ")" }, unit));
     svg.appendChild(axis);
     var n = points.length;
@@ -128,7 +129,7 @@
       clock.textContent = "elapsed " + secs(elapsed) + " of " + secs(total) +
         " · ETA " + secs(total - elapsed);
     } else {
-      clock.textContent = "elapsed " + secs(elapsed) + " (the run's length is not known ahead: it has a step that ends by its bytes)";
+      clock.textContent = "elapsed " + secs(elapsed) + " (the run's length is not known ahead)";
     }
   }
   var timer = window.setInterval(tick, 1000);

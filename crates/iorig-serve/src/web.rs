@@ -146,8 +146,7 @@ pub(crate) async fn live_page(
             .map_err(Failure::internal)?
             .ok_or_else(|| Failure::no_run(id))?;
         let steps = s.steps(RunId(id)).map_err(Failure::internal)?;
-        let total_s: Option<f64> = steps.iter().map(crate::app::planned_s).sum();
-        Ok((detail, total_s))
+        Ok((detail, crate::app::planned_total_s(&steps)))
     })
     .await?;
     Ok(Html(pages::live_page(&app.store_name, &detail, total_s)))
@@ -323,11 +322,8 @@ fn running(s: &Store) -> Result<Vec<Progress>, Failure> {
             .map_or(0.0, |t| (now - t).max(0.0));
         // The steps' own planned lengths when every step left has one;
         // else the mean time of the steps done so far.
-        let left: Option<f64> = steps
-            .iter()
-            .filter(|st| !crate::app::step_ended(st))
-            .map(crate::app::planned_s)
-            .sum();
+        let left =
+            crate::app::planned_total_s(steps.iter().filter(|st| !crate::app::step_ended(st)));
         let eta_s = match left {
             Some(left) => Some((left - into).max(0.0)),
             None => (!took.is_empty()).then(|| {
@@ -335,7 +331,7 @@ fn running(s: &Store) -> Result<Vec<Progress>, Failure> {
                 (mean * remaining as f64 - into).max(0.0)
             }),
         };
-        let total_s: Option<f64> = steps.iter().map(crate::app::planned_s).sum();
+        let total_s = crate::app::planned_total_s(&steps);
         let elapsed_s = rfc3339_s(&run.started).map(|t| (now - t).max(0.0));
         // The last stored interval's end (its t_s counts from its step's
         // start), or the running step's start before its first interval.

@@ -87,16 +87,20 @@ pub struct TargetPlan {
 /// permission the file keeps), and takes it back with `setfattr -x`.
 pub const OWNER_XATTR: &str = "user.iorig";
 
-/// Whether the file carries [`OWNER_XATTR`].
+/// Whether the file carries [`OWNER_XATTR`] with the value iorig writes
+/// (`scratch`): any other value is no mark.
 fn marked_owned(f: &File) -> bool {
     let mut value = [0u8; 64];
-    rustix::fs::fgetxattr(f, OWNER_XATTR, &mut value).is_ok()
+    matches!(rustix::fs::fgetxattr(f, OWNER_XATTR, &mut value), Ok(n) if &value[..n] == OWNER_VALUE)
 }
+
+/// The value of [`OWNER_XATTR`] on iorig's files.
+const OWNER_VALUE: &[u8] = b"scratch";
 
 /// Marks the file as iorig's. A file system without user extended
 /// attributes (an old tmpfs) keeps no mark: the header alone marks it then.
 pub(crate) fn mark_owned(f: &File) {
-    let _ = rustix::fs::fsetxattr(f, OWNER_XATTR, b"scratch", rustix::fs::XattrFlags::empty());
+    let _ = rustix::fs::fsetxattr(f, OWNER_XATTR, OWNER_VALUE, rustix::fs::XattrFlags::empty());
 }
 
 /// An open target ready for I/O.
@@ -554,6 +558,12 @@ fn plan_existing_file(
     // Handed to iorig earlier: its header may be gone (fio wrote over it
     // from offset 0) but the mark beside the data says whose it is.
     let owned = marker.is_none() && marked_owned(&probe);
+    if owned && w.writes() && !allow_destroy {
+        // Marked, but what overwrote the header may have made it something
+        // (a file system image, a disk image): known signatures refuse it
+        // as they refuse a device's.
+        signatures::refuse_signatures(path, &probe, len)?;
+    }
     let (size, data_start, resize_to) = if marker.is_some() {
         let size = len.saturating_sub(FILE_HEADER_BYTES);
         match w.size_bytes {
@@ -608,7 +618,9 @@ fn plan_existing_file(
         device: iorig_blockdev::name_of_dev(md.dev()),
         resize_to,
         file: Some(Arc::new(file)),
-        guarded: write && !allow_destroy && !owned,
+        // A marked file is guarded too: the look right before the first
+        // write still refuses a file that became a loop device's backing.
+        guarded: write && !allow_destroy,
     })
 }
 
@@ -877,7 +889,7 @@ fn recheck(plan: &TargetPlan, f: &File) -> Result<(), EngineError> {
                 )));
             }
             if plan.data_start == 0 {
-                // A foreign file given --allow-destroy is not guarded.
+                // A marked file whose header is gone: no header to look for.
                 return Ok(());
             }
             let plain = reopen_plain(f)

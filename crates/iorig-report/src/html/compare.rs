@@ -135,8 +135,10 @@ pub const NOISE_RULE: &str = "a change counts when |Δ mean| > 2·√(s₁²/n�
 /// Whether the means of two series of interval figures differ by more
 /// than twice the standard error of their difference (Welch's,
 /// √(s₁²/n₁ + s₂²/n₂)): about a 95 % two-sided test when the interval
-/// figures are near normal. Fewer than two intervals on either side give no
-/// spread to judge by: not beyond noise.
+/// figures are near normal and there are tens of intervals (with a handful
+/// it is looser). Fewer than two intervals on either side give no spread to
+/// judge by: not beyond noise. The % shown is of the steps' own figures
+/// (p99 from the merged histogram); the test is of the intervals' means.
 pub fn beyond_noise(a: &[f64], b: &[f64]) -> bool {
     fn mean_var(x: &[f64]) -> Option<(f64, f64, f64)> {
         let n = x.len() as f64;
@@ -379,11 +381,11 @@ fn change_text(c: Option<Change>) -> String {
 /// is beyond noise, muted and said to be within noise otherwise.
 pub(super) fn change_cell(c: Option<Change>, higher_is_better: bool) -> Markup {
     match c {
-        Some(c) if c.beyond_noise && c.pct.abs() >= 0.05 => {
+        Some(c) if c.beyond_noise => {
+            // Under 0.05 % it reads +0.0 %: beyond noise, but no colour.
             let good = (c.pct > 0.0) == higher_is_better;
-            html! {
-                span class=(if good { "up" } else { "down" }) { (format!("{:+.1} %", c.pct)) }
-            }
+            let class = (c.pct.abs() >= 0.05).then_some(if good { "up" } else { "down" });
+            html! { span class=[class] { (format!("{:+.1} %", c.pct)) } }
         }
         Some(c) => html! {
             span.muted title="within noise" { (format!("{:+.1} %", c.pct)) " within noise" }

@@ -154,21 +154,21 @@ table.wide { width: 100%; }
 tbody tr:nth-child(even) td { background: #fafbfc; }
 table.steps, table.compare { font-size: 13px; }
 table.steps td { white-space: nowrap; }
-table.steps th { white-space: normal; }
-table.steps tr.notes td { white-space: normal; color: var(--muted); font-size: 12px; padding-top: 0; }
-table.steps tbody tr:first-child:not(:last-child) td { border-bottom: none; }
+table.step-table th { white-space: normal; }
+table.step-table tr.notes td { white-space: normal; color: var(--muted); font-size: 12px; padding-top: 0; }
+table.step-table tbody tr:first-child:not(:last-child) td { border-bottom: none; }
 /* A table wider than the page scrolls inside its box, its first column
-   (the steps table: number and name) kept in view. */
+   (the report's step table: number and name) kept in view. */
 .scroll th:first-child, .scroll td:first-child { position: sticky; left: 0; z-index: 1; background: #fff; }
 .scroll th:first-child { background: var(--band); }
 .scroll tbody tr:nth-child(even) td:first-child { background: #fafbfc; }
-table.steps th:first-child, table.steps td:first-child { width: 3em; min-width: 3em; max-width: 3em; }
-table.steps th:nth-child(2), table.steps td:nth-child(2) { position: sticky; left: 3em; z-index: 1; background: #fff; box-shadow: 1px 0 0 var(--line); }
-table.steps th:nth-child(2) { background: var(--band); }
+table.step-table th:first-child, table.step-table td:first-child { width: 3em; min-width: 3em; max-width: 3em; }
+table.step-table th:nth-child(2), table.step-table td:nth-child(2) { position: sticky; left: 3em; z-index: 1; background: #fff; box-shadow: 1px 0 0 var(--line); }
+table.step-table th:nth-child(2) { background: var(--band); }
 /* A step's rows are its own tbody: the zebra goes by step, notes and all. */
-.scroll table.steps tbody tr td, .scroll table.steps tbody tr td:first-child { background: #fff; }
-.scroll table.steps tbody:nth-of-type(even) tr td, .scroll table.steps tbody:nth-of-type(even) tr td:first-child { background: #fafbfc; }
-.scroll table.steps tr.notes td { position: static; }
+.scroll table.step-table tbody tr td, .scroll table.step-table tbody tr td:first-child { background: #fff; }
+.scroll table.step-table tbody:nth-of-type(even) tr td, .scroll table.step-table tbody:nth-of-type(even) tr td:first-child { background: #fafbfc; }
+.scroll table.step-table tr.notes td { position: static; }
 .status-ok { color: var(--good); font-weight: 600; }
 .status-failed, .status-interrupted, .warn { color: var(--bad); font-weight: 600; }
 .status-skipped, .status-pending, .status-running, .muted { color: var(--muted); }

@@ -728,7 +728,7 @@ fn steps_table(steps: &[StepReport]) -> Markup {
     let head = &STEP_TABLE_HEAD[..STEP_TABLE_HEAD.len() - 1];
     html! {
         div.scroll {
-            table.steps.wide {
+            table.steps.wide.step-table {
                 thead {
                     tr { @for (i, h) in head.iter().enumerate() { th class=[num(i)] { (h) } } }
                 }
@@ -836,7 +836,8 @@ pub(super) fn curve_params(r: &RunReport, c: &CurveReport) -> Option<String> {
 pub(super) fn curve_section(page: &mut Page, r: &RunReport, c: &CurveReport) -> Markup {
     let n = c.group + 1;
     let title = match curve_params(r, c) {
-        Some(p) => format!("IOPS–latency curve {}: {p}", curve_title(c)),
+        // The parameters say what the name would.
+        Some(p) => format!("IOPS–latency curve {n}: {p}"),
         None => format!("IOPS–latency curve {}", curve_title(c)),
     };
     let chart = page.chart(

@@ -402,4 +402,20 @@ fn a_file_handed_to_iorig_stays_iorigs_after_fio_overwrites_its_header() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // The mark is no licence to overwrite what the file has become: made
+    // a file system since, it is refused as a device with one is.
+    assert!(
+        crate::common::have("mkfs.ext4"),
+        "mkfs.ext4 is not installed"
+    );
+    let mkfs = Command::new("mkfs.ext4")
+        .args(["-q", "-F"])
+        .arg(d.path().join("theirs.dat"))
+        .status()
+        .unwrap();
+    assert!(mkfs.success());
+    let out = write("theirs.dat", &[]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ext4"), "{err}");
 }
