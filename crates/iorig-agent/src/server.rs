@@ -38,7 +38,7 @@ pub struct AgentConfig {
 
 impl AgentConfig {
     /// Refuses a configuration that would let anyone on a network run I/O
-    /// here.
+    /// here, and makes a missing `--results-dir`.
     pub fn check(&self) -> Result<(), AgentError> {
         if !self.listen.ip().is_loopback() && self.token.is_none() && self.tls.is_none() {
             return Err(AgentError::Usage(format!(
@@ -48,10 +48,11 @@ impl AgentConfig {
         }
         if let Some(d) = &self.results_dir {
             if !d.is_dir() {
-                return Err(AgentError::Usage(format!(
-                    "--results-dir {}: not a directory; create it first",
-                    d.display()
-                )));
+                // Made as every output directory is (report --out): one
+                // new directory in one that exists, never over a file or a
+                // link; a missing parent is refused.
+                iorig_outfile::create_dir("--results-dir", d)
+                    .map_err(|e| AgentError::Usage(e.to_string()))?;
             }
             // Proven writable now, not after a controller's run filled
             // its targets.

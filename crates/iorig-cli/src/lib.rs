@@ -535,7 +535,7 @@ pub struct AgentArgs {
     #[arg(long)]
     pub allow_destroy: bool,
     /// Write each run's own result (schema iorig.result/1) to
-    /// DIR/RUN_ID.json (DIR must exist).
+    /// DIR/RUN_ID.json (DIR is made if missing, in a directory that exists).
     #[arg(long, value_name = "DIR")]
     pub results_dir: Option<PathBuf>,
     /// Also record each run in this result store, a file or a postgres://

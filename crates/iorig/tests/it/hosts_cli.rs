@@ -1254,3 +1254,49 @@ fn an_hcibench_parameter_file_runs_on_two_agents() {
     let (code, err, _) = run(&with_hd, &[]);
     assert_eq!(code, 0, "{err}");
 }
+
+/// `agent --results-dir DIR` makes a missing DIR, as other output
+/// directories are made: one new directory in one that exists; a missing
+/// parent is refused in one line, nothing made.
+#[test]
+fn a_missing_results_dir_is_made_and_a_missing_parent_refused() {
+    let dir = tmp();
+    let d = dir.path();
+    let out = common::run(
+        &[
+            "agent",
+            "--listen",
+            "127.0.0.1:0",
+            "--results-dir",
+            "no/such",
+        ],
+        d,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--results-dir"), "{err}");
+    assert!(!d.join("no").exists());
+
+    let mut cmd = iorig();
+    cmd.args(["agent", "--listen", "127.0.0.1:0", "--results-dir", "made"])
+        .current_dir(d)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut guard = guarded(&mut cmd);
+    let stdout = guard.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the agent says where it listens");
+    assert!(line.contains("127.0.0.1:"), "{line}");
+    assert!(
+        d.join("made").is_dir(),
+        "the results directory was not made"
+    );
+}
