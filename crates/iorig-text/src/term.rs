@@ -145,6 +145,8 @@ pub struct TermSink<S: Screen> {
     /// The step's block devices (from its targets) and their figures per
     /// measured interval, for the summary's device line (fio's "Disk stats").
     devices: (Vec<String>, Vec<(f64, iorig_stats::DeviceUsage)>),
+    /// The hosts of the multi-host step that just ended, as they end.
+    hosts: Vec<iorig_result::HostResult>,
 }
 
 impl<S: Screen> TermSink<S> {
@@ -158,6 +160,7 @@ impl<S: Screen> TermSink<S> {
             validation_errors: 0,
             failed_sources: Vec::new(),
             devices: (Vec::new(), Vec::new()),
+            hosts: Vec::new(),
             partial: None,
         }
     }
@@ -222,7 +225,19 @@ impl<S: Screen> TermSink<S> {
 
 impl<S: Screen> Sink for TermSink<S> {
     fn event(&mut self, ev: &Event<'_>) {
+        // A multi-host plan step's hosts come one `HostEnded` each after
+        // its summary: the first other event prints them as a table under
+        // it (a single run prints its own after the run).
+        if !matches!(ev, Event::HostEnded { .. }) && !self.hosts.is_empty() {
+            let hosts = std::mem::take(&mut self.hosts);
+            if matches!(self.mode, Mode::Plan { .. }) {
+                for l in crate::hosts::hosts_lines(&hosts) {
+                    self.screen.line(&format!("  {l}"));
+                }
+            }
+        }
         match *ev {
+            Event::HostEnded { host, .. } => self.hosts.push(host.clone()),
             Event::Notice(n) => self.screen.notice(n),
             Event::External { samples, .. } => {
                 for s in samples {

@@ -860,7 +860,7 @@ fn a_plan_and_quick_run_every_step_on_every_host() {
         d.path(),
     );
     assert!(dry.contains("checked on each of 2 hosts"), "{dry}");
-    common::ok(
+    let out = common::ok(
         &[
             "plan",
             "run",
@@ -870,6 +870,21 @@ fn a_plan_and_quick_run_every_step_on_every_host() {
         ],
         d.path(),
     );
+    // Each step's hosts in a table under its summary, not only the totals.
+    let tables = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("host ") && l.contains("status"))
+        .count();
+    assert_eq!(tables, 2, "a host table per step: {out}");
+    for h in [&a.addr, &b.addr] {
+        assert_eq!(
+            out.lines()
+                .filter(|l| l.trim_start().starts_with(h.as_str()))
+                .count(),
+            2,
+            "host {h} once per step: {out}"
+        );
+    }
     let store = iorig_store::Store::open_read_only(&db).unwrap();
     let steps = store.steps(iorig_store::RunId(1)).unwrap();
     assert_eq!(steps.len(), 2);
