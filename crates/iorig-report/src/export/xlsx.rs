@@ -84,9 +84,60 @@ pub(super) fn workbook(store: &Store, data: &RunData) -> Result<Workbook, Report
     let hosts = tables::hosts_table(data);
     if !hosts.rows.is_empty() {
         book.push_worksheet(table_sheet("hosts", &hosts, 4).map_err(xlsx_err)?);
+        // Besides the pivot-ready sheet of every host, a sheet per host:
+        // its own steps, as HCIBench gives each VM's results apart.
+        for (name, table) in per_host(&hosts) {
+            book.push_worksheet(table_sheet(&name, &table, 4).map_err(xlsx_err)?);
+        }
     }
     book.push_worksheet(run_sheet(data).map_err(xlsx_err)?);
     Ok(book)
+}
+
+/// The `hosts` table split by host, in the order the hosts first appear,
+/// each named as a sheet may be: `host NAME`, without the characters Excel
+/// refuses in a sheet name and within its 31 characters (a number added
+/// when two names come out the same).
+fn per_host(hosts: &Table) -> Vec<(String, Table)> {
+    let Some(col) = hosts.columns.iter().position(|c| c.name == "host") else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, String, Table)> = Vec::new();
+    for row in &hosts.rows {
+        let host = match &row[col] {
+            Cell::Text(t) => t.clone(),
+            _ => continue,
+        };
+        match out.iter_mut().find(|(h, ..)| *h == host) {
+            Some((_, _, t)) => t.rows.push(row.clone()),
+            None => {
+                let clean: String = host
+                    .chars()
+                    .map(|c| if "[]:*?/\\".contains(c) { '_' } else { c })
+                    .collect();
+                let mut name: String = format!("host {clean}").chars().take(31).collect();
+                let mut n = 2;
+                while out.iter().any(|(_, s, _)| s.eq_ignore_ascii_case(&name)) {
+                    let suffix = format!(" {n}");
+                    name = format!("host {clean}")
+                        .chars()
+                        .take(31 - suffix.len())
+                        .collect::<String>()
+                        + &suffix;
+                    n += 1;
+                }
+                out.push((
+                    host,
+                    name,
+                    Table {
+                        columns: hosts.columns.clone(),
+                        rows: vec![row.clone()],
+                    },
+                ));
+            }
+        }
+    }
+    out.into_iter().map(|(_, name, t)| (name, t)).collect()
 }
 
 /// The Excel number format of a column; `None` for General.
@@ -184,7 +235,13 @@ fn table_sheet(name: &str, table: &Table, frozen_cols: u16) -> Result<Worksheet,
             .iter()
             .map(|c| TableColumn::new().set_header(&c.name))
             .collect();
-        let xl = XlTable::new().set_name(name).set_columns(&columns);
+        // A table's name takes letters, digits and underscores only (a
+        // sheet's may have spaces and dots: "host 10.0.0.2").
+        let table_name: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        let xl = XlTable::new().set_name(table_name).set_columns(&columns);
         ws.add_table(0, 0, last_row, last_col, &xl)?;
     }
     for (c, col) in table.columns.iter().enumerate() {

@@ -885,6 +885,45 @@ fn a_plan_and_quick_run_every_step_on_every_host() {
             "host {h} once per step: {out}"
         );
     }
+    // The XLSX: the pivot-ready hosts sheet and a sheet per host, each
+    // with its host's row of every step.
+    common::ok(
+        &[
+            "export",
+            "1",
+            "--format",
+            "xlsx",
+            "-o",
+            "run.xlsx",
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        d.path(),
+    );
+    {
+        use calamine::Reader;
+        let mut book: calamine::Xlsx<_> =
+            calamine::open_workbook(d.path().join("run.xlsx")).unwrap();
+        let names = book.sheet_names();
+        assert!(names.contains(&"hosts".to_owned()), "{names:?}");
+        for agent in [&a, &b] {
+            let sheet = format!("host {}", agent.addr.replace(':', "_"));
+            assert!(names.contains(&sheet), "{sheet} not in {names:?}");
+            let range = book.worksheet_range(&sheet).unwrap();
+            // The header and one row per step, each this host's.
+            assert_eq!(range.height(), 3, "{sheet}");
+            let host_col = range
+                .rows()
+                .next()
+                .unwrap()
+                .iter()
+                .position(|c| *c == "host")
+                .unwrap();
+            for row in range.rows().skip(1) {
+                assert_eq!(row[host_col].to_string(), agent.addr, "{sheet}");
+            }
+        }
+    }
     let store = iorig_store::Store::open_read_only(&db).unwrap();
     let steps = store.steps(iorig_store::RunId(1)).unwrap();
     assert_eq!(steps.len(), 2);
