@@ -301,3 +301,40 @@ fn manual_pages_per_command_install_with_one_command() {
         assert!(String::from_utf8_lossy(&out.stdout).contains("EXAMPLES"));
     }
 }
+
+/// Every container's `args` in deploy/k8s are a command line iorig takes:
+/// a manifest whose flags went stale would fail in the cluster, not here.
+/// (A plain reading of the manifests' `args:` lists; they hold no flow
+/// style.)
+#[test]
+fn the_kubernetes_manifests_args_parse() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/k8s");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "yaml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            if l.trim() != "args:" {
+                continue;
+            }
+            let mut args = vec!["iorig".to_owned()];
+            for item in &lines[i + 1..] {
+                let t = item.trim_start();
+                if t.starts_with('#') {
+                    continue;
+                }
+                let Some(v) = t.strip_prefix("- ") else { break };
+                args.push(v.trim_matches('"').to_owned());
+            }
+            if let Err(e) = iorig_cli::generate::command().try_get_matches_from(&args) {
+                panic!("{}: {args:?} does not parse: {e}", path.display());
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 4, "only {checked} args lists found");
+}
