@@ -10,8 +10,8 @@
 //! significant digits. Gauges hold the last interval's rates and
 //! percentiles and where the run or plan stands. Every series carries the
 //! run's id and its labels (`label_<key>`); a multi-host step's parts carry
-//! `host` (its totals do not, so sum over `host=""` or over the hosts,
-//! never both).
+//! `host` and that host's targets only (its totals do not, so sum over
+//! `host=""` or over the hosts, never both).
 
 use crate::event::{Event, Sink};
 use iorig_engine::run::IntervalSample;
@@ -212,7 +212,25 @@ impl State {
     }
 
     fn add(&mut self, host: String, sample: &IntervalSample) {
-        let target = self.target.clone();
+        // A host's series carry its own targets only: a multi-host step's
+        // targets are named HOST:PATH; the totals carry them all.
+        let target = if host.is_empty() {
+            self.target.clone()
+        } else {
+            let own: Vec<&str> = self
+                .target
+                .split(',')
+                .filter(|t| {
+                    t.strip_prefix(host.as_str())
+                        .is_some_and(|r| r.starts_with(':'))
+                })
+                .collect();
+            if own.is_empty() {
+                self.target.clone()
+            } else {
+                own.join(",")
+            }
+        };
         for (op, stats) in iorig_store::op_parts(&sample.stats) {
             let key = Key {
                 host: host.clone(),
@@ -568,6 +586,47 @@ mod tests {
         text.lines()
             .find(|l| l.starts_with(prefix))
             .unwrap_or_else(|| panic!("no {prefix} in\n{text}"))
+    }
+
+    #[test]
+    fn a_hosts_series_carry_its_own_targets_only() {
+        let m = Metrics::new(&BTreeMap::new());
+        let mut sink = m.sink();
+        sink.event(&Event::RunBegun { id: "3" });
+        let target = |path: &str| iorig_result::live::TargetInfo {
+            path: path.to_owned(),
+            kind: iorig_result::TargetKind::File,
+            size_bytes: 1 << 20,
+            device: None,
+            cache: Default::default(),
+        };
+        let targets = [target("h1:/data/t.dat"), target("h2:/data/t.dat")];
+        sink.event(&Event::TargetsOpen {
+            index: 0,
+            targets: &targets,
+            engine: "psync",
+            byte_limit: None,
+        });
+        let s = sample(10, 20_000);
+        for host in ["h1", "h2"] {
+            sink.event(&Event::HostInterval {
+                index: 0,
+                host,
+                sample: &s,
+            });
+        }
+        let text = m.render();
+        for host in ["h1", "h2"] {
+            let l = text
+                .lines()
+                .find(|l| {
+                    l.starts_with("iorig_ops_total{") && l.contains(&format!("host=\"{host}\""))
+                })
+                .unwrap_or_else(|| panic!("no {host} series in\n{text}"));
+            assert!(l.contains(&format!("target=\"{host}:/data/t.dat\"")), "{l}");
+            let other = if host == "h1" { "h2:" } else { "h1:" };
+            assert!(!l.contains(other), "another host's target in {l}");
+        }
     }
 
     #[test]
