@@ -251,12 +251,19 @@ pub fn page_name(path: &[String]) -> String {
     name + ".1"
 }
 
-/// Every manual page: iorig(1) and one per subcommand, as (file name, roff).
-pub fn man_pages() -> Result<Vec<(String, Vec<u8>)>, std::io::Error> {
+/// The built command tree the pages are made from (no `help` subcommand)
+/// and the path of every command that has a page.
+fn page_tree() -> (Command, Vec<Vec<String>>) {
     let mut root = command().disable_help_subcommand(true);
     root.build();
     let mut paths = Vec::new();
     page_paths(&root, Vec::new(), &mut paths);
+    (root, paths)
+}
+
+/// Every manual page: iorig(1) and one per subcommand, as (file name, roff).
+pub fn man_pages() -> Result<Vec<(String, Vec<u8>)>, std::io::Error> {
+    let (root, paths) = page_tree();
     paths
         .iter()
         .map(|p| Ok((page_name(p), render_page(&root, p)?)))
@@ -286,10 +293,7 @@ pub fn install_pages(dir: &std::path::Path) -> Result<String, String> {
 /// The manual page of the command at `path` (`["plan", "run"]`), or the
 /// line that says which pages there are.
 pub fn man_page(path: &[String]) -> Result<Vec<u8>, String> {
-    let mut root = command().disable_help_subcommand(true);
-    root.build();
-    let mut paths = Vec::new();
-    page_paths(&root, Vec::new(), &mut paths);
+    let (root, paths) = page_tree();
     if !paths.iter().any(|p| p.as_slice() == path) {
         let known: Vec<String> = paths
             .iter()

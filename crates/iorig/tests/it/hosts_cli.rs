@@ -45,17 +45,7 @@ fn agent(dir: &Path, ip: &str, extra: &[&str], env: &[(&str, &str)]) -> Agent {
         cmd.env(k, v);
     }
     let mut guard = guarded(&mut cmd);
-    // The first line says where it listens.
-    let stdout = guard.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the agent says where it listens");
+    let line = first_line(&mut guard);
     let addr = line
         .split_whitespace()
         .skip_while(|w| *w != "on")
@@ -68,6 +58,20 @@ fn agent(dir: &Path, ip: &str, extra: &[&str], env: &[(&str, &str)]) -> Agent {
         results,
         db,
     }
+}
+
+/// An agent's first line of output, which says where it listens (waited
+/// for 30 s at most).
+fn first_line(guard: &mut Guard) -> String {
+    let stdout = guard.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("the agent says where it listens")
 }
 
 fn hosts_arg(agents: &[&Agent]) -> String {
@@ -1338,16 +1342,7 @@ fn a_missing_results_dir_is_made_and_a_missing_parent_refused() {
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let mut guard = guarded(&mut cmd);
-    let stdout = guard.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let line = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the agent says where it listens");
+    let line = first_line(&mut guard);
     assert!(line.contains("127.0.0.1:"), "{line}");
     assert!(
         d.join("made").is_dir(),
