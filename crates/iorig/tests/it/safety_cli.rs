@@ -341,15 +341,18 @@ fn a_file_handed_to_iorig_stays_iorigs_after_fio_overwrites_its_header() {
         args.extend_from_slice(extra);
         run(&args, d.path())
     };
+    // What fio does to a file's start: `len` bytes written from offset 0.
+    let overwrite_start = |file: &str, len: usize, seed: u64| {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(d.path().join(file))
+            .unwrap();
+        f.write_all_at(&pseudo_random(len, seed), 0).unwrap();
+    };
     // iorig's own scratch file, then fio's writes from offset 0 over its header.
     let out = write("ours.dat", &["--size", "4m"]);
     assert!(out.status.success(), "{out:?}");
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(d.path().join("ours.dat"))
-        .unwrap();
-    f.write_all_at(&pseudo_random(2 << 20, 5), 0).unwrap();
-    drop(f);
+    overwrite_start("ours.dat", 2 << 20, 5);
     let out = write("ours.dat", &[]);
     assert!(
         out.status.success(),
@@ -390,12 +393,7 @@ fn a_file_handed_to_iorig_stays_iorigs_after_fio_overwrites_its_header() {
         .unwrap();
     assert!(set.success());
     assert!(write("theirs.dat", &[]).status.success());
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(d.path().join("theirs.dat"))
-        .unwrap();
-    f.write_all_at(&pseudo_random(1 << 20, 11), 0).unwrap();
-    drop(f);
+    overwrite_start("theirs.dat", 1 << 20, 11);
     let out = write("theirs.dat", &[]);
     assert!(
         out.status.success(),
