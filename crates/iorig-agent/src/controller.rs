@@ -488,6 +488,9 @@ impl StepExecutor for Cluster {
     }
 }
 
+/// How an agent's check starts the line saying how it sized the step.
+pub const SIZED: &str = "sized: ";
+
 /// Clocks are measured again before a step when older than this.
 const RETIME_AFTER: Duration = Duration::from_secs(60);
 
@@ -658,7 +661,15 @@ async fn check_all(
     let mut notices = Vec::new();
     for (h, c) in hosts.iter().zip(&checked) {
         for note in &c.notices {
-            notices.push(format!("host {}: {note}", h.spec.name));
+            // A sizing differs per step: say which.
+            match note.strip_prefix(SIZED) {
+                Some(line) => notices.push(format!(
+                    "step {}: host {}: {line}",
+                    call.index + 1,
+                    h.spec.name
+                )),
+                None => notices.push(format!("host {}: {note}", h.spec.name)),
+            }
         }
     }
     Ok((checked, notices))
@@ -678,6 +689,9 @@ fn step_request(
         byte_passes: hooks.and_then(|k| k.byte_passes()).unwrap_or(0),
         trim_first: hooks.is_some_and(|k| k.trim_first()),
         hot_size_bytes: call.hot_size_bytes.unwrap_or(0),
+        cache_pct: call.sizing.cache_pct.unwrap_or(0.0),
+        cache_bytes: call.sizing.cache_bytes.unwrap_or(0),
+        threads_per_target: call.sizing.threads_per_target.unwrap_or(0),
     }
 }
 
@@ -1027,6 +1041,8 @@ impl<'h> Progress<'h> {
             })
             .collect();
         hooks.opened(out, &self.all_targets)?;
+        // The agents label their metrics as the controller's own do.
+        let metrics_run = out.store.run().map(|r| r.to_string()).unwrap_or_default();
         // A precondition's bytes: every host's own limit, summed.
         let limits: Vec<u64> = self.runs.iter().filter_map(|r| r.byte_limit).collect();
         let byte_limit = match (hooks.byte_passes(), limits.is_empty()) {
@@ -1051,6 +1067,8 @@ impl<'h> Progress<'h> {
             let req = proto::StartRequest {
                 run_id: self.run_id.to_string(),
                 start_unix_ns: self.start_at_ns + h.clock.offset_ns,
+                metrics_run: metrics_run.clone(),
+                metrics_host: h.spec.name.clone(),
             };
             calls.push(tokio::spawn(async move {
                 bounded(CALL_TIMEOUT, client.start(request(req, CALL_TIMEOUT))).await
@@ -1316,6 +1334,8 @@ fn host_result(h: &Host, r: &HostRun, opts: &ControllerOptions) -> HostResult {
         address: h.spec.address.clone(),
         hostname: h.hello.hostname.clone(),
         tool_version: h.hello.tool_version.clone(),
+        // An agent before protocol 1.1 sends none.
+        system: serde_json::from_str(&h.hello.system_json).ok(),
         status,
         lost_at_interval,
         lost_at_s,

@@ -33,7 +33,7 @@ pub mod proto {
 /// The protocol this build speaks. A different major cannot talk; a
 /// different minor can (proto3 peers skip fields they do not know).
 pub const PROTOCOL_MAJOR: u32 = 1;
-pub const PROTOCOL_MINOR: u32 = 0;
+pub const PROTOCOL_MINOR: u32 = 1;
 
 /// The metadata key that carries the token (`authorization: Bearer TOKEN`).
 pub const AUTH_KEY: &str = "authorization";

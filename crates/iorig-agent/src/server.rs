@@ -10,6 +10,7 @@ use crate::{wire, AgentError, AUTH_KEY, PROTOCOL_MAJOR, PROTOCOL_MINOR};
 use iorig_run::single::SingleOptions;
 use iorig_run::{Event, RunError, Sink, StartGate, Stop, StoreWriter};
 use iorig_spec::{Workload, WorkloadFile};
+use iorig_stats::sampler::system::SystemFacts;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -176,6 +177,7 @@ impl Agent for Service {
             allow_destroy: self.config.allow_destroy,
             cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             instance_id: self.instance_id.clone(),
+            system_json: serde_json::to_string(&SystemFacts::gather()).unwrap_or_default(),
         }))
     }
 
@@ -195,13 +197,22 @@ impl Agent for Service {
         let req = req.into_inner();
         let w = self.workload(&req)?;
         let allow = self.allow_destroy(&req)?;
-        let planned = tokio::task::spawn_blocking(move || iorig_engine::run::plan(&w, allow))
-            .await
-            .map_err(|e| Status::internal(e.to_string()))?
-            .map_err(|e| status_of(RunError::from(e)))?;
+        let sizing = sizing_of(&req);
+        let (planned, sized) = tokio::task::spawn_blocking(move || {
+            // Sized as the run will be, from this host's targets and cache.
+            let (w, sized) = iorig_run::sizing::apply(w, &sizing, allow)?;
+            let planned = iorig_engine::run::plan(&w, allow).map_err(RunError::from)?;
+            let line = sized.map(|s| s.line(sizing.cache_pct, sizing.threads_per_target));
+            Ok::<_, RunError>((planned, line))
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))?
+        .map_err(status_of)?;
+        let mut notices = planned.notices.clone();
+        notices.extend(sized.map(|l| format!("{}{l}", crate::controller::SIZED)));
         Ok(Response::new(proto::CheckReply {
             engine: planned.engine.name().to_string(),
-            notices: planned.notices.clone(),
+            notices,
             targets: planned
                 .target_infos()
                 .iter()
@@ -251,6 +262,11 @@ impl Agent for Service {
                     "this agent is busy with run {}; wait for it to end or stop it",
                     a.run_id
                 )));
+            }
+            // Until the controller says at Start what it calls this run,
+            // the series carry the agent's own id.
+            if let Some(m) = &self.config.metrics {
+                m.set_origin(None, None);
             }
             *active = Some(Active {
                 run_id: req.run_id.clone(),
@@ -336,6 +352,12 @@ impl Agent for Service {
         let real_ns = req.start_unix_ns - self.clock_offset_ns;
         let at = UNIX_EPOCH + Duration::from_nanos(u64::try_from(real_ns).unwrap_or(0));
         let running = self.with_run(&req.run_id, |a| a.gate.set(at))?;
+        if let (true, Some(m)) = (running, &self.config.metrics) {
+            m.set_origin(
+                (!req.metrics_run.is_empty()).then_some(req.metrics_run),
+                (!req.metrics_host.is_empty()).then_some(req.metrics_host),
+            );
+        }
         Ok(Response::new(proto::StartReply { running }))
     }
 
@@ -419,6 +441,16 @@ impl Sink for StreamSink<'_> {
     }
 }
 
+/// What a step sizes from this host's targets and cache, as the
+/// controller asked (zeros: nothing).
+fn sizing_of(req: &proto::StepRequest) -> iorig_spec::HostSizing {
+    iorig_spec::HostSizing {
+        cache_pct: (req.cache_pct > 0.0).then_some(req.cache_pct),
+        cache_bytes: (req.cache_bytes > 0).then_some(req.cache_bytes),
+        threads_per_target: (req.threads_per_target > 0).then_some(req.threads_per_target),
+    }
+}
+
 /// One step on this host, to its end; its own result written locally.
 #[allow(clippy::too_many_arguments)]
 fn run_one(
@@ -447,6 +479,7 @@ fn run_one(
         byte_passes: (req.byte_passes > 0).then_some(req.byte_passes),
         trim_first: req.trim_first,
         hot_size_bytes: (req.hot_size_bytes > 0).then_some(req.hot_size_bytes),
+        sizing: sizing_of(req),
         ..SingleOptions::default()
     };
     let mut sink = StreamSink {

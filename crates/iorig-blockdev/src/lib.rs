@@ -126,6 +126,40 @@ pub fn parent_disk(name: &str) -> Option<String> {
         .map(|n| n.to_string_lossy().into_owned())
 }
 
+/// The cache tier in front of `name` where the kernel exposes one: a
+/// bcache device's cache set (`/sys/block/bcacheN/bcache/cache`, whose
+/// `cacheK` links lead to the caching devices): the caching devices'
+/// bytes and the first one's name. `None` for anything else (dm-cache and
+/// array caches are not visible here).
+pub fn cache_tier(name: &str) -> Option<(u64, String)> {
+    cache_tier_in(Path::new("/sys/class/block"), name)
+}
+
+fn cache_tier_in(class_block: &Path, name: &str) -> Option<(u64, String)> {
+    let set = fs::canonicalize(class_block.join(name).join("bcache/cache")).ok()?;
+    let mut total = 0u64;
+    let mut first: Option<String> = None;
+    for k in 0..64 {
+        // cacheK -> .../block/DEV/bcache: DEV's size is the cache's.
+        let Ok(dev) = fs::canonicalize(set.join(format!("cache{k}"))) else {
+            break;
+        };
+        let dev_dir = dev.parent()?;
+        let sectors: u64 = fs::read_to_string(dev_dir.join("size"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        total += sectors * 512;
+        if first.is_none() {
+            first = dev_dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned());
+        }
+    }
+    (total > 0).then(|| (total, first.unwrap_or_default()))
+}
+
 /// The members of every stacked device (`/sys/block/NAME/slaves`).
 pub fn all_members() -> BTreeMap<String, Vec<String>> {
     let mut out = BTreeMap::new();

@@ -290,11 +290,10 @@ impl QuickArgs {
 }
 
 // Parsed once per process: the size of the biggest variant costs nothing.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum PlanCommand {
     /// Run a plan file or a built-in plan.
-    Run(PlanRunArgs),
+    Run(Box<PlanRunArgs>),
     /// Continue an interrupted plan at its first incomplete step.
     Resume {
         /// The run id (iorig runs list).
@@ -334,6 +333,11 @@ pub struct PlanRunArgs {
     /// Working set of hot-data steps, a size or a % of the target.
     #[arg(long, value_name = "SIZE|PCT%")]
     pub hot_size: Option<String>,
+    /// Each host's cache tier, for working sets sized as a share of it (the
+    /// cluster plan); without it the cache is found (bcache) or assumed to be a
+    /// third of the targets.
+    #[arg(long, value_name = "SIZE")]
+    pub cache_size: Option<String>,
     /// File slots per leaf directory of every file-system step (steps whose target is a directory).
     #[arg(long, value_name = "N")]
     pub files: Option<String>,
@@ -433,6 +437,7 @@ impl PlanRunArgs {
         }
         inv.size = self.size.clone();
         inv.hot_size = self.hot_size.clone();
+        inv.cache_size = self.cache_size.clone();
         inv.step_time = self.step_time.clone();
         inv.files = self.files.clone();
         inv.file_size = self.file_size.clone();

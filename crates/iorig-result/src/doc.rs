@@ -111,6 +111,9 @@ pub struct HostResult {
     /// The agent machine's own host name.
     pub hostname: String,
     pub tool_version: String,
+    /// The agent machine's facts (OS, kernel, CPU, memory) as it gave them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<iorig_stats::sampler::system::SystemFacts>,
     pub status: HostStatus,
     /// The first interval the host did not deliver, when lost.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -30,6 +30,7 @@ pub mod profile;
 pub mod replay;
 pub mod results;
 pub mod single;
+pub mod sizing;
 pub mod step;
 pub mod stop;
 pub mod store;

@@ -94,6 +94,11 @@ struct State {
     steps_ended: BTreeMap<&'static str, u64>,
     ops: BTreeMap<Key, OpCounters>,
     hosts: BTreeMap<(String, String), HostCounters>,
+    /// An agent's run as its controller names it: the controller's run id
+    /// (in place of the agent's own) and this host's name there, so the
+    /// agent's series join the controller's.
+    origin_run: Option<String>,
+    origin_host: Option<String>,
 }
 
 impl Metrics {
@@ -114,6 +119,15 @@ impl Metrics {
         // A panic while holding the lock leaves counters that are still
         // whole numbers: keep serving them.
         self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Labels the running run's series as its controller does: `run` its
+    /// id there, `host` this host's name there (`None`, `None`: the
+    /// run's own id, no host).
+    pub fn set_origin(&self, run: Option<String>, host: Option<String>) {
+        let mut s = self.state();
+        s.origin_run = run;
+        s.origin_host = host;
     }
 
     /// The exposition text, as `/metrics` serves it.
@@ -206,6 +220,8 @@ impl State {
     fn begin(&mut self) {
         *self = State {
             labels: std::mem::take(&mut self.labels),
+            origin_run: self.origin_run.take(),
+            origin_host: self.origin_host.take(),
             running: true,
             ..State::default()
         };
@@ -428,8 +444,12 @@ impl State {
 
     fn common_labels(&self) -> Vec<(String, String)> {
         let mut l = Vec::new();
-        if let Some(run) = &self.run {
+        if let Some(run) = self.origin_run.as_ref().or(self.run.as_ref()) {
             l.push(("run".to_owned(), run.clone()));
+        }
+        // An agent's own series (it has no per-host parts) name its host.
+        if let Some(host) = &self.origin_host {
+            l.push(("host".to_owned(), host.clone()));
         }
         l.extend(self.labels.iter().cloned());
         l

@@ -39,6 +39,9 @@ pub struct Invocation {
     pub targets: Option<Vec<String>>,
     pub size: Option<String>,
     pub hot_size: Option<String>,
+    /// Each host's cache (`--cache-size`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_size: Option<String>,
     pub step_time: Option<String>,
     /// File slots per leaf directory of every file-system step.
     #[serde(default)]
@@ -69,6 +72,7 @@ impl Invocation {
             targets: None,
             size: None,
             hot_size: None,
+            cache_size: None,
             step_time: None,
             files: None,
             file_size: None,
@@ -140,6 +144,15 @@ impl Invocation {
         if let Some(h) = &self.hot_size {
             plan.hot_size = HotSize::parse(h).map_err(usage)?;
         }
+        if let Some(c) = &self.cache_size {
+            let bytes = iorig_spec::parse_size(c).map_err(usage)?;
+            if bytes == 0 {
+                return Err(RunError::usage(
+                    "--cache-size 0: give each host's cache tier, e.g. 400g",
+                ));
+            }
+            plan.cache_size_bytes = Some(bytes);
+        }
         if let Some(t) = &self.step_time {
             let d = parse_duration(t).map_err(usage)?;
             if d.is_zero() {
@@ -179,6 +192,12 @@ pub fn five_figures(results: &[StepResult]) -> Vec<iorig_result::Figure> {
 fn expand(inv: &Invocation) -> Result<(Plan, Vec<PlanStep>), RunError> {
     let plan = inv.plan()?;
     let steps = plan.expand().map_err(|e| RunError::usage(e.to_string()))?;
+    if inv.cache_size.is_some() && steps.iter().all(|s| s.sizing.cache_pct.is_none()) {
+        return Err(RunError::usage(format!(
+            "--cache-size sizes working sets given as a share of the cache (hot_size = \"75% of cache\"), and plan {} has none; drop it, or try --builtin cluster",
+            plan.path
+        )));
+    }
     if steps.is_empty() {
         return Err(RunError::usage(format!(
             "plan {} has no steps; add at least one [[steps]] block",
@@ -366,6 +385,7 @@ impl PlanRun {
                 index: s.index,
                 allow_destroy: self.inv.allow_destroy,
                 hot_size_bytes: if local { None } else { s.hot_size_bytes },
+                sizing: if local { Default::default() } else { s.sizing },
                 jobs: &jobs,
             };
             executor
@@ -373,6 +393,26 @@ impl PlanRun {
                 .map_err(|e| e.context(&format!("step {} ({}): ", s.index + 1, s.label)))?;
         }
         Ok(())
+    }
+
+    /// What each step sized from this machine's targets and cache, a line
+    /// each (`--dry-run` shows them; steps on agents are sized there and
+    /// say so in their checks).
+    pub fn sizing_lines(&self) -> Result<Vec<String>, RunError> {
+        let mut out = Vec::new();
+        for s in self.steps.iter().filter(|s| !s.sizing.is_empty()) {
+            let rate = s.role.paced_by_curve().then_some(1.0);
+            let (w, _) = step_workload_on(s, rate, self.inv.allow_destroy, false)?;
+            if let (_, Some(sized)) = crate::sizing::apply(w, &s.sizing, self.inv.allow_destroy)? {
+                out.push(format!(
+                    "step {} ({}): {}",
+                    s.index + 1,
+                    s.label,
+                    sized.line(s.sizing.cache_pct, s.sizing.threads_per_target)
+                ));
+            }
+        }
+        Ok(out)
     }
 
     /// [`PlanRun::run`] with every step's I/O on `executor`. A plan made
@@ -666,6 +706,11 @@ impl Runner<'_> {
             } else {
                 step.hot_size_bytes
             },
+            sizing: if self.executor.is_local() {
+                Default::default()
+            } else {
+                step.sizing
+            },
             jobs: &jobs,
         };
         let out = match self
@@ -899,6 +944,11 @@ fn step_workload_on(
         .map_err(|e| RunError::usage(format!("{prefix}{e}")))?;
     if let (Some(hot), true) = (step.hot_size_bytes, local) {
         w = with_hot_range(w, hot, allow_destroy).map_err(|e| e.context(&prefix))?;
+    }
+    if local && !step.sizing.is_empty() {
+        w = crate::sizing::apply(w, &step.sizing, allow_destroy)
+            .map_err(|e| e.context(&prefix))?
+            .0;
     }
     wf.seed = Some(w.seed);
     Ok((w, wf))

@@ -39,6 +39,9 @@ pub struct SingleOptions {
     pub byte_passes: Option<u32>,
     pub trim_first: bool,
     pub hot_size_bytes: Option<u64>,
+    /// A plan step handed to an agent: what it sizes from this host's
+    /// targets and cache ([`crate::sizing`]).
+    pub sizing: iorig_spec::HostSizing,
     /// Storage-side sources asked at every interval (`--collect`).
     pub collect: Vec<crate::collect::CollectSource>,
 }
@@ -246,6 +249,13 @@ pub fn run_with(
             &hot
         }
         None => w,
+    };
+    let sized;
+    let w = if opts.sizing.is_empty() {
+        w
+    } else {
+        sized = crate::sizing::apply(w.clone(), &opts.sizing, opts.allow_destroy)?.0;
+        &sized
     };
     let mut collector =
         (!opts.collect.is_empty()).then(|| crate::collect::Collector::start(&opts.collect));

@@ -238,6 +238,9 @@ pub struct StepCall<'a> {
     /// A hot-data step's working set, applied to each host's own target
     /// (this machine's steps have it in `w.range` already).
     pub hot_size_bytes: Option<u64>,
+    /// What each host sizes from its own targets and cache (this
+    /// machine's steps have it applied in `w` already).
+    pub sizing: iorig_spec::HostSizing,
     /// Workloads that run at once in this step (empty: `w` alone).
     pub jobs: &'a [JobCall],
 }
@@ -255,6 +258,7 @@ impl<'a> StepCall<'a> {
             index: 0,
             allow_destroy,
             hot_size_bytes: None,
+            sizing: iorig_spec::HostSizing::default(),
             jobs: &[],
         }
     }

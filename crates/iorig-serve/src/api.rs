@@ -94,24 +94,61 @@ pub(crate) struct AfterQuery {
     after_seq: Option<i64>,
 }
 
-/// One interval of a live view: the run's totals.
+/// One interval of a live view: the run's totals, and each host's part of
+/// a multi-host run.
 #[derive(serde::Serialize)]
 pub(crate) struct LiveInterval {
     pub step: i64,
     #[serde(flatten)]
     pub interval: iorig_result::IntervalDoc,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<LiveHost>,
+}
+
+/// A host's figures in one interval of a multi-host run.
+#[derive(serde::Serialize)]
+pub(crate) struct LiveHost {
+    pub host: String,
+    pub iops: f64,
+    pub bw_bytes_per_s: f64,
+    pub lat_p99_ns: u64,
 }
 
 fn live_rows(s: &Store, id: i64, after: (i64, i64)) -> Result<Vec<LiveInterval>, Failure> {
+    const LIMIT: u64 = 10_000;
     let rows = s
-        .intervals_after(RunId(id), after.0, after.1, 10_000)
+        .intervals_after(RunId(id), after.0, after.1, LIMIT)
         .map_err(Failure::internal)?;
+    // A host's row of an interval is stored before the interval's total
+    // (the total waits for every host), so the hosts of every total read
+    // here are there too.
+    let mut hosts: std::collections::BTreeMap<(i64, i64), Vec<LiveHost>> = Default::default();
+    if let Some((last_step, last)) = rows.last() {
+        let last = (*last_step, last.seq as i64);
+        for (step, host, row) in s
+            .host_intervals_after(RunId(id), after.0, after.1, LIMIT * 64)
+            .map_err(Failure::internal)?
+        {
+            let at = (step, row.seq as i64);
+            if at > last {
+                break;
+            }
+            hosts.entry(at).or_default().push(LiveHost {
+                host,
+                iops: row.iops,
+                bw_bytes_per_s: row.bw_bytes_per_s,
+                lat_p99_ns: row.lat_ns.p99,
+            });
+        }
+    }
     Ok(rows
         .into_iter()
         .filter_map(|(step, row)| {
+            let at = (step, row.seq as i64);
             Some(LiveInterval {
                 step,
                 interval: iorig_store::interval_docs(std::slice::from_ref(&row), false).pop()?,
+                hosts: hosts.remove(&at).unwrap_or_default(),
             })
         })
         .collect())

@@ -1,6 +1,6 @@
 // The live view of a run: every interval of the run's totals as the store
 // receives it (Server-Sent Events from /api/runs/ID/events), drawn as it
-// comes. No library, nothing from the network: text goes in through
+// comes; a multi-host run's hosts as dashed lines beside the total. No library, nothing from the network: text goes in through
 // textContent, charts are SVG polylines.
 "use strict";
 (function () {
@@ -19,6 +19,18 @@
     ]
   };
 
+  // A multi-host run: each host a dashed line of its own colour, added
+  // when it first appears (IOPS beside the total's, p99 beside the
+  // total's percentiles).
+  var hostNames = [];
+  var PALETTE = ["#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
+  function addHost(name) {
+    var color = PALETTE[hostNames.length % PALETTE.length];
+    hostNames.push(name);
+    series.iops.push({ key: "h:" + name, color: color, host: name });
+    series.lat.push({ key: "hl:" + name, color: color, host: name });
+  }
+
   // Time on the x axis runs on across steps (each step's t_s starts at
   // its own start): a new step starts where the last one ended, the pauses
   // between steps left out.
@@ -29,7 +41,7 @@
     if (lastStep !== null && doc.step !== lastStep) { offset += lastT; }
     lastStep = doc.step;
     lastT = doc.t_s || 0;
-    return {
+    var p = {
       step: doc.step,
       x: offset + (doc.t_s || 0),
       t: doc.t_s,
@@ -37,8 +49,33 @@
       mbs: (t.bw_bytes_per_s || 0) / 1e6,
       p50: (lat.p50 || 0) / 1e6,
       p99: (lat.p99 || 0) / 1e6,
-      p999: (lat.p99_9 || 0) / 1e6
+      p999: (lat.p99_9 || 0) / 1e6,
+      hosts: doc.hosts || []
     };
+    p.hosts.forEach(function (h) {
+      if (hostNames.indexOf(h.host) < 0) { addHost(h.host); }
+      p["h:" + h.host] = h.iops || 0;
+      p["hl:" + h.host] = (h.lat_p99_ns || 0) / 1e6;
+    });
+    return p;
+  }
+
+  // The hosts' rows under the totals' (one per host, this interval).
+  function showHosts(p) {
+    var body = document.getElementById("hosts-now");
+    if (!body || p.hosts.length === 0) { return; }
+    document.getElementById("hosts-figures").removeAttribute("hidden");
+    while (body.firstChild) { body.removeChild(body.firstChild); }
+    p.hosts.forEach(function (h) {
+      var tr = document.createElement("tr");
+      [h.host, fixed(h.iops || 0), fixed((h.bw_bytes_per_s || 0) / 1e6), fixed((h.lat_p99_ns || 0) / 1e6)].forEach(function (v, i) {
+        var td = document.createElement("td");
+        if (i > 0) { td.className = "num"; }
+        td.textContent = v;
+        tr.appendChild(td);
+      });
+      body.appendChild(tr);
+    });
   }
 
   function fixed(v) {
@@ -75,7 +112,7 @@
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     var L = 80, R = 12, T = 10, B = 34;
     var max = 0;
-    points.forEach(function (p) { lines.forEach(function (l) { max = Math.max(max, p[l.key]); }); });
+    points.forEach(function (p) { lines.forEach(function (l) { max = Math.max(max, p[l.key] || 0); }); });
     if (max <= 0) { max = 1; }
     var x0 = points[0].x, x1 = points[points.length - 1].x;
     if (x1 <= x0) { x1 = x0 + 1; }
@@ -94,16 +131,32 @@
     axis.appendChild(el("text", { x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle", "class": "title x" }, "time in the run's steps (s)"));
     axis.appendChild(el("text", { x: 14, y: (T + H - B) / 2, "text-anchor": "middle", "class": "title y", transform: "rotate(-90 14 " + ((T + H - B) / 2) + ")" }, unit));
     svg.appendChild(axis);
-    var n = points.length;
+    // The legend, top right on a light ground: the total's lines, then
+    // every host, as wide as its longest name.
+    var names = lines.map(function (l) {
+      if (!l.host) { return l.key === "iops" ? "total" : l.key.replace("p999", "p99.9"); }
+      return l.key.indexOf("hl:") === 0 ? l.host + " p99" : l.host;
+    });
+    var longest = Math.max.apply(null, names.map(function (n) { return n.length; }));
+    var lx = W - R - 34 - 7 * longest;
     lines.forEach(function (l) {
-      var coords = points.map(function (p) {
+      // A host's line starts where the host first reported.
+      var mine = points.filter(function (p) { return p[l.key] !== undefined; });
+      var coords = mine.map(function (p) {
         return sx(p.x).toFixed(1) + "," + sy(p[l.key]).toFixed(1);
       });
-      var line = el("polyline", {
+      var attrs = {
         points: coords.join(" "), fill: "none", stroke: l.color, "stroke-width": "2",
-        "class": "series " + l.key, "data-points": String(n)
-      });
-      svg.appendChild(line);
+        "class": "series " + (l.host ? "host" : l.key), "data-points": String(mine.length)
+      };
+      if (l.host) { attrs["stroke-dasharray"] = "6,3"; attrs["data-host"] = l.host; }
+      svg.appendChild(el("polyline", attrs));
+    });
+    svg.appendChild(el("rect", { x: lx - 4, y: T + 2, width: W - R - lx, height: 15 * lines.length + 6, fill: "#fff", "fill-opacity": "0.85" }));
+    lines.forEach(function (l, k) {
+      var y = T + 14 + 15 * k;
+      svg.appendChild(el("line", { x1: lx, x2: lx + 22, y1: y - 4, y2: y - 4, stroke: l.color, "stroke-width": "2", "stroke-dasharray": l.host ? "6,3" : "none" }));
+      svg.appendChild(el("text", { x: lx + 28, y: y, "font-size": "12", fill: "#1b1f24", "class": "legend" }, names[k]));
     });
   }
 
@@ -148,6 +201,7 @@
     points.push(p);
     if (points.length > MAX_POINTS) { points.shift(); }
     showNow(p);
+    showHosts(p);
     if (!pending) {
       pending = true;
       window.requestAnimationFrame(redraw);

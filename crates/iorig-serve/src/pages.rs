@@ -380,6 +380,13 @@ pub fn live_page(store: &str, d: &RunDetail, total_s: Option<f64>) -> String {
             } }
         }
         "\n"
+        // A multi-host run's hosts in the last interval (shown once they
+        // report).
+        table.live-figures #hosts-figures hidden {
+            thead { tr { th { "host" } th.num { "IOPS" } th.num { "MB/s" } th.num { "p99 ms" } } }
+            tbody #hosts-now {}
+        }
+        "\n"
         p #clock data-started=(d.run.started) data-total-s=[total_s.map(|t| format!("{t:.3}"))] { "-" }
         "\n"
         h2 { "IOPS" }
@@ -388,7 +395,7 @@ pub fn live_page(store: &str, d: &RunDetail, total_s: Option<f64>) -> String {
         h2 { "Latency percentiles (ms)" }
         svg.live.chart #lat viewBox="0 0 1000 260" role="img" { title { "Latency percentiles over time" } }
         "\n"
-        p.note #legend { "p50 blue, p99 orange, p99.9 red; each point one interval of the run's totals." }
+        p.note #legend { "p50 blue, p99 orange, p99.9 red; each point one interval of the run's totals. A multi-host run adds a dashed line per host (its IOPS; its p99)." }
         "\n"
         script src="/static/live.js" data-run=(id) id="live-script" {}
     };

@@ -32,8 +32,8 @@ pub use params::{
     PAIRS,
 };
 pub use plan::{
-    builtin, builtin_text, builtins, estimate_duration, HotSize, Pause, Plan, PlanJob, PlanStep,
-    PreconditionSpec, SteadyRule, SteadyStateSpec, StepRole,
+    builtin, builtin_text, builtins, estimate_duration, HostSizing, HotSize, Pause, Plan, PlanJob,
+    PlanStep, PreconditionSpec, SteadyRule, SteadyStateSpec, StepRole,
 };
 pub use units::{
     format_bytes, format_duration, format_duration_exact, format_size, parse_count, parse_duration,

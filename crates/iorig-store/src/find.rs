@@ -165,6 +165,39 @@ impl Store {
         self.total_rows(run, after_step, after_seq, limit, "ASC")
     }
 
+    /// [`Store::intervals_after`] of every host of a multi-host run (each
+    /// host's totals, in the run's order): (step index, host, row).
+    pub fn host_intervals_after(
+        &self,
+        run: RunId,
+        after_step: i64,
+        after_seq: i64,
+        limit: u64,
+    ) -> Result<Vec<(i64, String, crate::IntervalRow)>, StoreError> {
+        self.conn.query(
+            &format!(
+                "SELECT {INTERVAL_COLUMNS}, NULL, s.step_index, i.host
+                 FROM intervals i JOIN steps s ON s.id = i.step_id
+                 WHERE s.run_id = ?1 AND i.op = 'total' AND i.host != ''
+                   AND (s.step_index > ?2 OR (s.step_index = ?2 AND i.seq > ?3))
+                 ORDER BY s.step_index, i.seq, i.host LIMIT ?4"
+            ),
+            crate::db::params![
+                run.0,
+                after_step,
+                after_seq,
+                i64::try_from(limit).unwrap_or(i64::MAX)
+            ],
+            |r| {
+                Ok((
+                    r.get::<i64>(26)?,
+                    r.get::<String>(27)?,
+                    crate::store::interval_row(r)?,
+                ))
+            },
+        )
+    }
+
     /// The last stored total row of a run (its step's index with it).
     pub fn last_interval(
         &self,
@@ -184,12 +217,7 @@ impl Store {
         let lat_hist = "NULL";
         self.conn.query(
             &format!(
-                "SELECT i.seq, i.t_s, i.duration_s, i.warmup, i.op, i.ops, i.bytes, i.iops, i.bw_bytes_per_s,
-                        i.lat_min_ns, i.lat_mean_ns, i.lat_stddev_ns, i.lat_max_ns, i.lat_p50_ns,
-                        i.lat_p90_ns, i.lat_p99_ns, i.lat_p99_9_ns, i.lat_p99_99_ns, i.errors,
-                        i.cpu_usr_pct, i.cpu_sys_pct,
-                        i.dev_util_pct, i.dev_queue_depth, i.dev_read_await_ns, i.dev_write_await_ns,
-                        {lat_hist}, s.step_index
+                "SELECT {INTERVAL_COLUMNS}, {lat_hist}, s.step_index
                  FROM intervals i JOIN steps s ON s.id = i.step_id
                  WHERE s.run_id = ?1 AND i.op = 'total' AND i.host = ''
                    AND (s.step_index > ?2 OR (s.step_index = ?2 AND i.seq > ?3))
@@ -205,6 +233,14 @@ impl Store {
         )
     }
 }
+
+/// The columns [`crate::store::interval_row`] reads, in its order (the
+/// histogram column follows them).
+const INTERVAL_COLUMNS: &str = "i.seq, i.t_s, i.duration_s, i.warmup, i.op, i.ops, i.bytes, i.iops, i.bw_bytes_per_s,
+                        i.lat_min_ns, i.lat_mean_ns, i.lat_stddev_ns, i.lat_max_ns, i.lat_p50_ns,
+                        i.lat_p90_ns, i.lat_p99_ns, i.lat_p99_9_ns, i.lat_p99_99_ns, i.errors,
+                        i.cpu_usr_pct, i.cpu_sys_pct,
+                        i.dev_util_pct, i.dev_queue_depth, i.dev_read_await_ns, i.dev_write_await_ns";
 
 /// `text` for a LIKE pattern with `\` as the escape: its `%`, `_` and `\`
 /// match themselves.

@@ -485,7 +485,10 @@ pub fn dry_run_lines(
                 text_of(&w.read),
                 text_of(&w.random),
                 text_of(&w.qd),
-                text_of(&w.threads),
+                match s.sizing.threads_per_target {
+                    Some(k) => format!("{k}/target"),
+                    None => text_of(&w.threads),
+                },
                 rate,
                 time,
             ],

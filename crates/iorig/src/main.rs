@@ -130,7 +130,7 @@ fn main() -> ExitCode {
                 vdbench_out: None,
             },
         ),
-        cli::Command::Plan(cli::PlanCommand::Run(a)) => plan_run(a).map(|(code, _, _)| code),
+        cli::Command::Plan(cli::PlanCommand::Run(a)) => plan_run(*a).map(|(code, _, _)| code),
         cli::Command::Plan(cli::PlanCommand::Resume {
             id,
             store,

@@ -91,6 +91,20 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<PlanDone, Failure> 
             run.estimate(),
             hosts,
         ));
+        // What each host sized from its own targets and cache.
+        let sized = match &cluster {
+            Some(c) => c
+                .notices
+                .iter()
+                .filter(|n| n.starts_with("step "))
+                .cloned()
+                .collect(),
+            None => run.sizing_lines()?,
+        };
+        if !sized.is_empty() {
+            let head = "sized from each host's targets and cache:".to_string();
+            printer.lines(std::iter::once(head).chain(sized.iter().map(|l| format!("  {l}"))));
+        }
         return Ok((exit::OK, Vec::new(), None));
     }
     run.check_length(opts.yes)?;

@@ -285,10 +285,51 @@ pub(super) fn run_section(page: &mut Page, r: &RunReport) {
             (facts_table(&rows))
             h3 { "System" }
             (system)
+            @if let Some(hosts) = host_systems(r) {
+                h3 id="host-systems" { "Hosts" }
+                (hosts)
+            }
             h3 { "Targets" }
             (targets_table(r))
         }
     });
+}
+
+/// Each host's machine, as its agent described it (a multi-host run; the
+/// System table above is the controller's): from the first step that has
+/// the host.
+fn host_systems(r: &RunReport) -> Option<Markup> {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut rows: Vec<Vec<Markup>> = Vec::new();
+    for h in r.steps.iter().flat_map(|s| &s.hosts) {
+        let h = &h.result;
+        if seen.contains(&h.name.as_str()) {
+            continue;
+        }
+        seen.push(&h.name);
+        let sys = h.system.clone().unwrap_or_default();
+        rows.push(vec![
+            h.name.render(),
+            h.hostname.render(),
+            opt_text(sys.os.as_deref()),
+            opt_text(sys.kernel.as_deref()),
+            opt_text(sys.cpu_model.as_deref()),
+            opt_text(sys.cpu_count.map(|n| n.to_string()).as_deref()),
+            sys.mem_total_bytes
+                .map_or_else(dash, |b| fmt_bytes(b).render()),
+            h.tool_version.render(),
+        ]);
+    }
+    (!rows.is_empty()).then(|| {
+        table(
+            "host-systems",
+            &[
+                "host", "hostname", "OS", "kernel", "CPU", "CPUs", "memory", "iorig",
+            ],
+            &rows,
+            5..7,
+        )
+    })
 }
 
 /// The run's targets and what the system told of each.

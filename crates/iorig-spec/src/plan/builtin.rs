@@ -37,6 +37,11 @@ const BUILTINS: &[(&str, &str, &str)] = &[
         include_str!("../../builtins/flash-matrix.toml"),
     ),
     (
+        "cluster",
+        "Cluster sizing from each host's cache: fill, then 4k random 70/30 and read, 256k sequential write and read, on a working set of 75 % of the cache and of 400 %",
+        include_str!("../../builtins/cluster.toml"),
+    ),
+    (
         "fs-metadata",
         "Metadata rates: create, stat, delete of 10 000 empty files at 1, 2, 4, 8 threads (12 steps)",
         include_str!("../../builtins/fs-metadata.toml"),

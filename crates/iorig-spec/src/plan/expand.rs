@@ -4,7 +4,7 @@
 use super::parse::{
     kind_owns, plan_error, scalar_text, size_text, sweeps, Block, HotRef, KindParams, Place,
 };
-use super::{HotSize, Pause, Plan, PlanJob, PlanStep, PreconditionSpec, StepRole};
+use super::{HostSizing, HotSize, Pause, Plan, PlanJob, PlanStep, PreconditionSpec, StepRole};
 use crate::units::format_size;
 use crate::{
     key, EngineKind, OneOrMany, Role, SpecError, StrOrNum, WorkloadFile, DEFAULT_SIZE_BYTES,
@@ -266,6 +266,18 @@ impl Expander<'_> {
         w
     }
 
+    /// The block's sizing from the cache and target count: its own
+    /// `threads_per_target` (else `[defaults]`'s) and the plan's cache.
+    fn sizing(&self, block: &Block) -> HostSizing {
+        HostSizing {
+            cache_pct: None,
+            cache_bytes: self.plan.cache_size_bytes,
+            threads_per_target: block
+                .threads_per_target
+                .or(self.plan.defaults.threads_per_target),
+        }
+    }
+
     /// Applies step control (hot size, steady state, pause, `with_step_time`),
     /// resolves the workload and builds the step.
     fn finish(
@@ -285,6 +297,7 @@ impl Expander<'_> {
             HotRef::Given(h) => h,
         });
         let mut hot_size_bytes = None;
+        let mut sizing = self.sizing(block);
         match hot {
             Some(_) if w.range.is_some() => return Err(err(
                 "hot_size and range both set the working set (one comes from [defaults]); keep one"
@@ -292,7 +305,13 @@ impl Expander<'_> {
             )),
             Some(HotSize::Pct(p)) => w.range = Some(format!("0%-{p}%")),
             Some(HotSize::Bytes(b)) => hot_size_bytes = Some(b),
+            Some(HotSize::OfCache(p)) => sizing.cache_pct = Some(p),
             None => {}
+        }
+        if !block.jobs.is_empty() && !sizing.is_empty() {
+            return Err(err(
+                "a step with jobs takes no threads_per_target or share of the cache; give each job its own threads and range".into(),
+            ));
         }
 
         let mut steady_state = block.steady_state.or(defaults.steady_state).flatten();
@@ -387,6 +406,7 @@ impl Expander<'_> {
             pause,
             steady_state,
             hot_size_bytes,
+            sizing,
             stop_latency_ms: None,
             threshold_ms: None,
             threshold_percentile: None,
@@ -400,6 +420,16 @@ impl Expander<'_> {
         let role = StepRole::Precondition(spec.clone());
         let label = label(block, &role, &[]);
         let err = |why: String| self.err(block, Some(&label), why);
+        // Only a share of the cache reaches a precondition (the parser
+        // refuses the rest): it fills that working set on every host.
+        let sizing = HostSizing {
+            cache_pct: match block.hot {
+                Some(Some(HotRef::Given(HotSize::OfCache(p)))) => Some(p),
+                _ => None,
+            },
+            cache_bytes: self.plan.cache_size_bytes,
+            threads_per_target: None,
+        };
 
         let mut low = Table::new();
         for (k, v) in &defaults.workload {
@@ -450,6 +480,7 @@ impl Expander<'_> {
             pause,
             steady_state: None,
             hot_size_bytes: None,
+            sizing,
             stop_latency_ms: None,
             threshold_ms: None,
             threshold_percentile: None,

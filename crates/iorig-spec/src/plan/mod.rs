@@ -29,6 +29,10 @@ use std::time::Duration;
 pub enum HotSize {
     Bytes(u64),
     Pct(f64),
+    /// `"75% of cache"`: a share of each host's cache, split evenly over
+    /// that host's targets (sized where the targets are known; see
+    /// [`HostSizing`]).
+    OfCache(f64),
 }
 
 impl HotSize {
@@ -36,9 +40,31 @@ impl HotSize {
     /// a typical cache tier yet large enough not to live in a controller's RAM.
     pub const DEFAULT: HotSize = HotSize::Pct(10.0);
 
-    /// Parses `8g`, `512m` (a size above 0) or `10%` (above 0, at most 100).
+    /// Parses `8g`, `512m` (a size above 0), `10%` (above 0, at most 100)
+    /// or `75% of cache` (above 0, at most 10000).
     pub fn parse(text: &str) -> Result<Self, SpecError> {
         let t = text.trim();
+        if let Some(p) = t.strip_suffix("of cache") {
+            let pct = p
+                .trim()
+                .strip_suffix('%')
+                .and_then(|p| p.trim().parse::<f64>().ok())
+                .ok_or_else(|| {
+                    SpecError::bad(
+                        "hot_size",
+                        text,
+                        "write a share of the cache as e.g. 75% of cache",
+                    )
+                })?;
+            if !(pct > 0.0 && pct <= 10_000.0) {
+                return Err(SpecError::bad(
+                    "hot_size",
+                    text,
+                    "a share of the cache must be above 0 and at most 10000%",
+                ));
+            }
+            return Ok(HotSize::OfCache(pct));
+        }
         if let Some(p) = t.strip_suffix('%') {
             let pct: f64 = p.trim().parse().map_err(|_| {
                 SpecError::bad("hot_size", text, "not a percentage; write e.g. 10% or 8g")
@@ -61,6 +87,28 @@ impl HotSize {
             ));
         }
         Ok(HotSize::Bytes(bytes))
+    }
+}
+
+/// What a step sizes from each host's own targets and cache once they are
+/// known (on that host: its targets' count and sizes, its cache): the
+/// rules of an HCIBench-style easy run (`docs/plans.md`, "Sizing from the
+/// cache"). Empty: the workload is run as written.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct HostSizing {
+    /// The working set as this share (%) of the host's cache, split evenly
+    /// over its targets, from the start of each.
+    pub cache_pct: Option<f64>,
+    /// The cache of each host (`cache_size`, `--cache-size`); `None`: found
+    /// on the host where the system exposes it, else assumed.
+    pub cache_bytes: Option<u64>,
+    /// Workers per target: a host runs this × its target count.
+    pub threads_per_target: Option<u32>,
+}
+
+impl HostSizing {
+    pub fn is_empty(&self) -> bool {
+        self.cache_pct.is_none() && self.threads_per_target.is_none()
     }
 }
 
@@ -275,6 +323,9 @@ pub struct PlanStep {
     /// runner turns it into a range once it knows the target's size). A hot size
     /// given in percent is already a `range` in the workload.
     pub hot_size_bytes: Option<u64>,
+    /// What is sized from each host's own targets and cache when the step
+    /// runs (a working set of `N% of cache`, `threads_per_target`).
+    pub sizing: HostSizing,
     /// Curve steps: stop stepping up once latency exceeds this.
     pub stop_latency_ms: Option<f64>,
     /// Curve steps: the latency target of the sweet-spot answer.
@@ -305,6 +356,9 @@ pub struct Plan {
     pub size_bytes: Option<u64>,
     /// What `hot = true` in a step means.
     pub hot_size: HotSize,
+    /// `cache_size`: each host's cache, for working sets given as a share
+    /// of it (`--cache-size` replaces it).
+    pub cache_size_bytes: Option<u64>,
     /// The directory of the file-system steps (set by the runner when the
     /// plan's one target is a directory); it replaces every step's targets.
     pub anchor: Option<String>,

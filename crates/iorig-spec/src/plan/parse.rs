@@ -50,6 +50,7 @@ const CONTROL_KEYS: &[&str] = &[
     "steady_state",
     "hot_size",
     "hot",
+    "threads_per_target",
 ];
 
 /// The default block size of a precondition: SNIA PTS fills with 128 KiB writes.
@@ -149,6 +150,8 @@ pub(super) struct Block {
     pub steady_state: Option<Option<SteadyStateSpec>>,
     /// `Some(None)` is an explicit `hot = false`.
     pub hot: Option<Option<HotRef>>,
+    /// `threads_per_target`: workers per target of the host that runs it.
+    pub threads_per_target: Option<u32>,
     /// Workload keys in written order; an array is a sweep axis unless the key
     /// is one value by nature ([`Role::Fixed`]).
     pub workload: Vec<(String, Value)>,
@@ -194,6 +197,7 @@ pub(super) fn parse_plan(path: &str, text: &str) -> Result<Plan, SpecError> {
     let mut targets = None;
     let mut size_bytes = None;
     let mut hot_size = HotSize::DEFAULT;
+    let mut cache_size_bytes = None;
     let mut defaults = Block {
         number: 0,
         kind: KindParams::Run,
@@ -201,6 +205,7 @@ pub(super) fn parse_plan(path: &str, text: &str) -> Result<Plan, SpecError> {
         pause: None,
         steady_state: None,
         hot: None,
+        threads_per_target: None,
         workload: Vec::new(),
         jobs: Vec::new(),
     };
@@ -246,6 +251,18 @@ pub(super) fn parse_plan(path: &str, text: &str) -> Result<Plan, SpecError> {
             "hot_size" => {
                 hot_size = parse_hot_size(value).map_err(err)?;
             }
+            "cache_size" => {
+                let text = scalar_text(value)
+                    .ok_or_else(|| err("cache_size: give a size such as \"400g\"".into()))?;
+                let bytes =
+                    parse_size(&text).map_err(|e| plan_error(path, Place::Top, e.to_string()))?;
+                if bytes == 0 {
+                    return Err(err(
+                        "cache_size 0; give each host's cache, e.g. \"400g\"".into()
+                    ));
+                }
+                cache_size_bytes = Some(bytes);
+            }
             "defaults" => {
                 let Value::Table(t) = value else {
                     return Err(err("defaults must be a table: [defaults]".into()));
@@ -277,12 +294,13 @@ pub(super) fn parse_plan(path: &str, text: &str) -> Result<Plan, SpecError> {
                     "targets",
                     "size",
                     "hot_size",
+                    "cache_size",
                     "hosts",
                     "defaults",
                     "steps",
                 ];
                 return Err(err(format!(
-                    "unknown key '{other}';{} a plan's top level takes name, description, targets, size, hot_size, [hosts], [defaults] and [[steps]] (workload keys go in [defaults] or a step)",
+                    "unknown key '{other}';{} a plan's top level takes name, description, targets, size, hot_size, cache_size, [hosts], [defaults] and [[steps]] (workload keys go in [defaults] or a step)",
                     crate::suggest::did_you_mean(other, top)
                 )));
             }
@@ -301,6 +319,7 @@ pub(super) fn parse_plan(path: &str, text: &str) -> Result<Plan, SpecError> {
         targets,
         size_bytes,
         hot_size,
+        cache_size_bytes,
         anchor: None,
         files: None,
         file_size: None,
@@ -570,6 +589,7 @@ fn parse_block(path: &str, place: Place, t: &Table) -> Result<Block, SpecError> 
         pause: None,
         steady_state: None,
         hot: None,
+        threads_per_target: None,
         workload: Vec::new(),
         jobs: Vec::new(),
     };
@@ -624,8 +644,16 @@ fn parse_block(path: &str, place: Place, t: &Table) -> Result<Block, SpecError> 
                     "'{key}' cannot be a list; only workload keys sweep"
                 )));
             }
-            let precondition_skip =
-                kind == "precondition" && matches!(key, "steady_state" | "hot_size" | "hot");
+            // A precondition fills a working set sized from the cache (the
+            // largest a cluster plan measures), never a hot slice of it.
+            let of_cache = key == "hot_size"
+                && scalar_text(value).is_some_and(|t| t.trim_end().ends_with("of cache"));
+            let precondition_skip = kind == "precondition"
+                && matches!(
+                    key,
+                    "steady_state" | "hot_size" | "hot" | "threads_per_target"
+                )
+                && !of_cache;
             if precondition_skip {
                 return Err(err(format!(
                     "'{key}' does not apply to a precondition, which writes the whole target; remove it"
@@ -664,6 +692,22 @@ fn parse_block(path: &str, place: Place, t: &Table) -> Result<Block, SpecError> 
                         ));
                     }
                     block.steady_state = Some(parse_steady_state(value).map_err(err)?);
+                }
+                "threads_per_target" => {
+                    let n = match value {
+                        Value::Integer(n) if (1..=4096).contains(n) => *n as u32,
+                        _ => {
+                            return Err(bad(
+                                "give a whole number of workers per target, 1 to 4096".into()
+                            ))
+                        }
+                    };
+                    if t.contains_key("threads") {
+                        return Err(err(
+                            "threads_per_target sets threads from each host's target count; give it or threads, not both".into(),
+                        ));
+                    }
+                    block.threads_per_target = Some(n);
                 }
                 "hot_size" => {
                     if t.contains_key("hot") {

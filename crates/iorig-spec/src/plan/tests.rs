@@ -366,6 +366,7 @@ fn every_builtin_parses_expands_and_resolves() {
             "qd-cycle",
             "flash-cliff",
             "flash-matrix",
+            "cluster",
             "fs-metadata",
             "fs-smallfile",
             "fs-stream"
@@ -562,4 +563,58 @@ fn steady_state_rules_and_ramp() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("raise max_rounds"), "{e}");
+}
+
+#[test]
+fn a_share_of_the_cache_and_workers_per_target_are_left_to_each_host() {
+    let steps = expand(
+        "cache_size = '8g'\n[defaults]\nthreads_per_target = 4\n[[steps]]\nkind = 'precondition'\nhot_size = '400% of cache'\n[[steps]]\nhot_size = '75% of cache'\n[[steps]]\nthreads_per_target = 1\n",
+    );
+    // The precondition fills the larger working set; [defaults]' workers
+    // per target are not its.
+    assert_eq!(
+        steps[0].sizing,
+        HostSizing {
+            cache_pct: Some(400.0),
+            cache_bytes: Some(8 << 30),
+            threads_per_target: None
+        }
+    );
+    assert_eq!(steps[1].sizing.cache_pct, Some(75.0));
+    assert_eq!(steps[1].sizing.threads_per_target, Some(4));
+    // Nothing became a range here: it depends on each host's targets.
+    assert!(steps[1].workload.range.is_none());
+    assert_eq!(steps[2].sizing.threads_per_target, Some(1));
+    assert_eq!(steps[2].sizing.cache_pct, None);
+    // Without a cache size the host finds or assumes one.
+    assert_eq!(
+        expand("[[steps]]\nhot_size = '50% of cache'\n")[0]
+            .sizing
+            .cache_bytes,
+        None
+    );
+
+    assert_eq!(
+        HotSize::parse("75% of cache").unwrap(),
+        HotSize::OfCache(75.0)
+    );
+    for bad in [
+        "0% of cache",
+        "75 of cache",
+        "x% of cache",
+        "20000% of cache",
+    ] {
+        assert!(HotSize::parse(bad).is_err(), "{bad}");
+    }
+    let e = parse_err("[[steps]]\nthreads = 4\nthreads_per_target = 2\n");
+    assert!(e.contains("not both"), "{e}");
+    let e = parse_err("[[steps]]\nthreads_per_target = 0\n");
+    assert!(e.contains("1 to 4096"), "{e}");
+    // A precondition takes a share of the cache, never a plain hot size.
+    let e = parse_err("[[steps]]\nkind = 'precondition'\nhot_size = '10%'\n");
+    assert!(e.contains("does not apply to a precondition"), "{e}");
+    let e = parse_err("[[steps]]\nkind = 'precondition'\nthreads_per_target = 2\n");
+    assert!(e.contains("does not apply to a precondition"), "{e}");
+    let e = parse_err("cache_size = '0'\n[[steps]]\n");
+    assert!(e.contains("cache_size 0"), "{e}");
 }

@@ -18,6 +18,9 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+/// The protocol's minor version this build speaks (the agent crate's).
+const PROTOCOL_MINOR: u32 = iorig_agent::PROTOCOL_MINOR;
+
 /// A running agent: its address and the directory of its own results.
 struct Agent {
     guard: Guard,
@@ -275,7 +278,8 @@ fn a_wrong_token_or_another_protocol_is_refused_before_any_io() {
     );
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("protocol 2.0") && err.contains("speaking 1.0"),
+        err.contains(&format!("protocol 2.{PROTOCOL_MINOR}"))
+            && err.contains(&format!("speaking 1.{PROTOCOL_MINOR}")),
         "{err}"
     );
     assert_eq!(json_files(&b.results), 0);
@@ -1348,4 +1352,157 @@ fn a_missing_results_dir_is_made_and_a_missing_parent_refused() {
         d.join("made").is_dir(),
         "the results directory was not made"
     );
+}
+
+#[test]
+fn the_cluster_plan_sizes_each_host_from_its_cache_and_its_targets() {
+    let d = tmp();
+    // Three agents with one, two and three targets each, in directories of
+    // their own (the hosts file's relative targets are each host's).
+    let agents: Vec<Agent> = ["127.0.0.2", "127.0.0.3", "127.0.0.4"]
+        .iter()
+        .map(|ip| {
+            let dir = d.path().join(format!("host-{ip}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            agent(&dir, ip, &[], &[])
+        })
+        .collect();
+    let mut hosts = String::new();
+    for (i, a) in agents.iter().enumerate() {
+        let targets: Vec<String> = (1..=i + 1).map(|t| format!("\"./t{t}.dat\"")).collect();
+        hosts.push_str(&format!(
+            "[[host]]\nname = \"n{}\"\naddress = \"{}\"\ntargets = [{}]\n",
+            i + 1,
+            a.addr,
+            targets.join(", ")
+        ));
+    }
+    std::fs::write(d.path().join("hosts.toml"), hosts).unwrap();
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = [
+            "plan",
+            "run",
+            "--builtin",
+            "cluster",
+            "--hosts-file",
+            "hosts.toml",
+            "--size",
+            "16m",
+            "--cache-size",
+            "8m",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let dry_args = args(&["--dry-run"]);
+    let dry_refs: Vec<&str> = dry_args.iter().map(String::as_str).collect();
+    let dry = common::ok(&dry_refs, d.path());
+    assert!(
+        dry.contains("sized from each host's targets and cache:"),
+        "{dry}"
+    );
+    let line = |step: usize, host: usize| -> &str {
+        dry.lines()
+            .find(|l| {
+                l.trim_start()
+                    .starts_with(&format!("step {step}: host n{host}: "))
+            })
+            .unwrap_or_else(|| panic!("no sizing of step {step} on n{host}:\n{dry}"))
+    };
+    for h in 1..=3usize {
+        let mib = 16 * h;
+        // 75 % of an 8 MiB cache fits: 6 MiB over the host's targets, 4
+        // random workers per target.
+        let fits = line(2, h);
+        assert!(
+            fits.contains(&format!("{h} target")) && fits.contains(&format!("{mib}.0 MiB")),
+            "{fits}"
+        );
+        assert!(fits.contains("cache 8.00 MiB (given)"), "{fits}");
+        assert!(
+            fits.contains("working set 75% of cache = 6.00 MiB"),
+            "{fits}"
+        );
+        assert!(
+            fits.contains(&format!("{} workers (4 per target)", 4 * h)),
+            "{fits}"
+        );
+        // Sequential steps: one worker per target.
+        assert!(line(4, h).contains(&format!("{h} workers (1 per target)")));
+        // 400 % (32 MiB) does not fit one 16 MiB target: capped there.
+        let exceeds = line(6, h);
+        if h == 1 {
+            assert!(
+                exceeds.contains("= 16.0 MiB") && exceeds.contains("capped"),
+                "{exceeds}"
+            );
+        } else {
+            assert!(
+                exceeds.contains("= 32.0 MiB") && !exceeds.contains("capped"),
+                "{exceeds}"
+            );
+        }
+    }
+    // The dry run wrote nothing on any host.
+    for a in &agents {
+        let dir = a.results.parent().unwrap();
+        assert!(!dir.join("t1.dat").exists(), "{}", dir.display());
+    }
+
+    // Run: 9 steps on 3 hosts, each host as sized.
+    let run_args = args(&["--step-time", "300ms", "--db", "c.db", "-q"]);
+    let run_refs: Vec<&str> = run_args.iter().map(String::as_str).collect();
+    common::ok(&run_refs, d.path());
+    let store = iorig_store::Store::open_read_only(&d.path().join("c.db")).unwrap();
+    let steps = store.steps(iorig_store::RunId(1)).unwrap();
+    assert_eq!(steps.len(), 9);
+    for s in &steps {
+        assert_eq!(store.step_hosts(s.id).unwrap().len(), 3, "step {}", s.index);
+    }
+    // Each agent's own store: run k is step k; step 2 (fits, random) and
+    // step 6 (exceeds) as that host sized them.
+    for (i, a) in agents.iter().enumerate() {
+        let own = iorig_store::Store::open_read_only(&a.db).unwrap();
+        let params = |run: i64| {
+            own.steps(iorig_store::RunId(run)).unwrap()[0]
+                .params
+                .clone()
+                .unwrap()
+        };
+        let targets = i as u32 + 1;
+        let capacity = f64::from(16 * targets);
+        let fits = params(2);
+        assert_eq!(fits.threads, 4 * targets, "n{targets}");
+        assert!(
+            (fits.range_end_pct - 6.0 / capacity * 100.0).abs() < 1e-9,
+            "{}",
+            fits.range_end_pct
+        );
+        let exceeds = params(6);
+        let want = (32.0 / capacity * 100.0).min(100.0);
+        assert!(
+            (exceeds.range_end_pct - want).abs() < 1e-9,
+            "{}",
+            exceeds.range_end_pct
+        );
+        assert_eq!(params(4).threads, targets);
+    }
+    // The report has each host's machine besides its figures.
+    common::ok(&["report", "1", "--db", "c.db", "-o", "rep"], d.path());
+    let html = std::fs::read_to_string(d.path().join("rep/index.html")).unwrap();
+    let at = html
+        .find("id=\"host-systems\"")
+        .expect("a Hosts facts table");
+    let table = &html[at..at + html[at..].find("</table>").unwrap()];
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    for n in ["n1", "n2", "n3"] {
+        let row = table
+            .split("<tr>")
+            .find(|r| r.contains(&format!("<td>{n}</td>")))
+            .unwrap_or_else(|| panic!("no row of {n} in {table}"));
+        assert!(row.contains(kernel.trim()), "{n}'s kernel: {row}");
+    }
 }

@@ -2,7 +2,10 @@
 //! Prometheus endpoint that serves the run's counters while it runs (they
 //! grow, they carry the run's id and labels, escaped), that promtool
 //! accepts, that answers 401 without the token when one is set, and that
-//! is refused off loopback without a token (exit 2, nothing written).
+//! is refused off loopback without a token (exit 2, nothing written); an
+//! agent's series carry the controller's run id and the host's name there,
+//! and the Grafana dashboard under deploy/ queries only metrics and labels
+//! that a real exposition has (promtool parses every query).
 //!
 //! Every server is started by the test on 127.0.0.1 with a port the kernel
 //! picks (the command says which on stderr) and stops with its process.
@@ -312,6 +315,199 @@ fn an_agent_keeps_serving_the_figures_of_its_last_run() {
         t.contains("iorig_running") && value(t, "iorig_running") == 0.0
     });
     assert!(value(&t, "iorig_ops_total{") > 0.0, "{t}");
+}
+
+/// Every query of the shipped Grafana dashboard (panels and variables).
+fn dashboard_queries() -> Vec<String> {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/grafana/iorig-dashboard.json");
+    let d: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut out: Vec<String> = d["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["targets"].as_array().unwrap().iter())
+        .map(|t| t["expr"].as_str().unwrap().to_owned())
+        .collect();
+    for v in d["templating"]["list"].as_array().unwrap() {
+        if let Some(q) = v["query"]["query"].as_str() {
+            out.push(q.to_owned());
+        }
+    }
+    assert!(out.len() >= 10, "{out:?}");
+    out
+}
+
+/// The metric names (`iorig_...`) and label names a query uses.
+fn names_in(query: &str) -> (Vec<String>, Vec<String>) {
+    let word = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let metrics = query
+        .match_indices("iorig_")
+        .map(|(i, _)| word(&query[i..]))
+        .collect();
+    let mut labels = Vec::new();
+    // Matchers inside braces, and `by (...)` lists.
+    for part in query.split('{').skip(1) {
+        let inner = part.split('}').next().unwrap_or("");
+        for m in inner.split(',') {
+            let name = word(m.trim());
+            if !name.is_empty() {
+                labels.push(name);
+            }
+        }
+    }
+    for part in query.split("by (").skip(1) {
+        for l in part.split(')').next().unwrap_or("").split(',') {
+            labels.push(word(l.trim()));
+        }
+    }
+    (metrics, labels)
+}
+
+#[test]
+fn an_agents_series_join_the_controllers_and_the_dashboard_asks_for_nothing_else() {
+    let dir = tmp();
+    let (_agent, agent_metrics, before) = start(
+        dir.path(),
+        &[
+            "agent",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ],
+        true,
+    );
+    let agent_addr = before
+        .iter()
+        .find_map(|l| l.split("listening on ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the agent's address")
+        .to_owned();
+    // A plan (its progress is the dashboard's too) from a controller with
+    // a store (its run is 1), serving its own metrics.
+    std::fs::write(
+        dir.path().join("p.toml"),
+        "size = '16m'\n[defaults]\nengine = 'null'\ntime = '20s'\ninterval = '200ms'\nread = 70\n[[steps]]\nqd = 2\n",
+    )
+    .unwrap();
+    let (_ctl, ctl_metrics, _) = start(
+        dir.path(),
+        &[
+            "plan",
+            "run",
+            "p.toml",
+            "--hosts",
+            &agent_addr,
+            "--db",
+            "c.db",
+            "-q",
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ],
+        false,
+    );
+    let host = format!("host=\"{agent_addr}\"");
+    // Once an interval came: the plan's progress gauges and the hosts'.
+    let ctl = scrape_until(&ctl_metrics, None, |t| {
+        t.contains("iorig_latency_seconds_bucket{")
+            && t.contains(&host)
+            && t.contains("\niorig_plan_eta_seconds{")
+    });
+    assert!(
+        ctl.contains(&format!("iorig_ops_total{{run=\"1\",{host},")),
+        "{ctl}"
+    );
+    // The agent's own series: the controller's run id and this host's
+    // name there, on every line (the agent's own id never shows).
+    let agent = scrape_until(&agent_metrics, None, |t| t.contains("iorig_ops_total{"));
+    let samples: Vec<&str> = agent
+        .lines()
+        .filter(|l| l.starts_with("iorig_") && l.contains('{'))
+        .collect();
+    assert!(!samples.is_empty(), "{agent}");
+    for l in &samples {
+        assert!(
+            l.contains(&format!("{{run=\"1\",{host}")),
+            "an agent series without the controller's run and host: {l}"
+        );
+    }
+    // Every metric and label the dashboard queries is in one of them.
+    let exposed = |name: &str| {
+        [&ctl, &agent].iter().any(|t| {
+            t.lines()
+                .any(|l| l.starts_with(&format!("{name}{{")) || l.starts_with(&format!("{name} ")))
+        })
+    };
+    for q in dashboard_queries() {
+        let (metrics, labels) = names_in(&q);
+        assert!(!metrics.is_empty(), "a query of no iorig metric: {q}");
+        for m in metrics {
+            assert!(
+                exposed(&m),
+                "the dashboard asks for {m}, which iorig does not expose: {q}"
+            );
+        }
+        for l in labels {
+            // Prometheus adds job; le is every histogram bucket's.
+            let known = l == "job"
+                || [&ctl, &agent]
+                    .iter()
+                    .any(|t| t.contains(&format!("{l}=\"")));
+            assert!(
+                known,
+                "the dashboard asks for label {l}, which no series has: {q}"
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs promtool (Debian's prometheus package): .ci/run installs it and runs this with --ignored"]
+fn promtool_parses_every_dashboard_query() {
+    // Each query as a recording rule, its variables as Grafana fills them
+    // for "All" and a one-minute rate window.
+    let dir = tmp();
+    let mut rules = String::from("groups:\n  - name: dashboard\n    rules:\n");
+    for (i, q) in dashboard_queries().iter().enumerate() {
+        let expr = q
+            .replace("$__rate_interval", "1m")
+            .replace("$job", ".*")
+            .replace("$run", ".*");
+        let expr = if expr.starts_with("label_values(") {
+            // A variable's query is Grafana's, not PromQL: its metric and
+            // matchers are.
+            expr.trim_start_matches("label_values(")
+                .rsplit_once(',')
+                .unwrap()
+                .0
+                .to_owned()
+        } else {
+            expr
+        };
+        rules.push_str(&format!(
+            "      - record: dashboard:q{i}\n        expr: '{}'\n",
+            expr.replace('\'', "''")
+        ));
+    }
+    let file = dir.path().join("rules.yml");
+    std::fs::write(&file, &rules).unwrap();
+    let out = std::process::Command::new("promtool")
+        .args(["check", "rules"])
+        .arg(&file)
+        .output()
+        .expect("promtool");
+    assert!(
+        out.status.success(),
+        "promtool: {}{}\n{rules}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

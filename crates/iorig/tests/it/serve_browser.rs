@@ -1,7 +1,8 @@
 //! Protects what people see of `iorig serve` in a browser: the runs page, a
 //! run's page and a comparison load in headless Chromium with no console
 //! errors and with their charts drawn; the live view of a run recorded by
-//! another process fills its charts as the intervals come; a server with a
+//! another process fills its charts as the intervals come (a multi-host
+//! run's with a line and a row per host beside the total); a server with a
 //! token answers a browser without it with 401. Each page is screenshot
 //! into the test's output directory (`target/tmp/serve-browser/`).
 //!
@@ -331,4 +332,81 @@ fn pages_and_the_live_view_work_in_chromium() {
     let title = b.eval("return document.title;");
     assert_eq!(title, "iorig: sign in");
     b.screenshot(&out.join("login.png"));
+}
+
+#[test]
+#[ignore = "needs chromium and chromium-driver (apt-get install chromium chromium-driver); CI runs it as root"]
+fn the_live_view_draws_each_host_beside_the_total() {
+    let dir = tmp();
+    let d = dir.path();
+    let agents: Vec<(Guard, String)> = ["127.0.0.2", "127.0.0.3", "127.0.0.4"]
+        .iter()
+        .map(|ip| common::start_agent(d, ip))
+        .collect();
+    let hosts: Vec<&str> = agents.iter().map(|(_, a)| a.as_str()).collect();
+    let mut run = iorig();
+    run.args([
+        "run",
+        "--hosts",
+        &hosts.join(","),
+        "--engine",
+        "null",
+        "--rate",
+        "3000",
+        "--time",
+        "8s",
+        "--interval",
+        "250ms",
+        "-q",
+    ])
+    .current_dir(d)
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    let _run = guarded(&mut run);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    // The store exists once the controller's run entered it.
+    while !common::run(&["runs", "list", "--json"], d).status.success() {
+        assert!(Instant::now() < deadline, "the run never appeared");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (_serve, addr) = serve(d, &["--listen", "127.0.0.1:0"]);
+    let profile = tmp();
+    let b = Browser::start(profile.path());
+    b.open(&format!("http://{addr}/runs/1/live"));
+    // Every host's dashed line (IOPS and p99) with points, and its row.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let drawn = b.eval(
+            "return Array.from(document.querySelectorAll('#iops polyline.host')).map(function (l) { return Number(l.getAttribute('data-points')); });",
+        );
+        let drawn: Vec<u64> = drawn
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_u64).collect())
+            .unwrap_or_default();
+        if drawn.len() == 3 && drawn.iter().all(|n| *n >= 4) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "host lines drawn: {drawn:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let seen = b.eval(
+        "return [document.querySelectorAll('#iops polyline.iops').length, document.querySelectorAll('#lat polyline.host').length, Array.from(document.querySelectorAll('#iops polyline.host')).map(function (l) { return l.getAttribute('data-host'); }), Array.from(document.querySelectorAll('#hosts-now tr td:first-child')).map(function (c) { return c.textContent; }), Array.from(document.querySelectorAll('#iops text.legend')).map(function (t) { return t.textContent; }), document.getElementById('hosts-figures').hidden];",
+    );
+    assert_eq!(seen[0], 1, "the total's line: {seen}");
+    assert_eq!(seen[1], 3, "a p99 line per host: {seen}");
+    for h in &hosts {
+        for k in [2, 3, 4] {
+            assert!(
+                seen[k].as_array().unwrap().iter().any(|v| v == h),
+                "{h} missing from {}: {seen}",
+                ["", "", "lines", "rows", "legend"][k]
+            );
+        }
+    }
+    assert_eq!(seen[5], false, "the hosts' table is shown");
+    // Both axes still carry numbers with the hosts' lines on them.
+    let ticks = b.eval("return [document.querySelectorAll('#iops .tick.x').length, document.querySelectorAll('#iops .tick.y').length];");
+    assert_eq!(ticks, json!([5, 5]));
+    b.screenshot(&shots().join("live-hosts.png"));
+    assert_eq!(b.errors(), Vec::<String>::new(), "live view of hosts");
 }

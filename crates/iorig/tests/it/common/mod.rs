@@ -276,6 +276,35 @@ pub fn start_server(dir: &Path, args: &[&str], lines: usize) -> (Guard, Vec<Stri
     (guard, found)
 }
 
+/// Starts `iorig agent` on `ip` (a port the kernel picks) in `dir`; returns
+/// it and the address it says it listens on (waited for 30 s at most).
+pub fn start_agent(dir: &Path, ip: &str) -> (Guard, String) {
+    use std::io::BufRead;
+    let mut cmd = iorig();
+    cmd.args(["agent", "--listen", &format!("{ip}:0")])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut guard = guarded(&mut cmd);
+    let out = guard.0.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufReader::new(out).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the agent says where it listens");
+    let addr = line
+        .split("listening on ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    (guard, addr)
+}
+
 /// Prometheus' own check of an exposition (`promtool check metrics`).
 pub fn promtool_check(text: &str) {
     use std::io::Write;
