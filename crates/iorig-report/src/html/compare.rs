@@ -109,6 +109,10 @@ pub struct HostMetrics {
     pub bw_bytes_per_s: f64,
     pub mean_lat_ns: f64,
     pub p99_lat_ns: f64,
+    /// Against the same host (by name) in the first run's step.
+    pub change: Option<Changes>,
+    /// Its figures per measured interval, as [`StepMetrics::per_interval`].
+    pub per_interval: [Vec<f64>; 4],
 }
 
 /// Changes against the first run (`None` when its figure is 0).
@@ -181,6 +185,42 @@ pub struct Comparison {
     pub steps: Vec<ComparedStep>,
 }
 
+/// IOPS, MB/s, mean and p99 latency of each measured interval.
+fn per_interval(intervals: &[crate::model::IntervalPoint]) -> [Vec<f64>; 4] {
+    let measured: Vec<_> = intervals.iter().filter(|i| !i.warmup).collect();
+    [
+        measured.iter().map(|i| i.total.iops).collect(),
+        measured.iter().map(|i| i.total.bw_bytes_per_s).collect(),
+        measured
+            .iter()
+            .map(|i| i.total.lat_ns.mean as f64)
+            .collect(),
+        measured.iter().map(|i| i.total.lat_ns.p99 as f64).collect(),
+    ]
+}
+
+/// The four figures' changes from `base` to `now` (IOPS, MB/s, mean and
+/// p99 latency), each judged against the two sides' interval noise.
+fn changes(
+    base: [f64; 4],
+    base_iv: &[Vec<f64>; 4],
+    now: [f64; 4],
+    now_iv: &[Vec<f64>; 4],
+) -> Changes {
+    let change = |k: usize| {
+        pct_change(base[k], now[k]).map(|pct| Change {
+            pct,
+            beyond_noise: beyond_noise(&base_iv[k], &now_iv[k]),
+        })
+    };
+    Changes {
+        iops: change(0),
+        bw: change(1),
+        mean_lat: change(2),
+        p99_lat: change(3),
+    }
+}
+
 pub(super) fn pct_change(base: f64, v: f64) -> Option<f64> {
     (base.abs() > 0.0 && base.is_finite() && v.is_finite()).then(|| (v - base) / base * 100.0)
 }
@@ -218,18 +258,7 @@ impl Comparison {
                     mean_lat_ns: sum.total.lat_ns.mean as f64,
                     p99_lat_ns: sum.total.lat_ns.p99 as f64,
                     change: None,
-                    per_interval: {
-                        let measured: Vec<_> = s.intervals.iter().filter(|i| !i.warmup).collect();
-                        [
-                            measured.iter().map(|i| i.total.iops).collect(),
-                            measured.iter().map(|i| i.total.bw_bytes_per_s).collect(),
-                            measured
-                                .iter()
-                                .map(|i| i.total.lat_ns.mean as f64)
-                                .collect(),
-                            measured.iter().map(|i| i.total.lat_ns.p99 as f64).collect(),
-                        ]
-                    },
+                    per_interval: per_interval(&s.intervals),
                     external: s
                         .external
                         .iter()
@@ -259,6 +288,8 @@ impl Comparison {
                                 bw_bytes_per_s: t.bw_bytes_per_s,
                                 mean_lat_ns: t.lat_ns.mean as f64,
                                 p99_lat_ns: t.lat_ns.p99 as f64,
+                                change: None,
+                                per_interval: per_interval(&h.intervals),
                             }
                         })
                         .collect(),
@@ -272,18 +303,23 @@ impl Comparison {
                 let base = per_run.first().cloned().flatten();
                 if let Some(b) = base {
                     for m in per_run.iter_mut().skip(1).flatten() {
-                        let change = |k: usize, base: f64, v: f64| {
-                            pct_change(base, v).map(|pct| Change {
-                                pct,
-                                beyond_noise: beyond_noise(&b.per_interval[k], &m.per_interval[k]),
-                            })
-                        };
-                        m.change = Some(Changes {
-                            iops: change(0, b.iops, m.iops),
-                            bw: change(1, b.bw_bytes_per_s, m.bw_bytes_per_s),
-                            mean_lat: change(2, b.mean_lat_ns, m.mean_lat_ns),
-                            p99_lat: change(3, b.p99_lat_ns, m.p99_lat_ns),
-                        });
+                        m.change = Some(changes(
+                            [b.iops, b.bw_bytes_per_s, b.mean_lat_ns, b.p99_lat_ns],
+                            &b.per_interval,
+                            [m.iops, m.bw_bytes_per_s, m.mean_lat_ns, m.p99_lat_ns],
+                            &m.per_interval,
+                        ));
+                        // Each host against itself in the first run.
+                        for h in &mut m.hosts {
+                            if let Some(bh) = b.hosts.iter().find(|bh| bh.name == h.name) {
+                                h.change = Some(changes(
+                                    [bh.iops, bh.bw_bytes_per_s, bh.mean_lat_ns, bh.p99_lat_ns],
+                                    &bh.per_interval,
+                                    [h.iops, h.bw_bytes_per_s, h.mean_lat_ns, h.p99_lat_ns],
+                                    &h.per_interval,
+                                ));
+                            }
+                        }
                     }
                 }
                 let given = names.remove(&key).unwrap_or_default();
@@ -340,17 +376,19 @@ impl Comparison {
                 out.push(line.trim_end().to_owned());
                 // A multi-host step: each host below its run's line.
                 for h in m.iter().flat_map(|m| &m.hosts) {
+                    let c = h.change;
                     out.push(format!(
-                        "{:<width$}  {:>6}  {:>11} {:>8}  {:>9} {:>8}  {:>10} {:>8}  {:>10}  host {} ({})",
+                        "{:<width$}  {:>6}  {:>11} {:>8}  {:>9} {:>8}  {:>10} {:>8}  {:>10} {:>8}  host {} ({})",
                         "",
                         "",
                         fmt_iops(h.iops),
-                        "",
+                        change_text(c.and_then(|c| c.iops)),
                         fmt_mb_s(h.bw_bytes_per_s),
-                        "",
+                        change_text(c.and_then(|c| c.bw)),
                         fmt_lat_ns(h.mean_lat_ns),
-                        "",
+                        change_text(c.and_then(|c| c.mean_lat)),
                         fmt_lat_ns(h.p99_lat_ns),
+                        change_text(c.and_then(|c| c.p99_lat)),
                         h.name,
                         h.status
                     ));
@@ -501,15 +539,20 @@ fn compared_section(page: &mut Page, cmp: &Comparison) {
     for s in &cmp.steps {
         for (run, m) in cmp.runs.iter().zip(&s.per_run) {
             for h in m.iter().flat_map(|m| &m.hosts) {
+                let c = h.change;
                 host_rows.push(vec![
                     s.label().render(),
                     run.0.render(),
                     h.name.render(),
                     h.status.render(),
                     fmt_iops(h.iops).render(),
+                    change_cell(c.and_then(|c| c.iops), true),
                     fmt_mb_s(h.bw_bytes_per_s).render(),
+                    change_cell(c.and_then(|c| c.bw), true),
                     fmt_lat_ns(h.mean_lat_ns).render(),
+                    change_cell(c.and_then(|c| c.mean_lat), false),
                     fmt_lat_ns(h.p99_lat_ns).render(),
+                    change_cell(c.and_then(|c| c.p99_lat), false),
                 ]);
             }
         }
@@ -527,11 +570,12 @@ fn compared_section(page: &mut Page, cmp: &Comparison) {
                 (table("compare wide", &COMPARE_TABLE_HEAD, &rows, 2..10))
                 @if !host_rows.is_empty() {
                     h3 { "Per host" }
+                    p.note { "Each host against itself (by name) in the first run." }
                     (table(
                         "compare hosts",
-                        &["step", "run", "host", "status", "IOPS", "MB/s", "mean lat", "p99 lat"],
+                        &["step", "run", "host", "status", "IOPS", "Δ", "MB/s", "Δ", "mean lat", "Δ", "p99 lat", "Δ"],
                         &host_rows,
-                        4..8,
+                        4..12,
                     ))
                 }
             }
