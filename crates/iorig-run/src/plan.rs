@@ -405,9 +405,8 @@ impl PlanRun {
             let (w, _) = step_workload_on(s, rate, self.inv.allow_destroy, false)?;
             if let (_, Some(sized)) = crate::sizing::apply(w, &s.sizing, self.inv.allow_destroy)? {
                 out.push(format!(
-                    "step {} ({}): {}",
+                    "step {}: {}",
                     s.index + 1,
-                    s.label,
                     sized.line(s.sizing.cache_pct, s.sizing.threads_per_target)
                 ));
             }

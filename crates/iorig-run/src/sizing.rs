@@ -74,7 +74,8 @@ impl Sized {
             ));
         }
         if let (Some(t), Some(k)) = (self.threads, per_target) {
-            parts.push(format!("{t} workers ({k} per target)"));
+            let s = if t == 1 { "" } else { "s" };
+            parts.push(format!("{t} worker{s} ({k} per target)"));
         }
         parts.join("; ")
     }

@@ -672,3 +672,50 @@ pub fn format_line(path: &str, f: &iorig_result::FormatSummary) -> String {
         if f.interrupted { " (interrupted)" } else { "" }
     )
 }
+
+/// What the steps of a plan sized from each host (`step N: host H: TEXT`,
+/// or `step N: TEXT` on this machine), under a heading: steps that sized
+/// the same on a host share a line (`steps 2, 3: host node1: ...`), each
+/// host's lines together.
+pub fn sizing_lines(lines: &[String]) -> Vec<String> {
+    let mut groups: Vec<(String, String, Vec<String>)> = Vec::new();
+    for l in lines {
+        let Some((step, rest)) = l.strip_prefix("step ").and_then(|r| r.split_once(": ")) else {
+            continue;
+        };
+        let (host, text) = match rest.strip_prefix("host ").and_then(|r| r.split_once(": ")) {
+            Some((h, t)) => (h.to_owned(), t.to_owned()),
+            None => (String::new(), rest.to_owned()),
+        };
+        match groups.iter_mut().find(|(h, t, _)| *h == host && *t == text) {
+            Some(g) => g.2.push(step.to_owned()),
+            None => groups.push((host, text, vec![step.to_owned()])),
+        }
+    }
+    if groups.is_empty() {
+        return Vec::new();
+    }
+    // Each host's lines together, in the order the hosts came.
+    let mut hosts: Vec<&str> = Vec::new();
+    for (h, _, _) in &groups {
+        if !hosts.contains(&h.as_str()) {
+            hosts.push(h);
+        }
+    }
+    let mut out = vec!["sized from each host's targets and cache:".to_owned()];
+    for h in hosts {
+        for (_, text, steps) in groups.iter().filter(|g| g.0 == h) {
+            let which = match steps.as_slice() {
+                [one] => format!("step {one}"),
+                many => format!("steps {}", many.join(", ")),
+            };
+            let host = if h.is_empty() {
+                String::new()
+            } else {
+                format!("host {h}: ")
+            };
+            out.push(format!("  {which}: {host}{text}"));
+        }
+    }
+    out
+}

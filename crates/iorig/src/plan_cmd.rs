@@ -101,10 +101,7 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<PlanDone, Failure> 
                 .collect(),
             None => run.sizing_lines()?,
         };
-        if !sized.is_empty() {
-            let head = "sized from each host's targets and cache:".to_string();
-            printer.lines(std::iter::once(head).chain(sized.iter().map(|l| format!("  {l}"))));
-        }
+        printer.lines(text::sizing_lines(&sized));
         return Ok((exit::OK, Vec::new(), None));
     }
     run.check_length(opts.yes)?;

@@ -1424,14 +1424,28 @@ fn the_cluster_plan_sizes_each_host_from_its_cache_and_its_targets() {
         dry.contains("sized from each host's targets and cache:"),
         "{dry}"
     );
+    // `steps 2, 3: host n1: ...`: the steps that sized alike on a host.
     let line = |step: usize, host: usize| -> &str {
         dry.lines()
             .find(|l| {
-                l.trim_start()
-                    .starts_with(&format!("step {step}: host n{host}: "))
+                let Some((steps, rest)) = l.trim_start().split_once(": host ") else {
+                    return false;
+                };
+                let steps = steps
+                    .trim_start_matches("steps ")
+                    .trim_start_matches("step ");
+                rest.starts_with(&format!("n{host}: "))
+                    && steps.split(", ").any(|s| s == step.to_string())
             })
             .unwrap_or_else(|| panic!("no sizing of step {step} on n{host}:\n{dry}"))
     };
+    // Alike steps share a line: 5 per host (fill, fits random, fits
+    // sequential, exceeds random, exceeds sequential).
+    assert_eq!(
+        dry.lines().filter(|l| l.contains(": host n")).count(),
+        15,
+        "{dry}"
+    );
     for h in 1..=3usize {
         let mib = 16 * h;
         // 75 % of an 8 MiB cache fits: 6 MiB over the host's targets, 4
@@ -1451,7 +1465,12 @@ fn the_cluster_plan_sizes_each_host_from_its_cache_and_its_targets() {
             "{fits}"
         );
         // Sequential steps: one worker per target.
-        assert!(line(4, h).contains(&format!("{h} workers (1 per target)")));
+        let seq = line(4, h);
+        let workers = if h == 1 { "worker" } else { "workers" };
+        assert!(
+            seq.contains(&format!("{h} {workers} (1 per target)")),
+            "{seq}"
+        );
         // 400 % (32 MiB) does not fit one 16 MiB target: capped there.
         let exceeds = line(6, h);
         if h == 1 {

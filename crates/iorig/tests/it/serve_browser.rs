@@ -409,4 +409,28 @@ fn the_live_view_draws_each_host_beside_the_total() {
     assert_eq!(ticks, json!([5, 5]));
     b.screenshot(&shots().join("live-hosts.png"));
     assert_eq!(b.errors(), Vec::<String>::new(), "live view of hosts");
+
+    // Once it ended, its report: each host's row and line in the step, and
+    // each host's machine.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while b.eval("return document.getElementById('status').textContent;") == "running" {
+        assert!(Instant::now() < deadline, "the run never ended");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    b.open(&format!("http://{addr}/runs/1"));
+    let seen = b.eval(
+        "return [document.querySelectorAll('table.hosts tbody tr').length, document.querySelectorAll('table.host-systems tbody tr').length, Array.from(document.querySelectorAll('table.host-systems tbody tr td:first-child')).map(function (c) { return c.textContent; }), document.body.textContent.includes('per host over time')];",
+    );
+    assert_eq!(seen[0], 3, "a row per host in the step: {seen}");
+    assert_eq!(seen[1], 3, "a machine per host: {seen}");
+    for h in &hosts {
+        assert!(
+            seen[2].as_array().unwrap().iter().any(|v| v == h),
+            "{h}: {seen}"
+        );
+    }
+    assert_eq!(seen[3], true, "the hosts' chart: {seen}");
+    b.eval("document.querySelector('table.hosts').scrollIntoView(); return null;");
+    b.screenshot(&shots().join("run-hosts.png"));
+    assert_eq!(b.errors(), Vec::<String>::new(), "report of hosts");
 }
