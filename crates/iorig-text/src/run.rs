@@ -122,6 +122,24 @@ pub fn describe_for(w: &Workload, engine_name: &str, targets: &[TargetInfo], tim
     )
 }
 
+/// A step's description as each host sizes it: workers per target in
+/// place of the workload's count, and the working set as a share of the
+/// cache (the sizes themselves are each host's; `--dry-run` lists them).
+pub fn with_sizing(what: String, w: Option<&Workload>, s: &iorig_spec::HostSizing) -> String {
+    let mut what = what;
+    if let (Some(k), Some(w)) = (s.threads_per_target, w) {
+        what = what.replacen(
+            &format!("x {} worker(s)", w.threads),
+            &format!("x {k} worker(s) per target"),
+            1,
+        );
+    }
+    if let Some(p) = s.cache_pct {
+        what.push_str(&format!(", working set {p}% of each host's cache"));
+    }
+    what
+}
+
 /// What the page cache held of the targets when a buffered step began
 /// (direct I/O does not read it): one of the step's facts.
 fn cache_fact(w: &Workload, targets: &[TargetInfo]) -> String {

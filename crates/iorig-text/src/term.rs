@@ -126,6 +126,8 @@ struct Current {
     precondition: Option<iorig_spec::plan::PreconditionSpec>,
     /// A steady-state step's rounds: its time is their cap.
     steady: Option<iorig_spec::plan::SteadyStateSpec>,
+    /// What each host sizes from its own targets and cache.
+    sizing: iorig_spec::HostSizing,
 }
 
 pub struct TermSink<S: Screen> {
@@ -206,6 +208,7 @@ impl<S: Screen> TermSink<S> {
             },
             (None, None) => String::new(),
         };
+        let what = text::with_sizing(what, c.workload.as_ref(), &c.sizing);
         match &self.mode {
             Mode::Single { id } => format!("iorig run {id}: {what}"),
             Mode::Plan { steps } => format!("step {}/{steps} {}: {what}", c.index + 1, c.label),
@@ -270,6 +273,7 @@ impl<S: Screen> Sink for TermSink<S> {
                         _ => None,
                     }),
                     steady: plan_step.and_then(|s| s.steady_state),
+                    sizing: plan_step.map(|s| s.sizing).unwrap_or_default(),
                 });
             }
             Event::Filling {
