@@ -29,6 +29,7 @@ const EXAMPLES: &[(&[&str], &[&str])] = &[
         "iorig plan run --builtin curve --target ./scratch.dat --size 4g",
         "iorig plan run my-plan.toml --step-time 5s --dry-run",
         "iorig plan run --builtin five-params --target /dev/sdb --allow-destroy --label array=a1",
+        "iorig plan run --builtin cluster --hosts-file hosts.toml --cache-size 400g --dry-run",
     ]),
     (&["plan", "resume"], &["iorig plan resume 7"]),
     (&["plan", "builtins"], &["iorig plan builtins"]),

@@ -720,7 +720,9 @@ pub fn sizing_lines(lines: &[String]) -> Vec<String> {
             hosts.push(h);
         }
     }
-    let mut out = vec!["sized from each host's targets and cache:".to_owned()];
+    let mut out = vec![
+        "sized from each host's targets and cache (a working set of N% of cache is that share of the host's cache, over its targets; the cache is --cache-size, else bcache's, else a third of the targets' capacity):".to_owned(),
+    ];
     for h in hosts {
         for (_, text, steps) in groups.iter().filter(|g| g.0 == h) {
             let which = match steps.as_slice() {

@@ -1421,7 +1421,7 @@ fn the_cluster_plan_sizes_each_host_from_its_cache_and_its_targets() {
     let dry_refs: Vec<&str> = dry_args.iter().map(String::as_str).collect();
     let dry = common::ok(&dry_refs, d.path());
     assert!(
-        dry.contains("sized from each host's targets and cache:"),
+        dry.contains("sized from each host's targets and cache ("),
         "{dry}"
     );
     // `steps 2, 3: host n1: ...`: the steps that sized alike on a host.

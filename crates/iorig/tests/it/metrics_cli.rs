@@ -96,6 +96,30 @@ fn start(dir: &Path, args: &[&str], stream_is_stdout: bool) -> (Guard, String, V
     (guard, addr, before)
 }
 
+/// An agent on 127.0.0.1 serving its metrics: the process, the metrics'
+/// address and the agent's own.
+fn agent_with_metrics(dir: &Path) -> (Guard, String, String) {
+    let (agent, metrics, before) = start(
+        dir,
+        &[
+            "agent",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics-listen",
+            "127.0.0.1:0",
+        ],
+        true,
+    );
+    // "iorig agent VERSION listening on ADDR (...)".
+    let addr = before
+        .iter()
+        .find_map(|l| l.split("listening on ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("the agent's address")
+        .to_owned();
+    (agent, metrics, addr)
+}
+
 /// The value of the first sample whose line starts with `prefix`.
 fn value(text: &str, prefix: &str) -> f64 {
     text.lines()
@@ -268,24 +292,7 @@ fn off_loopback_without_a_token_is_refused_before_anything_is_written() {
 #[test]
 fn an_agent_keeps_serving_the_figures_of_its_last_run() {
     let dir = tmp();
-    let (_agent, metrics, before) = start(
-        dir.path(),
-        &[
-            "agent",
-            "--listen",
-            "127.0.0.1:0",
-            "--metrics-listen",
-            "127.0.0.1:0",
-        ],
-        true,
-    );
-    // "iorig agent VERSION listening on ADDR (...)".
-    let agent_addr = before
-        .iter()
-        .find_map(|l| l.split("listening on ").nth(1))
-        .and_then(|rest| rest.split_whitespace().next())
-        .expect("the agent's address")
-        .to_owned();
+    let (_agent, metrics, agent_addr) = agent_with_metrics(dir.path());
     let (status, first) = get(&metrics, "/metrics", None);
     assert_eq!(status, 200);
     assert!(!first.contains("iorig_ops_total{"), "{first}");
@@ -372,23 +379,7 @@ fn names_in(query: &str) -> (Vec<String>, Vec<String>) {
 #[test]
 fn an_agents_series_join_the_controllers_and_the_dashboard_asks_for_nothing_else() {
     let dir = tmp();
-    let (_agent, agent_metrics, before) = start(
-        dir.path(),
-        &[
-            "agent",
-            "--listen",
-            "127.0.0.1:0",
-            "--metrics-listen",
-            "127.0.0.1:0",
-        ],
-        true,
-    );
-    let agent_addr = before
-        .iter()
-        .find_map(|l| l.split("listening on ").nth(1))
-        .and_then(|rest| rest.split_whitespace().next())
-        .expect("the agent's address")
-        .to_owned();
+    let (_agent, agent_metrics, agent_addr) = agent_with_metrics(dir.path());
     // A plan (its progress is the dashboard's too) from a controller with
     // a store (its run is 1), serving its own metrics.
     std::fs::write(

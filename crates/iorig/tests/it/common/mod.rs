@@ -244,11 +244,9 @@ pub fn spawn_quiet(args: &[&str], dir: &Path) -> Guard {
     )
 }
 
-/// Starts `iorig ARGS` in `dir` and waits (at most 30 s) until `lines` of
-/// its standard output each name an address (`... at http://ADDR/...`);
-/// returns the process and the addresses.
-pub fn start_server(dir: &Path, args: &[&str], lines: usize) -> (Guard, Vec<String>) {
-    use std::io::BufRead;
+/// `iorig ARGS` started in `dir`, its standard output piped to the caller
+/// (its errors dropped).
+fn piped(dir: &Path, args: &[&str]) -> (Guard, std::process::ChildStdout) {
     let mut cmd = iorig();
     cmd.args(args)
         .current_dir(dir)
@@ -256,6 +254,15 @@ pub fn start_server(dir: &Path, args: &[&str], lines: usize) -> (Guard, Vec<Stri
         .stderr(std::process::Stdio::null());
     let mut guard = guarded(&mut cmd);
     let out = guard.0.stdout.take().unwrap();
+    (guard, out)
+}
+
+/// Starts `iorig ARGS` in `dir` and waits (at most 30 s) until `lines` of
+/// its standard output each name an address (`... at http://ADDR/...`);
+/// returns the process and the addresses.
+pub fn start_server(dir: &Path, args: &[&str], lines: usize) -> (Guard, Vec<String>) {
+    use std::io::BufRead;
+    let (guard, out) = piped(dir, args);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut found = Vec::new();
@@ -280,13 +287,7 @@ pub fn start_server(dir: &Path, args: &[&str], lines: usize) -> (Guard, Vec<Stri
 /// it and the address it says it listens on (waited for 30 s at most).
 pub fn start_agent(dir: &Path, ip: &str) -> (Guard, String) {
     use std::io::BufRead;
-    let mut cmd = iorig();
-    cmd.args(["agent", "--listen", &format!("{ip}:0")])
-        .current_dir(dir)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null());
-    let mut guard = guarded(&mut cmd);
-    let out = guard.0.stdout.take().unwrap();
+    let (guard, out) = piped(dir, &["agent", "--listen", &format!("{ip}:0")]);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut line = String::new();
