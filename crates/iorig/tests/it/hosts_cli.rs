@@ -1529,6 +1529,30 @@ fn the_cluster_plan_sizes_each_host_from_its_cache_and_its_targets() {
         );
         assert_eq!(params(4).threads, targets);
     }
+    // The XLSX: a sheet per host, with that host's row of every step.
+    common::ok(
+        &[
+            "export", "1", "--format", "xlsx", "-o", "c.xlsx", "--db", "c.db",
+        ],
+        d.path(),
+    );
+    {
+        use calamine::Reader;
+        let mut book: calamine::Xlsx<_> = calamine::open_workbook(d.path().join("c.xlsx")).unwrap();
+        for n in ["n1", "n2", "n3"] {
+            let range = book.worksheet_range(&format!("host {n}")).unwrap();
+            assert_eq!(range.height(), 10, "host {n}: a header and 9 steps");
+            let header: Vec<String> = range
+                .rows()
+                .next()
+                .unwrap()
+                .iter()
+                .map(|c| c.to_string())
+                .collect();
+            let col = header.iter().position(|c| c == "host").unwrap();
+            assert!(range.rows().skip(1).all(|r| r[col] == n), "host {n}");
+        }
+    }
     // The report has each host's machine besides its figures.
     common::ok(&["report", "1", "--db", "c.db", "-o", "rep"], d.path());
     let html = std::fs::read_to_string(d.path().join("rep/index.html")).unwrap();

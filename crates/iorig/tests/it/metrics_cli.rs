@@ -96,17 +96,17 @@ fn start(dir: &Path, args: &[&str], stream_is_stdout: bool) -> (Guard, String, V
     (guard, addr, before)
 }
 
-/// An agent on 127.0.0.1 serving its metrics: the process, the metrics'
+/// An agent on `ip` serving its metrics there: the process, the metrics'
 /// address and the agent's own.
-fn agent_with_metrics(dir: &Path) -> (Guard, String, String) {
+fn agent_with_metrics(dir: &Path, ip: &str) -> (Guard, String, String) {
     let (agent, metrics, before) = start(
         dir,
         &[
             "agent",
             "--listen",
-            "127.0.0.1:0",
+            &format!("{ip}:0"),
             "--metrics-listen",
-            "127.0.0.1:0",
+            &format!("{ip}:0"),
         ],
         true,
     );
@@ -292,7 +292,7 @@ fn off_loopback_without_a_token_is_refused_before_anything_is_written() {
 #[test]
 fn an_agent_keeps_serving_the_figures_of_its_last_run() {
     let dir = tmp();
-    let (_agent, metrics, agent_addr) = agent_with_metrics(dir.path());
+    let (_agent, metrics, agent_addr) = agent_with_metrics(dir.path(), "127.0.0.1");
     let (status, first) = get(&metrics, "/metrics", None);
     assert_eq!(status, 200);
     assert!(!first.contains("iorig_ops_total{"), "{first}");
@@ -379,7 +379,12 @@ fn names_in(query: &str) -> (Vec<String>, Vec<String>) {
 #[test]
 fn an_agents_series_join_the_controllers_and_the_dashboard_asks_for_nothing_else() {
     let dir = tmp();
-    let (_agent, agent_metrics, agent_addr) = agent_with_metrics(dir.path());
+    // Three agents, each on an address of its own.
+    let agents: Vec<(Guard, String, String)> = ["127.0.0.2", "127.0.0.3", "127.0.0.4"]
+        .iter()
+        .map(|ip| agent_with_metrics(dir.path(), ip))
+        .collect();
+    let addrs: Vec<&str> = agents.iter().map(|a| a.2.as_str()).collect();
     // A plan (its progress is the dashboard's too) from a controller with
     // a store (its run is 1), serving its own metrics.
     std::fs::write(
@@ -394,7 +399,7 @@ fn an_agents_series_join_the_controllers_and_the_dashboard_asks_for_nothing_else
             "run",
             "p.toml",
             "--hosts",
-            &agent_addr,
+            &addrs.join(","),
             "--db",
             "c.db",
             "-q",
@@ -403,34 +408,39 @@ fn an_agents_series_join_the_controllers_and_the_dashboard_asks_for_nothing_else
         ],
         false,
     );
-    let host = format!("host=\"{agent_addr}\"");
-    // Once an interval came: the plan's progress gauges and the hosts'.
+    let host = |addr: &str| format!("host=\"{addr}\"");
+    // Once an interval came: the plan's progress gauges and every host's.
     let ctl = scrape_until(&ctl_metrics, None, |t| {
         t.contains("iorig_latency_seconds_bucket{")
-            && t.contains(&host)
+            && addrs.iter().all(|a| t.contains(&host(a)))
             && t.contains("\niorig_plan_eta_seconds{")
     });
-    assert!(
-        ctl.contains(&format!("iorig_ops_total{{run=\"1\",{host},")),
-        "{ctl}"
-    );
-    // The agent's own series: the controller's run id and this host's
-    // name there, on every line (the agent's own id never shows).
-    let agent = scrape_until(&agent_metrics, None, |t| t.contains("iorig_ops_total{"));
-    let samples: Vec<&str> = agent
-        .lines()
-        .filter(|l| l.starts_with("iorig_") && l.contains('{'))
-        .collect();
-    assert!(!samples.is_empty(), "{agent}");
-    for l in &samples {
+    let mut exposed_texts = vec![ctl.clone()];
+    for (_, metrics, addr) in &agents {
         assert!(
-            l.contains(&format!("{{run=\"1\",{host}")),
-            "an agent series without the controller's run and host: {l}"
+            ctl.contains(&format!("iorig_ops_total{{run=\"1\",{},", host(addr))),
+            "{ctl}"
         );
+        // Each agent's own series: the controller's run id and this
+        // host's name there, on every line (the agent's own id never
+        // shows).
+        let agent = scrape_until(metrics, None, |t| t.contains("iorig_ops_total{"));
+        let samples: Vec<&str> = agent
+            .lines()
+            .filter(|l| l.starts_with("iorig_") && l.contains('{'))
+            .collect();
+        assert!(!samples.is_empty(), "{agent}");
+        for l in &samples {
+            assert!(
+                l.contains(&format!("{{run=\"1\",{}", host(addr))),
+                "an agent series without the controller's run and its host: {l}"
+            );
+        }
+        exposed_texts.push(agent);
     }
     // Every metric and label the dashboard queries is in one of them.
     let exposed = |name: &str| {
-        [&ctl, &agent].iter().any(|t| {
+        exposed_texts.iter().any(|t| {
             t.lines()
                 .any(|l| l.starts_with(&format!("{name}{{")) || l.starts_with(&format!("{name} ")))
         })
@@ -446,10 +456,7 @@ fn an_agents_series_join_the_controllers_and_the_dashboard_asks_for_nothing_else
         }
         for l in labels {
             // Prometheus adds job; le is every histogram bucket's.
-            let known = l == "job"
-                || [&ctl, &agent]
-                    .iter()
-                    .any(|t| t.contains(&format!("{l}=\"")));
+            let known = l == "job" || exposed_texts.iter().any(|t| t.contains(&format!("{l}=\"")));
             assert!(
                 known,
                 "the dashboard asks for label {l}, which no series has: {q}"
