@@ -66,10 +66,12 @@ impl Sized {
             parts.push(format!(
                 "working set {p}% of cache = {} ({share:.1} % of each target{})",
                 format_bytes(ws),
-                if self.capped {
-                    "; capped: the targets are smaller than that"
-                } else {
-                    ""
+                match (&self.cache, self.capped) {
+                    (Some((c, _)), true) if *c >= self.capacity_bytes => {
+                        "; capped, and the targets hold no more than the cache: this cannot exceed it"
+                    }
+                    (_, true) => "; capped: the targets are smaller than that",
+                    _ => "",
                 }
             ));
         }
@@ -167,6 +169,31 @@ mod tests {
         assert_eq!(working_set(400.0, 32 * GIB, 64 * GIB), (64 * GIB, true));
         // Whole MiB, never 0.
         assert_eq!(working_set(1.0, 1000, 64 * GIB), (1 << 20, false));
+    }
+
+    #[test]
+    fn a_line_says_when_the_working_set_was_capped_and_when_it_cannot_exceed_the_cache() {
+        const MIB: u64 = 1 << 20;
+        let sized = |cache: u64, ws: u64, capped: bool| Sized {
+            targets: 2,
+            capacity_bytes: 64 * MIB,
+            cache: Some((cache, CacheSource::Given)),
+            working_set_bytes: Some(ws),
+            capped,
+            threads: Some(8),
+        };
+        let l = sized(8 * MIB, 6 * MIB, false).line(Some(75.0), Some(4));
+        assert_eq!(
+            l,
+            "2 targets, 64.0 MiB; cache 8.00 MiB (given); working set 75% of cache = 6.00 MiB (9.4 % of each target); 8 workers (4 per target)"
+        );
+        let l = sized(32 * MIB, 64 * MIB, true).line(Some(400.0), None);
+        assert!(
+            l.ends_with("(100.0 % of each target; capped: the targets are smaller than that)"),
+            "{l}"
+        );
+        let l = sized(64 * MIB, 64 * MIB, true).line(Some(400.0), None);
+        assert!(l.contains("this cannot exceed it"), "{l}");
     }
 
     #[test]
