@@ -1553,6 +1553,20 @@ fn the_cluster_plan_sizes_each_host_from_its_cache_and_its_targets() {
             assert!(range.rows().skip(1).all(|r| r[col] == n), "host {n}");
         }
     }
+    // The JSON export: each host's machine with its part of every step.
+    common::ok(
+        &[
+            "export", "1", "--format", "json", "-o", "c.json", "--db", "c.db",
+        ],
+        d.path(),
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("c.json")).unwrap()).unwrap();
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    for h in doc["steps"][1]["hosts"].as_array().unwrap() {
+        assert_eq!(h["system"]["kernel"], kernel.trim(), "{h}");
+        assert!(h["system"]["mem_total_bytes"].as_u64().unwrap() > 0, "{h}");
+    }
     // The report has each host's machine besides its figures.
     common::ok(&["report", "1", "--db", "c.db", "-o", "rep"], d.path());
     let html = std::fs::read_to_string(d.path().join("rep/index.html")).unwrap();
@@ -1560,7 +1574,6 @@ fn the_cluster_plan_sizes_each_host_from_its_cache_and_its_targets() {
         .find("id=\"host-systems\"")
         .expect("a Hosts facts table");
     let table = &html[at..at + html[at..].find("</table>").unwrap()];
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
     for n in ["n1", "n2", "n3"] {
         let row = table
             .split("<tr>")
