@@ -689,12 +689,21 @@ fn the_built_in_file_system_plans_run_on_a_directory_target() {
     plan("fs-smallfile", &["--files", "20"]);
     let run = show("2");
     let steps = run["steps"].as_array().unwrap();
-    assert_eq!(steps[0]["summary"]["fs_ops"]["create"]["ops"], 16 * 20);
+    // Every slot created once, each with its data, unless --step-time's
+    // 1 s ends the step first (a loaded CI once stopped it at 316 of 320).
+    let created = steps[0]["summary"]["fs_ops"]["create"]["ops"]
+        .as_u64()
+        .unwrap();
+    let took_s = steps[0]["summary"]["duration_s"].as_f64().unwrap();
+    assert!(
+        created == 16 * 20 || (created < 16 * 20 && took_s >= 0.9),
+        "{created} of 320 files in {took_s} s"
+    );
     assert!(
         steps[0]["summary"]["fs_ops"]["write"]["ops"]
             .as_u64()
             .unwrap()
-            >= 16 * 20
+            >= created
     );
     assert!(
         steps[1]["summary"]["fs_ops"]["read"]["ops"]
