@@ -1542,14 +1542,8 @@ fn the_cluster_plan_sizes_each_host_from_its_cache_and_its_targets() {
         for n in ["n1", "n2", "n3"] {
             let range = book.worksheet_range(&format!("host {n}")).unwrap();
             assert_eq!(range.height(), 10, "host {n}: a header and 9 steps");
-            let header: Vec<String> = range
-                .rows()
-                .next()
-                .unwrap()
-                .iter()
-                .map(|c| c.to_string())
-                .collect();
-            let col = header.iter().position(|c| c == "host").unwrap();
+            let first = range.rows().next().unwrap();
+            let col = first.iter().position(|c| *c == "host").unwrap();
             assert!(range.rows().skip(1).all(|r| r[col] == n), "host {n}");
         }
     }
