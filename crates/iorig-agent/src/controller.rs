@@ -24,6 +24,7 @@ use iorig_result::live::{IntervalSample, RunOutcome, TargetInfo};
 use iorig_result::{Finding, HostResult, HostStatus, Interval, ResultDoc};
 use iorig_run::merge::{merge_interval, summary_of_samples};
 use iorig_run::results::{interval_of, target_entry};
+use iorig_run::sizing::SizedStep;
 use iorig_run::{Event, Out, RunError, StepCall, StepExecutor, StepHooks, StepOutput, Stop};
 use iorig_spec::{OneOrMany, StrOrNum, Workload, WorkloadFile};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -371,6 +372,8 @@ pub struct Cluster {
     opts: ControllerOptions,
     /// What the greeting found worth telling (version differences).
     pub notices: Vec<String>,
+    /// What every host sized each checked step to (`--dry-run` lists it).
+    pub sized: Vec<SizedStep>,
     /// Steps run so far (each has its own run id on the agents).
     steps: usize,
     run_id: String,
@@ -405,6 +408,7 @@ impl Cluster {
             hosts,
             opts,
             notices,
+            sized: Vec::new(),
             steps: 0,
             prechecked: None,
             timed_at: Instant::now(),
@@ -425,8 +429,9 @@ impl Cluster {
         let Cluster {
             rt, hosts, opts, ..
         } = self;
-        let (checked, notices) = rt.block_on(check_all(hosts, opts, call))?;
+        let (checked, notices, sized) = rt.block_on(check_all(hosts, opts, call))?;
         self.notices.extend(notices);
+        self.sized.extend(sized);
         self.prechecked = Some((workloads_key(&self.hosts), checked.clone()));
         Ok(self
             .hosts
@@ -487,9 +492,6 @@ impl StepExecutor for Cluster {
         ))
     }
 }
-
-/// How an agent's check starts the line saying how it sized the step.
-pub const SIZED: &str = "sized: ";
 
 /// Clocks are measured again before a step when older than this.
 const RETIME_AFTER: Duration = Duration::from_secs(60);
@@ -604,7 +606,7 @@ async fn check_all(
     hosts: &mut [Host],
     opts: &ControllerOptions,
     call: &StepCall<'_>,
-) -> Result<(Vec<proto::CheckReply>, Vec<String>), RunError> {
+) -> Result<(Vec<proto::CheckReply>, Vec<String>, Vec<SizedStep>), RunError> {
     if call.w.verify {
         return Err(RunError::usage(
             "--verify is not available on several hosts yet (each host would keep its own key map); run it on one host",
@@ -659,20 +661,22 @@ async fn check_all(
         )));
     }
     let mut notices = Vec::new();
+    let mut sized = Vec::new();
     for (h, c) in hosts.iter().zip(&checked) {
         for note in &c.notices {
-            // A sizing differs per step: say which.
-            match note.strip_prefix(SIZED) {
-                Some(line) => notices.push(format!(
-                    "step {}: host {}: {line}",
-                    call.index + 1,
-                    h.spec.name
-                )),
-                None => notices.push(format!("host {}: {note}", h.spec.name)),
-            }
+            notices.push(format!("host {}: {note}", h.spec.name));
+        }
+        if !c.sizing.is_empty() {
+            let s = SizedStep {
+                step: call.index + 1,
+                host: Some(h.spec.name.clone()),
+                text: c.sizing.clone(),
+            };
+            notices.push(s.notice());
+            sized.push(s);
         }
     }
-    Ok((checked, notices))
+    Ok((checked, notices, sized))
 }
 
 fn step_request(
@@ -810,7 +814,7 @@ async fn checked_hosts(
     Ok(match prechecked {
         Some((key, checked)) if key == workloads_key(hosts) && !call.w.verify => checked,
         _ => {
-            let (checked, notices) = check_all(hosts, opts, call).await?;
+            let (checked, notices, _) = check_all(hosts, opts, call).await?;
             for note in &notices {
                 out.notice(note);
             }

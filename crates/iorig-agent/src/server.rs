@@ -208,11 +208,10 @@ impl Agent for Service {
         .await
         .map_err(|e| Status::internal(e.to_string()))?
         .map_err(status_of)?;
-        let mut notices = planned.notices.clone();
-        notices.extend(sized.map(|l| format!("{}{l}", crate::controller::SIZED)));
         Ok(Response::new(proto::CheckReply {
             engine: planned.engine.name().to_string(),
-            notices,
+            notices: planned.notices.clone(),
+            sizing: sized.unwrap_or_default(),
             targets: planned
                 .target_infos()
                 .iter()

@@ -395,20 +395,20 @@ impl PlanRun {
         Ok(())
     }
 
-    /// What each step sized from this machine's targets and cache, a line
-    /// each (`--dry-run` shows them; steps on agents are sized there and
-    /// say so in their checks).
-    pub fn sizing_lines(&self) -> Result<Vec<String>, RunError> {
+    /// What each step sized from this machine's targets and cache
+    /// (`--dry-run` shows them; steps on agents are sized there and say so
+    /// in their checks).
+    pub fn sized_steps(&self) -> Result<Vec<crate::sizing::SizedStep>, RunError> {
         let mut out = Vec::new();
         for s in self.steps.iter().filter(|s| !s.sizing.is_empty()) {
             let rate = s.role.paced_by_curve().then_some(1.0);
             let (w, _) = step_workload_on(s, rate, self.inv.allow_destroy, false)?;
             if let (_, Some(sized)) = crate::sizing::apply(w, &s.sizing, self.inv.allow_destroy)? {
-                out.push(format!(
-                    "step {}: {}",
-                    s.index + 1,
-                    sized.line(s.sizing.cache_pct, s.sizing.threads_per_target)
-                ));
+                out.push(crate::sizing::SizedStep {
+                    step: s.index + 1,
+                    host: None,
+                    text: sized.line(s.sizing.cache_pct, s.sizing.threads_per_target),
+                });
             }
         }
         Ok(out)

@@ -83,6 +83,27 @@ impl Sized {
     }
 }
 
+/// What one step sized on one host, as `--dry-run` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SizedStep {
+    /// The step's number (from 1).
+    pub step: usize,
+    /// The host's name in the host list; `None`: this machine.
+    pub host: Option<String>,
+    /// [`Sized::line`].
+    pub text: String,
+}
+
+impl SizedStep {
+    /// `step 2: host node1: TEXT` (`step 2: TEXT` on this machine).
+    pub fn notice(&self) -> String {
+        match &self.host {
+            Some(h) => format!("step {}: host {h}: {}", self.step, self.text),
+            None => format!("step {}: {}", self.step, self.text),
+        }
+    }
+}
+
 /// `w` sized for this host by `s`, and what was decided (`None` when `s`
 /// asks for nothing). Looks at the targets only (nothing is written).
 pub fn apply(

@@ -691,23 +691,19 @@ pub fn format_line(path: &str, f: &iorig_result::FormatSummary) -> String {
     )
 }
 
-/// What the steps of a plan sized from each host (`step N: host H: TEXT`,
-/// or `step N: TEXT` on this machine), under a heading: steps that sized
-/// the same on a host share a line (`steps 2, 3: host node1: ...`), each
-/// host's lines together.
-pub fn sizing_lines(lines: &[String]) -> Vec<String> {
+/// What the steps of a plan sized on each host, under a heading that
+/// states the rule: steps that sized the same on a host share a line
+/// (`steps 2, 3: host node1: ...`), each host's lines together.
+pub fn sizing_lines(sized: &[iorig_run::sizing::SizedStep]) -> Vec<String> {
     let mut groups: Vec<(String, String, Vec<String>)> = Vec::new();
-    for l in lines {
-        let Some((step, rest)) = l.strip_prefix("step ").and_then(|r| r.split_once(": ")) else {
-            continue;
-        };
-        let (host, text) = match rest.strip_prefix("host ").and_then(|r| r.split_once(": ")) {
-            Some((h, t)) => (h.to_owned(), t.to_owned()),
-            None => (String::new(), rest.to_owned()),
-        };
-        match groups.iter_mut().find(|(h, t, _)| *h == host && *t == text) {
-            Some(g) => g.2.push(step.to_owned()),
-            None => groups.push((host, text, vec![step.to_owned()])),
+    for s in sized {
+        let host = s.host.clone().unwrap_or_default();
+        match groups
+            .iter_mut()
+            .find(|(h, t, _)| *h == host && *t == s.text)
+        {
+            Some(g) => g.2.push(s.step.to_string()),
+            None => groups.push((host, s.text.clone(), vec![s.step.to_string()])),
         }
     }
     if groups.is_empty() {

@@ -93,13 +93,8 @@ pub fn run_plan(inv: Invocation, opts: RunOptions) -> Result<PlanDone, Failure> 
         ));
         // What each host sized from its own targets and cache.
         let sized = match &cluster {
-            Some(c) => c
-                .notices
-                .iter()
-                .filter(|n| n.starts_with("step "))
-                .cloned()
-                .collect(),
-            None => run.sizing_lines()?,
+            Some(c) => c.sized.clone(),
+            None => run.sized_steps()?,
         };
         printer.lines(text::sizing_lines(&sized));
         return Ok((exit::OK, Vec::new(), None));
