@@ -9,7 +9,7 @@ use iorig_run::plan::StepResult;
 use iorig_run::PlanProgress;
 use iorig_spec::headline;
 use iorig_spec::plan::{Plan, PlanStep, StepRole};
-use iorig_spec::{Rate, StrOrNum, SyncMode, Workload};
+use iorig_spec::{HostSizing, Rate, StrOrNum, SyncMode, Workload};
 use iorig_verify::Expected;
 use std::time::Duration;
 
@@ -32,9 +32,15 @@ pub fn progress_line(p: &PlanProgress) -> String {
     )
 }
 
-/// One line naming the workload, for the table's title.
-pub fn describe(w: &Workload, engine_name: &str, targets: &[TargetInfo]) -> String {
-    describe_for(w, engine_name, targets, &secs(w.time))
+/// One line naming the workload, for the table's title; `sizing`: what
+/// each host sizes from its own targets and cache (a plan step's).
+pub fn describe(
+    w: &Workload,
+    engine_name: &str,
+    targets: &[TargetInfo],
+    sizing: &HostSizing,
+) -> String {
+    describe_for(w, engine_name, targets, &secs(w.time), sizing)
 }
 
 /// How long a steady-state step runs, for its title: it stops at the first
@@ -48,7 +54,13 @@ pub fn steady_time(round: std::time::Duration, max_rounds: u32) -> String {
 }
 
 /// [`describe`] with the run's length said as `time`.
-pub fn describe_for(w: &Workload, engine_name: &str, targets: &[TargetInfo], time: &str) -> String {
+pub fn describe_for(
+    w: &Workload,
+    engine_name: &str,
+    targets: &[TargetInfo],
+    time: &str,
+    sizing: &HostSizing,
+) -> String {
     let cache = cache_fact(w, targets);
     let targets: Vec<String> = targets
         .iter()
@@ -87,8 +99,13 @@ pub fn describe_for(w: &Workload, engine_name: &str, targets: &[TargetInfo], tim
             w.seed
         );
     }
+    // Workers per target when each host sets them from its target count.
+    let workers = match sizing.threads_per_target {
+        Some(k) => format!("{k} worker(s) per target"),
+        None => format!("{} worker(s)", w.threads),
+    };
     format!(
-        "bs {} read {}%{} random {}% qd {} x {} worker(s), {}, {}{}{}, rate {}, {}{} on {}, seed {}",
+        "bs {} read {}%{} random {}% qd {} x {workers}, {}, {}{}{}, rate {}, {}{} on {}, seed {}{}",
         w.bs_text(),
         w.read_pct,
         if w.trim_pct > 0.0 {
@@ -98,7 +115,6 @@ pub fn describe_for(w: &Workload, engine_name: &str, targets: &[TargetInfo], tim
         },
         w.random_pct,
         w.qd,
-        w.threads,
         engine_name,
         if w.direct { "direct" } else { "buffered" },
         match w.sync {
@@ -118,26 +134,19 @@ pub fn describe_for(w: &Workload, engine_name: &str, targets: &[TargetInfo], tim
             format!(" after {} warmup", secs(w.warmup))
         },
         targets.join(", "),
-        w.seed
+        w.seed,
+        working_set_text(sizing)
     )
 }
 
-/// A step's description as each host sizes it: workers per target in
-/// place of the workload's count, and the working set as a share of the
-/// cache (the sizes themselves are each host's; `--dry-run` lists them).
-pub fn with_sizing(what: String, w: Option<&Workload>, s: &iorig_spec::HostSizing) -> String {
-    let mut what = what;
-    if let (Some(k), Some(w)) = (s.threads_per_target, w) {
-        what = what.replacen(
-            &format!("x {} worker(s)", w.threads),
-            &format!("x {k} worker(s) per target"),
-            1,
-        );
+/// `, working set 75% of each host's cache` for a step whose working set
+/// each host sizes from its cache (empty otherwise): the sizes themselves
+/// are each host's, and `--dry-run` lists them.
+pub fn working_set_text(s: &HostSizing) -> String {
+    match s.cache_pct {
+        Some(p) => format!(", working set {p}% of each host's cache"),
+        None => String::new(),
     }
-    if let Some(p) = s.cache_pct {
-        what.push_str(&format!(", working set {p}% of each host's cache"));
-    }
-    what
 }
 
 /// What the page cache held of the targets when a buffered step began
@@ -400,7 +409,10 @@ pub fn dry_run_lines_single(
     targets: &[TargetInfo],
     to_create: Vec<(String, u64)>,
 ) -> Vec<String> {
-    let mut out = vec![format!("would run: {}", describe(w, engine, targets))];
+    let mut out = vec![format!(
+        "would run: {}",
+        describe(w, engine, targets, &HostSizing::default())
+    )];
     for (path, bytes) in to_create {
         out.push(format!(
             "would create {path} and fill it with {} of random data first",

@@ -192,10 +192,11 @@ impl<S: Screen> TermSink<S> {
         };
         let what = match (&c.precondition, &c.workload) {
             (Some(p), _) => format!(
-                "precondition: write {} {} time(s) over ({})",
+                "precondition: write {} {} time(s) over ({}){}",
                 if p.random { "randomly" } else { "sequentially" },
                 p.passes,
-                human_bytes(byte_limit.unwrap_or(0))
+                human_bytes(byte_limit.unwrap_or(0)),
+                text::working_set_text(&c.sizing)
             ),
             (None, Some(w)) => match c.steady {
                 Some(ss) => text::describe_for(
@@ -203,12 +204,12 @@ impl<S: Screen> TermSink<S> {
                     engine,
                     targets,
                     &text::steady_time(ss.round, ss.max_rounds),
+                    &c.sizing,
                 ),
-                None => text::describe(w, engine, targets),
+                None => text::describe(w, engine, targets, &c.sizing),
             },
             (None, None) => String::new(),
         };
-        let what = text::with_sizing(what, c.workload.as_ref(), &c.sizing);
         match &self.mode {
             Mode::Single { id } => format!("iorig run {id}: {what}"),
             Mode::Plan { steps } => format!("step {}/{steps} {}: {what}", c.index + 1, c.label),
